@@ -1,0 +1,51 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Config } from './config.ts'
+import { modules } from './modules/index.ts'
+import type { Clock } from './platform/clock.ts'
+import type { Database } from './platform/db/client.ts'
+import { openapi, openapiRoutes } from './platform/http/openapi.ts'
+import { pipeline } from './platform/http/pipeline.ts'
+import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
+
+export interface AppDeps {
+  config: Config
+  database: Database
+  clock: Clock
+  rateLimiter: RateLimiter
+  logger?: boolean | { level: string }
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: false,
+    ajv: { customOptions: { removeAdditional: 'all', coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  })
+  await app.register(pipeline, { db: deps.database.orm, clock: deps.clock, rateLimiter: deps.rateLimiter })
+  await app.register(openapi, { publicUrl: deps.config.publicUrl })
+
+  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }))
+  app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await deps.database.query('SELECT 1')
+      return { ok: true, database: 'reachable' }
+    } catch {
+      return reply
+        .code(503)
+        .send({ error: { code: 'not_ready', key: 'not_ready', message: 'The database is unreachable' } })
+    }
+  })
+
+  const platform = { config: deps.config, database: deps.database, clock: deps.clock }
+  await app.register(
+    async (v1) => {
+      await v1.register(openapiRoutes)
+      for (const module of modules) if (module.routes) await v1.register(module.routes(platform))
+    },
+    { prefix: '/v1' },
+  )
+  return app
+}

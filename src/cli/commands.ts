@@ -1,0 +1,236 @@
+import { parseArgs } from 'node:util'
+import {
+  AdminError,
+  accountView,
+  blockAccount,
+  createAccount,
+  createApiKey,
+  getAccount,
+  listAccounts,
+  listApiKeys,
+  listPlans,
+  pauseSending,
+  resumeSending,
+  revokeApiKey,
+  setAccountPlan,
+  setPlan,
+  unblockAccount,
+} from '../platform/auth/accounts.service.ts'
+import { parseScopes } from '../platform/auth/scopes.ts'
+import type { Database } from '../platform/db/client.ts'
+import { migrate } from '../platform/db/migrate.ts'
+
+type Values = Record<string, string | boolean | undefined>
+type Result = Record<string, unknown>
+
+/** A command that works on the database; the same definition runs in the CLI and behind the admin endpoint. */
+export interface DataCommand {
+  usage: string
+  summary: string
+  options?: Record<string, { type: 'string' | 'boolean'; description: string }>
+  positionals?: string[]
+  run(database: Database, values: Values, positionals: string[]): Promise<Result>
+  human(result: Result): string
+}
+
+const str = (values: Values, name: string): string => {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new AdminError(`--${name} is required`)
+  return value
+}
+const optStr = (values: Values, name: string): string | undefined => {
+  const value = values[name]
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+const int = (values: Values, name: string): number => {
+  const raw = str(values, name)
+  if (!/^\d+$/.test(raw)) throw new AdminError(`--${name} must be a whole number >= 0, got "${raw}"`)
+  return Number(raw)
+}
+const arg = (positionals: string[], index: number, name: string): string => {
+  const value = positionals[index]
+  if (!value) throw new AdminError(`${name} is required`)
+  return value
+}
+
+const accountLine = (a: Result) =>
+  `${a.id}  ${a.name}  plan=${a.plan}  status=${a.status}${a.sending_paused ? '  sending=paused' : ''}  ${a.language} ${a.timezone}`
+
+const accountChange = (summary: string, change: (db: Database, id: string) => Promise<Result>): DataCommand => ({
+  usage: 'ID',
+  summary,
+  positionals: ['ID'],
+  run: (database, _values, positionals) => change(database, arg(positionals, 0, 'ID')),
+  human: (result) => accountLine(result),
+})
+
+export const dataCommands: Record<string, DataCommand> = {
+  migrate: {
+    usage: '',
+    summary: 'Apply the database migrations that are missing',
+    async run(database) {
+      return { applied: await migrate(database) }
+    },
+    human: (r) => ((r.applied as string[]).length ? `applied: ${(r.applied as string[]).join(', ')}` : 'up to date'),
+  },
+  'accounts create': {
+    usage: '--name NAME [--plan NAME] [--language de] [--timezone Europe/Berlin]',
+    summary: 'Create an account',
+    options: {
+      name: { type: 'string', description: 'the account name' },
+      plan: { type: 'string', description: 'plan name (default: default)' },
+      language: { type: 'string', description: 'language code (default: de)' },
+      timezone: { type: 'string', description: 'IANA timezone (default: Europe/Berlin)' },
+    },
+    async run(database, values) {
+      const account = await createAccount(database.orm, {
+        name: str(values, 'name'),
+        plan: optStr(values, 'plan'),
+        language: optStr(values, 'language'),
+        timezone: optStr(values, 'timezone'),
+      })
+      return { ...accountView(account) }
+    },
+    human: accountLine,
+  },
+  'accounts list': {
+    usage: '',
+    summary: 'List every account',
+    async run(database) {
+      return { accounts: (await listAccounts(database.orm)).map(accountView) }
+    },
+    human: (r) => (r.accounts as Result[]).map(accountLine).join('\n') || 'no accounts',
+  },
+  'accounts block': accountChange('Block an account: every API request answers 403 account_blocked', async (d, id) =>
+    accountView(await blockAccount(d.orm, id)),
+  ),
+  'accounts unblock': accountChange('Unblock an account', async (d, id) =>
+    accountView(await unblockAccount(d.orm, id)),
+  ),
+  'accounts pause-sending': accountChange('Pause sending (403 subscription_locked)', async (d, id) =>
+    accountView(await pauseSending(d.orm, id)),
+  ),
+  'accounts resume-sending': accountChange('Resume sending', async (d, id) =>
+    accountView(await resumeSending(d.orm, id)),
+  ),
+  'accounts set-plan': {
+    usage: 'ID PLAN',
+    summary: 'Move an account to another plan',
+    positionals: ['ID', 'PLAN'],
+    async run(database, _values, positionals) {
+      return accountView(await setAccountPlan(database.orm, arg(positionals, 0, 'ID'), arg(positionals, 1, 'PLAN')))
+    },
+    human: accountLine,
+  },
+  'keys create': {
+    usage: '--account ID --name NAME --scopes LIST|all',
+    summary: 'Create an API key; the secret is shown only this once',
+    options: {
+      account: { type: 'string', description: 'account id' },
+      name: { type: 'string', description: 'a label for the key' },
+      scopes: { type: 'string', description: 'comma-separated scopes, or "all"' },
+    },
+    async run(database, values) {
+      let scopes: ReturnType<typeof parseScopes>
+      try {
+        scopes = parseScopes(str(values, 'scopes'))
+      } catch (error) {
+        throw new AdminError((error as Error).message)
+      }
+      const key = await createApiKey(database.orm, {
+        accountId: str(values, 'account'),
+        name: str(values, 'name'),
+        scopes,
+      })
+      return {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        key: key.key,
+        scopes: key.scopes,
+        account_id: key.account_id,
+      }
+    },
+    human: (r) =>
+      `API key ${r.id} (${r.name}), scopes: ${(r.scopes as string[]).join(',')}\n\n  ${r.key}\n\nStore it now: it is not shown again.`,
+  },
+  'keys list': {
+    usage: '--account ID',
+    summary: "List an account's API keys (prefixes only)",
+    options: { account: { type: 'string', description: 'account id' } },
+    async run(database, values) {
+      return { keys: await listApiKeys(database.orm, str(values, 'account')) }
+    },
+    human: (r) =>
+      (r.keys as Result[])
+        .map((k) => `${k.id}  ${k.prefix}…  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`)
+        .join('\n') || 'no keys',
+  },
+  'keys revoke': {
+    usage: 'ID',
+    summary: 'Revoke an API key: it answers 401 from now on',
+    positionals: ['ID'],
+    async run(database, _values, positionals) {
+      return { ...(await revokeApiKey(database.orm, arg(positionals, 0, 'ID'))) }
+    },
+    human: (r) => `revoked ${r.id} (${r.prefix}…)`,
+  },
+  'plans set': {
+    usage: 'NAME --contacts N --messages-per-month N --webhooks N',
+    summary: 'Create or change a plan',
+    positionals: ['NAME'],
+    options: {
+      contacts: { type: 'string', description: 'contact limit' },
+      'messages-per-month': { type: 'string', description: 'monthly message quota' },
+      webhooks: { type: 'string', description: 'maximum webhook subscriptions' },
+    },
+    async run(database, values, positionals) {
+      const plan = await setPlan(database.orm, {
+        name: arg(positionals, 0, 'NAME'),
+        contactsLimit: int(values, 'contacts'),
+        messagesPerMonth: int(values, 'messages-per-month'),
+        webhooksLimit: int(values, 'webhooks'),
+      })
+      return planView(plan)
+    },
+    human: planLine,
+  },
+  'plans list': {
+    usage: '',
+    summary: 'List the plans',
+    async run(database) {
+      return { plans: (await listPlans(database.orm)).map(planView) }
+    },
+    human: (r) => (r.plans as Result[]).map(planLine).join('\n'),
+  },
+}
+
+function planView(p: Awaited<ReturnType<typeof setPlan>>): Result {
+  return {
+    name: p.name,
+    contacts: p.contactsLimit,
+    messages_per_month: p.messagesPerMonth,
+    webhooks: p.webhooksLimit,
+  }
+}
+
+function planLine(p: Result): string {
+  return `${p.name}  contacts=${p.contacts}  messages/month=${p.messages_per_month}  webhooks=${p.webhooks}`
+}
+
+/** Parses a data command's own arguments (after its name). */
+export function parseCommandArgs(command: DataCommand, argv: string[]): { values: Values; positionals: string[] } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    json: { type: 'boolean' },
+    help: { type: 'boolean' },
+  }
+  for (const [name, spec] of Object.entries(command.options ?? {})) options[name] = { type: spec.type }
+  try {
+    const parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+    return { values: parsed.values as Values, positionals: parsed.positionals }
+  } catch (error) {
+    throw new AdminError((error as Error).message)
+  }
+}
+
+export { AdminError, getAccount }

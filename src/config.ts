@@ -1,0 +1,75 @@
+import path from 'node:path'
+import { type Static, Type } from 'typebox'
+import { Value } from 'typebox/value'
+
+const Roles = Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')])
+
+const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String({ minLength: 1 }),
+  dataDir: Type.String({ minLength: 1 }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  role: Roles,
+  publicUrl: Type.String({ pattern: '^https?://' }),
+  serviceName: Type.String({ minLength: 1, maxLength: 60 }),
+  allowPrivateTargets: Type.Boolean(),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+})
+
+export type Config = Static<typeof ConfigSchema>
+export type Role = Static<typeof Roles>
+
+export class ConfigError extends Error {}
+
+const variableOf: Record<string, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  dataDir: 'HEROLD_DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  redisUrl: 'REDIS_URL',
+  role: 'HEROLD_ROLE',
+  publicUrl: 'HEROLD_PUBLIC_URL',
+  serviceName: 'HEROLD_SERVICE_NAME',
+  allowPrivateTargets: 'HEROLD_ALLOW_PRIVATE_TARGETS',
+  logLevel: 'LOG_LEVEL',
+}
+
+function parseBoolean(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === '') return false
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 3000
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`PORT must be a number between 0 and 65535, got "${raw}"`)
+  return Number(raw)
+}
+
+/** Reads the environment once; throws a ConfigError naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = overrides.port ?? parsePort(env.PORT)
+  const host = overrides.host ?? (env.HOST || '127.0.0.1')
+  const candidate = {
+    port,
+    host,
+    dataDir: path.resolve(overrides.dataDir ?? (env.HEROLD_DATA_DIR || './data')),
+    databaseUrl: overrides.databaseUrl ?? (env.DATABASE_URL || undefined),
+    redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
+    role: overrides.role ?? (env.HEROLD_ROLE || 'all'),
+    publicUrl: (overrides.publicUrl ?? (env.HEROLD_PUBLIC_URL || `http://${host}:${port}`)).replace(/\/+$/, ''),
+    serviceName: overrides.serviceName ?? (env.HEROLD_SERVICE_NAME || 'herold'),
+    allowPrivateTargets:
+      overrides.allowPrivateTargets ?? parseBoolean('HEROLD_ALLOW_PRIVATE_TARGETS', env.HEROLD_ALLOW_PRIVATE_TARGETS),
+    logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
+  }
+  const [error] = Value.Errors(ConfigSchema, candidate)
+  if (error) {
+    const field = error.instancePath.replace(/^\//, '') || String(error.params && Object.values(error.params)[0])
+    const variable = variableOf[field] ?? field
+    throw new ConfigError(`${variable} is invalid: ${error.message} (got "${String(Reflect.get(candidate, field))}")`)
+  }
+  return candidate as Config
+}

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.ts'
+import { adminEndpoint } from './cli/admin-endpoint.ts'
+import type { Config } from './config.ts'
+import { modules } from './modules/index.ts'
+import { bootstrapFirstStart } from './platform/bootstrap.ts'
+import { systemClock } from './platform/clock.ts'
+import { type Database, openDatabase } from './platform/db/client.ts'
+import { migrate } from './platform/db/migrate.ts'
+import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
+import { idempotencySweeper } from './platform/idempotency/sweeper.ts'
+import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
+
+export interface RunningServer {
+  app: FastifyInstance | null
+  url: string | null
+  stop(): Promise<void>
+}
+
+/** herold serve: migrate, (first start) bootstrap, then run the role's parts until stop(). */
+export async function serve(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+  const embedded = !config.databaseUrl
+  if (embedded) {
+    const holder = readServerFile(config.dataDir)
+    if (holder && holder.pid !== process.pid) {
+      throw new Error(
+        `another Herold server (pid ${holder.pid}) holds ${config.dataDir}; stop it or use another HEROLD_DATA_DIR`,
+      )
+    }
+  }
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const lockFile = embedded ? writeServerFile(config.dataDir, null) : null
+  const stops: Array<() => Promise<void>> = []
+  try {
+    await migrate(database)
+    if (embedded) {
+      const first = await bootstrapFirstStart(database.orm)
+      if (first) printFirstKey(print, config, first.key)
+    }
+    const rateLimiter = config.redisUrl ? redisRateLimiter(config.redisUrl) : memoryRateLimiter()
+    stops.push(() => rateLimiter.close())
+    let app: FastifyInstance | null = null
+    let url: string | null = null
+    if (config.role !== 'worker' || embedded) {
+      app = await buildApp({
+        config,
+        database,
+        clock: systemClock,
+        rateLimiter,
+        logger: { level: config.logLevel },
+      })
+      if (lockFile) await app.register(adminEndpoint(database, lockFile.token))
+      await app.listen({ port: config.port, host: config.host })
+      const address = app.server.address()
+      const port = typeof address === 'object' && address ? address.port : config.port
+      url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+      if (lockFile) writeServerFile(config.dataDir, url, lockFile.token)
+      const listening = app
+      stops.unshift(() => listening.close())
+    }
+    if (config.role !== 'api') {
+      const deps = { config, database, clock: systemClock }
+      const starters = [idempotencySweeper(deps), ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
+      for (const start of starters) stops.push(await start())
+    }
+    return { app, url, stop: () => shutdown(stops, database, embedded ? config.dataDir : null) }
+  } catch (error) {
+    await shutdown(stops, database, embedded ? config.dataDir : null)
+    throw error
+  }
+}
+
+async function shutdown(stops: Array<() => Promise<void>>, database: Database, dataDir: string | null) {
+  for (const stop of stops) await stop().catch(() => {})
+  await database.close()
+  if (dataDir) removeServerFile(dataDir)
+}
+
+function printFirstKey(print: (line: string) => void, config: Config, key: string): void {
+  print(
+    [
+      '',
+      'Herold created the account "Default" and an API key with every scope.',
+      'This key is shown only this once; store it now:',
+      '',
+      `  HEROLD_API_KEY=${key}`,
+      '',
+      `Try it:  curl -H "Authorization: Bearer ${key}" ${config.publicUrl}/v1/me`,
+      '',
+    ].join('\n'),
+  )
+}

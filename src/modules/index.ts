@@ -1,0 +1,5 @@
+import type { HeroldModule } from '../platform/module.ts'
+import { accountModule } from './account/index.ts'
+
+/** Every module, in mounting order. */
+export const modules: HeroldModule[] = [accountModule]

@@ -1,0 +1,109 @@
+import { sql } from 'drizzle-orm'
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+
+export const plans = pgTable('plans', {
+  name: text('name').primaryKey(),
+  contactsLimit: integer('contacts_limit').notNull(),
+  messagesPerMonth: integer('messages_per_month').notNull(),
+  webhooksLimit: integer('webhooks_limit').notNull(),
+  createdAt: createdAt(),
+})
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: uuid('id').primaryKey(),
+    name: text('name').notNull(),
+    plan: text('plan')
+      .notNull()
+      .references(() => plans.name),
+    status: text('status', { enum: ['active', 'blocked'] })
+      .notNull()
+      .default('active'),
+    sendingPaused: boolean('sending_paused').notNull().default(false),
+    language: text('language').notNull().default('de'),
+    timezone: text('timezone').notNull().default('Europe/Berlin'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('accounts_created_idx').on(t.createdAt.desc(), t.id.desc())],
+)
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    scopes: text('scopes').array().notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('api_keys_hash_uq').on(t.keyHash),
+    uniqueIndex('api_keys_id_uq').on(t.id),
+  ],
+)
+
+/** Access tokens of the tool server's OAuth flow; the REST API refuses them. */
+export const oauthAccessTokens = pgTable(
+  'oauth_access_tokens',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    scopes: text('scopes').array().notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_access_tokens_hash_uq').on(t.tokenHash)],
+)
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    apiKeyId: uuid('api_key_id').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    /** null while the first request runs */
+    responseStatus: integer('response_status'),
+    responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
+    responseBody: text('response_body'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.apiKeyId, t.key] }),
+    index('idempotency_keys_expires_idx').on(t.expiresAt),
+  ],
+)
+
+/** Process-wide facts that must survive restarts (for example: the first-start key was printed). */
+export const systemState = pgTable('system_state', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().default(sql`now()`),
+})

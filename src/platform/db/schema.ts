@@ -1,0 +1,2 @@
+// Every Drizzle table of the application, for drizzle-kit and the typed client.
+export * from '../auth/auth.tables.ts'

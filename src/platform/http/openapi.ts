@@ -1,0 +1,97 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/**
+ * TypeBox writes JSON Schema 2020-12; OpenAPI 3.0.3 knows neither `type: "null"` nor `const`.
+ * Rewrites both into their 3.0 forms (`nullable: true`, one-value `enum`).
+ */
+export function toOpenApi30(node: Json): Json {
+  if (Array.isArray(node)) return node.map(toOpenApi30)
+  if (node === null || typeof node !== 'object') return node
+  const out: { [key: string]: Json } = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key.startsWith('~') || key === '$id') continue
+    out[key] = toOpenApi30(value)
+  }
+  if ('const' in out) {
+    out.enum = [out.const]
+    delete out.const
+  }
+  for (const combiner of ['anyOf', 'oneOf'] as const) {
+    const variants = out[combiner]
+    if (!Array.isArray(variants)) continue
+    const isNull = (v: Json) => typeof v === 'object' && v !== null && !Array.isArray(v) && v.type === 'null'
+    if (!variants.some(isNull)) continue
+    const rest = variants.filter((v) => !isNull(v))
+    delete out[combiner]
+    if (rest.length === 1 && typeof rest[0] === 'object' && rest[0] !== null && !Array.isArray(rest[0])) {
+      const only = rest[0]
+      if ('$ref' in only) out.allOf = [only]
+      else Object.assign(out, only)
+    } else {
+      out[combiner] = rest
+    }
+    out.nullable = true
+  }
+  if (out.type === 'null') {
+    delete out.type
+    out.nullable = true
+  }
+  return out
+}
+
+export const openapi = fp(
+  async (app: FastifyInstance, options: { publicUrl: string }) => {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.0.3',
+        info: {
+          title: 'Herold API',
+          version: '1.0.0',
+          description:
+            'Multi-tenant customer-messaging and marketing backend. Authenticate with `Authorization: Bearer <API_KEY>`. ' +
+            'Errors are `{error: {code, key, message}}`; branch on `code` and `key`. 120 requests per minute per key.',
+        },
+        servers: [{ url: options.publicUrl }],
+        components: {
+          securitySchemes: {
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'An API key (hk_...). OAuth tokens are refused.',
+            },
+          },
+        },
+      },
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+      transformObject: (documentObject) => {
+        const doc = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
+        return toOpenApi30(doc as Json) as typeof doc
+      },
+    })
+    await app.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { docExpansion: 'list', deepLinking: true },
+      staticCSP: true,
+    })
+  },
+  { name: 'herold-openapi' },
+)
+
+/** The OpenAPI routes themselves; registered under /v1. */
+export async function openapiRoutes(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/openapi.json',
+    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document', tags: ['meta'] } },
+    async (_request, reply) => reply.type('application/json').send(JSON.stringify(app.swagger())),
+  )
+  app.get(
+    '/openapi.yaml',
+    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document as YAML', tags: ['meta'] } },
+    async (_request, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })),
+  )
+}

@@ -1,0 +1,235 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { Type } from 'typebox'
+import { authenticateApiKey, bearerToken, requireScope } from '../auth/authenticate.ts'
+import type { Scope } from '../auth/scopes.ts'
+import type { TenantContext } from '../auth/tenant.ts'
+import type { Clock } from '../clock.ts'
+import type { Db } from '../db/client.ts'
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  type IdempotencyScope,
+  isValidIdempotencyKey,
+  releaseIdempotencyKey,
+  requestFingerprint,
+} from '../idempotency/idempotency.ts'
+import type { RateLimiter } from '../rate-limit/rate-limiter.ts'
+import { AppError, ErrorSchema, errorDescriptions } from './errors.ts'
+import { toWire } from './serializer.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** no credential needed (the OpenAPI document, health checks, public pages) */
+    public?: boolean
+    /** the scope a credential must carry; omitted: any valid credential */
+    scope?: Scope
+    /** accepts an Idempotency-Key header (section 8) */
+    idempotent?: boolean
+  }
+  interface FastifyRequest {
+    tenant: TenantContext
+    idempotency: { scope: IdempotencyScope; replayed: boolean } | null
+  }
+}
+
+export interface PipelineOptions {
+  db: Db
+  clock: Clock
+  rateLimiter: RateLimiter
+}
+
+/** The rules every route follows (sections 5, 7, 8, 9), opted into by a route's `config`. */
+export const pipeline = fp<PipelineOptions>(
+  async (app, { db, clock, rateLimiter }) => {
+    app.decorateRequest('tenant', null as unknown as TenantContext)
+    app.decorateRequest('idempotency', null)
+    app.addSchema(ErrorSchema)
+    app.addHook('onRoute', documentRoute)
+    installJsonParser(app)
+
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.is404 || !isApiRoute(request.routeOptions.url) || request.routeOptions.config.public) return
+      request.tenant = await authenticateApiKey(db, bearerToken(request.headers.authorization))
+      const scope = request.routeOptions.config.scope
+      if (scope) requireScope(request.tenant, scope)
+      const rate = await rateLimiter.consume(`key:${request.tenant.actor.keyId}`)
+      reply.header('ratelimit-policy', `${rate.limit};w=60`)
+      reply.header('ratelimit', `limit=${rate.limit}, remaining=${rate.remaining}, reset=${rate.resetSeconds}`)
+      if (!rate.allowed) {
+        throw new AppError(429, 'rate_limited', `Rate limit of ${rate.limit} requests per minute exceeded`, {
+          headers: { 'retry-after': String(rate.resetSeconds) },
+        })
+      }
+    })
+
+    app.addHook('preValidation', async (request, reply) => {
+      if (!request.routeOptions.config.idempotent) return
+      const header = request.headers['idempotency-key']
+      if (header === undefined) return
+      const key = Array.isArray(header) ? header.join(',') : header
+      if (!isValidIdempotencyKey(key)) {
+        throw new AppError(
+          400,
+          'idempotency_key_invalid',
+          'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
+        )
+      }
+      const scope = { accountId: request.tenant.accountId, apiKeyId: request.tenant.actor.keyId ?? 'oauth', key }
+      const claim = await claimIdempotencyKey(
+        db,
+        clock,
+        scope,
+        requestFingerprint(request.method, request.url, request.body),
+      )
+      if (claim.kind === 'mismatch') {
+        throw new AppError(
+          422,
+          'idempotency_key_mismatch',
+          'This Idempotency-Key was used with a different body, path or query string',
+        )
+      }
+      if (claim.kind === 'in_progress') {
+        throw new AppError(
+          409,
+          'idempotency_in_progress',
+          'The first request with this Idempotency-Key is still running',
+          {
+            headers: { 'retry-after': '1' },
+          },
+        )
+      }
+      if (claim.kind === 'replay') {
+        request.idempotency = { scope, replayed: true }
+        reply.headers(claim.headers).header('idempotent-replayed', 'true').code(claim.status)
+        return reply.send(claim.body)
+      }
+      request.idempotency = { scope, replayed: false }
+    })
+
+    app.addHook('preSerialization', async (_request, _reply, payload) => toWire(payload))
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const idempotency = request.idempotency
+      if (!idempotency || idempotency.replayed) return payload
+      request.idempotency = null
+      const contentType = reply.getHeader('content-type')
+      await completeIdempotencyKey(db, idempotency.scope, {
+        status: reply.statusCode,
+        headers: contentType ? { 'content-type': String(contentType) } : {},
+        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '',
+      })
+      return payload
+    })
+
+    // A request that ended without a response (client gone, process error) frees its key.
+    const release = async (request: FastifyRequest) => {
+      if (request.idempotency && !request.idempotency.replayed) {
+        await releaseIdempotencyKey(db, request.idempotency.scope).catch(() => {})
+      }
+    }
+    app.addHook('onRequestAbort', release)
+    app.addHook('onTimeout', release)
+
+    app.setNotFoundHandler((request, reply) => {
+      reply
+        .code(404)
+        .send(new AppError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`).toBody())
+    })
+    app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply))
+  },
+  { name: 'herold-pipeline' },
+)
+
+/** The API lives under /v1 and needs a credential; pages, health checks and /docs outside it do not. */
+function isApiRoute(url: string | undefined): boolean {
+  return url?.startsWith('/v1/') === true
+}
+
+function installJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // A POST without a body (submit, cancel) may still carry Content-Type: application/json.
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    parse(request, text, (error, value) => {
+      if (error) return done(new AppError(400, 'bad_request', 'The body is not valid JSON'), undefined)
+      done(null, value)
+    })
+  })
+}
+
+function toAppError(error: FastifyError | AppError): AppError {
+  if (error instanceof AppError) return error
+  if (error.validation) {
+    return new AppError(400, 'bad_request', error.message.replace(/^querystring/, 'query'))
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'payload_too_large', 'The request body is too large')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'unsupported_media_type', 'Unsupported Content-Type; send application/json')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError(400, 'bad_request', 'Content-Length does not match the body')
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    return new AppError(status, status === 404 ? 'not_found' : 'bad_request', error.message || 'Invalid request')
+  }
+  return new AppError(500, 'internal_error', 'An unexpected error occurred')
+}
+
+function sendError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(error)
+  if (appError.status >= 500 && appError.code === 'internal_error') {
+    request.log.error({ err: error }, 'unhandled error')
+  }
+  reply.headers(appError.headers).code(appError.status).send(appError.toBody())
+}
+
+const errorRef = { $ref: 'Error#' }
+
+/** Adds what every route shares to its OpenAPI description: security, scope, error responses, Idempotency-Key. */
+function documentRoute(route: RouteOptions): void {
+  const config = (route.config ?? {}) as { public?: boolean; scope?: Scope; idempotent?: boolean }
+  route.schema ??= {}
+  const schema = route.schema as Record<string, unknown>
+  // HEAD routes share the GET route's schema object: describe it once.
+  if (schema.hide || !isApiRoute(route.url) || 'x-herold-documented' in schema) return
+  Object.defineProperty(schema, 'x-herold-documented', { value: true, enumerable: false })
+  const statuses = new Set<number>([500])
+  if (!config.public) {
+    for (const s of [401, 403, 429, 503]) statuses.add(s)
+    schema.security = [{ bearerAuth: [] }]
+    schema['x-scope'] = config.scope ?? null
+    const scopeText = config.scope ? `Scope: \`${config.scope}\`.` : 'Scope: none (any valid API key).'
+    schema.description = schema.description ? `${schema.description}\n\n${scopeText}` : scopeText
+  } else {
+    schema.security = []
+  }
+  if (schema.body || schema.querystring || schema.params) statuses.add(400)
+  if (schema.body) {
+    statuses.add(413)
+    statuses.add(415)
+  }
+  if (schema.params) statuses.add(404)
+  if (config.idempotent) {
+    for (const s of [400, 409, 422]) statuses.add(s)
+    const existing = schema.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined
+    schema.headers = Type.Object({
+      ...(existing?.properties ?? {}),
+      'idempotency-key': Type.Optional(
+        Type.String({
+          description:
+            '1-255 printable ASCII characters without spaces; the same key within 24 hours replays the first response',
+        }),
+      ),
+    })
+  }
+  schema.response ??= {}
+  const response = schema.response as Record<string, unknown>
+  for (const status of statuses) {
+    if (!(status in response)) response[status] = { description: errorDescriptions[status], ...errorRef }
+  }
+}

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../config.ts'
+import type { Clock } from './clock.ts'
+import type { Database } from './db/client.ts'
+
+/** What the platform hands every module. */
+export interface PlatformDeps {
+  config: Config
+  database: Database
+  clock: Clock
+}
+
+/** A vertical slice: it wires itself from the platform's dependencies. */
+export interface HeroldModule {
+  name: string
+  /** its REST routes, mounted under /v1 */
+  routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  /** its background workers, started in the worker role; each returns a stop function */
+  workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
+}

@@ -1,0 +1,92 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.ts'
+import { loadConfig, type Config } from '../../src/config.ts'
+import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
+import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
+import { TestClock } from '../../src/platform/clock.ts'
+import { type Database, openDatabase } from '../../src/platform/db/client.ts'
+import { migrate } from '../../src/platform/db/migrate.ts'
+import { memoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
+
+export interface Harness {
+  app: FastifyInstance
+  database: Database
+  clock: TestClock
+  config: Config
+  close(): Promise<void>
+}
+
+/**
+ * A real app on a real database: PGlite in memory, or the PostgreSQL server named by HEROLD_TEST_DATABASE_URL
+ * (shared by every test file; each test makes its own account, so nothing is truncated).
+ */
+export async function createHarness(options: { rateLimiter?: RateLimiter; config?: Partial<Config> } = {}): Promise<Harness> {
+  const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
+  await migrate(database)
+  const clock = new TestClock()
+  const config = loadConfig({}, { databaseUrl, publicUrl: 'http://herold.test', ...options.config })
+  const rateLimiter = options.rateLimiter ?? memoryRateLimiter()
+  const app = await buildApp({ config, database, clock, rateLimiter })
+  await app.ready()
+  return {
+    app,
+    database,
+    clock,
+    config,
+    async close() {
+      await app.close()
+      await rateLimiter.close()
+      await database.close()
+    },
+  }
+}
+
+export interface TestAccount {
+  accountId: string
+  keyId: string
+  key: string
+  /** calls the API with this account's key */
+  request(options: InjectOptions): Promise<LightMyRequestResponse>
+}
+
+let planCounter = 0
+
+/** A fresh account with one key; by default every scope. */
+export async function createTestAccount(
+  harness: Harness,
+  options: { scopes?: Scope[]; name?: string; plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number } } = {},
+): Promise<TestAccount> {
+  let plan: string | undefined
+  if (options.plan) {
+    plan = `test-${process.pid}-${++planCounter}-${Date.now()}`
+    await setPlan(harness.database.orm, {
+      name: plan,
+      contactsLimit: options.plan.contacts ?? 1000,
+      messagesPerMonth: options.plan.messagesPerMonth ?? 1000,
+      webhooksLimit: options.plan.webhooks ?? 10,
+    })
+  }
+  const account = await createAccount(harness.database.orm, { name: options.name ?? 'Test account', plan })
+  const key = await createApiKey(harness.database.orm, {
+    accountId: account.id,
+    name: 'test key',
+    scopes: options.scopes ?? [...SCOPES],
+  })
+  return {
+    accountId: account.id,
+    keyId: key.id,
+    key: key.key,
+    request: (req) =>
+      harness.app.inject({ ...req, headers: { authorization: `Bearer ${key.key}`, ...(req.headers ?? {}) } }),
+  }
+}
+
+/** Another key on the same account. */
+export async function createKey(harness: Harness, accountId: string, scopes: Scope[]): Promise<string> {
+  return (await createApiKey(harness.database.orm, { accountId, name: 'extra key', scopes })).key
+}
+
+export function json<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
+  return response.json() as T
+}
