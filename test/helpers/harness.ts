@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
-import { loadConfig, type Config } from '../../src/config.ts'
+import { type Config, loadConfig } from '../../src/config.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
@@ -20,7 +20,9 @@ export interface Harness {
  * A real app on a real database: PGlite in memory, or the PostgreSQL server named by HEROLD_TEST_DATABASE_URL
  * (shared by every test file; each test makes its own account, so nothing is truncated).
  */
-export async function createHarness(options: { rateLimiter?: RateLimiter; config?: Partial<Config> } = {}): Promise<Harness> {
+export async function createHarness(
+  options: { rateLimiter?: RateLimiter; config?: Partial<Config> } = {},
+): Promise<Harness> {
   const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
   await migrate(database)
@@ -55,7 +57,11 @@ let planCounter = 0
 /** A fresh account with one key; by default every scope. */
 export async function createTestAccount(
   harness: Harness,
-  options: { scopes?: Scope[]; name?: string; plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number } } = {},
+  options: {
+    scopes?: Scope[]
+    name?: string
+    plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number }
+  } = {},
 ): Promise<TestAccount> {
   let plan: string | undefined
   if (options.plan) {

@@ -1,2 +1,3 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
 export * from '../auth/auth.tables.ts'
+export * from '../events/events.tables.ts'

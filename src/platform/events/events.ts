@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto'
+import { and, eq } from 'drizzle-orm'
+import type { Clock } from '../clock.ts'
+import type { Db } from '../db/client.ts'
+import { events } from './events.tables.ts'
+
+export const EVENT_NAMES = ['contact.created', 'message.received', 'conversation.created'] as const
+export type EventName = (typeof EVENT_NAMES)[number]
+
+export interface RecordedEvent {
+  id: string
+  name: EventName
+  /** the wire id: `<event name>:<uuid>` */
+  wireId: string
+  createdAt: Date
+}
+
+/**
+ * Appends an event to the outbox. Call it with the transaction handle of the change it reports, so the
+ * event exists exactly when the change does.
+ */
+export async function recordEvent(
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; name: EventName; contactId?: string | null; data: Record<string, unknown> },
+): Promise<RecordedEvent> {
+  const id = randomUUID()
+  const createdAt = clock.now()
+  await tx.insert(events).values({
+    accountId: input.accountId,
+    id,
+    name: input.name,
+    contactId: input.contactId ?? null,
+    data: input.data,
+    createdAt,
+  })
+  return { id, name: input.name, wireId: `${input.name}:${id}`, createdAt }
+}
+
+/** GDPR: the events about a deleted contact stay (they happened) but lose every personal field. */
+export async function anonymizeContactEvents(tx: Db, accountId: string, contactId: string): Promise<number> {
+  const rows = await tx
+    .update(events)
+    .set({ contactId: null, data: { anonymized: true } })
+    .where(and(eq(events.accountId, accountId), eq(events.contactId, contactId)))
+    .returning({ id: events.id })
+  return rows.length
+}
