@@ -5,6 +5,7 @@ import type { Clock } from './platform/clock.ts'
 import type { Database } from './platform/db/client.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
+import type { HeroldModule } from './platform/module.ts'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
 
 export interface AppDeps {
@@ -13,6 +14,8 @@ export interface AppDeps {
   clock: Clock
   rateLimiter: RateLimiter
   logger?: boolean | { level: string }
+  /** modules mounted after the application's own (tests use this to exercise the pipeline) */
+  extraModules?: HeroldModule[]
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -43,7 +46,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)
-      for (const module of modules) if (module.routes) await v1.register(module.routes(platform))
+      for (const module of [...modules, ...(deps.extraModules ?? [])])
+        if (module.routes) await v1.register(module.routes(platform))
     },
     { prefix: '/v1' },
   )

@@ -14,7 +14,15 @@ const ConfigSchema = Type.Object({
   publicUrl: Type.String({ pattern: '^https?://' }),
   serviceName: Type.String({ minLength: 1, maxLength: 60 }),
   allowPrivateTargets: Type.Boolean(),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  logLevel: Type.Union([
+    Type.Literal('fatal'),
+    Type.Literal('error'),
+    Type.Literal('warn'),
+    Type.Literal('info'),
+    Type.Literal('debug'),
+    Type.Literal('trace'),
+    Type.Literal('silent'),
+  ]),
 })
 
 export type Config = Static<typeof ConfigSchema>

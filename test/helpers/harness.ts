@@ -6,6 +6,7 @@ import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
+import type { HeroldModule } from '../../src/platform/module.ts'
 import { memoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
 
 export interface Harness {
@@ -21,7 +22,7 @@ export interface Harness {
  * (shared by every test file; each test makes its own account, so nothing is truncated).
  */
 export async function createHarness(
-  options: { rateLimiter?: RateLimiter; config?: Partial<Config> } = {},
+  options: { rateLimiter?: RateLimiter; config?: Partial<Config>; extraModules?: HeroldModule[] } = {},
 ): Promise<Harness> {
   const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
@@ -29,7 +30,7 @@ export async function createHarness(
   const clock = new TestClock()
   const config = loadConfig({}, { databaseUrl, publicUrl: 'http://herold.test', ...options.config })
   const rateLimiter = options.rateLimiter ?? memoryRateLimiter()
-  const app = await buildApp({ config, database, clock, rateLimiter })
+  const app = await buildApp({ config, database, clock, rateLimiter, extraModules: options.extraModules })
   await app.ready()
   return {
     app,

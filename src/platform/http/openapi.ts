@@ -15,21 +15,23 @@ export function toOpenApi30(node: Json): Json {
   const out: { [key: string]: Json } = {}
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('~') || key === '$id') continue
-    out[key] = toOpenApi30(value)
+    out[key] = value
   }
   if ('const' in out) {
     out.enum = [out.const]
     delete out.const
   }
+  if (out.type === 'null') {
+    delete out.type
+    out.nullable = true
+  }
   for (const combiner of ['anyOf', 'oneOf'] as const) {
     const variants = out[combiner]
-    if (!Array.isArray(variants)) continue
-    const isNull = (v: Json) => typeof v === 'object' && v !== null && !Array.isArray(v) && v.type === 'null'
-    if (!variants.some(isNull)) continue
-    const rest = variants.filter((v) => !isNull(v))
+    if (!Array.isArray(variants) || !variants.some(isNullSchema)) continue
+    const rest = variants.filter((v) => !isNullSchema(v))
     delete out[combiner]
-    if (rest.length === 1 && typeof rest[0] === 'object' && rest[0] !== null && !Array.isArray(rest[0])) {
-      const only = rest[0]
+    const only = rest.length === 1 ? rest[0] : null
+    if (only && typeof only === 'object' && !Array.isArray(only)) {
       if ('$ref' in only) out.allOf = [only]
       else Object.assign(out, only)
     } else {
@@ -37,11 +39,12 @@ export function toOpenApi30(node: Json): Json {
     }
     out.nullable = true
   }
-  if (out.type === 'null') {
-    delete out.type
-    out.nullable = true
-  }
+  for (const [key, value] of Object.entries(out)) out[key] = toOpenApi30(value)
   return out
+}
+
+function isNullSchema(value: Json): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && value.type === 'null'
 }
 
 export const openapi = fp(

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ConfigError, loadConfig } from './config.ts'
+
+test('defaults: port 3000 on 127.0.0.1, ./data, role all, public url from host and port', () => {
+  const config = loadConfig({})
+  assert.equal(config.port, 3000)
+  assert.equal(config.host, '127.0.0.1')
+  assert.match(config.dataDir, /\/data$/)
+  assert.equal(config.role, 'all')
+  assert.equal(config.publicUrl, 'http://127.0.0.1:3000')
+  assert.equal(config.serviceName, 'herold')
+  assert.equal(config.allowPrivateTargets, false)
+  assert.equal(config.databaseUrl, undefined)
+})
+
+test('a bad variable fails fast with its name in the message', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ HEROLD_ROLE: 'boss' }, /HEROLD_ROLE/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ HEROLD_PUBLIC_URL: 'ftp://x' }, /HEROLD_PUBLIC_URL/],
+    [{ HEROLD_ALLOW_PRIVATE_TARGETS: 'maybe' }, /HEROLD_ALLOW_PRIVATE_TARGETS/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ]
+  for (const [env, pattern] of cases) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => error instanceof ConfigError && pattern.test(error.message),
+    )
+  }
+})
+
+test('the public url loses its trailing slash', () => {
+  assert.equal(loadConfig({ HEROLD_PUBLIC_URL: 'https://herold.example.com/' }).publicUrl, 'https://herold.example.com')
+})

@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { toOpenApi30 } from './openapi.ts'
+
+test('a nullable union becomes the type with nullable: true', () => {
+  assert.deepEqual(toOpenApi30({ anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }), {
+    type: 'string',
+    maxLength: 3,
+    nullable: true,
+  })
+})
+
+test('a nullable reference keeps the reference under allOf', () => {
+  assert.deepEqual(toOpenApi30({ anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }] }), {
+    allOf: [{ $ref: '#/components/schemas/X' }],
+    nullable: true,
+  })
+})
+
+test('const becomes a one-value enum, recursively', () => {
+  assert.deepEqual(toOpenApi30({ properties: { a: { type: 'string', const: 'x' } } }), {
+    properties: { a: { type: 'string', enum: ['x'] } },
+  })
+})
+
+test('a union of several types with null keeps the rest and is nullable', () => {
+  assert.deepEqual(toOpenApi30({ anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'null' }] }), {
+    anyOf: [{ type: 'string' }, { type: 'integer' }],
+    nullable: true,
+  })
+})
