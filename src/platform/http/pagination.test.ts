@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { toPage } from './pagination.ts'
+import { type Page, toPage } from './pagination.ts'
 
 test('a page of limit rows with one more fetched has more, and the next offset follows', () => {
   assert.deepEqual(toPage([1, 2, 3], 2, 10), { items: [1, 2], limit: 2, offset: 10, has_more: true, next_offset: 12 })
@@ -18,7 +18,7 @@ test('property: paging through any list with limit+1 fetches visits every row ex
       const seen: number[] = []
       let offset: number | null = 0
       while (offset !== null) {
-        const page = toPage(rows.slice(offset, offset + limit + 1), limit, offset)
+        const page: Page<number> = toPage(rows.slice(offset, offset + limit + 1), limit, offset)
         seen.push(...page.items)
         offset = page.next_offset
       }

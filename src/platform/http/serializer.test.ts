@@ -30,7 +30,7 @@ test('state and kind values are mapped to English; phase values are unchanged', 
     lage: 'warm',
     phase: 'warm',
   })
-  assert.deepEqual(toWire({ zustand: 'wartet_auf_verbindung' }).valueOf(), {
+  assert.deepEqual(toWire({ zustand: 'wartet_auf_verbindung' }), {
     zustand: 'wartet_auf_verbindung',
     state: 'waiting_for_first_event',
   })
