@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+
+export const ROOT = path.resolve(import.meta.dirname, '../..')
+const NODE = process.execPath
+
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'herold-test-'))
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+/** Environment for a child: no inherited Herold settings, so the test says exactly what the process gets. */
+export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(HEROLD_|DATABASE_URL|REDIS_URL|PORT|HOST$)/.test(key)) env[key] = value
+  }
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value
+  return env
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `herold …` the way a user would (bin/herold.mjs), to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [path.join(ROOT, 'bin/herold.mjs'), ...args], { cwd: ROOT, env })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+export interface ServerProcess {
+  child: ChildProcess
+  url: string
+  output(): string
+  /** SIGTERM, then wait for the exit code */
+  stop(): Promise<number | null>
+}
+
+/** Starts a long-running command and waits until `ready(output)` returns a base URL. */
+export function startProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (output: string) => string | null,
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, detached: true })
+    let output = ''
+    let settled = false
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM')
+        } catch {}
+      }
+      return exited
+    }
+    const timer = setTimeout(() => {
+      if (settled) return
+      settled = true
+      void stop()
+      reject(new Error(`process did not become ready in ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const url = settled ? null : ready(output)
+      if (url) {
+        settled = true
+        clearTimeout(timer)
+        resolve({ child, url, output: () => output, stop })
+      }
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', onData)
+    child.on('exit', (code) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      reject(new Error(`process exited with ${code} before it was ready:\n${output}`))
+    })
+  })
+}
+
+export const listeningAt = (output: string): string | null => {
+  const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+  return match ? match[1] : null
+}
