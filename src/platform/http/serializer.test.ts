@@ -109,7 +109,7 @@ function assertContains(wire: unknown, original: unknown): void {
   if (Array.isArray(original)) {
     assert.ok(Array.isArray(wire))
     assert.equal(wire.length, original.length)
-    original.forEach((v, i) => assertContains(wire[i], v))
+    for (const [i, v] of original.entries()) assertContains(wire[i], v)
   } else if (original && typeof original === 'object') {
     assert.ok(wire && typeof wire === 'object')
     for (const [key, value] of Object.entries(original)) {
