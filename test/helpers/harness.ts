@@ -7,7 +7,7 @@ import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
 import type { HeroldModule } from '../../src/platform/module.ts'
-import { memoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
+import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
 
 export interface Harness {
   app: FastifyInstance
@@ -29,7 +29,8 @@ export async function createHarness(
   await migrate(database)
   const clock = new TestClock()
   const config = loadConfig({}, { databaseUrl, publicUrl: 'http://herold.test', ...options.config })
-  const rateLimiter = options.rateLimiter ?? memoryRateLimiter()
+  const redisUrl = process.env.HEROLD_TEST_REDIS_URL || undefined
+  const rateLimiter = options.rateLimiter ?? (redisUrl ? redisRateLimiter(redisUrl) : memoryRateLimiter())
   const app = await buildApp({ config, database, clock, rateLimiter, extraModules: options.extraModules })
   await app.ready()
   return {

@@ -89,5 +89,5 @@ test('/readyz answers 503 in the envelope when the database is unreachable', asy
   const ready = await isolated.app.inject({ method: 'GET', url: '/readyz' })
   assert.equal(ready.statusCode, 503)
   assert.equal(ready.json().error.code, 'not_ready')
-  await isolated.app.close()
+  await isolated.close()
 })

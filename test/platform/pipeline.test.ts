@@ -123,7 +123,7 @@ describe('authentication', () => {
     await isolated.database.close()
     const response = await caller.request({ method: 'GET', url: '/v1/me' })
     assertError(response, 503, 'status_unavailable')
-    await isolated.app.close()
+    await isolated.close()
   })
 })
 
