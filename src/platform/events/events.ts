@@ -46,3 +46,24 @@ export async function anonymizeContactEvents(tx: Db, accountId: string, contactI
     .returning({ id: events.id })
   return rows.length
 }
+
+/** Appends many events in one statement (bulk imports); same rules as recordEvent. */
+export async function recordEvents(
+  tx: Db,
+  clock: Clock,
+  inputs: Array<{ accountId: string; name: EventName; contactId?: string | null; data: Record<string, unknown> }>,
+): Promise<number> {
+  if (inputs.length === 0) return 0
+  const createdAt = clock.now()
+  await tx.insert(events).values(
+    inputs.map((input) => ({
+      accountId: input.accountId,
+      id: randomUUID(),
+      name: input.name,
+      contactId: input.contactId ?? null,
+      data: input.data,
+      createdAt,
+    })),
+  )
+  return inputs.length
+}
