@@ -249,7 +249,7 @@ async function writeBatch(context: BatchContext, lines: Line[], report: ImportRe
   const tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }> = []
   await createContacts(context, creates, report, tagRows)
   await updateMatched(context, matched, report, tagRows)
-  for (let i = 0; i < tagRows.length; i += 10_000) await repo.insertTags(db, tagRows.slice(i, i + 10_000))
+  await repo.insertTagRows(db, tagRows)
 }
 
 async function createContacts(
@@ -274,33 +274,32 @@ async function createContacts(
     language: context.language,
     source: SOURCE,
     acquisition: 'marketing' as const,
+    optinChat: 'none' as const,
+    optinEmail: 'none' as const,
     createdAt,
   }))
   const inserted = await repo.insertContacts(db, rows)
-  const insertedById = new Map(inserted.map((r) => [r.id, r]))
   rows.forEach((row, i) => {
-    if (!insertedById.has(row.id))
-      context.reject(allowed[i].line, 'created concurrently by another request; import again')
+    if (!inserted.has(row.id)) context.reject(allowed[i].line, 'created concurrently by another request; import again')
   })
-  if (inserted.length > 0 && !(await repo.reserveContacts(db, accountId, inserted.length, context.limit))) {
+  if (inserted.size > 0 && !(await repo.reserveContacts(db, accountId, inserted.size, context.limit))) {
     throw new Error('contact counter out of step with the reservation')
   }
-  const events = []
+  const events: Parameters<typeof recordEvents>[2] = []
   for (const [i, row] of rows.entries()) {
-    const saved = insertedById.get(row.id)
-    if (!saved) continue
+    if (!inserted.has(row.id)) continue
     const line = allowed[i]
     const tags = planTagAddition([], line.tags)
     for (const name of tags.added) tagRows.push({ accountId, contactId: row.id, name, origin: 'manuell' })
     for (const name of tags.rejected) context.note(line.line, `tag "${name}" left out: more than 30 tags`)
     const contact = contactView(
-      saved,
+      row,
       tags.added.map((name) => ({ name, origin: 'manuell' as const })),
     )
     events.push({ accountId, name: 'contact.created' as const, contactId: row.id, data: contactEventData(contact) })
   }
   await recordEvents(db, clock, events)
-  report.created += inserted.length
+  report.created += inserted.size
 }
 
 async function updateMatched(

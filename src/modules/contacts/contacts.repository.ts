@@ -35,8 +35,9 @@ export async function findByAddress(
   address: { email: string; phone: string },
 ): Promise<ContactRow[]> {
   const matches: SQL[] = []
-  if (address.email !== '') matches.push(eq(contacts.email, address.email))
-  if (address.phone !== '') matches.push(eq(contacts.phone, address.phone))
+  // `<> ''` lets the planner use the partial unique indexes
+  if (address.email !== '') matches.push(and(ne(contacts.email, ''), eq(contacts.email, address.email))!)
+  if (address.phone !== '') matches.push(and(ne(contacts.phone, ''), eq(contacts.phone, address.phone))!)
   if (matches.length === 0) return []
   return db
     .select()
@@ -250,28 +251,81 @@ export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   return (result as { rows: T[] }).rows
 }
 
-/** Bulk import: the contacts holding any of these emails or phones, locked for the caller's transaction. */
+// Bulk import statements pass their rows as one JSON parameter: building thousands of bound parameters through
+// the query builder cost more than the database work (measured: 5,300 rows/s before, see the commit).
+
+const jsonArray = (values: unknown[]) => sql`${JSON.stringify(values)}::jsonb`
+
+/**
+ * Bulk import: the contacts holding any of these emails or phones, locked for the caller's transaction. One index
+ * probe per address (a join against the list), whatever the planner's statistics say about the table's size.
+ */
 export async function findByAddresses(
   db: Db,
   accountId: string,
   emails: string[],
   phones: string[],
 ): Promise<ContactRow[]> {
-  const matches: SQL[] = []
-  if (emails.length > 0) matches.push(inArray(contacts.email, emails))
-  if (phones.length > 0) matches.push(inArray(contacts.phone, phones))
-  if (matches.length === 0) return []
-  return db
-    .select()
-    .from(contacts)
-    .where(and(eq(contacts.accountId, accountId), or(...matches)))
-    .for('update')
+  const found = new Map<string, ContactRow>()
+  const lookups: Array<[typeof contacts.email | typeof contacts.phone, string[]]> = [
+    [contacts.email, emails],
+    [contacts.phone, phones],
+  ]
+  for (const [column, values] of lookups) {
+    if (values.length === 0) continue
+    const rows = await db
+      .select({ contact: contacts })
+      .from(contacts)
+      .innerJoin(
+        sql`jsonb_array_elements_text(${jsonArray(values)}) AS wanted(address)`,
+        sql`${column} = wanted.address`,
+      )
+      // `<> ''` lets the planner use the partial unique index
+      .where(and(eq(contacts.accountId, accountId), ne(column, '')))
+      .for('update', { of: contacts })
+    for (const { contact } of rows) found.set(contact.id, contact)
+  }
+  return [...found.values()]
 }
 
-/** Bulk import: one multi-row INSERT; rows whose address a concurrent writer took are skipped (not returned). */
-export async function insertContacts(db: Db, rows: NewContactRow[]): Promise<ContactRow[]> {
-  if (rows.length === 0) return []
-  return db.insert(contacts).values(rows).onConflictDoNothing().returning()
+/** Bulk import: one multi-row INSERT; returns the ids inserted (a concurrent writer's address is skipped). */
+export async function insertContacts(db: Db, rows: Required<NewContactRow>[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set()
+  const values = rows.map((r) => ({
+    account_id: r.accountId,
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    phone: r.phone,
+    optin_chat: r.optinChat,
+    optin_email: r.optinEmail,
+    language: r.language,
+    source: r.source,
+    acquisition: r.acquisition,
+    created_at: r.createdAt.toISOString(),
+  }))
+  const result = await db.execute(sql`
+    INSERT INTO ${contacts} (account_id, id, name, email, phone, optin_chat, optin_email, language, source,
+      acquisition, created_at)
+    SELECT * FROM jsonb_to_recordset(${jsonArray(values)}) AS r(account_id uuid, id uuid, name text, email text,
+      phone text, optin_chat text, optin_email text, language text, source text, acquisition text,
+      created_at timestamptz)
+    ON CONFLICT DO NOTHING
+    RETURNING id`)
+  return new Set(rowsOf<{ id: string }>(result).map((r) => r.id))
+}
+
+/** Bulk import: tags of many contacts in one statement. */
+export async function insertTagRows(
+  db: Db,
+  rows: Array<{ accountId: string; contactId: string; name: string; origin: TagOrigin }>,
+): Promise<void> {
+  if (rows.length === 0) return
+  const values = rows.map((r) => ({ account_id: r.accountId, contact_id: r.contactId, name: r.name, origin: r.origin }))
+  await db.execute(sql`
+    INSERT INTO ${contactTags} (account_id, contact_id, name, origin)
+    SELECT * FROM jsonb_to_recordset(${jsonArray(values)}) AS r(account_id uuid, contact_id uuid, name text, origin text)
+    ON CONFLICT DO NOTHING`)
 }
 
 /** Bulk import: one UPDATE for many contacts, each with its new name, addresses and opt-ins. */
@@ -281,20 +335,18 @@ export async function updateContacts(
   rows: Array<Pick<ContactRow, 'id' | 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail'>>,
 ): Promise<void> {
   if (rows.length === 0) return
-  const values = JSON.stringify(
-    rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      email: r.email,
-      phone: r.phone,
-      optin_chat: r.optinChat,
-      optin_email: r.optinEmail,
-    })),
-  )
+  const values = rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    phone: r.phone,
+    optin_chat: r.optinChat,
+    optin_email: r.optinEmail,
+  }))
   await db.execute(sql`
     UPDATE ${contacts} SET name = v.name, email = v.email, phone = v.phone,
       optin_chat = v.optin_chat, optin_email = v.optin_email
-    FROM jsonb_to_recordset(${values}::jsonb)
+    FROM jsonb_to_recordset(${jsonArray(values)})
       AS v(id uuid, name text, email text, phone text, optin_chat text, optin_email text)
     WHERE ${contacts.accountId} = ${accountId}::uuid AND ${contacts.id} = v.id`)
 }

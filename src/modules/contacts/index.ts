@@ -27,7 +27,7 @@ export const contactsModule: HeroldModule = {
   routes: ({ database, clock }) => contactsRoutes(contactsService({ db: database.orm, clock, deletion })),
 }
 
-export { importContacts } from './contacts.import.ts'
+export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
 export type {
   ContactCleanup,
   ContactsService,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 import { events } from './events.tables.ts'
@@ -54,16 +54,21 @@ export async function recordEvents(
   inputs: Array<{ accountId: string; name: EventName; contactId?: string | null; data: Record<string, unknown> }>,
 ): Promise<number> {
   if (inputs.length === 0) return 0
-  const createdAt = clock.now()
-  await tx.insert(events).values(
+  const createdAt = clock.now().toISOString()
+  // One JSON parameter instead of a bound parameter per field: the query builder is the bottleneck at this size.
+  const rows = JSON.stringify(
     inputs.map((input) => ({
-      accountId: input.accountId,
+      account_id: input.accountId,
       id: randomUUID(),
       name: input.name,
-      contactId: input.contactId ?? null,
+      contact_id: input.contactId ?? null,
       data: input.data,
-      createdAt,
+      created_at: createdAt,
     })),
   )
+  await tx.execute(sql`
+    INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
+    SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
+      AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
   return inputs.length
 }
