@@ -48,6 +48,6 @@ ALTER TABLE "contact_tags" ADD CONSTRAINT "contact_tags_account_id_contact_id_co
 ALTER TABLE "contacts" ADD CONSTRAINT "contacts_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "consent_records_contact_idx" ON "consent_records" USING btree ("account_id","contact_id","recorded_at");--> statement-breakpoint
 CREATE INDEX "contact_tags_name_idx" ON "contact_tags" USING btree ("account_id","name");--> statement-breakpoint
-CREATE INDEX "contacts_created_idx" ON "contacts" USING btree ("account_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
+CREATE INDEX "contacts_created_idx" ON "contacts" USING btree ("account_id","created_at","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "contacts_email_uq" ON "contacts" USING btree ("account_id","email") WHERE "contacts"."email" <> '';--> statement-breakpoint
 CREATE UNIQUE INDEX "contacts_phone_uq" ON "contacts" USING btree ("account_id","phone") WHERE "contacts"."phone" <> '';

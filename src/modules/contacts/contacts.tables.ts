@@ -47,7 +47,8 @@ export const contacts = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
-    index('contacts_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
+    // ascending: a backward scan serves ORDER BY created_at DESC, id DESC (a DESC NULLS LAST index would not)
+    index('contacts_created_idx').on(t.accountId, t.createdAt, t.id),
     uniqueIndex('contacts_email_uq').on(t.accountId, t.email).where(sql`${t.email} <> ''`),
     uniqueIndex('contacts_phone_uq').on(t.accountId, t.phone).where(sql`${t.phone} <> ''`),
   ],
