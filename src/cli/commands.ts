@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { ImportError, importContacts } from '../modules/contacts/index.ts'
 import {
   AdminError,
   accountView,
@@ -17,6 +20,7 @@ import {
   unblockAccount,
 } from '../platform/auth/accounts.service.ts'
 import { parseScopes } from '../platform/auth/scopes.ts'
+import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 
@@ -29,8 +33,15 @@ export interface DataCommand {
   summary: string
   options?: Record<string, { type: 'string' | 'boolean'; description: string }>
   positionals?: string[]
-  run(database: Database, values: Values, positionals: string[]): Promise<Result>
+  /** runs in the CLI before the command is run here or sent to the server (for example: resolve file paths) */
+  prepare?(values: Values, positionals: string[]): void
+  run(database: Database, values: Values, positionals: string[], io?: CommandIO): Promise<Result>
   human(result: Result): string
+}
+
+/** What a command may report while it runs; only in-process (the admin endpoint answers once, at the end). */
+export interface CommandIO {
+  progress?(done: number, total: number, detail: string): void
 }
 
 const str = (values: Values, name: string): string => {
@@ -194,6 +205,45 @@ export const dataCommands: Record<string, DataCommand> = {
       return planView(plan)
     },
     human: planLine,
+  },
+  'import contacts': {
+    usage: '--account ID FILE.csv',
+    summary: 'Import contacts from a CSV file (columns name, email, phone, tags), upserting by email or phone',
+    positionals: ['FILE.csv'],
+    options: { account: { type: 'string', description: 'account id' } },
+    prepare(_values, positionals) {
+      const file = arg(positionals, 0, 'FILE.csv')
+      if (!existsSync(file)) throw new AdminError(`no such file: ${file}`)
+      // the server reading it may run in another directory
+      positionals[0] = path.resolve(file)
+    },
+    async run(database, values, positionals, io) {
+      try {
+        const report = await importContacts(database.orm, systemClock, {
+          accountId: str(values, 'account'),
+          file: arg(positionals, 0, 'FILE.csv'),
+          onProgress: io?.progress
+            ? (p) => io.progress?.(p.bytes, p.totalBytes, `${p.rows.toLocaleString('en')} rows`)
+            : undefined,
+        })
+        return { ...report }
+      } catch (error) {
+        if (error instanceof ImportError) throw new AdminError(error.message)
+        throw error
+      }
+    },
+    human: (r) => {
+      const rejected = r.rejected_lines as Array<{ line: number; reason: string }>
+      const notes = r.notes as Array<{ line: number; note: string }>
+      return [
+        `created ${r.created}, updated ${r.updated}, unchanged ${r.unchanged}, rejected ${r.rejected} of ${r.rows} rows`,
+        ...rejected.slice(0, 50).map((x) => `  line ${x.line}: rejected, ${x.reason}`),
+        ...(rejected.length > 50 ? [`  … ${(r.rejected as number) - 50} more rejected lines (see --json)`] : []),
+        ...notes.slice(0, 20).map((x) => `  line ${x.line}: ${x.note}`),
+        ...(notes.length > 20 ? [`  … ${notes.length - 20} more notes (see --json)`] : []),
+        `${r.seconds} s, ${(r.rows_per_second as number).toLocaleString('en')} rows/s`,
+      ].join('\n')
+    },
   },
   'plans list': {
     usage: '',

@@ -62,6 +62,7 @@ async function runDataCommand(name: string, command: DataCommand, argv: string[]
     console.log(commandHelp(name, command))
     return
   }
+  command.prepare?.(values, positionals)
   const config = loadConfig()
   const result = config.databaseUrl
     ? await runLocally(config, command, values, positionals)
@@ -78,7 +79,12 @@ async function runLocally(
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
   try {
     if (command !== dataCommands.migrate) await migrate(database)
-    return await command.run(database, values, positionals)
+    const bar = progressBar()
+    try {
+      return await command.run(database, values, positionals, { progress: bar.update })
+    } finally {
+      bar.end()
+    }
   } finally {
     await database.close()
   }
@@ -104,6 +110,29 @@ async function runEmbedded(
   const body = (await response.json()) as { result?: Record<string, unknown>; error?: { message: string } }
   if (!response.ok || !body.result) throw new AdminError(body.error?.message ?? `server answered ${response.status}`)
   return body.result
+}
+
+/** A progress bar on stderr (redrawn in place on a terminal, a line every few seconds otherwise). */
+function progressBar() {
+  const tty = process.stderr.isTTY === true
+  let last = 0
+  let drawn = false
+  return {
+    update(done: number, total: number, detail: string) {
+      const now = Date.now()
+      if (now - last < (tty ? 100 : 3000)) return
+      last = now
+      const share = total > 0 ? Math.min(1, done / total) : 0
+      const width = 30
+      const filled = Math.round(share * width)
+      const text = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${detail}`
+      process.stderr.write(tty ? `\r${text}` : `${text}\n`)
+      drawn = true
+    },
+    end() {
+      if (drawn && tty) process.stderr.write('\n')
+    },
+  }
 }
 
 function stripUndefined(values: Record<string, string | boolean | undefined>): Record<string, string | boolean> {

@@ -1,3 +1,5 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
+
+export * from '../../modules/contacts/contacts.tables.ts'
 export * from '../auth/auth.tables.ts'
 export * from '../events/events.tables.ts'

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 import { events } from './events.tables.ts'
@@ -45,4 +45,30 @@ export async function anonymizeContactEvents(tx: Db, accountId: string, contactI
     .where(and(eq(events.accountId, accountId), eq(events.contactId, contactId)))
     .returning({ id: events.id })
   return rows.length
+}
+
+/** Appends many events in one statement (bulk imports); same rules as recordEvent. */
+export async function recordEvents(
+  tx: Db,
+  clock: Clock,
+  inputs: Array<{ accountId: string; name: EventName; contactId?: string | null; data: Record<string, unknown> }>,
+): Promise<number> {
+  if (inputs.length === 0) return 0
+  const createdAt = clock.now().toISOString()
+  // One JSON parameter instead of a bound parameter per field: the query builder is the bottleneck at this size.
+  const rows = JSON.stringify(
+    inputs.map((input) => ({
+      account_id: input.accountId,
+      id: randomUUID(),
+      name: input.name,
+      contact_id: input.contactId ?? null,
+      data: input.data,
+      created_at: createdAt,
+    })),
+  )
+  await tx.execute(sql`
+    INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
+    SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
+      AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
+  return inputs.length
 }

@@ -1,0 +1,203 @@
+// Contacts at scale: seeds 1,000,000 contacts into a fresh PostgreSQL database and measures
+//   - GET /v1/contacts?q=… and plain GET /v1/contacts (median, p95) against the same SQL run raw (baseline)
+//   - herold import contacts on PostgreSQL and on embedded PGlite against a raw multi-row INSERT (baseline)
+// Usage: node bench/contacts.ts   (BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres, BENCH_CONTACTS=1000000)
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+import { importContacts } from '../src/modules/contacts/index.ts'
+import { createAccount, createApiKey } from '../src/platform/auth/accounts.service.ts'
+import { systemClock } from '../src/platform/clock.ts'
+import { type Database, openDatabase } from '../src/platform/db/client.ts'
+import { migrate } from '../src/platform/db/migrate.ts'
+import { memoryRateLimiter } from '../src/platform/rate-limit/rate-limiter.ts'
+
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 200)
+const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000)
+
+const ms = (t: number) => `${t.toFixed(2)} ms`
+function stats(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  return { median: at(0.5), p95: at(0.95) }
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now()
+  await fn()
+  return performance.now() - started
+}
+
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `herold_bench_${Date.now()}`
+  const admin = new pg.Client({ connectionString: ADMIN_URL })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
+  return {
+    url,
+    async drop() {
+      const again = new pg.Client({ connectionString: ADMIN_URL })
+      await again.connect()
+      await again.query(`DROP DATABASE IF EXISTS ${name}`)
+      await again.end()
+    },
+  }
+}
+
+/** generate_series straight into the table; the trigram index is rebuilt once afterwards (as a restore would). */
+async function seed(database: Database, accountId: string): Promise<void> {
+  const [{ indexdef }] = await database.query<{ indexdef: string }>(
+    `SELECT indexdef FROM pg_indexes WHERE indexname = 'contacts_search_trgm_idx'`,
+  )
+  await database.query('DROP INDEX contacts_search_trgm_idx')
+  await database.query(
+    `INSERT INTO contacts (account_id, id, name, email, phone, language, source, created_at)
+     SELECT $1::uuid, gen_random_uuid(),
+       (ARRAY['Anna','Ben','Clara','David','Emma','Felix','Greta','Hannes','Ida','Jonas'])[1 + i % 10] || ' ' ||
+       (ARRAY['Schmidt','Mueller','Meyer','Schulz','Wagner','Becker','Hoffmann','Koch','Richter','Klein'])[1 + (i / 10) % 10],
+       CASE WHEN i % 5 = 0 THEN '' ELSE 'kunde' || i || '@' || (ARRAY['gmail.com','web.de','gmx.de','firma.de'])[1 + i % 4] END,
+       CASE WHEN i % 3 = 0 THEN '' ELSE '+49151' || lpad(i::text, 8, '0') END,
+       'de', 'api', now() - make_interval(secs => i)
+     FROM generate_series(1, $2::int) AS i`,
+    [accountId, CONTACTS],
+  )
+  await database.query(
+    `INSERT INTO contact_counts (account_id, count) VALUES ($1, $2) ON CONFLICT (account_id) DO UPDATE SET count = EXCLUDED.count`,
+    [accountId, CONTACTS],
+  )
+  await database.query(indexdef)
+  await database.query('ANALYZE contacts')
+}
+
+async function measureApi(database: Database, accountId: string, key: string) {
+  const config = loadConfig({}, { databaseUrl: 'postgres://bench', publicUrl: 'http://bench.local' })
+  const rateLimiter = memoryRateLimiter(1_000_000_000)
+  const app = await buildApp({ config, database, clock: systemClock, rateLimiter })
+  await app.ready()
+  const cases: Array<[string, string, string, unknown[]]> = [
+    [
+      'GET /v1/contacts (plain, limit 50)',
+      '/v1/contacts',
+      `SELECT * FROM contacts WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT 51`,
+      [accountId],
+    ],
+    [
+      'GET /v1/contacts?q=kunde4711 (rare email part)',
+      '/v1/contacts?q=kunde4711',
+      `SELECT * FROM contacts WHERE account_id = $1 AND (name || E'\\n' || email || E'\\n' || phone) ILIKE $2 ORDER BY created_at DESC, id DESC LIMIT 51`,
+      [accountId, '%kunde4711%'],
+    ],
+    [
+      'GET /v1/contacts?q=Hoffmann (common name, 10%)',
+      '/v1/contacts?q=Hoffmann',
+      `SELECT * FROM contacts WHERE account_id = $1 AND (name || E'\\n' || email || E'\\n' || phone) ILIKE $2 ORDER BY created_at DESC, id DESC LIMIT 51`,
+      [accountId, '%Hoffmann%'],
+    ],
+    [
+      'GET /v1/contacts?q=151 0042-17 (phone with separators)',
+      `/v1/contacts?q=${encodeURIComponent('151 0042-17')}`,
+      `SELECT * FROM contacts WHERE account_id = $1 AND (name || E'\\n' || email || E'\\n' || phone) LIKE $2 ORDER BY created_at DESC, id DESC LIMIT 51`,
+      [accountId, '%151004217%'],
+    ],
+  ]
+  for (const [label, url, rawSql, params] of cases) {
+    for (let i = 0; i < 10; i++) {
+      await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } })
+      await database.query(rawSql, params)
+    }
+    const api: number[] = []
+    const raw: number[] = []
+    let status = 0
+    for (let i = 0; i < RUNS; i++) {
+      api.push(
+        await time(async () => {
+          status = (await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } })).statusCode
+        }),
+      )
+      raw.push(await time(() => database.query(rawSql, params)))
+    }
+    if (status !== 200) throw new Error(`${url} answered ${status}`)
+    const a = stats(api)
+    const r = stats(raw)
+    console.log(
+      `${label}\n  API median ${ms(a.median)}, p95 ${ms(a.p95)} | raw SQL median ${ms(r.median)}, p95 ${ms(r.p95)} | ratio (median) ${(a.median / r.median).toFixed(1)}x`,
+    )
+  }
+  await app.close()
+}
+
+function importFile(rows: number): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'herold-bench-'))
+  const lines = ['name,email,phone,tags']
+  for (let i = 0; i < rows; i++) {
+    lines.push(
+      `Import ${i},import${i}@bench.example,${i % 2 ? `+49 160 ${String(i).padStart(8, '0')}` : ''},${i % 10 ? '' : 'messe'}`,
+    )
+  }
+  const file = path.join(dir, 'contacts.csv')
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
+
+/** The baseline: the same rows inserted raw, one multi-row INSERT per 2,000 (no validation, events or tags). */
+async function rawInsertRate(database: Database, accountId: string, rows: number): Promise<number> {
+  const started = performance.now()
+  for (let offset = 0; offset < rows; offset += 2000) {
+    const batch = Array.from({ length: Math.min(2000, rows - offset) }, (_, j) => ({
+      id: randomUUID(),
+      name: `Raw ${offset + j}`,
+      email: `raw${offset + j}@bench.example`,
+    }))
+    await database.query(
+      `INSERT INTO contacts (account_id, id, name, email) SELECT $1::uuid, r.id, r.name, r.email
+       FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, name text, email text)`,
+      [accountId, JSON.stringify(batch)],
+    )
+  }
+  return rows / ((performance.now() - started) / 1000)
+}
+
+async function measureImport(database: Database, label: string, file: string) {
+  const target = await createAccount(database.orm, { name: `import ${label}` })
+  const report = await importContacts(database.orm, systemClock, { accountId: target.id, file })
+  const baselineAccount = await createAccount(database.orm, { name: `raw ${label}` })
+  const baseline = await rawInsertRate(database, baselineAccount.id, IMPORT_ROWS)
+  console.log(
+    `import ${IMPORT_ROWS.toLocaleString('en')} rows on ${label}: ${report.rows_per_second.toLocaleString('en')} rows/s ` +
+      `(created ${report.created}) | raw INSERT baseline ${Math.round(baseline).toLocaleString('en')} rows/s | ratio ${(report.rows_per_second / baseline).toFixed(2)}`,
+  )
+}
+
+const fresh = await freshDatabase()
+const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
+const file = importFile(IMPORT_ROWS)
+try {
+  await migrate(database)
+  const account = await createAccount(database.orm, { name: 'bench' })
+  const { key } = await createApiKey(database.orm, { accountId: account.id, name: 'bench', scopes: ['contacts:read'] })
+  const seedMs = await time(() => seed(database, account.id))
+  console.log(
+    `seeded ${CONTACTS.toLocaleString('en')} contacts in ${(seedMs / 1000).toFixed(1)} s (PostgreSQL, generate_series)`,
+  )
+  await measureApi(database, account.id, key)
+  await measureImport(database, 'PostgreSQL', file)
+  const embedded = await openDatabase({ dataDir: 'memory://' })
+  try {
+    await migrate(embedded)
+    await measureImport(embedded, 'embedded PGlite', file)
+  } finally {
+    await embedded.close()
+  }
+} finally {
+  await database.close()
+  await fresh.drop()
+  rmSync(path.dirname(file), { recursive: true, force: true })
+}

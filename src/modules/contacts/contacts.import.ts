@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto'
+import { createReadStream, statSync } from 'node:fs'
+import { parse } from 'csv-parse'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { recordEvents } from '../../platform/events/events.ts'
+import * as repo from './contacts.repository.ts'
+import {
+  displayTags,
+  isSystemTagName,
+  MAX_TAG_LENGTH,
+  normalizeEmail,
+  normalizePhone,
+  optinResets,
+  planTagAddition,
+  splitTagCell,
+} from './contacts.rules.ts'
+import { contactEventData, contactView } from './contacts.service.ts'
+
+// herold import contacts: a CSV file upserted in batches of multi-row statements, never raising an opt-in.
+
+const BATCH_SIZE = 2000
+/** Rejected lines and notes kept in the report; beyond this only the counts grow. */
+const MAX_LISTED = 10_000
+const SOURCE = 'import'
+
+const COLUMN_ALIASES: Record<string, 'name' | 'email' | 'phone' | 'tags'> = {
+  name: 'name',
+  full_name: 'name',
+  email: 'email',
+  'e-mail': 'email',
+  mail: 'email',
+  phone: 'phone',
+  telefon: 'phone',
+  mobile: 'phone',
+  handy: 'phone',
+  tags: 'tags',
+  tag: 'tags',
+}
+
+export class ImportError extends Error {}
+
+export interface ImportProgress {
+  bytes: number
+  totalBytes: number
+  rows: number
+}
+
+export interface ImportReport {
+  rows: number
+  created: number
+  updated: number
+  unchanged: number
+  rejected: number
+  /** each rejected line with its reason (the first 10,000) */
+  rejected_lines: Array<{ line: number; reason: string }>
+  /** tags left out of otherwise imported lines, with the reason (the first 10,000) */
+  notes: Array<{ line: number; note: string }>
+  seconds: number
+  rows_per_second: number
+}
+
+interface Line {
+  line: number
+  name: string | undefined
+  email: string
+  phone: string
+  tags: string[]
+}
+
+const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/** Validates one CSV record; a string is the reason it is rejected. */
+function readLine(
+  record: Record<string, string>,
+  line: number,
+  note: (line: number, text: string) => void,
+): Line | string {
+  const name = record.name?.trim()
+  const email = normalizeEmail(record.email ?? '')
+  const rawPhone = (record.phone ?? '').trim()
+  if (name !== undefined && name.length > 120) return 'name is longer than 120 characters'
+  if (email !== '' && (email.length > 254 || !EMAIL_FORMAT.test(email))) return `invalid email "${email}"`
+  const phone = rawPhone === '' ? '' : normalizePhone(rawPhone)
+  if (phone === null) return `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
+  if (email === '' && phone === '') return 'no email and no phone'
+  const tags: string[] = []
+  for (const tag of splitTagCell(record.tags ?? '')) {
+    if (isSystemTagName(tag)) note(line, `tag "${tag}" left out: system tags cannot be imported`)
+    else if (tag.length > MAX_TAG_LENGTH) note(line, `tag "${tag}" left out: longer than ${MAX_TAG_LENGTH} characters`)
+    else if (!tags.includes(tag)) tags.push(tag)
+  }
+  return { line, name: name === '' ? undefined : name, email, phone, tags }
+}
+
+function mapHeader(header: string[]): string[] {
+  const mapped = header.map((h) => COLUMN_ALIASES[h.trim().toLowerCase().replace(/\s+/g, '_')] ?? `_${h}`)
+  if (!mapped.includes('email') && !mapped.includes('phone')) {
+    throw new ImportError(`the CSV header needs an email or a phone column; found: ${header.join(', ')}`)
+  }
+  return mapped
+}
+
+/**
+ * Imports a CSV file (columns name, email, phone, tags; header required) into an account: new addresses are
+ * created, known ones updated (given fields only), opt-ins only ever reset by a changed address.
+ */
+export async function importContacts(
+  db: Db,
+  clock: Clock,
+  input: { accountId: string; file: string; onProgress?: (progress: ImportProgress) => void },
+): Promise<ImportReport> {
+  const account = await getAccount(db, input.accountId)
+  const limit = await repo.contactsLimitOf(db, account.plan)
+  const started = performance.now()
+  const report: ImportReport = {
+    rows: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    rejected_lines: [],
+    notes: [],
+    seconds: 0,
+    rows_per_second: 0,
+  }
+  const reject = (line: number, reason: string) => {
+    report.rejected++
+    if (report.rejected_lines.length < MAX_LISTED) report.rejected_lines.push({ line, reason })
+  }
+  const note = (line: number, text: string) => {
+    if (report.notes.length < MAX_LISTED) report.notes.push({ line, note: text })
+  }
+  let totalBytes: number
+  try {
+    totalBytes = statSync(input.file).size
+  } catch {
+    throw new ImportError(`cannot read ${input.file}`)
+  }
+  let bytes = 0
+  const stream = createReadStream(input.file)
+  stream.on('data', (chunk) => {
+    bytes += chunk.length
+  })
+  const parser = stream.pipe(
+    parse({
+      bom: true,
+      columns: mapHeader,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      trim: true,
+      info: true,
+    }),
+  )
+  const context = { db, clock, accountId: account.id, language: account.language, limit, reject, note }
+  let batch: Line[] = []
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: Record<string, string>
+      info: { lines: number }
+    }>) {
+      report.rows++
+      const line = readLine(record, info.lines, note)
+      if (typeof line === 'string') reject(info.lines, line)
+      else batch.push(line)
+      if (batch.length >= BATCH_SIZE) {
+        batch = await importBatch(context, batch, report)
+        input.onProgress?.({ bytes, totalBytes, rows: report.rows })
+      }
+    }
+  } catch (error) {
+    if (error instanceof ImportError) throw error
+    const code = (error as { code?: string }).code
+    if (code?.startsWith('CSV_')) throw new ImportError(`the file is not valid CSV: ${(error as Error).message}`)
+    throw error
+  }
+  while (batch.length > 0) batch = await importBatch(context, batch, report)
+  input.onProgress?.({ bytes: totalBytes, totalBytes, rows: report.rows })
+  report.seconds = Math.round(performance.now() - started) / 1000
+  report.rows_per_second = report.seconds > 0 ? Math.round(report.rows / report.seconds) : report.rows
+  return report
+}
+
+interface BatchContext {
+  db: Db
+  clock: Clock
+  accountId: string
+  language: string
+  limit: number
+  reject: (line: number, reason: string) => void
+  note: (line: number, text: string) => void
+}
+
+/**
+ * Imports one batch in one transaction. Lines repeating an address of an earlier line in the batch are returned,
+ * to be imported after it (in the next batch), so that every line sees the effect of the ones before it.
+ */
+async function importBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<Line[]> {
+  const seen = new Set<string>()
+  const now: Line[] = []
+  const later: Line[] = []
+  for (const line of lines) {
+    const keys = [line.email && `e:${line.email}`, line.phone && `p:${line.phone}`].filter(Boolean) as string[]
+    if (keys.some((k) => seen.has(k))) later.push(line)
+    else {
+      for (const k of keys) seen.add(k)
+      now.push(line)
+    }
+  }
+  await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, report))
+  return later
+}
+
+async function writeBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<void> {
+  const { db, accountId } = context
+  const existing = await repo.findByAddresses(
+    db,
+    accountId,
+    lines.map((l) => l.email).filter((e) => e !== ''),
+    lines.map((l) => l.phone).filter((p) => p !== ''),
+  )
+  const byEmail = new Map(existing.filter((c) => c.email !== '').map((c) => [c.email, c]))
+  const byPhone = new Map(existing.filter((c) => c.phone !== '').map((c) => [c.phone, c]))
+
+  const creates: Line[] = []
+  const matched: Array<{ line: Line; contact: repo.ContactRow }> = []
+  for (const line of lines) {
+    const emailOwner = line.email ? byEmail.get(line.email) : undefined
+    const phoneOwner = line.phone ? byPhone.get(line.phone) : undefined
+    if (emailOwner && phoneOwner && emailOwner.id !== phoneOwner.id) {
+      context.reject(line.line, `email belongs to contact ${emailOwner.id} and phone to contact ${phoneOwner.id}`)
+      continue
+    }
+    const contact = emailOwner ?? phoneOwner
+    // A matched contact's new phone or email must not belong to a third contact either.
+    const taken =
+      contact &&
+      ((line.email !== '' && line.email !== contact.email && byEmail.has(line.email)) ||
+        (line.phone !== '' && line.phone !== contact.phone && byPhone.has(line.phone)))
+    if (taken) {
+      context.reject(line.line, 'the new email or phone belongs to another contact')
+      continue
+    }
+    if (contact) matched.push({ line, contact })
+    else creates.push(line)
+  }
+
+  const tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }> = []
+  await createContacts(context, creates, report, tagRows)
+  await updateMatched(context, matched, report, tagRows)
+  await repo.insertTagRows(db, tagRows)
+}
+
+async function createContacts(
+  context: BatchContext,
+  creates: Line[],
+  report: ImportReport,
+  tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }>,
+): Promise<void> {
+  if (creates.length === 0) return
+  const { db, clock, accountId } = context
+  const room = await repo.remainingContacts(db, accountId, context.limit)
+  for (const line of creates.slice(room))
+    context.reject(line.line, `the plan's limit of ${context.limit} contacts is reached`)
+  const allowed = creates.slice(0, room)
+  const createdAt = clock.now()
+  const rows = allowed.map((line) => ({
+    accountId,
+    id: randomUUID(),
+    name: line.name ?? '',
+    email: line.email,
+    phone: line.phone,
+    language: context.language,
+    source: SOURCE,
+    acquisition: 'marketing' as const,
+    optinChat: 'none' as const,
+    optinEmail: 'none' as const,
+    createdAt,
+  }))
+  const inserted = await repo.insertContacts(db, rows)
+  rows.forEach((row, i) => {
+    if (!inserted.has(row.id)) context.reject(allowed[i].line, 'created concurrently by another request; import again')
+  })
+  if (inserted.size > 0 && !(await repo.reserveContacts(db, accountId, inserted.size, context.limit))) {
+    throw new Error('contact counter out of step with the reservation')
+  }
+  const events: Parameters<typeof recordEvents>[2] = []
+  for (const [i, row] of rows.entries()) {
+    if (!inserted.has(row.id)) continue
+    const line = allowed[i]
+    const tags = planTagAddition([], line.tags)
+    for (const name of tags.added) tagRows.push({ accountId, contactId: row.id, name, origin: 'manuell' })
+    for (const name of tags.rejected) context.note(line.line, `tag "${name}" left out: more than 30 tags`)
+    const contact = contactView(
+      row,
+      tags.added.map((name) => ({ name, origin: 'manuell' as const })),
+    )
+    events.push({ accountId, name: 'contact.created' as const, contactId: row.id, data: contactEventData(contact) })
+  }
+  await recordEvents(db, clock, events)
+  report.created += inserted.size
+}
+
+async function updateMatched(
+  context: BatchContext,
+  matched: Array<{ line: Line; contact: repo.ContactRow }>,
+  report: ImportReport,
+  tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }>,
+): Promise<void> {
+  if (matched.length === 0) return
+  const { db, clock, accountId } = context
+  const withTags = matched.filter((m) => m.line.tags.length > 0).map((m) => m.contact.id)
+  const existingTags = await repo.tagsOf(db, accountId, withTags)
+  const changes: Parameters<typeof repo.updateContacts>[2] = []
+  const consent: repo.ConsentRecordInput[] = []
+  for (const { line, contact } of matched) {
+    const next = {
+      name: line.name ?? contact.name,
+      email: line.email || contact.email,
+      phone: line.phone || contact.phone,
+    }
+    const resets = optinResets(contact, next)
+    const changed = next.name !== contact.name || next.email !== contact.email || next.phone !== contact.phone
+    let tagsAdded = 0
+    if (line.tags.length > 0) {
+      const shown = displayTags(existingTags.filter((t) => t.contactId === contact.id)).map((t) => t.name)
+      const plan = planTagAddition(shown, line.tags)
+      for (const name of plan.rejected) context.note(line.line, `tag "${name}" left out: more than 30 tags`)
+      for (const name of plan.added) tagRows.push({ accountId, contactId: contact.id, name, origin: 'manuell' })
+      tagsAdded = plan.added.length
+    }
+    if (changed) {
+      changes.push({
+        id: contact.id,
+        ...next,
+        optinChat: resets.some((r) => r.channel === 'chat') ? 'none' : contact.optinChat,
+        optinEmail: resets.some((r) => r.channel === 'email') ? 'none' : contact.optinEmail,
+      })
+      for (const reset of resets) {
+        consent.push({
+          accountId,
+          contactId: contact.id,
+          channel: reset.channel,
+          fromState: reset.from,
+          toState: 'none',
+          source: SOURCE,
+          address: reset.address,
+          evidence: { reason: reset.channel === 'chat' ? 'phone_changed' : 'email_changed', line: line.line },
+          recordedAt: clock.now(),
+        })
+      }
+    }
+    if (changed || tagsAdded > 0) report.updated++
+    else report.unchanged++
+  }
+  await repo.updateContacts(db, accountId, changes)
+  await repo.insertConsentRecords(db, consent)
+}

@@ -1,0 +1,442 @@
+import { randomUUID } from 'node:crypto'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { anonymizeContactEvents, recordEvent } from '../../platform/events/events.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { toPage } from '../../platform/http/pagination.ts'
+import * as repo from './contacts.repository.ts'
+import {
+  type ContactTag,
+  displayTags,
+  isSystemTagName,
+  normalizeEmail,
+  normalizePhone,
+  type OptinState,
+  optinResets,
+  planTagAddition,
+  searchTerms,
+  TAG_COUNT_SAMPLE,
+} from './contacts.rules.ts'
+
+/** What the contacts service needs of the tenant: the account, its plan and language. */
+export type ContactsTenant = Pick<TenantContext, 'accountId'> & {
+  account: Pick<TenantContext['account'], 'plan' | 'language'>
+}
+
+export type Acquisition = 'marketing' | 'automation' | 'service'
+
+/** The Contact of section 2, plus `acquisition`. */
+export function contactView(row: repo.ContactRow, tags: ContactTag[]) {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    optin_chat: row.optinChat,
+    optin_email: row.optinEmail,
+    tags: displayTags(tags).map((t) => t.name),
+    language: row.language,
+    source: row.source,
+    acquisition: row.acquisition,
+    created_at: row.createdAt,
+  }
+}
+export type ContactView = ReturnType<typeof contactView>
+
+/** The data of `contact.created`: exactly the Contact fields of section 2. */
+export function contactEventData(view: ContactView): Record<string, unknown> {
+  const { acquisition: _acquisition, created_at, ...fields } = view
+  return { ...fields, created_at: created_at.toISOString() }
+}
+
+/** Removes one module's rows about a contact inside the deletion's transaction; returns rows removed per table. */
+export type ContactCleanup = (tx: Db, accountId: string, contactId: string) => Promise<Record<string, number>>
+
+/**
+ * Enqueues the deletion confirmation to the end customer (a durable job in `tx`, so it goes out after the commit)
+ * and answers whether it will be sent; given the contact as it was before deletion.
+ */
+export type DeletionConfirmation = (tx: Db, accountId: string, contact: ContactView) => Promise<boolean>
+
+export interface ContactDeletionHooks {
+  cleanups: ContactCleanup[]
+  confirmation: DeletionConfirmation | null
+}
+
+export interface ContactsServiceDeps {
+  db: Db
+  clock: Clock
+  deletion: ContactDeletionHooks
+}
+
+export interface ContactInput {
+  name?: string
+  email?: string | null
+  phone?: string | null
+  acquisition?: Acquisition
+}
+
+const EMAIL_OR_PHONE = 'A contact needs an email or a phone'
+
+function phoneOrThrow(raw: string | null | undefined, field = 'phone'): string {
+  if (raw === undefined || raw === null || raw.trim() === '') return ''
+  const phone = normalizePhone(raw)
+  if (phone === null) {
+    throw badRequest(
+      `${field} must be a valid phone number in international format, such as +49 151 23456789`,
+      'bad_request',
+      {
+        field,
+      },
+    )
+  }
+  return phone
+}
+
+const emailOf = (raw: string | null | undefined) => (raw ? normalizeEmail(raw) : '')
+
+function duplicateError(contactId: string, by: { email: boolean; phone: boolean }): AppError {
+  const key = by.email && by.phone ? 'kontakt_doppelt' : by.email ? 'kontakt_email_doppelt' : 'kontakt_nummer_doppelt'
+  const what = by.email && by.phone ? 'email and phone' : by.email ? 'email' : 'phone'
+  return new AppError(409, 'contact_exists', `A contact with this ${what} already exists`, {
+    key,
+    details: { contact_id: contactId },
+  })
+}
+
+/** A unique index refused a write that a concurrent request won; the loser reports the winner like any duplicate. */
+function uniqueViolation(error: unknown): 'email' | 'phone' | null {
+  for (let e = error as { code?: string; constraint?: string; message?: string; cause?: unknown } | undefined; e; ) {
+    if (e.code === '23505') {
+      const text = `${e.constraint ?? ''} ${e.message ?? ''}`
+      return text.includes('contacts_phone_uq') ? 'phone' : text.includes('contacts_email_uq') ? 'email' : null
+    }
+    e = e.cause as typeof e
+  }
+  return null
+}
+
+export function contactsService(deps: ContactsServiceDeps) {
+  const { db, clock } = deps
+
+  async function withTags(tx: Db, accountId: string, rows: repo.ContactRow[]): Promise<ContactView[]> {
+    const tags = await repo.tagsOf(
+      tx,
+      accountId,
+      rows.map((r) => r.id),
+    )
+    return rows.map((row) =>
+      contactView(
+        row,
+        tags.filter((t) => t.contactId === row.id),
+      ),
+    )
+  }
+
+  async function lockedContact(tx: Db, accountId: string, id: string): Promise<repo.ContactRow> {
+    const row = await repo.findContact(tx, accountId, id, { lock: true })
+    if (!row) throw notFound('contact')
+    return row
+  }
+
+  /** Runs a write; a unique violation it lost to a concurrent request becomes 409 contact_exists. */
+  async function guardDuplicates<T>(
+    tenant: ContactsTenant,
+    address: { email: string; phone: string },
+    write: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await write()
+    } catch (error) {
+      const field = uniqueViolation(error)
+      if (!field) throw error
+      const [holder] = await repo.findByAddress(db, tenant.accountId, {
+        email: field === 'email' ? address.email : '',
+        phone: field === 'phone' ? address.phone : '',
+      })
+      if (!holder) throw error
+      throw duplicateError(holder.id, { email: field === 'email', phone: field === 'phone' })
+    }
+  }
+
+  /** Applies new addresses and name to a locked contact; resets the opt-in of a changed address. */
+  async function applyChange(
+    tx: Db,
+    row: repo.ContactRow,
+    next: { name: string; email: string; phone: string },
+    source: string,
+  ): Promise<{ row: repo.ContactRow; updated: boolean }> {
+    const resets = optinResets(row, next)
+    const updated = resets.length > 0 || next.name !== row.name || next.email !== row.email || next.phone !== row.phone
+    if (!updated) return { row, updated }
+    const change: Parameters<typeof repo.updateContact>[3] = { ...next }
+    for (const reset of resets) change[reset.channel === 'chat' ? 'optinChat' : 'optinEmail'] = 'none'
+    const saved = await repo.updateContact(tx, row.accountId, row.id, change)
+    await repo.insertConsentRecords(
+      tx,
+      resets.map((reset) => ({
+        accountId: row.accountId,
+        contactId: row.id,
+        channel: reset.channel,
+        fromState: reset.from,
+        toState: 'none' as const,
+        source,
+        address: reset.address,
+        evidence: { reason: reset.channel === 'chat' ? 'phone_changed' : 'email_changed' },
+        recordedAt: clock.now(),
+      })),
+    )
+    return { row: saved, updated }
+  }
+
+  return {
+    async list(
+      tenant: ContactsTenant,
+      query: { q?: string; limit: number; offset: number; created_after?: string },
+    ): Promise<ReturnType<typeof toPage<ContactView>> & { q?: string }> {
+      const terms = query.q === undefined ? null : searchTerms(query.q)
+      const rows = await repo.listContacts(db, tenant.accountId, {
+        terms,
+        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+        limit: query.limit,
+        offset: query.offset,
+      })
+      const page = toPage(rows, query.limit, query.offset)
+      const items = await withTags(db, tenant.accountId, page.items)
+      return { ...page, items, ...(query.q === undefined ? {} : { q: query.q.trim() }) }
+    },
+
+    async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
+      const row = await repo.findContact(db, tenant.accountId, id)
+      if (!row) throw notFound('contact')
+      const [view] = await withTags(db, tenant.accountId, [row])
+      return view
+    },
+
+    /**
+     * Creates a contact, or with `upsert` updates the one holding the email or phone. A unique index decides
+     * between concurrent creates of one address: the loser sees the winner's row and answers like a duplicate.
+     */
+    async create(
+      tenant: ContactsTenant,
+      input: ContactInput,
+      options: { upsert: boolean; source?: string },
+    ): Promise<{ created: boolean; updated: boolean; contact: ContactView }> {
+      const email = emailOf(input.email)
+      const phone = phoneOrThrow(input.phone)
+      if (email === '' && phone === '') throw badRequest(EMAIL_OR_PHONE, 'email_or_phone_required')
+      const source = options.source ?? 'api'
+      return guardDuplicates(tenant, { email, phone }, () =>
+        db.transaction(async (tx) => {
+          for (let attempt = 1; ; attempt++) {
+            const matches = await repo.findByAddress(tx, tenant.accountId, { email, phone })
+            const byEmail = email === '' ? undefined : matches.find((m) => m.email === email)
+            const byPhone = phone === '' ? undefined : matches.find((m) => m.phone === phone)
+            if (byEmail && byPhone && byEmail.id !== byPhone.id) {
+              throw new AppError(409, 'contact_conflict', 'The email and the phone belong to two different contacts', {
+                key: 'contact_conflict',
+                details: { contact_ids: [byEmail.id, byPhone.id] },
+              })
+            }
+            const existing = byEmail ?? byPhone
+            if (existing && !options.upsert) {
+              throw duplicateError(existing.id, { email: byEmail !== undefined, phone: byPhone !== undefined })
+            }
+            if (existing) {
+              const next = {
+                name: input.name ?? existing.name,
+                email: email || existing.email,
+                phone: phone || existing.phone,
+              }
+              const { row, updated } = await applyChange(tx, existing, next, source)
+              const [contact] = await withTags(tx, tenant.accountId, [row])
+              return { created: false, updated, contact }
+            }
+            const inserted = await repo.insertContact(tx, {
+              accountId: tenant.accountId,
+              id: randomUUID(),
+              name: input.name ?? '',
+              email,
+              phone,
+              language: tenant.account.language,
+              source,
+              acquisition: input.acquisition ?? 'marketing',
+              createdAt: clock.now(),
+            })
+            // A concurrent create committed this address after our look-up: look again and treat it as existing.
+            if (!inserted && attempt < 3) continue
+            if (!inserted) throw new AppError(409, 'contact_exists', 'A concurrent request created this contact')
+            const limit = await repo.contactsLimitOf(tx, tenant.account.plan)
+            if (!(await repo.reserveContacts(tx, tenant.accountId, 1, limit))) {
+              throw new AppError(403, 'limit_reached', `The plan's limit of ${limit} contacts is reached`)
+            }
+            const contact = contactView(inserted, [])
+            await recordEvent(tx, clock, {
+              accountId: tenant.accountId,
+              name: 'contact.created',
+              contactId: inserted.id,
+              data: contactEventData(contact),
+            })
+            return { created: true, updated: false, contact }
+          }
+        }),
+      )
+    },
+
+    /** Only given fields change; null clears email or phone, but one of them must remain. */
+    async update(
+      tenant: ContactsTenant,
+      id: string,
+      input: { name?: string | null; email?: string | null; phone?: string | null },
+    ) {
+      const email = input.email === undefined ? undefined : emailOf(input.email)
+      const phone = input.phone === undefined ? undefined : phoneOrThrow(input.phone)
+      return guardDuplicates(tenant, { email: email ?? '', phone: phone ?? '' }, () =>
+        db.transaction(async (tx) => {
+          const row = await lockedContact(tx, tenant.accountId, id)
+          const next = {
+            name: input.name === undefined ? row.name : (input.name ?? ''),
+            email: email ?? row.email,
+            phone: phone ?? row.phone,
+          }
+          if (next.email === '' && next.phone === '') throw badRequest(EMAIL_OR_PHONE, 'email_or_phone_required')
+          const others = (
+            await repo.findByAddress(tx, tenant.accountId, {
+              email: next.email === row.email ? '' : next.email,
+              phone: next.phone === row.phone ? '' : next.phone,
+            })
+          ).filter((m) => m.id !== row.id)
+          const other = others[0]
+          if (other) {
+            const byEmail = next.email !== '' && other.email === next.email
+            const byPhone = next.phone !== '' && other.phone === next.phone
+            throw duplicateError(other.id, { email: byEmail, phone: byPhone })
+          }
+          const { row: saved } = await applyChange(tx, row, next, 'api')
+          const [contact] = await withTags(tx, tenant.accountId, [saved])
+          return contact
+        }),
+      )
+    },
+
+    /**
+     * Removes what later modules registered (send jobs, conversations and messages, automation runs), the tags,
+     * then the contact, in one transaction; events and consent records stay, anonymized.
+     */
+    async delete(tenant: ContactsTenant, id: string, options: { requestedByContact: boolean }) {
+      return db.transaction(async (tx) => {
+        const row = await lockedContact(tx, tenant.accountId, id)
+        const [contact] = await withTags(tx, tenant.accountId, [row])
+        const removed: Record<string, number> = {}
+        for (const cleanup of deps.deletion.cleanups) {
+          for (const [table, count] of Object.entries(await cleanup(tx, tenant.accountId, id))) {
+            removed[table] = (removed[table] ?? 0) + count
+          }
+        }
+        removed.contact_tags = await repo.deleteAllTags(tx, tenant.accountId, id)
+        const confirmation = deps.deletion.confirmation
+        const confirmationSent =
+          options.requestedByContact && confirmation ? await confirmation(tx, tenant.accountId, contact) : false
+        removed.contacts = await repo.deleteContactRow(tx, tenant.accountId, id)
+        await repo.releaseContacts(tx, tenant.accountId, removed.contacts)
+        const anonymized = {
+          events: await anonymizeContactEvents(tx, tenant.accountId, id),
+          consent_records: await repo.anonymizeConsentRecords(tx, tenant.accountId, id),
+        }
+        return { removed, confirmationSent, anonymized }
+      })
+    },
+
+    async addTags(tenant: ContactsTenant, id: string, names: string[]) {
+      if (names.length === 0) throw badRequest('Give a tag or tags', 'tag_required')
+      const system = names.filter(isSystemTagName)
+      if (system.length > 0) {
+        throw badRequest(`System tags cannot be added through the API: ${system.join(', ')}`, 'system_tag', {
+          tags: system,
+        })
+      }
+      return db.transaction(async (tx) => {
+        await lockedContact(tx, tenant.accountId, id)
+        const existing = await repo.tagsOf(tx, tenant.accountId, [id])
+        const plan = planTagAddition(
+          displayTags(existing).map((t) => t.name),
+          names,
+        )
+        const added = plan.added.map((name) => ({
+          accountId: tenant.accountId,
+          contactId: id,
+          name,
+          origin: 'manuell' as const,
+        }))
+        await repo.insertTags(tx, added)
+        return { tags: displayTags([...existing, ...added]), added: plan.added, rejected: plan.rejected }
+      })
+    },
+
+    async removeTag(tenant: ContactsTenant, id: string, name: string) {
+      return db.transaction(async (tx) => {
+        await lockedContact(tx, tenant.accountId, id)
+        const existing = await repo.tagsOf(tx, tenant.accountId, [id])
+        if (isSystemTagName(name) || existing.some((t) => t.name === name && t.origin === 'system')) {
+          throw badRequest(`The system tag ${name} cannot be removed through the API`, 'system_tag', { tags: [name] })
+        }
+        const count = await repo.deleteTag(tx, tenant.accountId, id, name)
+        return { removed: count > 0, tags: displayTags(existing.filter((t) => t.name !== name)) }
+      })
+    },
+
+    /** Tag counts over the newest 1000 contacts; never counts the whole table. */
+    async tagCounts(tenant: ContactsTenant) {
+      const ids = await repo.newestContactIds(db, tenant.accountId, TAG_COUNT_SAMPLE)
+      const sample = ids.slice(0, TAG_COUNT_SAMPLE)
+      const counts = await repo.countTags(db, tenant.accountId, sample)
+      counts.sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      return { tags: counts, checked: sample.length, capped: ids.length > TAG_COUNT_SAMPLE }
+    },
+  }
+}
+
+export type ContactsService = ReturnType<typeof contactsService>
+
+/**
+ * The one way to change an opt-in, for every module (double opt-in, inbound STOP, …): changes the state and
+ * appends a consent record in the caller's transaction. Returns false when the state already was `to`.
+ */
+export async function recordOptinChange(
+  tx: Db,
+  clock: Clock,
+  input: {
+    accountId: string
+    contactId: string
+    channel: 'chat' | 'email'
+    to: OptinState
+    source: string
+    evidence?: Record<string, unknown>
+  },
+): Promise<boolean> {
+  const row = await repo.findContact(tx, input.accountId, input.contactId, { lock: true })
+  if (!row) throw notFound('contact')
+  const from = input.channel === 'chat' ? row.optinChat : row.optinEmail
+  if (from === input.to) return false
+  await repo.setOptin(tx, input.accountId, input.contactId, input.channel, input.to)
+  await repo.insertConsentRecords(tx, [
+    {
+      accountId: input.accountId,
+      contactId: input.contactId,
+      channel: input.channel,
+      fromState: from,
+      toState: input.to,
+      source: input.source,
+      address: input.channel === 'chat' ? row.phone : row.email,
+      evidence: input.evidence ?? {},
+      recordedAt: clock.now(),
+    },
+  ])
+  return true
+}
+
+/** A contact's consent history, oldest first (for the audit view and tests). */
+export async function consentHistory(db: Db, accountId: string, contactId: string) {
+  return repo.consentRecordsOf(db, accountId, contactId)
+}

@@ -1,0 +1,108 @@
+import { sql } from 'drizzle-orm'
+import {
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { accounts } from '../../platform/auth/auth.tables.ts'
+
+const accountId = () =>
+  uuid('account_id')
+    .notNull()
+    .references(() => accounts.id, { onDelete: 'cascade' })
+
+export const OPTIN_STATES = ['none', 'pending', 'confirmed', 'opted_out'] as const
+export const ACQUISITIONS = ['marketing', 'automation', 'service'] as const
+export const TAG_ORIGINS = ['system', 'ki', 'manuell'] as const
+
+/**
+ * One row per contact. Email and phone are '' when absent (the wire shows '' too); the partial unique indexes
+ * decide duplicates, so two concurrent creates of one address can never both commit. The trigram search index
+ * lives in the hand-written migration `contacts_search` (an expression GIN index drizzle-kit cannot express).
+ */
+export const contacts = pgTable(
+  'contacts',
+  {
+    accountId: accountId(),
+    id: uuid('id').notNull(),
+    name: text('name').notNull().default(''),
+    /** lower-cased; '' when none */
+    email: text('email').notNull().default(''),
+    /** E.164; '' when none */
+    phone: text('phone').notNull().default(''),
+    optinChat: text('optin_chat', { enum: OPTIN_STATES }).notNull().default('none'),
+    optinEmail: text('optin_email', { enum: OPTIN_STATES }).notNull().default('none'),
+    language: text('language').notNull().default(''),
+    /** where the contact came from: api, import, and later chat, form, … */
+    source: text('source').notNull().default('api'),
+    acquisition: text('acquisition', { enum: ACQUISITIONS }).notNull().default('marketing'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    // ascending: a backward scan serves ORDER BY created_at DESC, id DESC (a DESC NULLS LAST index would not)
+    index('contacts_created_idx').on(t.accountId, t.createdAt, t.id),
+    uniqueIndex('contacts_email_uq').on(t.accountId, t.email).where(sql`${t.email} <> ''`),
+    uniqueIndex('contacts_phone_uq').on(t.accountId, t.phone).where(sql`${t.phone} <> ''`),
+  ],
+)
+
+/** A tag on a contact under one origin; the same name may exist under several origins (strongest is shown). */
+export const contactTags = pgTable(
+  'contact_tags',
+  {
+    accountId: accountId(),
+    contactId: uuid('contact_id').notNull(),
+    name: text('name').notNull(),
+    origin: text('origin', { enum: TAG_ORIGINS }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.contactId, t.name, t.origin] }),
+    index('contact_tags_name_idx').on(t.accountId, t.name),
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }).onDelete(
+      'cascade',
+    ),
+  ],
+)
+
+/**
+ * The GDPR audit trail: one row per opt-in change, from any source. On the contact's deletion the row stays and
+ * loses its personal fields (contact_id, address, evidence).
+ */
+export const consentRecords = pgTable(
+  'consent_records',
+  {
+    accountId: accountId(),
+    id: uuid('id').notNull(),
+    contactId: uuid('contact_id'),
+    channel: text('channel', { enum: ['chat', 'email'] }).notNull(),
+    fromState: text('from_state', { enum: OPTIN_STATES }).notNull(),
+    toState: text('to_state', { enum: OPTIN_STATES }).notNull(),
+    /** who or what changed it: api, import, double_opt_in, inbound_message, … */
+    source: text('source').notNull(),
+    /** the email address or phone number the consent was about; null once anonymized */
+    address: text('address'),
+    evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull().default({}),
+    recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('consent_records_contact_idx').on(t.accountId, t.contactId, t.recordedAt),
+  ],
+)
+
+/** Contacts per account, kept in the transaction of every create and delete: the plan limit never counts rows. */
+export const contactCounts = pgTable('contact_counts', {
+  accountId: uuid('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  count: integer('count').notNull().default(0),
+})

@@ -1,0 +1,38 @@
+import type { HeroldModule } from '../../platform/module.ts'
+import { contactsRoutes } from './contacts.routes.ts'
+import {
+  type ContactCleanup,
+  type ContactDeletionHooks,
+  contactsService,
+  type DeletionConfirmation,
+} from './contacts.service.ts'
+
+const deletion: ContactDeletionHooks = { cleanups: [], confirmation: null }
+
+/**
+ * Modules that keep personal data about a contact (send jobs, conversations and messages, automation runs)
+ * register here, from their own index.ts, what DELETE /contacts/{id} removes; the counts appear in `removed`.
+ */
+export function registerContactCleanup(cleanup: ContactCleanup): void {
+  deletion.cleanups.push(cleanup)
+}
+
+/** The messaging module registers how a deletion confirmation reaches the end customer. */
+export function registerDeletionConfirmation(confirmation: DeletionConfirmation): void {
+  deletion.confirmation = confirmation
+}
+
+export const contactsModule: HeroldModule = {
+  name: 'contacts',
+  routes: ({ database, clock }) => contactsRoutes(contactsService({ db: database.orm, clock, deletion })),
+}
+
+export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
+export type {
+  ContactCleanup,
+  ContactsService,
+  ContactsTenant,
+  ContactView,
+  DeletionConfirmation,
+} from './contacts.service.ts'
+export { consentHistory, contactsService, recordOptinChange } from './contacts.service.ts'
