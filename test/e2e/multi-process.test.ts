@@ -52,4 +52,53 @@ describe('two API processes on one PostgreSQL', { skip }, () => {
       assert.equal(((await limited.json()) as { error: { code: string } }).error.code, 'rate_limited')
     }
   })
+
+  test('idempotency_in_progress holds across processes: the second process answers 409 while the first still runs', async () => {
+    const account = await createAccount(database.orm, { name: 'Idempotency across processes' })
+    const key = await createApiKey(database.orm, { accountId: account.id, name: 'k', scopes: [...SCOPES] })
+    const post = (server: ServerProcess) =>
+      fetch(`${server.url}/v1/contacts`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'create-ada',
+        },
+        body: JSON.stringify({ name: 'Ada', email: 'ada@example.com' }),
+      })
+    // Hold the account's contact counter row in an open transaction: the first create waits on it.
+    await database.withSession(async (session) => {
+      await session.query('BEGIN')
+      await session.query('INSERT INTO contact_counts (account_id, count) VALUES ($1, 0)', [account.id])
+      const first = post(servers[0])
+      await waitForWaitingQuery(database)
+      const second = await post(servers[1])
+      assert.equal(second.status, 409)
+      assert.equal(second.headers.get('retry-after'), '1')
+      const body = (await second.json()) as { error: { code: string } }
+      assert.equal(body.error.code, 'idempotency_in_progress')
+      await session.query('COMMIT')
+      const created = await first
+      assert.equal(created.status, 201)
+      const original = await created.text()
+      const replay = await post(servers[1])
+      assert.equal(replay.status, 201)
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true')
+      assert.equal(await replay.text(), original)
+    })
+    const rows = await database.query('SELECT id FROM contacts WHERE account_id = $1', [account.id])
+    assert.equal(rows.length, 1)
+  })
 })
+
+/** Waits until some backend blocks on a lock (the first request reached its insert). */
+async function waitForWaitingQuery(database: Database): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const rows = await database.query(
+      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+    )
+    if (rows.length > 0) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error('the first request never reached the locked row')
+}
