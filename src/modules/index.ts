@@ -1,5 +1,6 @@
 import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
+import { webhooksModule } from './webhooks/index.ts'
 
 /** Every module, in mounting order. */
-export const modules: HeroldModule[] = [accountModule]
+export const modules: HeroldModule[] = [accountModule, webhooksModule]

@@ -1,11 +1,14 @@
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import { modules } from '../../src/modules/index.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
+import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
 import { memoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
 
 export interface Harness {
@@ -13,6 +16,10 @@ export interface Harness {
   database: Database
   clock: TestClock
   config: Config
+  /** the job runner of every module's queues, when created with `workers: true` (`drain()` after moving the clock) */
+  jobs: JobRunner | null
+  /** accounts made by createTestAccount; their jobs are removed on close so no later test runs them */
+  accountIds: string[]
   close(): Promise<void>
 }
 
@@ -21,22 +28,34 @@ export interface Harness {
  * (shared by every test file; each test makes its own account, so nothing is truncated).
  */
 export async function createHarness(
-  options: { rateLimiter?: RateLimiter; config?: Partial<Config> } = {},
+  options: { rateLimiter?: RateLimiter; config?: Partial<Config>; workers?: boolean } = {},
 ): Promise<Harness> {
   const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
   await migrate(database)
   const clock = new TestClock()
-  const config = loadConfig({}, { databaseUrl, publicUrl: 'http://herold.test', ...options.config })
+  const config = loadConfig(
+    {},
+    { databaseUrl, publicUrl: 'http://herold.test', secretKey: randomBytes(32).toString('base64'), ...options.config },
+  )
   const rateLimiter = options.rateLimiter ?? memoryRateLimiter()
   const app = await buildApp({ config, database, clock, rateLimiter })
   await app.ready()
+  const workers = options.workers ? jobRunnerFor({ config, database, clock }, modules) : null
+  const stopWorkers = workers ? await workers.start() : null
+  const accountIds: string[] = []
   return {
     app,
     database,
     clock,
     config,
+    jobs: workers?.runner ?? null,
+    accountIds,
     async close() {
+      await stopWorkers?.()
+      if (accountIds.length > 0) {
+        await database.query('DELETE FROM jobs WHERE account_id = ANY($1::uuid[])', [accountIds]).catch(() => {})
+      }
       await app.close()
       await rateLimiter.close()
       await database.close()
@@ -74,6 +93,7 @@ export async function createTestAccount(
     })
   }
   const account = await createAccount(harness.database.orm, { name: options.name ?? 'Test account', plan })
+  harness.accountIds.push(account.id)
   const key = await createApiKey(harness.database.orm, {
     accountId: account.id,
     name: 'test key',

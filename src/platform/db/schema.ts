@@ -1,4 +1,6 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
+
+export * from '../../modules/webhooks/webhooks.tables.ts'
 export * from '../auth/auth.tables.ts'
 export * from '../events/events.tables.ts'
 export * from '../jobs/jobs.tables.ts'

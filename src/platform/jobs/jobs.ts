@@ -202,3 +202,15 @@ export async function nextDueAt(db: Db, queues: string[]): Promise<Date | null> 
   const due = rows<{ due: Date | string | null }>(result)[0]?.due
   return due ? new Date(due) : null
 }
+
+/** Removes the queued (not running) jobs of one key: their reason to run is gone (a subscription was deleted). */
+export async function cancelQueuedJobs(
+  tx: Db,
+  input: { accountId: string; queue: string; concurrencyKey: string },
+): Promise<number> {
+  const result = await tx.execute(
+    sql`DELETE FROM jobs WHERE account_id = ${input.accountId} AND queue = ${input.queue}
+      AND concurrency_key = ${input.concurrencyKey} AND state = 'queued' RETURNING id`,
+  )
+  return rows(result).length
+}

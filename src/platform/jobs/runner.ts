@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
+import type { HeroldModule, PlatformDeps } from '../module.ts'
 import {
   type ClaimedJob,
   claimJobs,
@@ -199,5 +200,32 @@ export class JobRunner {
     const delay = untilDue > 0 ? Math.min(this.#options.pollMs, untilDue + 5) : this.#options.pollMs
     this.#timer = setTimeout(() => this.wake(), delay)
     this.#timer.unref()
+  }
+}
+
+/** The one runner of a process: every module's queues, bounded by HEROLD_WORKER_CONCURRENCY in total. */
+export function jobRunnerFor(
+  deps: PlatformDeps,
+  modules: HeroldModule[],
+  log?: JobRunnerOptions['log'],
+): { runner: JobRunner; start(): Promise<() => Promise<void>> } {
+  const parts = modules.flatMap((m) => (m.jobs ? [m.jobs(deps)] : []))
+  const runner = new JobRunner({
+    database: deps.database,
+    clock: deps.clock,
+    handlers: Object.assign({}, ...parts.map((p) => p.handlers)),
+    concurrency: deps.config.workerConcurrency,
+    leaseMs: deps.config.jobLeaseSeconds * 1000,
+    log,
+  })
+  return {
+    runner,
+    async start() {
+      await runner.start()
+      return async () => {
+        await runner.stop()
+        for (const part of parts) await part.close?.().catch(() => {})
+      }
+    },
   }
 }
