@@ -187,17 +187,21 @@ export async function extendLeases(db: Db, clock: Clock, jobs: ClaimedJob[], lea
   )
 }
 
-/** When the next job of these queues becomes due (queued run time or an expiring lease); null when none. */
-export async function nextDueAt(db: Db, queues: string[]): Promise<Date | null> {
+/**
+ * The next moment something may become claimable: a queued job's future run time, or a lease running out (which
+ * frees its job and a slot of its key). Jobs already due but blocked by a busy key are woken by the finishing job.
+ */
+export async function nextDueAt(db: Db, clock: Clock, queues: string[]): Promise<Date | null> {
   if (queues.length === 0) return null
+  const now = sql`${clock.now().toISOString()}::timestamptz`
   const list = sql.join(
     queues.map((q) => sql`${q}`),
     sql`, `,
   )
   const result = await db.execute(sql`
     SELECT least(
-      (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue IN (${list})),
-      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue IN (${list}))
+      (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue IN (${list}) AND run_at > ${now}),
+      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue IN (${list}) AND locked_until > ${now})
     ) AS due`)
   const due = rows<{ due: Date | string | null }>(result)[0]?.due
   return due ? new Date(due) : null

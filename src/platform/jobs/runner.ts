@@ -193,11 +193,10 @@ export class JobRunner {
   async #schedule(): Promise<void> {
     if (this.#stopped) return
     if (this.#timer) clearTimeout(this.#timer)
-    const due = await nextDueAt(this.#options.database.orm, this.#queues)
+    const due = await nextDueAt(this.#options.database.orm, this.#options.clock, this.#queues)
     if (this.#stopped) return
-    const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : 0
-    // Due but not claimable (its key is busy, or all slots are): a finishing job wakes us, the poll is the net.
-    const delay = untilDue > 0 ? Math.min(this.#options.pollMs, untilDue + 5) : this.#options.pollMs
+    const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
+    const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
     this.#timer = setTimeout(() => this.wake(), delay)
     this.#timer.unref()
   }
