@@ -90,54 +90,84 @@ function toClaimed(row: JobRow): ClaimedJob {
 }
 
 /**
- * Claims up to `limit` due jobs of one queue: queued jobs whose time has come, and running jobs whose lease
- * expired (their worker died). Keys already running `perKey` jobs are skipped, so one busy key cannot fill the
- * batch. Claims of one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count
- * exact across worker processes; SKIP LOCKED keeps claims from waiting on rows being finished.
+ * Claims up to `limit` due jobs of one queue. Jobs whose lease ran out (their worker died) are put back first.
+ * Keyed jobs are found key by key (a skip scan over the distinct keys with queued work, then at most the key's
+ * free slots from each), so thousands of jobs waiting on one busy key cost one index probe, not a scan. Claims of
+ * one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count exact across
+ * worker processes.
  */
 export async function claimJobs(
   db: Db,
   clock: Clock,
-  options: { queue: string; limit: number; perKey: number; leaseMs: number },
+  options: {
+    queue: string
+    limit: number
+    perKey: number
+    leaseMs: number
+    /** put back jobs whose lease ran out first (default true; the runner does it when a lease can have expired) */
+    reap?: boolean
+    /** serialize claims of the queue across processes (default true; a single-connection PGlite needs none) */
+    exclusive?: boolean
+  },
 ): Promise<ClaimedJob[]> {
   const now = clock.now()
   const until = new Date(now.getTime() + options.leaseMs)
   const nowSql = sql`${now.toISOString()}::timestamptz`
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${options.queue}))`)
+  const queue = options.queue
+  const claim = async (tx: Db) => {
+    if (options.exclusive !== false) await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${queue}))`)
+    if (options.reap !== false) {
+      await tx.execute(sql`
+        UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
+        WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
+    }
     const result = await tx.execute(sql`
-      WITH busy AS (
+      WITH RECURSIVE keys AS (
+        (SELECT concurrency_key FROM jobs
+          WHERE queue = ${queue} AND state = 'queued' AND concurrency_key IS NOT NULL
+          ORDER BY concurrency_key LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.concurrency_key FROM jobs j
+                 WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key > k.concurrency_key
+                 ORDER BY j.concurrency_key LIMIT 1)
+        FROM keys k WHERE k.concurrency_key IS NOT NULL
+      ),
+      busy AS (
         SELECT concurrency_key, count(*)::int AS n FROM jobs
-        WHERE state = 'running' AND queue = ${options.queue} AND concurrency_key IS NOT NULL AND locked_until > ${nowSql}
+        WHERE queue = ${queue} AND state = 'running' AND concurrency_key IS NOT NULL
         GROUP BY concurrency_key
       ),
-      candidates AS (
-        SELECT j.account_id, j.id, j.concurrency_key, j.run_at FROM jobs j
-        WHERE j.queue = ${options.queue}
-          AND ((j.state = 'queued' AND j.run_at <= ${nowSql}) OR (j.state = 'running' AND j.locked_until <= ${nowSql}))
-          AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.concurrency_key = j.concurrency_key AND b.n >= ${options.perKey})
-        ORDER BY j.run_at, j.id
-        LIMIT ${options.limit * 4}
-        FOR UPDATE SKIP LOCKED
+      keyed AS (
+        SELECT c.account_id, c.id, c.run_at FROM keys k
+        LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+        CROSS JOIN LATERAL (
+          SELECT j.account_id, j.id, j.run_at FROM jobs j
+          WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key = k.concurrency_key
+            AND j.run_at <= ${nowSql}
+          ORDER BY j.run_at, j.id
+          LIMIT greatest(0, ${options.perKey}::int - coalesce(b.n, 0))
+        ) c
+        WHERE k.concurrency_key IS NOT NULL
       ),
-      ranked AS (
-        SELECT c.account_id, c.id, c.concurrency_key, c.run_at, coalesce(b.n, 0) AS running,
-               row_number() OVER (PARTITION BY c.concurrency_key ORDER BY c.run_at, c.id) AS rank
-        FROM candidates c LEFT JOIN busy b ON b.concurrency_key = c.concurrency_key
+      unkeyed AS (
+        SELECT j.account_id, j.id, j.run_at FROM jobs j
+        WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key IS NULL AND j.run_at <= ${nowSql}
+        ORDER BY j.run_at, j.id
+        LIMIT ${options.limit}
       ),
       picked AS (
-        SELECT account_id, id FROM ranked
-        WHERE concurrency_key IS NULL OR running + rank <= ${options.perKey}
+        SELECT account_id, id FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) due
         ORDER BY run_at, id
         LIMIT ${options.limit}
       )
       UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
         locked_until = ${until.toISOString()}::timestamptz, updated_at = ${nowSql}
-      FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id
+      FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id AND jobs.state = 'queued'
       RETURNING jobs.account_id, jobs.id, jobs.queue, jobs.payload, jobs.concurrency_key, jobs.attempts,
         jobs.run_at, jobs.created_at, jobs.lease_token`)
     return rows<JobRow>(result).map(toClaimed)
-  })
+  }
+  return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
 }
 
 async function updateHeld(tx: Db, job: ClaimedJob, change: SQL | null): Promise<void> {

@@ -69,6 +69,10 @@ export class JobRunner {
   #heartbeat: NodeJS.Timeout | null = null
   #unlisten: (() => Promise<void>) | null = null
   #idleWaiters: Array<() => void> = []
+  /** queues that may have claimable work: notified, a job of theirs finished, or the timer fired */
+  readonly #dirty = new Set<string>()
+  /** queues where a lease may have run out since their last reap (the timer is due at the earliest expiry) */
+  readonly #reapDue = new Set<string>()
 
   constructor(options: JobRunnerOptions) {
     this.#options = { pollMs: 10_000, ...options }
@@ -83,11 +87,13 @@ export class JobRunner {
     if (!this.#stopped) return
     this.#stopped = false
     this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (queue) => {
-      if (queue === undefined || this.#queues.includes(queue)) this.wake()
+      if (queue === undefined) this.wake(this.#queues)
+      else if (this.#queues.includes(queue)) this.wake([queue])
     })
     this.#heartbeat = setInterval(() => this.#renewLeases(), Math.max(50, Math.floor(this.#options.leaseMs / 3)))
     this.#heartbeat.unref()
-    this.wake()
+    for (const queue of this.#queues) this.#reapDue.add(queue)
+    this.wake(this.#queues)
   }
 
   /** Stops claiming, waits for running jobs (up to graceMs), then stops listening. */
@@ -103,8 +109,9 @@ export class JobRunner {
     this.#unlisten = null
   }
 
-  /** Claims what is due now, as free slots allow. Calls coalesce. */
-  wake(): void {
+  /** Claims what is due now in these queues (default: all), as free slots allow. Calls coalesce. */
+  wake(queues: string[] = this.#queues): void {
+    for (const queue of queues) this.#dirty.add(queue)
     if (this.#stopped) return
     if (this.#pumping) {
       this.#again = true
@@ -116,7 +123,7 @@ export class JobRunner {
         this.#pumping = null
         if (this.#again) {
           this.#again = false
-          this.wake()
+          this.wake([])
         } else {
           this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
         }
@@ -130,7 +137,8 @@ export class JobRunner {
   async drain(): Promise<void> {
     if (this.#stopped) throw new Error('drain() needs a started runner')
     for (;;) {
-      this.wake()
+      for (const queue of this.#queues) this.#reapDue.add(queue)
+      this.wake(this.#queues)
       while (this.#pumping) await this.#pumping
       if (this.#running.size === 0) return
       await new Promise<void>((resolve) => this.#idleWaiters.push(resolve))
@@ -138,21 +146,24 @@ export class JobRunner {
   }
 
   async #pump(): Promise<void> {
-    let claimedAny = true
-    while (claimedAny && !this.#stopped) {
-      claimedAny = false
-      for (const queue of this.#queues) {
+    while (this.#dirty.size > 0 && !this.#stopped) {
+      for (const queue of [...this.#dirty]) {
         const free = this.#options.concurrency - this.#running.size
         if (free <= 0) return
+        // cleared before the claim, so a NOTIFY arriving during it marks the queue again
+        this.#dirty.delete(queue)
         const handler = this.#options.handlers[queue]
+        const reap = this.#reapDue.delete(queue)
         const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
           queue,
           limit: free,
           perKey: handler.perKey ?? 1,
           leaseMs: this.#options.leaseMs,
+          reap,
+          exclusive: this.#options.database.kind === 'postgres',
         })
         for (const job of claimed) this.#launch(job, handler)
-        if (claimed.length > 0) claimedAny = true
+        if (claimed.length === free) this.#dirty.add(queue)
       }
     }
   }
@@ -161,7 +172,7 @@ export class JobRunner {
     const done = this.#execute(job, handler).finally(() => {
       this.#running.delete(job.leaseToken)
       for (const resolve of this.#idleWaiters.splice(0)) resolve()
-      this.wake()
+      this.wake([job.queue])
     })
     this.#running.set(job.leaseToken, { job, done })
   }
@@ -197,7 +208,10 @@ export class JobRunner {
     if (this.#stopped) return
     const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
     const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
-    this.#timer = setTimeout(() => this.wake(), delay)
+    this.#timer = setTimeout(() => {
+      for (const queue of this.#queues) this.#reapDue.add(queue)
+      this.wake(this.#queues)
+    }, delay)
     this.#timer.unref()
   }
 }
