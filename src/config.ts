@@ -14,6 +14,12 @@ const ConfigSchema = Type.Object({
   publicUrl: Type.String({ pattern: '^https?://' }),
   serviceName: Type.String({ minLength: 1, maxLength: 60 }),
   allowPrivateTargets: Type.Boolean(),
+  /** 32 bytes, base64 or hex: encrypts secrets kept at rest (webhook signing secrets) */
+  secretKey: Type.Optional(Type.String({ minLength: 1 })),
+  /** background jobs one worker process runs at once */
+  workerConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
+  /** how long a claimed job stays with its worker without a heartbeat before another worker takes it */
+  jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -40,6 +46,9 @@ const variableOf: Record<string, string> = {
   publicUrl: 'HEROLD_PUBLIC_URL',
   serviceName: 'HEROLD_SERVICE_NAME',
   allowPrivateTargets: 'HEROLD_ALLOW_PRIVATE_TARGETS',
+  secretKey: 'HEROLD_SECRET_KEY',
+  workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
+  jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -48,6 +57,23 @@ function parseBoolean(name: string, raw: string | undefined): boolean {
   if (raw === 'true' || raw === '1') return true
   if (raw === 'false' || raw === '0') return false
   throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+function parseInteger(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  return Number(raw)
+}
+
+/** HEROLD_SECRET_KEY: 32 bytes as base64 (44 characters) or hex (64 characters). */
+export function decodeSecretKey(raw: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64')
+  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && key.toString('base64') !== raw)) {
+    throw new ConfigError(
+      'HEROLD_SECRET_KEY must be 32 bytes as base64 or hex; generate one with: openssl rand -base64 32',
+    )
+  }
+  return key
 }
 
 function parsePort(raw: string | undefined): number {
@@ -71,8 +97,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     serviceName: overrides.serviceName ?? (env.HEROLD_SERVICE_NAME || 'herold'),
     allowPrivateTargets:
       overrides.allowPrivateTargets ?? parseBoolean('HEROLD_ALLOW_PRIVATE_TARGETS', env.HEROLD_ALLOW_PRIVATE_TARGETS),
+    secretKey: overrides.secretKey ?? (env.HEROLD_SECRET_KEY || undefined),
+    workerConcurrency:
+      overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 32),
+    jobLeaseSeconds:
+      overrides.jobLeaseSeconds ?? parseInteger('HEROLD_JOB_LEASE_SECONDS', env.HEROLD_JOB_LEASE_SECONDS, 30),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
+  if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)
   const [error] = Value.Errors(ConfigSchema, candidate)
   if (error) {
     const field = error.instancePath.replace(/^\//, '') || String(error.params && Object.values(error.params)[0])

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
 import { buildApp } from './app.ts'
 import { adminEndpoint } from './cli/admin-endpoint.ts'
 import type { Config } from './config.ts'
@@ -9,6 +10,7 @@ import { type Database, openDatabase } from './platform/db/client.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
 import { idempotencySweeper } from './platform/idempotency/sweeper.ts'
+import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
 
 export interface RunningServer {
@@ -60,7 +62,9 @@ export async function serve(config: Config, print: (line: string) => void = cons
     }
     if (config.role !== 'api') {
       const deps = { config, database, clock: systemClock }
-      const starters = [idempotencySweeper(deps), ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
+      const logger = app?.log ?? pino({ level: config.logLevel })
+      const jobs = jobRunnerFor(deps, modules, (message, error) => logger.error({ err: error }, message))
+      const starters = [idempotencySweeper(deps), jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
       for (const start of starters) stops.push(await start())
     }
     return { app, url, stop: () => shutdown(stops, database, embedded ? config.dataDir : null) }

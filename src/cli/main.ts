@@ -16,7 +16,8 @@ ${Object.entries(dataCommands)
   .join('\n')}
 
 Environment: PORT, HOST, HEROLD_DATA_DIR, DATABASE_URL, REDIS_URL, HEROLD_ROLE, HEROLD_PUBLIC_URL,
-HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, LOG_LEVEL. See README.md.`
+HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WORKER_CONCURRENCY,
+HEROLD_JOB_LEASE_SECONDS, LOG_LEVEL. See README.md.`
 
 function commandHelp(name: string, command: DataCommand): string {
   const options = Object.entries(command.options ?? {})

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Clock } from './clock.ts'
 import type { Database } from './db/client.ts'
+import type { JobHandlers } from './jobs/runner.ts'
 
 /** What the platform hands every module. */
 export interface PlatformDeps {
@@ -17,4 +18,12 @@ export interface HeroldModule {
   routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
   /** its background workers, started in the worker role; each returns a stop function */
   workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
+  /** its durable job queues, run by the process's one job runner in the worker role */
+  jobs?: (deps: PlatformDeps) => ModuleJobs
+}
+
+export interface ModuleJobs {
+  handlers: JobHandlers
+  /** frees what the handlers hold (HTTP connection pools), after the runner stopped */
+  close?: () => Promise<void>
 }

@@ -1,11 +1,14 @@
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import { modules } from '../../src/modules/index.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
+import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
 import type { HeroldModule } from '../../src/platform/module.ts'
 import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
 
@@ -14,6 +17,10 @@ export interface Harness {
   database: Database
   clock: TestClock
   config: Config
+  /** the job runner of every module's queues, when created with `workers: true` (`drain()` after moving the clock) */
+  jobs: JobRunner | null
+  /** accounts made by createTestAccount; their jobs are removed on close so no later test runs them */
+  accountIds: string[]
   close(): Promise<void>
 }
 
@@ -22,23 +29,42 @@ export interface Harness {
  * (shared by every test file; each test makes its own account, so nothing is truncated).
  */
 export async function createHarness(
-  options: { rateLimiter?: RateLimiter; config?: Partial<Config>; extraModules?: HeroldModule[] } = {},
+  options: {
+    rateLimiter?: RateLimiter
+    config?: Partial<Config>
+    extraModules?: HeroldModule[]
+    workers?: boolean
+  } = {},
 ): Promise<Harness> {
   const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
   await migrate(database)
   const clock = new TestClock()
-  const config = loadConfig({}, { databaseUrl, publicUrl: 'http://herold.test', ...options.config })
+  const config = loadConfig(
+    {},
+    { databaseUrl, publicUrl: 'http://herold.test', secretKey: randomBytes(32).toString('base64'), ...options.config },
+  )
   const redisUrl = process.env.HEROLD_TEST_REDIS_URL || undefined
   const rateLimiter = options.rateLimiter ?? (redisUrl ? redisRateLimiter(redisUrl) : memoryRateLimiter())
   const app = await buildApp({ config, database, clock, rateLimiter, extraModules: options.extraModules })
   await app.ready()
+  const workers = options.workers
+    ? jobRunnerFor({ config, database, clock }, [...modules, ...(options.extraModules ?? [])])
+    : null
+  const stopWorkers = workers ? await workers.start() : null
+  const accountIds: string[] = []
   return {
     app,
     database,
     clock,
     config,
+    jobs: workers?.runner ?? null,
+    accountIds,
     async close() {
+      await stopWorkers?.()
+      if (accountIds.length > 0) {
+        await database.query('DELETE FROM jobs WHERE account_id = ANY($1::uuid[])', [accountIds]).catch(() => {})
+      }
       await app.close()
       await rateLimiter.close()
       await database.close()
@@ -76,6 +102,7 @@ export async function createTestAccount(
     })
   }
   const account = await createAccount(harness.database.orm, { name: options.name ?? 'Test account', plan })
+  harness.accountIds.push(account.id)
   const key = await createApiKey(harness.database.orm, {
     accountId: account.id,
     name: 'test key',

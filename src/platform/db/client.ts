@@ -23,7 +23,17 @@ export interface Database {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>
   /** Runs fn on one dedicated connection (advisory locks, LISTEN). */
   withSession<T>(fn: (session: Queryable) => Promise<T>): Promise<T>
+  /**
+   * Calls handler for every NOTIFY on channel (fired at the commit of the notifying transaction). After a lost
+   * connection is re-established the handler is called once without a payload, since notifications may have
+   * been missed. Resolves to the function that stops listening.
+   */
+  listen(channel: string, handler: (payload: string | undefined) => void): Promise<() => Promise<void>>
   close(): Promise<void>
+}
+
+function assertChannel(channel: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid LISTEN channel name "${channel}"`)
 }
 
 export interface OpenDatabaseOptions {
@@ -51,6 +61,13 @@ async function openPglite(dataDir: string): Promise<Database> {
     },
     // PGlite is one connection: the whole database is the session.
     withSession: (fn) => fn({ query: (sql, params) => client.query(sql, params) }),
+    async listen(channel, handler) {
+      assertChannel(channel)
+      const unlisten = await client.listen(channel, (payload) => handler(payload))
+      return async () => {
+        if (!closed) await unlisten()
+      }
+    },
     async close() {
       if (closed) return
       closed = true
@@ -84,10 +101,64 @@ async function openPostgres(url: string, max: number): Promise<Database> {
         client.release()
       }
     },
+    listen: (channel, handler) => listenPostgres(url, channel, handler),
     async close() {
       if (closed) return
       closed = true
       await pool.end()
     },
+  }
+}
+
+const RECONNECT_MS = 1000
+
+/** LISTEN needs a connection of its own, outside the pool, kept open and re-opened when it drops. */
+async function listenPostgres(
+  url: string,
+  channel: string,
+  handler: (payload: string | undefined) => void,
+): Promise<() => Promise<void>> {
+  assertChannel(channel)
+  let stopped = false
+  let client: pg.Client | null = null
+  let retry: NodeJS.Timeout | null = null
+
+  const open = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url })
+    next.on('notification', (message) => {
+      if (message.channel === channel) handler(message.payload)
+    })
+    next.on('error', () => reopen(next))
+    next.on('end', () => reopen(next))
+    await next.connect()
+    await next.query(`LISTEN ${channel}`)
+    client = next
+  }
+  const reopen = (dead: pg.Client) => {
+    if (stopped || client !== dead) return
+    client = null
+    dead.end().catch(() => {})
+    const attempt = () => {
+      retry = null
+      if (stopped) return
+      open().then(
+        () => handler(undefined),
+        () => {
+          retry = setTimeout(attempt, RECONNECT_MS)
+          retry.unref()
+        },
+      )
+    }
+    retry = setTimeout(attempt, RECONNECT_MS)
+    retry.unref()
+  }
+
+  await open()
+  return async () => {
+    stopped = true
+    if (retry) clearTimeout(retry)
+    const last = client
+    client = null
+    await last?.end().catch(() => {})
   }
 }

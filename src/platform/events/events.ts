@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { enqueue } from '../jobs/jobs.ts'
 import { events } from './events.tables.ts'
 
 export const EVENT_NAMES = ['contact.created', 'message.received', 'conversation.created'] as const
 export type EventName = (typeof EVENT_NAMES)[number]
+
+/** The job queue that hands each recorded event to its consumers (webhook subscriptions). */
+export const EVENT_DISPATCH_QUEUE = 'event.dispatch'
 
 export interface RecordedEvent {
   id: string
@@ -17,7 +21,8 @@ export interface RecordedEvent {
 
 /**
  * Appends an event to the outbox. Call it with the transaction handle of the change it reports, so the
- * event exists exactly when the change does.
+ * event exists exactly when the change does. Its dispatch job is written in the same transaction, and its
+ * NOTIFY wakes a worker at the commit.
  */
 export async function recordEvent(
   tx: Db,
@@ -34,6 +39,7 @@ export async function recordEvent(
     data: input.data,
     createdAt,
   })
+  await enqueue(tx, clock, { accountId: input.accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventId: id } })
   return { id, name: input.name, wireId: `${input.name}:${id}`, createdAt }
 }
 

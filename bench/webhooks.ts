@@ -1,0 +1,198 @@
+/**
+ * Webhook delivery benchmark: 10,000 contact.created events against one receiver on loopback.
+ *
+ *   node bench/webhooks.ts                      embedded PGlite (in memory)
+ *   DATABASE_URL=postgres://... node bench/webhooks.ts
+ *
+ * Prints deliveries per second and the commit-to-receipt latency (p50/p99), beside the receiver's own capacity
+ * measured in the same run with the same per-subscription concurrency; the ratio is the figure.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Pool } from 'undici'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+import { modules } from '../src/modules/index.ts'
+import { PER_SUBSCRIPTION_CONCURRENCY } from '../src/modules/webhooks/webhooks.worker.ts'
+import { createAccount, createApiKey, setPlan } from '../src/platform/auth/accounts.service.ts'
+import { systemClock } from '../src/platform/clock.ts'
+import { openDatabase } from '../src/platform/db/client.ts'
+import { migrate } from '../src/platform/db/migrate.ts'
+import { recordEvent } from '../src/platform/events/events.ts'
+import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { memoryRateLimiter } from '../src/platform/rate-limit/rate-limiter.ts'
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000)
+const PACED_EVENTS = 300
+const PACED_PER_SECOND = 50
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+/** A receiver that does what a careful one does: verify the signature, deduplicate, answer 204. */
+async function startReceiver() {
+  const state = { secret: '', receivedAt: new Map<string, number>(), bad: 0, onReceive: () => {} }
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks)
+      const timestamp = String(req.headers['x-service-timestamp'])
+      const expected = createHmac('sha256', state.secret).update(`${timestamp}.`).update(raw).digest()
+      const given = Buffer.from(String(req.headers['x-service-signature']).slice(3), 'hex')
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) state.bad++
+      const id = String(req.headers['x-service-delivery'])
+      if (!state.receivedAt.has(id)) state.receivedAt.set(id, performance.now())
+      res.writeHead(204).end()
+      state.onReceive()
+    })
+  })
+  server.keepAliveTimeout = 10_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { state, url, close: () => new Promise((r) => server.close(r)) }
+}
+
+/** The receiver's own capacity: signed POSTs as fast as the same concurrency allows. */
+async function receiverCapacity(receiver: Awaited<ReturnType<typeof startReceiver>>, count: number) {
+  receiver.state.secret = 'whsec_baseline'
+  const pool = new Pool(receiver.url, { connections: PER_SUBSCRIPTION_CONCURRENCY })
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: PER_SUBSCRIPTION_CONCURRENCY }, async () => {
+      while (next < count) {
+        const i = next++
+        const body = JSON.stringify({
+          id: `contact.created:baseline-${i}`,
+          event: 'contact.created',
+          created_at: new Date().toISOString(),
+          data: { i },
+        })
+        const timestamp = Math.floor(Date.now() / 1000)
+        const signature = createHmac('sha256', receiver.state.secret).update(`${timestamp}.${body}`).digest('hex')
+        const response = await pool.request({
+          path: '/hooks',
+          method: 'POST',
+          body,
+          headers: {
+            'content-type': 'application/json',
+            'x-service-delivery': `contact.created:baseline-${i}`,
+            'x-service-timestamp': String(timestamp),
+            'x-service-signature': `v1=${signature}`,
+          },
+        })
+        await response.body.dump()
+      }
+    }),
+  )
+  const seconds = (performance.now() - started) / 1000
+  await pool.close()
+  receiver.state.receivedAt.clear()
+  return count / seconds
+}
+
+async function main() {
+  const receiver = await startReceiver()
+  const capacity = await receiverCapacity(receiver, EVENTS)
+
+  const databaseUrl = process.env.DATABASE_URL || undefined
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 10 })
+  await migrate(database)
+  const config = loadConfig(
+    {},
+    {
+      databaseUrl,
+      allowPrivateTargets: true,
+      secretKey: randomBytes(32).toString('base64'),
+    },
+  )
+  const app = await buildApp({ config, database, clock: systemClock, rateLimiter: memoryRateLimiter() })
+  const plan = `bench-${Date.now()}`
+  await setPlan(database.orm, { name: plan, contactsLimit: 1000, messagesPerMonth: 1000, webhooksLimit: 5 })
+  const account = await createAccount(database.orm, { name: 'Bench', plan })
+  const { key } = await createApiKey(database.orm, { accountId: account.id, name: 'bench', scopes: ['webhooks:write'] })
+  const created = await app.inject({
+    method: 'POST',
+    url: '/v1/webhook-subscriptions',
+    headers: { authorization: `Bearer ${key}` },
+    payload: { url: `${receiver.url}/hooks`, events: ['contact.created'] },
+  })
+  receiver.state.secret = (created.json() as { secret: string }).secret
+  const workers = jobRunnerFor({ config, database, clock: systemClock }, modules)
+  const stopWorkers = await workers.start()
+
+  const emit = async () => {
+    const event = await database.orm.transaction((tx) =>
+      recordEvent(tx, systemClock, {
+        accountId: account.id,
+        name: 'contact.created',
+        data: {
+          id: crypto.randomUUID(),
+          name: 'Bench',
+          email: 'bench@example.com',
+          created_at: new Date().toISOString(),
+        },
+      }),
+    )
+    return { id: event.wireId, committedAt: performance.now() }
+  }
+  const allReceived = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => receiver.state.receivedAt.size >= count && resolve()
+      receiver.state.onReceive = check
+      check()
+    })
+  const latencies = (commits: Array<{ id: string; committedAt: number }>) =>
+    commits.map((c) => (receiver.state.receivedAt.get(c.id) ?? Number.NaN) - c.committedAt)
+
+  // Burst: every event committed as fast as one writer can, delivered while the writing goes on.
+  const burstStart = performance.now()
+  const burst: Array<{ id: string; committedAt: number }> = []
+  for (let i = 0; i < EVENTS; i++) burst.push(await emit())
+  const committedIn = (performance.now() - burstStart) / 1000
+  await allReceived(EVENTS)
+  const burstSeconds = (Math.max(...receiver.state.receivedAt.values()) - burstStart) / 1000
+  const burstLatency = latencies(burst)
+  const throughput = EVENTS / burstSeconds
+
+  // Paced: events spaced out, as in normal traffic: the latency the 1-second promise is about.
+  receiver.state.receivedAt.clear()
+  const paced: Array<{ id: string; committedAt: number }> = []
+  for (let i = 0; i < PACED_EVENTS; i++) {
+    paced.push(await emit())
+    await new Promise((r) => setTimeout(r, 1000 / PACED_PER_SECOND))
+  }
+  await allReceived(PACED_EVENTS)
+  const pacedLatency = latencies(paced)
+
+  await stopWorkers()
+  await app.close()
+  await database.close()
+  await receiver.close()
+
+  const ms = (v: number) => `${v.toFixed(1)} ms`
+  console.log(
+    `webhook delivery, ${database.kind}, one subscription, per-subscription concurrency ${PER_SUBSCRIPTION_CONCURRENCY}`,
+  )
+  console.log(`  receiver capacity (same concurrency, signed POSTs):  ${capacity.toFixed(0)} req/s`)
+  console.log(
+    `  burst of ${EVENTS} events: committed in ${committedIn.toFixed(1)} s, all delivered in ${burstSeconds.toFixed(1)} s`,
+  )
+  console.log(
+    `    deliveries/s:                                      ${throughput.toFixed(0)}  (ratio to receiver capacity ${(throughput / capacity).toFixed(3)})`,
+  )
+  console.log(
+    `    commit-to-receipt latency p50 / p99:               ${ms(percentile(burstLatency, 50))} / ${ms(percentile(burstLatency, 99))}`,
+  )
+  console.log(`  paced ${PACED_EVENTS} events at ${PACED_PER_SECOND}/s:`)
+  console.log(
+    `    commit-to-receipt latency p50 / p99:               ${ms(percentile(pacedLatency, 50))} / ${ms(percentile(pacedLatency, 99))}`,
+  )
+  console.log(`  signatures that failed verification:                 ${receiver.state.bad}`)
+}
+
+await main()

@@ -1,0 +1,30 @@
+import { EVENT_DISPATCH_QUEUE } from '../../platform/events/events.ts'
+import type { HeroldModule } from '../../platform/module.ts'
+import { createOutboundHttp } from '../../platform/outbound-http.ts'
+import { secretBoxFor } from '../../platform/secrets.ts'
+import { webhooksRoutes } from './webhooks.routes.ts'
+import { DELIVERY_QUEUE, webhooksService } from './webhooks.service.ts'
+import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
+
+export const webhooksModule: HeroldModule = {
+  name: 'webhooks',
+  routes: ({ config, database, clock }) =>
+    webhooksRoutes(
+      webhooksService({
+        db: database.orm,
+        clock,
+        secrets: secretBoxFor(config),
+        allowPrivateTargets: config.allowPrivateTargets,
+      }),
+    ),
+  jobs: ({ config, clock }) => {
+    const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })
+    return {
+      handlers: {
+        [EVENT_DISPATCH_QUEUE]: dispatchHandler({ clock }),
+        [DELIVERY_QUEUE]: deliverHandler({ clock, secrets: secretBoxFor(config), http }),
+      },
+      close: () => http.close(),
+    }
+  },
+}

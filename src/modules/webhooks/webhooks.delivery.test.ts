@@ -1,0 +1,468 @@
+import assert from 'node:assert/strict'
+import { after, afterEach, before, describe, test } from 'node:test'
+import {
+  createHarness,
+  createTestAccount,
+  type Harness,
+  json,
+  type TestAccount,
+} from '../../../test/helpers/harness.ts'
+import { type Answer, startReceiver, type WebhookReceiver } from '../../../test/helpers/webhook-receiver.ts'
+import { EVENT_DISPATCH_QUEUE, type EventName, recordEvent } from '../../platform/events/events.ts'
+import { claimJobs } from '../../platform/jobs/jobs.ts'
+import { JobRunner } from '../../platform/jobs/runner.ts'
+import { DELIVERY_QUEUE } from './webhooks.service.ts'
+import { dispatchHandler } from './webhooks.worker.ts'
+
+let harness: Harness
+const receivers: WebhookReceiver[] = []
+
+before(async () => {
+  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+})
+after(() => harness.close())
+afterEach(async () => {
+  for (const receiver of receivers.splice(0)) await receiver.close()
+})
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+
+async function receiver(answer?: (n: number) => Answer): Promise<WebhookReceiver> {
+  let n = 0
+  const r = await startReceiver({ now: () => harness.clock.now(), answer: answer ? () => answer(++n) : undefined })
+  receivers.push(r)
+  return r
+}
+
+interface Attempt {
+  event_id: string
+  attempt: number
+  attempted_at: string
+  status_code: number | null
+  error: string | null
+  succeeded: boolean
+  delivery_state: string
+  next_attempt_at: string | null
+  duration_ms: number
+}
+
+async function subscribe(
+  account: TestAccount,
+  target: WebhookReceiver,
+  events: EventName[] = ['contact.created'],
+): Promise<string> {
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/webhook-subscriptions',
+    payload: { url: target.url, events },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  const body = json<{ id: string; secret: string }>(response)
+  target.secret = body.secret
+  return body.id
+}
+
+const contactData = (n = 1) => ({
+  id: crypto.randomUUID(),
+  name: `Contact ${n}`,
+  email: `c${n}@example.com`,
+  phone: '',
+  optin_chat: 'none',
+  optin_email: 'none',
+  tags: [],
+  language: 'de',
+  source: 'api',
+  created_at: harness.clock.now().toISOString(),
+})
+
+async function emit(
+  account: TestAccount,
+  name: EventName = 'contact.created',
+  data: Record<string, unknown> = contactData(),
+) {
+  const committed = await harness.database.orm.transaction((tx) =>
+    recordEvent(tx, harness.clock, { accountId: account.accountId, name, data }),
+  )
+  return { ...committed, committedAt: Date.now(), data }
+}
+
+async function attempts(account: TestAccount, id: string): Promise<Attempt[]> {
+  const response = await account.request({ method: 'GET', url: `/v1/webhook-subscriptions/${id}/deliveries?limit=100` })
+  assert.equal(response.statusCode, 200)
+  return json<{ deliveries: Attempt[] }>(response).deliveries
+}
+
+async function subscription(account: TestAccount, id: string) {
+  return json<{ status: string; disabled_reason: string | null; consecutive_failures: number }>(
+    await account.request({ method: 'GET', url: `/v1/webhook-subscriptions/${id}` }),
+  )
+}
+
+describe('delivery (section 6)', () => {
+  test('an event is POSTed within 1 s of its commit with the spec body and headers, and the signature verifies', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver()
+    await subscribe(account, target)
+    const event = await emit(account)
+    const [got] = await target.waitFor(1, 1000)
+    assert.ok(got.receivedAt - event.committedAt < 1000, `took ${got.receivedAt - event.committedAt} ms`)
+    assert.equal(got.verified, true, got.reason ?? '')
+    assert.equal(got.headers['content-type'], 'application/json')
+    assert.equal(got.headers['user-agent'], 'Service-Webhooks/1.0')
+    assert.equal(got.headers['x-service-event'], 'contact.created')
+    assert.equal(got.deliveryId, `contact.created:${event.id}`)
+    assert.equal(got.timestamp, Math.floor(harness.clock.now().getTime() / 1000))
+    assert.deepEqual(JSON.parse(got.rawBody.toString()), {
+      id: `contact.created:${event.id}`,
+      event: 'contact.created',
+      created_at: event.createdAt.toISOString(),
+      data: event.data,
+    })
+  })
+
+  test('each event name is delivered with its own data, only to subscriptions that want it', async () => {
+    const account = await createTestAccount(harness)
+    const messages = await receiver()
+    const all = await receiver()
+    await subscribe(account, messages, ['message.received'])
+    await subscribe(account, all, ['contact.created', 'message.received', 'conversation.created'])
+    const conversation = {
+      id: crypto.randomUUID(),
+      contact_id: crypto.randomUUID(),
+      channel: 'chat',
+      created_at: harness.clock.now().toISOString(),
+    }
+    await emit(account, 'conversation.created', conversation)
+    const message = {
+      id: crypto.randomUUID(),
+      conversation_id: conversation.id,
+      contact_id: conversation.contact_id,
+      channel: 'chat',
+      direction: 'inbound',
+      type: 'text',
+      text: 'Hallo',
+      media_url: '',
+      media_mime: '',
+      created_at: harness.clock.now().toISOString(),
+    }
+    await emit(account, 'message.received', message)
+    await all.waitFor(2)
+    await messages.waitFor(1)
+    await harness.jobs!.drain()
+    assert.equal(messages.received.length, 1)
+    assert.equal(messages.received[0].body.event, 'message.received')
+    assert.deepEqual(messages.received[0].body.data, message)
+    const byEvent = Object.fromEntries(all.received.map((d) => [d.body.event, d.body.data]))
+    assert.deepEqual(byEvent, { 'conversation.created': conversation, 'message.received': message })
+    assert.ok(all.received.every((d) => d.verified))
+  })
+
+  test("an account's events never reach another account's subscription", async () => {
+    const owner = await createTestAccount(harness)
+    const other = await createTestAccount(harness)
+    const target = await receiver()
+    await subscribe(other, target)
+    await emit(owner)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 0)
+  })
+
+  test('a failed delivery is retried after 1 min, 5 min, 30 min, 2 h, 6 h and 12 h, 7 attempts, then recorded as exhausted', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 500)
+    const id = await subscribe(account, target)
+    const event = await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    const delays = [1 * MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR]
+    for (const [i, delay] of delays.entries()) {
+      harness.clock.advance(delay - 1000)
+      await harness.jobs!.drain()
+      assert.equal(target.received.length, i + 1, `not before ${delay / MINUTE} min`)
+      harness.clock.advance(1000)
+      await harness.jobs!.drain()
+      assert.equal(target.received.length, i + 2, `retry ${i + 1} after ${delay / MINUTE} min`)
+    }
+    harness.clock.advance(48 * HOUR)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 7, 'dropped after the seventh attempt')
+    assert.ok(target.received.every((d) => d.deliveryId === `contact.created:${event.id}` && d.verified))
+    assert.equal(new Set(target.received.map((d) => d.timestamp)).size, 7, 'each attempt carries its own timestamp')
+    const history = (await attempts(account, id)).reverse()
+    assert.deepEqual(
+      history.map((a) => [a.attempt, a.status_code, a.succeeded, a.delivery_state]),
+      [1, 2, 3, 4, 5, 6, 7].map((n) => [n, 500, false, n < 7 ? 'retrying' : 'exhausted']),
+    )
+    for (const [i, a] of history.entries()) {
+      const expected = i < 6 ? Date.parse(a.attempted_at) + delays[i] : null
+      assert.equal(a.next_attempt_at ? Date.parse(a.next_attempt_at) : null, expected)
+      assert.equal(a.event_id, `contact.created:${event.id}`)
+    }
+  })
+
+  test('a retry after a failure that succeeds ends the delivery', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver((n) => (n === 1 ? 503 : 204))
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    harness.clock.advance(MINUTE)
+    await harness.jobs!.drain()
+    harness.clock.advance(24 * HOUR)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 2)
+    const history = await attempts(account, id)
+    assert.deepEqual(
+      history.map((a) => [a.attempt, a.status_code, a.delivery_state]),
+      [
+        [2, 204, 'succeeded'],
+        [1, 503, 'retrying'],
+      ],
+    )
+    assert.equal((await subscription(account, id)).consecutive_failures, 0)
+  })
+
+  test('a 410 answer disables the subscription at once, with disabled_reason gone_410', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 410)
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    const after410 = await subscription(account, id)
+    assert.equal(after410.status, 'disabled')
+    assert.equal(after410.disabled_reason, 'gone_410')
+    const [only] = await attempts(account, id)
+    assert.deepEqual([only.status_code, only.delivery_state, only.next_attempt_at], [410, 'dropped', null])
+    await emit(account)
+    harness.clock.advance(24 * HOUR)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 1, 'nothing more is sent, neither retries nor new events')
+  })
+
+  test('25 failed attempts in a row disable the subscription; a success in between resets the count', async () => {
+    const account = await createTestAccount(harness)
+    let healthy = false
+    const target = await receiver(() => (healthy ? 200 : 500))
+    const id = await subscribe(account, target)
+    for (let i = 0; i < 24; i++) await emit(account)
+    await target.waitFor(24)
+    await harness.jobs!.drain()
+    assert.equal((await subscription(account, id)).consecutive_failures, 24)
+    healthy = true
+    await emit(account)
+    await target.waitFor(25)
+    await harness.jobs!.drain()
+    const reset = await subscription(account, id)
+    assert.deepEqual([reset.status, reset.consecutive_failures], ['enabled', 0])
+
+    healthy = false
+    for (let i = 0; i < 24; i++) await emit(account)
+    await harness.jobs!.drain()
+    assert.equal((await subscription(account, id)).status, 'enabled', '24 failures are not enough')
+    await emit(account)
+    await harness.jobs!.drain()
+    const disabled = await subscription(account, id)
+    assert.deepEqual([disabled.status, disabled.disabled_reason], ['disabled', 'consecutive_failures'])
+    const sent = target.received.length
+    harness.clock.advance(24 * HOUR)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, sent, 'pending retries of a disabled subscription are dropped')
+  })
+
+  test('enable turns a disabled subscription back on: later events are delivered', async () => {
+    const account = await createTestAccount(harness)
+    let gone = true
+    const target = await receiver(() => (gone ? 410 : 200))
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    assert.equal((await subscription(account, id)).status, 'disabled')
+    gone = false
+    const response = await account.request({ method: 'POST', url: `/v1/webhook-subscriptions/${id}/enable` })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(
+      [json<{ status: string }>(response).status, json<{ disabled_reason: null }>(response).disabled_reason],
+      ['enabled', null],
+    )
+    const event = await emit(account)
+    await target.waitFor(2)
+    assert.equal(target.received[1].deliveryId, `contact.created:${event.id}`)
+  })
+
+  test('a redirect is not followed: the 3xx counts as a failed attempt', async () => {
+    const account = await createTestAccount(harness)
+    const other = await receiver()
+    const target = await receiver(() => ({ status: 307, headers: { location: other.url } }))
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    assert.equal(other.received.length, 0)
+    const [first] = await attempts(account, id)
+    assert.deepEqual([first.status_code, first.succeeded, first.delivery_state], [307, false, 'retrying'])
+  })
+
+  test('a receiver that takes longer than 5 s fails the attempt as a timeout', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 'hang')
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    const [first] = await attempts(account, id)
+    assert.deepEqual([first.status_code, first.error, first.delivery_state], [null, 'timeout', 'retrying'])
+    assert.ok(first.duration_ms >= 4900 && first.duration_ms < 6500, String(first.duration_ms))
+  })
+
+  test('a slow receiver does not delay deliveries to another subscription', async () => {
+    const slowAccount = await createTestAccount(harness)
+    const fastAccount = await createTestAccount(harness)
+    const slow = await receiver(() => ({ status: 200, delayMs: 1000 }))
+    const fast = await receiver()
+    await subscribe(slowAccount, slow)
+    await subscribe(fastAccount, fast)
+    for (let i = 0; i < 24; i++) await emit(slowAccount)
+    await slow.waitFor(8)
+    const event = await emit(fastAccount)
+    const [got] = await fast.waitFor(1, 1000)
+    assert.ok(got.receivedAt - event.committedAt < 1000)
+    assert.ok(slow.received.length <= 8, `at most 8 at once to one subscription, saw ${slow.received.length}`)
+    await harness.jobs!.drain()
+    assert.equal(slow.unique().length, 24)
+  })
+
+  test('after rotate-secret, deliveries are signed with the new secret only', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver()
+    const id = await subscribe(account, target)
+    const old = target.secret
+    const rotated = json<{ secret: string }>(
+      await account.request({ method: 'POST', url: `/v1/webhook-subscriptions/${id}/rotate-secret` }),
+    )
+    target.secret = rotated.secret
+    await emit(account)
+    const [got] = await target.waitFor(1)
+    assert.equal(got.verified, true)
+    target.secret = old
+    await emit(account)
+    await target.waitFor(2)
+    assert.equal(target.received[1].verified, false, 'the old secret no longer verifies')
+  })
+
+  test('a deleted subscription receives no more retries', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 500)
+    const id = await subscribe(account, target)
+    await emit(account)
+    await target.waitFor(1)
+    await harness.jobs!.drain()
+    await account.request({ method: 'DELETE', url: `/v1/webhook-subscriptions/${id}` })
+    harness.clock.advance(24 * HOUR)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 1)
+  })
+
+  test('a delivery claimed by a worker that died is attempted again once its lease expires', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver()
+    await subscribe(account, target)
+    await harness.jobs!.stop()
+    try {
+      const event = await emit(account)
+      const dispatcher = new JobRunner({
+        database: harness.database,
+        clock: harness.clock,
+        handlers: { [EVENT_DISPATCH_QUEUE]: dispatchHandler({ clock: harness.clock }) },
+        concurrency: 1,
+        leaseMs: 30_000,
+      })
+      await dispatcher.start()
+      await dispatcher.drain()
+      await dispatcher.stop()
+      const claimed = await claimJobs(harness.database.orm, harness.clock, {
+        queue: DELIVERY_QUEUE,
+        limit: 10,
+        perKey: 8,
+        leaseMs: harness.config.jobLeaseSeconds * 1000,
+      })
+      assert.equal(claimed.length, 1, 'the dying worker holds the delivery')
+      await harness.jobs!.start()
+      await harness.jobs!.drain()
+      assert.equal(target.received.length, 0, 'not while its lease holds')
+      harness.clock.advance(harness.config.jobLeaseSeconds * 1000 + 1)
+      await harness.jobs!.drain()
+      assert.equal(target.received.length, 1)
+      assert.equal(target.received[0].deliveryId, `contact.created:${event.id}`)
+      assert.equal(target.received[0].verified, true)
+    } finally {
+      await harness.jobs!.start()
+    }
+  })
+
+  test('the deliveries list is paginated, newest first', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver()
+    const id = await subscribe(account, target)
+    for (let i = 0; i < 3; i++) {
+      await emit(account)
+      await target.waitFor(i + 1)
+      await harness.jobs!.drain()
+      harness.clock.advance(1000)
+    }
+    const page = json<{ deliveries: Attempt[]; has_more: boolean; next_offset: number | null; limit: number }>(
+      await account.request({ method: 'GET', url: `/v1/webhook-subscriptions/${id}/deliveries?limit=2` }),
+    )
+    assert.equal(page.deliveries.length, 2)
+    assert.deepEqual([page.has_more, page.next_offset, page.limit], [true, 2, 2])
+    assert.ok(Date.parse(page.deliveries[0].attempted_at) > Date.parse(page.deliveries[1].attempted_at))
+    assert.equal(page.deliveries[0].event_id, target.received[2].deliveryId)
+  })
+})
+
+describe('the SSRF guard on delivery', () => {
+  test('an address that now resolves to loopback is refused at every attempt, and nothing reaches it', async () => {
+    // on a shared PostgreSQL database the other harness's runner would take these jobs too
+    await harness.jobs!.stop()
+    const strict = await createHarness({ config: { allowPrivateTargets: false }, workers: true })
+    const target = await receiver()
+    try {
+      const account = await createTestAccount(strict)
+      const created = await account.request({
+        method: 'POST',
+        url: '/v1/webhook-subscriptions',
+        payload: { url: 'https://hooks.example.com/herold', events: ['contact.created'] },
+      })
+      const { id } = json<{ id: string }>(created)
+      // the name was public when subscribed; its address changed since (DNS is the subscriber's)
+      await strict.database.query('UPDATE webhook_subscriptions SET url = $1 WHERE account_id = $2 AND id = $3', [
+        target.url.replace('127.0.0.1', 'localhost'),
+        account.accountId,
+        id,
+      ])
+      await strict.database.orm.transaction((tx) =>
+        recordEvent(tx, strict.clock, { accountId: account.accountId, name: 'contact.created', data: contactData() }),
+      )
+      await strict.jobs!.drain()
+      strict.clock.advance(MINUTE)
+      await strict.jobs!.drain()
+      const history = json<{ deliveries: Attempt[] }>(
+        await account.request({ method: 'GET', url: `/v1/webhook-subscriptions/${id}/deliveries` }),
+      ).deliveries
+      assert.deepEqual(
+        history.map((a) => [a.attempt, a.error, a.status_code]),
+        [
+          [2, 'blocked_target', null],
+          [1, 'blocked_target', null],
+        ],
+      )
+      assert.equal(target.received.length, 0)
+    } finally {
+      await strict.close()
+      await harness.jobs!.start()
+    }
+  })
+})

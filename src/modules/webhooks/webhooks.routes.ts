@@ -1,0 +1,137 @@
+import type { FastifyInstance } from 'fastify'
+import type { Static } from 'typebox'
+import {
+  CreateSubscriptionBody,
+  DeletedSubscription,
+  DeliveryAttemptPage,
+  ListQuery,
+  Subscription,
+  SubscriptionPage,
+  SubscriptionParams,
+  SubscriptionWithSecret,
+} from './webhooks.schemas.ts'
+import type { WebhooksService } from './webhooks.service.ts'
+
+type Params = Static<typeof SubscriptionParams>
+type Query = Static<typeof ListQuery>
+const tags = ['webhooks']
+
+export function webhooksRoutes(service: WebhooksService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.post<{ Body: Static<typeof CreateSubscriptionBody> }>(
+      '/webhook-subscriptions',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Subscribe an address to events',
+          description:
+            'Creates a subscription and returns its signing secret, the only time it is shown. Deliveries follow section 6: signed POST requests, retried after 1 min, 5 min, 30 min, 2 h, 6 h and 12 h. 409 webhook_limit_reached when the plan allows no more subscriptions; 400 with key webhook_url_invalid, webhook_url_https_required or webhook_url_not_public for an unusable url.',
+          tags,
+          body: CreateSubscriptionBody,
+          response: { 201: SubscriptionWithSecret },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await service.create(request.tenant, request.body)),
+    )
+
+    app.get<{ Querystring: Query }>(
+      '/webhook-subscriptions',
+      {
+        config: { scope: 'webhooks:read' },
+        schema: {
+          summary: 'List webhook subscriptions',
+          description: 'Newest first. Secrets are never shown here.',
+          tags,
+          querystring: ListQuery,
+          response: { 200: SubscriptionPage },
+        },
+      },
+      async (request) => {
+        const page = await service.list(request.tenant, request.query)
+        const { items, ...rest } = page
+        return { webhook_subscriptions: items, ...rest }
+      },
+    )
+
+    app.get<{ Params: Params }>(
+      '/webhook-subscriptions/:id',
+      {
+        config: { scope: 'webhooks:read' },
+        schema: {
+          summary: 'One webhook subscription',
+          tags,
+          params: SubscriptionParams,
+          response: { 200: Subscription },
+        },
+      },
+      async (request) => service.get(request.tenant, request.params.id),
+    )
+
+    app.delete<{ Params: Params }>(
+      '/webhook-subscriptions/:id',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Delete a webhook subscription',
+          description: 'Its pending deliveries are not attempted any more; its delivery history is removed with it.',
+          tags,
+          params: SubscriptionParams,
+          response: { 200: DeletedSubscription },
+        },
+      },
+      async (request) => service.remove(request.tenant, request.params.id),
+    )
+
+    app.post<{ Params: Params }>(
+      '/webhook-subscriptions/:id/enable',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Turn a disabled subscription back on',
+          description:
+            'Clears disabled_reason and the failure count. Events recorded while it was disabled are not delivered; deliveries pending when it was disabled were dropped. Enabling an enabled subscription changes nothing.',
+          tags,
+          params: SubscriptionParams,
+          response: { 200: Subscription },
+        },
+      },
+      async (request) => service.enable(request.tenant, request.params.id),
+    )
+
+    app.post<{ Params: Params }>(
+      '/webhook-subscriptions/:id/rotate-secret',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Replace the signing secret',
+          description:
+            'Returns the new secret, the only time it is shown. It replaces the old one at once: every later attempt, retries of earlier events included, is signed with it.',
+          tags,
+          params: SubscriptionParams,
+          response: { 200: SubscriptionWithSecret },
+        },
+      },
+      async (request) => service.rotateSecret(request.tenant, request.params.id),
+    )
+
+    app.get<{ Params: Params; Querystring: Query }>(
+      '/webhook-subscriptions/:id/deliveries',
+      {
+        config: { scope: 'webhooks:read' },
+        schema: {
+          summary: 'Delivery attempts of a subscription',
+          description:
+            'Every attempt, newest first: event id (equal to X-Service-Delivery), attempt number, status code or error, duration, and the next attempt time while retrying.',
+          tags,
+          params: SubscriptionParams,
+          querystring: ListQuery,
+          response: { 200: DeliveryAttemptPage },
+        },
+      },
+      async (request) => {
+        const { items, ...rest } = await service.deliveries(request.tenant, request.params.id, request.query)
+        return { deliveries: items, ...rest }
+      },
+    )
+  }
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, retryJob } from '../../platform/jobs/jobs.ts'
+import type { JobContext, JobHandler } from '../../platform/jobs/runner.ts'
+import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
+import type { SecretBox } from '../../platform/secrets.ts'
+import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nextAttemptAt } from './webhooks.fns.ts'
+import * as repository from './webhooks.repository.ts'
+import { DELIVERY_QUEUE } from './webhooks.service.ts'
+
+/** Deliveries to one subscription running at once, over all workers: a slow receiver holds only these. */
+export const PER_SUBSCRIPTION_CONCURRENCY = 8
+
+export interface WebhookWorkerDeps {
+  clock: Clock
+  secrets: SecretBox
+  http: OutboundHttp
+}
+
+/** event.dispatch: turns one recorded event into one delivery job per enabled subscription that wants it. */
+export function dispatchHandler(deps: { clock: Clock }): JobHandler {
+  return {
+    async run(job, context) {
+      const accountId = job.accountId
+      const eventId = String(job.payload.eventId)
+      await context.db.transaction(async (tx) => {
+        const event = await repository.findEvent(tx, accountId, eventId)
+        const subscribers = event ? await repository.subscribersOf(tx, accountId, event.name) : []
+        const created = await repository.insertDeliveries(
+          tx,
+          subscribers.map((subscription) => ({
+            accountId,
+            id: randomUUID(),
+            subscriptionId: subscription.id,
+            eventId,
+            eventName: event!.name,
+            nextAttemptAt: deps.clock.now(),
+            createdAt: deps.clock.now(),
+          })),
+        )
+        await enqueue(
+          tx,
+          deps.clock,
+          created.map((delivery) => ({
+            accountId,
+            queue: DELIVERY_QUEUE,
+            payload: { deliveryId: delivery.id },
+            concurrencyKey: delivery.subscriptionId,
+          })),
+        )
+        await completeJob(tx, job)
+      })
+      context.settled()
+    },
+  }
+}
+
+interface AttemptOutcome {
+  startedAt: Date
+  durationMs: number
+  statusCode: number | null
+  error: OutboundError['code'] | null
+}
+
+/** webhook.deliver: one attempt of one delivery, then its record, the subscription's health and the next try. */
+export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
+  return {
+    perKey: PER_SUBSCRIPTION_CONCURRENCY,
+    async run(job, context) {
+      const { accountId } = job
+      const delivery = await repository.findDelivery(context.db, accountId, String(job.payload.deliveryId))
+      const subscription = delivery
+        ? await repository.findSubscription(context.db, accountId, delivery.subscriptionId)
+        : null
+      const event = delivery ? await repository.findEvent(context.db, accountId, delivery.eventId) : null
+      if (!delivery || !subscription || !event || delivery.state !== 'pending') return
+      if (subscription.status !== 'enabled') {
+        await settle(context, async (tx) => {
+          await repository.updateDelivery(tx, accountId, delivery.id, {
+            state: 'dropped',
+            nextAttemptAt: null,
+            finishedAt: deps.clock.now(),
+          })
+          await completeJob(tx, job)
+        })
+        return
+      }
+      const outcome = await attempt(deps, subscription, {
+        id: event.id,
+        name: event.name,
+        createdAt: event.createdAt,
+        data: event.data,
+      })
+      await settle(context, (tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+    },
+  }
+}
+
+async function settle(context: JobContext, write: (tx: Db) => Promise<void>): Promise<void> {
+  await context.db.transaction(write)
+  context.settled()
+}
+
+async function attempt(
+  deps: WebhookWorkerDeps,
+  subscription: repository.SubscriptionRow,
+  event: { id: string; name: string; createdAt: Date; data: Record<string, unknown> },
+): Promise<AttemptOutcome> {
+  const startedAt = deps.clock.now()
+  const body = deliveryBody(event)
+  const secret = deps.secrets.open(subscription.secretSealed)
+  const headers = deliveryHeaders({ secret, event, body, now: startedAt })
+  const started = performance.now()
+  try {
+    const response = await deps.http.send(subscription.url, { method: 'POST', headers, body })
+    return { startedAt, durationMs: response.durationMs, statusCode: response.status, error: null }
+  } catch (error) {
+    const code = error instanceof OutboundError ? error.code : 'connection_failed'
+    return { startedAt, durationMs: Math.round(performance.now() - started), statusCode: null, error: code }
+  }
+}
+
+/**
+ * Records one attempt and its consequences in one transaction with the job's completion or rescheduling, so a
+ * worker dying at any point leaves either nothing (the attempt is made again) or all of it.
+ */
+async function recordAttempt(
+  tx: Db,
+  clock: Clock,
+  job: ClaimedJob,
+  delivery: repository.DeliveryRow,
+  outcome: AttemptOutcome,
+): Promise<void> {
+  const { accountId, subscriptionId } = delivery
+  const now = clock.now()
+  const number = delivery.attempts + 1
+  // Locked: attempts to one subscription finish one at a time, so the failure count and disabling are exact.
+  const subscription = await repository.findSubscription(tx, accountId, subscriptionId, { lock: true })
+  if (!subscription) return completeJob(tx, job)
+  const succeeded = outcome.statusCode !== null && isSuccess(outcome.statusCode)
+
+  let disabledReason: 'gone_410' | 'consecutive_failures' | null = null
+  if (succeeded) {
+    await repository.resetFailures(tx, accountId, subscriptionId)
+  } else if (subscription.status === 'enabled') {
+    const failures = await repository.countFailure(tx, accountId, subscriptionId)
+    if (outcome.statusCode === 410) disabledReason = 'gone_410'
+    else if (failures >= MAX_CONSECUTIVE_FAILURES) disabledReason = 'consecutive_failures'
+  }
+  const retryAt = succeeded || disabledReason || subscription.status !== 'enabled' ? null : nextAttemptAt(number, now)
+  const state = succeeded
+    ? 'succeeded'
+    : retryAt
+      ? 'retrying'
+      : disabledReason || subscription.status !== 'enabled'
+        ? 'dropped'
+        : 'exhausted'
+
+  await repository.insertAttempt(tx, {
+    accountId,
+    id: randomUUID(),
+    subscriptionId,
+    deliveryId: delivery.id,
+    eventId: delivery.eventId,
+    eventName: delivery.eventName,
+    attempt: number,
+    attemptedAt: outcome.startedAt,
+    durationMs: outcome.durationMs,
+    statusCode: outcome.statusCode,
+    error: outcome.error,
+    succeeded,
+    deliveryState: state,
+    nextAttemptAt: retryAt,
+  })
+  await repository.updateDelivery(tx, accountId, delivery.id, {
+    attempts: number,
+    state: state === 'retrying' ? 'pending' : state,
+    nextAttemptAt: retryAt,
+    finishedAt: retryAt ? null : now,
+  })
+  if (disabledReason) {
+    await repository.updateSubscription(tx, accountId, subscriptionId, {
+      status: 'disabled',
+      disabledReason,
+      disabledAt: now,
+    })
+    await repository.dropPendingDeliveries(tx, accountId, subscriptionId, now)
+    await cancelQueuedJobs(tx, { accountId, queue: DELIVERY_QUEUE, concurrencyKey: subscriptionId })
+  }
+  if (retryAt) await retryJob(tx, clock, job, retryAt, outcome.error ?? `HTTP ${outcome.statusCode}`)
+  else await completeJob(tx, job)
+}

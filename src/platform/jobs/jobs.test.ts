@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { sql } from 'drizzle-orm'
+import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import type { Db } from '../db/client.ts'
+import { type ClaimedJob, claimJobs, completeJob, enqueue, LeaseLostError } from './jobs.ts'
+import { type JobHandlers, JobRunner } from './runner.ts'
+
+let harness: Harness
+let accountId: string
+
+before(async () => {
+  harness = await createHarness()
+  accountId = (await createTestAccount(harness)).accountId
+})
+after(() => harness.close())
+
+const queueName = (label: string) => `test.${label}.${Math.random().toString(36).slice(2, 8)}`
+
+function runner(handlers: JobHandlers, options: { concurrency?: number; leaseMs?: number } = {}) {
+  return new JobRunner({
+    database: harness.database,
+    clock: harness.clock,
+    handlers,
+    concurrency: options.concurrency ?? 8,
+    leaseMs: options.leaseMs ?? 30_000,
+    pollMs: 60_000,
+  })
+}
+
+async function jobRows(queue: string) {
+  const result = await harness.database.query<{ state: string; attempts: number; last_error: string | null }>(
+    'SELECT state, attempts, last_error FROM jobs WHERE queue = $1',
+    [queue],
+  )
+  return result
+}
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+const withinMs = <T>(promise: Promise<T>, ms: number, what: string) =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()),
+  ])
+
+describe('durable jobs', () => {
+  test('a job enqueued in a transaction starts within 1 s of its commit, woken by NOTIFY, not by the poll', async () => {
+    const queue = queueName('notify')
+    const ran = deferred<number>()
+    const jobs = runner({ [queue]: { run: async () => ran.resolve(Date.now()) } })
+    await jobs.start()
+    try {
+      await new Promise((r) => setTimeout(r, 50))
+      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      const committedAt = Date.now()
+      const startedAt = await withinMs(ran.promise, 1000, 'job start')
+      assert.ok(startedAt - committedAt < 1000)
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a job enqueued in a rolled-back transaction never exists', async () => {
+    const queue = queueName('rollback')
+    await assert.rejects(
+      harness.database.orm.transaction(async (tx) => {
+        await enqueue(tx, harness.clock, { accountId, queue, payload: {} })
+        throw new Error('the change failed')
+      }),
+    )
+    assert.deepEqual(await jobRows(queue), [])
+  })
+
+  test('a finished job is removed', async () => {
+    const queue = queueName('finish')
+    const seen: unknown[] = []
+    const jobs = runner({ [queue]: { run: async (job) => void seen.push(job.payload) } })
+    await jobs.start()
+    try {
+      await harness.database.orm.transaction((tx) =>
+        enqueue(tx, harness.clock, { accountId, queue, payload: { n: 1 } }),
+      )
+      await jobs.drain()
+      assert.deepEqual(seen, [{ n: 1 }])
+      assert.deepEqual(await jobRows(queue), [])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a job whose worker died is claimed again once its lease expires', async () => {
+    const queue = queueName('lease')
+    await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+    const [dead] = await claimJobs(harness.database.orm, harness.clock, { queue, limit: 1, perKey: 1, leaseMs: 30_000 })
+    assert.ok(dead, 'the first worker claimed the job')
+    const runs: ClaimedJob[] = []
+    const jobs = runner({ [queue]: { run: async (job) => void runs.push(job) } })
+    await jobs.start()
+    try {
+      await jobs.drain()
+      assert.equal(runs.length, 0, 'not while the lease holds')
+      harness.clock.advance(30_001)
+      await jobs.drain()
+      assert.equal(runs.length, 1)
+      assert.equal(runs[0].attempts, 2)
+      await assert.rejects(
+        harness.database.orm.transaction((tx) => completeJob(tx, dead)),
+        LeaseLostError,
+        'the dead worker can no longer finish the job',
+      )
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a failing job is retried after a backoff read from the clock, then kept as dead', async () => {
+    const queue = queueName('retry')
+    let calls = 0
+    const jobs = runner({
+      [queue]: {
+        maxAttempts: 3,
+        run: async () => {
+          calls++
+          throw new Error(`boom ${calls}`)
+        },
+      },
+    })
+    await jobs.start()
+    try {
+      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      await jobs.drain()
+      assert.equal(calls, 1)
+      await jobs.drain()
+      assert.equal(calls, 1, 'not before the backoff')
+      harness.clock.advance(5_000)
+      await jobs.drain()
+      assert.equal(calls, 2)
+      harness.clock.advance(10_000)
+      await jobs.drain()
+      assert.equal(calls, 3)
+      harness.clock.advance(24 * 3600_000)
+      await jobs.drain()
+      assert.equal(calls, 3)
+      assert.deepEqual(await jobRows(queue), [{ state: 'dead', attempts: 3, last_error: 'boom 3' }])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('jobs sharing a key run at most perKey at once, and a busy key does not delay another key', async () => {
+    const queue = queueName('perkey')
+    const release = deferred()
+    let slowRunning = 0
+    let slowPeak = 0
+    const fastDone = deferred<number>()
+    const jobs = runner(
+      {
+        [queue]: {
+          perKey: 2,
+          run: async (job) => {
+            if (job.concurrencyKey === 'fast') return fastDone.resolve(Date.now())
+            slowRunning++
+            slowPeak = Math.max(slowPeak, slowRunning)
+            await release.promise
+            slowRunning--
+          },
+        },
+      },
+      { concurrency: 8 },
+    )
+    await jobs.start()
+    try {
+      await harness.database.orm.transaction((tx) =>
+        enqueue(
+          tx,
+          harness.clock,
+          Array.from({ length: 40 }, () => ({ accountId, queue, payload: {}, concurrencyKey: 'slow' })),
+        ),
+      )
+      await new Promise((r) => setTimeout(r, 100))
+      await harness.database.orm.transaction((tx) =>
+        enqueue(tx, harness.clock, { accountId, queue, payload: {}, concurrencyKey: 'fast' }),
+      )
+      const enqueuedAt = Date.now()
+      const fastAt = await withinMs(fastDone.promise, 1000, 'the other key')
+      assert.ok(fastAt - enqueuedAt < 1000)
+      assert.equal(slowPeak, 2)
+    } finally {
+      release.resolve()
+      await jobs.drain()
+      await jobs.stop()
+    }
+    assert.equal(slowPeak, 2)
+  })
+
+  test('no more than the runner concurrency of jobs run at once', async () => {
+    const queue = queueName('total')
+    let running = 0
+    let peak = 0
+    const jobs = runner(
+      {
+        [queue]: {
+          run: async () => {
+            running++
+            peak = Math.max(peak, running)
+            await new Promise((r) => setTimeout(r, 5))
+            running--
+          },
+        },
+      },
+      { concurrency: 3 },
+    )
+    await jobs.start()
+    try {
+      await harness.database.orm.transaction((tx) =>
+        enqueue(
+          tx,
+          harness.clock,
+          Array.from({ length: 20 }, (_, i) => ({ accountId, queue, payload: { i } })),
+        ),
+      )
+      await jobs.drain()
+      assert.equal(peak, 3)
+      assert.deepEqual(await jobRows(queue), [])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a job whose handler settles it in its own transaction is not completed twice', async () => {
+    const queue = queueName('settle')
+    const jobs = runner({
+      [queue]: {
+        run: async (job, context) => {
+          await context.db.transaction(async (tx: Db) => {
+            await tx.execute(sql`SELECT 1`)
+            await completeJob(tx, job)
+          })
+          context.settled()
+        },
+      },
+    })
+    await jobs.start()
+    try {
+      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      await jobs.drain()
+      assert.deepEqual(await jobRows(queue), [])
+    } finally {
+      await jobs.stop()
+    }
+  })
+})

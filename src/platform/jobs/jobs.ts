@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto'
+import { type SQL, sql } from 'drizzle-orm'
+import type { Clock } from '../clock.ts'
+import type { Db } from '../db/client.ts'
+
+/** The NOTIFY channel every enqueue signals; workers LISTEN on it so a job starts without polling delay. */
+export const JOBS_CHANNEL = 'herold_jobs'
+
+export interface EnqueueInput {
+  accountId: string
+  queue: string
+  payload: Record<string, unknown>
+  /** at most the queue's per-key concurrency of jobs with the same key run at once */
+  concurrencyKey?: string | null
+  /** default: now */
+  runAt?: Date
+}
+
+export interface ClaimedJob {
+  accountId: string
+  id: string
+  queue: string
+  payload: Record<string, unknown>
+  concurrencyKey: string | null
+  /** claims so far including this one */
+  attempts: number
+  runAt: Date
+  createdAt: Date
+  /** proves this worker still holds the job; every finishing write checks it */
+  leaseToken: string
+}
+
+/** The job was claimed again by another worker (our lease expired): whatever we were about to write is stale. */
+export class LeaseLostError extends Error {
+  constructor(job: ClaimedJob) {
+    super(`lease on job ${job.queue}/${job.id} was lost`)
+  }
+}
+
+function rows<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows
+}
+
+/**
+ * Adds jobs in the caller's transaction: they exist exactly when the change that causes them commits, and the
+ * NOTIFY sent here is delivered by PostgreSQL at that commit (never for a rollback).
+ */
+export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | EnqueueInput[]): Promise<string[]> {
+  const list = Array.isArray(input) ? input : [input]
+  if (list.length === 0) return []
+  const now = clock.now()
+  const values = list.map((job) => ({ ...job, id: randomUUID(), runAt: job.runAt ?? now }))
+  const tuples = values.map(
+    (job) =>
+      sql`(${job.accountId}, ${job.id}, ${job.queue}, ${JSON.stringify(job.payload)}::jsonb, ${job.concurrencyKey ?? null}, ${job.runAt.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+  )
+  await tx.execute(
+    sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at) VALUES ${sql.join(tuples, sql`, `)}`,
+  )
+  for (const queue of new Set(values.map((job) => job.queue))) {
+    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue})`)
+  }
+  return values.map((job) => job.id)
+}
+
+interface JobRow {
+  account_id: string
+  id: string
+  queue: string
+  payload: Record<string, unknown> | string
+  concurrency_key: string | null
+  attempts: number
+  run_at: Date | string
+  created_at: Date | string
+  lease_token: string
+}
+
+function toClaimed(row: JobRow): ClaimedJob {
+  return {
+    accountId: row.account_id,
+    id: row.id,
+    queue: row.queue,
+    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    concurrencyKey: row.concurrency_key,
+    attempts: Number(row.attempts),
+    runAt: new Date(row.run_at),
+    createdAt: new Date(row.created_at),
+    leaseToken: row.lease_token,
+  }
+}
+
+/**
+ * Claims up to `limit` due jobs of one queue. Jobs whose lease ran out (their worker died) are put back first.
+ * Keyed jobs are found key by key (a skip scan over the distinct keys with queued work, then at most the key's
+ * free slots from each), so thousands of jobs waiting on one busy key cost one index probe, not a scan. Claims of
+ * one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count exact across
+ * worker processes.
+ */
+export async function claimJobs(
+  db: Db,
+  clock: Clock,
+  options: {
+    queue: string
+    limit: number
+    perKey: number
+    leaseMs: number
+    /** put back jobs whose lease ran out first (default true; the runner does it when a lease can have expired) */
+    reap?: boolean
+    /** serialize claims of the queue across processes (default true; a single-connection PGlite needs none) */
+    exclusive?: boolean
+  },
+): Promise<ClaimedJob[]> {
+  const now = clock.now()
+  const until = new Date(now.getTime() + options.leaseMs)
+  const nowSql = sql`${now.toISOString()}::timestamptz`
+  const queue = options.queue
+  const claim = async (tx: Db) => {
+    if (options.exclusive !== false) await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${queue}))`)
+    if (options.reap !== false) {
+      await tx.execute(sql`
+        UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
+        WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
+    }
+    const result = await tx.execute(sql`
+      WITH RECURSIVE keys AS (
+        (SELECT concurrency_key FROM jobs
+          WHERE queue = ${queue} AND state = 'queued' AND concurrency_key IS NOT NULL
+          ORDER BY concurrency_key LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.concurrency_key FROM jobs j
+                 WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key > k.concurrency_key
+                 ORDER BY j.concurrency_key LIMIT 1)
+        FROM keys k WHERE k.concurrency_key IS NOT NULL
+      ),
+      busy AS (
+        SELECT concurrency_key, count(*)::int AS n FROM jobs
+        WHERE queue = ${queue} AND state = 'running' AND concurrency_key IS NOT NULL
+        GROUP BY concurrency_key
+      ),
+      keyed AS (
+        SELECT c.account_id, c.id, c.run_at FROM keys k
+        LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+        CROSS JOIN LATERAL (
+          SELECT j.account_id, j.id, j.run_at FROM jobs j
+          WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key = k.concurrency_key
+            AND j.run_at <= ${nowSql}
+          ORDER BY j.run_at, j.id
+          LIMIT greatest(0, ${options.perKey}::int - coalesce(b.n, 0))
+        ) c
+        WHERE k.concurrency_key IS NOT NULL
+      ),
+      unkeyed AS (
+        SELECT j.account_id, j.id, j.run_at FROM jobs j
+        WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key IS NULL AND j.run_at <= ${nowSql}
+        ORDER BY j.run_at, j.id
+        LIMIT ${options.limit}
+      ),
+      picked AS (
+        SELECT account_id, id FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) due
+        ORDER BY run_at, id
+        LIMIT ${options.limit}
+      )
+      UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
+        locked_until = ${until.toISOString()}::timestamptz, updated_at = ${nowSql}
+      FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id AND jobs.state = 'queued'
+      RETURNING jobs.account_id, jobs.id, jobs.queue, jobs.payload, jobs.concurrency_key, jobs.attempts,
+        jobs.run_at, jobs.created_at, jobs.lease_token`)
+    return rows<JobRow>(result).map(toClaimed)
+  }
+  return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
+}
+
+async function updateHeld(tx: Db, job: ClaimedJob, change: SQL | null): Promise<void> {
+  const where = sql`account_id = ${job.accountId} AND id = ${job.id} AND lease_token = ${job.leaseToken} AND state = 'running'`
+  const result = change
+    ? await tx.execute(sql`UPDATE jobs SET ${change} WHERE ${where} RETURNING id`)
+    : await tx.execute(sql`DELETE FROM jobs WHERE ${where} RETURNING id`)
+  if (rows(result).length === 0) throw new LeaseLostError(job)
+}
+
+/** Finishes a job (deletes it). Call it in the transaction that records the job's effect. */
+export function completeJob(tx: Db, job: ClaimedJob): Promise<void> {
+  return updateHeld(tx, job, null)
+}
+
+/** Puts a job back to run again at `runAt`. */
+export function retryJob(tx: Db, clock: Clock, job: ClaimedJob, runAt: Date, error: string | null): Promise<void> {
+  return updateHeld(
+    tx,
+    job,
+    sql`state = 'queued', run_at = ${runAt.toISOString()}::timestamptz, lease_token = NULL, locked_until = NULL,
+      last_error = ${error}, updated_at = ${clock.now().toISOString()}::timestamptz`,
+  )
+}
+
+/** Gives up on a job: it stays as `dead` with its last error. */
+export function killJob(tx: Db, clock: Clock, job: ClaimedJob, error: string): Promise<void> {
+  return updateHeld(
+    tx,
+    job,
+    sql`state = 'dead', lease_token = NULL, locked_until = NULL, last_error = ${error},
+      updated_at = ${clock.now().toISOString()}::timestamptz`,
+  )
+}
+
+/** Extends the leases of jobs this worker still runs. */
+export async function extendLeases(db: Db, clock: Clock, jobs: ClaimedJob[], leaseMs: number): Promise<void> {
+  if (jobs.length === 0) return
+  const until = new Date(clock.now().getTime() + leaseMs)
+  const tokens = jobs.map((job) => job.leaseToken)
+  await db.execute(
+    sql`UPDATE jobs SET locked_until = ${until.toISOString()}::timestamptz
+      WHERE state = 'running' AND lease_token IN (${sql.join(
+        tokens.map((t) => sql`${t}::uuid`),
+        sql`, `,
+      )})`,
+  )
+}
+
+/**
+ * The next moment something may become claimable: a queued job's future run time, or a lease running out (which
+ * frees its job and a slot of its key). Jobs already due but blocked by a busy key are woken by the finishing job.
+ */
+export async function nextDueAt(db: Db, clock: Clock, queues: string[]): Promise<Date | null> {
+  if (queues.length === 0) return null
+  const now = sql`${clock.now().toISOString()}::timestamptz`
+  const list = sql.join(
+    queues.map((q) => sql`${q}`),
+    sql`, `,
+  )
+  const result = await db.execute(sql`
+    SELECT least(
+      (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue IN (${list}) AND run_at > ${now}),
+      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue IN (${list}) AND locked_until > ${now})
+    ) AS due`)
+  const due = rows<{ due: Date | string | null }>(result)[0]?.due
+  return due ? new Date(due) : null
+}
+
+/** Removes the queued (not running) jobs of one key: their reason to run is gone (a subscription was deleted). */
+export async function cancelQueuedJobs(
+  tx: Db,
+  input: { accountId: string; queue: string; concurrencyKey: string },
+): Promise<number> {
+  const result = await tx.execute(
+    sql`DELETE FROM jobs WHERE account_id = ${input.accountId} AND queue = ${input.queue}
+      AND concurrency_key = ${input.concurrencyKey} AND state = 'queued' RETURNING id`,
+  )
+  return rows(result).length
+}

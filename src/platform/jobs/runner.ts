@@ -1,0 +1,244 @@
+import type { Clock } from '../clock.ts'
+import type { Database, Db } from '../db/client.ts'
+import type { HeroldModule, PlatformDeps } from '../module.ts'
+import {
+  type ClaimedJob,
+  claimJobs,
+  completeJob,
+  extendLeases,
+  JOBS_CHANNEL,
+  killJob,
+  LeaseLostError,
+  nextDueAt,
+  retryJob,
+} from './jobs.ts'
+
+export interface JobContext {
+  db: Db
+  clock: Clock
+  /**
+   * Marks the job as handled inside the handler's own transaction (with completeJob or retryJob on `tx`), so the
+   * runner does not complete it again.
+   */
+  settled(): void
+}
+
+export interface JobHandler {
+  /** Runs one job. Returning without settling completes it; throwing retries it with backoff. */
+  run(job: ClaimedJob, context: JobContext): Promise<void>
+  /** how many jobs with the same concurrency key may run at once (across all workers); default 1 */
+  perKey?: number
+  /** a thrown error is retried until this many claims, then the job is kept as dead; default 20 */
+  maxAttempts?: number
+}
+
+export type JobHandlers = Record<string, JobHandler>
+
+export interface JobRunnerOptions {
+  database: Database
+  clock: Clock
+  handlers: JobHandlers
+  /** jobs running at once in this process, over all queues */
+  concurrency: number
+  /** how long a claim holds a job before another worker may take it; renewed while the job runs */
+  leaseMs: number
+  /** the fallback poll, for a NOTIFY that never arrived */
+  pollMs?: number
+  log?: (message: string, error?: unknown) => void
+}
+
+const BACKOFF_BASE_MS = 5_000
+const BACKOFF_MAX_MS = 60 * 60 * 1000
+
+export function backoffAfter(attempts: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1))
+}
+
+/**
+ * Runs the jobs of the given queues: woken by NOTIFY when a job is enqueued, by a timer when the next scheduled
+ * job or an expired lease comes due, and by a slow poll as a safety net.
+ */
+export class JobRunner {
+  readonly #options: Required<Omit<JobRunnerOptions, 'log'>> & Pick<JobRunnerOptions, 'log'>
+  readonly #queues: string[]
+  readonly #running = new Map<string, { job: ClaimedJob; done: Promise<void> }>()
+  #pumping: Promise<void> | null = null
+  #again = false
+  #stopped = true
+  #timer: NodeJS.Timeout | null = null
+  #heartbeat: NodeJS.Timeout | null = null
+  #unlisten: (() => Promise<void>) | null = null
+  #idleWaiters: Array<() => void> = []
+  /** queues that may have claimable work: notified, a job of theirs finished, or the timer fired */
+  readonly #dirty = new Set<string>()
+  /** queues where a lease may have run out since their last reap (the timer is due at the earliest expiry) */
+  readonly #reapDue = new Set<string>()
+
+  constructor(options: JobRunnerOptions) {
+    this.#options = { pollMs: 10_000, ...options }
+    this.#queues = Object.keys(options.handlers)
+  }
+
+  get inFlight(): number {
+    return this.#running.size
+  }
+
+  async start(): Promise<void> {
+    if (!this.#stopped) return
+    this.#stopped = false
+    this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (queue) => {
+      if (queue === undefined) this.wake(this.#queues)
+      else if (this.#queues.includes(queue)) this.wake([queue])
+    })
+    this.#heartbeat = setInterval(() => this.#renewLeases(), Math.max(50, Math.floor(this.#options.leaseMs / 3)))
+    this.#heartbeat.unref()
+    for (const queue of this.#queues) this.#reapDue.add(queue)
+    this.wake(this.#queues)
+  }
+
+  /** Stops claiming, waits for running jobs (up to graceMs), then stops listening. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.#stopped) return
+    this.#stopped = true
+    if (this.#timer) clearTimeout(this.#timer)
+    await this.#pumping
+    const running = Promise.allSettled([...this.#running.values()].map((r) => r.done))
+    await Promise.race([running, new Promise((resolve) => setTimeout(resolve, graceMs).unref())])
+    if (this.#heartbeat) clearInterval(this.#heartbeat)
+    await this.#unlisten?.().catch(() => {})
+    this.#unlisten = null
+  }
+
+  /** Claims what is due now in these queues (default: all), as free slots allow. Calls coalesce. */
+  wake(queues: string[] = this.#queues): void {
+    for (const queue of queues) this.#dirty.add(queue)
+    if (this.#stopped) return
+    if (this.#pumping) {
+      this.#again = true
+      return
+    }
+    this.#pumping = this.#pump()
+      .catch((error) => this.#options.log?.('job claim failed', error))
+      .finally(() => {
+        this.#pumping = null
+        if (this.#again) {
+          this.#again = false
+          this.wake([])
+        } else {
+          this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
+        }
+      })
+  }
+
+  /**
+   * Runs until nothing is due and nothing runs (tests: after moving the clock). Jobs enqueued by running jobs
+   * are included.
+   */
+  async drain(): Promise<void> {
+    if (this.#stopped) throw new Error('drain() needs a started runner')
+    for (;;) {
+      for (const queue of this.#queues) this.#reapDue.add(queue)
+      this.wake(this.#queues)
+      while (this.#pumping) await this.#pumping
+      if (this.#running.size === 0) return
+      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve))
+    }
+  }
+
+  async #pump(): Promise<void> {
+    while (this.#dirty.size > 0 && !this.#stopped) {
+      for (const queue of [...this.#dirty]) {
+        const free = this.#options.concurrency - this.#running.size
+        if (free <= 0) return
+        // cleared before the claim, so a NOTIFY arriving during it marks the queue again
+        this.#dirty.delete(queue)
+        const handler = this.#options.handlers[queue]
+        const reap = this.#reapDue.delete(queue)
+        const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
+          queue,
+          limit: free,
+          perKey: handler.perKey ?? 1,
+          leaseMs: this.#options.leaseMs,
+          reap,
+          exclusive: this.#options.database.kind === 'postgres',
+        })
+        for (const job of claimed) this.#launch(job, handler)
+        if (claimed.length === free) this.#dirty.add(queue)
+      }
+    }
+  }
+
+  #launch(job: ClaimedJob, handler: JobHandler): void {
+    const done = this.#execute(job, handler).finally(() => {
+      this.#running.delete(job.leaseToken)
+      for (const resolve of this.#idleWaiters.splice(0)) resolve()
+      this.wake([job.queue])
+    })
+    this.#running.set(job.leaseToken, { job, done })
+  }
+
+  async #execute(job: ClaimedJob, handler: JobHandler): Promise<void> {
+    const { database, clock } = this.#options
+    let settled = false
+    try {
+      await handler.run(job, { db: database.orm, clock, settled: () => (settled = true) })
+      if (!settled) await database.orm.transaction((tx) => completeJob(tx, job))
+    } catch (error) {
+      if (error instanceof LeaseLostError) return
+      this.#options.log?.(`job ${job.queue}/${job.id} failed`, error)
+      const message = error instanceof Error ? error.message : String(error)
+      await database.orm
+        .transaction(async (tx) => {
+          if (job.attempts >= (handler.maxAttempts ?? 20)) await killJob(tx, clock, job, message)
+          else await retryJob(tx, clock, job, new Date(clock.now().getTime() + backoffAfter(job.attempts)), message)
+        })
+        .catch(() => {})
+    }
+  }
+
+  async #renewLeases(): Promise<void> {
+    const jobs = [...this.#running.values()].map((r) => r.job)
+    await extendLeases(this.#options.database.orm, this.#options.clock, jobs, this.#options.leaseMs).catch(() => {})
+  }
+
+  async #schedule(): Promise<void> {
+    if (this.#stopped) return
+    if (this.#timer) clearTimeout(this.#timer)
+    const due = await nextDueAt(this.#options.database.orm, this.#options.clock, this.#queues)
+    if (this.#stopped) return
+    const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
+    const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
+    this.#timer = setTimeout(() => {
+      for (const queue of this.#queues) this.#reapDue.add(queue)
+      this.wake(this.#queues)
+    }, delay)
+    this.#timer.unref()
+  }
+}
+
+/** The one runner of a process: every module's queues, bounded by HEROLD_WORKER_CONCURRENCY in total. */
+export function jobRunnerFor(
+  deps: PlatformDeps,
+  modules: HeroldModule[],
+  log?: JobRunnerOptions['log'],
+): { runner: JobRunner; start(): Promise<() => Promise<void>> } {
+  const parts = modules.flatMap((m) => (m.jobs ? [m.jobs(deps)] : []))
+  const runner = new JobRunner({
+    database: deps.database,
+    clock: deps.clock,
+    handlers: Object.assign({}, ...parts.map((p) => p.handlers)),
+    concurrency: deps.config.workerConcurrency,
+    leaseMs: deps.config.jobLeaseSeconds * 1000,
+    log,
+  })
+  return {
+    runner,
+    async start() {
+      await runner.start()
+      return async () => {
+        await runner.stop()
+        for (const part of parts) await part.close?.().catch(() => {})
+      }
+    },
+  }
+}
