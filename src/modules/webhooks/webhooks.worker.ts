@@ -18,27 +18,38 @@ export interface WebhookWorkerDeps {
   http: OutboundHttp
 }
 
-/** event.dispatch: turns one recorded event into one delivery job per enabled subscription that wants it. */
+/** event.dispatch: turns recorded events (one, or a bulk batch) into one delivery job per subscription that wants each. */
 export function dispatchHandler(deps: { clock: Clock }): JobHandler {
   return {
     async run(job, context) {
       const accountId = job.accountId
-      const eventId = String(job.payload.eventId)
+      const eventIds = Array.isArray(job.payload.eventIds)
+        ? job.payload.eventIds.map(String)
+        : [String(job.payload.eventId)]
       await context.db.transaction(async (tx) => {
-        const event = await repository.findEvent(tx, accountId, eventId)
-        const subscribers = event ? await repository.subscribersOf(tx, accountId, event.name) : []
-        const created = await repository.insertDeliveries(
-          tx,
-          subscribers.map((subscription) => ({
-            accountId,
-            id: randomUUID(),
-            subscriptionId: subscription.id,
-            eventId,
-            eventName: event!.name,
-            nextAttemptAt: deps.clock.now(),
-            createdAt: deps.clock.now(),
-          })),
-        )
+        const subscribersByName = new Map<string, Awaited<ReturnType<typeof repository.subscribersOf>>>()
+        const deliveries: Parameters<typeof repository.insertDeliveries>[1] = []
+        for (const eventId of eventIds) {
+          const event = await repository.findEvent(tx, accountId, eventId)
+          if (!event) continue
+          let subscribers = subscribersByName.get(event.name)
+          if (!subscribers) {
+            subscribers = await repository.subscribersOf(tx, accountId, event.name)
+            subscribersByName.set(event.name, subscribers)
+          }
+          for (const subscription of subscribers) {
+            deliveries.push({
+              accountId,
+              id: randomUUID(),
+              subscriptionId: subscription.id,
+              eventId,
+              eventName: event.name,
+              nextAttemptAt: deps.clock.now(),
+              createdAt: deps.clock.now(),
+            })
+          }
+        }
+        const created = await repository.insertDeliveries(tx, deliveries)
         await enqueue(
           tx,
           deps.clock,

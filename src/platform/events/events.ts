@@ -61,11 +61,12 @@ export async function recordEvents(
 ): Promise<number> {
   if (inputs.length === 0) return 0
   const createdAt = clock.now().toISOString()
+  const withIds = inputs.map((input) => ({ ...input, id: randomUUID() }))
   // One JSON parameter instead of a bound parameter per field: the query builder is the bottleneck at this size.
   const rows = JSON.stringify(
-    inputs.map((input) => ({
+    withIds.map((input) => ({
       account_id: input.accountId,
-      id: randomUUID(),
+      id: input.id,
       name: input.name,
       contact_id: input.contactId ?? null,
       data: input.data,
@@ -76,5 +77,13 @@ export async function recordEvents(
     INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
     SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
       AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
+  // One dispatch job per account for the whole batch.
+  const byAccount = new Map<string, string[]>()
+  for (const input of withIds) byAccount.set(input.accountId, [...(byAccount.get(input.accountId) ?? []), input.id])
+  await enqueue(
+    tx,
+    clock,
+    [...byAccount].map(([accountId, eventIds]) => ({ accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })),
+  )
   return inputs.length
 }
