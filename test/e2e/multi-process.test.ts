@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { createAccount, createApiKey } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES } from '../../src/platform/auth/scopes.ts'
@@ -8,6 +9,8 @@ import { childEnv, freePort, listeningAt, type ServerProcess, startProcess } fro
 
 const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL
 const redisUrl = process.env.HEROLD_TEST_REDIS_URL
+// Every process of one deployment shares the key that seals secrets at rest.
+const secretKey = randomBytes(32).toString('base64')
 const skip = !(databaseUrl && redisUrl) && 'needs HEROLD_TEST_DATABASE_URL and HEROLD_TEST_REDIS_URL'
 
 describe('two API processes on one PostgreSQL', { skip }, () => {
@@ -23,7 +26,12 @@ describe('two API processes on one PostgreSQL', { skip }, () => {
         startProcess(
           process.execPath,
           ['src/cli/main.ts', 'serve', '--role', 'api'],
-          childEnv({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, PORT: String(await freePort()) }),
+          childEnv({
+            DATABASE_URL: databaseUrl,
+            REDIS_URL: redisUrl,
+            HEROLD_SECRET_KEY: secretKey,
+            PORT: String(await freePort()),
+          }),
           listeningAt,
         ),
       ),
