@@ -13,7 +13,7 @@ export interface AppDeps {
   database: Database
   clock: Clock
   rateLimiter: RateLimiter
-  logger?: boolean | { level: string }
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream }
   /** modules mounted after the application's own (tests use this to exercise the pipeline) */
   extraModules?: HeroldModule[]
 }

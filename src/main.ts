@@ -20,7 +20,12 @@ export interface RunningServer {
 }
 
 /** herold serve: migrate, (first start) bootstrap, then run the role's parts until stop(). */
-export async function serve(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+export async function serve(
+  config: Config,
+  print: (line: string) => void = console.log,
+  options: { logsToStderr?: boolean } = {},
+): Promise<RunningServer> {
+  const logStream = options.logsToStderr ? process.stderr : process.stdout
   const embedded = !config.databaseUrl
   if (embedded) {
     const holder = readServerFile(config.dataDir)
@@ -49,7 +54,7 @@ export async function serve(config: Config, print: (line: string) => void = cons
         database,
         clock: systemClock,
         rateLimiter,
-        logger: { level: config.logLevel },
+        logger: { level: config.logLevel, stream: logStream },
       })
       if (lockFile) await app.register(adminEndpoint(database, lockFile.token))
       await app.listen({ port: config.port, host: config.host })
@@ -62,7 +67,7 @@ export async function serve(config: Config, print: (line: string) => void = cons
     }
     if (config.role !== 'api') {
       const deps = { config, database, clock: systemClock }
-      const logger = app?.log ?? pino({ level: config.logLevel })
+      const logger = app?.log ?? pino({ level: config.logLevel }, logStream)
       const jobs = jobRunnerFor(deps, modules, (message, error) => logger.error({ err: error }, message))
       const starters = [idempotencySweeper(deps), jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
       for (const start of starters) stops.push(await start())

@@ -44,7 +44,9 @@ async function runServe(argv: string[]): Promise<void> {
   if (role !== undefined && !['all', 'api', 'worker'].includes(role))
     throw new UsageError('--role must be all, api or worker')
   const config = loadConfig(process.env, role ? { role } : {})
-  const server = await serve(config, values.json ? (line) => console.error(line) : console.log)
+  const server = await serve(config, values.json ? (line) => console.error(line) : console.log, {
+    logsToStderr: values.json === true,
+  })
   if (values.json) console.log(JSON.stringify({ url: server.url, role: config.role, pid: process.pid }))
   let stopping = false
   const stop = async () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { describe, test } from 'node:test'
 import { dataCommands } from '../../src/cli/commands.ts'
-import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../helpers/process.ts'
+import { childEnv, freePort, listeningAt, ROOT, runCli, startProcess, tempDataDir } from '../helpers/process.ts'
 
 /** --json prints exactly one JSON object and nothing else on stdout. */
 function oneJsonObject(stdout: string): Record<string, unknown> {
@@ -126,6 +127,31 @@ describe('herold CLI', () => {
     skip: !process.env.HEROLD_TEST_DATABASE_URL && 'set HEROLD_TEST_DATABASE_URL',
   }, async () => {
     await adminFlow(childEnv({ DATABASE_URL: process.env.HEROLD_TEST_DATABASE_URL }), () => null)
+  })
+
+  test('herold serve --json prints one JSON object on stdout; the logs go to stderr', async () => {
+    const env = childEnv({ HEROLD_DATA_DIR: tempDataDir(), PORT: String(await freePort()) })
+    const child = spawn(process.execPath, ['src/cli/main.ts', 'serve', '--json'], { cwd: ROOT, env })
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const exited = new Promise((resolve) => child.on('exit', resolve))
+    const firstLine = await new Promise<string>((resolve) => {
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0])
+      })
+    })
+    const started = JSON.parse(firstLine) as { url: string; role: string }
+    assert.equal(started.role, 'all')
+    assert.equal((await fetch(`${started.url}/healthz`)).status, 200)
+    child.kill('SIGTERM')
+    await exited
+    assert.equal(stdout.trim(), firstLine)
+    assert.match(stderr, /HEROLD_API_KEY=hk_/, 'the first-start key is still shown, on stderr')
+    assert.match(stderr, /Server listening/)
   })
 
   test('herold migrate --json reports what it applied', async () => {
