@@ -229,7 +229,10 @@ describe('renderTemplate', () => {
     const nameless = { ...anna, name: '  ' }
     const render = (language: string) =>
       renderTemplate({ texts: 'Hallo {{name}}, ok.', language, contact: nameless, values: {} })
-    assert.deepEqual(render('de').ok && render('de').texts, ['Hallo du, ok.'])
+    const german = render('de')
+    assert.deepEqual(german.ok && german.texts, ['Hallo du, ok.'])
+    const english = render('en_GB')
+    assert.deepEqual(english.ok && english.texts, ['Hallo there, ok.'])
     assert.equal(firstNameFallback('de_AT'), 'du')
     assert.equal(firstNameFallback('en_US'), 'there')
     assert.equal(firstNameFallback('pt_BR'), 'there')
