@@ -235,6 +235,7 @@ describe('GET /v1/templates', () => {
     const account = await createTestAccount(harness)
     const tenant = { accountId: account.accountId, account: { language: 'de' } }
     const optin = await createTemplate(account, { ...chat, name: 'Optin', purpose: 'optin_confirm' })
+    harness.clock.advance(1000)
     const system = await service().create(tenant, { ...chat, name: 'System' }, { system: true })
     for (const id of [optin.id, system.id]) await approve(account, id)
     const list = (await account.request({ method: 'GET', url: '/v1/templates' })).json().templates
