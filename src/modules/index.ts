@@ -1,7 +1,8 @@
 import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
 import { contactsModule } from './contacts/index.ts'
+import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
 /** Every module, in mounting order. */
-export const modules: HeroldModule[] = [accountModule, contactsModule, webhooksModule]
+export const modules: HeroldModule[] = [accountModule, contactsModule, templatesModule, webhooksModule]

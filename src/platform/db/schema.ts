@@ -1,6 +1,7 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
 
 export * from '../../modules/contacts/contacts.tables.ts'
+export * from '../../modules/templates/templates.tables.ts'
 export * from '../../modules/webhooks/webhooks.tables.ts'
 export * from '../auth/auth.tables.ts'
 export * from '../events/events.tables.ts'

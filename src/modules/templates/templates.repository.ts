@@ -1,0 +1,102 @@
+import { and, desc, eq, ne, type SQL } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+import { templates } from './templates.tables.ts'
+
+// Every query here filters on account_id; a repository never decides a rule.
+
+export type TemplateRow = typeof templates.$inferSelect
+export type NewTemplateRow = typeof templates.$inferInsert
+
+const byTemplate = (accountId: string, id: string) => and(eq(templates.accountId, accountId), eq(templates.id, id))
+
+export async function insertTemplate(tx: Db, row: NewTemplateRow): Promise<TemplateRow> {
+  const [created] = await tx.insert(templates).values(row).returning()
+  return created
+}
+
+export async function findTemplate(
+  db: Db,
+  accountId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<TemplateRow | null> {
+  const query = db.select().from(templates).where(byTemplate(accountId, id))
+  const [row] = options.lock ? await query.for('update') : await query
+  return row ?? null
+}
+
+export interface ListFilter {
+  channel?: 'chat' | 'email'
+  state?: TemplateRow['state']
+  /** only templates POST /messages can send (approved chat templates, neither opt-in confirmation nor system) */
+  sendable?: boolean
+}
+
+function filterClauses(accountId: string, filter: ListFilter): SQL[] {
+  const clauses: SQL[] = [eq(templates.accountId, accountId)]
+  if (filter.channel) clauses.push(eq(templates.channel, filter.channel))
+  if (filter.state) clauses.push(eq(templates.state, filter.state))
+  if (filter.sendable === true) {
+    clauses.push(
+      eq(templates.providerStatus, 'approved'),
+      eq(templates.channel, 'chat'),
+      ne(templates.purpose, 'optin_confirm'),
+      eq(templates.system, false),
+    )
+  }
+  return clauses
+}
+
+/** Newest first; fetches limit + 1 so the caller can tell whether more exist. */
+export function listTemplates(
+  db: Db,
+  accountId: string,
+  filter: ListFilter,
+  limit: number,
+  offset: number,
+): Promise<TemplateRow[]> {
+  return db
+    .select()
+    .from(templates)
+    .where(and(...filterClauses(accountId, filter)))
+    .orderBy(desc(templates.createdAt), desc(templates.id))
+    .limit(limit + 1)
+    .offset(offset)
+}
+
+/** Whether another chat template of the account has this provider name in this language. */
+export async function providerNameTaken(
+  db: Db,
+  accountId: string,
+  template: { id: string; providerName: string; language: string },
+): Promise<boolean> {
+  const rows = await db
+    .select({ id: templates.id })
+    .from(templates)
+    .where(
+      and(
+        eq(templates.accountId, accountId),
+        eq(templates.providerName, template.providerName),
+        eq(templates.language, template.language),
+        eq(templates.channel, 'chat'),
+        ne(templates.id, template.id),
+      ),
+    )
+    .limit(1)
+  return rows.length > 0
+}
+
+export async function updateTemplate(
+  tx: Db,
+  accountId: string,
+  id: string,
+  change: Partial<NewTemplateRow>,
+): Promise<TemplateRow | null> {
+  const [row] = await tx.update(templates).set(change).where(byTemplate(accountId, id)).returning()
+  return row ?? null
+}
+
+export async function deleteTemplate(tx: Db, accountId: string, id: string): Promise<boolean> {
+  const rows = await tx.delete(templates).where(byTemplate(accountId, id)).returning({ id: templates.id })
+  return rows.length > 0
+}

@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify'
+import type { Static } from 'typebox'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
+import {
+  CreateBody,
+  CreatedResponse,
+  DeleteResponse,
+  HeaderMedia,
+  ListQuery,
+  ListResponse,
+  Template,
+  TemplateButton,
+  TemplateDetail,
+  TemplateId,
+  TemplateIssue,
+  TemplateResponse,
+  UpdateBody,
+  UpdatedResponse,
+} from './templates.schemas.ts'
+import type { TemplatesService } from './templates.service.ts'
+
+const tags = ['templates']
+
+export function templatesRoutes(service: TemplatesService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    for (const schema of [TemplateButton, HeaderMedia, TemplateIssue, Template, TemplateDetail]) app.addSchema(schema)
+
+    app.get(
+      '/templates',
+      {
+        config: { scope: 'templates:read' },
+        schema: {
+          summary: 'List templates, newest first',
+          description:
+            'Each template with sendable, variables, settable_variables, language, state and provider_status. ' +
+            'Paged with limit and offset (newest first: created_at descending, then id).',
+          tags,
+          querystring: ListQuery,
+          response: { 200: ListResponse },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.list(request.tenant, request.query as Static<typeof ListQuery>)
+        return { templates: items, ...page }
+      },
+    )
+
+    app.post(
+      '/templates',
+      {
+        config: { scope: 'templates:write', idempotent: true },
+        schema: {
+          summary: 'Create a template as a draft',
+          description:
+            'Nothing is sent to the provider. language defaults to the account language. 400 names the field: ' +
+            'subject is required for email and refused for chat; buttons and header_media are for chat only; url only ' +
+            'for (and required by) URL buttons; optin_confirm templates take no custom buttons. The provider rules a ' +
+            'draft still breaks are listed in issues.',
+          tags,
+          body: CreateBody,
+          response: { 201: CreatedResponse },
+        },
+      },
+      async (request, reply) => {
+        const template = await service.create(request.tenant, request.body as Static<typeof CreateBody>)
+        return reply.code(201).send({ ok: true, template })
+      },
+    )
+
+    app.get(
+      '/templates/:id',
+      {
+        config: { scope: 'templates:read' },
+        schema: {
+          summary: 'One template, with submittable, issues and rejection_reason_text',
+          tags,
+          params: TemplateId,
+          response: { 200: TemplateResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        return { template: await service.get(request.tenant, id) }
+      },
+    )
+
+    app.patch(
+      '/templates/:id',
+      {
+        config: { scope: 'templates:write' },
+        schema: {
+          summary: 'Change a template; only given fields change',
+          description:
+            'Any change of name, content, language, buttons or header image of a chat template resets provider_status ' +
+            'to null and state to draft: the template must be submitted again. header_media null removes the image. ' +
+            'System templates give 400 (key system_template).',
+          tags,
+          params: TemplateId,
+          body: UpdateBody,
+          response: { 200: UpdatedResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const result = await service.update(request.tenant, id, request.body as Static<typeof UpdateBody>)
+        return { ok: true, template: result.template, provider_status_reset: result.providerStatusReset }
+      },
+    )
+
+    app.delete(
+      '/templates/:id',
+      {
+        config: { scope: 'templates:delete' },
+        schema: {
+          summary: 'Delete a template',
+          description:
+            '409 template_in_use (with used_by) while the template is attached to a follow-up step or an automation. ' +
+            'A template known to the provider is removed there too; when that fails, the local delete happens anyway ' +
+            'and notice (German alias hinweis) gives the reason. System templates give 400 (key system_template). ' +
+            'templates:write is not enough.',
+          tags,
+          params: TemplateId,
+          response: { 200: DeleteResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const result = await service.delete(request.tenant, id)
+        return withGermanAliases(
+          { ok: true, deleted: true, removed_at_provider: result.removedAtProvider, notice: result.notice },
+          ['notice'],
+        )
+      },
+    )
+  }
+}

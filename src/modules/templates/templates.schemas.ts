@@ -1,0 +1,191 @@
+import { type TSchema, Type } from 'typebox'
+import { pageFields, paginationQuery } from '../../platform/http/pagination.ts'
+import { BUTTON_TYPES, CHANNELS, LIMITS, PURPOSES, TEMPLATE_STATES } from './templates.check.ts'
+
+const literals = <T extends readonly string[]>(values: T, description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  )
+
+const Channel = literals(CHANNELS, 'chat (default) or email')
+const Purpose = literals(
+  PURPOSES,
+  'marketing (default), utility or optin_confirm; the provider category is utility for optin_confirm and utility, marketing for marketing',
+)
+const Nullable = <T extends TSchema>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description ? { description } : {})
+
+const buttonFields = {
+  type: literals(BUTTON_TYPES),
+  text: Type.String({ minLength: 1, maxLength: LIMITS.buttonText }),
+  url: Type.Optional(
+    Type.String({
+      maxLength: LIMITS.url,
+      description:
+        'only for type URL, and required there: an https address that may end in one variable, such as https://shop.example/orders/{{order}}',
+    }),
+  ),
+}
+const ButtonInput = Type.Object(buttonFields)
+export const TemplateButton = Type.Object(buttonFields, { $id: 'TemplateButton', title: 'TemplateButton' })
+
+const headerMediaFields = {
+  url: Type.String({ minLength: 1, maxLength: LIMITS.url, description: 'https address of the header image' }),
+  mime_type: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png)',
+    }),
+  ),
+}
+const headerMediaDescription = 'the header image of a chat template'
+const HeaderMediaInput = Type.Object(headerMediaFields, { description: headerMediaDescription })
+export const HeaderMedia = Type.Object(headerMediaFields, {
+  $id: 'HeaderMedia',
+  title: 'HeaderMedia',
+  description: headerMediaDescription,
+})
+
+export const TemplateIssue = Type.Object(
+  {
+    code: Type.String({ description: 'stable reason, such as variables_adjacent or button_text_duplicate' }),
+    field: Type.String({ description: 'the field the issue is about: name, content, buttons/1/url, …' }),
+    message: Type.String({ description: 'English' }),
+  },
+  { $id: 'TemplateIssue', title: 'TemplateIssue' },
+)
+
+const templateFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  provider_name: Type.String({
+    description:
+      'the name the provider knows the template by, derived from name: lower-case, umlauts spelled out (ä → ae), ' +
+      'other characters as underscores; with language it identifies the template at the provider',
+  }),
+  content: Type.String(),
+  channel: Channel,
+  subject: Nullable(Type.String(), 'email templates only; null for chat'),
+  purpose: Purpose,
+  provider_category: Nullable(literals(['UTILITY', 'MARKETING'] as const), 'the category submitted; null for email'),
+  language: Type.String({ description: 'provider language code such as de or en_US' }),
+  buttons: Type.Array(Type.Ref('TemplateButton')),
+  confirm_button: Nullable(
+    Type.Ref('TemplateButton'),
+    'optin_confirm only: the fixed, language-bound confirm button the template is submitted with; null otherwise',
+  ),
+  header_media: Nullable(Type.Ref('HeaderMedia')),
+  state: literals(
+    TEMPLATE_STATES,
+    'draft until submitted; then the provider decision: pending, approved, rejected, paused, disabled',
+  ),
+  provider_status: Nullable(
+    Type.String(),
+    "the provider's status, lower-case (pending, approved, rejected, paused, disabled, …); null until submitted and after any content change",
+  ),
+  provider_template_id: Nullable(Type.String(), "the provider's id of the template last submitted"),
+  rejection_reason: Nullable(Type.String(), "the provider's rejection reason code, such as INVALID_FORMAT"),
+  system: Type.Boolean({ description: 'managed by Herold: not sendable, not changed or deleted through the API' }),
+  variables: Type.Array(Type.String(), {
+    description:
+      'the variable names of the content and the URL buttons, in order of first appearance (1, 2, … for positional ones)',
+  }),
+  settable_variables: Type.Array(Type.String(), {
+    description:
+      'the variables a caller passes in template.variables of POST /messages: every variable except those that come ' +
+      'from the contact: name (first name, or "du"/"there" by language when the contact has none), full_name, email, ' +
+      'phone, custom fields, and {{1}} when used as a greeting (the text before its first occurrence, on the first ' +
+      'line, is only a greeting word such as Hallo, Hi, Liebe, Dear, ignoring punctuation and emoji)',
+  }),
+  sendable: Type.Boolean({
+    description:
+      'true when POST /messages can send it now: approved at the provider, channel chat, neither optin_confirm nor system',
+  }),
+  submitted_at: Nullable(Type.String({ format: 'date-time' })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}
+
+export const Template = Type.Object(templateFields, { $id: 'Template', title: 'Template' })
+
+export const TemplateDetail = Type.Object(
+  {
+    ...templateFields,
+    submittable: Type.Boolean({ description: 'whether POST /templates/{id}/submit makes sense now (issues is empty)' }),
+    issues: Type.Array(Type.Ref('TemplateIssue'), {
+      description: "why it is not submittable: the provider's published template rules it breaks, or its standing",
+    }),
+    rejection_reason_text: Nullable(Type.String(), 'English text of rejection_reason; null when not rejected'),
+  },
+  { $id: 'TemplateDetail', title: 'TemplateDetail' },
+)
+
+export const TemplateId = Type.Object({ id: Type.String({ format: 'uuid' }) })
+
+export const ListQuery = Type.Object({
+  ...paginationQuery({ maxLimit: 200, defaultLimit: 100, maxOffset: 100000 }),
+  channel: Type.Optional(Channel),
+  state: Type.Optional(literals(TEMPLATE_STATES)),
+  sendable: Type.Optional(Type.Boolean({ description: 'true: only templates POST /messages can send now' })),
+})
+
+export const ListResponse = Type.Object({ templates: Type.Array(Type.Ref('Template')), ...pageFields })
+
+const Name = Type.String({ minLength: 1, maxLength: LIMITS.name })
+const Content = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.content,
+  description: `variables in double curly braces, named ({{code}}) or positional ({{1}}); a chat template's content may have at most ${LIMITS.chatBody} characters to be submitted`,
+})
+const Subject = Type.String({ minLength: 1, maxLength: LIMITS.subject, description: 'email templates only' })
+const Language = Type.String({
+  minLength: 2,
+  maxLength: 10,
+  pattern: '^[a-z]{2,3}(_[A-Z]{2})?$',
+  description: 'provider language code such as de or en_US; default the account language',
+})
+const Buttons = Type.Array(ButtonInput, { maxItems: 20 })
+
+export const CreateBody = Type.Object({
+  name: Name,
+  content: Content,
+  channel: Type.Optional(Channel),
+  subject: Type.Optional(Subject),
+  purpose: Type.Optional(Purpose),
+  language: Type.Optional(Language),
+  buttons: Type.Optional(Buttons),
+  header_media: Type.Optional(Nullable(HeaderMediaInput)),
+})
+
+export const UpdateBody = Type.Object({
+  name: Type.Optional(Name),
+  content: Type.Optional(Content),
+  subject: Type.Optional(Subject),
+  language: Type.Optional(Language),
+  buttons: Type.Optional(Buttons),
+  header_media: Type.Optional(Nullable(HeaderMediaInput, 'null removes the header image')),
+})
+
+export const CreatedResponse = Type.Object({ ok: Type.Boolean(), template: Type.Ref('TemplateDetail') })
+
+export const TemplateResponse = Type.Object({ template: Type.Ref('TemplateDetail') })
+
+export const UpdatedResponse = Type.Object({
+  ok: Type.Boolean(),
+  template: Type.Ref('TemplateDetail'),
+  provider_status_reset: Type.Boolean({
+    description: 'true when the change reset provider_status to null and state to draft: submit the template again',
+  }),
+})
+
+export const DeleteResponse = Type.Object({
+  ok: Type.Boolean(),
+  deleted: Type.Boolean(),
+  removed_at_provider: Type.Boolean({ description: 'the template was known to the provider and removed there' }),
+  notice: Nullable(
+    Type.String(),
+    'why the removal at the provider failed (the local delete happened anyway); else null',
+  ),
+  hinweis: Nullable(Type.String(), 'deprecated German alias of notice'),
+})

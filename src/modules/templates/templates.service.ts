@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto'
+import type { Static } from 'typebox'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { type Page, toPage } from '../../platform/http/pagination.ts'
+import {
+  type CheckedTemplate,
+  isSendable,
+  optinConfirmButton,
+  providerCategory,
+  providerName,
+  rejectionReasonText,
+  stateForProviderStatus,
+  submissionReadiness,
+  type TemplateButton,
+  templateTexts,
+  templateVariables,
+} from './templates.check.ts'
+import * as repo from './templates.repository.ts'
+import type { CreateBody, ListQuery, UpdateBody } from './templates.schemas.ts'
+import { settableVariables } from './templates.variables.ts'
+
+/** What the templates service needs of the tenant: the account and its language (the default template language). */
+export type TemplatesTenant = Pick<TenantContext, 'accountId'> & { account: Pick<TenantContext['account'], 'language'> }
+
+export type CreateInput = Static<typeof CreateBody>
+export type UpdateInput = Static<typeof UpdateBody>
+export type ListInput = Static<typeof ListQuery>
+
+/**
+ * Where a template is still used (a follow-up step, an automation): answers a short English description of each use,
+ * such as `follow-up "Welcome" step 2`, or nothing. Runs inside the deletion's transaction.
+ */
+export type TemplateUsageCheck = (tx: Db, accountId: string, templateId: string) => Promise<string[]>
+
+/** The template as the provider knows it. */
+export interface ProviderTemplateRef {
+  providerName: string
+  language: string
+  providerTemplateId: string | null
+}
+
+/**
+ * The channel provider's side of templates, implemented by the channels module and registered through
+ * registerTemplateProvider. Only deletion is used here so far; submission will be added beside it.
+ */
+export interface TemplateProviderPort {
+  deleteAtProvider(
+    accountId: string,
+    template: ProviderTemplateRef,
+  ): Promise<{ ok: true } | { ok: false; reason: string }>
+}
+
+export interface TemplateHooks {
+  usageChecks: TemplateUsageCheck[]
+  provider: TemplateProviderPort | null
+}
+
+export interface TemplatesServiceDeps {
+  db: Db
+  clock: Clock
+  hooks: TemplateHooks
+}
+
+/** Contacts have no custom fields yet; once they do, their names come from the contact and stop being settable. */
+const CUSTOM_FIELDS: readonly string[] = []
+
+/** A template as GET /templates lists it. */
+export function templateView(row: repo.TemplateRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    provider_name: row.providerName,
+    content: row.content,
+    channel: row.channel,
+    subject: row.subject,
+    purpose: row.purpose,
+    provider_category: row.channel === 'chat' ? providerCategory(row.purpose) : null,
+    language: row.language,
+    buttons: row.buttons,
+    confirm_button: row.purpose === 'optin_confirm' && row.channel === 'chat' ? optinConfirmButton(row.language) : null,
+    header_media: row.headerMedia,
+    state: row.state,
+    provider_status: row.providerStatus,
+    provider_template_id: row.providerTemplateId,
+    rejection_reason: row.rejectionReason,
+    system: row.system,
+    variables: templateVariables(row),
+    settable_variables: settableVariables(templateTexts(row), CUSTOM_FIELDS),
+    sendable: isSendable(row),
+    submitted_at: row.submittedAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  }
+}
+export type TemplateView = ReturnType<typeof templateView>
+
+export type TemplateDetailView = TemplateView &
+  ReturnType<typeof submissionReadiness> & {
+    rejection_reason_text: string | null
+  }
+
+const checked = (row: repo.TemplateRow): CheckedTemplate => row
+
+/** Input that is invalid whatever the provider's rules: the field is named, and nothing is stored. */
+function assertCoherent(template: CheckedTemplate): void {
+  if (template.channel === 'email') {
+    if (!template.subject)
+      throw badRequest('subject is required for email templates', 'bad_request', { field: 'subject' })
+    if (template.buttons.length > 0) {
+      throw badRequest('buttons are only for chat templates', 'bad_request', { field: 'buttons' })
+    }
+    if (template.headerMedia) {
+      throw badRequest('header_media is only for chat templates', 'bad_request', { field: 'header_media' })
+    }
+    return
+  }
+  if (template.subject !== null) {
+    throw badRequest('subject is only for email templates', 'bad_request', { field: 'subject' })
+  }
+  if (template.purpose === 'optin_confirm' && template.buttons.length > 0) {
+    throw badRequest(
+      "buttons: opt-in confirmation templates get a fixed confirm button in the template's language; custom buttons are rejected",
+      'bad_request',
+      { field: 'buttons' },
+    )
+  }
+  template.buttons.forEach((button, index) => {
+    if (button.type === 'QUICK_REPLY' && button.url !== undefined) {
+      throw badRequest(`buttons/${index}/url is only for type URL`, 'bad_request', { field: `buttons/${index}/url` })
+    }
+    if (button.type === 'URL' && !button.url) {
+      throw badRequest(`buttons/${index}/url is required for type URL`, 'bad_request', {
+        field: `buttons/${index}/url`,
+      })
+    }
+  })
+}
+
+const normalizeButtons = (buttons: readonly TemplateButton[] | undefined): TemplateButton[] =>
+  (buttons ?? []).map((b) =>
+    b.url === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, url: b.url },
+  )
+
+/** Whether a change touches what the provider approved: text, buttons, language, name or header image. */
+function providerContentChanged(before: repo.TemplateRow, after: CheckedTemplate): boolean {
+  return (
+    before.name !== after.name ||
+    before.content !== after.content ||
+    before.language !== after.language ||
+    JSON.stringify(before.buttons) !== JSON.stringify(after.buttons) ||
+    JSON.stringify(before.headerMedia) !== JSON.stringify(after.headerMedia)
+  )
+}
+
+export function templatesService(deps: TemplatesServiceDeps) {
+  const { db, clock, hooks } = deps
+
+  async function detail(dbOrTx: Db, row: repo.TemplateRow): Promise<TemplateDetailView> {
+    const taken =
+      row.channel === 'chat' &&
+      row.providerName !== '' &&
+      (await repo.providerNameTaken(dbOrTx, row.accountId, {
+        id: row.id,
+        providerName: row.providerName,
+        language: row.language,
+      }))
+    return {
+      ...templateView(row),
+      ...submissionReadiness(row, { providerNameTaken: taken }),
+      rejection_reason_text: row.providerStatus === 'rejected' ? rejectionReasonText(row.rejectionReason) : null,
+    }
+  }
+
+  async function callerTemplate(
+    tx: Db,
+    tenant: TemplatesTenant,
+    id: string,
+    action: string,
+  ): Promise<repo.TemplateRow> {
+    const row = await repo.findTemplate(tx, tenant.accountId, id, { lock: true })
+    if (!row) throw notFound('template')
+    if (row.system) {
+      throw badRequest(
+        `System templates are managed by Herold and cannot be ${action} through the API`,
+        'system_template',
+      )
+    }
+    return row
+  }
+
+  return {
+    /** POST /templates: a draft; nothing is sent to the provider. `system` is for Herold's own flows only. */
+    async create(tenant: TemplatesTenant, input: CreateInput, options: { system?: boolean } = {}) {
+      const template: CheckedTemplate = {
+        name: input.name,
+        content: input.content,
+        channel: input.channel ?? 'chat',
+        subject: input.subject ?? null,
+        purpose: input.purpose ?? 'marketing',
+        language: input.language ?? tenant.account.language,
+        buttons: normalizeButtons(input.buttons),
+        headerMedia: input.header_media ?? null,
+      }
+      assertCoherent(template)
+      const now = clock.now()
+      const row = await repo.insertTemplate(db, {
+        ...template,
+        buttons: [...template.buttons],
+        accountId: tenant.accountId,
+        id: randomUUID(),
+        providerName: providerName(template.name),
+        system: options.system === true,
+        createdAt: now,
+        updatedAt: now,
+      })
+      return detail(db, row)
+    },
+
+    async list(tenant: TemplatesTenant, query: ListInput): Promise<Page<TemplateView>> {
+      const filter = { channel: query.channel, state: query.state, sendable: query.sendable }
+      const rows = await repo.listTemplates(db, tenant.accountId, filter, query.limit, query.offset)
+      const page = toPage(rows, query.limit, query.offset)
+      return { ...page, items: page.items.map(templateView) }
+    },
+
+    async get(tenant: TemplatesTenant, id: string): Promise<TemplateDetailView> {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      return detail(db, row)
+    },
+
+    /**
+     * PATCH /templates/{id}: only given fields change. Any change of name, content, language, buttons or header image
+     * of a chat template resets provider_status to null and the state to draft: it must be submitted again.
+     */
+    async update(tenant: TemplatesTenant, id: string, input: UpdateInput) {
+      return db.transaction(async (tx) => {
+        const row = await callerTemplate(tx, tenant, id, 'changed')
+        const next: CheckedTemplate = {
+          ...checked(row),
+          name: input.name ?? row.name,
+          content: input.content ?? row.content,
+          subject: input.subject ?? row.subject,
+          language: input.language ?? row.language,
+          buttons: input.buttons === undefined ? row.buttons : normalizeButtons(input.buttons),
+          headerMedia: input.header_media === undefined ? row.headerMedia : input.header_media,
+        }
+        assertCoherent(next)
+        const reset = next.channel === 'chat' && providerContentChanged(row, next)
+        const changed = reset || next.subject !== row.subject
+        if (!changed) return { template: await detail(tx, row), providerStatusReset: false }
+        const saved = await repo.updateTemplate(tx, tenant.accountId, id, {
+          name: next.name,
+          providerName: providerName(next.name),
+          content: next.content,
+          subject: next.subject,
+          language: next.language,
+          buttons: [...next.buttons],
+          headerMedia: next.headerMedia,
+          updatedAt: clock.now(),
+          ...(reset ? { state: 'draft' as const, providerStatus: null, rejectionReason: null } : {}),
+        })
+        return { template: await detail(tx, saved!), providerStatusReset: reset }
+      })
+    },
+
+    /**
+     * DELETE /templates/{id}: 409 template_in_use while a registered usage check reports a use. The row is deleted
+     * first; a template known to the provider is then removed there, and when that fails the reason is the notice.
+     */
+    async delete(tenant: TemplatesTenant, id: string) {
+      const row = await db.transaction(async (tx) => {
+        const found = await callerTemplate(tx, tenant, id, 'deleted')
+        const uses: string[] = []
+        for (const check of hooks.usageChecks) uses.push(...(await check(tx, tenant.accountId, id)))
+        if (uses.length > 0) {
+          throw new AppError(409, 'template_in_use', `The template is still used by ${uses.join(', ')}`, {
+            details: { used_by: uses },
+          })
+        }
+        await repo.deleteTemplate(tx, tenant.accountId, id)
+        return found
+      })
+      return removeAtProvider(tenant.accountId, row)
+    },
+
+    /**
+     * For the provider layer: records what the provider reports about a template (after submission, by its webhook
+     * or by polling) and moves the state (stateForProviderStatus). Returns null for an unknown template.
+     */
+    async applyProviderStatus(
+      accountId: string,
+      id: string,
+      report: { status: string; rejectionReason?: string | null; providerTemplateId?: string; submitted?: boolean },
+    ): Promise<TemplateView | null> {
+      const status = report.status.toLowerCase()
+      const now = clock.now()
+      const saved = await repo.updateTemplate(db, accountId, id, {
+        providerStatus: status,
+        state: stateForProviderStatus(status),
+        rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
+        providerStatusAt: now,
+        ...(report.providerTemplateId === undefined ? {} : { providerTemplateId: report.providerTemplateId }),
+        ...(report.submitted ? { submittedAt: now } : {}),
+      })
+      return saved ? templateView(saved) : null
+    },
+  }
+
+  async function removeAtProvider(accountId: string, row: repo.TemplateRow) {
+    const known = row.providerTemplateId !== null || row.providerStatus !== null
+    if (!known) return { removedAtProvider: false, notice: null }
+    const ref = { providerName: row.providerName, language: row.language, providerTemplateId: row.providerTemplateId }
+    if (!hooks.provider) {
+      return { removedAtProvider: false, notice: 'No chat provider is configured; the template was only deleted here' }
+    }
+    const result = await hooks.provider.deleteAtProvider(accountId, ref).catch((error: unknown) => ({
+      ok: false as const,
+      reason: error instanceof Error ? error.message : String(error),
+    }))
+    if (result.ok) return { removedAtProvider: true, notice: null }
+    return {
+      removedAtProvider: false,
+      notice: `The template was deleted here but could not be removed at the provider: ${result.reason}`,
+    }
+  }
+}
+
+export type TemplatesService = ReturnType<typeof templatesService>
