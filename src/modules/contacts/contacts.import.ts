@@ -152,7 +152,17 @@ export async function importContacts(
       info: true,
     }),
   )
-  const context = { db, clock, accountId: account.id, language: account.language, limit, reject, note, mostlyNew: true }
+  const context = {
+    db,
+    clock,
+    accountId: account.id,
+    language: account.language,
+    limit,
+    reject,
+    note,
+    mostlyNew: true,
+    unchecked: await repo.importMayLoadUnchecked(db),
+  }
   let batch: Line[] = []
   try {
     for await (const { record, info } of parser as AsyncIterable<{
@@ -191,6 +201,8 @@ interface BatchContext {
   note: (line: number, text: string) => void
   /** whether most lines of the last batch were new (a re-import is mostly matches: look up first then) */
   mostlyNew: boolean
+  /** whether new contacts may be inserted without per-row foreign key triggers (repo.importMayLoadUnchecked) */
+  unchecked: boolean
 }
 
 /**
@@ -296,6 +308,7 @@ async function createContacts(context: BatchContext, lines: Line[], report: Impo
     accountId,
     { language: context.language, source: SOURCE, createdAt: clock.now() },
     rows,
+    { unchecked: context.unchecked },
   )
   if (contactIds.size > 0 && !(await repo.reserveContacts(db, accountId, contactIds.size, context.limit))) {
     throw new Error('contact counter out of step with the reservation')
