@@ -2,6 +2,7 @@
 //   - GET /v1/contacts?q=… and plain GET /v1/contacts (median, p95) against the same SQL run raw (baseline)
 //   - herold import contacts on PostgreSQL and on embedded PGlite against a raw multi-row INSERT (baseline)
 // Usage: node bench/contacts.ts   (BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres, BENCH_CONTACTS=1000000)
+//        BENCH_EMBEDDED_ONLY=1 node bench/contacts.ts   (only the import on embedded PGlite and its baseline)
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,6 +21,7 @@ const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000)
+const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
 
 const ms = (t: number) => `${t.toFixed(2)} ms`
 function stats(samples: number[]) {
@@ -176,19 +178,7 @@ async function measureImport(database: Database, label: string, file: string) {
   )
 }
 
-const fresh = await freshDatabase()
-const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
-const file = importFile(IMPORT_ROWS)
-try {
-  await migrate(database)
-  const account = await createAccount(database.orm, { name: 'bench' })
-  const { key } = await createApiKey(database.orm, { accountId: account.id, name: 'bench', scopes: ['contacts:read'] })
-  const seedMs = await time(() => seed(database, account.id))
-  console.log(
-    `seeded ${CONTACTS.toLocaleString('en')} contacts in ${(seedMs / 1000).toFixed(1)} s (PostgreSQL, generate_series)`,
-  )
-  await measureApi(database, account.id, key)
-  await measureImport(database, 'PostgreSQL', file)
+async function measureEmbeddedImport(file: string) {
   const embedded = await openDatabase({ dataDir: 'memory://' })
   try {
     await migrate(embedded)
@@ -196,8 +186,34 @@ try {
   } finally {
     await embedded.close()
   }
+}
+
+const file = importFile(IMPORT_ROWS)
+try {
+  if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
+  else {
+    const fresh = await freshDatabase()
+    const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
+    try {
+      await migrate(database)
+      const account = await createAccount(database.orm, { name: 'bench' })
+      const { key } = await createApiKey(database.orm, {
+        accountId: account.id,
+        name: 'bench',
+        scopes: ['contacts:read'],
+      })
+      const seedMs = await time(() => seed(database, account.id))
+      console.log(
+        `seeded ${CONTACTS.toLocaleString('en')} contacts in ${(seedMs / 1000).toFixed(1)} s (PostgreSQL, generate_series)`,
+      )
+      await measureApi(database, account.id, key)
+      await measureImport(database, 'PostgreSQL', file)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+    await measureEmbeddedImport(file)
+  }
 } finally {
-  await database.close()
-  await fresh.drop()
   rmSync(path.dirname(file), { recursive: true, force: true })
 }

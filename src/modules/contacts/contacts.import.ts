@@ -4,7 +4,7 @@ import { parse } from 'csv-parse'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { recordEvents } from '../../platform/events/events.ts'
+import { dispatchEvents } from '../../platform/events/events.ts'
 import * as repo from './contacts.repository.ts'
 import {
   displayTags,
@@ -16,7 +16,6 @@ import {
   planTagAddition,
   splitTagCell,
 } from './contacts.rules.ts'
-import { contactEventData, contactView } from './contacts.service.ts'
 
 // herold import contacts: a CSV file upserted in batches of multi-row statements, never raising an opt-in.
 
@@ -153,7 +152,17 @@ export async function importContacts(
       info: true,
     }),
   )
-  const context = { db, clock, accountId: account.id, language: account.language, limit, reject, note }
+  const context = {
+    db,
+    clock,
+    accountId: account.id,
+    language: account.language,
+    limit,
+    reject,
+    note,
+    mostlyNew: true,
+    unchecked: await repo.importMayLoadUnchecked(db),
+  }
   let batch: Line[] = []
   try {
     for await (const { record, info } of parser as AsyncIterable<{
@@ -190,6 +199,10 @@ interface BatchContext {
   limit: number
   reject: (line: number, reason: string) => void
   note: (line: number, text: string) => void
+  /** whether most lines of the last batch were new (a re-import is mostly matches: look up first then) */
+  mostlyNew: boolean
+  /** whether new contacts may be inserted without per-row foreign key triggers (repo.importMayLoadUnchecked) */
+  unchecked: boolean
 }
 
 /**
@@ -208,23 +221,50 @@ async function importBatch(context: BatchContext, lines: Line[], report: ImportR
       now.push(line)
     }
   }
-  await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, report))
+  context.mostlyNew = await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, report))
   return later
 }
 
-async function writeBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<void> {
+type TagRow = { accountId: string; contactId: string; name: string; origin: 'manuell' }
+
+/** Returns whether most lines were new. */
+async function writeBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<boolean> {
   const { db, accountId } = context
+  const room = await repo.remainingContacts(db, accountId, context.limit)
+  // Insert first when the plan has room for every line and the previous batch was mostly new: a line whose addresses
+  // no contact holds is created by the insert, and only the lines an existing address stopped need a lookup.
+  const insertFirst = lines.length <= room && context.mostlyNew
+  const toMatch = insertFirst ? await createContacts(context, lines, report) : lines
+  const { creates, matched } = await classify(context, toMatch)
+  if (insertFirst) {
+    // the address that stopped the insert is gone again (deleted concurrently)
+    for (const line of creates) context.reject(line.line, 'changed concurrently by another request; import again')
+  } else {
+    for (const line of creates.slice(room))
+      context.reject(line.line, `the plan's limit of ${context.limit} contacts is reached`)
+    for (const line of await createContacts(context, creates.slice(0, room), report))
+      context.reject(line.line, 'created concurrently by another request; import again')
+  }
+  await updateMatched(context, matched, report)
+  return matched.length * 2 < lines.length
+}
+
+/** Sorts lines into new ones and ones matching an existing contact (locked); rejects the ambiguous ones. */
+async function classify(
+  context: BatchContext,
+  lines: Line[],
+): Promise<{ creates: Line[]; matched: Array<{ line: Line; contact: repo.ContactRow }> }> {
+  const creates: Line[] = []
+  const matched: Array<{ line: Line; contact: repo.ContactRow }> = []
+  if (lines.length === 0) return { creates, matched }
   const existing = await repo.findByAddresses(
-    db,
-    accountId,
+    context.db,
+    context.accountId,
     lines.map((l) => l.email).filter((e) => e !== ''),
     lines.map((l) => l.phone).filter((p) => p !== ''),
   )
   const byEmail = new Map(existing.filter((c) => c.email !== '').map((c) => [c.email, c]))
   const byPhone = new Map(existing.filter((c) => c.phone !== '').map((c) => [c.phone, c]))
-
-  const creates: Line[] = []
-  const matched: Array<{ line: Line; contact: repo.ContactRow }> = []
   for (const line of lines) {
     const emailOwner = line.email ? byEmail.get(line.email) : undefined
     const phoneOwner = line.phone ? byPhone.get(line.phone) : undefined
@@ -245,70 +285,51 @@ async function writeBatch(context: BatchContext, lines: Line[], report: ImportRe
     if (contact) matched.push({ line, contact })
     else creates.push(line)
   }
-
-  const tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }> = []
-  await createContacts(context, creates, report, tagRows)
-  await updateMatched(context, matched, report, tagRows)
-  await repo.insertTagRows(db, tagRows)
+  return { creates, matched }
 }
 
-async function createContacts(
-  context: BatchContext,
-  creates: Line[],
-  report: ImportReport,
-  tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }>,
-): Promise<void> {
-  if (creates.length === 0) return
+/**
+ * Creates contacts for these lines (within the plan's room, which the caller checked) with their tags and
+ * contact.created events; returns the lines not created because an address is already held.
+ */
+async function createContacts(context: BatchContext, lines: Line[], report: ImportReport): Promise<Line[]> {
+  if (lines.length === 0) return []
   const { db, clock, accountId } = context
-  const room = await repo.remainingContacts(db, accountId, context.limit)
-  for (const line of creates.slice(room))
-    context.reject(line.line, `the plan's limit of ${context.limit} contacts is reached`)
-  const allowed = creates.slice(0, room)
-  const createdAt = clock.now()
-  const rows = allowed.map((line) => ({
-    accountId,
+  const plans = lines.map((line) => planTagAddition([], line.tags))
+  const rows = lines.map((line, i) => ({
     id: randomUUID(),
     name: line.name ?? '',
     email: line.email,
     phone: line.phone,
-    language: context.language,
-    source: SOURCE,
-    acquisition: 'marketing' as const,
-    optinChat: 'none' as const,
-    optinEmail: 'none' as const,
-    createdAt,
+    tags: displayTags(plans[i].added.map((name) => ({ name, origin: 'manuell' as const }))).map((t) => t.name),
   }))
-  const inserted = await repo.insertContacts(db, rows)
-  rows.forEach((row, i) => {
-    if (!inserted.has(row.id)) context.reject(allowed[i].line, 'created concurrently by another request; import again')
-  })
-  if (inserted.size > 0 && !(await repo.reserveContacts(db, accountId, inserted.size, context.limit))) {
+  const { contactIds, eventIds } = await repo.insertImportedContacts(
+    db,
+    accountId,
+    { language: context.language, source: SOURCE, createdAt: clock.now() },
+    rows,
+    { unchecked: context.unchecked },
+  )
+  if (contactIds.size > 0 && !(await repo.reserveContacts(db, accountId, contactIds.size, context.limit))) {
     throw new Error('contact counter out of step with the reservation')
   }
-  const events: Parameters<typeof recordEvents>[2] = []
-  for (const [i, row] of rows.entries()) {
-    if (!inserted.has(row.id)) continue
-    const line = allowed[i]
-    const tags = planTagAddition([], line.tags)
-    for (const name of tags.added) tagRows.push({ accountId, contactId: row.id, name, origin: 'manuell' })
-    for (const name of tags.rejected) context.note(line.line, `tag "${name}" left out: more than 30 tags`)
-    const contact = contactView(
-      row,
-      tags.added.map((name) => ({ name, origin: 'manuell' as const })),
-    )
-    events.push({ accountId, name: 'contact.created' as const, contactId: row.id, data: contactEventData(contact) })
-  }
-  await recordEvents(db, clock, events)
-  report.created += inserted.size
+  await dispatchEvents(db, clock, accountId, eventIds)
+  report.created += contactIds.size
+  const rest: Line[] = []
+  rows.forEach((row, i) => {
+    if (!contactIds.has(row.id)) rest.push(lines[i])
+    else for (const name of plans[i].rejected) context.note(lines[i].line, `tag "${name}" left out: more than 30 tags`)
+  })
+  return rest
 }
 
 async function updateMatched(
   context: BatchContext,
   matched: Array<{ line: Line; contact: repo.ContactRow }>,
   report: ImportReport,
-  tagRows: Array<{ accountId: string; contactId: string; name: string; origin: 'manuell' }>,
 ): Promise<void> {
   if (matched.length === 0) return
+  const tagRows: TagRow[] = []
   const { db, clock, accountId } = context
   const withTags = matched.filter((m) => m.line.tags.length > 0).map((m) => m.contact.id)
   const existingTags = await repo.tagsOf(db, accountId, withTags)
@@ -356,4 +377,5 @@ async function updateMatched(
   }
   await repo.updateContacts(db, accountId, changes)
   await repo.insertConsentRecords(db, consent)
+  await repo.insertTagRows(db, tagRows)
 }

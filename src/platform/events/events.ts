@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 import { enqueue } from '../jobs/jobs.ts'
@@ -77,13 +77,32 @@ export async function recordEvents(
     INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
     SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
       AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
-  // One dispatch job per account for the whole batch.
   const byAccount = new Map<string, string[]>()
   for (const input of withIds) byAccount.set(input.accountId, [...(byAccount.get(input.accountId) ?? []), input.id])
+  // One dispatch job per account for the whole batch.
   await enqueue(
     tx,
     clock,
     [...byAccount].map(([accountId, eventIds]) => ({ accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })),
   )
   return inputs.length
+}
+
+/**
+ * Bulk, for a statement that derives its events from rows it writes itself (contact import): the INSERT into the
+ * outbox to use as a data-modifying CTE. `rows` is a SELECT of (contact_id uuid, data jsonb); the CTE returns the
+ * new event ids, which the caller hands to dispatchEvents in the same transaction.
+ */
+export function insertEventsSql(input: { accountId: string; name: EventName; createdAt: Date; rows: SQL }): SQL {
+  return sql`INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
+    SELECT ${input.accountId}::uuid, gen_random_uuid(), ${input.name}, e.contact_id, e.data,
+      ${input.createdAt.toISOString()}::timestamptz
+    FROM (${input.rows}) AS e
+    RETURNING id`
+}
+
+/** One dispatch job for a batch of recorded events of one account. */
+export async function dispatchEvents(tx: Db, clock: Clock, accountId: string, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return
+  await enqueue(tx, clock, { accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })
 }
