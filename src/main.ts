@@ -51,7 +51,7 @@ export async function serve(config: Config, print: (line: string) => void = cons
         rateLimiter,
         logger: { level: config.logLevel },
       })
-      if (lockFile) await app.register(adminEndpoint(database, lockFile.token))
+      if (lockFile) await app.register(adminEndpoint(database, lockFile.token, config))
       await app.listen({ port: config.port, host: config.host })
       const address = app.server.address()
       const port = typeof address === 'object' && address ? address.port : config.port

@@ -39,7 +39,10 @@ export interface TemplateAtProvider {
   buttons?: Array<{ type: 'QUICK_REPLY' | 'URL'; text: string; url?: string }>
 }
 
-export type TemplateStatus = { status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'; reason: string | null }
+export type TemplateStatus = {
+  status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
+  reason: string | null
+}
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'
 
@@ -85,7 +88,10 @@ export class InboundRejected extends Error {
 
 export interface ChatProvider {
   readonly name: string
-  sendText(connection: ChatConnection, input: { to: string; text: string; sendId: string }): Promise<SendResult>
+  sendText(
+    connection: ChatConnection,
+    input: { to: string; contactId: string; text: string; sendId: string },
+  ): Promise<SendResult>
   sendTemplate(
     connection: ChatConnection,
     input: { to: string; name: string; language: string; parameters: string[]; sendId: string },
@@ -141,4 +147,3 @@ export function mapWhatsAppError(code: string | number, message: string): Mapped
       return { kind: 'failed', providerCode, message }
   }
 }
-

@@ -34,7 +34,10 @@ export const channelConnections = pgTable(
     connectedAt: at('connected_at').notNull(),
     disconnectedAt: at('disconnected_at'),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.channel] }), index('channel_connections_number_idx').on(t.phoneNumberId)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.channel] }),
+    index('channel_connections_number_idx').on(t.phoneNumberId),
+  ],
 )
 
 /** What the sandbox providers keep: sent chat messages and e-mails (readable), and templates with their decision. */
@@ -48,7 +51,10 @@ export const sandboxOutbox = pgTable(
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     createdAt: at('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), index('sandbox_outbox_created_idx').on(t.accountId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('sandbox_outbox_created_idx').on(t.accountId, t.createdAt),
+  ],
 )
 
 export const sandboxTemplates = pgTable(

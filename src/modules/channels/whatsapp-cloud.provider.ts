@@ -6,8 +6,8 @@ import {
   type InboundBatch,
   type InboundChatMessage,
   InboundRejected,
-  mapWhatsAppError,
   type MessageStatus,
+  mapWhatsAppError,
   type SendResult,
   type StatusUpdate,
   type TemplateStatus,
@@ -52,13 +52,22 @@ function inboundMessage(raw: Json, names: Map<string, string>): InboundChatMessa
         ...base,
         type,
         text: str(media.caption),
-        media: { mime: str(media.mime_type), filename: str(media.filename) || undefined, providerMediaId: str(media.id) },
+        media: {
+          mime: str(media.mime_type),
+          filename: str(media.filename) || undefined,
+          providerMediaId: str(media.id),
+        },
       }
     }
     case 'location': {
       const l = obj(raw.location)
       const place = [str(l.name), str(l.address)].filter(Boolean).join(', ')
-      return { ...base, type: 'location', text: `${place ? `${place} ` : ''}(${str(l.latitude)}, ${str(l.longitude)})`, media: null }
+      return {
+        ...base,
+        type: 'location',
+        text: `${place ? `${place} ` : ''}(${str(l.latitude)}, ${str(l.longitude)})`,
+        media: null,
+      }
     }
     case 'button':
       return { ...base, type: 'button', text: str(obj(raw.button).text), media: null }
@@ -128,7 +137,13 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
   }
   const failure = (r: OutboundResponse): SendResult => {
     const error = obj(parse(r).error)
-    return { ok: false, error: mapWhatsAppError(str(error.code) || `http_${r.status}`, str(error.message) || `Graph API answered ${r.status}`) }
+    return {
+      ok: false,
+      error: mapWhatsAppError(
+        str(error.code) || `http_${r.status}`,
+        str(error.message) || `Graph API answered ${r.status}`,
+      ),
+    }
   }
   const graphError = (r: OutboundResponse) => {
     const error = obj(parse(r).error)
@@ -151,7 +166,8 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
 
   return {
     name: 'whatsapp-cloud',
-    sendText: (c, input) => sendMessage(c, { to: toWaId(input.to), type: 'text', text: { body: input.text, preview_url: false } }),
+    sendText: (c, input) =>
+      sendMessage(c, { to: toWaId(input.to), type: 'text', text: { body: input.text, preview_url: false } }),
     sendTemplate: (c, input) =>
       sendMessage(c, {
         to: toWaId(input.to),
@@ -171,7 +187,12 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
       const response = await options.http.send(`${base}/${encodeURIComponent(c.wabaId)}/message_templates`, {
         method: 'POST',
         headers: headers(c),
-        body: JSON.stringify({ name: template.name, language: template.language, category: template.category, components }),
+        body: JSON.stringify({
+          name: template.name,
+          language: template.language,
+          category: template.category,
+          components,
+        }),
       })
       if (response.status < 200 || response.status >= 300) throw graphError(response)
       const status = str(parse(response).status) as TemplateStatus['status']
@@ -197,7 +218,10 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
         .find((t) => str(t.name) === template.name && str(t.language) === template.language)
       if (!found) return null
       const reason = str(found.rejected_reason)
-      return { status: str(found.status) as TemplateStatus['status'], reason: reason && reason !== 'NONE' ? reason : null }
+      return {
+        status: str(found.status) as TemplateStatus['status'],
+        reason: reason && reason !== 'NONE' ? reason : null,
+      }
     },
     parseInbound(c, request) {
       const header = request.headers['x-hub-signature-256']
@@ -214,14 +238,20 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
       return parseCloudWebhook(body, c.phoneNumberId)
     },
     async fetchMedia(c, mediaId) {
-      const meta = await options.http.send(`${base}/${encodeURIComponent(mediaId)}`, { method: 'GET', headers: headers(c) })
+      const meta = await options.http.send(`${base}/${encodeURIComponent(mediaId)}`, {
+        method: 'GET',
+        headers: headers(c),
+      })
       if (meta.status !== 200) throw graphError(meta)
       const info = parse(meta)
       const url = str(info.url)
       if (!url) throw new Error('Graph API gave no media url')
       const file = await options.http.send(url, { method: 'GET', headers: { authorization: headers(c).authorization } })
       if (file.status !== 200) throw graphError(file)
-      return { data: file.body, mime: str(info.mime_type) || String(file.headers['content-type'] ?? 'application/octet-stream') }
+      return {
+        data: file.body,
+        mime: str(info.mime_type) || String(file.headers['content-type'] ?? 'application/octet-stream'),
+      }
     },
   }
 }

@@ -450,7 +450,11 @@ export async function findOrCreateInboundContact(
   const email = input.email ? normalizeEmail(input.email) : ''
   if (phone === '' && email === '') throw badRequest('An inbound message needs a valid phone or e-mail sender')
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const [existing] = await repo.findByAddress(tx, input.accountId, phone ? { email: '', phone } : { email, phone: '' })
+    const [existing] = await repo.findByAddress(
+      tx,
+      input.accountId,
+      phone ? { email: '', phone } : { email, phone: '' },
+    )
     if (existing) return { contactId: existing.id, created: false }
     const inserted = await repo.insertContact(tx, {
       accountId: input.accountId,

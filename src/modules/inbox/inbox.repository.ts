@@ -156,7 +156,13 @@ export async function conversationMessages(
 export async function listMessages(
   db: Db,
   accountId: string,
-  filter: { direction: 'inbound' | 'outbound'; createdAfter?: Date; conversationId?: string; limit: number; offset: number },
+  filter: {
+    direction: 'inbound' | 'outbound'
+    createdAfter?: Date
+    conversationId?: string
+    limit: number
+    offset: number
+  },
 ): Promise<MessageRow[]> {
   return db
     .select()

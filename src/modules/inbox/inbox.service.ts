@@ -151,7 +151,12 @@ export function inboxService(deps: InboxServiceDeps) {
             },
           })
         }
-        await recordEvent(tx, clock, { accountId, name: 'message.received', contactId, data: messageEventData(message) })
+        await recordEvent(tx, clock, {
+          accountId,
+          name: 'message.received',
+          contactId,
+          data: messageEventData(message),
+        })
         return message
       })
       // A concurrent copy of the same webhook won: its media is the one kept.
