@@ -468,7 +468,7 @@ export async function findOrCreateInboundContact(
       createdAt: clock.now(),
     })
     if (!inserted) continue
-    await repo.reserveContacts(tx, input.accountId, 1, Number.MAX_SAFE_INTEGER)
+    await repo.reserveContacts(tx, input.accountId, 1, 2_147_483_647)
     await recordEvent(tx, clock, {
       accountId: input.accountId,
       name: 'contact.created',
