@@ -31,7 +31,7 @@ export function createPacer(clock: Clock) {
     },
     async pace(number: string, perSecond: number): Promise<void> {
       const wait = this.reserve(number, perSecond)
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
     },
   }
 }
