@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
-import nodemailer from 'nodemailer'
+import nodemailer, { type SendMailOptions } from 'nodemailer'
 import { SMTPServer } from 'smtp-server'
 import {
   createHarness,
@@ -59,7 +59,7 @@ async function emailAccount(provider: 'smtp' | 'sandbox'): Promise<{ account: Te
   return { account, inboundUrl: connected.inbound_url }
 }
 
-async function rawMime(message: nodemailer.SendMailOptions): Promise<Buffer> {
+async function rawMime(message: SendMailOptions): Promise<Buffer> {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true })
   const info = await transport.sendMail(message)
   return info.message as Buffer
