@@ -125,7 +125,7 @@ async function main() {
   const inboundPath = `/hooks/whatsapp-cloud/${account.id}`
   // warm-up: JIT, connections, the first contacts
   await post(pool, '/bench/accept', 500, 'warm')
-  await post(pool, inboundPath, 200, 'warm')
+  await post(pool, inboundPath, CUSTOMERS, 'warm')
 
   const bare = await post(pool, '/bench/accept', MESSAGES, 'bare')
   const stored = await post(pool, inboundPath, MESSAGES, 'run')

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { events } from '../../platform/events/events.tables.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -61,47 +62,78 @@ export async function messageByProviderId(
 }
 
 /**
- * The time of the account's next message: later than every earlier one (at least 1 ms after the last). The
- * clock row stays locked until the caller commits, so message writers of one account commit in the order of
- * their times and no message can appear later with a time a poller already passed. Take it last in a
- * transaction: it serializes the account's message writes for the rest of it.
+ * Stores a message with the account's next message time, in one statement: the time is later than every
+ * earlier one (at least 1 ms after the last), the conversation's last message moves to it, and the given event
+ * (message.received, recorded earlier in this transaction) gets `created_at` in its data. The message_clocks row
+ * stays locked until the caller commits, so an account's message writers commit in the order of their times
+ * and no message can appear later with a time a poller already passed; the statement is the transaction's last,
+ * so the lock is held for one round trip and the commit. Returns undefined when the provider message id is
+ * already stored (nothing else is changed then).
  */
-export async function nextMessageTime(db: Db, accountId: string, now: Date): Promise<Date> {
-  const result = await db.execute(sql`
-    INSERT INTO ${messageClocks} (account_id, last_at) VALUES (${accountId}::uuid, ${now.toISOString()}::timestamptz)
-    ON CONFLICT (account_id) DO UPDATE
-      SET last_at = GREATEST(EXCLUDED.last_at, ${messageClocks}.last_at + interval '1 millisecond')
-    RETURNING last_at`)
-  const [row] = (result as unknown as { rows: Array<{ last_at: string | Date }> }).rows
-  return new Date(row.last_at)
-}
-
-/** Inserts unless the provider message id is already stored; undefined then. */
-export async function insertMessage(db: Db, row: NewMessageRow): Promise<MessageRow | undefined> {
-  const [inserted] = await db.insert(messages).values(row).onConflictDoNothing().returning()
-  return inserted
-}
-
-export async function touchConversation(
+export async function insertMessageInOrder(
   db: Db,
-  accountId: string,
-  id: string,
-  message: { at: Date; preview: string; direction: 'inbound' | 'outbound'; automated: boolean },
-): Promise<void> {
-  const inbound = message.direction === 'inbound'
-  await db
-    .update(conversations)
-    .set({
-      lastMessageAt: message.at,
-      lastMessagePreview: message.preview,
-      lastMessageDirection: message.direction,
-      ...(inbound
-        ? { lastInboundAt: message.at, unreadCount: sql`${conversations.unreadCount} + 1`, automatedOnly: false }
-        : message.automated
-          ? {}
-          : { automatedOnly: false }),
-    })
-    .where(and(eq(conversations.accountId, accountId), eq(conversations.id, id)))
+  row: Omit<NewMessageRow, 'createdAt'> & { id: string; accountId: string; conversationId: string },
+  options: { now: Date; preview: string; eventId: string | null },
+): Promise<MessageRow | undefined> {
+  const inbound = row.direction === 'inbound'
+  const automated = row.automated ?? false
+  const result = await db.execute(sql`
+    WITH clock AS (
+      INSERT INTO ${messageClocks} (account_id, last_at)
+      VALUES (${row.accountId}::uuid, ${options.now.toISOString()}::timestamptz)
+      ON CONFLICT (account_id) DO UPDATE
+        SET last_at = GREATEST(EXCLUDED.last_at, ${messageClocks}.last_at + interval '1 millisecond')
+      RETURNING last_at
+    ), stored AS (
+      INSERT INTO ${messages} (account_id, id, conversation_id, contact_id, channel, direction, type, text, media_url,
+        media_mime, provider_message_id, status, automated, ai, created_at)
+      SELECT ${row.accountId}::uuid, ${row.id}::uuid, ${row.conversationId}::uuid, ${row.contactId}::uuid,
+        ${row.channel}, ${row.direction}, ${row.type}, ${row.text ?? ''}, ${row.mediaUrl ?? ''}, ${row.mediaMime ?? ''},
+        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${automated}, ${row.ai ?? false}, clock.last_at
+      FROM clock
+      ON CONFLICT DO NOTHING
+      RETURNING *
+    ), conversation AS (
+      UPDATE ${conversations} c SET
+        last_message_at = stored.created_at,
+        last_message_preview = ${options.preview},
+        last_message_direction = stored.direction,
+        last_inbound_at = CASE WHEN ${inbound} THEN stored.created_at ELSE c.last_inbound_at END,
+        unread_count = c.unread_count + CASE WHEN ${inbound} THEN 1 ELSE 0 END,
+        automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated})
+      FROM stored
+      WHERE c.account_id = stored.account_id AND c.id = stored.conversation_id
+      RETURNING c.id
+    ), event AS (
+      UPDATE ${events} e
+      SET data = e.data || jsonb_build_object('created_at',
+        to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      FROM stored
+      WHERE e.account_id = stored.account_id AND e.id = ${options.eventId}::uuid
+      RETURNING e.id
+    )
+    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM event) AS evented
+    FROM stored`)
+  const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
+  if (!raw) return undefined
+  return {
+    accountId: String(raw.account_id),
+    id: String(raw.id),
+    conversationId: String(raw.conversation_id),
+    contactId: String(raw.contact_id),
+    channel: String(raw.channel),
+    direction: raw.direction as MessageRow['direction'],
+    type: String(raw.type),
+    text: String(raw.text),
+    mediaUrl: String(raw.media_url),
+    mediaMime: String(raw.media_mime),
+    providerMessageId: raw.provider_message_id === null ? null : String(raw.provider_message_id),
+    status: (raw.status ?? null) as MessageRow['status'],
+    errorCode: raw.error_code === null || raw.error_code === undefined ? null : String(raw.error_code),
+    automated: Boolean(raw.automated),
+    ai: Boolean(raw.ai),
+    createdAt: new Date(raw.created_at as string | Date),
+  }
 }
 
 export async function lastInboundAt(db: Db, accountId: string, contactId: string, channel: string) {

@@ -70,6 +70,8 @@ function messageEventData(row: repo.MessageRow): Record<string, unknown> {
   return fields
 }
 
+class DuplicateMessage extends Error {}
+
 const STATUS_RANK: Record<MessageStatus, number> = { sent: 1, delivered: 2, read: 3, failed: 4 }
 
 /**
@@ -101,64 +103,75 @@ export function inboxService(deps: InboxServiceDeps) {
     async receive(accountId: string, language: string, incoming: IncomingMessage) {
       if (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId)) return null
       const mediaKey = incoming.media ? await storage.put(accountId, incoming.media.data, incoming.media.mime) : null
-      const stored = await db.transaction(async (tx) => {
-        const address = incoming.channel === 'chat' ? { phone: incoming.from } : { email: incoming.from }
-        const { contactId } = await findOrCreateInboundContact(tx, clock, {
-          accountId,
-          language,
-          name: incoming.name,
-          ...address,
-        })
-        const { conversation, created } = await repo.findOrCreateConversation(tx, {
-          accountId,
-          id: randomUUID(),
-          contactId,
-          channel: incoming.channel,
-          createdAt: clock.now(),
-        })
-        const at = await repo.nextMessageTime(tx, accountId, clock.now())
-        const message = await repo.insertMessage(tx, {
-          accountId,
-          id: randomUUID(),
-          conversationId: conversation.id,
-          contactId,
-          channel: incoming.channel,
-          direction: 'inbound',
-          type: incoming.type,
-          text: incoming.text,
-          mediaUrl: mediaKey ? mediaUrl(mediaKey) : '',
-          mediaMime: incoming.media?.mime ?? '',
-          providerMessageId: incoming.providerMessageId,
-          createdAt: at,
-        })
-        if (!message) return null
-        await repo.touchConversation(tx, accountId, conversation.id, {
-          at,
-          preview: previewOf(incoming.type, incoming.text),
-          direction: 'inbound',
-          automated: false,
-        })
-        if (created) {
-          await recordEvent(tx, clock, {
+      const stored = await db
+        .transaction(async (tx) => {
+          const address = incoming.channel === 'chat' ? { phone: incoming.from } : { email: incoming.from }
+          const { contactId } = await findOrCreateInboundContact(tx, clock, {
             accountId,
-            name: 'conversation.created',
-            contactId,
-            data: {
-              id: conversation.id,
-              contact_id: contactId,
-              channel: conversation.channel,
-              created_at: conversation.createdAt.toISOString(),
-            },
+            language,
+            name: incoming.name,
+            ...address,
           })
-        }
-        await recordEvent(tx, clock, {
-          accountId,
-          name: 'message.received',
-          contactId,
-          data: messageEventData(message),
+          const { conversation, created } = await repo.findOrCreateConversation(tx, {
+            accountId,
+            id: randomUUID(),
+            contactId,
+            channel: incoming.channel,
+            createdAt: clock.now(),
+          })
+          if (created) {
+            await recordEvent(tx, clock, {
+              accountId,
+              name: 'conversation.created',
+              contactId,
+              data: {
+                id: conversation.id,
+                contact_id: contactId,
+                channel: conversation.channel,
+                created_at: conversation.createdAt.toISOString(),
+              },
+            })
+          }
+          const draft = {
+            accountId,
+            id: randomUUID(),
+            conversationId: conversation.id,
+            contactId,
+            channel: incoming.channel,
+            direction: 'inbound' as const,
+            type: incoming.type,
+            text: incoming.text,
+            mediaUrl: mediaKey ? mediaUrl(mediaKey) : '',
+            mediaMime: incoming.media?.mime ?? '',
+            providerMessageId: incoming.providerMessageId,
+          }
+          // created_at is added by insertMessageInOrder, the transaction's last statement
+          const event = await recordEvent(tx, clock, {
+            accountId,
+            name: 'message.received',
+            contactId,
+            data: messageEventData({
+              ...draft,
+              status: null,
+              errorCode: null,
+              automated: false,
+              ai: false,
+              createdAt: new Date(0),
+            }),
+          })
+          const message = await repo.insertMessageInOrder(tx, draft, {
+            now: clock.now(),
+            preview: previewOf(incoming.type, incoming.text),
+            eventId: event.id,
+          })
+          // a concurrent copy of the webhook stored it first: undo the contact, conversation and events too
+          if (!message) throw new DuplicateMessage()
+          return message
         })
-        return message
-      })
+        .catch((error) => {
+          if (error instanceof DuplicateMessage) return null
+          throw error
+        })
       // A concurrent copy of the same webhook won: its media is the one kept.
       if (!stored && mediaKey) await storage.delete(mediaKey)
       return stored ? messageView(stored) : null
@@ -184,27 +197,6 @@ export function inboxService(deps: InboxServiceDeps) {
           channel: input.channel,
           createdAt: clock.now(),
         })
-        const at = await repo.nextMessageTime(tx, accountId, clock.now())
-        const message = await repo.insertMessage(tx, {
-          accountId,
-          id: randomUUID(),
-          conversationId: conversation.id,
-          contactId: input.contactId,
-          channel: input.channel,
-          direction: 'outbound',
-          type: input.type,
-          text: input.text,
-          providerMessageId: input.providerMessageId,
-          status: 'sent',
-          automated: input.automated ?? false,
-          createdAt: at,
-        })
-        await repo.touchConversation(tx, accountId, conversation.id, {
-          at,
-          preview: previewOf(input.type, input.text),
-          direction: 'outbound',
-          automated: input.automated ?? false,
-        })
         if (created) {
           await recordEvent(tx, clock, {
             accountId,
@@ -218,6 +210,23 @@ export function inboxService(deps: InboxServiceDeps) {
             },
           })
         }
+        const message = await repo.insertMessageInOrder(
+          tx,
+          {
+            accountId,
+            id: randomUUID(),
+            conversationId: conversation.id,
+            contactId: input.contactId,
+            channel: input.channel,
+            direction: 'outbound',
+            type: input.type,
+            text: input.text,
+            providerMessageId: input.providerMessageId,
+            status: 'sent',
+            automated: input.automated ?? false,
+          },
+          { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },
+        )
         return message ? messageView(message) : null
       })
     },

@@ -55,7 +55,7 @@ export const messages = pgTable(
     errorCode: text('error_code'),
     automated: boolean('automated').notNull().default(false),
     ai: boolean('ai').notNull().default(false),
-    /** strictly increasing per account in commit order (see inbox.repository.ts nextMessageTime) */
+    /** strictly increasing per account in commit order (see inbox.repository.ts insertMessageInOrder) */
     createdAt: at('created_at').notNull(),
   },
   (t) => [

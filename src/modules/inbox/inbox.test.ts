@@ -149,6 +149,9 @@ describe('inbound messages', () => {
         'type',
       ])
       assert.equal(message.body.data.text, 'Guten Tag')
+      const [stored] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+      assert.equal(message.body.data.id, stored.id)
+      assert.equal(message.body.data.created_at, stored.created_at)
       assert.deepEqual(Object.keys(conversation.body.data).sort(), ['channel', 'contact_id', 'created_at', 'id'])
       assert.equal(conversation.body.data.id, message.body.data.conversation_id)
     } finally {
