@@ -236,7 +236,9 @@ export function channelsService(deps: ChannelsServiceDeps) {
       const webhook =
         input.channel === 'email'
           ? `${deps.publicUrl}/hooks/email/${account.id}?token=${(credentials as EmailCredentials).inboundToken}`
-          : `${deps.publicUrl}/hooks/${input.provider}/${account.id}`
+          : chatSandbox
+            ? `${deps.publicUrl}/v1/sandbox/inbound`
+            : `${deps.publicUrl}/hooks/whatsapp-cloud/${account.id}`
       return { account_id: account.id, channel: row.channel, ...channelState(row, account), inbound_url: webhook }
     },
 
