@@ -247,10 +247,13 @@ export async function deleteContactMessages(db: Db, accountId: string, contactId
   const removedMessages = await db
     .delete(messages)
     .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
-    .returning({ id: messages.id })
+    .returning({ id: messages.id, mediaUrl: messages.mediaUrl })
   const removedConversations = await db
     .delete(conversations)
     .where(and(eq(conversations.accountId, accountId), eq(conversations.contactId, contactId)))
     .returning({ id: conversations.id })
-  return { messages: removedMessages.length, conversations: removedConversations.length }
+  return {
+    counts: { messages: removedMessages.length, conversations: removedConversations.length },
+    mediaUrls: removedMessages.map((m) => m.mediaUrl).filter((url) => url !== ''),
+  }
 }

@@ -327,10 +327,6 @@ export function inboxService(deps: InboxServiceDeps) {
       const page = toPage(rows, query.limit, query.offset)
       return { ...page, items: page.items.map(messageView) }
     },
-
-    /** Removes a deleted contact's conversations and messages (registered with the contacts module). */
-    deleteContactData: (tx: Db, accountId: string, contactId: string) =>
-      repo.deleteContactMessages(tx, accountId, contactId),
   }
 }
 

@@ -387,8 +387,13 @@ describe('contact deletion', () => {
   test('DELETE /contacts/{id} removes conversations and messages and counts them in removed', async () => {
     const account = await sandboxAccount()
     await inbound(account, { from: '+491520000000', text: 'x' })
-    await inbound(account, { from: '+491520000000', text: 'y' })
+    await inbound(account, {
+      from: '+491520000000',
+      media: { data_base64: Buffer.from('GIF89a').toString('base64'), mime: 'image/gif' },
+    })
     const [message] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+    const mediaPath = new URL(message.media_url).pathname
+    assert.equal((await harness.app.inject({ method: 'GET', url: mediaPath })).statusCode, 200)
     const response = await account.request({ method: 'DELETE', url: `/v1/contacts/${message.contact_id}` })
     assert.equal(response.statusCode, 200, response.body)
     const removed = json<{ removed: Record<string, number> }>(response).removed
@@ -396,6 +401,12 @@ describe('contact deletion', () => {
     assert.equal(removed.conversations, 1)
     const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
     assert.equal(list.messages.length, 0)
+    await harness.jobs?.drain()
+    assert.equal(
+      (await harness.app.inject({ method: 'GET', url: mediaPath })).statusCode,
+      404,
+      'the media file is gone',
+    )
   })
 })
 
