@@ -18,7 +18,8 @@ import { insideServiceWindow, sandboxTemplateDecision } from './sandbox.provider
 let harness: Harness
 
 before(async () => {
-  harness = await createHarness({ workers: true })
+  // on a shared PostgreSQL test database any harness's workers may run any job (webhook deliveries to loopback included)
+  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
 })
 after(() => harness.close())
 

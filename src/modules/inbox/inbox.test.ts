@@ -401,12 +401,13 @@ describe('contact deletion', () => {
     assert.equal(removed.conversations, 1)
     const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
     assert.equal(list.messages.length, 0)
-    await harness.jobs?.drain()
-    assert.equal(
-      (await harness.app.inject({ method: 'GET', url: mediaPath })).statusCode,
-      404,
-      'the media file is gone',
-    )
+    // On a shared PostgreSQL test database another test process's worker (with another data directory) may
+    // claim the deletion job; in production every worker shares one storage. PGlite is private to this harness.
+    if (!process.env.HEROLD_TEST_DATABASE_URL) {
+      await harness.jobs?.drain()
+      const gone = await harness.app.inject({ method: 'GET', url: mediaPath })
+      assert.equal(gone.statusCode, 404, 'the media file is gone')
+    }
   })
 })
 
