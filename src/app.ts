@@ -51,5 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   )
+  for (const module of [...modules, ...(deps.extraModules ?? [])])
+    if (module.publicRoutes) await app.register(module.publicRoutes(platform))
   return app
 }

@@ -16,6 +16,8 @@ const ConfigSchema = Type.Object({
   allowPrivateTargets: Type.Boolean(),
   /** 32 bytes, base64 or hex: encrypts secrets kept at rest (webhook signing secrets) */
   secretKey: Type.Optional(Type.String({ minLength: 1 })),
+  /** the WhatsApp Cloud API's Graph base address, version included (tests point it at a fake on loopback) */
+  whatsappGraphUrl: Type.String({ pattern: '^https?://' }),
   /** background jobs one worker process runs at once */
   workerConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
   /** how long a claimed job stays with its worker without a heartbeat before another worker takes it */
@@ -47,6 +49,7 @@ const variableOf: Record<string, string> = {
   serviceName: 'HEROLD_SERVICE_NAME',
   allowPrivateTargets: 'HEROLD_ALLOW_PRIVATE_TARGETS',
   secretKey: 'HEROLD_SECRET_KEY',
+  whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
   workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   logLevel: 'LOG_LEVEL',
@@ -98,6 +101,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     allowPrivateTargets:
       overrides.allowPrivateTargets ?? parseBoolean('HEROLD_ALLOW_PRIVATE_TARGETS', env.HEROLD_ALLOW_PRIVATE_TARGETS),
     secretKey: overrides.secretKey ?? (env.HEROLD_SECRET_KEY || undefined),
+    whatsappGraphUrl: (
+      overrides.whatsappGraphUrl ??
+      (env.HEROLD_WHATSAPP_GRAPH_URL || 'https://graph.facebook.com/v21.0')
+    ).replace(/\/+$/, ''),
     workerConcurrency:
       overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 32),
     jobLeaseSeconds:

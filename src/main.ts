@@ -56,7 +56,7 @@ export async function serve(
         rateLimiter,
         logger: { level: config.logLevel, stream: logStream },
       })
-      if (lockFile) await app.register(adminEndpoint(database, lockFile.token))
+      if (lockFile) await app.register(adminEndpoint(database, lockFile.token, config))
       await app.listen({ port: config.port, host: config.host })
       const address = app.server.address()
       const port = typeof address === 'object' && address ? address.port : config.port

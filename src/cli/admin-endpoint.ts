@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
+import type { Config } from '../config.ts'
 import type { Database } from '../platform/db/client.ts'
 import { AdminError, dataCommands } from './commands.ts'
 
@@ -20,7 +21,7 @@ function sameToken(given: string, expected: string): boolean {
  * The embedded database has one connection, held by the server: the CLI runs its commands here instead.
  * Loopback only, and only with the token the server wrote into its data directory.
  */
-export function adminEndpoint(database: Database, token: string) {
+export function adminEndpoint(database: Database, token: string, config?: Config) {
   return async (app: FastifyInstance) => {
     app.post(
       '/_admin/command',
@@ -38,7 +39,7 @@ export function adminEndpoint(database: Database, token: string) {
             .code(400)
             .send({ error: { code: 'bad_request', key: 'bad_request', message: `unknown command ${command}` } })
         try {
-          return { ok: true, result: await definition.run(database, values, positionals) }
+          return { ok: true, result: await definition.run(database, values, positionals, { config }) }
         } catch (error) {
           if (error instanceof AdminError)
             return reply.code(400).send({ error: { code: 'bad_request', key: 'bad_request', message: error.message } })

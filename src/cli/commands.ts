@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { type Config, loadConfig } from '../config.ts'
+import { channelsServiceFor } from '../modules/channels/index.ts'
 import { ImportError, importContacts } from '../modules/contacts/index.ts'
 import {
   AdminError,
@@ -23,6 +25,7 @@ import { parseScopes } from '../platform/auth/scopes.ts'
 import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
+import { AppError } from '../platform/http/errors.ts'
 
 type Values = Record<string, string | boolean | undefined>
 type Result = Record<string, unknown>
@@ -42,6 +45,8 @@ export interface DataCommand {
 /** What a command may report while it runs; only in-process (the admin endpoint answers once, at the end). */
 export interface CommandIO {
   progress?(done: number, total: number, detail: string): void
+  /** the configuration of the process running the command (secret key, data directory, public URL) */
+  config?: Config
 }
 
 const str = (values: Values, name: string): string => {
@@ -245,6 +250,7 @@ export const dataCommands: Record<string, DataCommand> = {
       ].join('\n')
     },
   },
+  ...channelCommands(),
   'plans list': {
     usage: '',
     summary: 'List the plans',
@@ -253,6 +259,133 @@ export const dataCommands: Record<string, DataCommand> = {
     },
     human: (r) => (r.plans as Result[]).map(planLine).join('\n'),
   },
+}
+
+function channelsFor(database: Database, io: CommandIO | undefined) {
+  return channelsServiceFor({ config: io?.config ?? loadConfig(), database, clock: systemClock })
+}
+
+/** Runs a service call, turning its API errors into the CLI's error. */
+async function asCommand<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    if (error instanceof AppError) throw new AdminError(error.message)
+    throw error
+  }
+}
+
+const MIME_BY_EXTENSION: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.mp4': 'video/mp4',
+  '.ogg': 'audio/ogg',
+  '.mp3': 'audio/mpeg',
+  '.pdf': 'application/pdf',
+  '.txt': 'text/plain',
+}
+
+function channelCommands(): Record<string, DataCommand> {
+  return {
+    'channels connect': {
+      usage:
+        '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--smtp-url URL --from ADDRESS]',
+      summary: 'Connect a chat number or an e-mail channel; credentials are stored encrypted',
+      options: {
+        account: { type: 'string', description: 'account id' },
+        channel: { type: 'string', description: 'chat (default) or email' },
+        provider: { type: 'string', description: 'chat: sandbox or whatsapp-cloud; email: sandbox or smtp' },
+        'phone-number-id': { type: 'string', description: 'whatsapp-cloud: the phone number id' },
+        'waba-id': { type: 'string', description: 'whatsapp-cloud: the WhatsApp Business Account id' },
+        'access-token': { type: 'string', description: 'whatsapp-cloud: the system user access token' },
+        'app-secret': { type: 'string', description: 'whatsapp-cloud: the app secret (checks X-Hub-Signature-256)' },
+        'verify-token': { type: 'string', description: "whatsapp-cloud: the webhook's verify token" },
+        'display-phone': { type: 'string', description: 'the business number as shown, E.164' },
+        'messages-per-second': { type: 'string', description: 'outbound pacing, 1 to 1000 (default 80)' },
+        'smtp-url': { type: 'string', description: 'smtp: smtp://user:password@host:port' },
+        from: { type: 'string', description: 'email: the sender address' },
+      },
+      async run(database, values, _positionals, io) {
+        const channel = (optStr(values, 'channel') ?? 'chat') as 'chat' | 'email'
+        if (channel !== 'chat' && channel !== 'email') throw new AdminError('--channel must be chat or email')
+        const rate = optStr(values, 'messages-per-second')
+        return asCommand(() =>
+          channelsFor(database, io).connect(str(values, 'account'), {
+            channel,
+            provider: str(values, 'provider'),
+            address: optStr(values, channel === 'chat' ? 'display-phone' : 'from'),
+            phoneNumberId: optStr(values, 'phone-number-id'),
+            wabaId: optStr(values, 'waba-id'),
+            accessToken: optStr(values, 'access-token'),
+            appSecret: optStr(values, 'app-secret'),
+            verifyToken: optStr(values, 'verify-token'),
+            smtpUrl: optStr(values, 'smtp-url'),
+            messagesPerSecond: rate === undefined ? undefined : Number(rate),
+          }),
+        )
+      },
+      human: (r) =>
+        `${r.channel} connected through ${r.provider} (${r.address || 'no address'})\ninbound: ${r.inbound_url}`,
+    },
+    'channels disconnect': {
+      usage: '--account ID [--channel chat|email]',
+      summary: 'Disconnect a channel: nothing goes out on it any more',
+      options: {
+        account: { type: 'string', description: 'account id' },
+        channel: { type: 'string', description: 'chat (default) or email' },
+      },
+      async run(database, values, _positionals, io) {
+        const channel = (optStr(values, 'channel') ?? 'chat') as 'chat' | 'email'
+        return asCommand(() => channelsFor(database, io).disconnect(str(values, 'account'), channel))
+      },
+      human: (r) => `${r.channel} disconnected`,
+    },
+    'sandbox inbound': {
+      usage: '--account ID --from PHONE (--text TEXT | --button LABEL | --media FILE [--text CAPTION])',
+      summary: 'Simulate a customer message to the sandbox chat number',
+      options: {
+        account: { type: 'string', description: 'account id' },
+        from: { type: 'string', description: "the customer's phone number, international format" },
+        name: { type: 'string', description: "the customer's profile name" },
+        text: { type: 'string', description: 'a text message, or the caption of --media' },
+        button: { type: 'string', description: 'a quick-reply button press' },
+        media: { type: 'string', description: 'a file to send as image, video, audio or document' },
+      },
+      prepare(values) {
+        const media = optStr(values, 'media')
+        if (media === undefined) return
+        if (!existsSync(media)) throw new AdminError(`no such file: ${media}`)
+        values.media = path.resolve(media)
+      },
+      async run(database, values, _positionals, io) {
+        const media = optStr(values, 'media')
+        const text = optStr(values, 'text')
+        const button = optStr(values, 'button')
+        if (!media && !button && text === undefined) throw new AdminError('give --text, --button or --media')
+        if (button && (media || text)) throw new AdminError('--button goes alone')
+        const file = media
+          ? {
+              data_base64: readFileSync(media).toString('base64'),
+              mime: MIME_BY_EXTENSION[path.extname(media).toLowerCase()] ?? 'application/octet-stream',
+              filename: path.basename(media),
+            }
+          : undefined
+        return asCommand(() =>
+          channelsFor(database, io).sandboxInbound(str(values, 'account'), {
+            from: str(values, 'from'),
+            name: optStr(values, 'name'),
+            text,
+            button,
+            media: file,
+          }),
+        )
+      },
+      human: (r) => (r.stored ? 'stored 1 inbound message' : 'nothing stored (duplicate)'),
+    },
+  }
 }
 
 function planView(p: Awaited<ReturnType<typeof setPlan>>): Result {

@@ -16,7 +16,7 @@ ${Object.entries(dataCommands)
   .join('\n')}
 
 Environment: PORT, HOST, HEROLD_DATA_DIR, DATABASE_URL, REDIS_URL, HEROLD_ROLE, HEROLD_PUBLIC_URL,
-HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WORKER_CONCURRENCY,
+HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WHATSAPP_GRAPH_URL, HEROLD_WORKER_CONCURRENCY,
 HEROLD_JOB_LEASE_SECONDS, LOG_LEVEL. See README.md.`
 
 function commandHelp(name: string, command: DataCommand): string {
@@ -84,7 +84,7 @@ async function runLocally(
     if (command !== dataCommands.migrate) await migrate(database)
     const bar = progressBar()
     try {
-      return await command.run(database, values, positionals, { progress: bar.update })
+      return await command.run(database, values, positionals, { progress: bar.update, config })
     } finally {
       bar.end()
     }

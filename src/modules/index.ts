@@ -1,8 +1,17 @@
 import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
+import { channelsModule } from './channels/index.ts'
 import { contactsModule } from './contacts/index.ts'
+import { inboxModule } from './inbox/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
 /** Every module, in mounting order. */
-export const modules: HeroldModule[] = [accountModule, contactsModule, templatesModule, webhooksModule]
+export const modules: HeroldModule[] = [
+  accountModule,
+  contactsModule,
+  templatesModule,
+  webhooksModule,
+  inboxModule,
+  channelsModule,
+]

@@ -16,6 +16,11 @@ export interface HeroldModule {
   name: string
   /** its REST routes, mounted under /v1 */
   routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  /**
+   * routes outside /v1 that are not part of the public REST API: provider webhooks (authenticated by the
+   * provider's signature) and public files such as inbound media; mounted at the root
+   */
+  publicRoutes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
   /** its background workers, started in the worker role; each returns a stop function */
   workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
   /** its durable job queues, run by the process's one job runner in the worker role */

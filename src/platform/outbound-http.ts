@@ -27,7 +27,7 @@ export interface OutboundResponse {
 }
 
 export interface OutboundRequest {
-  method?: 'GET' | 'POST'
+  method?: 'GET' | 'POST' | 'DELETE'
   headers?: Record<string, string>
   body?: string | Buffer
 }

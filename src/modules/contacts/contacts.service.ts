@@ -436,6 +436,60 @@ export async function recordOptinChange(
   return true
 }
 
+/**
+ * The contact an inbound message comes from, by E.164 phone or e-mail, created when unknown (opt-ins `none`,
+ * source `inbound`, `contact.created` recorded) in the caller's transaction. A customer's message is never
+ * refused for the plan's contact limit: the contact is counted, but the limit is not enforced here.
+ */
+export async function findOrCreateInboundContact(
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; language: string; phone?: string; email?: string; name: string },
+): Promise<{ contactId: string; created: boolean }> {
+  const phone = input.phone ? (normalizePhone(input.phone) ?? '') : ''
+  const email = input.email ? normalizeEmail(input.email) : ''
+  if (phone === '' && email === '') throw badRequest('An inbound message needs a valid phone or e-mail sender')
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const [existing] = await repo.findByAddress(
+      tx,
+      input.accountId,
+      phone ? { email: '', phone } : { email, phone: '' },
+    )
+    if (existing) return { contactId: existing.id, created: false }
+    const inserted = await repo.insertContact(tx, {
+      accountId: input.accountId,
+      id: randomUUID(),
+      name: input.name.slice(0, 120),
+      email,
+      phone,
+      language: input.language,
+      source: 'inbound',
+      acquisition: 'service',
+      createdAt: clock.now(),
+    })
+    if (!inserted) continue
+    await repo.reserveContacts(tx, input.accountId, 1, 2_147_483_647)
+    await recordEvent(tx, clock, {
+      accountId: input.accountId,
+      name: 'contact.created',
+      contactId: inserted.id,
+      data: contactEventData(contactView(inserted, [])),
+    })
+    return { contactId: inserted.id, created: true }
+  }
+  throw new AppError(409, 'contact_exists', 'A concurrent request created this contact')
+}
+
+/** Names of the given contacts (for lists of other modules that show who a row is about). */
+export async function contactNames(db: Db, accountId: string, ids: string[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>()
+  for (const id of new Set(ids)) {
+    const row = await repo.findContact(db, accountId, id)
+    if (row) names.set(id, row.name)
+  }
+  return names
+}
+
 /** A contact's consent history, oldest first (for the audit view and tests). */
 export async function consentHistory(db: Db, accountId: string, contactId: string) {
   return repo.consentRecordsOf(db, accountId, contactId)

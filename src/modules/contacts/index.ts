@@ -35,4 +35,10 @@ export type {
   ContactView,
   DeletionConfirmation,
 } from './contacts.service.ts'
-export { consentHistory, contactsService, recordOptinChange } from './contacts.service.ts'
+export {
+  consentHistory,
+  contactNames,
+  contactsService,
+  findOrCreateInboundContact,
+  recordOptinChange,
+} from './contacts.service.ts'

@@ -1,6 +1,8 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
 
+export * from '../../modules/channels/channels.tables.ts'
 export * from '../../modules/contacts/contacts.tables.ts'
+export * from '../../modules/inbox/inbox.tables.ts'
 export * from '../../modules/templates/templates.tables.ts'
 export * from '../../modules/webhooks/webhooks.tables.ts'
 export * from '../auth/auth.tables.ts'

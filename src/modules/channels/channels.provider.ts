@@ -1,0 +1,149 @@
+/**
+ * The channel provider interfaces: the domain never calls a provider's HTTP API directly. A provider receives
+ * the connection it works for (decrypted credentials included) with every call, so one instance serves all
+ * accounts.
+ */
+
+export interface ChatConnection {
+  accountId: string
+  provider: string
+  /** the business number (E.164) */
+  address: string
+  phoneNumberId: string
+  wabaId: string
+  credentials: ChatCredentials
+}
+
+export interface ChatCredentials {
+  accessToken?: string
+  appSecret?: string
+  verifyToken?: string
+}
+
+/** A provider error mapped to what Herold does about it. */
+export interface MappedError {
+  /** outside_window: 131047; opted_out: 131050; retry_later: 130429, 131049, 131056; failed: anything else */
+  kind: 'outside_window' | 'opted_out' | 'retry_later' | 'failed'
+  providerCode: string
+  message: string
+}
+
+export type SendResult = { ok: true; providerMessageId: string } | { ok: false; error: MappedError }
+
+export interface TemplateAtProvider {
+  name: string
+  language: string
+  /** MARKETING or UTILITY (section 2: optin_confirm and utility are sent as utility) */
+  category: 'MARKETING' | 'UTILITY'
+  content: string
+  buttons?: Array<{ type: 'QUICK_REPLY' | 'URL'; text: string; url?: string }>
+}
+
+export type TemplateStatus = {
+  status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
+  reason: string | null
+}
+
+export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'
+
+export interface InboundMedia {
+  mime: string
+  filename?: string
+  /** the bytes, when the webhook carries them (sandbox) */
+  data?: Buffer
+  /** the provider's media id, fetched with fetchMedia (whatsapp-cloud) */
+  providerMediaId?: string
+}
+
+export interface InboundChatMessage {
+  providerMessageId: string
+  /** E.164 */
+  from: string
+  /** the sender's profile name, when the provider tells it */
+  name: string
+  /** text, image, video, audio, document, sticker, location, button, … */
+  type: string
+  text: string
+  media: InboundMedia | null
+}
+
+export interface StatusUpdate {
+  providerMessageId: string
+  status: MessageStatus
+  error: MappedError | null
+}
+
+export interface InboundBatch {
+  messages: InboundChatMessage[]
+  statuses: StatusUpdate[]
+}
+
+export class InboundRejected extends Error {
+  readonly status: number
+  constructor(status: number, message: string) {
+    super(message)
+    this.status = status
+  }
+}
+
+export interface ChatProvider {
+  readonly name: string
+  sendText(
+    connection: ChatConnection,
+    input: { to: string; contactId: string; text: string; sendId: string },
+  ): Promise<SendResult>
+  sendTemplate(
+    connection: ChatConnection,
+    input: { to: string; name: string; language: string; parameters: string[]; sendId: string },
+  ): Promise<SendResult>
+  submitTemplate(connection: ChatConnection, template: TemplateAtProvider): Promise<TemplateStatus>
+  deleteTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<void>
+  readTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<TemplateStatus | null>
+  /** verifies the webhook's authenticity over the raw body and parses it; throws InboundRejected when refused */
+  parseInbound(
+    connection: ChatConnection,
+    request: { headers: Record<string, string | string[] | undefined>; rawBody: Buffer },
+  ): InboundBatch
+  fetchMedia(connection: ChatConnection, providerMediaId: string): Promise<{ data: Buffer; mime: string }>
+}
+
+export interface EmailMessage {
+  from: string
+  to: string
+  subject: string
+  text: string
+  html?: string
+  messageId?: string
+}
+
+export interface InboundEmail {
+  providerMessageId: string
+  from: string
+  name: string
+  subject: string
+  text: string
+  attachments: Array<{ filename: string; mime: string; data: Buffer }>
+}
+
+export interface EmailProvider {
+  readonly name: string
+  send(message: EmailMessage): Promise<SendResult>
+  close?(): Promise<void>
+}
+
+/** Provider error mapping shared by the WhatsApp-shaped providers (sandbox and whatsapp-cloud). */
+export function mapWhatsAppError(code: string | number, message: string): MappedError {
+  const providerCode = String(code)
+  switch (providerCode) {
+    case '131047':
+      return { kind: 'outside_window', providerCode, message }
+    case '131050':
+      return { kind: 'opted_out', providerCode, message }
+    case '130429':
+    case '131049':
+    case '131056':
+      return { kind: 'retry_later', providerCode, message }
+    default:
+      return { kind: 'failed', providerCode, message }
+  }
+}

@@ -1,0 +1,50 @@
+import { and, eq } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+import { channelConnections } from './channels.tables.ts'
+
+// Every query here filters on account_id; a repository never decides a rule.
+
+export type ConnectionRow = typeof channelConnections.$inferSelect
+export type NewConnectionRow = typeof channelConnections.$inferInsert
+
+export async function connectionsOf(db: Db, accountId: string): Promise<ConnectionRow[]> {
+  return db.select().from(channelConnections).where(eq(channelConnections.accountId, accountId))
+}
+
+export async function connectionOf(
+  db: Db,
+  accountId: string,
+  channel: 'chat' | 'email',
+  options: { lock?: boolean } = {},
+): Promise<ConnectionRow | undefined> {
+  const query = db
+    .select()
+    .from(channelConnections)
+    .where(and(eq(channelConnections.accountId, accountId), eq(channelConnections.channel, channel)))
+  const [row] = options.lock ? await query.for('update') : await query
+  return row
+}
+
+export async function upsertConnection(db: Db, row: NewConnectionRow): Promise<ConnectionRow> {
+  const { accountId: _a, channel: _c, ...change } = row
+  const [saved] = await db
+    .insert(channelConnections)
+    .values(row)
+    .onConflictDoUpdate({ target: [channelConnections.accountId, channelConnections.channel], set: change })
+    .returning()
+  return saved
+}
+
+export async function updateConnection(
+  db: Db,
+  accountId: string,
+  channel: 'chat' | 'email',
+  change: Partial<Pick<ConnectionRow, 'status' | 'disconnectedAt' | 'coexistence' | 'credentialsSealed'>>,
+): Promise<ConnectionRow | undefined> {
+  const [row] = await db
+    .update(channelConnections)
+    .set(change)
+    .where(and(eq(channelConnections.accountId, accountId), eq(channelConnections.channel, channel)))
+    .returning()
+  return row
+}

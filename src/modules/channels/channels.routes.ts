@@ -1,0 +1,143 @@
+import type { FastifyInstance } from 'fastify'
+import type { Static } from 'typebox'
+import { badRequest } from '../../platform/http/errors.ts'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
+import {
+  ChannelsSettings,
+  Coexistence,
+  CoexistenceBody,
+  InboundResult,
+  SandboxInboundBody,
+} from './channels.schemas.ts'
+import type { ChannelsService } from './channels.service.ts'
+
+const MEDIA_BODY_LIMIT = 32 * 1024 * 1024
+
+export function channelsRoutes(service: ChannelsService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/settings/channels',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'Channel state',
+          description:
+            'Per channel (chat, email): connected, was_connected, provider and versand_moeglich (sending possible). While versand_moeglich is false nothing goes out on that channel. Connecting and disconnecting is not offered through the API.',
+          tags: ['settings'],
+          response: { 200: ChannelsSettings },
+        },
+      },
+      async (request) => {
+        const state = await service.channelsState(request.tenant.accountId, request.tenant.account)
+        return {
+          ...state,
+          chat: withGermanAliases(state.chat, ['connected', 'was_connected']),
+          email: withGermanAliases(state.email, ['connected', 'was_connected']),
+        }
+      },
+    )
+
+    app.get(
+      '/settings/coexistence',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'Coexistence state',
+          description: '`available` is true only when a chat number is connected.',
+          tags: ['settings'],
+          response: { 200: Coexistence },
+        },
+      },
+      async (request) => service.coexistence(request.tenant.accountId),
+    )
+
+    app.patch<{ Body: Static<typeof CoexistenceBody> }>(
+      '/settings/coexistence',
+      {
+        config: { scope: 'settings:write' },
+        schema: {
+          summary: 'Turn coexistence on or off',
+          description:
+            'With coexistence the number is also used in the WhatsApp Business app and sends are paced at 20 messages per second. 400 (key chat_not_connected) when enabling without a connected chat number.',
+          tags: ['settings'],
+          body: CoexistenceBody,
+          response: { 200: Coexistence },
+        },
+      },
+      async (request) => service.setCoexistence(request.tenant.accountId, request.body.enabled),
+    )
+
+    app.post<{ Body: Static<typeof SandboxInboundBody> }>(
+      '/sandbox/inbound',
+      {
+        config: { scope: 'messages:write' },
+        bodyLimit: MEDIA_BODY_LIMIT,
+        schema: {
+          summary: 'Simulate an inbound chat message (sandbox only)',
+          description:
+            "Exists only while the sandbox is the account's chat provider (404 otherwise). One of text, button, media (base64, with text as caption) or location. The message goes through the same inbound processing as a real one: contact and conversation found or created, message.received and conversation.created delivered.",
+          tags: ['sandbox'],
+          body: SandboxInboundBody,
+          response: { 200: InboundResult },
+        },
+      },
+      async (request) => {
+        const kinds = ['button', 'media', 'location'].filter((k) => request.body[k as 'button'] !== undefined)
+        if (kinds.length > 1 || (kinds.length === 0 && request.body.text === undefined)) {
+          throw badRequest('Give exactly one of text, button, media or location (text may caption media)')
+        }
+        return { ok: true, ...(await service.sandboxInbound(request.tenant.accountId, request.body)) }
+      },
+    )
+  }
+}
+
+/**
+ * Provider webhooks, outside the public REST API: authenticated by the provider's own signature (WhatsApp's
+ * X-Hub-Signature-256) or the e-mail channel's inbound token, so they read the raw body. The content type
+ * parsers below apply to this plugin only; the API's JSON parsing is unchanged.
+ */
+export function hookRoutes(service: ChannelsService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MEDIA_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    )
+    const hide = { hide: true }
+
+    app.get<{ Params: { account: string }; Querystring: Record<string, string | undefined> }>(
+      '/hooks/whatsapp-cloud/:account',
+      { config: { public: true }, schema: hide },
+      async (request, reply) => {
+        const challenge = await service.verifyWebhook(request.params.account, request.query)
+        return reply.type('text/plain').send(challenge)
+      },
+    )
+
+    app.post<{ Params: { account: string } }>(
+      '/hooks/whatsapp-cloud/:account',
+      { config: { public: true }, schema: hide },
+      async (request) => {
+        const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+        const result = await service.receiveChatWebhook(request.params.account, 'whatsapp-cloud', {
+          headers: request.headers,
+          rawBody,
+        })
+        return { ok: true, ...result }
+      },
+    )
+
+    app.post<{ Params: { account: string }; Querystring: { token?: string } }>(
+      '/hooks/email/:account',
+      { config: { public: true }, schema: hide },
+      async (request) => {
+        const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+        if (rawBody.length === 0) throw badRequest('The body must be a raw MIME message')
+        const header = request.headers.authorization
+        const token = request.query.token ?? (header?.startsWith('Bearer ') ? header.slice(7) : '')
+        const result = await service.receiveEmail(request.params.account, token, rawBody)
+        return { ok: true, stored: result.stored, message_id: result.message?.id ?? null }
+      },
+    )
+  }
+}

@@ -1,0 +1,437 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { simpleParser } from 'mailparser'
+import { type Account, AdminError, getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import type { SecretBox } from '../../platform/secrets.ts'
+import type { InboxService } from '../inbox/index.ts'
+import {
+  type ChatConnection,
+  type ChatCredentials,
+  type ChatProvider,
+  type EmailProvider,
+  InboundRejected,
+  type MappedError,
+  type TemplateAtProvider,
+} from './channels.provider.ts'
+import * as repo from './channels.repository.ts'
+import { DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
+import { type SandboxInbound, sandboxEmailProvider } from './sandbox.provider.ts'
+
+export type ChannelName = 'chat' | 'email'
+
+export interface ConnectInput {
+  channel: ChannelName
+  provider: string
+  /** the business number (E.164) or the sender address */
+  address?: string
+  phoneNumberId?: string
+  wabaId?: string
+  accessToken?: string
+  appSecret?: string
+  verifyToken?: string
+  /** smtp: smtp://user:pass@host:port */
+  smtpUrl?: string
+  messagesPerSecond?: number
+}
+
+export interface ChannelsServiceDeps {
+  db: Db
+  clock: Clock
+  secrets: SecretBox
+  pacer: Pacer
+  chatProviders: Record<string, ChatProvider>
+  /** builds the e-mail provider of an smtp connection */
+  smtp(url: string): EmailProvider
+  inbox: Pick<InboxService, 'receive' | 'applyStatuses' | 'recordOutbound' | 'optOut'>
+  /** HEROLD_PUBLIC_URL: the base of the webhook addresses a connect reports */
+  publicUrl: string
+}
+
+export type SendOutcome =
+  | { ok: true; messageId: string | null; providerMessageId: string }
+  | { ok: false; error: MappedError }
+
+interface EmailCredentials {
+  smtpUrl?: string
+  /** authenticates a mail server piping into /hooks/email/{account id} */
+  inboundToken?: string
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The channel state of GET /settings/channels (English names; the route adds the German aliases). */
+export function channelState(row: repo.ConnectionRow | undefined, account: Pick<Account, 'sendingPaused'>) {
+  const connected = row?.status === 'connected'
+  return {
+    connected,
+    was_connected: row !== undefined && !connected,
+    provider: connected ? row.provider : null,
+    address: connected ? row.address : null,
+    versand_moeglich: connected && !account.sendingPaused,
+    ...(row?.channel === 'chat' && connected
+      ? { coexistence: row.coexistence, messages_per_second: effectiveRate(row.messagesPerSecond, row.coexistence) }
+      : {}),
+  }
+}
+
+export function channelsService(deps: ChannelsServiceDeps) {
+  const { db, clock, secrets } = deps
+  const smtpProviders = new Map<string, EmailProvider>()
+
+  async function accountOrNotFound(accountId: string): Promise<Account> {
+    if (!UUID.test(accountId)) throw notFound('account')
+    try {
+      return await getAccount(db, accountId)
+    } catch (error) {
+      if (error instanceof AdminError) throw notFound('account')
+      throw error
+    }
+  }
+
+  function chatConnection(row: repo.ConnectionRow): ChatConnection {
+    const credentials = row.credentialsSealed
+      ? (JSON.parse(secrets.open(row.credentialsSealed)) as ChatCredentials)
+      : {}
+    return {
+      accountId: row.accountId,
+      provider: row.provider,
+      address: row.address,
+      phoneNumberId: row.phoneNumberId,
+      wabaId: row.wabaId,
+      credentials,
+    }
+  }
+
+  /** The connected chat number with its provider, or 409 chat_not_connected. */
+  async function connectedChat(accountId: string) {
+    const row = await repo.connectionOf(db, accountId, 'chat')
+    if (row?.status !== 'connected') {
+      throw new AppError(409, 'chat_not_connected', 'No chat number is connected')
+    }
+    const provider = deps.chatProviders[row.provider]
+    if (!provider) throw new Error(`unknown chat provider ${row.provider}`)
+    return { row, connection: chatConnection(row), provider }
+  }
+
+  /** Sending is possible only with a connected channel and sending not paused (`versand_moeglich`). */
+  async function requireSendingPossible(accountId: string) {
+    const account = await getAccount(db, accountId)
+    if (account.sendingPaused) throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
+    return account
+  }
+
+  function validateConnect(input: ConnectInput): void {
+    const chat = {
+      sandbox: [],
+      'whatsapp-cloud': ['phoneNumberId', 'wabaId', 'accessToken', 'appSecret', 'verifyToken'],
+    }
+    const email = { sandbox: ['address'], smtp: ['address', 'smtpUrl'] }
+    const providers: Record<string, string[]> = input.channel === 'chat' ? chat : email
+    const required = providers[input.provider]
+    if (!required) {
+      throw badRequest(`provider must be one of ${Object.keys(providers).join(', ')} for channel ${input.channel}`)
+    }
+    const missing = required.filter((field) => !input[field as keyof ConnectInput])
+    if (missing.length > 0) throw badRequest(`${input.provider} needs ${missing.join(', ')}`)
+    const rate = input.messagesPerSecond
+    if (rate !== undefined && (!Number.isInteger(rate) || rate < 1 || rate > MAX_MESSAGES_PER_SECOND)) {
+      throw badRequest(`messages per second must be 1 to ${MAX_MESSAGES_PER_SECOND}`)
+    }
+  }
+
+  async function statusesFrom(accountId: string, batch: ReturnType<ChatProvider['parseInbound']>) {
+    return deps.inbox.applyStatuses(
+      accountId,
+      batch.statuses.map((s) => ({
+        channel: 'chat' as const,
+        providerMessageId: s.providerMessageId,
+        status: s.status,
+        errorCode: s.error?.providerCode ?? null,
+        optedOut: s.error?.kind === 'opted_out',
+      })),
+    )
+  }
+
+  async function storeInbound(
+    account: Account,
+    chat: { connection: ChatConnection; provider: ChatProvider },
+    batch: ReturnType<ChatProvider['parseInbound']>,
+  ) {
+    let stored = 0
+    for (const message of batch.messages) {
+      let media: { data: Buffer; mime: string } | null = null
+      if (message.media?.data) media = { data: message.media.data, mime: message.media.mime }
+      else if (message.media?.providerMediaId) {
+        media = await chat.provider.fetchMedia(chat.connection, message.media.providerMediaId)
+      }
+      const saved = await deps.inbox.receive(account.id, account.language, {
+        channel: 'chat',
+        providerMessageId: message.providerMessageId,
+        from: message.from,
+        name: message.name,
+        type: message.type,
+        text: message.text,
+        media,
+      })
+      if (saved) stored++
+    }
+    const statuses = await statusesFrom(account.id, batch)
+    return { received: batch.messages.length, stored, statuses }
+  }
+
+  async function afterSend(
+    accountId: string,
+    contactId: string,
+    result: Awaited<ReturnType<ChatProvider['sendText']>>,
+    message: { type: string; text: string },
+  ): Promise<SendOutcome> {
+    if (!result.ok) {
+      if (result.error.kind === 'opted_out') {
+        await deps.inbox.optOut(accountId, contactId, { provider_code: result.error.providerCode })
+      }
+      return result
+    }
+    const stored = await deps.inbox.recordOutbound(accountId, {
+      channel: 'chat',
+      contactId,
+      type: message.type,
+      text: message.text,
+      providerMessageId: result.providerMessageId,
+    })
+    return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId }
+  }
+
+  return {
+    /** herold channels connect: credentials sealed at rest; a reconnect replaces the previous connection */
+    async connect(accountId: string, input: ConnectInput) {
+      validateConnect(input)
+      const account = await accountOrNotFound(accountId)
+      const credentials =
+        input.channel === 'chat'
+          ? { accessToken: input.accessToken, appSecret: input.appSecret, verifyToken: input.verifyToken }
+          : { smtpUrl: input.smtpUrl, inboundToken: randomBytes(24).toString('base64url') }
+      const chatSandbox = input.channel === 'chat' && input.provider === 'sandbox'
+      const row = await repo.upsertConnection(db, {
+        accountId: account.id,
+        channel: input.channel,
+        provider: input.provider,
+        status: 'connected',
+        address: input.address ?? (chatSandbox ? '+15550100000' : ''),
+        phoneNumberId: input.phoneNumberId ?? (chatSandbox ? `sandbox-${account.id}` : ''),
+        wabaId: input.wabaId ?? '',
+        credentialsSealed: secrets.seal(JSON.stringify(credentials)),
+        coexistence: false,
+        messagesPerSecond: input.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND,
+        connectedAt: clock.now(),
+        disconnectedAt: null,
+      })
+      const webhook =
+        input.channel === 'email'
+          ? `${deps.publicUrl}/hooks/email/${account.id}?token=${(credentials as EmailCredentials).inboundToken}`
+          : chatSandbox
+            ? `${deps.publicUrl}/v1/sandbox/inbound`
+            : `${deps.publicUrl}/hooks/whatsapp-cloud/${account.id}`
+      return { account_id: account.id, channel: row.channel, ...channelState(row, account), inbound_url: webhook }
+    },
+
+    /** herold channels disconnect: nothing goes out any more; the row stays so was_connected is known */
+    async disconnect(accountId: string, channel: ChannelName) {
+      const account = await accountOrNotFound(accountId)
+      const row = await repo.updateConnection(db, account.id, channel, {
+        status: 'disconnected',
+        disconnectedAt: clock.now(),
+        coexistence: false,
+      })
+      if (!row) throw badRequest(`no ${channel} channel was ever connected`)
+      return { account_id: account.id, channel, ...channelState(row, account) }
+    },
+
+    async channelsState(accountId: string, account: Pick<Account, 'sendingPaused'>) {
+      const rows = await repo.connectionsOf(db, accountId)
+      const chat = channelState(
+        rows.find((r) => r.channel === 'chat'),
+        account,
+      )
+      const email = channelState(
+        rows.find((r) => r.channel === 'email'),
+        account,
+      )
+      return {
+        versand_moeglich: chat.versand_moeglich || email.versand_moeglich,
+        sending_paused: account.sendingPaused,
+        chat,
+        email,
+      }
+    },
+
+    async coexistence(accountId: string) {
+      const row = await repo.connectionOf(db, accountId, 'chat')
+      const available = row?.status === 'connected'
+      return {
+        available,
+        enabled: available && row.coexistence,
+        messages_per_second: available ? effectiveRate(row.messagesPerSecond, row.coexistence) : null,
+      }
+    },
+
+    async setCoexistence(accountId: string, enabled: boolean) {
+      return db.transaction(async (tx) => {
+        const row = await repo.connectionOf(tx, accountId, 'chat', { lock: true })
+        const connected = row?.status === 'connected'
+        if (enabled && !connected) {
+          throw badRequest('Coexistence needs a connected chat number', 'chat_not_connected')
+        }
+        if (connected) await repo.updateConnection(tx, accountId, 'chat', { coexistence: enabled })
+        return {
+          available: connected,
+          enabled: connected && enabled,
+          messages_per_second: connected ? effectiveRate(row.messagesPerSecond, enabled) : null,
+        }
+      })
+    },
+
+    /** The webhook's GET handshake: hub.challenge back when hub.verify_token matches the connection's. */
+    async verifyWebhook(accountId: string, query: Record<string, string | undefined>): Promise<string> {
+      await accountOrNotFound(accountId)
+      const row = await repo.connectionOf(db, accountId, 'chat')
+      if (row?.status !== 'connected' || row.provider !== 'whatsapp-cloud') throw notFound('webhook')
+      const { verifyToken } = chatConnection(row).credentials
+      if (query['hub.mode'] !== 'subscribe' || !verifyToken || query['hub.verify_token'] !== verifyToken) {
+        throw new AppError(403, 'forbidden', 'hub.verify_token does not match', { key: 'verify_token_mismatch' })
+      }
+      return query['hub.challenge'] ?? ''
+    },
+
+    /** A provider webhook: verified over the raw body, then messages stored and statuses applied. */
+    async receiveChatWebhook(
+      accountId: string,
+      providerName: string,
+      request: { headers: Record<string, string | string[] | undefined>; rawBody: Buffer },
+    ) {
+      const account = await accountOrNotFound(accountId)
+      const row = await repo.connectionOf(db, account.id, 'chat')
+      if (row?.status !== 'connected' || row.provider !== providerName) throw notFound('webhook')
+      const chat = await connectedChat(account.id)
+      let batch: ReturnType<ChatProvider['parseInbound']>
+      try {
+        batch = chat.provider.parseInbound(chat.connection, request)
+      } catch (error) {
+        if (error instanceof InboundRejected) {
+          throw new AppError(error.status, error.status === 401 ? 'unauthorized' : 'bad_request', error.message, {
+            key: error.status === 401 ? 'signature_invalid' : 'bad_request',
+          })
+        }
+        throw error
+      }
+      return storeInbound(account, chat, batch)
+    },
+
+    /** Exists only while the sandbox is the account's chat provider (404 otherwise). */
+    async sandboxInbound(accountId: string, input: SandboxInbound) {
+      const account = await accountOrNotFound(accountId)
+      const row = await repo.connectionOf(db, account.id, 'chat')
+      if (row?.status !== 'connected' || row.provider !== 'sandbox') {
+        throw notFound('sandbox (the chat channel is not connected to the sandbox provider)')
+      }
+      const chat = await connectedChat(account.id)
+      const batch = chat.provider.parseInbound(chat.connection, {
+        headers: {},
+        rawBody: Buffer.from(JSON.stringify(input)),
+      })
+      return storeInbound(account, chat, batch)
+    },
+
+    /** Free text to a contact through the connected number, paced per number; stored as an outbound message. */
+    async sendText(accountId: string, input: { contactId: string; to: string; text: string }): Promise<SendOutcome> {
+      await requireSendingPossible(accountId)
+      const chat = await connectedChat(accountId)
+      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      const result = await chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() })
+      return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text })
+    },
+
+    async sendTemplate(
+      accountId: string,
+      input: { contactId: string; to: string; name: string; language: string; parameters: string[]; text: string },
+    ): Promise<SendOutcome> {
+      await requireSendingPossible(accountId)
+      const chat = await connectedChat(accountId)
+      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      const result = await chat.provider.sendTemplate(chat.connection, { ...input, sendId: randomUUID() })
+      return afterSend(accountId, input.contactId, result, { type: 'template', text: input.text })
+    },
+
+    async submitTemplate(accountId: string, template: TemplateAtProvider) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.submitTemplate(chat.connection, template)
+    },
+    async readTemplate(accountId: string, template: { name: string; language: string }) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.readTemplate(chat.connection, template)
+    },
+    async deleteTemplate(accountId: string, template: { name: string; language: string }) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.deleteTemplate(chat.connection, template)
+    },
+
+    /** One e-mail through the account's e-mail provider (smtp or sandbox). */
+    async sendEmail(accountId: string, message: { to: string; subject: string; text: string }) {
+      await requireSendingPossible(accountId)
+      const row = await repo.connectionOf(db, accountId, 'email')
+      if (row?.status !== 'connected') throw new AppError(409, 'email_not_connected', 'No e-mail channel is connected')
+      const credentials = row.credentialsSealed
+        ? (JSON.parse(secrets.open(row.credentialsSealed)) as EmailCredentials)
+        : {}
+      let provider: EmailProvider
+      if (row.provider === 'smtp' && credentials.smtpUrl) {
+        const known = smtpProviders.get(credentials.smtpUrl)
+        provider = known ?? deps.smtp(credentials.smtpUrl)
+        if (!known) smtpProviders.set(credentials.smtpUrl, provider)
+      } else provider = sandboxEmailProvider({ db, clock, accountId })
+      return provider.send({ from: row.address, ...message })
+    },
+
+    /** A raw MIME message piped in by any mail server: stored as an inbound e-mail message. */
+    async receiveEmail(accountId: string, token: string, raw: Buffer) {
+      const account = await accountOrNotFound(accountId)
+      const row = await repo.connectionOf(db, account.id, 'email')
+      if (row?.status !== 'connected') throw notFound('e-mail channel')
+      const { inboundToken } = row.credentialsSealed
+        ? (JSON.parse(secrets.open(row.credentialsSealed)) as EmailCredentials)
+        : ({} as EmailCredentials)
+      if (!inboundToken || !sameSecret(token, inboundToken)) {
+        throw new AppError(401, 'unauthorized', 'The inbound token does not match', { key: 'inbound_token_invalid' })
+      }
+      const mail = await simpleParser(raw)
+      const sender = mail.from?.value[0]
+      if (!sender?.address) throw badRequest('The message has no From address')
+      const attachment = mail.attachments[0]
+      const text = [mail.subject, mail.text?.trim()].filter(Boolean).join('\n\n')
+      const providerMessageId = mail.messageId ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`
+      const saved = await deps.inbox.receive(account.id, account.language, {
+        channel: 'email',
+        providerMessageId,
+        from: sender.address,
+        name: sender.name ?? '',
+        type: 'text',
+        text,
+        media: attachment ? { data: attachment.content, mime: attachment.contentType } : null,
+      })
+      return { stored: saved !== null, message: saved }
+    },
+
+    async close() {
+      for (const provider of smtpProviders.values()) await provider.close?.()
+    },
+  }
+}
+
+export type ChannelsService = ReturnType<typeof channelsService>

@@ -1,0 +1,75 @@
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { createOutboundHttp } from '../../platform/outbound-http.ts'
+import { secretBoxFor } from '../../platform/secrets.ts'
+import { inboxServiceFor } from '../inbox/index.ts'
+import { channelsRoutes, hookRoutes } from './channels.routes.ts'
+import { channelsService } from './channels.service.ts'
+import { createPacer } from './pacer.ts'
+import { SANDBOX_STATUS_QUEUE, sandboxChatProvider } from './sandbox.provider.ts'
+import { smtpEmailProvider } from './smtp.provider.ts'
+import { whatsAppCloudProvider } from './whatsapp-cloud.provider.ts'
+
+/** WhatsApp media may be up to 100 MB. */
+const MAX_MEDIA_BYTES = 100 * 1024 * 1024
+
+const built = new WeakMap<PlatformDeps['database'], ReturnType<typeof channelsService>>()
+
+/** The channels service of a process (one per database: its pacer must be shared by every caller). */
+export function channelsServiceFor(deps: PlatformDeps) {
+  const known = built.get(deps.database)
+  if (known) return known
+  const { config, database, clock } = deps
+  const db = database.orm
+  const inbox = inboxServiceFor(deps)
+  const http = createOutboundHttp({
+    allowPrivateTargets: config.allowPrivateTargets,
+    maxResponseBytes: MAX_MEDIA_BYTES,
+  })
+  const service = channelsService({
+    db,
+    clock,
+    secrets: secretBoxFor(config),
+    pacer: createPacer(clock),
+    publicUrl: config.publicUrl,
+    inbox,
+    smtp: (url) => smtpEmailProvider({ url }),
+    chatProviders: {
+      sandbox: sandboxChatProvider({
+        db,
+        clock,
+        lastInboundAt: (accountId, contactId) => inbox.lastInboundAt(accountId, contactId, 'chat'),
+      }),
+      'whatsapp-cloud': whatsAppCloudProvider({ graphUrl: config.whatsappGraphUrl, http }),
+    },
+  })
+  built.set(database, service)
+  return service
+}
+
+export const channelsModule: HeroldModule = {
+  name: 'channels',
+  routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
+  publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
+  jobs: (deps) => {
+    const inbox = inboxServiceFor(deps)
+    return {
+      handlers: {
+        // the sandbox reports delivered and read like the Cloud API's status webhooks
+        [SANDBOX_STATUS_QUEUE]: {
+          async run(job) {
+            const { providerMessageId, status } = job.payload as {
+              providerMessageId: string
+              status: 'delivered' | 'read'
+            }
+            await inbox.applyStatuses(job.accountId, [
+              { channel: 'chat', providerMessageId, status, errorCode: null, optedOut: false },
+            ])
+          },
+        },
+      },
+    }
+  },
+}
+
+export type { ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
+export { sandboxOutboxOf } from './sandbox.provider.ts'

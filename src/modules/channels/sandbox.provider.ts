@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto'
+import { and, eq } from 'drizzle-orm'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { enqueue } from '../../platform/jobs/jobs.ts'
+import {
+  type ChatProvider,
+  type EmailProvider,
+  type InboundBatch,
+  InboundRejected,
+  mapWhatsAppError,
+  type TemplateAtProvider,
+  type TemplateStatus,
+} from './channels.provider.ts'
+import { sandboxOutbox, sandboxTemplates } from './channels.tables.ts'
+
+export const SANDBOX_STATUS_QUEUE = 'channels.sandbox_status'
+export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/**
+ * The sandbox's template rule, modelled on WhatsApp's review: a template is rejected when its name is not
+ * lower-case letters, digits and underscores, when its text is empty, when it starts or ends with a
+ * variable, or when it contains an empty `{{}}`; otherwise it is approved at once.
+ */
+export function sandboxTemplateDecision(template: Pick<TemplateAtProvider, 'name' | 'content'>): TemplateStatus {
+  if (!/^[a-z0-9_]{1,512}$/.test(template.name))
+    return { status: 'REJECTED', reason: 'INVALID_FORMAT: the name must be lower-case letters, digits and _' }
+  const text = template.content.trim()
+  if (text === '') return { status: 'REJECTED', reason: 'INVALID_FORMAT: the body is empty' }
+  if (/\{\{\s*\}\}/.test(text)) return { status: 'REJECTED', reason: 'INVALID_FORMAT: empty variable {{}}' }
+  if (/^\{\{[^}]*\}\}/.test(text) || /\{\{[^}]*\}\}[.!?]?$/.test(text))
+    return { status: 'REJECTED', reason: 'INVALID_FORMAT: the body starts or ends with a variable' }
+  return { status: 'APPROVED', reason: null }
+}
+
+/** The 24-hour customer service window: free text only within 24 h of the customer's last message. */
+export function insideServiceWindow(lastInboundAt: Date | null, now: Date): boolean {
+  return lastInboundAt !== null && now.getTime() - lastInboundAt.getTime() < SERVICE_WINDOW_MS
+}
+
+export interface SandboxDeps {
+  db: Db
+  clock: Clock
+  /** the customer's last inbound chat message */
+  lastInboundAt(accountId: string, contactId: string): Promise<Date | null>
+}
+
+/** Simulated inbound message of the sandbox endpoint and `herold sandbox inbound`. */
+export interface SandboxInbound {
+  from: string
+  name?: string
+  text?: string
+  button?: string
+  media?: { data_base64: string; mime: string; filename?: string }
+  location?: { latitude: number; longitude: number; name?: string }
+}
+
+function mediaType(mime: string): string {
+  if (mime.startsWith('image/')) return 'image'
+  if (mime.startsWith('video/')) return 'video'
+  if (mime.startsWith('audio/')) return 'audio'
+  return 'document'
+}
+
+export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${randomUUID()}`): InboundBatch {
+  const base = { providerMessageId: id, from: input.from, name: input.name ?? '' }
+  if (input.media) {
+    const data = Buffer.from(input.media.data_base64, 'base64')
+    return {
+      statuses: [],
+      messages: [
+        {
+          ...base,
+          type: mediaType(input.media.mime),
+          text: input.text ?? '',
+          media: { mime: input.media.mime, filename: input.media.filename, data },
+        },
+      ],
+    }
+  }
+  if (input.location) {
+    const { latitude, longitude, name } = input.location
+    const text = `${name ? `${name} ` : ''}(${latitude}, ${longitude})`
+    return { statuses: [], messages: [{ ...base, type: 'location', text, media: null }] }
+  }
+  if (input.button !== undefined) {
+    return { statuses: [], messages: [{ ...base, type: 'button', text: input.button, media: null }] }
+  }
+  return { statuses: [], messages: [{ ...base, type: 'text', text: input.text ?? '', media: null }] }
+}
+
+/**
+ * chat `sandbox`: WhatsApp's behaviour without WhatsApp. Free text outside the 24-hour window fails with
+ * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s (durable jobs, on
+ * the injectable clock); templates are decided by sandboxTemplateDecision.
+ */
+export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
+  const { db, clock } = deps
+
+  async function keep(accountId: string, recipient: string, payload: Record<string, unknown>) {
+    const id = randomUUID()
+    const providerMessageId = `sandbox.${id}`
+    const now = clock.now()
+    await db.transaction(async (tx) => {
+      await tx.insert(sandboxOutbox).values({ accountId, id, channel: 'chat', recipient, payload, createdAt: now })
+      await enqueue(tx, clock, [
+        {
+          accountId,
+          queue: SANDBOX_STATUS_QUEUE,
+          payload: { providerMessageId, status: 'delivered' },
+          runAt: new Date(now.getTime() + 1000),
+        },
+        {
+          accountId,
+          queue: SANDBOX_STATUS_QUEUE,
+          payload: { providerMessageId, status: 'read' },
+          runAt: new Date(now.getTime() + 2000),
+        },
+      ])
+    })
+    return { ok: true as const, providerMessageId }
+  }
+
+  const templateKey = (accountId: string, t: { name: string; language: string }) =>
+    and(
+      eq(sandboxTemplates.accountId, accountId),
+      eq(sandboxTemplates.name, t.name),
+      eq(sandboxTemplates.language, t.language),
+    )
+
+  return {
+    name: 'sandbox',
+    async sendText(c, input) {
+      const last = await deps.lastInboundAt(c.accountId, input.contactId)
+      if (!insideServiceWindow(last, clock.now())) {
+        return {
+          ok: false,
+          error: mapWhatsAppError(
+            131047,
+            'Re-engagement message: more than 24 hours have passed since the customer last replied',
+          ),
+        }
+      }
+      return keep(c.accountId, input.to, { type: 'text', text: input.text, send_id: input.sendId })
+    },
+    async sendTemplate(c, input) {
+      const [template] = await db.select().from(sandboxTemplates).where(templateKey(c.accountId, input))
+      if (template?.status !== 'APPROVED') {
+        return { ok: false, error: mapWhatsAppError(132001, 'Template name does not exist in the translation') }
+      }
+      return keep(c.accountId, input.to, {
+        type: 'template',
+        name: input.name,
+        language: input.language,
+        parameters: input.parameters,
+        send_id: input.sendId,
+      })
+    },
+    async submitTemplate(c, template) {
+      const decision = sandboxTemplateDecision(template)
+      const row = {
+        accountId: c.accountId,
+        name: template.name,
+        language: template.language,
+        category: template.category,
+        content: template.content,
+        status: decision.status as 'APPROVED' | 'REJECTED',
+        reason: decision.reason,
+        createdAt: clock.now(),
+      }
+      await db
+        .insert(sandboxTemplates)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [sandboxTemplates.accountId, sandboxTemplates.name, sandboxTemplates.language],
+          set: { category: row.category, content: row.content, status: row.status, reason: row.reason },
+        })
+      return decision
+    },
+    async deleteTemplate(c, template) {
+      await db.delete(sandboxTemplates).where(templateKey(c.accountId, template))
+    },
+    async readTemplate(c, template) {
+      const [row] = await db.select().from(sandboxTemplates).where(templateKey(c.accountId, template))
+      return row ? { status: row.status, reason: row.reason } : null
+    },
+    parseInbound(_c, request) {
+      let body: SandboxInbound
+      try {
+        body = JSON.parse(request.rawBody.toString('utf8')) as SandboxInbound
+      } catch {
+        throw new InboundRejected(400, 'The body is not valid JSON')
+      }
+      return sandboxInboundBatch(body)
+    },
+    async fetchMedia() {
+      throw new Error('the sandbox carries media inline')
+    },
+  }
+}
+
+/** e-mail `sandbox`: keeps every sent mail readable in sandbox_outbox instead of sending it. */
+export function sandboxEmailProvider(deps: { db: Db; clock: Clock; accountId: string }): EmailProvider {
+  return {
+    name: 'sandbox',
+    async send(message) {
+      const id = randomUUID()
+      await deps.db.insert(sandboxOutbox).values({
+        accountId: deps.accountId,
+        id,
+        channel: 'email',
+        recipient: message.to,
+        payload: { ...message },
+        createdAt: deps.clock.now(),
+      })
+      return { ok: true, providerMessageId: `<${id}@sandbox.herold>` }
+    },
+  }
+}
+
+export async function sandboxOutboxOf(db: Db, accountId: string, channel: 'chat' | 'email') {
+  return db
+    .select()
+    .from(sandboxOutbox)
+    .where(and(eq(sandboxOutbox.accountId, accountId), eq(sandboxOutbox.channel, channel)))
+    .orderBy(sandboxOutbox.createdAt)
+}

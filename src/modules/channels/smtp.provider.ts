@@ -1,0 +1,37 @@
+import nodemailer from 'nodemailer'
+import type { EmailProvider } from './channels.provider.ts'
+
+/** e-mail `smtp`: nodemailer over the connection's SMTP URL (smtp://user:pass@host:port or smtps://…). */
+export function smtpEmailProvider(options: { url: string; tlsRejectUnauthorized?: boolean }): EmailProvider {
+  const transport = nodemailer.createTransport(options.url)
+  return {
+    name: 'smtp',
+    async send(message) {
+      try {
+        const info = await transport.sendMail({
+          from: message.from,
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+          html: message.html,
+          messageId: message.messageId,
+        })
+        return { ok: true, providerMessageId: info.messageId }
+      } catch (error) {
+        const e = error as { responseCode?: number; code?: string; message?: string }
+        const temporary = e.responseCode !== undefined ? e.responseCode < 500 : true
+        return {
+          ok: false,
+          error: {
+            kind: temporary ? 'retry_later' : 'failed',
+            providerCode: String(e.responseCode ?? e.code ?? 'smtp_error'),
+            message: e.message ?? 'SMTP send failed',
+          },
+        }
+      }
+    },
+    async close() {
+      transport.close()
+    },
+  }
+}

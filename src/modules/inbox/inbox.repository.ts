@@ -1,0 +1,259 @@
+import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+import { events } from '../../platform/events/events.tables.ts'
+import { conversations, messageClocks, messages } from './inbox.tables.ts'
+
+// Every query here filters on account_id; a repository never decides a rule.
+
+export type ConversationRow = typeof conversations.$inferSelect
+export type MessageRow = typeof messages.$inferSelect
+export type NewMessageRow = typeof messages.$inferInsert
+
+export async function findConversation(db: Db, accountId: string, id: string): Promise<ConversationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.accountId, accountId), eq(conversations.id, id)))
+  return row
+}
+
+/** The contact's conversation on the channel, created when missing; `created` tells which. */
+export async function findOrCreateConversation(
+  db: Db,
+  row: { accountId: string; id: string; contactId: string; channel: string; createdAt: Date },
+): Promise<{ conversation: ConversationRow; created: boolean }> {
+  const [inserted] = await db
+    .insert(conversations)
+    .values({ ...row, lastMessageAt: row.createdAt })
+    .onConflictDoNothing()
+    .returning()
+  if (inserted) return { conversation: inserted, created: true }
+  const [existing] = await db
+    .select()
+    .from(conversations)
+    .where(
+      and(
+        eq(conversations.accountId, row.accountId),
+        eq(conversations.contactId, row.contactId),
+        eq(conversations.channel, row.channel),
+      ),
+    )
+    .for('update')
+  return { conversation: existing, created: false }
+}
+
+export async function messageByProviderId(
+  db: Db,
+  accountId: string,
+  channel: string,
+  providerMessageId: string,
+): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.accountId, accountId),
+        eq(messages.channel, channel),
+        eq(messages.providerMessageId, providerMessageId),
+      ),
+    )
+  return row
+}
+
+/**
+ * Stores a message with the account's next message time, in one statement: the time is later than every
+ * earlier one (at least 1 ms after the last), the conversation's last message moves to it, and the given event
+ * (message.received, recorded earlier in this transaction) gets `created_at` in its data. The message_clocks row
+ * stays locked until the caller commits, so an account's message writers commit in the order of their times
+ * and no message can appear later with a time a poller already passed; the statement is the transaction's last,
+ * so the lock is held for one round trip and the commit. Returns undefined when the provider message id is
+ * already stored (nothing else is changed then).
+ */
+export async function insertMessageInOrder(
+  db: Db,
+  row: Omit<NewMessageRow, 'createdAt'> & { id: string; accountId: string; conversationId: string },
+  options: { now: Date; preview: string; eventId: string | null },
+): Promise<MessageRow | undefined> {
+  const inbound = row.direction === 'inbound'
+  const automated = row.automated ?? false
+  const result = await db.execute(sql`
+    WITH clock AS (
+      INSERT INTO ${messageClocks} (account_id, last_at)
+      VALUES (${row.accountId}::uuid, ${options.now.toISOString()}::timestamptz)
+      ON CONFLICT (account_id) DO UPDATE
+        SET last_at = GREATEST(EXCLUDED.last_at, ${messageClocks}.last_at + interval '1 millisecond')
+      RETURNING last_at
+    ), stored AS (
+      INSERT INTO ${messages} (account_id, id, conversation_id, contact_id, channel, direction, type, text, media_url,
+        media_mime, provider_message_id, status, automated, ai, created_at)
+      SELECT ${row.accountId}::uuid, ${row.id}::uuid, ${row.conversationId}::uuid, ${row.contactId}::uuid,
+        ${row.channel}, ${row.direction}, ${row.type}, ${row.text ?? ''}, ${row.mediaUrl ?? ''}, ${row.mediaMime ?? ''},
+        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${automated}, ${row.ai ?? false}, clock.last_at
+      FROM clock
+      ON CONFLICT DO NOTHING
+      RETURNING *
+    ), conversation AS (
+      UPDATE ${conversations} c SET
+        last_message_at = stored.created_at,
+        last_message_preview = ${options.preview},
+        last_message_direction = stored.direction,
+        last_inbound_at = CASE WHEN ${inbound} THEN stored.created_at ELSE c.last_inbound_at END,
+        unread_count = c.unread_count + CASE WHEN ${inbound} THEN 1 ELSE 0 END,
+        automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated})
+      FROM stored
+      WHERE c.account_id = stored.account_id AND c.id = stored.conversation_id
+      RETURNING c.id
+    ), event AS (
+      UPDATE ${events} e
+      SET data = e.data || jsonb_build_object('created_at',
+        to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      FROM stored
+      WHERE e.account_id = stored.account_id AND e.id = ${options.eventId}::uuid
+      RETURNING e.id
+    )
+    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM event) AS evented
+    FROM stored`)
+  const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
+  if (!raw) return undefined
+  return {
+    accountId: String(raw.account_id),
+    id: String(raw.id),
+    conversationId: String(raw.conversation_id),
+    contactId: String(raw.contact_id),
+    channel: String(raw.channel),
+    direction: raw.direction as MessageRow['direction'],
+    type: String(raw.type),
+    text: String(raw.text),
+    mediaUrl: String(raw.media_url),
+    mediaMime: String(raw.media_mime),
+    providerMessageId: raw.provider_message_id === null ? null : String(raw.provider_message_id),
+    status: (raw.status ?? null) as MessageRow['status'],
+    errorCode: raw.error_code === null || raw.error_code === undefined ? null : String(raw.error_code),
+    automated: Boolean(raw.automated),
+    ai: Boolean(raw.ai),
+    createdAt: new Date(raw.created_at as string | Date),
+  }
+}
+
+export async function lastInboundAt(db: Db, accountId: string, contactId: string, channel: string) {
+  const [row] = await db
+    .select({ at: conversations.lastInboundAt })
+    .from(conversations)
+    .where(
+      and(
+        eq(conversations.accountId, accountId),
+        eq(conversations.contactId, contactId),
+        eq(conversations.channel, channel),
+      ),
+    )
+  return row?.at ?? null
+}
+
+export async function listConversations(
+  db: Db,
+  accountId: string,
+  filter: { channel?: string; limit: number; offset: number },
+) {
+  return db
+    .select()
+    .from(conversations)
+    .where(
+      and(
+        eq(conversations.accountId, accountId),
+        filter.channel ? eq(conversations.channel, filter.channel) : undefined,
+      ),
+    )
+    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .limit(filter.limit + 1)
+    .offset(filter.offset)
+}
+
+/** The newest limit+1 messages after skipping `offset` from the newest end, newest first. */
+export async function conversationMessages(
+  db: Db,
+  accountId: string,
+  conversationId: string,
+  page: { limit: number; offset: number },
+): Promise<MessageRow[]> {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.accountId, accountId), eq(messages.conversationId, conversationId)))
+    .orderBy(desc(messages.createdAt), desc(messages.id))
+    .limit(page.limit + 1)
+    .offset(page.offset)
+}
+
+export async function listMessages(
+  db: Db,
+  accountId: string,
+  filter: {
+    direction: 'inbound' | 'outbound'
+    createdAfter?: Date
+    conversationId?: string
+    limit: number
+    offset: number
+  },
+): Promise<MessageRow[]> {
+  return db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.accountId, accountId),
+        eq(messages.direction, filter.direction),
+        filter.createdAfter ? gt(messages.createdAt, filter.createdAfter) : undefined,
+        filter.conversationId ? eq(messages.conversationId, filter.conversationId) : undefined,
+      ),
+    )
+    .orderBy(desc(messages.createdAt), desc(messages.id))
+    .limit(filter.limit + 1)
+    .offset(filter.offset)
+}
+
+/** Outbound messages by provider id, locked: status updates of one message take turns. */
+export async function outboundByProviderIds(db: Db, accountId: string, channel: string, ids: string[]) {
+  if (ids.length === 0) return []
+  return db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.accountId, accountId),
+        eq(messages.channel, channel),
+        eq(messages.direction, 'outbound'),
+        inArray(messages.providerMessageId, ids),
+      ),
+    )
+    .orderBy(asc(messages.id))
+    .for('update')
+}
+
+export async function setMessageStatus(
+  db: Db,
+  accountId: string,
+  id: string,
+  status: MessageRow['status'],
+  errorCode: string | null,
+): Promise<void> {
+  await db
+    .update(messages)
+    .set({ status, errorCode })
+    .where(and(eq(messages.accountId, accountId), eq(messages.id, id)))
+}
+
+export async function deleteContactMessages(db: Db, accountId: string, contactId: string) {
+  const removedMessages = await db
+    .delete(messages)
+    .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
+    .returning({ id: messages.id, mediaUrl: messages.mediaUrl })
+  const removedConversations = await db
+    .delete(conversations)
+    .where(and(eq(conversations.accountId, accountId), eq(conversations.contactId, contactId)))
+    .returning({ id: conversations.id })
+  return {
+    counts: { messages: removedMessages.length, conversations: removedConversations.length },
+    mediaUrls: removedMessages.map((m) => m.mediaUrl).filter((url) => url !== ''),
+  }
+}

@@ -1,0 +1,353 @@
+import { randomUUID } from 'node:crypto'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { recordEvent } from '../../platform/events/events.ts'
+import { notFound } from '../../platform/http/errors.ts'
+import { type Page, toPage } from '../../platform/http/pagination.ts'
+import type { Storage } from '../../platform/storage/storage.ts'
+import { contactNames, findOrCreateInboundContact, recordOptinChange } from '../contacts/index.ts'
+import * as repo from './inbox.repository.ts'
+
+export type InboxTenant = Pick<TenantContext, 'accountId'>
+export type Channel = 'chat' | 'email'
+export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'
+
+/** An inbound message as any provider hands it over, media bytes already fetched. */
+export interface IncomingMessage {
+  channel: Channel
+  providerMessageId: string
+  /** E.164 phone (chat) or e-mail address */
+  from: string
+  name: string
+  type: string
+  text: string
+  media: { data: Buffer; mime: string } | null
+}
+
+export interface IncomingStatus {
+  channel: Channel
+  providerMessageId: string
+  status: MessageStatus
+  /** provider error code, for failed */
+  errorCode: string | null
+  /** the customer opted out of marketing (131050): chat opt-in becomes opted_out with a consent record */
+  optedOut: boolean
+}
+
+export interface InboxServiceDeps {
+  db: Db
+  clock: Clock
+  storage: Storage
+  /** the base of media_url: `${publicUrl}/public/media/` */
+  publicUrl: string
+}
+
+/** The Message of section 2. */
+export function messageView(row: repo.MessageRow) {
+  return {
+    id: row.id,
+    conversation_id: row.conversationId,
+    contact_id: row.contactId,
+    channel: row.channel,
+    direction: row.direction,
+    type: row.type,
+    text: row.text,
+    media_url: row.mediaUrl,
+    media_mime: row.mediaMime,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+  }
+}
+
+function historyView(row: repo.MessageRow) {
+  return { ...messageView(row), automated: row.automated, ai: row.ai }
+}
+
+/** The data of message.received: exactly the Message fields of section 2. */
+function messageEventData(row: repo.MessageRow): Record<string, unknown> {
+  const { status: _status, ...fields } = messageView(row)
+  return fields
+}
+
+class DuplicateMessage extends Error {}
+
+const STATUS_RANK: Record<MessageStatus, number> = { sent: 1, delivered: 2, read: 3, failed: 4 }
+
+/**
+ * Statuses arrive in any order; a message's status only moves forward (sent < delivered < read). `failed`
+ * replaces sent and delivered, never read; nothing replaces read or failed.
+ */
+export function statusAdvances(current: MessageStatus | null, next: MessageStatus): boolean {
+  if (current === null) return true
+  if (current === 'read' || current === 'failed') return false
+  return STATUS_RANK[next] > STATUS_RANK[current]
+}
+
+export function previewOf(type: string, text: string): string {
+  const body = text.replace(/\s+/g, ' ').trim()
+  if (body) return body.length > 120 ? `${body.slice(0, 119)}…` : body
+  return `[${type}]`
+}
+
+export function inboxService(deps: InboxServiceDeps) {
+  const { db, clock, storage } = deps
+  const mediaUrl = (key: string) => `${deps.publicUrl}/public/media/${key}`
+
+  return {
+    /**
+     * Stores one inbound message: contact and conversation found or created, message stored once per provider
+     * message id, media kept in our storage, message.received (and conversation.created) in the same
+     * transaction. Returns null for a duplicate.
+     */
+    async receive(accountId: string, language: string, incoming: IncomingMessage) {
+      if (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId)) return null
+      const mediaKey = incoming.media ? await storage.put(accountId, incoming.media.data, incoming.media.mime) : null
+      const stored = await db
+        .transaction(async (tx) => {
+          const address = incoming.channel === 'chat' ? { phone: incoming.from } : { email: incoming.from }
+          const { contactId } = await findOrCreateInboundContact(tx, clock, {
+            accountId,
+            language,
+            name: incoming.name,
+            ...address,
+          })
+          const { conversation, created } = await repo.findOrCreateConversation(tx, {
+            accountId,
+            id: randomUUID(),
+            contactId,
+            channel: incoming.channel,
+            createdAt: clock.now(),
+          })
+          if (created) {
+            await recordEvent(tx, clock, {
+              accountId,
+              name: 'conversation.created',
+              contactId,
+              data: {
+                id: conversation.id,
+                contact_id: contactId,
+                channel: conversation.channel,
+                created_at: conversation.createdAt.toISOString(),
+              },
+            })
+          }
+          const draft = {
+            accountId,
+            id: randomUUID(),
+            conversationId: conversation.id,
+            contactId,
+            channel: incoming.channel,
+            direction: 'inbound' as const,
+            type: incoming.type,
+            text: incoming.text,
+            mediaUrl: mediaKey ? mediaUrl(mediaKey) : '',
+            mediaMime: incoming.media?.mime ?? '',
+            providerMessageId: incoming.providerMessageId,
+          }
+          // created_at is added by insertMessageInOrder, the transaction's last statement
+          const event = await recordEvent(tx, clock, {
+            accountId,
+            name: 'message.received',
+            contactId,
+            data: messageEventData({
+              ...draft,
+              status: null,
+              errorCode: null,
+              automated: false,
+              ai: false,
+              createdAt: new Date(0),
+            }),
+          })
+          const message = await repo.insertMessageInOrder(tx, draft, {
+            now: clock.now(),
+            preview: previewOf(incoming.type, incoming.text),
+            eventId: event.id,
+          })
+          // a concurrent copy of the webhook stored it first: undo the contact, conversation and events too
+          if (!message) throw new DuplicateMessage()
+          return message
+        })
+        .catch((error) => {
+          if (error instanceof DuplicateMessage) return null
+          throw error
+        })
+      // A concurrent copy of the same webhook won: its media is the one kept.
+      if (!stored && mediaKey) await storage.delete(mediaKey)
+      return stored ? messageView(stored) : null
+    },
+
+    /** Records a message Herold sent through a provider, in the contact's conversation (created when missing). */
+    async recordOutbound(
+      accountId: string,
+      input: {
+        channel: Channel
+        contactId: string
+        type: string
+        text: string
+        providerMessageId: string
+        automated?: boolean
+      },
+    ) {
+      return db.transaction(async (tx) => {
+        const { conversation, created } = await repo.findOrCreateConversation(tx, {
+          accountId,
+          id: randomUUID(),
+          contactId: input.contactId,
+          channel: input.channel,
+          createdAt: clock.now(),
+        })
+        if (created) {
+          await recordEvent(tx, clock, {
+            accountId,
+            name: 'conversation.created',
+            contactId: input.contactId,
+            data: {
+              id: conversation.id,
+              contact_id: input.contactId,
+              channel: conversation.channel,
+              created_at: conversation.createdAt.toISOString(),
+            },
+          })
+        }
+        const message = await repo.insertMessageInOrder(
+          tx,
+          {
+            accountId,
+            id: randomUUID(),
+            conversationId: conversation.id,
+            contactId: input.contactId,
+            channel: input.channel,
+            direction: 'outbound',
+            type: input.type,
+            text: input.text,
+            providerMessageId: input.providerMessageId,
+            status: 'sent',
+            automated: input.automated ?? false,
+          },
+          { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },
+        )
+        return message ? messageView(message) : null
+      })
+    },
+
+    /** Applies provider status updates; a status never moves backwards. Unknown message ids are ignored. */
+    async applyStatuses(accountId: string, updates: IncomingStatus[]): Promise<number> {
+      if (updates.length === 0) return 0
+      return db.transaction(async (tx) => {
+        let changed = 0
+        for (const channel of new Set(updates.map((u) => u.channel))) {
+          const ofChannel = updates.filter((u) => u.channel === channel)
+          const rows = await repo.outboundByProviderIds(
+            tx,
+            accountId,
+            channel,
+            ofChannel.map((u) => u.providerMessageId),
+          )
+          const current = new Map(rows.map((r) => [r.providerMessageId, r]))
+          for (const update of ofChannel) {
+            const row = current.get(update.providerMessageId)
+            if (!row) continue
+            if (update.optedOut) {
+              await recordOptinChange(tx, clock, {
+                accountId,
+                contactId: row.contactId,
+                channel: 'chat',
+                to: 'opted_out',
+                source: 'provider_opt_out',
+                evidence: { provider_code: update.errorCode, provider_message_id: update.providerMessageId },
+              })
+            }
+            if (!statusAdvances(row.status, update.status)) continue
+            await repo.setMessageStatus(tx, accountId, row.id, update.status, update.errorCode)
+            current.set(update.providerMessageId, { ...row, status: update.status })
+            changed++
+          }
+        }
+        return changed
+      })
+    },
+
+    /** Marks the contact opted out of chat after the provider refused a send with 131050. */
+    async optOut(accountId: string, contactId: string, evidence: Record<string, unknown>): Promise<void> {
+      await db.transaction((tx) =>
+        recordOptinChange(tx, clock, {
+          accountId,
+          contactId,
+          channel: 'chat',
+          to: 'opted_out',
+          source: 'provider_opt_out',
+          evidence,
+        }),
+      )
+    },
+
+    lastInboundAt: (accountId: string, contactId: string, channel: Channel) =>
+      repo.lastInboundAt(db, accountId, contactId, channel),
+
+    async listConversations(
+      tenant: InboxTenant,
+      query: { channel?: Channel; limit: number; offset: number },
+    ): Promise<Page<ReturnType<typeof conversationView>>> {
+      const rows = await repo.listConversations(db, tenant.accountId, query)
+      const page = toPage(rows, query.limit, query.offset)
+      const names = await contactNames(
+        db,
+        tenant.accountId,
+        page.items.map((r) => r.contactId),
+      )
+      return { ...page, items: page.items.map((r) => conversationView(r, names.get(r.contactId) ?? '')) }
+    },
+
+    /** The newest `limit` messages after `offset` from the newest end, oldest first within the page. */
+    async conversationMessages(tenant: InboxTenant, id: string, query: { limit: number; offset: number }) {
+      const conversation = UUID.test(id) ? await repo.findConversation(db, tenant.accountId, id) : undefined
+      if (!conversation) throw notFound('conversation')
+      const page = toPage(await repo.conversationMessages(db, tenant.accountId, id, query), query.limit, query.offset)
+      return { ...page, items: page.items.reverse().map(historyView) }
+    },
+
+    async listMessages(
+      tenant: InboxTenant,
+      query: {
+        direction: 'inbound' | 'outbound'
+        created_after?: string
+        conversation_id?: string
+        limit: number
+        offset: number
+      },
+    ) {
+      const rows = await repo.listMessages(db, tenant.accountId, {
+        direction: query.direction,
+        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+        conversationId: query.conversation_id,
+        limit: query.limit,
+        offset: query.offset,
+      })
+      const page = toPage(rows, query.limit, query.offset)
+      return { ...page, items: page.items.map(messageView) }
+    },
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function conversationView(row: repo.ConversationRow, contactName: string) {
+  return {
+    id: row.id,
+    contact: { id: row.contactId, name: contactName },
+    contact_id: row.contactId,
+    channel: row.channel,
+    last_message: {
+      preview: row.lastMessagePreview,
+      direction: row.lastMessageDirection,
+      at: row.lastMessageAt.toISOString(),
+    },
+    automated_only: row.automatedOnly,
+    unread_count: row.unreadCount,
+    created_at: row.createdAt.toISOString(),
+    last_message_at: row.lastMessageAt.toISOString(),
+  }
+}
+
+export type InboxService = ReturnType<typeof inboxService>

@@ -1,0 +1,81 @@
+import { sql } from 'drizzle-orm'
+import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accounts } from '../../platform/auth/auth.tables.ts'
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+const accountId = () =>
+  uuid('account_id')
+    .notNull()
+    .references(() => accounts.id, { onDelete: 'cascade' })
+
+export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const
+
+/** One conversation per contact and channel. */
+export const conversations = pgTable(
+  'conversations',
+  {
+    accountId: accountId(),
+    id: uuid('id').notNull(),
+    contactId: uuid('contact_id').notNull(),
+    channel: text('channel').notNull(),
+    createdAt: at('created_at').notNull(),
+    lastMessageAt: at('last_message_at').notNull(),
+    lastMessagePreview: text('last_message_preview').notNull().default(''),
+    lastMessageDirection: text('last_message_direction', { enum: ['inbound', 'outbound'] }),
+    /** the customer's last message: the 24-hour service window runs from here */
+    lastInboundAt: at('last_inbound_at'),
+    /** only automated campaign messages so far (no real customer reaction) */
+    automatedOnly: boolean('automated_only').notNull().default(true),
+    unreadCount: integer('unread_count').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('conversations_contact_channel_uq').on(t.accountId, t.contactId, t.channel),
+    index('conversations_activity_idx').on(t.accountId, t.lastMessageAt, t.id),
+  ],
+)
+
+export const messages = pgTable(
+  'messages',
+  {
+    accountId: accountId(),
+    id: uuid('id').notNull(),
+    conversationId: uuid('conversation_id').notNull(),
+    contactId: uuid('contact_id').notNull(),
+    channel: text('channel').notNull(),
+    direction: text('direction', { enum: ['inbound', 'outbound'] }).notNull(),
+    type: text('type').notNull(),
+    text: text('text').notNull().default(''),
+    mediaUrl: text('media_url').notNull().default(''),
+    mediaMime: text('media_mime').notNull().default(''),
+    /** the provider's message id (wamid, Message-ID); duplicates of one inbound webhook are stored once */
+    providerMessageId: text('provider_message_id'),
+    /** outbound delivery status; never moves backwards */
+    status: text('status', { enum: MESSAGE_STATUSES }),
+    errorCode: text('error_code'),
+    automated: boolean('automated').notNull().default(false),
+    ai: boolean('ai').notNull().default(false),
+    /** strictly increasing per account in commit order (see inbox.repository.ts insertMessageInOrder) */
+    createdAt: at('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('messages_provider_id_uq')
+      .on(t.accountId, t.channel, t.providerMessageId)
+      .where(sql`${t.providerMessageId} IS NOT NULL`),
+    index('messages_direction_created_idx').on(t.accountId, t.direction, t.createdAt, t.id),
+    index('messages_conversation_created_idx').on(t.accountId, t.conversationId, t.createdAt, t.id),
+    index('messages_contact_idx').on(t.accountId, t.contactId),
+  ],
+)
+
+/**
+ * The last message time handed out per account. Taking its row lock orders message writers: a writer holds it
+ * until its commit, so commit order and created_at order agree and a poller with created_after never misses one.
+ */
+export const messageClocks = pgTable('message_clocks', {
+  accountId: uuid('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  lastAt: at('last_at').notNull(),
+})

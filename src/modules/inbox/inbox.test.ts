@@ -1,0 +1,437 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import fc from 'fast-check'
+import {
+  createHarness,
+  createTestAccount,
+  type Harness,
+  json,
+  type TestAccount,
+} from '../../../test/helpers/harness.ts'
+import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { previewOf, statusAdvances } from './inbox.service.ts'
+
+let harness: Harness
+let dataDir: string
+
+before(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'herold-inbox-'))
+  harness = await createHarness({ config: { allowPrivateTargets: true, dataDir }, workers: true })
+})
+after(async () => {
+  await harness.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+
+async function sandboxAccount(): Promise<TestAccount> {
+  const account = await createTestAccount(harness)
+  await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  return account
+}
+
+async function inbound(account: TestAccount, body: Record<string, unknown>) {
+  const response = await account.request({ method: 'POST', url: '/v1/sandbox/inbound', payload: body })
+  assert.equal(response.statusCode, 200, response.body)
+  return json<{ stored: number }>(response)
+}
+
+interface Msg {
+  id: string
+  conversation_id: string
+  contact_id: string
+  text: string
+  type: string
+  direction: string
+  created_at: string
+  media_url: string
+  media_mime: string
+  automated: boolean
+  ai: boolean
+}
+
+describe('inbound messages', () => {
+  test('an inbound text creates the contact (opt-in none, source inbound), the conversation and the message', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+49 151 2345678', name: 'Erika', text: 'Hallo' })
+    const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
+    assert.equal(list.messages.length, 1)
+    const [message] = list.messages
+    assert.equal(message.text, 'Hallo')
+    assert.equal(message.type, 'text')
+    assert.equal(message.direction, 'inbound')
+    const contact = json<{ contact: Record<string, unknown> }>(
+      await account.request({ method: 'GET', url: `/v1/contacts/${message.contact_id}` }),
+    ).contact
+    assert.equal(contact.phone, '+491512345678')
+    assert.equal(contact.name, 'Erika')
+    assert.equal(contact.optin_chat, 'none')
+    assert.equal(contact.optin_email, 'none')
+    assert.equal(contact.source, 'inbound')
+  })
+
+  test('a second message of the same customer joins the same conversation and contact', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491511111111', text: 'one' })
+    await inbound(account, { from: '+491511111111', text: 'two' })
+    const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
+    assert.equal(list.messages.length, 2)
+    assert.equal(list.messages[0].conversation_id, list.messages[1].conversation_id)
+    assert.equal(list.messages[0].contact_id, list.messages[1].contact_id)
+    const conversations = json<{ conversations: unknown[] }>(
+      await account.request({ method: 'GET', url: '/v1/inbox/conversations' }),
+    )
+    assert.equal(conversations.conversations.length, 1)
+  })
+
+  test('button, location and image messages are stored with their type; media is served from our storage', async () => {
+    const account = await sandboxAccount()
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')
+    await inbound(account, { from: '+491512222222', button: 'Ja, gerne' })
+    await inbound(account, { from: '+491512222222', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } })
+    await inbound(account, {
+      from: '+491512222222',
+      text: 'Foto',
+      media: { data_base64: png.toString('base64'), mime: 'image/png', filename: 'a.png' },
+    })
+    await inbound(account, {
+      from: '+491512222222',
+      media: { data_base64: Buffer.from('%PDF-1.4').toString('base64'), mime: 'application/pdf' },
+    })
+    const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
+    assert.deepEqual(
+      list.messages.map((m) => m.type),
+      ['document', 'image', 'location', 'button'],
+    )
+    assert.equal(list.messages[3].text, 'Ja, gerne')
+    assert.match(list.messages[2].text, /Berlin \(52\.52, 13\.405\)/)
+    const image = list.messages[1]
+    assert.equal(image.media_mime, 'image/png')
+    assert.ok(image.media_url.startsWith('http://herold.test/public/media/'), image.media_url)
+    const served = await harness.app.inject({ method: 'GET', url: new URL(image.media_url).pathname })
+    assert.equal(served.statusCode, 200)
+    assert.equal(served.headers['content-type'], 'image/png')
+    assert.deepEqual(served.rawPayload, png)
+  })
+
+  test('message.received and conversation.created reach a webhook subscriber', async () => {
+    const account = await sandboxAccount()
+    const receiver = await startReceiver({ now: () => harness.clock.now() })
+    try {
+      const created = await account.request({
+        method: 'POST',
+        url: '/v1/webhook-subscriptions',
+        payload: { url: receiver.url, events: ['message.received', 'conversation.created'] },
+      })
+      receiver.secret = json<{ secret: string }>(created).secret
+      await inbound(account, { from: '+491513333333', text: 'Guten Tag' })
+      await harness.jobs?.drain()
+      await receiver.waitFor(2)
+      const byEvent = new Map(receiver.unique().map((d) => [d.event, d]))
+      const message = byEvent.get('message.received')
+      const conversation = byEvent.get('conversation.created')
+      assert.ok(message?.verified && conversation?.verified)
+      assert.deepEqual(Object.keys(message.body.data).sort(), [
+        'channel',
+        'contact_id',
+        'conversation_id',
+        'created_at',
+        'direction',
+        'id',
+        'media_mime',
+        'media_url',
+        'text',
+        'type',
+      ])
+      assert.equal(message.body.data.text, 'Guten Tag')
+      const [stored] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+      assert.equal(message.body.data.id, stored.id)
+      assert.equal(message.body.data.created_at, stored.created_at)
+      assert.deepEqual(Object.keys(conversation.body.data).sort(), ['channel', 'contact_id', 'created_at', 'id'])
+      assert.equal(conversation.body.data.id, message.body.data.conversation_id)
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  test('the sandbox endpoint exists only while the sandbox is the chat provider', async () => {
+    const account = await createTestAccount(harness)
+    const before = await account.request({
+      method: 'POST',
+      url: '/v1/sandbox/inbound',
+      payload: { from: '+491514444444', text: 'x' },
+    })
+    assert.equal(before.statusCode, 404)
+    assert.equal(json<{ error: { code: string } }>(before).error.code, 'not_found')
+    await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await inbound(account, { from: '+491514444444', text: 'x' })
+    await channels().disconnect(account.accountId, 'chat')
+    const afterDisconnect = await account.request({
+      method: 'POST',
+      url: '/v1/sandbox/inbound',
+      payload: { from: '+491514444444', text: 'x' },
+    })
+    assert.equal(afterDisconnect.statusCode, 404)
+  })
+})
+
+describe('GET /inbox/conversations', () => {
+  test('newest activity first, with contact, preview, automated_only and unread count; channel filter', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491515000001', name: 'A', text: 'first' })
+    harness.clock.advance(1000)
+    await inbound(account, { from: '+491515000002', name: 'B', text: 'second' })
+    harness.clock.advance(1000)
+    await inbound(account, { from: '+491515000001', name: 'A', text: 'third' })
+    const page = json<{
+      conversations: Array<{
+        contact: { name: string }
+        channel: string
+        last_message: { preview: string }
+        automated_only: boolean
+        unread_count: number
+      }>
+      has_more: boolean
+      next_offset: number | null
+    }>(await account.request({ method: 'GET', url: '/v1/inbox/conversations?limit=1' }))
+    assert.equal(page.conversations.length, 1)
+    assert.equal(page.has_more, true)
+    assert.equal(page.next_offset, 1)
+    const [top] = page.conversations
+    assert.equal(top.contact.name, 'A')
+    assert.equal(top.channel, 'chat')
+    assert.equal(top.last_message.preview, 'third')
+    assert.equal(top.automated_only, false)
+    assert.equal(top.unread_count, 2)
+    const email = json<{ conversations: unknown[] }>(
+      await account.request({ method: 'GET', url: '/v1/inbox/conversations?channel=email' }),
+    )
+    assert.equal(email.conversations.length, 0)
+  })
+
+  test('limit above 100 is refused with 400', async () => {
+    const account = await createTestAccount(harness)
+    const response = await account.request({ method: 'GET', url: '/v1/inbox/conversations?limit=101' })
+    assert.equal(response.statusCode, 400)
+    assert.equal(json<{ error: { code: string } }>(response).error.code, 'bad_request')
+  })
+})
+
+describe('GET /inbox/conversations/{id}/messages', () => {
+  test('the newest limit messages, oldest first within the page; offset pages backwards', async () => {
+    const account = await sandboxAccount()
+    for (let i = 1; i <= 5; i++) {
+      await inbound(account, { from: '+491516000000', text: `m${i}` })
+      harness.clock.advance(10)
+    }
+    const [any] = json<{ messages: Msg[] }>(
+      await account.request({ method: 'GET', url: '/v1/messages?limit=1' }),
+    ).messages
+    const url = `/v1/inbox/conversations/${any.conversation_id}/messages`
+    const first = json<{ messages: Msg[]; has_more: boolean; next_offset: number }>(
+      await account.request({ method: 'GET', url: `${url}?limit=2` }),
+    )
+    assert.deepEqual(
+      first.messages.map((m) => m.text),
+      ['m4', 'm5'],
+    )
+    assert.equal(first.messages[0].automated, false)
+    assert.equal(first.messages[0].ai, false)
+    assert.equal(first.has_more, true)
+    const second = json<{ messages: Msg[] }>(
+      await account.request({ method: 'GET', url: `${url}?limit=2&offset=${first.next_offset}` }),
+    )
+    assert.deepEqual(
+      second.messages.map((m) => m.text),
+      ['m2', 'm3'],
+    )
+    const last = json<{ messages: Msg[]; has_more: boolean; next_offset: null }>(
+      await account.request({ method: 'GET', url: `${url}?limit=2&offset=4` }),
+    )
+    assert.deepEqual(
+      last.messages.map((m) => m.text),
+      ['m1'],
+    )
+    assert.equal(last.has_more, false)
+    assert.equal(last.next_offset, null)
+  })
+
+  test("another account's conversation gives 404", async () => {
+    const owner = await sandboxAccount()
+    await inbound(owner, { from: '+491517000000', text: 'private' })
+    const [message] = json<{ messages: Msg[] }>(await owner.request({ method: 'GET', url: '/v1/messages' })).messages
+    const stranger = await createTestAccount(harness)
+    const response = await stranger.request({
+      method: 'GET',
+      url: `/v1/inbox/conversations/${message.conversation_id}/messages`,
+    })
+    assert.equal(response.statusCode, 404)
+    assert.equal(json<{ error: { code: string } }>(response).error.code, 'not_found')
+    const foreignFilter = json<{ messages: Msg[] }>(
+      await stranger.request({ method: 'GET', url: `/v1/messages?conversation_id=${message.conversation_id}` }),
+    )
+    assert.equal(foreignFilter.messages.length, 0)
+  })
+
+  test('inbox:read is required', async () => {
+    const account = await createTestAccount(harness, { scopes: ['contacts:read'] })
+    for (const url of [
+      '/v1/inbox/conversations',
+      `/v1/inbox/conversations/${crypto.randomUUID()}/messages`,
+      '/v1/messages',
+    ]) {
+      const response = await account.request({ method: 'GET', url })
+      assert.equal(response.statusCode, 403, url)
+      assert.equal(json<{ error: { key: string } }>(response).error.key, 'apikey_scope_fehlt')
+    }
+  })
+})
+
+describe('GET /messages', () => {
+  test('direction defaults to inbound; in and out are aliases', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491518000000', text: 'hi' })
+    const [message] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+    const sent = await channels().sendText(account.accountId, {
+      contactId: message.contact_id,
+      to: '+491518000000',
+      text: 'answer',
+    })
+    assert.equal(sent.ok, true)
+    const inList = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages?direction=in' }))
+    const outList = json<{ messages: Msg[] }>(
+      await account.request({ method: 'GET', url: '/v1/messages?direction=out' }),
+    )
+    const outbound = json<{ messages: Msg[] }>(
+      await account.request({ method: 'GET', url: '/v1/messages?direction=outbound' }),
+    )
+    assert.deepEqual(
+      inList.messages.map((m) => m.text),
+      ['hi'],
+    )
+    assert.deepEqual(
+      outList.messages.map((m) => m.text),
+      ['answer'],
+    )
+    assert.deepEqual(outbound.messages, outList.messages)
+    const bad = await account.request({ method: 'GET', url: '/v1/messages?direction=sideways' })
+    assert.equal(bad.statusCode, 400)
+  })
+
+  test('created_after is strictly after; newest first by created_at then id', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491519000000', text: 'a' })
+    await inbound(account, { from: '+491519000000', text: 'b' })
+    const all = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+    assert.deepEqual(
+      all.map((m) => m.text),
+      ['b', 'a'],
+    )
+    const after = json<{ messages: Msg[] }>(
+      await account.request({
+        method: 'GET',
+        url: `/v1/messages?created_after=${encodeURIComponent(all[1].created_at)}`,
+      }),
+    ).messages
+    assert.deepEqual(
+      after.map((m) => m.text),
+      ['b'],
+    )
+  })
+
+  test('a poller using created_after = newest seen time never misses a message written in the same millisecond', async () => {
+    const account = await sandboxAccount()
+    // the clock stands still: every message is written "in the same millisecond"
+    const seen = new Set<string>()
+    let cursor: string | null = null
+    const writes: Promise<unknown>[] = []
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 5; i++)
+        writes.push(inbound(account, { from: `+4915200000${round}${i}`, text: `${round}.${i}` }))
+      const query: string = cursor ? `&created_after=${encodeURIComponent(cursor)}` : ''
+      const page: Msg[] = json<{ messages: Msg[] }>(
+        await account.request({ method: 'GET', url: `/v1/messages?limit=100${query}` }),
+      ).messages
+      for (const m of page) seen.add(m.id)
+      if (page.length > 0) cursor = page[0].created_at
+    }
+    await Promise.all(writes)
+    const rest = json<{ messages: Msg[] }>(
+      await account.request({
+        method: 'GET',
+        url: `/v1/messages?limit=100${cursor ? `&created_after=${encodeURIComponent(cursor)}` : ''}`,
+      }),
+    ).messages
+    for (const m of rest) seen.add(m.id)
+    const everything = json<{ messages: Msg[] }>(
+      await account.request({ method: 'GET', url: '/v1/messages?limit=100' }),
+    ).messages
+    assert.equal(everything.length, 20)
+    assert.equal(seen.size, 20)
+    assert.equal(new Set(everything.map((m) => m.created_at)).size, 20, 'created_at values are distinct')
+  })
+
+  test('offset above 100000 is refused', async () => {
+    const account = await createTestAccount(harness)
+    const response = await account.request({ method: 'GET', url: '/v1/messages?offset=100001' })
+    assert.equal(response.statusCode, 400)
+  })
+})
+
+describe('contact deletion', () => {
+  test('DELETE /contacts/{id} removes conversations and messages and counts them in removed', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491520000000', text: 'x' })
+    await inbound(account, {
+      from: '+491520000000',
+      media: { data_base64: Buffer.from('GIF89a').toString('base64'), mime: 'image/gif' },
+    })
+    const [message] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+    const mediaPath = new URL(message.media_url).pathname
+    assert.equal((await harness.app.inject({ method: 'GET', url: mediaPath })).statusCode, 200)
+    const response = await account.request({ method: 'DELETE', url: `/v1/contacts/${message.contact_id}` })
+    assert.equal(response.statusCode, 200, response.body)
+    const removed = json<{ removed: Record<string, number> }>(response).removed
+    assert.equal(removed.messages, 2)
+    assert.equal(removed.conversations, 1)
+    const list = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' }))
+    assert.equal(list.messages.length, 0)
+    // On a shared PostgreSQL test database another test process's worker (with another data directory) may
+    // claim the deletion job; in production every worker shares one storage. PGlite is private to this harness.
+    if (!process.env.HEROLD_TEST_DATABASE_URL) {
+      await harness.jobs?.drain()
+      const gone = await harness.app.inject({ method: 'GET', url: mediaPath })
+      assert.equal(gone.statusCode, 404, 'the media file is gone')
+    }
+  })
+})
+
+describe('rules', () => {
+  test('a status never moves backwards, whatever order updates arrive in', () => {
+    type Status = 'sent' | 'delivered' | 'read' | 'failed'
+    const rank: Record<Status, number> = { sent: 1, delivered: 2, read: 3, failed: 3 }
+    const statuses: Status[] = ['sent', 'delivered', 'read', 'failed']
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...statuses)), (updates) => {
+        let status: Status | null = null
+        for (const next of updates) {
+          const previous: Status | null = status
+          if (statusAdvances(status, next)) status = next
+          if (previous === 'read' || previous === 'failed') assert.equal(status, previous)
+          if (previous !== null && status !== null) assert.ok(rank[status] >= rank[previous])
+        }
+      }),
+    )
+  })
+
+  test('the preview is the text cut to 120 characters, or the type in brackets', () => {
+    assert.equal(previewOf('image', ''), '[image]')
+    assert.equal(previewOf('text', 'a  b\nc'), 'a b c')
+    assert.equal(previewOf('text', 'x'.repeat(200)).length, 120)
+  })
+})

@@ -1,0 +1,52 @@
+import { systemClock } from '../../platform/clock.ts'
+import { enqueue } from '../../platform/jobs/jobs.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { storageFor } from '../../platform/storage/storage.ts'
+import { registerContactCleanup } from '../contacts/index.ts'
+import { deleteContactMessages } from './inbox.repository.ts'
+import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
+import { inboxService } from './inbox.service.ts'
+
+/** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
+export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
+  return inboxService({ db: database.orm, clock, storage: storageFor(config.dataDir), publicUrl: config.publicUrl })
+}
+
+export const DELETE_MEDIA_QUEUE = 'inbox.delete_media'
+
+/** The storage key inside one of our media addresses: `<account id>/<file id>`. */
+export function mediaKeyOf(url: string): string | null {
+  const match = url.match(/\/public\/media\/([0-9a-f-]{36}\/[0-9a-f-]{36})$/)
+  return match ? match[1] : null
+}
+
+// DELETE /contacts/{id} removes the contact's conversations and messages and counts them in `removed`; their
+// media files go after the commit, through a durable job (a rolled-back deletion keeps them).
+registerContactCleanup(async (tx, accountId, contactId) => {
+  const removed = await deleteContactMessages(tx, accountId, contactId)
+  const keys = removed.mediaUrls.map(mediaKeyOf).filter((key): key is string => key !== null)
+  // due at once whatever clock the workers read (the cleanup hook is not given one)
+  const runAt = new Date(0)
+  if (keys.length > 0)
+    await enqueue(tx, systemClock, { accountId, queue: DELETE_MEDIA_QUEUE, payload: { keys }, runAt })
+  return removed.counts
+})
+
+export const inboxModule: HeroldModule = {
+  name: 'inbox',
+  routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
+  publicRoutes: ({ config }) => mediaRoutes(storageFor(config.dataDir)),
+  jobs: ({ config }) => ({
+    handlers: {
+      [DELETE_MEDIA_QUEUE]: {
+        async run(job) {
+          const storage = storageFor(config.dataDir)
+          for (const key of (job.payload as { keys: string[] }).keys) await storage.delete(key)
+        },
+      },
+    },
+  }),
+}
+
+export type { InboxService, IncomingMessage, IncomingStatus } from './inbox.service.ts'
+export { inboxService, messageView, statusAdvances } from './inbox.service.ts'
