@@ -1,9 +1,15 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
+import { registerDeletionConfirmation } from '../contacts/index.ts'
 import { inboxServiceFor } from '../inbox/index.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
 import { channelsService } from './channels.service.ts'
+import {
+  DELETION_CONFIRMATION_QUEUE,
+  deletionConfirmationHandler,
+  queueDeletionConfirmation,
+} from './deletion-confirmation.ts'
 import { createPacer } from './pacer.ts'
 import { SANDBOX_STATUS_QUEUE, sandboxChatProvider } from './sandbox.provider.ts'
 import { smtpEmailProvider } from './smtp.provider.ts'
@@ -46,6 +52,8 @@ export function channelsServiceFor(deps: PlatformDeps) {
   return service
 }
 
+registerDeletionConfirmation(queueDeletionConfirmation)
+
 export const channelsModule: HeroldModule = {
   name: 'channels',
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
@@ -54,6 +62,7 @@ export const channelsModule: HeroldModule = {
     const inbox = inboxServiceFor(deps)
     return {
       handlers: {
+        [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channelsServiceFor(deps)),
         // the sandbox reports delivered and read like the Cloud API's status webhooks
         [SANDBOX_STATUS_QUEUE]: {
           async run(job) {

@@ -108,7 +108,9 @@ export const DeleteQuery = Type.Object({
   requested_by_contact: Type.Optional(
     Type.Boolean({
       default: false,
-      description: 'the end customer asked for the deletion: a deletion confirmation is sent to them afterwards',
+      description:
+        'the end customer asked for the deletion: a deletion confirmation is e-mailed to them after the commit ' +
+        '(when the contact has an e-mail address and the account an e-mail channel)',
     }),
   ),
 })
@@ -122,7 +124,10 @@ export const DeleteResponse = Type.Object({
   anonymized: Type.Record(Type.String(), Type.Integer(), {
     description: 'rows kept without personal data: events, consent_records',
   }),
-  confirmation_sent: Type.Boolean(),
+  confirmation_sent: Type.Boolean({
+    description:
+      'true when the deletion confirmation to the end customer is queued (a durable job, retried until sent)',
+  }),
   bestaetigung_gesendet: Type.Boolean({ description: 'deprecated German alias of confirmation_sent' }),
 })
 

@@ -57,7 +57,7 @@ export type ContactCleanup = (tx: Db, accountId: string, contactId: string) => P
  * Enqueues the deletion confirmation to the end customer (a durable job in `tx`, so it goes out after the commit)
  * and answers whether it will be sent; given the contact as it was before deletion.
  */
-export type DeletionConfirmation = (tx: Db, accountId: string, contact: ContactView) => Promise<boolean>
+export type DeletionConfirmation = (tx: Db, clock: Clock, accountId: string, contact: ContactView) => Promise<boolean>
 
 export interface ContactDeletionHooks {
   cleanups: ContactCleanup[]
@@ -337,7 +337,9 @@ export function contactsService(deps: ContactsServiceDeps) {
         removed.contact_tags = await repo.deleteAllTags(tx, tenant.accountId, id)
         const confirmation = deps.deletion.confirmation
         const confirmationSent =
-          options.requestedByContact && confirmation ? await confirmation(tx, tenant.accountId, contact) : false
+          options.requestedByContact && confirmation
+            ? await confirmation(tx, deps.clock, tenant.accountId, contact)
+            : false
         removed.contacts = await repo.deleteContactRow(tx, tenant.accountId, id)
         await repo.releaseContacts(tx, tenant.accountId, removed.contacts)
         const anonymized = {
