@@ -1,11 +1,14 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
-import { contactsService } from '../contacts/index.ts'
-import { messagingRoutes } from './messaging.routes.ts'
+import { contactsService, registerContactCleanup } from '../contacts/index.ts'
+import { deleteContactLinks } from './messaging.repository.ts'
+import { linkRoutes, messagingRoutes } from './messaging.routes.ts'
 import { messagingService } from './messaging.service.ts'
 
+registerContactCleanup(deleteContactLinks)
+
 export function messagingServiceFor(deps: PlatformDeps) {
-  const { database, clock } = deps
+  const { config, database, clock } = deps
   const db = database.orm
   return messagingService({
     db,
@@ -13,10 +16,13 @@ export function messagingServiceFor(deps: PlatformDeps) {
     // only get() is used: contact deletion is not reached from here
     contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
     channels: channelsServiceFor(deps),
+    serviceName: config.serviceName,
+    publicUrl: config.publicUrl,
   })
 }
 
 export const messagingModule: HeroldModule = {
   name: 'messaging',
   routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
+  publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
 }

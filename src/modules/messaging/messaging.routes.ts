@@ -28,3 +28,17 @@ export function messagingRoutes(service: MessagingService) {
     )
   }
 }
+
+/** The short links of tracked texts: redirect at once, count the click. */
+export function linkRoutes(service: MessagingService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Params: { id: string } }>(
+      '/public/t/c/:id',
+      { config: { public: true }, schema: { hide: true } },
+      async (request, reply) => {
+        const url = await service.followLink(request.params.id)
+        return reply.header('cache-control', 'no-store').redirect(url, 302)
+      },
+    )
+  }
+}

@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { AppError, badRequest } from '../../platform/http/errors.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import type { ChannelsService } from '../channels/index.ts'
 import type { ContactsService } from '../contacts/index.ts'
+import { trackLinks } from './messaging.links.ts'
 import { monthIn, releaseUnit, reserveUnit } from './messaging.quota.ts'
+import * as repo from './messaging.repository.ts'
 
 export type MessagingTenant = Pick<TenantContext, 'accountId' | 'account'>
 
@@ -13,7 +16,16 @@ export interface MessagingServiceDeps {
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
   channels: Pick<ChannelsService, 'requireChatConnected' | 'sendText'>
+  /** utm_source of tracked links (HEROLD_SERVICE_NAME) */
+  serviceName: string
+  /** HEROLD_PUBLIC_URL: the base of short links */
+  publicUrl: string
 }
+
+export const MAX_TEXT_LENGTH = 4000
+
+/** 72 random bits: short links cannot be guessed or enumerated. */
+const newLinkId = () => randomBytes(9).toString('base64url')
 
 export interface SendInput {
   contact_id: string
@@ -39,8 +51,8 @@ export function messagingService(deps: MessagingServiceDeps) {
   return {
     /**
      * POST /messages with free text: the checks in the spec's order, one unit of the monthly quota reserved,
-     * then sent at once. The unit goes back when the provider refused (nothing was sent); an exception from the
-     * provider keeps it, since the message may have gone out.
+     * then sent at once. The unit goes back when a check failed or the provider refused (nothing was sent); an
+     * unexpected failure during the provider call keeps it, since the message may have gone out.
      */
     async send(tenant: MessagingTenant, input: SendInput) {
       if ((input.text === undefined) === (input.template === undefined)) {
@@ -58,15 +70,27 @@ export function messagingService(deps: MessagingServiceDeps) {
         throw new AppError(403, 'limit_reached', 'The monthly message quota is used up', { key: 'message_quota' })
       }
       let outcome: Awaited<ReturnType<ChannelsService['sendText']>>
+      let handedToProvider = false
       try {
         await checkRecipient(tenant.accountId, contact)
+        const tracked = trackLinks(input.text, {
+          serviceName: deps.serviceName,
+          medium: 'chat',
+          publicUrl: deps.publicUrl,
+          maxLength: MAX_TEXT_LENGTH,
+          newId: newLinkId,
+        })
+        // stored before the send: a short link works from the moment the customer can see it
+        await repo.insertLinks(db, tenant.accountId, contact.id, tracked.links, clock.now())
+        handedToProvider = true
         outcome = await deps.channels.sendText(tenant.accountId, {
           contactId: contact.id,
           to: contact.phone,
-          text: input.text,
+          text: tracked.text,
         })
       } catch (error) {
-        if (error instanceof AppError) await releaseUnit(db, tenant.accountId, month)
+        // AppErrors of sendText come from its own checks, before the provider is called
+        if (!handedToProvider || error instanceof AppError) await releaseUnit(db, tenant.accountId, month)
         throw error
       }
       if (!outcome.ok) {
@@ -78,6 +102,19 @@ export function messagingService(deps: MessagingServiceDeps) {
       }
       if (!outcome.message) throw new Error('the sent message was not stored')
       return outcome.message
+    },
+
+    /** GET /public/t/c/{id}: the full address, with the click counted for the link's contact. */
+    async followLink(id: string): Promise<string> {
+      const link = await repo.linkById(db, id)
+      if (!link) throw notFound('link')
+      await repo.insertClick(db, {
+        accountId: link.accountId,
+        linkId: link.id,
+        contactId: link.contactId,
+        clickedAt: clock.now(),
+      })
+      return link.url
     },
   }
 }

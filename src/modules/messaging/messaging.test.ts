@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { eq } from 'drizzle-orm'
 import {
   createHarness,
   createTestAccount,
@@ -11,6 +12,7 @@ import { blockAccount, pauseSending } from '../../platform/auth/accounts.service
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 import { monthIn, usedIn } from './messaging.quota.ts'
+import { linkClicks } from './messaging.tables.ts'
 
 let harness: Harness
 
@@ -292,5 +294,54 @@ describe('idempotency', () => {
     assert.deepEqual(retry.json(), first.json())
     assert.deepEqual(await sentTexts(account.accountId), ['nur einmal'])
     assert.equal(await thisMonth(account), 1)
+  })
+})
+
+describe('link tracking', () => {
+  test('a sent address becomes a short link; following it redirects at once (302) and counts the click', async () => {
+    const { account, contactId } = await readyToSend()
+    const response = await send(account, {
+      contact_id: contactId,
+      text: 'Angebot: https://shop.example.com/sale?x=1 !',
+    })
+    assert.equal(response.statusCode, 201, response.body)
+    const [sent] = await sentTexts(account.accountId)
+    const match = /^Angebot: http:\/\/herold\.test\/public\/t\/c\/([A-Za-z0-9_-]+) !$/.exec(String(sent))
+    assert.ok(match, `sent text: ${sent}`)
+    assert.equal(json<{ text: string }>(response).text, sent, 'the stored message is the text as sent')
+    const id = match[1]
+    const redirect = await harness.app.inject({ method: 'GET', url: `/public/t/c/${id}` })
+    assert.equal(redirect.statusCode, 302)
+    assert.equal(
+      redirect.headers.location,
+      'https://shop.example.com/sale?x=1&utm_source=herold&utm_medium=chat&utm_campaign=api',
+    )
+    const clicks = await harness.database.orm.select().from(linkClicks).where(eq(linkClicks.linkId, id))
+    assert.equal(clicks.length, 1)
+    assert.equal(clicks[0].accountId, account.accountId)
+    assert.equal(clicks[0].contactId, contactId)
+    assert.equal(clicks[0].clickedAt.getTime(), harness.clock.now().getTime())
+  })
+
+  test('an unknown short link gives 404', async () => {
+    const response = await harness.app.inject({ method: 'GET', url: '/public/t/c/doesnotexist' })
+    assert.equal(response.statusCode, 404)
+    assert.equal(errorOf(response).code, 'not_found')
+  })
+})
+
+describe('contact deletion', () => {
+  test('deleting a contact removes its short links and clicks (counted in removed); the link then gives 404', async () => {
+    const { account, contactId } = await readyToSend()
+    await send(account, { contact_id: contactId, text: 'https://shop.example.com/a' })
+    const [sent] = await sentTexts(account.accountId)
+    const id = String(sent).split('/').pop()
+    await harness.app.inject({ method: 'GET', url: `/public/t/c/${id}` })
+    const response = await account.request({ method: 'DELETE', url: `/v1/contacts/${contactId}` })
+    assert.equal(response.statusCode, 200, response.body)
+    const { removed } = json<{ removed: Record<string, number> }>(response)
+    assert.equal(removed.tracked_links, 1)
+    assert.equal(removed.link_clicks, 1)
+    assert.equal((await harness.app.inject({ method: 'GET', url: `/public/t/c/${id}` })).statusCode, 404)
   })
 })
