@@ -3,6 +3,7 @@ import { accountModule } from './account/index.ts'
 import { channelsModule } from './channels/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
+import { messagingModule } from './messaging/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
@@ -14,4 +15,5 @@ export const modules: HeroldModule[] = [
   webhooksModule,
   inboxModule,
   channelsModule,
+  messagingModule,
 ]

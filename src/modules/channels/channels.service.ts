@@ -49,9 +49,12 @@ export interface ChannelsServiceDeps {
   publicUrl: string
 }
 
+type StoredMessage = Awaited<ReturnType<InboxService['recordOutbound']>>
+
+/** `message` is the stored outbound message: sent, or failed with the provider's error code. */
 export type SendOutcome =
-  | { ok: true; messageId: string | null; providerMessageId: string }
-  | { ok: false; error: MappedError }
+  | { ok: true; messageId: string | null; providerMessageId: string; message: StoredMessage }
+  | { ok: false; error: MappedError; message: StoredMessage }
 
 interface EmailCredentials {
   smtpUrl?: string
@@ -197,7 +200,15 @@ export function channelsService(deps: ChannelsServiceDeps) {
       if (result.error.kind === 'opted_out') {
         await deps.inbox.optOut(accountId, contactId, { provider_code: result.error.providerCode })
       }
-      return result
+      const failed = await deps.inbox.recordOutbound(accountId, {
+        channel: 'chat',
+        contactId,
+        type: message.type,
+        text: message.text,
+        providerMessageId: null,
+        failure: { errorCode: result.error.providerCode },
+      })
+      return { ...result, message: failed }
     }
     const stored = await deps.inbox.recordOutbound(accountId, {
       channel: 'chat',
@@ -206,7 +217,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       text: message.text,
       providerMessageId: result.providerMessageId,
     })
-    return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId }
+    return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
   }
 
   return {
@@ -347,6 +358,11 @@ export function channelsService(deps: ChannelsServiceDeps) {
         rawBody: Buffer.from(JSON.stringify(input)),
       })
       return storeInbound(account, chat, batch)
+    },
+
+    /** 409 chat_not_connected unless a chat number is connected. */
+    async requireChatConnected(accountId: string): Promise<void> {
+      await connectedChat(accountId)
     },
 
     /** Free text to a contact through the connected number, paced per number; stored as an outbound message. */

@@ -514,7 +514,15 @@ describe('DELETE /v1/contacts/{id}', () => {
     assert.equal(response.statusCode, 200)
     const body = response.json()
     assert.equal(body.ok, true)
-    assert.deepEqual(body.removed, { send_jobs: 2, messages: 0, conversations: 0, contact_tags: 2, contacts: 1 })
+    assert.deepEqual(body.removed, {
+      send_jobs: 2,
+      messages: 0,
+      conversations: 0,
+      link_clicks: 0,
+      tracked_links: 0,
+      contact_tags: 2,
+      contacts: 1,
+    })
     assert.deepEqual(body.anonymized, { events: 1, consent_records: 2 })
     assert.equal(body.confirmation_sent, false)
     assert.equal(body.bestaetigung_gesendet, false)

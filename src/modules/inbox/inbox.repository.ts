@@ -86,10 +86,10 @@ export async function insertMessageInOrder(
       RETURNING last_at
     ), stored AS (
       INSERT INTO ${messages} (account_id, id, conversation_id, contact_id, channel, direction, type, text, media_url,
-        media_mime, provider_message_id, status, automated, ai, created_at)
+        media_mime, provider_message_id, status, error_code, automated, ai, created_at)
       SELECT ${row.accountId}::uuid, ${row.id}::uuid, ${row.conversationId}::uuid, ${row.contactId}::uuid,
         ${row.channel}, ${row.direction}, ${row.type}, ${row.text ?? ''}, ${row.mediaUrl ?? ''}, ${row.mediaMime ?? ''},
-        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${automated}, ${row.ai ?? false}, clock.last_at
+        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${row.errorCode ?? null}, ${automated}, ${row.ai ?? false}, clock.last_at
       FROM clock
       ON CONFLICT DO NOTHING
       RETURNING *

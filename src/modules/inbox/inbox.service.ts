@@ -185,8 +185,11 @@ export function inboxService(deps: InboxServiceDeps) {
         contactId: string
         type: string
         text: string
-        providerMessageId: string
+        /** null when the provider refused the send */
+        providerMessageId: string | null
         automated?: boolean
+        /** `failed` with the provider's error code when the provider refused the send */
+        failure?: { errorCode: string }
       },
     ) {
       return db.transaction(async (tx) => {
@@ -222,7 +225,8 @@ export function inboxService(deps: InboxServiceDeps) {
             type: input.type,
             text: input.text,
             providerMessageId: input.providerMessageId,
-            status: 'sent',
+            status: input.failure ? 'failed' : 'sent',
+            errorCode: input.failure?.errorCode ?? null,
             automated: input.automated ?? false,
           },
           { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },

@@ -3,6 +3,7 @@
 export * from '../../modules/channels/channels.tables.ts'
 export * from '../../modules/contacts/contacts.tables.ts'
 export * from '../../modules/inbox/inbox.tables.ts'
+export * from '../../modules/messaging/messaging.tables.ts'
 export * from '../../modules/templates/templates.tables.ts'
 export * from '../../modules/webhooks/webhooks.tables.ts'
 export * from '../auth/auth.tables.ts'
