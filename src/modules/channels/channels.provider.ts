@@ -42,6 +42,8 @@ export interface TemplateAtProvider {
 export type TemplateStatus = {
   status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
   reason: string | null
+  /** the provider's id of the template, when it tells it */
+  providerTemplateId?: string
 }
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'

@@ -195,8 +195,10 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
         }),
       })
       if (response.status < 200 || response.status >= 300) throw graphError(response)
-      const status = str(parse(response).status) as TemplateStatus['status']
-      return { status: status || 'PENDING', reason: null }
+      const answer = parse(response)
+      const status = str(answer.status) as TemplateStatus['status']
+      const id = str(answer.id)
+      return { status: status || 'PENDING', reason: null, ...(id ? { providerTemplateId: id } : {}) }
     },
     async deleteTemplate(c, template) {
       const query = new URLSearchParams({ name: template.name })

@@ -1,6 +1,9 @@
-import type { HeroldModule } from '../../platform/module.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { channelsServiceFor } from '../channels/index.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
+  type ProviderFailure,
   type TemplateHooks,
   type TemplateProviderPort,
   type TemplateUsageCheck,
@@ -25,9 +28,71 @@ export function registerTemplateProvider(port: TemplateProviderPort | null): voi
   hooks.provider = port
 }
 
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** A channels failure in the port's words: no connected chat number, or the provider not reached. */
+function failure(error: unknown): ProviderFailure {
+  if (error instanceof AppError && error.code === 'chat_not_connected') {
+    return { ok: false, kind: 'not_connected', reason: 'No chat number is connected' }
+  }
+  return { ok: false, kind: 'unreachable', reason: reasonOf(error) }
+}
+
+/** The chat provider's template operations, through the channels module's exported service. */
+export function channelsTemplateProvider(deps: PlatformDeps): TemplateProviderPort {
+  const channels = channelsServiceFor(deps)
+  return {
+    async submitAtProvider(accountId, template) {
+      try {
+        const status = await channels.submitTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+          category: template.category,
+          content: template.content,
+          buttons: template.buttons.map((b) =>
+            b.url ? { type: b.type, text: b.text, url: b.url } : { type: b.type, text: b.text },
+          ),
+        })
+        return { ok: true, ...status }
+      } catch (error) {
+        return failure(error)
+      }
+    },
+    async readAtProvider(accountId, template) {
+      try {
+        const report = await channels.readTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+        })
+        return { ok: true, report }
+      } catch (error) {
+        return failure(error)
+      }
+    },
+    async deleteAtProvider(accountId, template) {
+      try {
+        await channels.deleteTemplate(accountId, { name: template.providerName, language: template.language })
+        return { ok: true }
+      } catch (error) {
+        return { ok: false, reason: failure(error).reason }
+      }
+    },
+  }
+}
+
+/** The templates service of a process, talking to the chat provider through the channels module. */
+export function templatesServiceFor(deps: PlatformDeps) {
+  return templatesService({
+    db: deps.database.orm,
+    clock: deps.clock,
+    hooks,
+    channelProvider: channelsTemplateProvider(deps),
+  })
+}
+
 export const templatesModule: HeroldModule = {
   name: 'templates',
-  routes: ({ database, clock }) => templatesRoutes(templatesService({ db: database.orm, clock, hooks })),
+  routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
 }
 
 export {
@@ -44,6 +109,7 @@ export {
   templateVariables,
 } from './templates.check.ts'
 export type {
+  ProviderFailure,
   ProviderTemplateRef,
   TemplateProviderPort,
   TemplatesService,
