@@ -99,7 +99,11 @@ export interface ChatProvider {
     input: { to: string; name: string; language: string; parameters: string[]; sendId: string },
   ): Promise<SendResult>
   submitTemplate(connection: ChatConnection, template: TemplateAtProvider): Promise<TemplateStatus>
-  deleteTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<void>
+  /** removes the template in this language (by providerTemplateId when known), not its other languages */
+  deleteTemplate(
+    connection: ChatConnection,
+    template: { name: string; language: string; providerTemplateId?: string | null },
+  ): Promise<void>
   readTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<TemplateStatus | null>
   /** verifies the webhook's authenticity over the raw body and parses it; throws InboundRejected when refused */
   parseInbound(

@@ -377,7 +377,10 @@ export function channelsService(deps: ChannelsServiceDeps) {
       const chat = await connectedChat(accountId)
       return chat.provider.readTemplate(chat.connection, template)
     },
-    async deleteTemplate(accountId: string, template: { name: string; language: string }) {
+    async deleteTemplate(
+      accountId: string,
+      template: { name: string; language: string; providerTemplateId?: string | null },
+    ) {
       const chat = await connectedChat(accountId)
       return chat.provider.deleteTemplate(chat.connection, template)
     },

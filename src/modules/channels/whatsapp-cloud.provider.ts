@@ -201,7 +201,11 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
       return { status: status || 'PENDING', reason: null, ...(id ? { providerTemplateId: id } : {}) }
     },
     async deleteTemplate(c, template) {
-      const query = new URLSearchParams({ name: template.name })
+      // with hsm_id only this language's template goes; by name alone the Graph API removes every language
+      const query = new URLSearchParams({
+        ...(template.providerTemplateId ? { hsm_id: template.providerTemplateId } : {}),
+        name: template.name,
+      })
       const response = await options.http.send(`${base}/${encodeURIComponent(c.wabaId)}/message_templates?${query}`, {
         method: 'DELETE',
         headers: headers(c),

@@ -71,7 +71,11 @@ export function channelsTemplateProvider(deps: PlatformDeps): TemplateProviderPo
     },
     async deleteAtProvider(accountId, template) {
       try {
-        await channels.deleteTemplate(accountId, { name: template.providerName, language: template.language })
+        await channels.deleteTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+          providerTemplateId: template.providerTemplateId,
+        })
         return { ok: true }
       } catch (error) {
         return { ok: false, reason: failure(error).reason }

@@ -346,3 +346,70 @@ describe('POST /v1/templates/{id}/submit with the whatsapp-cloud provider', () =
     })
   }
 })
+
+describe('DELETE /v1/templates/{id} at the provider', () => {
+  const remove = (account: TestAccount, id: string) => account.request({ method: 'DELETE', url: `/v1/templates/${id}` })
+
+  test('a submitted template is removed at the provider too, by its id in its language', async () => {
+    const account = await cloudAccount()
+    const name = uniqueName('Remove me')
+    const created = await createTemplate(account, { name })
+    const submitted = (await submit(account, created.id)).json().template
+    const response = await remove(account, created.id)
+    assert.equal(response.statusCode, 200, response.body)
+    assert.deepEqual(response.json(), {
+      ok: true,
+      deleted: true,
+      removed_at_provider: true,
+      notice: null,
+      hinweis: null,
+    })
+    const deletes = graphCalls(name).filter((r) => r.method === 'DELETE')
+    assert.equal(deletes.length, 1)
+    assert.equal(deletes[0].query.get('name'), providerNameOf(name))
+    assert.equal(deletes[0].query.get('hsm_id'), submitted.provider_template_id)
+    assert.equal((await account.request({ method: 'GET', url: `/v1/templates/${created.id}` })).statusCode, 404)
+  })
+
+  test('a draft never submitted is not sent to the provider', async () => {
+    const account = await cloudAccount()
+    const name = uniqueName('Draft only')
+    const created = await createTemplate(account, { name })
+    const response = await remove(account, created.id)
+    assert.equal(response.statusCode, 200)
+    assert.equal(response.json().removed_at_provider, false)
+    assert.equal(graphCalls(name).length, 0)
+  })
+
+  for (const failure of ['error', 'hangup'] as const) {
+    test(`when the provider ${failure === 'error' ? 'answers 500' : 'closes the connection'}, the local delete happens with the reason in notice`, async () => {
+      const account = await cloudAccount()
+      const name = uniqueName(`Remove fails ${failure}`)
+      const created = await createTemplate(account, { name })
+      assert.equal((await submit(account, created.id)).statusCode, 200)
+      mode = failure
+      const response = await remove(account, created.id)
+      mode = 'ok'
+      assert.equal(response.statusCode, 200, response.body)
+      const body = response.json()
+      assert.equal(body.deleted, true)
+      assert.equal(body.removed_at_provider, false)
+      assert.match(body.notice, /could not be removed at the provider: .+/)
+      if (failure === 'error') assert.match(body.notice, /500/)
+      assert.equal(body.hinweis, body.notice)
+      assert.equal(graphCalls(name).filter((r) => r.method === 'DELETE').length, 1)
+      assert.equal((await account.request({ method: 'GET', url: `/v1/templates/${created.id}` })).statusCode, 404)
+    })
+  }
+
+  test('with the sandbox, an approved template is gone at the provider after the delete', async () => {
+    const account = await sandboxAccount()
+    const created = await createTemplate(account)
+    assert.equal((await submit(account, created.id)).json().template.state, 'approved')
+    const ref = { name: created.provider_name, language: created.language }
+    assert.notEqual(await channels().readTemplate(account.accountId, ref), null)
+    const response = await remove(account, created.id)
+    assert.equal(response.json().removed_at_provider, true)
+    assert.equal(await channels().readTemplate(account.accountId, ref), null)
+  })
+})
