@@ -75,9 +75,21 @@ export interface StatusUpdate {
   error: MappedError | null
 }
 
+/** A provider's decision about a template (WhatsApp: the message_template_status_update webhook field). */
+export interface TemplateStatusUpdate {
+  providerTemplateId: string | null
+  name: string
+  language: string
+  /** APPROVED, REJECTED, PAUSED, DISABLED, PENDING, … */
+  status: string
+  reason: string | null
+}
+
 export interface InboundBatch {
   messages: InboundChatMessage[]
   statuses: StatusUpdate[]
+  /** template decisions, when the webhook carries them */
+  templates?: TemplateStatusUpdate[]
 }
 
 export class InboundRejected extends Error {

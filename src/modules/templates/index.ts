@@ -1,6 +1,6 @@
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
   type ProviderFailure,
@@ -93,6 +93,12 @@ export function templatesServiceFor(deps: PlatformDeps) {
     channelProvider: channelsTemplateProvider(deps),
   })
 }
+
+// provider decisions arriving by the chat provider's webhook move the template's state
+onTemplateStatus(async (deps, accountId, updates) => {
+  const service = templatesServiceFor(deps)
+  for (const update of updates) await service.applyProviderDecision(accountId, update)
+})
 
 export const templatesModule: HeroldModule = {
   name: 'templates',

@@ -409,6 +409,34 @@ export function templatesService(deps: TemplatesServiceDeps) {
       return { already: false as const, notice: null, template: await detail(db, saved) }
     },
 
+    /**
+     * A provider's decision arriving by its webhook: the template is found by its provider id, else by (provider
+     * name, language); unknown templates are ignored (null).
+     */
+    async applyProviderDecision(
+      accountId: string,
+      update: {
+        providerTemplateId: string | null
+        name: string
+        language: string
+        status: string
+        reason: string | null
+      },
+    ): Promise<TemplateView | null> {
+      const row = await repo.findByProviderRef(db, accountId, {
+        providerTemplateId: update.providerTemplateId,
+        providerName: update.name,
+        language: update.language,
+      })
+      if (!row) return null
+      const saved = await applyProviderStatus(accountId, row.id, {
+        status: update.status,
+        rejectionReason: update.reason,
+        ...(update.providerTemplateId ? { providerTemplateId: update.providerTemplateId } : {}),
+      })
+      return saved ? templateView(saved) : null
+    },
+
     /** For the provider layer (webhook, polling): see applyProviderStatus above. */
     async applyProviderStatus(
       accountId: string,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, test } from 'node:test'
@@ -411,5 +412,110 @@ describe('DELETE /v1/templates/{id} at the provider', () => {
     const response = await remove(account, created.id)
     assert.equal(response.json().removed_at_provider, true)
     assert.equal(await channels().readTemplate(account.accountId, ref), null)
+  })
+})
+
+describe('provider decisions by the whatsapp-cloud webhook (message_template_status_update)', () => {
+  /** signed like the Cloud API: X-Hub-Signature-256 over the raw body with the app secret */
+  function postDecision(account: TestAccount, value: Json, waba = WABA) {
+    const raw = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [{ id: waba, time: 1700000000, changes: [{ field: 'message_template_status_update', value }] }],
+    })
+    return harness.app.inject({
+      method: 'POST',
+      url: `/hooks/whatsapp-cloud/${account.accountId}`,
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', 'submit-app-secret').update(raw).digest('hex')}`,
+      },
+      payload: raw,
+    })
+  }
+
+  async function pendingTemplate(account: TestAccount): Promise<Json> {
+    const created = await createTemplate(account, { name: uniqueName('Decided'), language: 'de' })
+    const submitted = (await submit(account, created.id)).json().template
+    assert.equal(submitted.state, 'pending')
+    return submitted
+  }
+
+  const decision = (template: Json, event: string, extra: Json = {}) => ({
+    event,
+    message_template_id: template.provider_template_id,
+    message_template_name: template.provider_name,
+    message_template_language: template.language,
+    reason: 'NONE',
+    ...extra,
+  })
+
+  test('APPROVED makes the template approved and sendable', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    const response = await postDecision(account, decision(template, 'APPROVED'))
+    assert.equal(response.statusCode, 200, response.body)
+    const after = await getTemplate(account, template.id)
+    assert.equal(after.state, 'approved')
+    assert.equal(after.provider_status, 'approved')
+    assert.equal(after.rejection_reason, null)
+    assert.equal(after.sendable, true)
+  })
+
+  test('REJECTED with its reason: state rejected, reason and its text readable', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    await postDecision(account, decision(template, 'REJECTED', { reason: 'INVALID_FORMAT' }))
+    const after = await getTemplate(account, template.id)
+    assert.equal(after.state, 'rejected')
+    assert.equal(after.rejection_reason, 'INVALID_FORMAT')
+    assert.equal(typeof after.rejection_reason_text, 'string')
+    assert.ok(after.rejection_reason_text.length > 0)
+    assert.equal(after.sendable, false)
+  })
+
+  test('PAUSED and DISABLED move the state; REINSTATED approves again', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    await postDecision(account, decision(template, 'APPROVED'))
+    for (const [event, state] of [
+      ['PAUSED', 'paused'],
+      ['REINSTATED', 'approved'],
+      ['DISABLED', 'disabled'],
+    ]) {
+      assert.equal((await postDecision(account, decision(template, event))).statusCode, 200)
+      const after = await getTemplate(account, template.id)
+      assert.equal(after.state, state, event)
+      assert.equal(after.sendable, state === 'approved', event)
+    }
+  })
+
+  test('found by (name, language) when the provider id is not given; other accounts are untouched', async () => {
+    const account = await cloudAccount()
+    const other = await cloudAccount()
+    const template = await pendingTemplate(account)
+    const twin = (await submit(other, (await createTemplate(other, { name: template.name })).id)).json().template
+    await postDecision(account, decision(template, 'APPROVED', { message_template_id: undefined }))
+    assert.equal((await getTemplate(account, template.id)).state, 'approved')
+    assert.equal((await getTemplate(other, twin.id)).state, 'pending')
+  })
+
+  test('a decision for another business account, or with a forged signature, changes nothing', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    assert.equal((await postDecision(account, decision(template, 'APPROVED'), '1111111111')).statusCode, 200)
+    assert.equal((await getTemplate(account, template.id)).state, 'pending')
+    const forged = await harness.app.inject({
+      method: 'POST',
+      url: `/hooks/whatsapp-cloud/${account.accountId}`,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+      payload: JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          { id: WABA, changes: [{ field: 'message_template_status_update', value: decision(template, 'APPROVED') }] },
+        ],
+      }),
+    })
+    assert.equal(forged.statusCode, 401)
+    assert.equal((await getTemplate(account, template.id)).state, 'pending')
   })
 })
