@@ -4,6 +4,7 @@ import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
   type ProviderFailure,
+  TEMPLATE_POLL_QUEUE,
   type TemplateHooks,
   type TemplateProviderPort,
   type TemplateUsageCheck,
@@ -103,6 +104,16 @@ onTemplateStatus(async (deps, accountId, updates) => {
 export const templatesModule: HeroldModule = {
   name: 'templates',
   routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
+  jobs: (deps) => ({
+    handlers: {
+      // reads a pending template's status from the provider until it is decided (templates.service.ts)
+      [TEMPLATE_POLL_QUEUE]: {
+        async run(job) {
+          await templatesServiceFor(deps).pollProviderStatus(job.accountId, String(job.payload.template_id))
+        },
+      },
+    },
+  }),
 }
 
 export {
@@ -127,7 +138,7 @@ export type {
   TemplateUsageCheck,
   TemplateView,
 } from './templates.service.ts'
-export { templatesService } from './templates.service.ts'
+export { TEMPLATE_POLL_INTERVAL_MS, TEMPLATE_POLL_QUEUE, templatesService } from './templates.service.ts'
 export {
   contactVariables,
   invalidVariablesMessage,

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type CheckedTemplate,
   isSendable,
@@ -96,6 +97,11 @@ export interface TemplatesServiceDeps {
   /** the channels module's template operations; hooks.provider, when registered, takes precedence */
   channelProvider?: TemplateProviderPort | null
 }
+
+/** The durable job that reads a pending template's status from the provider, payload { template_id }. */
+export const TEMPLATE_POLL_QUEUE = 'templates.poll_status'
+/** How long after a submission (and after each still-pending answer) the provider is asked again. */
+export const TEMPLATE_POLL_INTERVAL_MS = 15 * 60 * 1000
 
 /** Contacts have no custom fields yet; once they do, their names come from the contact and stop being settable. */
 const CUSTOM_FIELDS: readonly string[] = []
@@ -233,10 +239,11 @@ export function templatesService(deps: TemplatesServiceDeps) {
     accountId: string,
     id: string,
     report: { status: string; rejectionReason?: string | null; providerTemplateId?: string; submitted?: boolean },
+    tx: Db = db,
   ): Promise<repo.TemplateRow | null> {
     const status = report.status.toLowerCase()
     const now = clock.now()
-    return repo.updateTemplate(db, accountId, id, {
+    return repo.updateTemplate(tx, accountId, id, {
       providerStatus: status,
       state: stateForProviderStatus(status),
       rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
@@ -245,6 +252,16 @@ export function templatesService(deps: TemplatesServiceDeps) {
       ...(report.submitted ? { submittedAt: now } : {}),
     })
   }
+
+  /** Queues the next read of the template's status at the provider, one interval from now. */
+  const schedulePoll = (tx: Db, accountId: string, templateId: string) =>
+    enqueue(tx, clock, {
+      accountId,
+      queue: TEMPLATE_POLL_QUEUE,
+      payload: { template_id: templateId },
+      concurrencyKey: templateId,
+      runAt: new Date(clock.now().getTime() + TEMPLATE_POLL_INTERVAL_MS),
+    })
 
   return {
     /** POST /templates: a draft; nothing is sent to the provider. `system` is for Herold's own flows only. */
@@ -399,11 +416,21 @@ export function templatesService(deps: TemplatesServiceDeps) {
         }
         throw new AppError(502, 'provider_unreachable', `The submission did not reach the provider: ${result.reason}`)
       }
-      const saved = await applyProviderStatus(tenant.accountId, id, {
-        status: result.status,
-        rejectionReason: result.reason,
-        providerTemplateId: result.providerTemplateId,
-        submitted: true,
+      // a template still pending at the provider is polled until its decision (or the webhook) arrives
+      const saved = await db.transaction(async (tx) => {
+        const updated = await applyProviderStatus(
+          tenant.accountId,
+          id,
+          {
+            status: result.status,
+            rejectionReason: result.reason,
+            providerTemplateId: result.providerTemplateId,
+            submitted: true,
+          },
+          tx,
+        )
+        if (updated?.state === 'pending') await schedulePoll(tx, tenant.accountId, id)
+        return updated
       })
       if (!saved) throw notFound('template')
       return { already: false as const, notice: null, template: await detail(db, saved) }
@@ -435,6 +462,40 @@ export function templatesService(deps: TemplatesServiceDeps) {
         ...(update.providerTemplateId ? { providerTemplateId: update.providerTemplateId } : {}),
       })
       return saved ? templateView(saved) : null
+    },
+
+    /**
+     * The polling job: reads a template that is still pending from the provider. Still pending: asked again one
+     * interval later. Decided: the state moves. Gone, changed since, or no chat number any more: polling stops.
+     * The provider not reached: throws, so the job is retried with backoff.
+     */
+    async pollProviderStatus(accountId: string, templateId: string): Promise<'decided' | 'pending' | 'stopped'> {
+      const row = await repo.findTemplate(db, accountId, templateId)
+      if (!row || row.providerStatus !== 'pending') return 'stopped'
+      const port = provider()
+      if (!port?.readAtProvider) return 'stopped'
+      const result = await port.readAtProvider(accountId, {
+        providerName: row.providerName,
+        language: row.language,
+        providerTemplateId: row.providerTemplateId,
+      })
+      if (!result.ok) {
+        if (result.kind === 'not_connected') return 'stopped'
+        throw new Error(`The provider was not reached: ${result.reason}`)
+      }
+      if (!result.report) return 'stopped'
+      const report = result.report
+      if (stateForProviderStatus(report.status) === 'pending') {
+        await schedulePoll(db, accountId, templateId)
+        return 'pending'
+      }
+      return db.transaction(async (tx) => {
+        // only a template still pending takes the answer: a webhook or an edit may have come first
+        const current = await repo.findTemplate(tx, accountId, templateId, { lock: true })
+        if (current?.providerStatus !== 'pending') return 'stopped' as const
+        await applyProviderStatus(accountId, templateId, { status: report.status, rejectionReason: report.reason }, tx)
+        return 'decided' as const
+      })
     },
 
     /** For the provider layer (webhook, polling): see applyProviderStatus above. */

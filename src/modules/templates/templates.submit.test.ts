@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
+import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -517,5 +518,76 @@ describe('provider decisions by the whatsapp-cloud webhook (message_template_sta
     })
     assert.equal(forged.statusCode, 401)
     assert.equal((await getTemplate(account, template.id)).state, 'pending')
+  })
+})
+
+describe('provider decisions by polling (durable job templates.poll_status)', () => {
+  async function pendingTemplate(account: TestAccount): Promise<Json> {
+    const created = await createTemplate(account, { name: uniqueName('Polled') })
+    const submitted = (await submit(account, created.id)).json().template
+    assert.equal(submitted.state, 'pending')
+    return submitted
+  }
+  const pollsOf = (template: Json) =>
+    requests.filter((r) => r.method === 'GET' && r.query.get('name') === template.provider_name)
+  async function nextPoll() {
+    harness.clock.advance(TEMPLATE_POLL_INTERVAL_MS + 1000)
+    await harness.jobs!.drain()
+  }
+
+  test('a pending template is read from the provider and takes its decision', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    decisions.set(template.provider_name, { status: 'APPROVED' })
+    await nextPoll()
+    const polls = pollsOf(template)
+    assert.equal(polls.length, 1)
+    assert.equal(polls[0].query.get('language'), template.language)
+    const after = await getTemplate(account, template.id)
+    assert.equal(after.state, 'approved')
+    assert.equal(after.sendable, true)
+    await nextPoll()
+    assert.equal(pollsOf(template).length, 1, 'a decided template is not polled again')
+  })
+
+  test('still pending: asked again later, until rejected with the reason', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    await nextPoll()
+    assert.equal(pollsOf(template).length, 1)
+    assert.equal((await getTemplate(account, template.id)).state, 'pending')
+    decisions.set(template.provider_name, { status: 'REJECTED', rejected_reason: 'PROMOTIONAL' })
+    await nextPoll()
+    assert.equal(pollsOf(template).length, 2)
+    const after = await getTemplate(account, template.id)
+    assert.equal(after.state, 'rejected')
+    assert.equal(after.rejection_reason, 'PROMOTIONAL')
+  })
+
+  test('the provider not reached: the poll is retried, and the decision still arrives', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    decisions.set(template.provider_name, { status: 'APPROVED' })
+    mode = 'error'
+    await nextPoll()
+    mode = 'ok'
+    assert.equal(pollsOf(template).length, 1)
+    assert.equal((await getTemplate(account, template.id)).state, 'pending')
+    await nextPoll()
+    assert.equal((await getTemplate(account, template.id)).state, 'approved')
+  })
+
+  test('a template decided by the webhook or changed since is not polled', async () => {
+    const account = await cloudAccount()
+    const template = await pendingTemplate(account)
+    const patched = await account.request({
+      method: 'PATCH',
+      url: `/v1/templates/${template.id}`,
+      payload: { content: 'Hallo {{1}}, dein Paket {{2}} ist da.' },
+    })
+    assert.equal(patched.json().provider_status_reset, true)
+    await nextPoll()
+    assert.equal(pollsOf(template).length, 0)
+    assert.equal((await getTemplate(account, template.id)).state, 'draft')
   })
 })
