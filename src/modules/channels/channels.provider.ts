@@ -42,6 +42,8 @@ export interface TemplateAtProvider {
 export type TemplateStatus = {
   status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
   reason: string | null
+  /** the provider's id of the template, when it tells it */
+  providerTemplateId?: string
 }
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'
@@ -73,9 +75,21 @@ export interface StatusUpdate {
   error: MappedError | null
 }
 
+/** A provider's decision about a template (WhatsApp: the message_template_status_update webhook field). */
+export interface TemplateStatusUpdate {
+  providerTemplateId: string | null
+  name: string
+  language: string
+  /** APPROVED, REJECTED, PAUSED, DISABLED, PENDING, … */
+  status: string
+  reason: string | null
+}
+
 export interface InboundBatch {
   messages: InboundChatMessage[]
   statuses: StatusUpdate[]
+  /** template decisions, when the webhook carries them */
+  templates?: TemplateStatusUpdate[]
 }
 
 export class InboundRejected extends Error {
@@ -97,7 +111,11 @@ export interface ChatProvider {
     input: { to: string; name: string; language: string; parameters: string[]; sendId: string },
   ): Promise<SendResult>
   submitTemplate(connection: ChatConnection, template: TemplateAtProvider): Promise<TemplateStatus>
-  deleteTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<void>
+  /** removes the template in this language (by providerTemplateId when known), not its other languages */
+  deleteTemplate(
+    connection: ChatConnection,
+    template: { name: string; language: string; providerTemplateId?: string | null },
+  ): Promise<void>
   readTemplate(connection: ChatConnection, template: { name: string; language: string }): Promise<TemplateStatus | null>
   /** verifies the webhook's authenticity over the raw body and parses it; throws InboundRejected when refused */
   parseInbound(

@@ -14,6 +14,7 @@ import {
   InboundRejected,
   type MappedError,
   type TemplateAtProvider,
+  type TemplateStatusUpdate,
 } from './channels.provider.ts'
 import * as repo from './channels.repository.ts'
 import { DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
@@ -47,6 +48,8 @@ export interface ChannelsServiceDeps {
   inbox: Pick<InboxService, 'receive' | 'applyStatuses' | 'recordOutbound' | 'optOut'>
   /** HEROLD_PUBLIC_URL: the base of the webhook addresses a connect reports */
   publicUrl: string
+  /** receives the template decisions a provider webhook carries (the templates module listens, see index.ts) */
+  templateStatuses?: (accountId: string, updates: TemplateStatusUpdate[]) => Promise<void>
 }
 
 type StoredMessage = Awaited<ReturnType<InboxService['recordOutbound']>>
@@ -187,6 +190,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       if (saved) stored++
     }
     const statuses = await statusesFrom(account.id, batch)
+    if (batch.templates?.length) await deps.templateStatuses?.(account.id, batch.templates)
     return { received: batch.messages.length, stored, statuses }
   }
 
@@ -393,7 +397,10 @@ export function channelsService(deps: ChannelsServiceDeps) {
       const chat = await connectedChat(accountId)
       return chat.provider.readTemplate(chat.connection, template)
     },
-    async deleteTemplate(accountId: string, template: { name: string; language: string }) {
+    async deleteTemplate(
+      accountId: string,
+      template: { name: string; language: string; providerTemplateId?: string | null },
+    ) {
       const chat = await connectedChat(accountId)
       return chat.provider.deleteTemplate(chat.connection, template)
     },

@@ -3,6 +3,7 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
 import { inboxServiceFor } from '../inbox/index.ts'
+import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
 import { channelsService } from './channels.service.ts'
 import {
@@ -17,6 +18,25 @@ import { whatsAppCloudProvider } from './whatsapp-cloud.provider.ts'
 
 /** WhatsApp media may be up to 100 MB. */
 const MAX_MEDIA_BYTES = 100 * 1024 * 1024
+
+/**
+ * Called with the template decisions a provider's webhook carries. The templates module registers from its own
+ * index.ts, so the channels module never imports templates.
+ */
+export type TemplateStatusListener = (
+  deps: PlatformDeps,
+  accountId: string,
+  updates: TemplateStatusUpdate[],
+) => Promise<void>
+const templateStatusListeners: TemplateStatusListener[] = []
+
+export function onTemplateStatus(listener: TemplateStatusListener): () => void {
+  templateStatusListeners.push(listener)
+  return () => {
+    const at = templateStatusListeners.indexOf(listener)
+    if (at >= 0) templateStatusListeners.splice(at, 1)
+  }
+}
 
 const built = new WeakMap<PlatformDeps['database'], ReturnType<typeof channelsService>>()
 
@@ -38,6 +58,9 @@ export function channelsServiceFor(deps: PlatformDeps) {
     pacer: createPacer(clock),
     publicUrl: config.publicUrl,
     inbox,
+    templateStatuses: async (accountId, updates) => {
+      for (const listener of templateStatusListeners) await listener(deps, accountId, updates)
+    },
     smtp: (url) => smtpEmailProvider({ url }),
     chatProviders: {
       sandbox: sandboxChatProvider({
@@ -80,5 +103,6 @@ export const channelsModule: HeroldModule = {
   },
 }
 
+export type { TemplateStatusUpdate } from './channels.provider.ts'
 export type { ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
 export { sandboxOutboxOf } from './sandbox.provider.ts'

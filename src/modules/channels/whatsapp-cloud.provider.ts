@@ -11,6 +11,7 @@ import {
   type SendResult,
   type StatusUpdate,
   type TemplateStatus,
+  type TemplateStatusUpdate,
 } from './channels.provider.ts'
 
 /** X-Hub-Signature-256: `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the app secret. */
@@ -92,12 +93,39 @@ function statusUpdate(raw: Json): StatusUpdate | null {
   }
 }
 
-/** Parses a verified webhook body; changes for other phone numbers than the connection's are ignored. */
-export function parseCloudWebhook(body: unknown, phoneNumberId: string): InboundBatch {
-  const batch: InboundBatch = { messages: [], statuses: [] }
+/**
+ * The message_template_status_update field: APPROVED, REJECTED (with reason), PAUSED, DISABLED and the like.
+ * REINSTATED (a paused template back in use) reads as APPROVED; a reason of NONE is no reason.
+ */
+function templateStatusUpdate(value: Json): TemplateStatusUpdate | null {
+  const event = str(value.event).toUpperCase()
+  const name = str(value.message_template_name)
+  if (!event || (!name && !str(value.message_template_id))) return null
+  const reason = str(value.reason)
+  return {
+    providerTemplateId: str(value.message_template_id) || null,
+    name,
+    language: str(value.message_template_language),
+    status: event === 'REINSTATED' ? 'APPROVED' : event,
+    reason: reason && reason !== 'NONE' ? reason : null,
+  }
+}
+
+/**
+ * Parses a verified webhook body; message changes for other phone numbers than the connection's, and template
+ * changes of another business account than the connection's (entry id), are ignored.
+ */
+export function parseCloudWebhook(body: unknown, phoneNumberId: string, wabaId = ''): InboundBatch {
+  const batch: InboundBatch = { messages: [], statuses: [], templates: [] }
   for (const entry of arr(obj(body).entry)) {
     for (const change of arr(obj(entry).changes)) {
       const value = obj(obj(change).value)
+      if (str(obj(change).field) === 'message_template_status_update') {
+        if (wabaId && str(obj(entry).id) !== wabaId) continue
+        const update = templateStatusUpdate(value)
+        if (update) batch.templates?.push(update)
+        continue
+      }
       const metadata = obj(value.metadata)
       if (phoneNumberId && str(metadata.phone_number_id) !== phoneNumberId) continue
       const names = new Map(
@@ -195,11 +223,17 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
         }),
       })
       if (response.status < 200 || response.status >= 300) throw graphError(response)
-      const status = str(parse(response).status) as TemplateStatus['status']
-      return { status: status || 'PENDING', reason: null }
+      const answer = parse(response)
+      const status = str(answer.status) as TemplateStatus['status']
+      const id = str(answer.id)
+      return { status: status || 'PENDING', reason: null, ...(id ? { providerTemplateId: id } : {}) }
     },
     async deleteTemplate(c, template) {
-      const query = new URLSearchParams({ name: template.name })
+      // with hsm_id only this language's template goes; by name alone the Graph API removes every language
+      const query = new URLSearchParams({
+        ...(template.providerTemplateId ? { hsm_id: template.providerTemplateId } : {}),
+        name: template.name,
+      })
       const response = await options.http.send(`${base}/${encodeURIComponent(c.wabaId)}/message_templates?${query}`, {
         method: 'DELETE',
         headers: headers(c),
@@ -235,7 +269,7 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
       } catch {
         throw new InboundRejected(400, 'The body is not valid JSON')
       }
-      return parseCloudWebhook(body, c.phoneNumberId)
+      return parseCloudWebhook(body, c.phoneNumberId, c.wabaId)
     },
     async fetchMedia(c, mediaId) {
       const meta = await options.http.send(`${base}/${encodeURIComponent(mediaId)}`, {

@@ -1,6 +1,10 @@
-import type { HeroldModule } from '../../platform/module.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
+  type ProviderFailure,
+  TEMPLATE_POLL_QUEUE,
   type TemplateHooks,
   type TemplateProviderPort,
   type TemplateUsageCheck,
@@ -25,9 +29,91 @@ export function registerTemplateProvider(port: TemplateProviderPort | null): voi
   hooks.provider = port
 }
 
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** A channels failure in the port's words: no connected chat number, or the provider not reached. */
+function failure(error: unknown): ProviderFailure {
+  if (error instanceof AppError && error.code === 'chat_not_connected') {
+    return { ok: false, kind: 'not_connected', reason: 'No chat number is connected' }
+  }
+  return { ok: false, kind: 'unreachable', reason: reasonOf(error) }
+}
+
+/** The chat provider's template operations, through the channels module's exported service. */
+export function channelsTemplateProvider(deps: PlatformDeps): TemplateProviderPort {
+  const channels = channelsServiceFor(deps)
+  return {
+    async submitAtProvider(accountId, template) {
+      try {
+        const status = await channels.submitTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+          category: template.category,
+          content: template.content,
+          buttons: template.buttons.map((b) =>
+            b.url ? { type: b.type, text: b.text, url: b.url } : { type: b.type, text: b.text },
+          ),
+        })
+        return { ok: true, ...status }
+      } catch (error) {
+        return failure(error)
+      }
+    },
+    async readAtProvider(accountId, template) {
+      try {
+        const report = await channels.readTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+        })
+        return { ok: true, report }
+      } catch (error) {
+        return failure(error)
+      }
+    },
+    async deleteAtProvider(accountId, template) {
+      try {
+        await channels.deleteTemplate(accountId, {
+          name: template.providerName,
+          language: template.language,
+          providerTemplateId: template.providerTemplateId,
+        })
+        return { ok: true }
+      } catch (error) {
+        return { ok: false, reason: failure(error).reason }
+      }
+    },
+  }
+}
+
+/** The templates service of a process, talking to the chat provider through the channels module. */
+export function templatesServiceFor(deps: PlatformDeps) {
+  return templatesService({
+    db: deps.database.orm,
+    clock: deps.clock,
+    hooks,
+    channelProvider: channelsTemplateProvider(deps),
+  })
+}
+
+// provider decisions arriving by the chat provider's webhook move the template's state
+onTemplateStatus(async (deps, accountId, updates) => {
+  const service = templatesServiceFor(deps)
+  for (const update of updates) await service.applyProviderDecision(accountId, update)
+})
+
 export const templatesModule: HeroldModule = {
   name: 'templates',
-  routes: ({ database, clock }) => templatesRoutes(templatesService({ db: database.orm, clock, hooks })),
+  routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
+  jobs: (deps) => ({
+    handlers: {
+      // reads a pending template's status from the provider until it is decided (templates.service.ts)
+      [TEMPLATE_POLL_QUEUE]: {
+        async run(job) {
+          await templatesServiceFor(deps).pollProviderStatus(job.accountId, String(job.payload.template_id))
+        },
+      },
+    },
+  }),
 }
 
 export {
@@ -44,6 +130,7 @@ export {
   templateVariables,
 } from './templates.check.ts'
 export type {
+  ProviderFailure,
   ProviderTemplateRef,
   TemplateProviderPort,
   TemplatesService,
@@ -51,7 +138,7 @@ export type {
   TemplateUsageCheck,
   TemplateView,
 } from './templates.service.ts'
-export { templatesService } from './templates.service.ts'
+export { TEMPLATE_POLL_INTERVAL_MS, TEMPLATE_POLL_QUEUE, templatesService } from './templates.service.ts'
 export {
   contactVariables,
   invalidVariablesMessage,

@@ -100,3 +100,34 @@ export async function deleteTemplate(tx: Db, accountId: string, id: string): Pro
   const rows = await tx.delete(templates).where(byTemplate(accountId, id)).returning({ id: templates.id })
   return rows.length > 0
 }
+
+/** The chat template the provider means: by its provider id when known, else by (provider name, language). */
+export async function findByProviderRef(
+  db: Db,
+  accountId: string,
+  ref: { providerTemplateId: string | null; providerName: string; language: string },
+): Promise<TemplateRow | null> {
+  if (ref.providerTemplateId) {
+    const [row] = await db
+      .select()
+      .from(templates)
+      .where(and(eq(templates.accountId, accountId), eq(templates.providerTemplateId, ref.providerTemplateId)))
+      .limit(1)
+    if (row) return row
+  }
+  if (!ref.providerName || !ref.language) return null
+  const [row] = await db
+    .select()
+    .from(templates)
+    .where(
+      and(
+        eq(templates.accountId, accountId),
+        eq(templates.providerName, ref.providerName),
+        eq(templates.language, ref.language),
+        eq(templates.channel, 'chat'),
+      ),
+    )
+    .orderBy(desc(templates.updatedAt))
+    .limit(1)
+  return row ?? null
+}

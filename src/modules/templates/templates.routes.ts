@@ -8,6 +8,7 @@ import {
   HeaderMedia,
   ListQuery,
   ListResponse,
+  SubmitResponse,
   Template,
   TemplateButton,
   TemplateDetail,
@@ -104,6 +105,33 @@ export function templatesRoutes(service: TemplatesService) {
         const { id } = request.params as Static<typeof TemplateId>
         const result = await service.update(request.tenant, id, request.body as Static<typeof UpdateBody>)
         return { ok: true, template: result.template, provider_status_reset: result.providerStatusReset }
+      },
+    )
+
+    app.post(
+      '/templates/:id/submit',
+      {
+        config: { scope: 'templates:submit', idempotent: true },
+        schema: {
+          summary: 'Submit a chat template to the provider for approval',
+          description:
+            'templates:write is not enough. The provider identifies the template by (provider_name, language); purpose ' +
+            'maps to the category (optin_confirm and utility: UTILITY; marketing: MARKETING). 200 with the template in ' +
+            'its new state: pending, or approved/rejected when the provider decides at once. 200 with already: true and ' +
+            'a notice (German alias hinweis) when it is already pending or approved at the provider; nothing is sent. ' +
+            '400 bad_request with the reasons in issues when the deterministic check fails (key ' +
+            'template_not_submittable) or no chat number is connected (key chat_not_connected); nothing is submitted. ' +
+            '502 provider_unreachable when the submission did not reach the provider or the provider answered with an ' +
+            'error; the reason is in the message and the template is unchanged.',
+          tags,
+          params: TemplateId,
+          response: { 200: SubmitResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const result = await service.submit(request.tenant, id)
+        return withGermanAliases({ ok: true, ...result }, ['notice'])
       },
     )
 

@@ -189,3 +189,13 @@ export const DeleteResponse = Type.Object({
   ),
   hinweis: Nullable(Type.String(), 'deprecated German alias of notice'),
 })
+
+export const SubmitResponse = Type.Object({
+  ok: Type.Boolean(),
+  already: Type.Boolean({
+    description: 'true when the template was already pending or approved at the provider: nothing was submitted',
+  }),
+  notice: Nullable(Type.String(), 'plain-text explanation when already is true; else null'),
+  hinweis: Nullable(Type.String(), 'deprecated German alias of notice'),
+  template: Type.Ref('TemplateDetail'),
+})

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type CheckedTemplate,
   isSendable,
@@ -42,15 +43,46 @@ export interface ProviderTemplateRef {
   providerTemplateId: string | null
 }
 
+/** A chat template as it is submitted: the provider identifies it by (name, language). */
+export interface ProviderTemplateSubmission {
+  providerName: string
+  language: string
+  /** templates.check.ts providerCategory: optin_confirm and utility are UTILITY, marketing is MARKETING */
+  category: 'UTILITY' | 'MARKETING'
+  content: string
+  buttons: TemplateButton[]
+}
+
+/** What the provider reports about a template: its status word (APPROVED, PENDING, REJECTED, …) and reason. */
+export interface ProviderTemplateReport {
+  status: string
+  reason: string | null
+  providerTemplateId?: string
+}
+
 /**
- * The channel provider's side of templates, implemented by the channels module and registered through
- * registerTemplateProvider. Only deletion is used here so far; submission will be added beside it.
+ * Why a provider call did not happen or did not succeed: `not_connected` when the account has no connected chat
+ * number, `unreachable` when the provider was not reached or answered with an error.
+ */
+export type ProviderFailure = { ok: false; kind: 'not_connected' | 'unreachable'; reason: string }
+
+/**
+ * The channel provider's side of templates. templates' index.ts builds it from the channels module's exported
+ * functions; tests may replace it through registerTemplateProvider.
  */
 export interface TemplateProviderPort {
   deleteAtProvider(
     accountId: string,
     template: ProviderTemplateRef,
   ): Promise<{ ok: true } | { ok: false; reason: string }>
+  submitAtProvider?(
+    accountId: string,
+    template: ProviderTemplateSubmission,
+  ): Promise<({ ok: true } & ProviderTemplateReport) | ProviderFailure>
+  readAtProvider?(
+    accountId: string,
+    template: ProviderTemplateRef,
+  ): Promise<{ ok: true; report: ProviderTemplateReport | null } | ProviderFailure>
 }
 
 export interface TemplateHooks {
@@ -62,7 +94,14 @@ export interface TemplatesServiceDeps {
   db: Db
   clock: Clock
   hooks: TemplateHooks
+  /** the channels module's template operations; hooks.provider, when registered, takes precedence */
+  channelProvider?: TemplateProviderPort | null
 }
+
+/** The durable job that reads a pending template's status from the provider, payload { template_id }. */
+export const TEMPLATE_POLL_QUEUE = 'templates.poll_status'
+/** How long after a submission (and after each still-pending answer) the provider is asked again. */
+export const TEMPLATE_POLL_INTERVAL_MS = 15 * 60 * 1000
 
 /** Contacts have no custom fields yet; once they do, their names come from the contact and stop being settable. */
 const CUSTOM_FIELDS: readonly string[] = []
@@ -157,6 +196,7 @@ function providerContentChanged(before: repo.TemplateRow, after: CheckedTemplate
 
 export function templatesService(deps: TemplatesServiceDeps) {
   const { db, clock, hooks } = deps
+  const provider = (): TemplateProviderPort | null => hooks.provider ?? deps.channelProvider ?? null
 
   async function detail(dbOrTx: Db, row: repo.TemplateRow): Promise<TemplateDetailView> {
     const taken =
@@ -190,6 +230,38 @@ export function templatesService(deps: TemplatesServiceDeps) {
     }
     return row
   }
+
+  /**
+   * Records what the provider reports about a template (after submission, by its webhook or by polling) and moves the
+   * state (stateForProviderStatus). Returns null for an unknown template.
+   */
+  async function applyProviderStatus(
+    accountId: string,
+    id: string,
+    report: { status: string; rejectionReason?: string | null; providerTemplateId?: string; submitted?: boolean },
+    tx: Db = db,
+  ): Promise<repo.TemplateRow | null> {
+    const status = report.status.toLowerCase()
+    const now = clock.now()
+    return repo.updateTemplate(tx, accountId, id, {
+      providerStatus: status,
+      state: stateForProviderStatus(status),
+      rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
+      providerStatusAt: now,
+      ...(report.providerTemplateId === undefined ? {} : { providerTemplateId: report.providerTemplateId }),
+      ...(report.submitted ? { submittedAt: now } : {}),
+    })
+  }
+
+  /** Queues the next read of the template's status at the provider, one interval from now. */
+  const schedulePoll = (tx: Db, accountId: string, templateId: string) =>
+    enqueue(tx, clock, {
+      accountId,
+      queue: TEMPLATE_POLL_QUEUE,
+      payload: { template_id: templateId },
+      concurrencyKey: templateId,
+      runAt: new Date(clock.now().getTime() + TEMPLATE_POLL_INTERVAL_MS),
+    })
 
   return {
     /** POST /templates: a draft; nothing is sent to the provider. `system` is for Herold's own flows only. */
@@ -288,24 +360,151 @@ export function templatesService(deps: TemplatesServiceDeps) {
     },
 
     /**
-     * For the provider layer: records what the provider reports about a template (after submission, by its webhook
-     * or by polling) and moves the state (stateForProviderStatus). Returns null for an unknown template.
+     * POST /templates/{id}/submit. Already pending or approved at the provider: `already` with a notice, nothing sent.
+     * The deterministic check failing, or no chat number connected: 400 with the reasons, nothing sent. The provider
+     * not reached (or answering with an error): 502 provider_unreachable with the reason. Otherwise the provider's
+     * answer moves the state (pending, or approved/rejected when it decides at once).
      */
+    async submit(tenant: TemplatesTenant, id: string) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      if (row.system) {
+        throw badRequest('System templates are managed by Herold and are not submitted by callers', 'system_template')
+      }
+      if (row.channel !== 'chat') {
+        throw badRequest('Only chat templates are submitted to the provider', 'template_not_chat')
+      }
+      if (row.providerStatus === 'pending' || row.providerStatus === 'approved') {
+        const notice =
+          row.providerStatus === 'pending'
+            ? "The template is already waiting for the provider's decision; nothing was submitted"
+            : 'The provider has already approved the template; nothing was submitted'
+        return { already: true as const, notice, template: await detail(db, row) }
+      }
+      const readiness = (await detail(db, row)).issues
+      if (readiness.length > 0) {
+        throw badRequest(
+          `The template cannot be submitted: ${readiness.map((i) => i.message).join('; ')}`,
+          'template_not_submittable',
+          { issues: readiness },
+        )
+      }
+      const port = provider()
+      const result = port?.submitAtProvider
+        ? await port
+            .submitAtProvider(tenant.accountId, {
+              providerName: row.providerName,
+              language: row.language,
+              category: providerCategory(row.purpose),
+              content: row.content,
+              // opt-in confirmation templates carry the fixed confirm button in the template's language
+              buttons: row.purpose === 'optin_confirm' ? [optinConfirmButton(row.language)] : row.buttons,
+            })
+            .catch(
+              (error: unknown): ProviderFailure => ({
+                ok: false,
+                kind: 'unreachable',
+                reason: error instanceof Error ? error.message : String(error),
+              }),
+            )
+        : ({ ok: false, kind: 'not_connected', reason: 'No chat provider is configured' } as ProviderFailure)
+      if (!result.ok) {
+        if (result.kind === 'not_connected') {
+          throw badRequest(`The template cannot be submitted: ${result.reason}`, 'chat_not_connected', {
+            issues: [{ code: 'chat_not_connected', field: 'id', message: result.reason }],
+          })
+        }
+        throw new AppError(502, 'provider_unreachable', `The submission did not reach the provider: ${result.reason}`)
+      }
+      // a template still pending at the provider is polled until its decision (or the webhook) arrives
+      const saved = await db.transaction(async (tx) => {
+        const updated = await applyProviderStatus(
+          tenant.accountId,
+          id,
+          {
+            status: result.status,
+            rejectionReason: result.reason,
+            providerTemplateId: result.providerTemplateId,
+            submitted: true,
+          },
+          tx,
+        )
+        if (updated?.state === 'pending') await schedulePoll(tx, tenant.accountId, id)
+        return updated
+      })
+      if (!saved) throw notFound('template')
+      return { already: false as const, notice: null, template: await detail(db, saved) }
+    },
+
+    /**
+     * A provider's decision arriving by its webhook: the template is found by its provider id, else by (provider
+     * name, language); unknown templates are ignored (null).
+     */
+    async applyProviderDecision(
+      accountId: string,
+      update: {
+        providerTemplateId: string | null
+        name: string
+        language: string
+        status: string
+        reason: string | null
+      },
+    ): Promise<TemplateView | null> {
+      const row = await repo.findByProviderRef(db, accountId, {
+        providerTemplateId: update.providerTemplateId,
+        providerName: update.name,
+        language: update.language,
+      })
+      if (!row) return null
+      const saved = await applyProviderStatus(accountId, row.id, {
+        status: update.status,
+        rejectionReason: update.reason,
+        ...(update.providerTemplateId ? { providerTemplateId: update.providerTemplateId } : {}),
+      })
+      return saved ? templateView(saved) : null
+    },
+
+    /**
+     * The polling job: reads a template that is still pending from the provider. Still pending: asked again one
+     * interval later. Decided: the state moves. Gone, changed since, or no chat number any more: polling stops.
+     * The provider not reached: throws, so the job is retried with backoff.
+     */
+    async pollProviderStatus(accountId: string, templateId: string): Promise<'decided' | 'pending' | 'stopped'> {
+      const row = await repo.findTemplate(db, accountId, templateId)
+      if (!row || row.providerStatus !== 'pending') return 'stopped'
+      const port = provider()
+      if (!port?.readAtProvider) return 'stopped'
+      const result = await port.readAtProvider(accountId, {
+        providerName: row.providerName,
+        language: row.language,
+        providerTemplateId: row.providerTemplateId,
+      })
+      if (!result.ok) {
+        if (result.kind === 'not_connected') return 'stopped'
+        throw new Error(`The provider was not reached: ${result.reason}`)
+      }
+      if (!result.report) return 'stopped'
+      const report = result.report
+      if (stateForProviderStatus(report.status) === 'pending') {
+        await schedulePoll(db, accountId, templateId)
+        return 'pending'
+      }
+      return db.transaction(async (tx) => {
+        // only a template still pending takes the answer: a webhook or an edit may have come first
+        const current = await repo.findTemplate(tx, accountId, templateId, { lock: true })
+        if (current?.providerStatus !== 'pending') return 'stopped' as const
+        await applyProviderStatus(accountId, templateId, { status: report.status, rejectionReason: report.reason }, tx)
+        return 'decided' as const
+      })
+    },
+
+    /** For the provider layer (webhook, polling): see applyProviderStatus above. */
     async applyProviderStatus(
       accountId: string,
       id: string,
       report: { status: string; rejectionReason?: string | null; providerTemplateId?: string; submitted?: boolean },
     ): Promise<TemplateView | null> {
-      const status = report.status.toLowerCase()
-      const now = clock.now()
-      const saved = await repo.updateTemplate(db, accountId, id, {
-        providerStatus: status,
-        state: stateForProviderStatus(status),
-        rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
-        providerStatusAt: now,
-        ...(report.providerTemplateId === undefined ? {} : { providerTemplateId: report.providerTemplateId }),
-        ...(report.submitted ? { submittedAt: now } : {}),
-      })
+      const saved = await applyProviderStatus(accountId, id, report)
       return saved ? templateView(saved) : null
     },
   }
@@ -314,10 +513,11 @@ export function templatesService(deps: TemplatesServiceDeps) {
     const known = row.providerTemplateId !== null || row.providerStatus !== null
     if (!known) return { removedAtProvider: false, notice: null }
     const ref = { providerName: row.providerName, language: row.language, providerTemplateId: row.providerTemplateId }
-    if (!hooks.provider) {
+    const port = provider()
+    if (!port) {
       return { removedAtProvider: false, notice: 'No chat provider is configured; the template was only deleted here' }
     }
-    const result = await hooks.provider.deleteAtProvider(accountId, ref).catch((error: unknown) => ({
+    const result = await port.deleteAtProvider(accountId, ref).catch((error: unknown) => ({
       ok: false as const,
       reason: error instanceof Error ? error.message : String(error),
     }))
