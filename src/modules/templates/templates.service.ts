@@ -471,7 +471,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
      */
     async pollProviderStatus(accountId: string, templateId: string): Promise<'decided' | 'pending' | 'stopped'> {
       const row = await repo.findTemplate(db, accountId, templateId)
-      if (!row || row.providerStatus !== 'pending') return 'stopped'
+      if (row?.providerStatus !== 'pending') return 'stopped'
       const port = provider()
       if (!port?.readAtProvider) return 'stopped'
       const result = await port.readAtProvider(accountId, {
