@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { modules } from '../../src/modules/index.ts'
@@ -36,7 +37,11 @@ export async function createHarness(
     workers?: boolean
   } = {},
 ): Promise<Harness> {
-  const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
+  const sharedUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
+  // A harness that runs workers gets a database of its own: on a shared one, another test process's runner
+  // (with its own clock and secret key) would claim this harness's jobs.
+  const ownDatabase = sharedUrl && options.workers ? await createOwnDatabase(sharedUrl) : null
+  const databaseUrl = ownDatabase?.url ?? sharedUrl
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
   await migrate(database)
   const clock = new TestClock()
@@ -68,8 +73,26 @@ export async function createHarness(
       await app.close()
       await rateLimiter.close()
       await database.close()
+      await ownDatabase?.drop()
     },
   }
+}
+
+async function createOwnDatabase(sharedUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `herold_h_${process.pid}_${randomBytes(4).toString('hex')}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: sharedUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(sharedUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {}) }
 }
 
 export interface TestAccount {
