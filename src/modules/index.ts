@@ -1,6 +1,7 @@
 import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
 import { channelsModule } from './channels/index.ts'
+import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
 import { messagingModule } from './messaging/index.ts'
@@ -16,4 +17,5 @@ export const modules: HeroldModule[] = [
   inboxModule,
   channelsModule,
   messagingModule,
+  consentModule,
 ]

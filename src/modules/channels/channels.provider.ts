@@ -132,6 +132,8 @@ export interface EmailMessage {
   text: string
   html?: string
   messageId?: string
+  /** extra header fields (List-Unsubscribe, List-Unsubscribe-Post) */
+  headers?: Record<string, string>
 }
 
 export interface InboundEmail {

@@ -198,7 +198,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
     accountId: string,
     contactId: string,
     result: Awaited<ReturnType<ChatProvider['sendText']>>,
-    message: { type: string; text: string },
+    message: { type: string; text: string; automated?: boolean },
   ): Promise<SendOutcome> {
     if (!result.ok) {
       if (result.error.kind === 'opted_out') {
@@ -210,6 +210,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
         type: message.type,
         text: message.text,
         providerMessageId: null,
+        automated: message.automated,
         failure: { errorCode: result.error.providerCode },
       })
       return { ...result, message: failed }
@@ -220,6 +221,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       type: message.type,
       text: message.text,
       providerMessageId: result.providerMessageId,
+      automated: message.automated,
     })
     return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
   }
@@ -369,24 +371,32 @@ export function channelsService(deps: ChannelsServiceDeps) {
       await connectedChat(accountId)
     },
 
-    /** Free text to a contact through the connected number, paced per number; stored as an outbound message. */
-    async sendText(accountId: string, input: { contactId: string; to: string; text: string }): Promise<SendOutcome> {
+    /**
+     * Free text to a contact through the connected number, paced per number; stored as an outbound message
+     * (`automated` for Herold's own messages such as the opt-out confirmation).
+     */
+    async sendText(
+      accountId: string,
+      input: { contactId: string; to: string; text: string },
+      options: { automated?: boolean } = {},
+    ): Promise<SendOutcome> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
       const result = await chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() })
-      return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text })
+      return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
     },
 
     async sendTemplate(
       accountId: string,
       input: { contactId: string; to: string; name: string; language: string; parameters: string[]; text: string },
+      options: { automated?: boolean } = {},
     ): Promise<SendOutcome> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
       const result = await chat.provider.sendTemplate(chat.connection, { ...input, sendId: randomUUID() })
-      return afterSend(accountId, input.contactId, result, { type: 'template', text: input.text })
+      return afterSend(accountId, input.contactId, result, { type: 'template', text: input.text, ...options })
     },
 
     async submitTemplate(accountId: string, template: TemplateAtProvider) {
@@ -406,7 +416,10 @@ export function channelsService(deps: ChannelsServiceDeps) {
     },
 
     /** One e-mail through the account's e-mail provider (smtp or sandbox). */
-    async sendEmail(accountId: string, message: { to: string; subject: string; text: string }) {
+    async sendEmail(
+      accountId: string,
+      message: { to: string; subject: string; text: string; html?: string; headers?: Record<string, string> },
+    ) {
       await requireSendingPossible(accountId)
       const row = await repo.connectionOf(db, accountId, 'email')
       if (row?.status !== 'connected') throw new AppError(409, 'email_not_connected', 'No e-mail channel is connected')

@@ -15,6 +15,7 @@ export function smtpEmailProvider(options: { url: string; tlsRejectUnauthorized?
           text: message.text,
           html: message.html,
           messageId: message.messageId,
+          headers: message.headers,
         })
         return { ok: true, providerMessageId: info.messageId }
       } catch (error) {

@@ -414,13 +414,17 @@ export async function recordOptinChange(
     channel: 'chat' | 'email'
     to: OptinState
     source: string
+    /** what proves the change: message id, IP and user agent of a form, link token id, provider code, … */
     evidence?: Record<string, unknown>
+    /** change only from one of these states (a start keyword never lowers `confirmed`); otherwise false */
+    onlyFrom?: readonly OptinState[]
   },
 ): Promise<boolean> {
   const row = await repo.findContact(tx, input.accountId, input.contactId, { lock: true })
   if (!row) throw notFound('contact')
   const from = input.channel === 'chat' ? row.optinChat : row.optinEmail
   if (from === input.to) return false
+  if (input.onlyFrom && !input.onlyFrom.includes(from)) return false
   await repo.setOptin(tx, input.accountId, input.contactId, input.channel, input.to)
   await repo.insertConsentRecords(tx, [
     {
@@ -480,6 +484,21 @@ export async function findOrCreateInboundContact(
     return { contactId: inserted.id, created: true }
   }
   throw new AppError(409, 'contact_exists', 'A concurrent request created this contact')
+}
+
+/** A contact's addresses and opt-in states for the consent flows (locked with `lock`), or null. */
+export async function consentSubject(tx: Db, accountId: string, contactId: string, options: { lock?: boolean } = {}) {
+  const row = await repo.findContact(tx, accountId, contactId, options)
+  if (!row) return null
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    language: row.language,
+    optinChat: row.optinChat,
+    optinEmail: row.optinEmail,
+  }
 }
 
 /** Names of the given contacts (for lists of other modules that show who a row is about). */

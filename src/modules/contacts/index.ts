@@ -37,6 +37,7 @@ export type {
 } from './contacts.service.ts'
 export {
   consentHistory,
+  consentSubject,
   contactNames,
   contactsService,
   findOrCreateInboundContact,

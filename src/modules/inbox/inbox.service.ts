@@ -35,12 +35,31 @@ export interface IncomingStatus {
   optedOut: boolean
 }
 
+/** A stored inbound message, handed to listeners inside the transaction that stores it. */
+export interface InboundStored {
+  accountId: string
+  contactId: string
+  channel: Channel
+  messageId: string
+  providerMessageId: string
+  type: string
+  text: string
+}
+
+/**
+ * Reacts to an inbound message in the transaction that stores it (the consent module's keywords and confirm
+ * button): what it writes or enqueues commits with the message, or not at all.
+ */
+export type InboundListener = (tx: Db, clock: Clock, message: InboundStored) => Promise<void>
+
 export interface InboxServiceDeps {
   db: Db
   clock: Clock
   storage: Storage
   /** the base of media_url: `${publicUrl}/public/media/` */
   publicUrl: string
+  /** called for every newly stored inbound message, inside its transaction */
+  inboundListeners?: readonly InboundListener[]
 }
 
 /** The Message of section 2. */
@@ -166,6 +185,17 @@ export function inboxService(deps: InboxServiceDeps) {
           })
           // a concurrent copy of the webhook stored it first: undo the contact, conversation and events too
           if (!message) throw new DuplicateMessage()
+          for (const listener of deps.inboundListeners ?? []) {
+            await listener(tx, clock, {
+              accountId,
+              contactId,
+              channel: incoming.channel,
+              messageId: message.id,
+              providerMessageId: incoming.providerMessageId,
+              type: incoming.type,
+              text: incoming.text,
+            })
+          }
           return message
         })
         .catch((error) => {

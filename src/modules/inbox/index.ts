@@ -5,11 +5,27 @@ import { storageFor } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { deleteContactMessages } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
-import { inboxService } from './inbox.service.ts'
+import { type InboundListener, inboxService } from './inbox.service.ts'
+
+const inboundListeners: InboundListener[] = []
+
+/**
+ * Modules that react to inbound messages (the consent module's start and stop keywords) register here, from their
+ * own index.ts; the listener runs inside the transaction that stores the message.
+ */
+export function registerInboundListener(listener: InboundListener): void {
+  if (!inboundListeners.includes(listener)) inboundListeners.push(listener)
+}
 
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
 export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
-  return inboxService({ db: database.orm, clock, storage: storageFor(config.dataDir), publicUrl: config.publicUrl })
+  return inboxService({
+    db: database.orm,
+    clock,
+    storage: storageFor(config.dataDir),
+    publicUrl: config.publicUrl,
+    inboundListeners,
+  })
 }
 
 export const DELETE_MEDIA_QUEUE = 'inbox.delete_media'
@@ -48,5 +64,11 @@ export const inboxModule: HeroldModule = {
   }),
 }
 
-export type { InboxService, IncomingMessage, IncomingStatus } from './inbox.service.ts'
+export type {
+  InboundListener,
+  InboundStored,
+  InboxService,
+  IncomingMessage,
+  IncomingStatus,
+} from './inbox.service.ts'
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'

@@ -1,6 +1,7 @@
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
+import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
   type ProviderFailure,
@@ -114,6 +115,22 @@ export const templatesModule: HeroldModule = {
       },
     },
   }),
+}
+
+/** The opt-in confirmation template for a contact: approved, in the contact's language when there is one. */
+export async function optinConfirmTemplateFor(
+  deps: Pick<PlatformDeps, 'database'>,
+  accountId: string,
+  language: string,
+) {
+  const approved = await approvedOptinConfirmTemplates(deps.database.orm, accountId)
+  const primary = (tag: string) => tag.split(/[_-]/)[0].toLowerCase()
+  const chosen =
+    approved.find((t) => t.language === language) ??
+    approved.find((t) => primary(t.language) === primary(language)) ??
+    approved[0]
+  if (!chosen) return null
+  return { id: chosen.id, name: chosen.providerName, language: chosen.language, content: chosen.content }
 }
 
 export {

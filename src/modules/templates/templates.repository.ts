@@ -131,3 +131,19 @@ export async function findByProviderRef(
     .limit(1)
   return row ?? null
 }
+
+/** The account's opt-in confirmation chat templates the provider approved, newest first. */
+export function approvedOptinConfirmTemplates(db: Db, accountId: string): Promise<TemplateRow[]> {
+  return db
+    .select()
+    .from(templates)
+    .where(
+      and(
+        eq(templates.accountId, accountId),
+        eq(templates.channel, 'chat'),
+        eq(templates.purpose, 'optin_confirm'),
+        eq(templates.providerStatus, 'approved'),
+      ),
+    )
+    .orderBy(desc(templates.createdAt), desc(templates.id))
+}

@@ -1,6 +1,7 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
 
 export * from '../../modules/channels/channels.tables.ts'
+export * from '../../modules/consent/consent.tables.ts'
 export * from '../../modules/contacts/contacts.tables.ts'
 export * from '../../modules/inbox/inbox.tables.ts'
 export * from '../../modules/messaging/messaging.tables.ts'

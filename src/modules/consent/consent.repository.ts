@@ -1,0 +1,90 @@
+import { and, eq, isNull, sql } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
+
+// Every query here filters on account_id, except the look-up of a link token by its hash (the token is the key).
+
+export type SettingsRow = typeof consentSettings.$inferSelect
+export type ChatOptinRequestRow = typeof chatOptinRequests.$inferSelect
+export type EmailOptinTokenRow = typeof emailOptinTokens.$inferSelect
+
+export async function settingsOf(db: Db, accountId: string): Promise<SettingsRow | null> {
+  const [row] = await db.select().from(consentSettings).where(eq(consentSettings.accountId, accountId))
+  return row ?? null
+}
+
+export async function saveSettings(
+  db: Db,
+  accountId: string,
+  change: Partial<Omit<typeof consentSettings.$inferInsert, 'accountId'>>,
+  now: Date,
+): Promise<SettingsRow> {
+  const [row] = await db
+    .insert(consentSettings)
+    .values({ accountId, ...change, updatedAt: now })
+    .onConflictDoUpdate({ target: consentSettings.accountId, set: { ...change, updatedAt: now } })
+    .returning()
+  return row
+}
+
+export async function upsertChatRequest(
+  db: Db,
+  row: typeof chatOptinRequests.$inferInsert & { updatedAt: Date },
+): Promise<void> {
+  const { accountId: _a, contactId: _c, ...change } = row
+  await db
+    .insert(chatOptinRequests)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [chatOptinRequests.accountId, chatOptinRequests.contactId],
+      set: {
+        state: change.state,
+        inboundMessageId: change.inboundMessageId ?? null,
+        templateId: change.templateId ?? null,
+        language: change.language ?? null,
+        buttonText: change.buttonText ?? null,
+        messageId: change.messageId ?? null,
+        reason: change.reason ?? null,
+        updatedAt: change.updatedAt,
+      },
+    })
+}
+
+export async function chatRequestOf(db: Db, accountId: string, contactId: string) {
+  const [row] = await db
+    .select()
+    .from(chatOptinRequests)
+    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+  return row ?? null
+}
+
+export async function countChatRequests(db: Db, accountId: string, state: ChatOptinRequestRow['state']) {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(chatOptinRequests)
+    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.state, state)))
+  return Number(row?.count ?? 0)
+}
+
+export async function insertEmailToken(db: Db, row: typeof emailOptinTokens.$inferInsert): Promise<void> {
+  await db.insert(emailOptinTokens).values(row)
+}
+
+export async function deleteEmailToken(db: Db, accountId: string, id: string): Promise<void> {
+  await db.delete(emailOptinTokens).where(and(eq(emailOptinTokens.accountId, accountId), eq(emailOptinTokens.id, id)))
+}
+
+export async function emailTokenByHash(db: Db, hash: string, options: { lock?: boolean } = {}) {
+  const query = db.select().from(emailOptinTokens).where(eq(emailOptinTokens.tokenHash, hash))
+  const [row] = options.lock ? await query.for('update') : await query
+  return row ?? null
+}
+
+export async function markEmailTokenUsed(db: Db, accountId: string, id: string, now: Date): Promise<boolean> {
+  const used = await db
+    .update(emailOptinTokens)
+    .set({ usedAt: now })
+    .where(and(eq(emailOptinTokens.accountId, accountId), eq(emailOptinTokens.id, id), isNull(emailOptinTokens.usedAt)))
+    .returning({ id: emailOptinTokens.id })
+  return used.length > 0
+}

@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify'
+import type { Static } from 'typebox'
+import { ConsentSettings, ConsentSettingsBody } from './consent.schemas.ts'
+import type { ConsentService } from './consent.service.ts'
+
+export function consentRoutes(service: ConsentService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/settings/consent',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'Consent settings',
+          description:
+            'The keywords of the chat double opt-in and opt-out, the stop confirmation, the landing page consent text and address, and whether an approved opt-in confirmation template exists.',
+          tags: ['settings'],
+          response: { 200: ConsentSettings },
+        },
+      },
+      async (request) => service.settings(request.tenant),
+    )
+
+    app.patch<{ Body: Static<typeof ConsentSettingsBody> }>(
+      '/settings/consent',
+      {
+        config: { scope: 'settings:write' },
+        schema: {
+          summary: 'Change the consent settings',
+          description:
+            'Only given fields change; null restores a default. Keywords are trimmed and deduplicated case-insensitively; a keyword in both lists gives 400 (key keywords_overlap). Changing these settings never changes an opt-in.',
+          tags: ['settings'],
+          body: ConsentSettingsBody,
+          response: { 200: ConsentSettings },
+        },
+      },
+      async (request) => service.updateSettings(request.tenant, request.body),
+    )
+  }
+}

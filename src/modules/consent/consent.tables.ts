@@ -1,0 +1,72 @@
+import { foreignKey, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accounts } from '../../platform/auth/auth.tables.ts'
+import { contacts } from '../contacts/contacts.tables.ts'
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+/** An account's consent settings; a missing row or a null column means the default (consent.rules.ts). */
+export const consentSettings = pgTable('consent_settings', {
+  accountId: uuid('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  startKeywords: jsonb('start_keywords').$type<string[]>(),
+  stopKeywords: jsonb('stop_keywords').$type<string[]>(),
+  stopConfirmation: text('stop_confirmation'),
+  landingConsentText: text('landing_consent_text'),
+  updatedAt: at('updated_at').notNull().defaultNow(),
+})
+
+export const CHAT_OPTIN_STATES = ['queued', 'sent', 'no_template', 'failed'] as const
+
+/**
+ * The chat double opt-in of a contact in progress: whether the confirmation template went out, and the confirm
+ * button that answers it (language-bound). `reason` says why it did not go out.
+ */
+export const chatOptinRequests = pgTable(
+  'chat_optin_requests',
+  {
+    accountId: uuid('account_id').notNull(),
+    contactId: uuid('contact_id').notNull(),
+    state: text('state', { enum: CHAT_OPTIN_STATES }).notNull(),
+    /** what started it: the inbound message id (keyword) or null (landing page) */
+    inboundMessageId: uuid('inbound_message_id'),
+    templateId: uuid('template_id'),
+    language: text('language'),
+    buttonText: text('button_text'),
+    /** the outbound message of the confirmation template */
+    messageId: uuid('message_id'),
+    reason: text('reason'),
+    updatedAt: at('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.contactId] }),
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }).onDelete(
+      'cascade',
+    ),
+  ],
+)
+
+/**
+ * The links of the e-mail double opt-in: only the SHA-256 of the random token is kept; it confirms the address it
+ * was sent to and nothing else, once, before it expires.
+ */
+export const emailOptinTokens = pgTable(
+  'email_optin_tokens',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    contactId: uuid('contact_id').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    email: text('email').notNull(),
+    expiresAt: at('expires_at').notNull(),
+    usedAt: at('used_at'),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('email_optin_tokens_hash_uq').on(t.tokenHash),
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }).onDelete(
+      'cascade',
+    ),
+  ],
+)

@@ -1,0 +1,80 @@
+import pino from 'pino'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
+import { secretBoxFor } from '../../platform/secrets.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { contactsService } from '../contacts/index.ts'
+import { registerInboundListener } from '../inbox/index.ts'
+import { optinConfirmTemplateFor } from '../templates/index.ts'
+import { publicConsentRoutes } from './consent.public.ts'
+import { consentRoutes } from './consent.routes.ts'
+import {
+  CHAT_OPTIN_QUEUE,
+  consentOnInbound,
+  consentService,
+  EMAIL_OPTIN_QUEUE,
+  STOP_CONFIRMATION_QUEUE,
+} from './consent.service.ts'
+
+/** Form posts per account and client address and minute on the public pages. */
+export const PUBLIC_POSTS_PER_MINUTE = 10
+
+const logger = pino({ name: 'herold.consent', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
+
+// start and stop keywords and the confirm button act inside the transaction that stores the inbound message
+registerInboundListener(consentOnInbound)
+
+/** The consent service of a process: sends through the channels module, templates from the templates module. */
+export function consentServiceFor(deps: PlatformDeps) {
+  const { config, database, clock } = deps
+  const db = database.orm
+  return consentService({
+    db,
+    clock,
+    secrets: secretBoxFor(config),
+    publicUrl: config.publicUrl,
+    channels: channelsServiceFor(deps),
+    // only create() (upsert of the landing page) is used: contact deletion is not reached from here
+    contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
+    optinTemplate: (accountId, language) => optinConfirmTemplateFor(deps, accountId, language),
+    log: (level, message, data) => logger[level](data, message),
+  })
+}
+
+const contactOf = (payload: Record<string, unknown>) => String(payload.contact_id)
+
+export const consentModule: HeroldModule = {
+  name: 'consent',
+  routes: (deps) => consentRoutes(consentServiceFor(deps)),
+  publicRoutes: (deps) => {
+    const limiter = deps.config.redisUrl
+      ? redisRateLimiter(deps.config.redisUrl, PUBLIC_POSTS_PER_MINUTE, 60)
+      : memoryRateLimiter(PUBLIC_POSTS_PER_MINUTE, 60)
+    const routes = publicConsentRoutes({
+      service: consentServiceFor(deps),
+      secrets: secretBoxFor(deps.config),
+      clock: deps.clock,
+      limiter,
+      publicUrl: deps.config.publicUrl,
+    })
+    return async (app) => {
+      app.addHook('onClose', () => limiter.close())
+      await routes(app)
+    }
+  },
+  jobs: (deps) => {
+    const service = () => consentServiceFor(deps)
+    return {
+      handlers: {
+        [CHAT_OPTIN_QUEUE]: { run: (job) => service().sendChatConfirmation(job.accountId, contactOf(job.payload)) },
+        [STOP_CONFIRMATION_QUEUE]: {
+          run: (job) => service().sendStopConfirmation(job.accountId, contactOf(job.payload)),
+        },
+        [EMAIL_OPTIN_QUEUE]: { run: (job) => service().sendEmailConfirmation(job.accountId, contactOf(job.payload)) },
+      },
+    }
+  },
+}
+
+export type { ConsentService } from './consent.service.ts'
+export { consentService } from './consent.service.ts'
