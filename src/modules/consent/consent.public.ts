@@ -193,21 +193,23 @@ export function publicConsentRoutes(deps: PublicConsentDeps) {
       },
     )
 
-    app.get<{ Params: { token: string } }>(
-      '/public/unsubscribe/:token',
+    // the signed token is longer than a route parameter may be: it is the rest of the path
+    app.get<{ Params: { '*': string } }>(
+      '/public/unsubscribe/*',
       { config: { public: true }, schema: hide },
       async (request, reply) => {
-        if (!service.unsubscribeTarget(request.params.token)) return notFoundPage(reply)
-        return html(reply, 200, unsubscribePage(`/public/unsubscribe/${request.params.token}`))
+        const token = request.params['*']
+        if (!service.unsubscribeTarget(token)) return notFoundPage(reply)
+        return html(reply, 200, unsubscribePage(`/public/unsubscribe/${token}`))
       },
     )
 
-    app.post<{ Params: { token: string } }>(
-      '/public/unsubscribe/:token',
+    app.post<{ Params: { '*': string } }>(
+      '/public/unsubscribe/*',
       { config: { public: true }, schema: hide },
       async (request, reply) => {
         const oneClick = field(request.body, 'List-Unsubscribe') === 'One-Click'
-        const done = await service.unsubscribe(request.params.token, { ...evidenceOf(request), oneClick })
+        const done = await service.unsubscribe(request.params['*'], { ...evidenceOf(request), oneClick })
         if (!done) return notFoundPage(reply)
         return html(reply, 200, messagePage('Unsubscribed', 'You will receive no more e-mails from us.'))
       },

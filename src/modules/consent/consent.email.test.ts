@@ -1,0 +1,346 @@
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import { simpleParser } from 'mailparser'
+import { SMTPServer } from 'smtp-server'
+import {
+  createHarness,
+  createTestAccount,
+  type Harness,
+  json,
+  type TestAccount,
+} from '../../../test/helpers/harness.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { consentHistory } from '../contacts/index.ts'
+import { consentServiceFor, PUBLIC_POSTS_PER_MINUTE } from './index.ts'
+
+/** A real SMTP server on loopback that keeps what arrives. */
+const arrived: Array<{ to: string[]; raw: Buffer }> = []
+let smtp: SMTPServer
+let smtpPort: number
+let harness: Harness
+
+before(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        arrived.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) })
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
+  smtpPort = (smtp.server.address() as AddressInfo).port
+  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+})
+after(async () => {
+  await channelsServiceFor(platform()).close()
+  await harness.close()
+  await new Promise<void>((resolve) => smtp.close(() => resolve()))
+})
+
+const platform = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+let counter = 0
+const nextEmail = () => `kunde-${process.pid}-${++counter}@example.org`
+const DAY = 24 * 60 * 60 * 1000
+
+async function smtpAccount(name = 'Blumen Erika'): Promise<TestAccount> {
+  const account = await createTestAccount(harness, { name })
+  await channelsServiceFor(platform()).connect(account.accountId, {
+    channel: 'email',
+    provider: 'smtp',
+    address: 'shop@example.com',
+    smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+  })
+  return account
+}
+
+/** The landing page as a browser sees it: the form token and the cookie of the GET. */
+async function openForm(accountId: string) {
+  const page = await harness.app.inject({ method: 'GET', url: `/public/signup/${accountId}` })
+  assert.equal(page.statusCode, 200, page.body)
+  const token = page.body.match(/name="form_token" value="([^"]+)"/)?.[1]
+  assert.ok(token)
+  const cookie = String(page.headers['set-cookie']).split(';')[0]
+  return { page, token, cookie }
+}
+
+async function postForm(
+  accountId: string,
+  fields: Record<string, string>,
+  options: { cookie?: string; token?: string } = {},
+) {
+  const form = await openForm(accountId)
+  return harness.app.inject({
+    method: 'POST',
+    url: `/public/signup/${accountId}`,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: options.cookie ?? form.cookie,
+      'user-agent': 'TestBrowser/1.0',
+    },
+    payload: new URLSearchParams({ form_token: options.token ?? form.token, ...fields }).toString(),
+  })
+}
+
+async function contactByEmail(account: TestAccount, email: string) {
+  const { contacts } = json<{
+    contacts: Array<{
+      id: string
+      email: string
+      optin_email: string
+      optin_chat: string
+      source: string
+      name: string
+    }>
+  }>(await account.request({ method: 'GET', url: `/v1/contacts?q=${encodeURIComponent(email)}` }))
+  return contacts.find((c) => c.email === email)
+}
+
+async function mailTo(address: string) {
+  const mail = arrived.findLast((m) => m.to.includes(address))
+  assert.ok(mail, `a mail reached ${address}`)
+  return simpleParser(mail.raw)
+}
+
+const pathOf = (url: string) => new URL(url).pathname
+
+describe('e-mail double opt-in from the landing page', () => {
+  test('sign-up → pending → mail with link → GET shows a button → POST confirms, with evidence', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    const response = await postForm(account.accountId, { name: 'Erika Muster', email, consent: 'yes' })
+    assert.equal(response.statusCode, 200, response.body)
+    assert.match(response.body, /Almost done/)
+    const contact = await contactByEmail(account, email)
+    assert.ok(contact)
+    assert.equal(contact.optin_email, 'pending')
+    assert.equal(contact.source, 'landing')
+
+    await harness.jobs?.drain()
+    const mail = await mailTo(email)
+    assert.equal(mail.subject, 'Bitte bestätigen Sie Ihre Anmeldung')
+    const link = mail.text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+    assert.ok(link, mail.text)
+
+    const shown = await harness.app.inject({ method: 'GET', url: pathOf(link) })
+    assert.equal(shown.statusCode, 200)
+    assert.match(shown.body, /<form method="post"/)
+    assert.equal((await contactByEmail(account, email))?.optin_email, 'pending', 'opening the link confirms nothing')
+
+    const confirmed = await harness.app.inject({
+      method: 'POST',
+      url: pathOf(link),
+      headers: { 'user-agent': 'TestBrowser/2.0' },
+    })
+    assert.equal(confirmed.statusCode, 200)
+    assert.match(confirmed.body, /confirmed/)
+    assert.equal((await contactByEmail(account, email))?.optin_email, 'confirmed')
+
+    const trail = await consentHistory(harness.database.orm, account.accountId, contact.id)
+    assert.deepEqual(
+      trail.map((r) => [r.channel, r.fromState, r.toState, r.source]),
+      [
+        ['email', 'none', 'pending', 'landing'],
+        ['email', 'pending', 'confirmed', 'double_opt_in'],
+      ],
+    )
+    assert.equal(trail[0].evidence.ip, '127.0.0.1')
+    assert.equal(trail[0].evidence.user_agent, 'TestBrowser/1.0')
+    assert.match(String(trail[0].evidence.consent_text), /E-Mail/)
+    assert.equal(trail[0].address, email)
+    assert.equal(typeof trail[1].evidence.token_id, 'string')
+    assert.equal(trail[1].evidence.user_agent, 'TestBrowser/2.0')
+
+    const again = await harness.app.inject({ method: 'POST', url: pathOf(link) })
+    assert.match(again.body, /already used/)
+    assert.equal(
+      (await consentHistory(harness.database.orm, account.accountId, contact.id)).length,
+      2,
+      'a used link records nothing',
+    )
+  })
+
+  test('an expired link or a made-up one confirms nothing', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    await postForm(account.accountId, { email, consent: 'yes' })
+    await harness.jobs?.drain()
+    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+    assert.ok(link)
+    const madeUp = await harness.app.inject({ method: 'POST', url: '/public/optin/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })
+    assert.equal(madeUp.statusCode, 404)
+    harness.clock.advance(8 * DAY)
+    const expired = await harness.app.inject({ method: 'POST', url: pathOf(link) })
+    assert.equal(expired.statusCode, 410)
+    assert.equal((await contactByEmail(account, email))?.optin_email, 'pending')
+  })
+
+  test('sign-up with phone and e-mail starts both opt-ins; an existing contact is updated, not duplicated', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    const existing = await account.request({ method: 'POST', url: '/v1/contacts', payload: { email, name: 'Alt' } })
+    assert.equal(existing.statusCode, 201)
+    const phone = `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+    const response = await postForm(account.accountId, { name: 'Neu', email, phone, consent: 'yes' })
+    assert.equal(response.statusCode, 200, response.body)
+    assert.match(response.body, /WhatsApp message/)
+    const contact = await contactByEmail(account, email)
+    assert.equal(contact?.id, json<{ contact: { id: string } }>(existing).contact.id)
+    assert.equal(contact?.optin_email, 'pending')
+    assert.equal(contact?.optin_chat, 'pending')
+    assert.equal(contact?.name, 'Neu')
+  })
+
+  test('bad input shows the form again with a clear error and changes nothing', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    for (const [fields, message] of [
+      [{ email, name: 'Erika' }, /agree/],
+      [{ consent: 'yes', name: 'Erika' }, /mobile number or your e-mail/],
+      [{ email: 'no-at-sign', consent: 'yes' }, /e-mail address/],
+      [{ phone: '12', consent: 'yes' }, /mobile number/],
+    ] as const) {
+      const response = await postForm(account.accountId, fields)
+      assert.equal(response.statusCode, 400, response.body)
+      assert.match(response.body, /role="alert"/)
+      assert.match(response.body, message)
+      assert.match(response.body, /name="form_token"/)
+    }
+    assert.equal(await contactByEmail(account, email), undefined)
+    const { contacts } = json<{ contacts: unknown[] }>(await account.request({ method: 'GET', url: '/v1/contacts' }))
+    assert.equal(contacts.length, 0)
+  })
+
+  test('a post without the form cookie or with another account’s token is refused (CSRF) and changes nothing', async () => {
+    const account = await smtpAccount()
+    const other = await smtpAccount()
+    const email = nextEmail()
+    const foreign = await openForm(other.accountId)
+    for (const options of [
+      { cookie: '' },
+      { cookie: 'herold_signup=forged' },
+      { token: foreign.token, cookie: foreign.cookie },
+    ]) {
+      const response = await postForm(account.accountId, { email, consent: 'yes' }, options)
+      assert.equal(response.statusCode, 403, response.body)
+      assert.match(response.body, /expired/)
+    }
+    assert.equal(await contactByEmail(account, email), undefined)
+  })
+
+  test('everything shown is escaped', async () => {
+    const account = await smtpAccount('<script>alert(1)</script> & "Shop"')
+    const { page } = await openForm(account.accountId)
+    assert.doesNotMatch(page.body, /<script>/)
+    assert.match(page.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &amp; &quot;Shop&quot;/)
+    const response = await postForm(account.accountId, { name: '"><img src=x onerror=alert(1)>', consent: '' })
+    assert.doesNotMatch(response.body, /<img src=x/)
+  })
+
+  test('unknown account: a 404 page', async () => {
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+      const response = await harness.app.inject({ method: 'GET', url: `/public/signup/${id}` })
+      assert.equal(response.statusCode, 404)
+      assert.match(String(response.headers['content-type']), /text\/html/)
+    }
+  })
+
+  test(`form posts are rate limited (${PUBLIC_POSTS_PER_MINUTE} per minute and address)`, async () => {
+    const account = await smtpAccount()
+    const statuses: number[] = []
+    for (let i = 0; i <= PUBLIC_POSTS_PER_MINUTE; i++) {
+      statuses.push((await postForm(account.accountId, { name: 'x', consent: '' })).statusCode)
+    }
+    assert.deepEqual(statuses.slice(0, PUBLIC_POSTS_PER_MINUTE), Array(PUBLIC_POSTS_PER_MINUTE).fill(400))
+    assert.equal(statuses.at(-1), 429)
+  })
+})
+
+describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
+  async function confirmedEmailContact(account: TestAccount) {
+    const email = nextEmail()
+    await postForm(account.accountId, { email, consent: 'yes' })
+    await harness.jobs?.drain()
+    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+    assert.ok(link)
+    await harness.app.inject({ method: 'POST', url: pathOf(link) })
+    const contact = await contactByEmail(account, email)
+    assert.equal(contact?.optin_email, 'confirmed')
+    return { email, contactId: contact.id }
+  }
+
+  test('a marketing mail carries the unsubscribe link and headers; a one-click POST opts out with evidence', async () => {
+    const account = await smtpAccount()
+    const { email, contactId } = await confirmedEmailContact(account)
+    const result = await consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, {
+      subject: 'Frühlingsangebote',
+      text: 'Alle Tulpen 20 % günstiger.',
+      html: '<html><body><p>Alle Tulpen 20 % günstiger.</p></body></html>',
+    })
+    assert.equal(result.ok, true)
+    const mail = await mailTo(email)
+    assert.equal(mail.subject, 'Frühlingsangebote')
+    const headerLine = (name: string) => mail.headerLines.find((l) => l.key === name)?.line ?? ''
+    assert.equal(headerLine('list-unsubscribe-post'), 'List-Unsubscribe-Post: List-Unsubscribe=One-Click')
+    const header = headerLine('list-unsubscribe').replace(/\r?\n\s+/g, '')
+    const url = header.match(/^List-Unsubscribe:\s*<(http:\/\/herold\.test\/public\/unsubscribe\/[^>]+)>$/)?.[1]
+    assert.ok(url, header)
+    assert.ok(mail.text?.includes(url), 'the text carries the same link')
+    assert.ok(String(mail.html).includes('/public/unsubscribe/'), 'the HTML carries the link')
+
+    const page = await harness.app.inject({ method: 'GET', url: pathOf(url) })
+    assert.equal(page.statusCode, 200)
+    assert.match(page.body, /<form method="post"/)
+    assert.equal((await contactByEmail(account, email))?.optin_email, 'confirmed', 'opening the page changes nothing')
+
+    const oneClick = await harness.app.inject({
+      method: 'POST',
+      url: pathOf(url),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'MailProvider/1.0' },
+      payload: 'List-Unsubscribe=One-Click',
+    })
+    assert.equal(oneClick.statusCode, 200)
+    assert.equal((await contactByEmail(account, email))?.optin_email, 'opted_out')
+    const record = (await consentHistory(harness.database.orm, account.accountId, contactId)).at(-1)
+    assert.equal(record?.toState, 'opted_out')
+    assert.equal(record?.source, 'unsubscribe_link')
+    assert.equal(record?.evidence.one_click, true)
+    assert.equal(record?.evidence.user_agent, 'MailProvider/1.0')
+
+    await assert.rejects(
+      consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
+      { status: 409, code: 'contact_opted_out' },
+    )
+  })
+
+  test('marketing mail only to a confirmed e-mail opt-in', async () => {
+    const account = await smtpAccount()
+    const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { email: nextEmail() } })
+    const contactId = json<{ contact: { id: string } }>(created).contact.id
+    await assert.rejects(
+      consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
+      { status: 409, code: 'contact_not_optin' },
+    )
+  })
+
+  test('a forged or altered unsubscribe token is refused', async () => {
+    const account = await smtpAccount()
+    const { contactId } = await confirmedEmailContact(account)
+    const url = consentServiceFor(platform()).unsubscribeUrl(account.accountId, contactId)
+    const token = pathOf(url).split('/').at(-1) ?? ''
+    const altered = `${token.slice(0, -2)}${token.endsWith('A') ? 'BB' : 'AA'}`
+    for (const bad of [altered, 'v1.AAAA.BBBB.CCCC', 'x'.repeat(40)]) {
+      const response = await harness.app.inject({ method: 'POST', url: `/public/unsubscribe/${bad}`, payload: '' })
+      assert.equal(response.statusCode, 404)
+    }
+    const contact = json<{ contact: { optin_email: string } }>(
+      await account.request({ method: 'GET', url: `/v1/contacts/${contactId}` }),
+    ).contact
+    assert.equal(contact.optin_email, 'confirmed')
+  })
+})
