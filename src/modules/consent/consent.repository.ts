@@ -58,6 +58,12 @@ export async function chatRequestOf(db: Db, accountId: string, contactId: string
   return row ?? null
 }
 
+export async function deleteChatRequest(db: Db, accountId: string, contactId: string): Promise<void> {
+  await db
+    .delete(chatOptinRequests)
+    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+}
+
 export async function countChatRequests(db: Db, accountId: string, state: ChatOptinRequestRow['state']) {
   const [row] = await db
     .select({ count: sql<number>`count(*)::int` })

@@ -157,6 +157,26 @@ async function startEmailOptin(
  * confirmation; a start keyword starts the double opt-in; the confirm button answering the sent template
  * confirms it.
  */
+/**
+ * The one chat opt-out, for the stop keyword and the provider's opt-out (131050): opted_out with its consent record;
+ * a pending double opt-in ends (its queued confirmation checks the state and sends nothing), and everything that
+ * sends later checks the state. Only a stop keyword gets the short confirmation: after 131050 the customer
+ * refused the business's messages at WhatsApp, which tells them itself, and a free text would mostly fail outside
+ * the 24-hour window anyway.
+ */
+export async function optOutOfChat(
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; contactId: string; source: string; evidence: Record<string, unknown> },
+): Promise<void> {
+  const { accountId, contactId } = input
+  await recordOptinChange(tx, clock, { ...input, channel: 'chat', to: 'opted_out' })
+  await repo.deleteChatRequest(tx, accountId, contactId)
+  if (input.source === 'inbound_keyword') {
+    await enqueue(tx, clock, { accountId, queue: STOP_CONFIRMATION_QUEUE, payload: { contact_id: contactId } })
+  }
+}
+
 export async function consentOnInbound(tx: Db, clock: Clock, message: InboundStored): Promise<void> {
   if (message.channel !== 'chat') return
   const settings = effective(await repo.settingsOf(tx, message.accountId), '')
@@ -164,15 +184,12 @@ export async function consentOnInbound(tx: Db, clock: Clock, message: InboundSto
   if (!intent) return
   const { accountId, contactId } = message
   if (intent.kind === 'stop') {
-    await recordOptinChange(tx, clock, {
+    await optOutOfChat(tx, clock, {
       accountId,
       contactId,
-      channel: 'chat',
-      to: 'opted_out',
       source: 'inbound_keyword',
       evidence: { message_id: message.messageId, keyword: intent.keyword },
     })
-    await enqueue(tx, clock, { accountId, queue: STOP_CONFIRMATION_QUEUE, payload: { contact_id: contactId } })
     return
   }
   if (intent.kind === 'start') {

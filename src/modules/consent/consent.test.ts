@@ -10,6 +10,8 @@ import {
 } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
+import { inboxServiceFor } from '../inbox/index.ts'
+import { consentServiceFor } from './index.ts'
 
 let harness: Harness
 
@@ -186,6 +188,38 @@ describe('chat double opt-in through the sandbox', () => {
       (await records(account, contactId)).map((r) => r.toState),
       ['pending', 'confirmed', 'opted_out', 'pending', 'confirmed'],
     )
+  })
+
+  test('the provider opt-out (131050) takes the same path: opted_out, no confirmation, no further sends', async () => {
+    const account = await sandboxAccount()
+    const { contactId, phone } = await confirmedContact(account)
+    const sentBefore = (await chatOutbox(account)).length
+    // what the channels module does when a send comes back with 131050
+    await inboxServiceFor(harness).optOut(account.accountId, contactId, { provider_code: '131050' })
+    await harness.jobs?.drain()
+    assert.equal((await contactOf(account, contactId)).optin_chat, 'opted_out')
+    const record = (await records(account, contactId)).at(-1)
+    assert.equal(record?.source, 'provider_opt_out')
+    assert.equal(record?.evidence.provider_code, '131050')
+    assert.equal((await chatOutbox(account)).length, sentBefore, 'no confirmation after a provider opt-out')
+    const response = await sendText(account, contactId, 'Angebot')
+    assert.equal(errorOf(response).code, 'contact_opted_out')
+    await inbound(account, { from: phone, text: 'START' })
+    assert.equal((await contactOf(account, contactId)).optin_chat, 'pending')
+  })
+
+  test('a confirmation job that runs after an opt-out sends nothing', async () => {
+    const account = await sandboxAccount()
+    const phone = nextPhone()
+    await inbound(account, { from: phone, text: 'START' })
+    const contactId = (await lastInbound(account)).contact_id
+    await harness.jobs?.drain()
+    await inboxServiceFor(harness).optOut(account.accountId, contactId, { provider_code: '131050' })
+    const sentBefore = (await chatOutbox(account)).length
+    // the job of the START, run late (after a lost lease, say)
+    await consentServiceFor(harness).sendChatConfirmation(account.accountId, contactId)
+    assert.equal((await chatOutbox(account)).length, sentBefore)
+    assert.equal((await contactOf(account, contactId)).optin_chat, 'opted_out')
   })
 
   test('a keyword inside a sentence is no keyword', async () => {

@@ -4,7 +4,7 @@ import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/r
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { contactsService } from '../contacts/index.ts'
-import { registerInboundListener } from '../inbox/index.ts'
+import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
 import { optinConfirmTemplateFor } from '../templates/index.ts'
 import { publicConsentRoutes } from './consent.public.ts'
 import { consentRoutes } from './consent.routes.ts'
@@ -13,6 +13,7 @@ import {
   consentOnInbound,
   consentService,
   EMAIL_OPTIN_QUEUE,
+  optOutOfChat,
   STOP_CONFIRMATION_QUEUE,
 } from './consent.service.ts'
 
@@ -23,6 +24,8 @@ const logger = pino({ name: 'herold.consent', level: process.env.HEROLD_LOG_LEVE
 
 // start and stop keywords and the confirm button act inside the transaction that stores the inbound message
 registerInboundListener(consentOnInbound)
+// the provider's opt-out (131050) takes the same path as a stop keyword
+registerChatOptOut(optOutOfChat)
 
 /** The consent service of a process: sends through the channels module, templates from the templates module. */
 export function consentServiceFor(deps: PlatformDeps) {

@@ -52,6 +52,21 @@ export interface InboundStored {
  */
 export type InboundListener = (tx: Db, clock: Clock, message: InboundStored) => Promise<void>
 
+/**
+ * Opts a contact out of chat after the provider refused a send with 131050 (the customer stopped marketing
+ * messages at WhatsApp), in the caller's transaction. The consent module registers the one opt-out path it shares
+ * with the stop keyword; without it, the opt-in change alone is recorded.
+ */
+export type ChatOptOut = (
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; contactId: string; source: string; evidence: Record<string, unknown> },
+) => Promise<void>
+
+const recordChatOptOut: ChatOptOut = async (tx, clock, input) => {
+  await recordOptinChange(tx, clock, { ...input, channel: 'chat', to: 'opted_out' })
+}
+
 export interface InboxServiceDeps {
   db: Db
   clock: Clock
@@ -60,6 +75,8 @@ export interface InboxServiceDeps {
   publicUrl: string
   /** called for every newly stored inbound message, inside its transaction */
   inboundListeners?: readonly InboundListener[]
+  /** how a provider opt-out (131050) is applied; default: the opt-in change alone */
+  chatOptOut?: ChatOptOut
 }
 
 /** The Message of section 2. */
@@ -111,6 +128,7 @@ export function previewOf(type: string, text: string): string {
 
 export function inboxService(deps: InboxServiceDeps) {
   const { db, clock, storage } = deps
+  const chatOptOut = deps.chatOptOut ?? recordChatOptOut
   const mediaUrl = (key: string) => `${deps.publicUrl}/public/media/${key}`
 
   return {
@@ -283,11 +301,9 @@ export function inboxService(deps: InboxServiceDeps) {
             const row = current.get(update.providerMessageId)
             if (!row) continue
             if (update.optedOut) {
-              await recordOptinChange(tx, clock, {
+              await chatOptOut(tx, clock, {
                 accountId,
                 contactId: row.contactId,
-                channel: 'chat',
-                to: 'opted_out',
                 source: 'provider_opt_out',
                 evidence: { provider_code: update.errorCode, provider_message_id: update.providerMessageId },
               })
@@ -305,14 +321,7 @@ export function inboxService(deps: InboxServiceDeps) {
     /** Marks the contact opted out of chat after the provider refused a send with 131050. */
     async optOut(accountId: string, contactId: string, evidence: Record<string, unknown>): Promise<void> {
       await db.transaction((tx) =>
-        recordOptinChange(tx, clock, {
-          accountId,
-          contactId,
-          channel: 'chat',
-          to: 'opted_out',
-          source: 'provider_opt_out',
-          evidence,
-        }),
+        chatOptOut(tx, clock, { accountId, contactId, source: 'provider_opt_out', evidence }),
       )
     },
 

@@ -5,9 +5,10 @@ import { storageFor } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { deleteContactMessages } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
-import { type InboundListener, inboxService } from './inbox.service.ts'
+import { type ChatOptOut, type InboundListener, inboxService } from './inbox.service.ts'
 
 const inboundListeners: InboundListener[] = []
+let chatOptOutHandler: ChatOptOut | null = null
 
 /**
  * Modules that react to inbound messages (the consent module's start and stop keywords) register here, from their
@@ -15,6 +16,11 @@ const inboundListeners: InboundListener[] = []
  */
 export function registerInboundListener(listener: InboundListener): void {
   if (!inboundListeners.includes(listener)) inboundListeners.push(listener)
+}
+
+/** The consent module registers the one chat opt-out path, shared by provider opt-outs (131050) and STOP. */
+export function registerChatOptOut(handler: ChatOptOut): void {
+  chatOptOutHandler = handler
 }
 
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
@@ -25,6 +31,7 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
     storage: storageFor(config.dataDir),
     publicUrl: config.publicUrl,
     inboundListeners,
+    ...(chatOptOutHandler ? { chatOptOut: chatOptOutHandler } : {}),
   })
 }
 
@@ -65,6 +72,7 @@ export const inboxModule: HeroldModule = {
 }
 
 export type {
+  ChatOptOut,
   InboundListener,
   InboundStored,
   InboxService,
