@@ -10,6 +10,7 @@ import {
   json,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
+import { blockAccount } from '../../platform/auth/accounts.service.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { consentServiceFor, PUBLIC_POSTS_PER_MINUTE } from './index.ts'
@@ -240,6 +241,27 @@ describe('e-mail double opt-in from the landing page', () => {
     assert.match(page.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &amp; &quot;Shop&quot;/)
     const response = await postForm(account.accountId, { name: '"><img src=x onerror=alert(1)>', consent: '' })
     assert.doesNotMatch(response.body, /<img src=x/)
+  })
+
+  test('a blocked account has no landing page', async () => {
+    const account = await smtpAccount()
+    await blockAccount(harness.database.orm, account.accountId)
+    const response = await harness.app.inject({ method: 'GET', url: `/public/signup/${account.accountId}` })
+    assert.equal(response.statusCode, 404)
+  })
+
+  test('a signed-up contact can be deleted; its pending link goes with it', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    await postForm(account.accountId, { email, consent: 'yes' })
+    await harness.jobs?.drain()
+    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+    assert.ok(link)
+    const contact = await contactByEmail(account, email)
+    const deleted = await account.request({ method: 'DELETE', url: `/v1/contacts/${contact?.id}` })
+    assert.equal(deleted.statusCode, 200, deleted.body)
+    const confirm = await harness.app.inject({ method: 'POST', url: pathOf(link) })
+    assert.equal(confirm.statusCode, 404)
   })
 
   test('unknown account: a 404 page', async () => {

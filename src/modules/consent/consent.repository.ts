@@ -50,6 +50,30 @@ export async function upsertChatRequest(
     })
 }
 
+/**
+ * Moves a queued request to `sending` with the template it gets, under the row's lock: of two runs of one job
+ * (a lease that ran out), only one sends.
+ */
+export async function claimChatRequest(
+  db: Db,
+  accountId: string,
+  contactId: string,
+  change: { templateId: string; language: string; buttonText: string; updatedAt: Date },
+): Promise<boolean> {
+  const claimed = await db
+    .update(chatOptinRequests)
+    .set({ ...change, state: 'sending', reason: null })
+    .where(
+      and(
+        eq(chatOptinRequests.accountId, accountId),
+        eq(chatOptinRequests.contactId, contactId),
+        eq(chatOptinRequests.state, 'queued'),
+      ),
+    )
+    .returning({ contactId: chatOptinRequests.contactId })
+  return claimed.length > 0
+}
+
 export async function chatRequestOf(db: Db, accountId: string, contactId: string) {
   const [row] = await db
     .select()

@@ -306,6 +306,7 @@ export function consentService(deps: ConsentServiceDeps) {
     async sendChatConfirmation(accountId: string, contactId: string): Promise<void> {
       const contact = await consentSubject(db, accountId, contactId)
       if (contact?.optinChat !== 'pending') return
+      if ((await repo.chatRequestOf(db, accountId, contactId))?.state !== 'queued') return
       const account = await getAccount(db, accountId)
       const template = await deps.optinTemplate(accountId, contact.language || account.language)
       if (!template) {
@@ -327,8 +328,10 @@ export function consentService(deps: ConsentServiceDeps) {
       }
       const button = optinConfirmButton(template.language).text
       const request = { accountId, contactId, templateId: template.id, language: template.language, buttonText: button }
-      // the button is known before the send: a press arriving before this job finishes still matches
-      await repo.upsertChatRequest(db, { ...request, state: 'queued', updatedAt: clock.now() })
+      // queued → sending before the provider call: a second run of this job sends nothing; the button is known
+      // before the send, so a press arriving before this job finishes still matches
+      const change = { templateId: template.id, language: template.language, buttonText: button }
+      if (!(await repo.claimChatRequest(db, accountId, contactId, { ...change, updatedAt: clock.now() }))) return
       let outcome: Awaited<ReturnType<ChannelsService['sendTemplate']>>
       try {
         outcome = await deps.channels.sendTemplate(

@@ -16,7 +16,7 @@ export const consentSettings = pgTable('consent_settings', {
   updatedAt: at('updated_at').notNull().defaultNow(),
 })
 
-export const CHAT_OPTIN_STATES = ['queued', 'sent', 'no_template', 'failed'] as const
+export const CHAT_OPTIN_STATES = ['queued', 'sending', 'sent', 'no_template', 'failed'] as const
 
 /**
  * The chat double opt-in of a contact in progress: whether the confirmation template went out, and the confirm

@@ -222,6 +222,16 @@ describe('chat double opt-in through the sandbox', () => {
     assert.equal((await contactOf(account, contactId)).optin_chat, 'opted_out')
   })
 
+  test('a second run of the confirmation job (a lost lease) sends nothing', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: nextPhone(), text: 'START' })
+    const contactId = (await lastInbound(account)).contact_id
+    await harness.jobs?.drain()
+    assert.equal((await chatOutbox(account)).length, 1)
+    await consentServiceFor(harness).sendChatConfirmation(account.accountId, contactId)
+    assert.equal((await chatOutbox(account)).length, 1)
+  })
+
   test('a keyword inside a sentence is no keyword', async () => {
     const account = await sandboxAccount()
     await inbound(account, { from: nextPhone(), text: 'Bitte START ich will mehr wissen' })
