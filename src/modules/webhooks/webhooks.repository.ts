@@ -190,3 +190,142 @@ export async function dropPendingDeliveries(
 export async function insertAttempt(tx: Db, row: typeof webhookDeliveryAttempts.$inferInsert): Promise<void> {
   await tx.insert(webhookDeliveryAttempts).values(row)
 }
+
+/** Events of one dispatch batch, by id. Accounts and ids are matched pairwise by the caller. */
+export function findEvents(db: Db, accountIds: string[], eventIds: string[]): Promise<EventRow[]> {
+  if (eventIds.length === 0) return Promise.resolve([])
+  return db
+    .select()
+    .from(events)
+    .where(and(inArray(events.accountId, accountIds), inArray(events.id, eventIds)))
+}
+
+/** The enabled subscriptions of these accounts, for a dispatch batch to match against each event's name. */
+export function enabledSubscriptions(db: Db, accountIds: string[]): Promise<SubscriptionRow[]> {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inArray(webhookSubscriptions.accountId, accountIds), eq(webhookSubscriptions.status, 'enabled')))
+}
+
+export interface DeliveryToAttempt {
+  delivery: DeliveryRow
+  subscription: SubscriptionRow | null
+  event: EventRow | null
+}
+
+/** Each delivery with its subscription and event, for a batch of jobs in one query; the key is `account:id`. */
+export async function loadDeliveries(
+  db: Db,
+  refs: Array<{ accountId: string; deliveryId: string }>,
+): Promise<Map<string, DeliveryToAttempt>> {
+  const found = await db
+    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+    .from(webhookDeliveries)
+    .leftJoin(
+      webhookSubscriptions,
+      and(
+        eq(webhookSubscriptions.accountId, webhookDeliveries.accountId),
+        eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId),
+      ),
+    )
+    .leftJoin(events, and(eq(events.accountId, webhookDeliveries.accountId), eq(events.id, webhookDeliveries.eventId)))
+    .where(
+      and(
+        inArray(webhookDeliveries.accountId, [...new Set(refs.map((r) => r.accountId))]),
+        inArray(
+          webhookDeliveries.id,
+          refs.map((r) => r.deliveryId),
+        ),
+      ),
+    )
+  return new Map(found.map((row) => [`${row.delivery.accountId}:${row.delivery.id}`, row]))
+}
+
+/** Locks subscriptions in key order, so batches and single attempts touching the same ones never deadlock. */
+export async function lockSubscriptions(
+  tx: Db,
+  refs: Array<{ accountId: string; subscriptionId: string }>,
+): Promise<void> {
+  const keys = JSON.stringify(refs.map((r) => ({ account_id: r.accountId, id: r.subscriptionId })))
+  await tx.execute(sql`
+    SELECT 1 FROM webhook_subscriptions s
+    WHERE (s.account_id, s.id) IN (
+      SELECT k.account_id, k.id FROM jsonb_to_recordset(${keys}::jsonb) AS k(account_id uuid, id uuid))
+    ORDER BY s.account_id, s.id
+    FOR UPDATE OF s`)
+}
+
+export interface SucceededAttempt {
+  accountId: string
+  jobId: string
+  leaseToken: string
+  attemptId: string
+  deliveryId: string
+  subscriptionId: string
+  eventId: string
+  eventName: string
+  attempt: number
+  attemptedAt: Date
+  durationMs: number
+  statusCode: number
+}
+
+/**
+ * Records successful attempts in one statement: each attempt row, its delivery as succeeded, its subscription's
+ * failure streak reset, and its job finished. Only jobs still held (lease token matches) are recorded; the ids
+ * of those are returned. Call it after lockSubscriptions in the same transaction.
+ */
+export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now: Date): Promise<Set<string>> {
+  const input = JSON.stringify(
+    attempts.map((a) => ({
+      account_id: a.accountId,
+      job_id: a.jobId,
+      lease_token: a.leaseToken,
+      attempt_id: a.attemptId,
+      delivery_id: a.deliveryId,
+      subscription_id: a.subscriptionId,
+      event_id: a.eventId,
+      event_name: a.eventName,
+      attempt: a.attempt,
+      attempted_at: a.attemptedAt.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+    })),
+  )
+  const result = await tx.execute(sql`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS r(account_id uuid, job_id uuid, lease_token uuid,
+        attempt_id uuid, delivery_id uuid, subscription_id uuid, event_id uuid, event_name text, attempt int,
+        attempted_at timestamptz, duration_ms int, status_code int)
+    ),
+    done AS (
+      DELETE FROM jobs j USING input i
+      WHERE j.account_id = i.account_id AND j.id = i.job_id AND j.lease_token = i.lease_token AND j.state = 'running'
+      RETURNING j.account_id, j.id
+    ),
+    held AS (
+      SELECT i.* FROM input i
+      JOIN done d ON d.account_id = i.account_id AND d.id = i.job_id
+      JOIN webhook_subscriptions s ON s.account_id = i.account_id AND s.id = i.subscription_id
+    ),
+    attempts AS (
+      INSERT INTO ${webhookDeliveryAttempts} (account_id, id, subscription_id, delivery_id, event_id, event_name,
+        attempt, attempted_at, duration_ms, status_code, error, succeeded, delivery_state, next_attempt_at)
+      SELECT account_id, attempt_id, subscription_id, delivery_id, event_id, event_name, attempt, attempted_at,
+        duration_ms, status_code, NULL, true, 'succeeded', NULL
+      FROM held
+    ),
+    deliveries AS (
+      UPDATE ${webhookDeliveries} w SET attempts = h.attempt, state = 'succeeded', next_attempt_at = NULL,
+        finished_at = ${now.toISOString()}::timestamptz
+      FROM held h WHERE w.account_id = h.account_id AND w.id = h.delivery_id
+    ),
+    healthy AS (
+      UPDATE ${webhookSubscriptions} s SET consecutive_failures = 0
+      FROM (SELECT DISTINCT account_id, subscription_id FROM held) h
+      WHERE s.account_id = h.account_id AND s.id = h.subscription_id AND s.consecutive_failures <> 0
+    )
+    SELECT id FROM done`)
+  return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((row) => row.id))
+}

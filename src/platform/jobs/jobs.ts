@@ -152,7 +152,8 @@ export async function claimJobs(
       unkeyed AS (
         SELECT j.account_id, j.id, j.run_at FROM jobs j
         WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key IS NULL AND j.run_at <= ${nowSql}
-        ORDER BY j.run_at, j.id
+        -- the key (NULL throughout) leads the order so the planner reads jobs_queued_key_idx in order, no sort
+        ORDER BY j.concurrency_key, j.run_at, j.id
         LIMIT ${options.limit}
       ),
       picked AS (
@@ -181,6 +182,25 @@ async function updateHeld(tx: Db, job: ClaimedJob, change: SQL | null): Promise<
 /** Finishes a job (deletes it). Call it in the transaction that records the job's effect. */
 export function completeJob(tx: Db, job: ClaimedJob): Promise<void> {
   return updateHeld(tx, job, null)
+}
+
+/**
+ * Finishes many jobs in one statement (a handler that settles a batch). Throws LeaseLostError, for the first lost
+ * one, if any of them is no longer held, so the caller's transaction writes nothing for the batch.
+ */
+export async function completeJobs(tx: Db, jobs: ClaimedJob[]): Promise<void> {
+  if (jobs.length === 0) return
+  const held = JSON.stringify(
+    jobs.map((job) => ({ account_id: job.accountId, id: job.id, lease_token: job.leaseToken })),
+  )
+  const result = await tx.execute(sql`
+    DELETE FROM jobs USING jsonb_to_recordset(${held}::jsonb) AS h(account_id uuid, id uuid, lease_token uuid)
+    WHERE jobs.account_id = h.account_id AND jobs.id = h.id AND jobs.lease_token = h.lease_token
+      AND jobs.state = 'running'
+    RETURNING jobs.id`)
+  const done = new Set(rows<{ id: string }>(result).map((row) => row.id))
+  const lost = jobs.find((job) => !done.has(job.id))
+  if (lost) throw new LeaseLostError(lost)
 }
 
 /** Puts a job back to run again at `runAt`. */

@@ -48,6 +48,13 @@ export interface JobRunnerOptions {
 }
 
 const BACKOFF_BASE_MS = 5_000
+/**
+ * The timer for future work is recomputed at most this often: under a burst every finished job ends a claim round,
+ * and a query per round was a third of the statements per webhook delivery on the single-connection PGlite. Work
+ * due now never waits for it (NOTIFY and finishing jobs wake the runner); a job due in less than this may start
+ * up to this much late.
+ */
+const SCHEDULE_MIN_INTERVAL_MS = 200
 const BACKOFF_MAX_MS = 60 * 60 * 1000
 
 export function backoffAfter(attempts: number): number {
@@ -66,6 +73,9 @@ export class JobRunner {
   #again = false
   #stopped = true
   #timer: NodeJS.Timeout | null = null
+  /** a recomputation of the timer held back by SCHEDULE_MIN_INTERVAL_MS */
+  #scheduleLater: NodeJS.Timeout | null = null
+  #scheduledAt = Number.NEGATIVE_INFINITY
   #heartbeat: NodeJS.Timeout | null = null
   #unlisten: (() => Promise<void>) | null = null
   #idleWaiters: Array<() => void> = []
@@ -101,6 +111,8 @@ export class JobRunner {
     if (this.#stopped) return
     this.#stopped = true
     if (this.#timer) clearTimeout(this.#timer)
+    if (this.#scheduleLater) clearTimeout(this.#scheduleLater)
+    this.#scheduleLater = null
     await this.#pumping
     const running = Promise.allSettled([...this.#running.values()].map((r) => r.done))
     await Promise.race([running, new Promise((resolve) => setTimeout(resolve, graceMs).unref())])
@@ -202,10 +214,20 @@ export class JobRunner {
   }
 
   async #schedule(): Promise<void> {
-    if (this.#stopped) return
-    if (this.#timer) clearTimeout(this.#timer)
+    if (this.#stopped || this.#scheduleLater) return
+    const wait = this.#scheduledAt + SCHEDULE_MIN_INTERVAL_MS - performance.now()
+    if (wait > 0) {
+      this.#scheduleLater = setTimeout(() => {
+        this.#scheduleLater = null
+        this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
+      }, wait)
+      this.#scheduleLater.unref()
+      return
+    }
+    this.#scheduledAt = performance.now()
     const due = await nextDueAt(this.#options.database.orm, this.#options.clock, this.#queues)
     if (this.#stopped) return
+    if (this.#timer) clearTimeout(this.#timer)
     const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
     const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
     this.#timer = setTimeout(() => {
