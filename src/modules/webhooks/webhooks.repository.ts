@@ -242,20 +242,6 @@ export async function loadDeliveries(
   return new Map(found.map((row) => [`${row.delivery.accountId}:${row.delivery.id}`, row]))
 }
 
-/** Locks subscriptions in key order, so batches and single attempts touching the same ones never deadlock. */
-export async function lockSubscriptions(
-  tx: Db,
-  refs: Array<{ accountId: string; subscriptionId: string }>,
-): Promise<void> {
-  const keys = JSON.stringify(refs.map((r) => ({ account_id: r.accountId, id: r.subscriptionId })))
-  await tx.execute(sql`
-    SELECT 1 FROM webhook_subscriptions s
-    WHERE (s.account_id, s.id) IN (
-      SELECT k.account_id, k.id FROM jsonb_to_recordset(${keys}::jsonb) AS k(account_id uuid, id uuid))
-    ORDER BY s.account_id, s.id
-    FOR UPDATE OF s`)
-}
-
 export interface SucceededAttempt {
   accountId: string
   jobId: string
@@ -272,9 +258,12 @@ export interface SucceededAttempt {
 }
 
 /**
- * Records successful attempts in one statement: each attempt row, its delivery as succeeded, its subscription's
- * failure streak reset, and its job finished. Only jobs still held (lease token matches) are recorded; the ids
- * of those are returned. Call it after lockSubscriptions in the same transaction.
+ * Records successful attempts in one statement, atomic on its own: each attempt row, its delivery as succeeded, its
+ * subscription's failure streak reset, and its job finished. Only jobs still held (lease token matches) are
+ * recorded; the ids of those are returned. A subscription row is locked only when its streak is reset, so
+ * successes need no lock of their own; if this ever meets a failure that is disabling the same subscription
+ * (deadlock) or a subscription deleted under it, the statement fails as a whole and the caller records each
+ * attempt on its own.
  */
 export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now: Date): Promise<Set<string>> {
   const input = JSON.stringify(

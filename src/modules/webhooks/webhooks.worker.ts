@@ -124,10 +124,7 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
   })
   const recordSuccess = groupCommit(async (batch: Array<{ attempt: repository.SucceededAttempt; db: Db }>) => {
     const attempts = batch.map((b) => b.attempt)
-    const recorded = await batch[0].db.transaction(async (tx) => {
-      await repository.lockSubscriptions(tx, attempts)
-      return repository.recordSuccesses(tx, attempts, deps.clock.now())
-    })
+    const recorded = await repository.recordSuccesses(batch[0].db, attempts, deps.clock.now())
     return attempts.map((a) => recorded.has(a.jobId))
   })
 

@@ -94,7 +94,8 @@ function toClaimed(row: JobRow): ClaimedJob {
  * Keyed jobs are found key by key (a skip scan over the distinct keys with queued work, then at most the key's
  * free slots from each), so thousands of jobs waiting on one busy key cost one index probe, not a scan. Claims of
  * one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count exact across
- * worker processes.
+ * worker processes. The statement lives in the database function herold_claim_jobs, whose plan is cached: planning it
+ * on every call cost more than running it on PGlite.
  */
 export async function claimJobs(
   db: Db,
@@ -121,51 +122,11 @@ export async function claimJobs(
         UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
         WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
     }
+    // herold_claim_jobs (migration 0010_jobs_claim) keeps its plan across calls
     const result = await tx.execute(sql`
-      WITH RECURSIVE keys AS (
-        (SELECT concurrency_key FROM jobs
-          WHERE queue = ${queue} AND state = 'queued' AND concurrency_key IS NOT NULL
-          ORDER BY concurrency_key LIMIT 1)
-        UNION ALL
-        SELECT (SELECT j.concurrency_key FROM jobs j
-                 WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key > k.concurrency_key
-                 ORDER BY j.concurrency_key LIMIT 1)
-        FROM keys k WHERE k.concurrency_key IS NOT NULL
-      ),
-      busy AS (
-        SELECT concurrency_key, count(*)::int AS n FROM jobs
-        WHERE queue = ${queue} AND state = 'running' AND concurrency_key IS NOT NULL
-        GROUP BY concurrency_key
-      ),
-      keyed AS (
-        SELECT c.account_id, c.id, c.run_at FROM keys k
-        LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
-        CROSS JOIN LATERAL (
-          SELECT j.account_id, j.id, j.run_at FROM jobs j
-          WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key = k.concurrency_key
-            AND j.run_at <= ${nowSql}
-          ORDER BY j.run_at, j.id
-          LIMIT greatest(0, ${options.perKey}::int - coalesce(b.n, 0))
-        ) c
-        WHERE k.concurrency_key IS NOT NULL
-      ),
-      unkeyed AS (
-        SELECT j.account_id, j.id, j.run_at FROM jobs j
-        WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key IS NULL AND j.run_at <= ${nowSql}
-        -- the key (NULL throughout) leads the order so the planner reads jobs_queued_key_idx in order, no sort
-        ORDER BY j.concurrency_key, j.run_at, j.id
-        LIMIT ${options.limit}
-      ),
-      picked AS (
-        SELECT account_id, id FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) due
-        ORDER BY run_at, id
-        LIMIT ${options.limit}
-      )
-      UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
-        locked_until = ${until.toISOString()}::timestamptz, updated_at = ${nowSql}
-      FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id AND jobs.state = 'queued'
-      RETURNING jobs.account_id, jobs.id, jobs.queue, jobs.payload, jobs.concurrency_key, jobs.attempts,
-        jobs.run_at, jobs.created_at, jobs.lease_token`)
+      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
+      FROM herold_claim_jobs(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
+        ${until.toISOString()}::timestamptz)`)
     return rows<JobRow>(result).map(toClaimed)
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)

@@ -1,1 +1,0 @@
-CREATE INDEX "jobs_queued_key_idx" ON "jobs" USING btree ("queue","concurrency_key","run_at","id") WHERE state = 'queued';
