@@ -142,10 +142,20 @@ export function subscribersOf(db: Db, accountId: string, eventName: string): Pro
     )
 }
 
+/** Rows per INSERT: eight bound parameters each stay well under PostgreSQL's 65,535 per statement. */
+const INSERT_CHUNK = 5_000
+
 /** Inserts the deliveries an event owes; ones that already exist (a re-run dispatch) are skipped. */
-export function insertDeliveries(tx: Db, rows: (typeof webhookDeliveries.$inferInsert)[]): Promise<DeliveryRow[]> {
-  if (rows.length === 0) return Promise.resolve([])
-  return tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning()
+export async function insertDeliveries(
+  tx: Db,
+  rows: (typeof webhookDeliveries.$inferInsert)[],
+): Promise<DeliveryRow[]> {
+  const created: DeliveryRow[] = []
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const chunk = rows.slice(start, start + INSERT_CHUNK)
+    created.push(...(await tx.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning()))
+  }
+  return created
 }
 
 export async function findDelivery(db: Db, accountId: string, id: string): Promise<DeliveryRow | null> {
@@ -282,39 +292,9 @@ export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now:
       status_code: a.statusCode,
     })),
   )
-  const result = await tx.execute(sql`
-    WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS r(account_id uuid, job_id uuid, lease_token uuid,
-        attempt_id uuid, delivery_id uuid, subscription_id uuid, event_id uuid, event_name text, attempt int,
-        attempted_at timestamptz, duration_ms int, status_code int)
-    ),
-    done AS (
-      DELETE FROM jobs j USING input i
-      WHERE j.account_id = i.account_id AND j.id = i.job_id AND j.lease_token = i.lease_token AND j.state = 'running'
-      RETURNING j.account_id, j.id
-    ),
-    held AS (
-      SELECT i.* FROM input i
-      JOIN done d ON d.account_id = i.account_id AND d.id = i.job_id
-      JOIN webhook_subscriptions s ON s.account_id = i.account_id AND s.id = i.subscription_id
-    ),
-    attempts AS (
-      INSERT INTO ${webhookDeliveryAttempts} (account_id, id, subscription_id, delivery_id, event_id, event_name,
-        attempt, attempted_at, duration_ms, status_code, error, succeeded, delivery_state, next_attempt_at)
-      SELECT account_id, attempt_id, subscription_id, delivery_id, event_id, event_name, attempt, attempted_at,
-        duration_ms, status_code, NULL, true, 'succeeded', NULL
-      FROM held
-    ),
-    deliveries AS (
-      UPDATE ${webhookDeliveries} w SET attempts = h.attempt, state = 'succeeded', next_attempt_at = NULL,
-        finished_at = ${now.toISOString()}::timestamptz
-      FROM held h WHERE w.account_id = h.account_id AND w.id = h.delivery_id
-    ),
-    healthy AS (
-      UPDATE ${webhookSubscriptions} s SET consecutive_failures = 0
-      FROM (SELECT DISTINCT account_id, subscription_id FROM held) h
-      WHERE s.account_id = h.account_id AND s.id = h.subscription_id AND s.consecutive_failures <> 0
-    )
-    SELECT id FROM done`)
+  // herold_record_webhook_successes (migration 0010_batched_delivery) keeps its plan across calls
+  const result = await tx.execute(
+    sql`SELECT id FROM herold_record_webhook_successes(${input}::jsonb, ${now.toISOString()}::timestamptz) AS id`,
+  )
   return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((row) => row.id))
 }

@@ -50,16 +50,27 @@ export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | Enqueu
   if (list.length === 0) return []
   const now = clock.now()
   const values = list.map((job) => ({ ...job, id: randomUUID(), runAt: job.runAt ?? now }))
-  const tuples = values.map(
-    (job) =>
-      sql`(${job.accountId}, ${job.id}, ${job.queue}, ${JSON.stringify(job.payload)}::jsonb, ${job.concurrencyKey ?? null}, ${job.runAt.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+  // One JSON parameter for all rows: no limit of 65,535 bound parameters on a large fan-out, and cheaper to build.
+  const rowsJson = JSON.stringify(
+    values.map((job) => ({
+      account_id: job.accountId,
+      id: job.id,
+      queue: job.queue,
+      payload: job.payload,
+      concurrency_key: job.concurrencyKey ?? null,
+      run_at: job.runAt.toISOString(),
+    })),
   )
-  await tx.execute(
-    sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at) VALUES ${sql.join(tuples, sql`, `)}`,
-  )
-  for (const queue of new Set(values.map((job) => job.queue))) {
-    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue})`)
-  }
+  // the insert and one NOTIFY per queue in one statement
+  await tx.execute(sql`
+    WITH added AS (
+      INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+      SELECT r.account_id, r.id, r.queue, r.payload, r.concurrency_key, r.run_at, ${now.toISOString()}::timestamptz
+      FROM jsonb_to_recordset(${rowsJson}::jsonb)
+        AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz)
+      RETURNING queue
+    )
+    SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (SELECT DISTINCT queue FROM added) q`)
   return values.map((job) => job.id)
 }
 
@@ -122,7 +133,7 @@ export async function claimJobs(
         UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
         WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
     }
-    // herold_claim_jobs (migration 0010_jobs_claim) keeps its plan across calls
+    // herold_claim_jobs (migration 0010_batched_delivery) keeps its plan across calls
     const result = await tx.execute(sql`
       SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
       FROM herold_claim_jobs(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},

@@ -52,3 +52,49 @@ BEGIN
   RETURNING jobs.*;
 END
 $$;
+--> statement-breakpoint
+-- recordSuccesses of src/modules/webhooks/webhooks.repository.ts, with a cached plan for the same reason: one
+-- call records a batch of successful webhook attempts (attempt rows, deliveries succeeded, failure streaks reset,
+-- jobs finished if still held) and returns the ids of the jobs it finished.
+CREATE OR REPLACE FUNCTION herold_record_webhook_successes(p_input jsonb, p_now timestamptz)
+RETURNS SETOF uuid
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN QUERY
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset(p_input) AS r(account_id uuid, job_id uuid, lease_token uuid,
+      attempt_id uuid, delivery_id uuid, subscription_id uuid, event_id uuid, event_name text, attempt int,
+      attempted_at timestamptz, duration_ms int, status_code int)
+  ),
+  done AS (
+    DELETE FROM jobs j USING input i
+    WHERE j.account_id = i.account_id AND j.id = i.job_id AND j.lease_token = i.lease_token AND j.state = 'running'
+    RETURNING j.account_id, j.id
+  ),
+  held AS (
+    SELECT i.* FROM input i
+    JOIN done d ON d.account_id = i.account_id AND d.id = i.job_id
+    JOIN webhook_subscriptions s ON s.account_id = i.account_id AND s.id = i.subscription_id
+  ),
+  attempts AS (
+    INSERT INTO webhook_delivery_attempts (account_id, id, subscription_id, delivery_id, event_id, event_name,
+      attempt, attempted_at, duration_ms, status_code, error, succeeded, delivery_state, next_attempt_at)
+    SELECT h.account_id, h.attempt_id, h.subscription_id, h.delivery_id, h.event_id, h.event_name, h.attempt,
+      h.attempted_at, h.duration_ms, h.status_code, NULL, true, 'succeeded', NULL
+    FROM held h
+  ),
+  deliveries AS (
+    UPDATE webhook_deliveries w SET attempts = h.attempt, state = 'succeeded', next_attempt_at = NULL,
+      finished_at = p_now
+    FROM held h WHERE w.account_id = h.account_id AND w.id = h.delivery_id
+  ),
+  healthy AS (
+    UPDATE webhook_subscriptions s SET consecutive_failures = 0
+    FROM (SELECT DISTINCT h.account_id, h.subscription_id FROM held h) h
+    WHERE s.account_id = h.account_id AND s.id = h.subscription_id AND s.consecutive_failures <> 0
+  )
+  SELECT d.id FROM done d;
+END
+$$;
