@@ -50,9 +50,9 @@ export interface JobRunnerOptions {
 const BACKOFF_BASE_MS = 5_000
 /**
  * The timer for future work is recomputed at most this often: under a burst every finished job ends a claim round,
- * and a query per round was a third of the statements per webhook delivery on the single-connection PGlite. Work
- * due now never waits for it (NOTIFY and finishing jobs wake the runner); a job due in less than this may start
- * up to this much late.
+ * and querying after each round added a statement per delivery on the single-connection PGlite. Work due now never
+ * waits for it (NOTIFY and finishing jobs wake the runner); a job due in less than this may start up to this much
+ * late.
  */
 const SCHEDULE_MIN_INTERVAL_MS = 200
 /**
