@@ -139,6 +139,35 @@ describe('delivery (section 6)', () => {
     assert.ok(got.every((g) => g.verified))
   })
 
+  test('events committed while no worker runs are dispatched and delivered in batches: each once, each recorded', async () => {
+    const account = await createTestAccount(harness)
+    const first = await receiver()
+    const second = await receiver()
+    const firstId = await subscribe(account, first)
+    const secondId = await subscribe(account, second)
+    await harness.jobs!.stop()
+    const events: string[] = []
+    try {
+      for (let i = 0; i < 40; i++) events.push((await emit(account, 'contact.created', contactData(i))).wireId)
+    } finally {
+      await harness.jobs!.start()
+    }
+    await harness.jobs!.drain()
+    for (const [target, id] of [
+      [first, firstId],
+      [second, secondId],
+    ] as const) {
+      assert.deepEqual(new Set(target.received.map((r) => r.deliveryId)), new Set(events))
+      assert.equal(target.received.length, 40, 'each event once')
+      assert.ok(target.received.every((r) => r.verified))
+      const history = await attempts(account, id)
+      assert.equal(history.length, 40)
+      assert.ok(history.every((a) => a.succeeded && a.attempt === 1 && a.delivery_state === 'succeeded'))
+    }
+    const left = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1', [account.accountId])
+    assert.equal(left.length, 0, 'every dispatch and delivery job is finished')
+  })
+
   test('each event name is delivered with its own data, only to subscriptions that want it', async () => {
     const account = await createTestAccount(harness)
     const messages = await receiver()

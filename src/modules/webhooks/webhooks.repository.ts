@@ -142,10 +142,20 @@ export function subscribersOf(db: Db, accountId: string, eventName: string): Pro
     )
 }
 
+/** Rows per INSERT: eight bound parameters each stay well under PostgreSQL's 65,535 per statement. */
+const INSERT_CHUNK = 5_000
+
 /** Inserts the deliveries an event owes; ones that already exist (a re-run dispatch) are skipped. */
-export function insertDeliveries(tx: Db, rows: (typeof webhookDeliveries.$inferInsert)[]): Promise<DeliveryRow[]> {
-  if (rows.length === 0) return Promise.resolve([])
-  return tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning()
+export async function insertDeliveries(
+  tx: Db,
+  rows: (typeof webhookDeliveries.$inferInsert)[],
+): Promise<DeliveryRow[]> {
+  const created: DeliveryRow[] = []
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const chunk = rows.slice(start, start + INSERT_CHUNK)
+    created.push(...(await tx.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning()))
+  }
+  return created
 }
 
 export async function findDelivery(db: Db, accountId: string, id: string): Promise<DeliveryRow | null> {
@@ -189,4 +199,102 @@ export async function dropPendingDeliveries(
 
 export async function insertAttempt(tx: Db, row: typeof webhookDeliveryAttempts.$inferInsert): Promise<void> {
   await tx.insert(webhookDeliveryAttempts).values(row)
+}
+
+/** Events of one dispatch batch, by id. Accounts and ids are matched pairwise by the caller. */
+export function findEvents(db: Db, accountIds: string[], eventIds: string[]): Promise<EventRow[]> {
+  if (eventIds.length === 0) return Promise.resolve([])
+  return db
+    .select()
+    .from(events)
+    .where(and(inArray(events.accountId, accountIds), inArray(events.id, eventIds)))
+}
+
+/** The enabled subscriptions of these accounts, for a dispatch batch to match against each event's name. */
+export function enabledSubscriptions(db: Db, accountIds: string[]): Promise<SubscriptionRow[]> {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inArray(webhookSubscriptions.accountId, accountIds), eq(webhookSubscriptions.status, 'enabled')))
+}
+
+export interface DeliveryToAttempt {
+  delivery: DeliveryRow
+  subscription: SubscriptionRow | null
+  event: EventRow | null
+}
+
+/** Each delivery with its subscription and event, for a batch of jobs in one query; the key is `account:id`. */
+export async function loadDeliveries(
+  db: Db,
+  refs: Array<{ accountId: string; deliveryId: string }>,
+): Promise<Map<string, DeliveryToAttempt>> {
+  const found = await db
+    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+    .from(webhookDeliveries)
+    .leftJoin(
+      webhookSubscriptions,
+      and(
+        eq(webhookSubscriptions.accountId, webhookDeliveries.accountId),
+        eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId),
+      ),
+    )
+    .leftJoin(events, and(eq(events.accountId, webhookDeliveries.accountId), eq(events.id, webhookDeliveries.eventId)))
+    .where(
+      and(
+        inArray(webhookDeliveries.accountId, [...new Set(refs.map((r) => r.accountId))]),
+        inArray(
+          webhookDeliveries.id,
+          refs.map((r) => r.deliveryId),
+        ),
+      ),
+    )
+  return new Map(found.map((row) => [`${row.delivery.accountId}:${row.delivery.id}`, row]))
+}
+
+export interface SucceededAttempt {
+  accountId: string
+  jobId: string
+  leaseToken: string
+  attemptId: string
+  deliveryId: string
+  subscriptionId: string
+  eventId: string
+  eventName: string
+  attempt: number
+  attemptedAt: Date
+  durationMs: number
+  statusCode: number
+}
+
+/**
+ * Records successful attempts in one statement, atomic on its own: each attempt row, its delivery as succeeded, its
+ * subscription's failure streak reset, and its job finished. Only jobs still held (lease token matches) are
+ * recorded; the ids of those are returned. A subscription row is locked only when its streak is reset, so
+ * successes need no lock of their own; if this ever meets a failure that is disabling the same subscription
+ * (deadlock) or a subscription deleted under it, the statement fails as a whole and the caller records each
+ * attempt on its own.
+ */
+export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now: Date): Promise<Set<string>> {
+  const input = JSON.stringify(
+    attempts.map((a) => ({
+      account_id: a.accountId,
+      job_id: a.jobId,
+      lease_token: a.leaseToken,
+      attempt_id: a.attemptId,
+      delivery_id: a.deliveryId,
+      subscription_id: a.subscriptionId,
+      event_id: a.eventId,
+      event_name: a.eventName,
+      attempt: a.attempt,
+      attempted_at: a.attemptedAt.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+    })),
+  )
+  // herold_record_webhook_successes (migration 0010_batched_delivery) keeps its plan across calls
+  const result = await tx.execute(
+    sql`SELECT id FROM herold_record_webhook_successes(${input}::jsonb, ${now.toISOString()}::timestamptz) AS id`,
+  )
+  return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((row) => row.id))
 }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import type { Db } from '../db/client.ts'
-import { type ClaimedJob, claimJobs, completeJob, enqueue, LeaseLostError } from './jobs.ts'
+import { type ClaimedJob, claimJobs, completeJob, completeJobs, enqueue, LeaseLostError } from './jobs.ts'
 import { type JobHandlers, JobRunner } from './runner.ts'
 
 let harness: Harness
@@ -77,6 +77,50 @@ describe('durable jobs', () => {
         throw new Error('the change failed')
       }),
     )
+    assert.deepEqual(await jobRows(queue), [])
+  })
+
+  test('a fan-out of more jobs than a statement has bound parameters is enqueued at once', async () => {
+    const queue = queueName('fanout')
+    const count = 12_000
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: count }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: `k${i % 3}` })),
+      ),
+    )
+    const [row] = await harness.database.query<{ n: number; keys: number }>(
+      "SELECT count(*)::int AS n, count(DISTINCT concurrency_key)::int AS keys FROM jobs WHERE queue = $1 AND state = 'queued'",
+      [queue],
+    )
+    assert.deepEqual(row, { n: count, keys: 3 })
+    await harness.database.query('DELETE FROM jobs WHERE queue = $1', [queue])
+  })
+
+  test('completeJobs finishes a batch, or nothing of it when one lease was lost', async () => {
+    const queue = queueName('batch')
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: 3 }, () => ({ accountId, queue, payload: {} })),
+      ),
+    )
+    const claimed = await claimJobs(harness.database.orm, harness.clock, {
+      queue,
+      limit: 3,
+      perKey: 1,
+      leaseMs: 30_000,
+    })
+    assert.equal(claimed.length, 3)
+    const stale = { ...claimed[0], leaseToken: crypto.randomUUID() }
+    await assert.rejects(
+      harness.database.orm.transaction((tx) => completeJobs(tx, [stale, claimed[1], claimed[2]])),
+      LeaseLostError,
+    )
+    assert.equal((await jobRows(queue)).length, 3, 'the failed batch finished none')
+    await harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
     assert.deepEqual(await jobRows(queue), [])
   })
 

@@ -50,16 +50,27 @@ export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | Enqueu
   if (list.length === 0) return []
   const now = clock.now()
   const values = list.map((job) => ({ ...job, id: randomUUID(), runAt: job.runAt ?? now }))
-  const tuples = values.map(
-    (job) =>
-      sql`(${job.accountId}, ${job.id}, ${job.queue}, ${JSON.stringify(job.payload)}::jsonb, ${job.concurrencyKey ?? null}, ${job.runAt.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+  // One JSON parameter for all rows: no limit of 65,535 bound parameters on a large fan-out, and cheaper to build.
+  const rowsJson = JSON.stringify(
+    values.map((job) => ({
+      account_id: job.accountId,
+      id: job.id,
+      queue: job.queue,
+      payload: job.payload,
+      concurrency_key: job.concurrencyKey ?? null,
+      run_at: job.runAt.toISOString(),
+    })),
   )
-  await tx.execute(
-    sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at) VALUES ${sql.join(tuples, sql`, `)}`,
-  )
-  for (const queue of new Set(values.map((job) => job.queue))) {
-    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue})`)
-  }
+  // the insert and one NOTIFY per queue in one statement
+  await tx.execute(sql`
+    WITH added AS (
+      INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+      SELECT r.account_id, r.id, r.queue, r.payload, r.concurrency_key, r.run_at, ${now.toISOString()}::timestamptz
+      FROM jsonb_to_recordset(${rowsJson}::jsonb)
+        AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz)
+      RETURNING queue
+    )
+    SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (SELECT DISTINCT queue FROM added) q`)
   return values.map((job) => job.id)
 }
 
@@ -94,7 +105,8 @@ function toClaimed(row: JobRow): ClaimedJob {
  * Keyed jobs are found key by key (a skip scan over the distinct keys with queued work, then at most the key's
  * free slots from each), so thousands of jobs waiting on one busy key cost one index probe, not a scan. Claims of
  * one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count exact across
- * worker processes.
+ * worker processes. The statement lives in the database function herold_claim_jobs, whose plan is cached: planning it
+ * on every call cost more than running it on PGlite.
  */
 export async function claimJobs(
   db: Db,
@@ -121,50 +133,11 @@ export async function claimJobs(
         UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
         WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
     }
+    // herold_claim_jobs (migration 0010_batched_delivery) keeps its plan across calls
     const result = await tx.execute(sql`
-      WITH RECURSIVE keys AS (
-        (SELECT concurrency_key FROM jobs
-          WHERE queue = ${queue} AND state = 'queued' AND concurrency_key IS NOT NULL
-          ORDER BY concurrency_key LIMIT 1)
-        UNION ALL
-        SELECT (SELECT j.concurrency_key FROM jobs j
-                 WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key > k.concurrency_key
-                 ORDER BY j.concurrency_key LIMIT 1)
-        FROM keys k WHERE k.concurrency_key IS NOT NULL
-      ),
-      busy AS (
-        SELECT concurrency_key, count(*)::int AS n FROM jobs
-        WHERE queue = ${queue} AND state = 'running' AND concurrency_key IS NOT NULL
-        GROUP BY concurrency_key
-      ),
-      keyed AS (
-        SELECT c.account_id, c.id, c.run_at FROM keys k
-        LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
-        CROSS JOIN LATERAL (
-          SELECT j.account_id, j.id, j.run_at FROM jobs j
-          WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key = k.concurrency_key
-            AND j.run_at <= ${nowSql}
-          ORDER BY j.run_at, j.id
-          LIMIT greatest(0, ${options.perKey}::int - coalesce(b.n, 0))
-        ) c
-        WHERE k.concurrency_key IS NOT NULL
-      ),
-      unkeyed AS (
-        SELECT j.account_id, j.id, j.run_at FROM jobs j
-        WHERE j.queue = ${queue} AND j.state = 'queued' AND j.concurrency_key IS NULL AND j.run_at <= ${nowSql}
-        ORDER BY j.run_at, j.id
-        LIMIT ${options.limit}
-      ),
-      picked AS (
-        SELECT account_id, id FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) due
-        ORDER BY run_at, id
-        LIMIT ${options.limit}
-      )
-      UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
-        locked_until = ${until.toISOString()}::timestamptz, updated_at = ${nowSql}
-      FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id AND jobs.state = 'queued'
-      RETURNING jobs.account_id, jobs.id, jobs.queue, jobs.payload, jobs.concurrency_key, jobs.attempts,
-        jobs.run_at, jobs.created_at, jobs.lease_token`)
+      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
+      FROM herold_claim_jobs(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
+        ${until.toISOString()}::timestamptz)`)
     return rows<JobRow>(result).map(toClaimed)
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
@@ -181,6 +154,25 @@ async function updateHeld(tx: Db, job: ClaimedJob, change: SQL | null): Promise<
 /** Finishes a job (deletes it). Call it in the transaction that records the job's effect. */
 export function completeJob(tx: Db, job: ClaimedJob): Promise<void> {
   return updateHeld(tx, job, null)
+}
+
+/**
+ * Finishes many jobs in one statement (a handler that settles a batch). Throws LeaseLostError, for the first lost
+ * one, if any of them is no longer held, so the caller's transaction writes nothing for the batch.
+ */
+export async function completeJobs(tx: Db, jobs: ClaimedJob[]): Promise<void> {
+  if (jobs.length === 0) return
+  const held = JSON.stringify(
+    jobs.map((job) => ({ account_id: job.accountId, id: job.id, lease_token: job.leaseToken })),
+  )
+  const result = await tx.execute(sql`
+    DELETE FROM jobs USING jsonb_to_recordset(${held}::jsonb) AS h(account_id uuid, id uuid, lease_token uuid)
+    WHERE jobs.account_id = h.account_id AND jobs.id = h.id AND jobs.lease_token = h.lease_token
+      AND jobs.state = 'running'
+    RETURNING jobs.id`)
+  const done = new Set(rows<{ id: string }>(result).map((row) => row.id))
+  const lost = jobs.find((job) => !done.has(job.id))
+  if (lost) throw new LeaseLostError(lost)
 }
 
 /** Puts a job back to run again at `runAt`. */
