@@ -35,10 +35,22 @@ export interface IncomingStatus {
   optedOut: boolean
 }
 
+/**
+ * Told, inside applyStatuses' transaction, of every provider status that arrived for a known outbound message (also
+ * the ones that did not move the message: a listener keeps its own forward-only order).
+ */
+export type MessageStatusListener = (
+  tx: Db,
+  accountId: string,
+  updates: Array<{ messageId: string; status: MessageStatus; errorCode: string | null; at: Date }>,
+) => Promise<void>
+
 export interface InboxServiceDeps {
   db: Db
   clock: Clock
   storage: Storage
+  /** modules that follow outbound messages (template send records) */
+  statusListeners?: readonly MessageStatusListener[]
   /** the base of media_url: `${publicUrl}/public/media/` */
   publicUrl: string
 }
@@ -249,9 +261,11 @@ export function inboxService(deps: InboxServiceDeps) {
             ofChannel.map((u) => u.providerMessageId),
           )
           const current = new Map(rows.map((r) => [r.providerMessageId, r]))
+          const heard: Parameters<MessageStatusListener>[2] = []
           for (const update of ofChannel) {
             const row = current.get(update.providerMessageId)
             if (!row) continue
+            heard.push({ messageId: row.id, status: update.status, errorCode: update.errorCode, at: clock.now() })
             if (update.optedOut) {
               await recordOptinChange(tx, clock, {
                 accountId,
@@ -267,6 +281,7 @@ export function inboxService(deps: InboxServiceDeps) {
             current.set(update.providerMessageId, { ...row, status: update.status })
             changed++
           }
+          if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
         }
         return changed
       })

@@ -5,11 +5,28 @@ import { storageFor } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { deleteContactMessages } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
-import { inboxService } from './inbox.service.ts'
+import { inboxService, type MessageStatusListener } from './inbox.service.ts'
+
+const statusListeners: MessageStatusListener[] = []
+
+/** Modules that follow outbound messages register here (from their index.ts) to hear provider statuses. */
+export function onMessageStatus(listener: MessageStatusListener): () => void {
+  statusListeners.push(listener)
+  return () => {
+    const at = statusListeners.indexOf(listener)
+    if (at >= 0) statusListeners.splice(at, 1)
+  }
+}
 
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
 export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
-  return inboxService({ db: database.orm, clock, storage: storageFor(config.dataDir), publicUrl: config.publicUrl })
+  return inboxService({
+    db: database.orm,
+    clock,
+    storage: storageFor(config.dataDir),
+    publicUrl: config.publicUrl,
+    statusListeners,
+  })
 }
 
 export const DELETE_MEDIA_QUEUE = 'inbox.delete_media'
@@ -48,5 +65,5 @@ export const inboxModule: HeroldModule = {
   }),
 }
 
-export type { InboxService, IncomingMessage, IncomingStatus } from './inbox.service.ts'
+export type { InboxService, IncomingMessage, IncomingStatus, MessageStatusListener } from './inbox.service.ts'
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'

@@ -146,4 +146,5 @@ export {
   renderTemplate,
   settableVariables,
   validateVariableValues,
+  valueProblem,
 } from './templates.variables.ts'
