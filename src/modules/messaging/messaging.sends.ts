@@ -340,22 +340,28 @@ export function templateSends(deps: TemplateSendsDeps) {
       if (!found || (found.status !== 'queued' && found.status !== 'sending')) return
       const account = await getAccount(db, job.accountId)
       const checked = found.status === 'queued' ? await recheck(found, account) : null
+      // a final state is written in the same transaction that finishes the job
+      const ended = async (tx: Db) => {
+        await completeJob(tx, job)
+        context.settled()
+        return null
+      }
       const prepared = await db.transaction(async (tx) => {
         const send = await repo.findSend(tx, job.accountId, sendId, { lock: true })
         if (!send) return null
         if (send.status === 'sending') {
           await finish(tx, send, { status: 'failed', reason: 'interrupted', failedAt: clock.now() })
-          return null
+          return ended(tx)
         }
         if (send.status !== 'queued' || !checked) return null
         if (checked.skip !== undefined) {
           await skip(tx, send, checked.skip)
-          return null
+          return ended(tx)
         }
         const month = monthIn(clock.now(), account.timezone)
         if (!(await reserveUnit(tx, job.accountId, month))) {
           await skip(tx, send, 'limit_reached')
-          return null
+          return ended(tx)
         }
         await repo.insertLinks(tx, job.accountId, send.contactId, checked.rendered.links, clock.now())
         await finish(tx, send, {
@@ -399,12 +405,13 @@ export function templateSends(deps: TemplateSendsDeps) {
             },
             token,
           )
+          await ended(tx)
         })
         return
       }
       if (outcome.ok) {
-        await db.transaction((tx) =>
-          finish(
+        await db.transaction(async (tx) => {
+          await finish(
             tx,
             send,
             {
@@ -416,8 +423,9 @@ export function templateSends(deps: TemplateSendsDeps) {
               quotaMonth: null,
             },
             token,
-          ),
-        )
+          )
+          await ended(tx)
+        })
         return
       }
       const error = outcome.error
@@ -462,9 +470,8 @@ export function templateSends(deps: TemplateSendsDeps) {
           },
           token,
         )
-        await completeJob(tx, job)
+        await ended(tx)
       })
-      context.settled()
     },
   }
 }
