@@ -4,7 +4,7 @@
  * per second (the number's configured rate, default 1,000, WhatsApp's highest tier; the default of a connection is 80).
  *
  *   node bench/sends.ts                         embedded PGlite (in memory)
- *   DATABASE_URL=postgres://... node bench/sends.ts
+ *   DATABASE_URL=postgres://... node bench/sends.ts   (runs in a fresh database created beside it, dropped after)
  *   BENCH_SENDS=5000 BENCH_PACE=200 node bench/sends.ts
  *
  * Queueing: the first BENCH_ROUTE_SENDS (default 1,000) go through the service of POST /messages (every check, one
@@ -17,6 +17,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
+import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
@@ -39,8 +40,28 @@ const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_00
 const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
 const BATCH = 1_000
 
+/** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
+async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  if (!base) return { url: undefined, drop: async () => {} }
+  const name = `herold_bench_sends_${Date.now()}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
 async function main() {
-  const databaseUrl = process.env.DATABASE_URL || undefined
+  const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
+  const databaseUrl = fresh.url
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
   await migrate(database)
   const config = loadConfig(
@@ -165,6 +186,7 @@ async function main() {
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
   await database.close()
+  await fresh.drop()
 }
 
 await main()

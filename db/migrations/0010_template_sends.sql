@@ -25,4 +25,5 @@ CREATE TABLE "template_sends" (
 --> statement-breakpoint
 ALTER TABLE "template_sends" ADD CONSTRAINT "template_sends_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "template_sends_contact_idx" ON "template_sends" USING btree ("account_id","contact_id");--> statement-breakpoint
-CREATE INDEX "template_sends_message_idx" ON "template_sends" USING btree ("account_id","message_id") WHERE "template_sends"."message_id" IS NOT NULL;
+CREATE INDEX "template_sends_message_idx" ON "template_sends" USING btree ("account_id","message_id") WHERE "template_sends"."message_id" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "jobs_ready_key_idx" ON "jobs" USING btree ("queue","concurrency_key") WHERE state = 'queued' AND concurrency_key IS NOT NULL;

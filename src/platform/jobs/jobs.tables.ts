@@ -37,6 +37,11 @@ export const jobs = pgTable(
     // The claim scans across accounts by design (one queue for every tenant); these are the exceptions to
     // "account_id leads every index".
     index('jobs_ready_idx').on(t.queue, t.runAt).where(sql`state = 'queued'`),
+    // the claim's skip scan over the keys with queued work: without it, finding the first key scans every queued
+    // keyless job of the queue (13.7 ms per claim at 12,850 queued jobs, growing with the queue)
+    index('jobs_ready_key_idx')
+      .on(t.queue, t.concurrencyKey)
+      .where(sql`state = 'queued' AND concurrency_key IS NOT NULL`),
     index('jobs_running_idx').on(t.queue, t.concurrencyKey, t.lockedUntil).where(sql`state = 'running'`),
   ],
 )
