@@ -6,6 +6,7 @@
  *   node bench/sends.ts                         embedded PGlite (in memory)
  *   DATABASE_URL=postgres://... node bench/sends.ts   (runs in a fresh database created beside it, dropped after)
  *   BENCH_SENDS=5000 BENCH_PACE=200 node bench/sends.ts
+ *   BENCH_SEND_SECONDS=120 node bench/sends.ts    100,000 queued, the rate measured over the first two minutes
  *
  * Queueing: the first BENCH_ROUTE_SENDS (default 1,000) go through the service of POST /messages (every check, one
  * send record and one job per call); the rest are written in batches of 1,000 with the same two writes the route makes
@@ -39,6 +40,8 @@ const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
 const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
 const BATCH = 1_000
+/** stop measuring after this many seconds (the rate is taken over the sends finished so far); default: until done */
+const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_INFINITY)
 
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
 async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
@@ -161,18 +164,18 @@ async function main() {
   const started = performance.now()
   const stop = await workers.start()
   let left = await remaining()
-  while (left > 0) {
+  while (left > 0 && (performance.now() - started) / 1000 < SEND_SECONDS) {
     await new Promise((r) => setTimeout(r, 500))
     left = await remaining()
   }
-  const seconds = (performance.now() - started) / 1000
   await stop()
+  const seconds = (performance.now() - started) / 1000
 
   const outcome = await database.query<{ status: string; n: number }>(
     'SELECT status, count(*)::int AS n FROM template_sends WHERE account_id = $1 GROUP BY status ORDER BY status',
     [account.id],
   )
-  const sent = outcome.filter((o) => o.status !== 'skipped' && o.status !== 'failed').reduce((a, o) => a + o.n, 0)
+  const sent = outcome.filter((o) => ['sent', 'delivered', 'read'].includes(o.status)).reduce((a, o) => a + o.n, 0)
   const rate = sent / seconds
   console.log(`template sends (${database.kind}, ${SENDS} sends to ${CONTACTS} contacts, ${WORKERS} workers)`)
   console.log(
@@ -182,7 +185,9 @@ async function main() {
     `  queued in batches of ${BATCH} (the route's writes): ${SENDS - ROUTE_SENDS} in ${bulkSeconds.toFixed(1)} s = ${((SENDS - ROUTE_SENDS) / Math.max(bulkSeconds, 0.001)).toFixed(0)}/s`,
   )
   console.log(`  outcome: ${outcome.map((o) => `${o.status} ${o.n}`).join(', ')}`)
-  console.log(`  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s`)
+  console.log(
+    `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
+  )
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
   await database.close()
