@@ -39,6 +39,27 @@ export interface TemplateAtProvider {
   buttons?: Array<{ type: 'QUICK_REPLY' | 'URL'; text: string; url?: string }>
 }
 
+/** One template message to one recipient. */
+export interface TemplateMessage {
+  /** E.164 */
+  to: string
+  /** the provider name of the template */
+  name: string
+  language: string
+  /** the body's parameter values, in order of first appearance in the body */
+  parameters: string[]
+  /** for named variables: the name of each body parameter (same order); absent for positional templates */
+  parameterNames?: string[]
+  /** URL button variables: the button's index among the buttons and its value */
+  buttonParameters?: Array<{ index: number; text: string }>
+  /** the template's header image */
+  headerImageUrl?: string | null
+  /** the rendered text as the customer sees it (the sandbox keeps it readable) */
+  text?: string
+  /** our id of this send; handed to the provider (WhatsApp: biz_opaque_callback_data) so it can be traced there */
+  sendId: string
+}
+
 export type TemplateStatus = {
   status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
   reason: string | null
@@ -106,10 +127,7 @@ export interface ChatProvider {
     connection: ChatConnection,
     input: { to: string; contactId: string; text: string; sendId: string },
   ): Promise<SendResult>
-  sendTemplate(
-    connection: ChatConnection,
-    input: { to: string; name: string; language: string; parameters: string[]; sendId: string },
-  ): Promise<SendResult>
+  sendTemplate(connection: ChatConnection, input: TemplateMessage): Promise<SendResult>
   submitTemplate(connection: ChatConnection, template: TemplateAtProvider): Promise<TemplateStatus>
   /** removes the template in this language (by providerTemplateId when known), not its other languages */
   deleteTemplate(

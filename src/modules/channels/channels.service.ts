@@ -14,6 +14,7 @@ import {
   InboundRejected,
   type MappedError,
   type TemplateAtProvider,
+  type TemplateMessage,
   type TemplateStatusUpdate,
 } from './channels.provider.ts'
 import * as repo from './channels.repository.ts'
@@ -387,16 +388,26 @@ export function channelsService(deps: ChannelsServiceDeps) {
       return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
     },
 
+    /**
+     * A template message through the connected number, paced per number; works outside the 24-hour window. Stored as
+     * an outbound message when sent or refused; a throughput refusal (retry_later) stores nothing, since the caller
+     * sends it again later. `sendId` is the caller's send record, handed to the provider.
+     */
     async sendTemplate(
       accountId: string,
-      input: { contactId: string; to: string; name: string; language: string; parameters: string[]; text: string },
+      input: Omit<TemplateMessage, 'sendId'> & { contactId: string; text: string; sendId?: string },
       options: { automated?: boolean } = {},
-    ): Promise<SendOutcome> {
+    ): Promise<SendOutcome | { ok: false; error: MappedError; message: null }> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
-      const result = await chat.provider.sendTemplate(chat.connection, { ...input, sendId: randomUUID() })
-      return afterSend(accountId, input.contactId, result, { type: 'template', text: input.text, ...options })
+      const { contactId, ...message } = input
+      const result = await chat.provider.sendTemplate(chat.connection, {
+        ...message,
+        sendId: input.sendId ?? randomUUID(),
+      })
+      if (!result.ok && result.error.kind === 'retry_later') return { ...result, message: null }
+      return afterSend(accountId, contactId, result, { type: 'template', text: input.text, ...options })
     },
 
     async submitTemplate(accountId: string, template: TemplateAtProvider) {

@@ -153,6 +153,10 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
         name: input.name,
         language: input.language,
         parameters: input.parameters,
+        ...(input.parameterNames ? { parameter_names: input.parameterNames } : {}),
+        ...(input.buttonParameters?.length ? { button_parameters: input.buttonParameters } : {}),
+        ...(input.headerImageUrl ? { header_image: input.headerImageUrl } : {}),
+        ...(input.text ? { text: input.text } : {}),
         send_id: input.sendId,
       })
     },

@@ -10,6 +10,7 @@ import {
   mapWhatsAppError,
   type SendResult,
   type StatusUpdate,
+  type TemplateMessage,
   type TemplateStatus,
   type TemplateStatusUpdate,
 } from './channels.provider.ts'
@@ -144,6 +145,32 @@ export function parseCloudWebhook(body: unknown, phoneNumberId: string, wabaId =
   return batch
 }
 
+/** The Cloud API's template components: header image, body parameters (named or positional), URL buttons. */
+export function templateComponents(input: TemplateMessage): Json[] {
+  const components: Json[] = []
+  if (input.headerImageUrl) {
+    components.push({ type: 'header', parameters: [{ type: 'image', image: { link: input.headerImageUrl } }] })
+  }
+  if (input.parameters.length > 0) {
+    const names = input.parameterNames
+    components.push({
+      type: 'body',
+      parameters: input.parameters.map((text, i) =>
+        names?.[i] ? { type: 'text', parameter_name: names[i], text } : { type: 'text', text },
+      ),
+    })
+  }
+  for (const button of input.buttonParameters ?? []) {
+    components.push({
+      type: 'button',
+      sub_type: 'url',
+      index: String(button.index),
+      parameters: [{ type: 'text', text: button.text }],
+    })
+  }
+  return components
+}
+
 export interface WhatsAppCloudOptions {
   /** the Graph API base including the version, e.g. https://graph.facebook.com/v21.0 */
   graphUrl: string
@@ -200,14 +227,9 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
       sendMessage(c, {
         to: toWaId(input.to),
         type: 'template',
-        template: {
-          name: input.name,
-          language: { code: input.language },
-          components:
-            input.parameters.length > 0
-              ? [{ type: 'body', parameters: input.parameters.map((text) => ({ type: 'text', text })) }]
-              : [],
-        },
+        // our send id comes back in the status webhooks and identifies the send at the provider
+        biz_opaque_callback_data: input.sendId,
+        template: { name: input.name, language: { code: input.language }, components: templateComponents(input) },
       }),
     async submitTemplate(c, template) {
       const components: Json[] = [{ type: 'BODY', text: template.content }]

@@ -67,10 +67,22 @@ const recordChatOptOut: ChatOptOut = async (tx, clock, input) => {
   await recordOptinChange(tx, clock, { ...input, channel: 'chat', to: 'opted_out' })
 }
 
+/**
+ * Told, inside applyStatuses' transaction, of every provider status that arrived for a known outbound message (also
+ * the ones that did not move the message: a listener keeps its own forward-only order).
+ */
+export type MessageStatusListener = (
+  tx: Db,
+  accountId: string,
+  updates: Array<{ messageId: string; status: MessageStatus; errorCode: string | null; at: Date }>,
+) => Promise<void>
+
 export interface InboxServiceDeps {
   db: Db
   clock: Clock
   storage: Storage
+  /** modules that follow outbound messages (template send records) */
+  statusListeners?: readonly MessageStatusListener[]
   /** the base of media_url: `${publicUrl}/public/media/` */
   publicUrl: string
   /** called for every newly stored inbound message, inside its transaction */
@@ -297,9 +309,11 @@ export function inboxService(deps: InboxServiceDeps) {
             ofChannel.map((u) => u.providerMessageId),
           )
           const current = new Map(rows.map((r) => [r.providerMessageId, r]))
+          const heard: Parameters<MessageStatusListener>[2] = []
           for (const update of ofChannel) {
             const row = current.get(update.providerMessageId)
             if (!row) continue
+            heard.push({ messageId: row.id, status: update.status, errorCode: update.errorCode, at: clock.now() })
             if (update.optedOut) {
               await chatOptOut(tx, clock, {
                 accountId,
@@ -313,6 +327,7 @@ export function inboxService(deps: InboxServiceDeps) {
             current.set(update.providerMessageId, { ...row, status: update.status })
             changed++
           }
+          if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
         }
         return changed
       })

@@ -5,7 +5,7 @@ import { storageFor } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { deleteContactMessages } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
-import { type ChatOptOut, type InboundListener, inboxService } from './inbox.service.ts'
+import { type ChatOptOut, type InboundListener, inboxService, type MessageStatusListener } from './inbox.service.ts'
 
 const inboundListeners: InboundListener[] = []
 let chatOptOutHandler: ChatOptOut | null = null
@@ -23,6 +23,17 @@ export function registerChatOptOut(handler: ChatOptOut): void {
   chatOptOutHandler = handler
 }
 
+const statusListeners: MessageStatusListener[] = []
+
+/** Modules that follow outbound messages register here (from their index.ts) to hear provider statuses. */
+export function onMessageStatus(listener: MessageStatusListener): () => void {
+  statusListeners.push(listener)
+  return () => {
+    const at = statusListeners.indexOf(listener)
+    if (at >= 0) statusListeners.splice(at, 1)
+  }
+}
+
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
 export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
   return inboxService({
@@ -32,6 +43,7 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
     publicUrl: config.publicUrl,
     inboundListeners,
     ...(chatOptOutHandler ? { chatOptOut: chatOptOutHandler } : {}),
+    statusListeners,
   })
 }
 
@@ -78,5 +90,6 @@ export type {
   InboxService,
   IncomingMessage,
   IncomingStatus,
+  MessageStatusListener,
 } from './inbox.service.ts'
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'

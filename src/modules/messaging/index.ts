@@ -1,11 +1,35 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { contactsService, registerContactCleanup } from '../contacts/index.ts'
-import { deleteContactLinks } from './messaging.repository.ts'
+import { onMessageStatus } from '../inbox/index.ts'
+import { templatesServiceFor } from '../templates/index.ts'
+import { deleteContactLinks, deleteContactSends } from './messaging.repository.ts'
 import { linkRoutes, messagingRoutes } from './messaging.routes.ts'
-import { messagingService } from './messaging.service.ts'
+import { applySendStatuses, TEMPLATE_SEND_QUEUE, templateSends } from './messaging.sends.ts'
+import { messagingService, newLinkId } from './messaging.service.ts'
 
 registerContactCleanup(deleteContactLinks)
+// DELETE /contacts/{id} removes the contact's send records; the waiting ones are counted as send_jobs
+registerContactCleanup(deleteContactSends)
+// provider statuses (webhook, sandbox) move template send records forward
+onMessageStatus(applySendStatuses)
+
+/** The template sends of a process: checks and queueing for POST /messages, and the worker's delivery. */
+export function templateSendsFor(deps: PlatformDeps) {
+  const { config, database, clock } = deps
+  const db = database.orm
+  return templateSends({
+    db,
+    clock,
+    // only get() is used: contact deletion is not reached from here
+    contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
+    channels: channelsServiceFor(deps),
+    templates: templatesServiceFor(deps),
+    serviceName: config.serviceName,
+    publicUrl: config.publicUrl,
+    newLinkId,
+  })
+}
 
 export function messagingServiceFor(deps: PlatformDeps) {
   const { config, database, clock } = deps
@@ -18,6 +42,7 @@ export function messagingServiceFor(deps: PlatformDeps) {
     channels: channelsServiceFor(deps),
     serviceName: config.serviceName,
     publicUrl: config.publicUrl,
+    sends: templateSendsFor(deps),
   })
 }
 
@@ -25,4 +50,15 @@ export const messagingModule: HeroldModule = {
   name: 'messaging',
   routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
   publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
+  jobs: (deps) => {
+    const sends = templateSendsFor(deps)
+    return {
+      handlers: {
+        // one queued template send: re-checked, quota reserved, sent at most once (messaging.sends.ts deliver)
+        [TEMPLATE_SEND_QUEUE]: { run: (job, context) => sends.deliver(job, context) },
+      },
+    }
+  },
 }
+
+export { TEMPLATE_SEND_QUEUE } from './messaging.sends.ts'

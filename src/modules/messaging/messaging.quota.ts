@@ -57,3 +57,9 @@ export async function usedIn(db: Db, accountId: string, month: string): Promise<
     .where(and(eq(messageQuota.accountId, accountId), eq(messageQuota.month, month)))
   return row?.used ?? 0
 }
+
+/** Whether a unit of the month is still free; a check only (POST /messages of a template), nothing is reserved. */
+export async function hasUnitLeft(db: Db, accountId: string, month: string): Promise<boolean> {
+  const limit = await monthlyLimit(db, accountId)
+  return (await usedIn(db, accountId, month)) < limit
+}

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { Message } from '../inbox/inbox.schemas.ts'
-import { SendBody, sendErrors } from './messaging.schemas.ts'
+import { SendBody, SendId, SendQueued, SendRecord, sendErrors } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
@@ -13,17 +14,39 @@ export function messagingRoutes(service: MessagingService) {
       {
         config: { scope: 'messages:write', idempotent: true },
         schema: {
-          summary: 'Send a free-text message to a contact',
+          summary: 'Send a free-text message or queue a template message to a contact',
           description:
-            'Exactly one of text or template. Checked in this order: contact (404), account blocked, sending paused (403 subscription_locked), monthly quota (403 limit_reached), chat number connected (409 chat_not_connected), contact phone (409 contact_no_phone), opt-out (409 contact_opted_out), chat opt-in confirmed (409 contact_not_optin). Free text is sent at once: 201 with the stored message; a provider refusal (such as outside the 24-hour service window) gives 502 send_failed and stores the message as failed. Each sent message counts against the monthly quota (calendar month in the account timezone).',
+            'Exactly one of text or template. Free text is checked in this order: contact (404), account blocked, sending paused (403 subscription_locked), monthly quota (403 limit_reached), chat number connected (409 chat_not_connected), contact phone (409 contact_no_phone), opt-out (409 contact_opted_out), chat opt-in confirmed (409 contact_not_optin); then sent at once: 201 with the stored message; a provider refusal (such as outside the 24-hour service window) gives 502 send_failed and stores the message as failed. ' +
+            'A template is checked at once in this order: contact (404), template (404 when missing or of another account), 422 template_not_chat, 422 template_not_sendable (opt-in confirmation and system templates), 422 template_not_approved, the given variables (422 invalid_variables), sending paused (403 subscription_locked), monthly quota (403 limit_reached; checked, not yet used), chat number (409 chat_not_connected), contact phone, opt-out and opt-in (409), and last the values of contact variables (422 invalid_variables when the contact has none, such as {{email}} without an e-mail address). Then it is queued: 202 with send_id. A template works at any time, also outside the 24-hour window. Right before sending the worker checks opt-out, opt-in, the account and the template again and reserves the quota unit atomically; a send no longer allowed ends skipped with a reason (GET /sends/{id}). Links in variable values become tracked short links. ' +
+            'Each sent message counts against the monthly quota (calendar month in the account timezone).',
           tags,
           body: SendBody,
-          response: { 201: Message, ...sendErrors },
+          response: { 201: Message, 202: SendQueued, ...sendErrors },
         },
       },
       async (request, reply) => {
-        const message = await service.send(request.tenant, request.body)
-        return reply.code(201).send(message)
+        const result = await service.send(request.tenant, request.body)
+        if (result.queued) return reply.code(202).send(result.queued)
+        return reply.code(201).send(result.sent)
+      },
+    )
+
+    app.get<{ Params: Static<typeof SendId> }>(
+      '/sends/:id',
+      {
+        config: { scope: 'messages:write' },
+        schema: {
+          summary: 'The status of a template send',
+          description:
+            'Status queued, sent, delivered, read, failed or skipped, with reason (German alias grund), times and the message id. Provider statuses move it forward only, in any arrival order. 404 for anything that is not a template send of this account (also an id that is not a uuid).',
+          tags,
+          params: SendId,
+          response: { 200: SendRecord },
+        },
+      },
+      async (request) => {
+        const record = await service.sendRecord(request.tenant, request.params.id)
+        return withGermanAliases(record, ['reason'])
       },
     )
   }

@@ -16,7 +16,8 @@ export const SendBody = Type.Object(
         },
         {
           additionalProperties: false,
-          description: 'not with text; template sends are not available yet (400 template_send_unavailable)',
+          description:
+            'not with text; an approved chat template of this account, sent at any time (also outside the 24-hour window)',
         },
       ),
     ),
@@ -29,8 +30,7 @@ const errorRef = { $ref: 'Error#' }
 /** The error responses of POST /messages beyond the platform's shared ones, each with its codes. */
 export const sendErrors = {
   400: {
-    description:
-      'bad_request: invalid body, or not exactly one of text and template; key template_send_unavailable: template sends are not available yet; idempotency_key_invalid',
+    description: 'bad_request: invalid body, or not exactly one of text and template; idempotency_key_invalid',
     ...errorRef,
   },
   403: {
@@ -38,15 +38,65 @@ export const sendErrors = {
       'forbidden (key apikey_scope_fehlt): missing scope; account_blocked; subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up',
     ...errorRef,
   },
-  404: { description: 'not_found: the contact is missing or belongs to another account', ...errorRef },
+  404: {
+    description: 'not_found: the contact or the template is missing or belongs to another account',
+    ...errorRef,
+  },
   409: {
     description:
       'chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed; idempotency_in_progress (Retry-After: 1)',
     ...errorRef,
   },
+  422: {
+    description:
+      'template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for); idempotency_key_mismatch',
+    ...errorRef,
+  },
   502: {
     description:
-      'send_failed: the provider refused the message (key outside_window: outside the 24-hour service window, 131047; opted_out; retry_later; failed), with provider_code and message_id of the stored failed message. Does not guarantee that nothing was sent.',
+      'send_failed (free text only): the provider refused the message (key outside_window: outside the 24-hour service window, 131047; opted_out; retry_later; failed), with provider_code and message_id of the stored failed message. Does not guarantee that nothing was sent.',
     ...errorRef,
   },
 }
+
+export const SendQueued = Type.Object(
+  {
+    send_id: Type.String({ format: 'uuid', description: 'read the result with GET /sends/{id}' }),
+    status: Type.Literal('queued'),
+  },
+  { description: 'the template send is checked and queued' },
+)
+
+const at = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
+
+export const SEND_REASONS =
+  'skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, placeholder_remains (nothing is sent while a placeholder would remain), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out)'
+
+export const SendRecord = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    send_id: Type.String({ format: 'uuid', description: 'same as id' }),
+    status: Type.Union(
+      ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'].map((s) => Type.Literal(s)),
+      { description: 'moves forward only: queued → sent → delivered → read; failed or skipped end it' },
+    ),
+    reason: Type.Union([Type.String(), Type.Null()], { description: `why it was skipped or failed. ${SEND_REASONS}` }),
+    grund: Type.Union([Type.String(), Type.Null()], { description: 'deprecated German alias of reason' }),
+    error_code: Type.Union([Type.String(), Type.Null()], { description: "the provider's error code" }),
+    contact_id: Type.String({ format: 'uuid' }),
+    template_id: Type.String({ format: 'uuid' }),
+    message_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description: 'the outbound message in the inbox, once sent (or refused by the provider)',
+    }),
+    created_at: Type.String({ format: 'date-time', description: 'queued at' }),
+    sent_at: at('handed to the provider'),
+    delivered_at: at('reported delivered (or read)'),
+    read_at: at('reported read'),
+    failed_at: at('failed'),
+    skipped_at: at('skipped'),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'a template send record' },
+)
+
+export const SendId = Type.Object({ id: Type.String({ description: 'the send_id of POST /messages' }) })

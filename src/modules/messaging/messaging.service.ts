@@ -8,8 +8,14 @@ import type { ContactsService } from '../contacts/index.ts'
 import { trackLinks } from './messaging.links.ts'
 import { monthIn, releaseUnit, reserveUnit } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
+import type { TemplateSends } from './messaging.sends.ts'
 
 export type MessagingTenant = Pick<TenantContext, 'accountId' | 'account'>
+
+/** Which kind of send POST /messages made: free text sent at once (201), or a template send queued (202). */
+export type SendResult =
+  | { sent: NonNullable<Awaited<ReturnType<ChannelsService['sendText']>>['message']>; queued?: undefined }
+  | { queued: Awaited<ReturnType<TemplateSends['queue']>>; sent?: undefined }
 
 export interface MessagingServiceDeps {
   db: Db
@@ -20,12 +26,14 @@ export interface MessagingServiceDeps {
   serviceName: string
   /** HEROLD_PUBLIC_URL: the base of short links */
   publicUrl: string
+  /** template sends (messaging.sends.ts) */
+  sends: Pick<TemplateSends, 'queue' | 'get'>
 }
 
 export const MAX_TEXT_LENGTH = 4000
 
 /** 72 random bits: short links cannot be guessed or enumerated. */
-const newLinkId = () => randomBytes(9).toString('base64url')
+export const newLinkId = () => randomBytes(9).toString('base64url')
 
 export interface SendInput {
   contact_id: string
@@ -54,13 +62,14 @@ export function messagingService(deps: MessagingServiceDeps) {
      * then sent at once. The unit goes back when a check failed or the provider refused (nothing was sent); an
      * unexpected failure during the provider call keeps it, since the message may have gone out.
      */
-    async send(tenant: MessagingTenant, input: SendInput) {
+    async send(tenant: MessagingTenant, input: SendInput): Promise<SendResult> {
       if ((input.text === undefined) === (input.template === undefined)) {
         throw badRequest('Send exactly one of text or template')
       }
-      if (input.text === undefined) {
-        throw badRequest('Template sends are not available yet; send text', 'template_send_unavailable')
+      if (input.template !== undefined) {
+        return { queued: await deps.sends.queue(tenant, { contact_id: input.contact_id, template: input.template }) }
       }
+      if (input.text === undefined) throw badRequest('Send exactly one of text or template')
       const contact = await deps.contacts.get(tenant, input.contact_id)
       if (tenant.account.sendingPaused) {
         throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
@@ -101,8 +110,11 @@ export function messagingService(deps: MessagingServiceDeps) {
         })
       }
       if (!outcome.message) throw new Error('the sent message was not stored')
-      return outcome.message
+      return { sent: outcome.message }
     },
+
+    /** GET /sends/{id}: a template send of this account, else 404. */
+    sendRecord: (tenant: MessagingTenant, id: string) => deps.sends.get(tenant, id),
 
     /** GET /public/t/c/{id}: the full address, with the click counted for the link's contact. */
     async followLink(id: string): Promise<string> {

@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm'
 import {
   foreignKey,
   index,
   integer,
+  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -11,6 +13,7 @@ import {
 } from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 const accountId = () =>
   uuid('account_id')
     .notNull()
@@ -60,5 +63,52 @@ export const linkClicks = pgTable(
       columns: [t.accountId, t.linkId],
       foreignColumns: [trackedLinks.accountId, trackedLinks.id],
     }).onDelete('cascade'),
+  ],
+)
+
+export const SEND_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
+export type SendStatus = (typeof SEND_STATUSES)[number]
+
+/**
+ * A template send queued by POST /messages (the spec's send record). `sending` is internal (shown as `queued`): the
+ * worker sets it, with its attempt token, in the transaction that reserves the quota unit, right before the provider
+ * call. A send found in `sending` by a later attempt was interrupted mid-call and is never sent again (see
+ * messaging.sends.ts). The caller's variable values are kept, not the rendered text: the worker renders with the
+ * contact as it is at send time.
+ */
+export const templateSends = pgTable(
+  'template_sends',
+  {
+    accountId: accountId(),
+    id: uuid('id').notNull(),
+    contactId: uuid('contact_id').notNull(),
+    templateId: uuid('template_id').notNull(),
+    variables: jsonb('variables').$type<Record<string, string>>().notNull().default({}),
+    status: text('status', { enum: SEND_STATUSES }).notNull(),
+    /** why a send was skipped or failed */
+    reason: text('reason'),
+    /** the provider's error code of a failed send */
+    errorCode: text('error_code'),
+    /** the job lease that moved it to `sending`; its finishing write checks it */
+    attemptToken: uuid('attempt_token'),
+    attempts: integer('attempts').notNull().default(0),
+    /** the quota month a unit was reserved in (set while a unit is held) */
+    quotaMonth: text('quota_month'),
+    /** the stored outbound message in the inbox */
+    messageId: uuid('message_id'),
+    providerMessageId: text('provider_message_id'),
+    createdAt: at('created_at').notNull(),
+    updatedAt: at('updated_at').notNull(),
+    sendingAt: at('sending_at'),
+    sentAt: at('sent_at'),
+    deliveredAt: at('delivered_at'),
+    readAt: at('read_at'),
+    failedAt: at('failed_at'),
+    skippedAt: at('skipped_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('template_sends_contact_idx').on(t.accountId, t.contactId),
+    index('template_sends_message_idx').on(t.accountId, t.messageId).where(sql`${t.messageId} IS NOT NULL`),
   ],
 )

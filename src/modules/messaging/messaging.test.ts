@@ -116,12 +116,11 @@ describe('POST /messages free text', () => {
     assert.deepEqual(await sentTexts(account.accountId), [])
   })
 
-  test('a template send answers 400 template_send_unavailable (not built yet) and sends nothing', async () => {
+  test('a template send is queued (202), not sent at once (template sends: messaging.sends.test.ts)', async () => {
     const { account, contactId } = await readyToSend()
     const response = await send(account, { contact_id: contactId, template: { id: crypto.randomUUID() } })
-    assert.equal(response.statusCode, 400, response.body)
-    assert.equal(errorOf(response).code, 'bad_request')
-    assert.equal(errorOf(response).key, 'template_send_unavailable')
+    assert.equal(response.statusCode, 404, 'an unknown template is not found')
+    assert.equal(errorOf(response).code, 'not_found')
     assert.deepEqual(await sentTexts(account.accountId), [])
   })
 

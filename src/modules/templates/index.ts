@@ -163,4 +163,5 @@ export {
   renderTemplate,
   settableVariables,
   validateVariableValues,
+  valueProblem,
 } from './templates.variables.ts'

@@ -1,0 +1,211 @@
+/**
+ * Template sends benchmark: queues BENCH_SENDS template sends (default 100,000) to BENCH_CONTACTS confirmed contacts
+ * and lets the real job runner send them through the sandbox chat provider, paced per number at BENCH_PACE messages
+ * per second (the number's configured rate, default 1,000, WhatsApp's highest tier; the default of a connection is 80).
+ *
+ *   node bench/sends.ts                         embedded PGlite (in memory)
+ *   DATABASE_URL=postgres://... node bench/sends.ts   (runs in a fresh database created beside it, dropped after)
+ *   BENCH_SENDS=5000 BENCH_PACE=200 node bench/sends.ts
+ *   BENCH_SEND_SECONDS=120 node bench/sends.ts    100,000 queued, the rate measured over the first two minutes
+ *
+ * Queueing: the first BENCH_ROUTE_SENDS (default 1,000) go through the service of POST /messages (every check, one
+ * send record and one job per call); the rest are written in batches of 1,000 with the same two writes the route makes
+ * (messaging.repository insertSends and platform enqueue, one transaction per batch), skipping the per-request checks.
+ * Sending: the process's job runner (HEROLD_WORKER_CONCURRENCY, default 32) works the queue: each send is re-checked,
+ * its quota unit reserved, paced, handed to the sandbox (which stores it and queues its delivered/read statuses),
+ * stored in the inbox and marked sent. The figure is sends per second against the configured pace: the ratio says
+ * how much of the number's allowed throughput Herold's own work leaves.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import pg from 'pg'
+import { loadConfig } from '../src/config.ts'
+import { channelsServiceFor } from '../src/modules/channels/index.ts'
+import { recordOptinChange } from '../src/modules/contacts/index.ts'
+import { modules } from '../src/modules/index.ts'
+import { templateSendsFor } from '../src/modules/messaging/index.ts'
+import { insertSends } from '../src/modules/messaging/messaging.repository.ts'
+import { TEMPLATE_SEND_QUEUE } from '../src/modules/messaging/messaging.sends.ts'
+import { templatesServiceFor } from '../src/modules/templates/index.ts'
+import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
+import { systemClock } from '../src/platform/clock.ts'
+import { openDatabase } from '../src/platform/db/client.ts'
+import { migrate } from '../src/platform/db/migrate.ts'
+import { enqueue } from '../src/platform/jobs/jobs.ts'
+import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+
+const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
+const PACE = Number(process.env.BENCH_PACE ?? 1_000)
+const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+const BATCH = 1_000
+const t0 = performance.now()
+const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
+/** stop measuring after this many seconds (the rate is taken over the sends finished so far); default: until done */
+const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_INFINITY)
+
+/** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
+async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  if (!base) return { url: undefined, drop: async () => {} }
+  const name = `herold_bench_sends_${Date.now()}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+async function main() {
+  const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
+  const databaseUrl = fresh.url
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+  await migrate(database)
+  const config = loadConfig(
+    {},
+    {
+      databaseUrl,
+      publicUrl: 'http://bench.herold',
+      workerConcurrency: WORKERS,
+      secretKey: randomBytes(32).toString('base64'),
+    },
+  )
+  const deps = { config, database, clock: systemClock }
+  const db = database.orm
+  const plan = `bench-${Date.now()}`
+  await setPlan(db, { name: plan, contactsLimit: CONTACTS + 10, messagesPerMonth: SENDS + 10, webhooksLimit: 1 })
+  const created = await createAccount(db, { name: 'bench', plan })
+  const account = await getAccount(db, created.id)
+  const tenant = { accountId: account.id, account }
+  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
+
+  const templates = templatesServiceFor(deps)
+  const template = await templates.create(tenant, {
+    name: 'Bench offer',
+    content: 'Hallo {{name}}, dein Gutschein {{code}} gilt bis Sonntag: https://shop.example.com/angebot',
+    language: 'de',
+  })
+  await templates.submit(tenant, template.id)
+
+  const contactIds: string[] = []
+  for (let start = 0; start < CONTACTS; start += BATCH) {
+    const rows = Array.from({ length: Math.min(BATCH, CONTACTS - start) }, (_, i) => ({
+      id: randomUUID(),
+      phone: `+4915${String(100_000_000 + start + i)}`,
+      name: `Kunde ${start + i}`,
+    }))
+    await db.execute(sql`INSERT INTO contacts (account_id, id, name, phone, language, source, created_at)
+      SELECT ${account.id}::uuid, r.id::uuid, r.name, r.phone, 'de', 'bench', now()
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, name text, phone text)`)
+    for (const row of rows) {
+      await db.transaction((tx) =>
+        recordOptinChange(tx, systemClock, {
+          accountId: account.id,
+          contactId: row.id,
+          channel: 'chat',
+          to: 'confirmed',
+          source: 'bench',
+        }),
+      )
+      contactIds.push(row.id)
+    }
+  }
+
+  phase(`${CONTACTS} confirmed contacts written`)
+  // queueing through the service of POST /messages
+  const sends = templateSendsFor(deps)
+  const routeStarted = performance.now()
+  for (let i = 0; i < ROUTE_SENDS; i++) {
+    await sends.queue(tenant, {
+      contact_id: contactIds[i % contactIds.length],
+      template: { id: template.id, variables: { code: `G-${i}` } },
+    })
+  }
+  const routeSeconds = (performance.now() - routeStarted) / 1000
+
+  phase(`${ROUTE_SENDS} queued through the service`)
+  // the rest: the route's two writes, 1,000 per transaction
+  const bulkStarted = performance.now()
+  for (let start = ROUTE_SENDS; start < SENDS; start += BATCH) {
+    const now = systemClock.now()
+    const rows = Array.from({ length: Math.min(BATCH, SENDS - start) }, (_, i) => ({
+      accountId: account.id,
+      id: randomUUID(),
+      contactId: contactIds[(start + i) % contactIds.length],
+      templateId: template.id,
+      variables: { code: `G-${start + i}` },
+      status: 'queued' as const,
+      createdAt: now,
+      updatedAt: now,
+    }))
+    await db.transaction(async (tx) => {
+      await insertSends(tx, rows)
+      await enqueue(
+        tx,
+        systemClock,
+        rows.map((row) => ({ accountId: account.id, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
+      )
+    })
+  }
+  const bulkSeconds = (performance.now() - bulkStarted) / 1000
+
+  phase(`${SENDS - ROUTE_SENDS} queued in batches`)
+  const remaining = async () => {
+    const [row] = await database.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND status IN ('queued', 'sending')`,
+      [account.id],
+    )
+    return Number(row.n)
+  }
+  const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
+  const started = performance.now()
+  const stop = await workers.start()
+  // on PGlite (one connection) a count waits behind the workers' queries, so the time limit is a timer, not a poll
+  let measuring = true
+  const done = (async () => {
+    while (measuring && (await remaining()) > 0) await new Promise((r) => setTimeout(r, 500))
+  })()
+  await Promise.race([
+    done,
+    new Promise((r) => setTimeout(r, SEND_SECONDS === Infinity ? 2 ** 31 - 1 : SEND_SECONDS * 1000)),
+  ])
+  measuring = false
+  await stop()
+  // taken after stop: the sends the running jobs finished during the stop are counted too
+  const seconds = (performance.now() - started) / 1000
+  await done
+  const left = await remaining()
+  phase(`${left} left`)
+
+  const outcome = await database.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM template_sends WHERE account_id = $1 GROUP BY status ORDER BY status',
+    [account.id],
+  )
+  const sent = outcome.filter((o) => ['sent', 'delivered', 'read'].includes(o.status)).reduce((a, o) => a + o.n, 0)
+  const rate = sent / seconds
+  console.log(`template sends (${database.kind}, ${SENDS} sends to ${CONTACTS} contacts, ${WORKERS} workers)`)
+  console.log(
+    `  queued through the POST /messages service: ${ROUTE_SENDS} in ${routeSeconds.toFixed(1)} s = ${(ROUTE_SENDS / routeSeconds).toFixed(0)}/s`,
+  )
+  console.log(
+    `  queued in batches of ${BATCH} (the route's writes): ${SENDS - ROUTE_SENDS} in ${bulkSeconds.toFixed(1)} s = ${((SENDS - ROUTE_SENDS) / Math.max(bulkSeconds, 0.001)).toFixed(0)}/s`,
+  )
+  console.log(`  outcome: ${outcome.map((o) => `${o.status} ${o.n}`).join(', ')}`)
+  console.log(
+    `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
+  )
+  console.log(`  configured pace of the number: ${PACE}/s`)
+  console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
+  await database.close()
+  await fresh.drop()
+}
+
+await main()

@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
+import { recordOptinChange } from '../contacts/index.ts'
+import { templatesServiceFor } from '../templates/index.ts'
+
+/** A fake Graph API on loopback: it records each request and answers POST …/messages like the Cloud API. */
+interface GraphRequest {
+  method: string
+  path: string
+  body: Record<string, unknown> | null
+}
+
+const TOKEN = 'EAAG-sends-token'
+const APP_SECRET = 'sends-app-secret'
+const PHONE_NUMBER_ID = '100200300400'
+const WABA = '500600700'
+
+let graph: http.Server
+let graphUrl: string
+const requests: GraphRequest[] = []
+/** the next answers to POST …/messages, in order; default: success */
+const messageAnswers: Array<{ status: number; body: unknown }> = []
+let wamidCounter = 0
+
+function startGraph(): Promise<void> {
+  graph = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://graph.test')
+      const raw = Buffer.concat(chunks).toString('utf8')
+      const record = { method: req.method ?? '', path: url.pathname, body: raw ? JSON.parse(raw) : null }
+      requests.push(record)
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(body))
+      }
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 190, message: 'token' } })
+      if (req.method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
+        const answer = messageAnswers.shift()
+        if (answer) return send(answer.status, answer.body)
+        return send(200, { messaging_product: 'whatsapp', messages: [{ id: `wamid.SENDS${++wamidCounter}` }] })
+      }
+      if (req.method === 'POST' && url.pathname === `/v21.0/${WABA}/message_templates`) {
+        return send(200, { id: `tpl-${++wamidCounter}`, status: 'PENDING' })
+      }
+      send(404, { error: { message: 'unknown path', code: 803 } })
+    })
+  })
+  return new Promise((resolve) =>
+    graph.listen(0, '127.0.0.1', () => {
+      graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}/v21.0`
+      resolve()
+    }),
+  )
+}
+
+let harness: Harness
+
+before(async () => {
+  await startGraph()
+  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graphUrl }, workers: true })
+  await harness.jobs!.stop()
+})
+after(async () => {
+  await harness.close()
+  graph.closeAllConnections()
+  await new Promise((r) => graph.close(r))
+})
+
+const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+let counter = 0
+const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+
+async function drain() {
+  await harness.jobs!.start()
+  await harness.jobs!.drain()
+  await harness.jobs!.stop()
+}
+
+/** An account on whatsapp-cloud, a confirmed contact named Erika, and an approved template. */
+async function cloudSetup(template: Record<string, unknown> = {}) {
+  const account = await createTestAccount(harness)
+  await channelsServiceFor(deps()).connect(account.accountId, {
+    channel: 'chat',
+    provider: 'whatsapp-cloud',
+    address: '+4930123456',
+    phoneNumberId: PHONE_NUMBER_ID,
+    wabaId: WABA,
+    accessToken: TOKEN,
+    appSecret: APP_SECRET,
+    verifyToken: 'verify',
+  })
+  const phone = nextPhone()
+  const created = await account.request({
+    method: 'POST',
+    url: '/v1/contacts',
+    payload: { name: 'Erika Muster', phone },
+  })
+  const contactId = created.json().contact.id as string
+  await harness.database.orm.transaction((tx) =>
+    recordOptinChange(tx, harness.clock, {
+      accountId: account.accountId,
+      contactId,
+      channel: 'chat',
+      to: 'confirmed',
+      source: 'test',
+    }),
+  )
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/templates',
+    payload: {
+      name: `Angebot ${++counter}`,
+      content: 'Hallo {{name}}, dein Rabatt: {{rabatt}}. Viel Spaß!',
+      ...template,
+    },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  const templateId = response.json().template.id as string
+  const submitted = await account.request({ method: 'POST', url: `/v1/templates/${templateId}/submit` })
+  assert.equal(submitted.statusCode, 200, submitted.body)
+  await templatesServiceFor(deps()).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
+  return { account, contactId, phone, templateId, providerName: response.json().template.provider_name as string }
+}
+
+async function queue(account: TestAccount, contactId: string, templateId: string, variables: Record<string, string>) {
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/messages',
+    payload: { contact_id: contactId, template: { id: templateId, variables } },
+  })
+  assert.equal(response.statusCode, 202, response.body)
+  return response.json().send_id as string
+}
+
+const getSend = async (account: TestAccount, id: string) =>
+  (await account.request({ method: 'GET', url: `/v1/sends/${id}` })).json()
+
+const sentFor = (sendId: string) =>
+  requests.filter((r) => r.path.endsWith('/messages') && r.body?.biz_opaque_callback_data === sendId)
+
+async function statusWebhook(account: TestAccount, statuses: Array<Record<string, unknown>>) {
+  const raw = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: WABA,
+        changes: [
+          {
+            field: 'messages',
+            value: { messaging_product: 'whatsapp', metadata: { phone_number_id: PHONE_NUMBER_ID }, statuses },
+          },
+        ],
+      },
+    ],
+  })
+  const response = await harness.app.inject({
+    method: 'POST',
+    url: `/hooks/whatsapp-cloud/${account.accountId}`,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature(APP_SECRET, raw) },
+    payload: raw,
+  })
+  assert.equal(response.statusCode, 200, response.body)
+}
+
+describe('template sends through the WhatsApp Cloud API (fake Graph server)', () => {
+  test('the request carries the template name, language, named parameters, header image and our send id', async () => {
+    const { account, contactId, phone, templateId, providerName } = await cloudSetup({
+      language: 'de',
+      header_media: { url: 'https://cdn.example.com/header.jpg' },
+      buttons: [
+        { type: 'QUICK_REPLY', text: 'Stopp' },
+        { type: 'URL', text: 'Zum Shop', url: 'https://shop.example.com/r/{{ref}}' },
+      ],
+    })
+    const sendId = await queue(account, contactId, templateId, { rabatt: '20 %', ref: 'abc' })
+    await drain()
+    const [call] = sentFor(sendId)
+    assert.ok(call, 'the send reached the Graph API')
+    assert.equal(call.body?.to, phone.slice(1))
+    assert.equal(call.body?.type, 'template')
+    assert.deepEqual(call.body?.template, {
+      name: providerName,
+      language: { code: 'de' },
+      components: [
+        { type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/header.jpg' } }] },
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', parameter_name: 'name', text: 'Erika' },
+            { type: 'text', parameter_name: 'rabatt', text: '20 %' },
+          ],
+        },
+        { type: 'button', sub_type: 'url', index: '1', parameters: [{ type: 'text', text: 'abc' }] },
+      ],
+    })
+    const record = await getSend(account, sendId)
+    assert.equal(record.status, 'sent')
+    assert.ok(record.message_id)
+  })
+
+  test('positional templates send their parameters in number order', async () => {
+    const { account, contactId, templateId } = await cloudSetup({
+      content: 'Hallo {{1}}, deine Bestellung {{2}} kommt am {{3}} an.',
+    })
+    const sendId = await queue(account, contactId, templateId, { '3': 'Montag', '2': 'A-17' })
+    await drain()
+    const [call] = sentFor(sendId)
+    const template = call.body?.template as { components: unknown[] }
+    assert.deepEqual(template.components, [
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Erika' },
+          { type: 'text', text: 'A-17' },
+          { type: 'text', text: 'Montag' },
+        ],
+      },
+    ])
+  })
+
+  test('delivered and read arrive by the signed webhook, in any order: the send moves forward only', async () => {
+    const { account, contactId, phone, templateId } = await cloudSetup()
+    const sendId = await queue(account, contactId, templateId, { rabatt: '10 %' })
+    await drain()
+    const wamid = String(
+      (
+        await harness.database.query<{ p: string }>(
+          'SELECT provider_message_id AS p FROM template_sends WHERE account_id = $1 AND id = $2',
+          [account.accountId, sendId],
+        )
+      )[0].p,
+    )
+    const status = (s: string) => ({ id: wamid, status: s, timestamp: '1700000000', recipient_id: phone.slice(1) })
+    await statusWebhook(account, [status('read')])
+    await statusWebhook(account, [status('delivered'), status('sent')])
+    const record = await getSend(account, sendId)
+    assert.equal(record.status, 'read')
+    assert.ok(record.delivered_at)
+    assert.ok(record.read_at)
+  })
+
+  test('a throughput refusal (130429) puts the send back; it is sent once on the retry', async () => {
+    const { account, contactId, templateId } = await cloudSetup()
+    messageAnswers.push({ status: 400, body: { error: { code: 130429, message: 'Rate limit hit' } } })
+    const sendId = await queue(account, contactId, templateId, { rabatt: '5 %' })
+    await drain()
+    const waiting = await getSend(account, sendId)
+    assert.equal(waiting.status, 'queued')
+    assert.equal(waiting.error_code, '130429')
+    const messages = (await account.request({ method: 'GET', url: '/v1/messages?direction=outbound' })).json().messages
+    assert.equal(messages.length, 0, 'nothing is stored for a throughput refusal')
+    harness.clock.advance(60_000)
+    await drain()
+    const record = await getSend(account, sendId)
+    assert.equal(record.status, 'sent')
+    assert.equal(sentFor(sendId).length, 2, 'refused once, sent once')
+  })
+
+  test('a refusal ends failed with the provider code; 131050 marks the contact opted out', async () => {
+    const { account, contactId, templateId } = await cloudSetup()
+    messageAnswers.push({ status: 400, body: { error: { code: 131050, message: 'User opted out of marketing' } } })
+    const sendId = await queue(account, contactId, templateId, { rabatt: '5 %' })
+    await drain()
+    const record = await getSend(account, sendId)
+    assert.equal(record.status, 'failed')
+    assert.equal(record.reason, 'contact_opted_out')
+    assert.equal(record.error_code, '131050')
+    const contact = (await account.request({ method: 'GET', url: `/v1/contacts/${contactId}` })).json().contact
+    assert.equal(contact.optin_chat, 'opted_out')
+
+    messageAnswers.push({ status: 400, body: { error: { code: 132001, message: 'Template does not exist' } } })
+    const other = await cloudSetup()
+    const failed = await queue(other.account, other.contactId, other.templateId, { rabatt: '1 %' })
+    await drain()
+    const second = await getSend(other.account, failed)
+    assert.equal(second.status, 'failed')
+    assert.equal(second.reason, 'provider_refused')
+    assert.equal(second.error_code, '132001')
+  })
+})
