@@ -1,3 +1,7 @@
+import type { Db } from '../../platform/db/client.ts'
+import { groupCommit } from '../../platform/jobs/group-commit.ts'
+import { type ClaimedJob, completeJobs } from '../../platform/jobs/jobs.ts'
+import type { JobHandler } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
@@ -77,6 +81,58 @@ export function channelsServiceFor(deps: PlatformDeps) {
 
 registerDeletionConfirmation(queueDeletionConfirmation)
 
+type SandboxStatusJob = { providerMessageId: string; status: 'delivered' | 'read' }
+
+/**
+ * The sandbox's simulated delivered/read statuses. Status jobs claimed together are applied in one transaction
+ * (per account, in claim order, so a delivered before its read stays in order) that also finishes the jobs: a
+ * handful of statements per batch instead of seven per status. A failing batch falls back to one job at a time,
+ * so one bad job (or one lost lease) does not hold back the others.
+ */
+function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHandler {
+  const applyIn = async (tx: Db, jobs: ClaimedJob[]) => {
+    const byAccount = new Map<string, ClaimedJob[]>()
+    for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
+    for (const [accountId, ofAccount] of byAccount) {
+      await inbox.applyStatusesIn(
+        tx,
+        accountId,
+        ofAccount.map((job) => {
+          const { providerMessageId, status } = job.payload as SandboxStatusJob
+          return { channel: 'chat' as const, providerMessageId, status, errorCode: null, optedOut: false }
+        }),
+      )
+    }
+    await completeJobs(tx, jobs)
+  }
+  const apply = groupCommit(async (batch: Array<{ job: ClaimedJob; db: Db }>) => {
+    const db = batch[0].db
+    const jobs = batch.map((b) => b.job)
+    try {
+      await db.transaction((tx) => applyIn(tx, jobs))
+      return jobs.map(() => null)
+    } catch {
+      return Promise.all(
+        jobs.map((job) =>
+          db
+            .transaction((tx) => applyIn(tx, [job]))
+            .then(
+              () => null,
+              (error: unknown) => error,
+            ),
+        ),
+      )
+    }
+  })
+  return {
+    async run(job, context) {
+      const error = await apply({ job, db: context.db })
+      if (error) throw error
+      context.settled()
+    },
+  }
+}
+
 export const channelsModule: HeroldModule = {
   name: 'channels',
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
@@ -87,17 +143,7 @@ export const channelsModule: HeroldModule = {
       handlers: {
         [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channelsServiceFor(deps)),
         // the sandbox reports delivered and read like the Cloud API's status webhooks
-        [SANDBOX_STATUS_QUEUE]: {
-          async run(job) {
-            const { providerMessageId, status } = job.payload as {
-              providerMessageId: string
-              status: 'delivered' | 'read'
-            }
-            await inbox.applyStatuses(job.accountId, [
-              { channel: 'chat', providerMessageId, status, errorCode: null, optedOut: false },
-            ])
-          },
-        },
+        [SANDBOX_STATUS_QUEUE]: sandboxStatusHandler(inbox),
       },
     }
   },

@@ -143,6 +143,40 @@ export function inboxService(deps: InboxServiceDeps) {
   const chatOptOut = deps.chatOptOut ?? recordChatOptOut
   const mediaUrl = (key: string) => `${deps.publicUrl}/public/media/${key}`
 
+  async function applyStatusesIn(tx: Db, accountId: string, updates: IncomingStatus[]): Promise<number> {
+    let changed = 0
+    for (const channel of new Set(updates.map((u) => u.channel))) {
+      const ofChannel = updates.filter((u) => u.channel === channel)
+      const rows = await repo.outboundByProviderIds(
+        tx,
+        accountId,
+        channel,
+        ofChannel.map((u) => u.providerMessageId),
+      )
+      const current = new Map(rows.map((r) => [r.providerMessageId, r]))
+      const heard: Parameters<MessageStatusListener>[2] = []
+      for (const update of ofChannel) {
+        const row = current.get(update.providerMessageId)
+        if (!row) continue
+        heard.push({ messageId: row.id, status: update.status, errorCode: update.errorCode, at: clock.now() })
+        if (update.optedOut) {
+          await chatOptOut(tx, clock, {
+            accountId,
+            contactId: row.contactId,
+            source: 'provider_opt_out',
+            evidence: { provider_code: update.errorCode, provider_message_id: update.providerMessageId },
+          })
+        }
+        if (!statusAdvances(row.status, update.status)) continue
+        await repo.setMessageStatus(tx, accountId, row.id, update.status, update.errorCode)
+        current.set(update.providerMessageId, { ...row, status: update.status })
+        changed++
+      }
+      if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
+    }
+    return changed
+  }
+
   return {
     /**
      * Stores one inbound message: contact and conversation found or created, message stored once per provider
@@ -298,40 +332,11 @@ export function inboxService(deps: InboxServiceDeps) {
     /** Applies provider status updates; a status never moves backwards. Unknown message ids are ignored. */
     async applyStatuses(accountId: string, updates: IncomingStatus[]): Promise<number> {
       if (updates.length === 0) return 0
-      return db.transaction(async (tx) => {
-        let changed = 0
-        for (const channel of new Set(updates.map((u) => u.channel))) {
-          const ofChannel = updates.filter((u) => u.channel === channel)
-          const rows = await repo.outboundByProviderIds(
-            tx,
-            accountId,
-            channel,
-            ofChannel.map((u) => u.providerMessageId),
-          )
-          const current = new Map(rows.map((r) => [r.providerMessageId, r]))
-          const heard: Parameters<MessageStatusListener>[2] = []
-          for (const update of ofChannel) {
-            const row = current.get(update.providerMessageId)
-            if (!row) continue
-            heard.push({ messageId: row.id, status: update.status, errorCode: update.errorCode, at: clock.now() })
-            if (update.optedOut) {
-              await chatOptOut(tx, clock, {
-                accountId,
-                contactId: row.contactId,
-                source: 'provider_opt_out',
-                evidence: { provider_code: update.errorCode, provider_message_id: update.providerMessageId },
-              })
-            }
-            if (!statusAdvances(row.status, update.status)) continue
-            await repo.setMessageStatus(tx, accountId, row.id, update.status, update.errorCode)
-            current.set(update.providerMessageId, { ...row, status: update.status })
-            changed++
-          }
-          if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
-        }
-        return changed
-      })
+      return db.transaction((tx) => applyStatusesIn(tx, accountId, updates))
     },
+
+    /** applyStatuses inside the caller's transaction (a batch of status jobs finished in the same commit). */
+    applyStatusesIn,
 
     /** Marks the contact opted out of chat after the provider refused a send with 131050. */
     async optOut(accountId: string, contactId: string, evidence: Record<string, unknown>): Promise<void> {

@@ -24,22 +24,44 @@ async function monthlyLimit(db: Db, accountId: string): Promise<number> {
 }
 
 /**
- * Takes one unit of the month's quota, atomically: the upsert only counts up while `used` is below the plan's
- * limit, so of two concurrent sends at the last free unit exactly one gets a row back.
+ * Takes one unit of the month's quota, atomically, in one statement: the upsert only counts up while `used` is
+ * below the plan's limit (read in the same statement), so of two concurrent sends at the last free unit exactly one
+ * gets a row back; a plan without messages inserts nothing.
  */
+const reserveSql = (accountId: string, month: string) => {
+  const limitOf = (account: unknown) =>
+    sql`(SELECT p.messages_per_month FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ${account})`
+  return sql`
+    INSERT INTO message_quota (account_id, month, used)
+    SELECT ${accountId}::uuid, ${month}, 1 WHERE ${limitOf(sql`${accountId}::uuid`)} >= 1
+    ON CONFLICT (account_id, month) DO UPDATE SET used = message_quota.used + 1
+      WHERE message_quota.used < ${limitOf(sql`message_quota.account_id`)}
+    RETURNING used`
+}
+
+const rowCount = (result: unknown) => (result as { rows: unknown[] }).rows.length
+
 export async function reserveUnit(db: Db, accountId: string, month: string): Promise<boolean> {
-  const limit = await monthlyLimit(db, accountId)
-  if (limit < 1) return false
-  const rows = await db
-    .insert(messageQuota)
-    .values({ accountId, month, used: 1 })
-    .onConflictDoUpdate({
-      target: [messageQuota.accountId, messageQuota.month],
-      set: { used: sql`${messageQuota.used} + 1` },
-      setWhere: sql`${messageQuota.used} < ${limit}`,
-    })
-    .returning({ used: messageQuota.used })
-  return rows.length === 1
+  return rowCount(await db.execute(reserveSql(accountId, month))) === 1
+}
+
+/**
+ * reserveUnit and, only when a unit was taken, the send moved to `sending` with this attempt's token, in one
+ * statement. Call it under the send's row lock, with the send seen `queued`. False: no unit left, nothing changed.
+ */
+export async function reserveUnitAndMarkSending(
+  tx: Db,
+  send: { accountId: string; id: string },
+  mark: { month: string; token: string; at: Date },
+): Promise<boolean> {
+  const at = mark.at.toISOString()
+  const result = await tx.execute(sql`
+    WITH unit AS (${reserveSql(send.accountId, mark.month)})
+    UPDATE template_sends SET status = 'sending', attempt_token = ${mark.token}::uuid, attempts = attempts + 1,
+      quota_month = ${mark.month}, sending_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+    WHERE account_id = ${send.accountId}::uuid AND id = ${send.id}::uuid AND EXISTS (SELECT 1 FROM unit)
+    RETURNING id`)
+  return rowCount(result) === 1
 }
 
 /** Gives a reserved unit back (the message was certainly not sent). */

@@ -18,7 +18,7 @@ import {
   validateVariableValues,
 } from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
-import { hasUnitLeft, monthIn, releaseUnit, reserveUnit } from './messaging.quota.ts'
+import { hasUnitLeft, monthIn, releaseUnit, reserveUnitAndMarkSending } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
 import type { SendStatus } from './messaging.tables.ts'
 
@@ -359,18 +359,11 @@ export function templateSends(deps: TemplateSendsDeps) {
           return ended(tx)
         }
         const month = monthIn(clock.now(), account.timezone)
-        if (!(await reserveUnit(tx, job.accountId, month))) {
+        if (!(await reserveUnitAndMarkSending(tx, send, { month, token, at: clock.now() }))) {
           await skip(tx, send, 'limit_reached')
           return ended(tx)
         }
         await repo.insertLinks(tx, job.accountId, send.contactId, checked.rendered.links, clock.now())
-        await finish(tx, send, {
-          status: 'sending',
-          attemptToken: token,
-          attempts: send.attempts + 1,
-          quotaMonth: month,
-          sendingAt: clock.now(),
-        })
         return { send, ...checked, month }
       })
       if (!prepared) return
