@@ -118,3 +118,13 @@ export async function markEmailTokenUsed(db: Db, accountId: string, id: string, 
     .returning({ id: emailOptinTokens.id })
   return used.length > 0
 }
+
+/** Moves the account's chat opt-ins that waited for an approved template back to queued; their contacts. */
+export async function requeueWaitingChatRequests(db: Db, accountId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .update(chatOptinRequests)
+    .set({ state: 'queued', updatedAt: now })
+    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.state, 'no_template')))
+    .returning({ contactId: chatOptinRequests.contactId })
+  return rows.map((row) => row.contactId)
+}

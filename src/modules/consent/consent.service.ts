@@ -158,6 +158,16 @@ async function startEmailOptin(
  * confirms it.
  */
 /**
+ * An opt-in confirmation template was approved (in `tx`, with the approval): the chat opt-ins that waited for one are
+ * queued again; each job re-checks that its contact is still pending.
+ */
+export async function sendWaitingChatOptins(tx: Db, clock: Clock, accountId: string): Promise<void> {
+  for (const contactId of await repo.requeueWaitingChatRequests(tx, accountId, clock.now())) {
+    await enqueue(tx, clock, { accountId, queue: CHAT_OPTIN_QUEUE, payload: { contact_id: contactId } })
+  }
+}
+
+/**
  * The one chat opt-out, for the stop keyword and the provider's opt-out (131050): opted_out with its consent record;
  * a pending double opt-in ends (its queued confirmation checks the state and sends nothing), and everything that
  * sends later checks the state. Only a stop keyword gets the short confirmation: after 131050 the customer

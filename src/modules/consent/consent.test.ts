@@ -253,6 +253,45 @@ describe('chat double opt-in through the sandbox', () => {
     assert.equal(settings.chat_optins_without_template, 1)
   })
 
+  test('an opt-in that waited for a template is sent once one is approved; a marketing approval sends nothing', async () => {
+    const account = await sandboxAccount({ template: false })
+    const phone = nextPhone()
+    await inbound(account, { from: phone, name: 'Erika Muster', text: 'START' })
+    const contactId = (await lastInbound(account)).contact_id
+    await harness.jobs?.drain()
+    assert.deepEqual(await chatOutbox(account), [])
+
+    const submit = async (payload: Record<string, unknown>) => {
+      const created = await account.request({ method: 'POST', url: '/v1/templates', payload })
+      assert.equal(created.statusCode, 201, created.body)
+      const id = json<{ template: { id: string } }>(created).template.id
+      const submitted = await account.request({ method: 'POST', url: `/v1/templates/${id}/submit` })
+      assert.equal(json<{ template: { state: string } }>(submitted).template.state, 'approved', submitted.body)
+    }
+    await submit({ name: `Angebot ${++counter}`, language: 'de', content: 'Hallo {{1}}, neue Angebote sind da.' })
+    await harness.jobs?.drain()
+    assert.deepEqual(await chatOutbox(account), [], 'a marketing template is no opt-in confirmation')
+
+    await submit({
+      name: `Anmeldung bestaetigen ${++counter}`,
+      purpose: 'optin_confirm',
+      language: 'de',
+      content: 'Hallo {{1}}, bitte bestätige deine Anmeldung für unsere Nachrichten.',
+    })
+    await harness.jobs?.drain()
+    const outbox = await chatOutbox(account)
+    assert.equal(outbox.length, 1)
+    assert.equal(outbox[0].type, 'template')
+    assert.deepEqual(outbox[0].parameters, ['Erika'])
+    const settings = json<{ chat_optins_without_template: number }>(
+      await account.request({ method: 'GET', url: '/v1/settings/consent' }),
+    )
+    assert.equal(settings.chat_optins_without_template, 0)
+
+    await inbound(account, { from: phone, button: 'Ja, bestätigen' })
+    assert.equal((await contactOf(account, contactId)).optin_chat, 'confirmed')
+  })
+
   test('the API never raises an opt-in: a created contact with optin fields stays none', async () => {
     const account = await sandboxAccount()
     const response = await account.request({

@@ -5,7 +5,7 @@ import { secretBoxFor } from '../../platform/secrets.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { contactsService } from '../contacts/index.ts'
 import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
-import { optinConfirmTemplateFor } from '../templates/index.ts'
+import { onOptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
 import { publicConsentRoutes } from './consent.public.ts'
 import { consentRoutes } from './consent.routes.ts'
 import {
@@ -15,6 +15,7 @@ import {
   EMAIL_OPTIN_QUEUE,
   optOutOfChat,
   STOP_CONFIRMATION_QUEUE,
+  sendWaitingChatOptins,
 } from './consent.service.ts'
 
 /** Form posts per account and client address and minute on the public pages. */
@@ -26,6 +27,8 @@ const logger = pino({ name: 'herold.consent', level: process.env.HEROLD_LOG_LEVE
 registerInboundListener(consentOnInbound)
 // the provider's opt-out (131050) takes the same path as a stop keyword
 registerChatOptOut(optOutOfChat)
+// contacts whose double opt-in waited for an approved opt-in template get it once one is approved
+onOptinTemplateApproved(sendWaitingChatOptins)
 
 /** The consent service of a process: sends through the channels module, templates from the templates module. */
 export function consentServiceFor(deps: PlatformDeps) {

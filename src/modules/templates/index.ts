@@ -4,6 +4,7 @@ import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
+  type OptinTemplateApproved,
   type ProviderFailure,
   TEMPLATE_POLL_QUEUE,
   type TemplateHooks,
@@ -12,7 +13,15 @@ import {
   templatesService,
 } from './templates.service.ts'
 
-const hooks: TemplateHooks = { usageChecks: [], provider: null }
+const hooks: TemplateHooks = { usageChecks: [], provider: null, optinApproved: [] }
+
+/**
+ * The consent module registers here what happens when an opt-in confirmation template is approved: the double
+ * opt-ins that waited for one are sent. Runs in the transaction that records the approval.
+ */
+export function onOptinTemplateApproved(listener: OptinTemplateApproved): void {
+  if (!hooks.optinApproved?.includes(listener)) hooks.optinApproved?.push(listener)
+}
 
 /**
  * Modules that attach templates (follow-up steps, automations) register here, from their own index.ts, how to find

@@ -85,9 +85,16 @@ export interface TemplateProviderPort {
   ): Promise<{ ok: true; report: ProviderTemplateReport | null } | ProviderFailure>
 }
 
+/**
+ * Told, in the transaction that records it, that the provider approved an opt-in confirmation template (the consent
+ * module then sends it to the contacts whose double opt-in waited for one).
+ */
+export type OptinTemplateApproved = (tx: Db, clock: Clock, accountId: string) => Promise<void>
+
 export interface TemplateHooks {
   usageChecks: TemplateUsageCheck[]
   provider: TemplateProviderPort | null
+  optinApproved?: OptinTemplateApproved[]
 }
 
 export interface TemplatesServiceDeps {
@@ -243,14 +250,21 @@ export function templatesService(deps: TemplatesServiceDeps) {
   ): Promise<repo.TemplateRow | null> {
     const status = report.status.toLowerCase()
     const now = clock.now()
-    return repo.updateTemplate(tx, accountId, id, {
-      providerStatus: status,
-      state: stateForProviderStatus(status),
-      rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
-      providerStatusAt: now,
-      ...(report.providerTemplateId === undefined ? {} : { providerTemplateId: report.providerTemplateId }),
-      ...(report.submitted ? { submittedAt: now } : {}),
-    })
+    const listeners = status === 'approved' ? (hooks.optinApproved ?? []) : []
+    const record = async (t: Db) => {
+      const row = await repo.updateTemplate(t, accountId, id, {
+        providerStatus: status,
+        state: stateForProviderStatus(status),
+        rejectionReason: status === 'rejected' ? (report.rejectionReason ?? null) : null,
+        providerStatusAt: now,
+        ...(report.providerTemplateId === undefined ? {} : { providerTemplateId: report.providerTemplateId }),
+        ...(report.submitted ? { submittedAt: now } : {}),
+      })
+      if (row?.purpose === 'optin_confirm') for (const listener of listeners) await listener(t, clock, accountId)
+      return row
+    }
+    // the approval and what waited for it commit together
+    return listeners.length > 0 ? tx.transaction(record) : record(tx)
   }
 
   /** Queues the next read of the template's status at the provider, one interval from now. */
