@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import {
   createHarness,
   createTestAccount,
@@ -29,86 +28,68 @@ const PHONE_NUMBER_ID = '109876543210'
 const WABA = '2233445566'
 const IMAGE = Buffer.from('ffd8ffe000104a464946', 'hex')
 
-let graph: http.Server
-let graphUrl: string
+let graph: FakeGraph
 const requests: GraphRequest[] = []
 /** the next answers to POST …/messages, in order; default: success */
 const messageAnswers: Array<{ status: number; body: unknown }> = []
 let wamidCounter = 0
 
-function startGraph(): Promise<void> {
-  graph = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://graph.test')
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const record: GraphRequest = {
-        method: req.method ?? '',
-        path: url.pathname,
-        query: url.searchParams,
-        authorization: req.headers.authorization,
-        body: raw ? JSON.parse(raw) : null,
+async function startGraph(): Promise<void> {
+  graph = await startFakeGraph(({ req, url, body, send }) => {
+    const record: GraphRequest = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.searchParams,
+      authorization: req.headers.authorization,
+      body,
+    }
+    requests.push(record)
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+      return send(401, { error: { message: 'Invalid OAuth access token', code: 190 } })
+    }
+    if (req.method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
+      const body = record.body ?? {}
+      if (body.messaging_product !== 'whatsapp' || typeof body.to !== 'string' || body.to.startsWith('+')) {
+        return send(400, { error: { message: 'bad request shape', code: 100 } })
       }
-      requests.push(record)
-      const send = (status: number, body: unknown, type = 'application/json') => {
-        res.writeHead(status, { 'content-type': type })
-        res.end(Buffer.isBuffer(body) ? body : JSON.stringify(body))
-      }
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
-        return send(401, { error: { message: 'Invalid OAuth access token', code: 190 } })
-      }
-      if (req.method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
-        const body = record.body ?? {}
-        if (body.messaging_product !== 'whatsapp' || typeof body.to !== 'string' || body.to.startsWith('+')) {
-          return send(400, { error: { message: 'bad request shape', code: 100 } })
-        }
-        const answer = messageAnswers.shift()
-        if (answer) return send(answer.status, answer.body)
+      const answer = messageAnswers.shift()
+      if (answer) return send(answer.status, answer.body)
+      return send(200, {
+        messaging_product: 'whatsapp',
+        contacts: [{ input: body.to, wa_id: body.to }],
+        messages: [{ id: `wamid.TEST${++wamidCounter}` }],
+      })
+    }
+    if (url.pathname === `/v21.0/${WABA}/message_templates`) {
+      if (req.method === 'POST') return send(200, { id: '555', status: 'PENDING', category: record.body?.category })
+      if (req.method === 'GET') {
         return send(200, {
-          messaging_product: 'whatsapp',
-          contacts: [{ input: body.to, wa_id: body.to }],
-          messages: [{ id: `wamid.TEST${++wamidCounter}` }],
+          data: [{ name: url.searchParams.get('name'), language: 'de', status: 'APPROVED', id: '555' }],
         })
       }
-      if (url.pathname === `/v21.0/${WABA}/message_templates`) {
-        if (req.method === 'POST') return send(200, { id: '555', status: 'PENDING', category: record.body?.category })
-        if (req.method === 'GET') {
-          return send(200, {
-            data: [{ name: url.searchParams.get('name'), language: 'de', status: 'APPROVED', id: '555' }],
-          })
-        }
-        if (req.method === 'DELETE') return send(200, { success: true })
-      }
-      if (req.method === 'GET' && url.pathname === '/v21.0/media-1') {
-        return send(200, {
-          url: `${graphUrl.replace('/v21.0', '')}/files/media-1`,
-          mime_type: 'image/jpeg',
-          id: 'media-1',
-        })
-      }
-      if (req.method === 'GET' && url.pathname === '/files/media-1') return send(200, IMAGE, 'image/jpeg')
-      send(404, { error: { message: 'unknown path', code: 803 } })
-    })
+      if (req.method === 'DELETE') return send(200, { success: true })
+    }
+    if (req.method === 'GET' && url.pathname === '/v21.0/media-1') {
+      return send(200, {
+        url: `${graph.url.replace('/v21.0', '')}/files/media-1`,
+        mime_type: 'image/jpeg',
+        id: 'media-1',
+      })
+    }
+    if (req.method === 'GET' && url.pathname === '/files/media-1') return send(200, IMAGE, 'image/jpeg')
+    send(404, { error: { message: 'unknown path', code: 803 } })
   })
-  return new Promise((resolve) =>
-    graph.listen(0, '127.0.0.1', () => {
-      graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}/v21.0`
-      resolve()
-    }),
-  )
 }
 
 let harness: Harness
 
 before(async () => {
   await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graphUrl }, workers: true })
+  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
 })
 after(async () => {
   await harness.close()
-  graph.closeAllConnections()
-  await new Promise((r) => graph.close(r))
+  await graph.close()
 })
 
 const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })

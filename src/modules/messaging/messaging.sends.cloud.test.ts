@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
@@ -20,57 +19,38 @@ const APP_SECRET = 'sends-app-secret'
 const PHONE_NUMBER_ID = '100200300400'
 const WABA = '500600700'
 
-let graph: http.Server
-let graphUrl: string
+let graph: FakeGraph
 const requests: GraphRequest[] = []
 /** the next answers to POST …/messages, in order; default: success */
 const messageAnswers: Array<{ status: number; body: unknown }> = []
 let wamidCounter = 0
 
-function startGraph(): Promise<void> {
-  graph = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://graph.test')
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const record = { method: req.method ?? '', path: url.pathname, body: raw ? JSON.parse(raw) : null }
-      requests.push(record)
-      const send = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' })
-        res.end(JSON.stringify(body))
-      }
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 190, message: 'token' } })
-      if (req.method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
-        const answer = messageAnswers.shift()
-        if (answer) return send(answer.status, answer.body)
-        return send(200, { messaging_product: 'whatsapp', messages: [{ id: `wamid.SENDS${++wamidCounter}` }] })
-      }
-      if (req.method === 'POST' && url.pathname === `/v21.0/${WABA}/message_templates`) {
-        return send(200, { id: `tpl-${++wamidCounter}`, status: 'PENDING' })
-      }
-      send(404, { error: { message: 'unknown path', code: 803 } })
-    })
+async function startGraph(): Promise<void> {
+  graph = await startFakeGraph(({ req, method, url, body, send }) => {
+    requests.push({ method, path: url.pathname, body })
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 190, message: 'token' } })
+    if (method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
+      const answer = messageAnswers.shift()
+      if (answer) return send(answer.status, answer.body)
+      return send(200, { messaging_product: 'whatsapp', messages: [{ id: `wamid.SENDS${++wamidCounter}` }] })
+    }
+    if (method === 'POST' && url.pathname === `/v21.0/${WABA}/message_templates`) {
+      return send(200, { id: `tpl-${++wamidCounter}`, status: 'PENDING' })
+    }
+    send(404, { error: { message: 'unknown path', code: 803 } })
   })
-  return new Promise((resolve) =>
-    graph.listen(0, '127.0.0.1', () => {
-      graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}/v21.0`
-      resolve()
-    }),
-  )
 }
 
 let harness: Harness
 
 before(async () => {
   await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graphUrl }, workers: true })
+  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
   await harness.jobs!.stop()
 })
 after(async () => {
   await harness.close()
-  graph.closeAllConnections()
-  await new Promise((r) => graph.close(r))
+  await graph.close()
 })
 
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })

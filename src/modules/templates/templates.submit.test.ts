@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, test } from 'node:test'
+import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
@@ -25,8 +24,7 @@ interface GraphRequest {
   body: Json | null
 }
 
-let graph: http.Server
-let graphUrl: string
+let graph: FakeGraph
 const requests: GraphRequest[] = []
 /** how the fake answers message_templates calls: normally, with 500, or by closing the connection unanswered */
 let mode: 'ok' | 'error' | 'hangup' = 'ok'
@@ -34,76 +32,59 @@ let mode: 'ok' | 'error' | 'hangup' = 'ok'
 const decisions = new Map<string, { status: string; rejected_reason?: string }>()
 let templateCounter = 0
 
-function startGraph(): Promise<void> {
-  graph = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://graph.test')
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const send = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' })
-        res.end(JSON.stringify(body))
-      }
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
-        return send(401, { error: { message: 'Invalid OAuth access token', code: 190 } })
-      }
-      if (url.pathname !== `/v21.0/${WABA}/message_templates`) {
-        return send(404, { error: { message: 'unknown path', code: 803 } })
-      }
-      requests.push({
-        method: req.method ?? '',
-        path: url.pathname,
-        query: url.searchParams,
-        body: raw ? JSON.parse(raw) : null,
-      })
-      if (mode === 'hangup') return req.socket.destroy()
-      if (mode === 'error') return send(500, { error: { message: 'An unknown error has occurred.', code: 1 } })
-      if (req.method === 'POST') {
-        const decision = decisions.get(String(JSON.parse(raw).name)) ?? { status: 'PENDING' }
-        return send(200, {
-          id: `tpl-${++templateCounter}`,
-          status: decision.status,
-          category: JSON.parse(raw).category,
-        })
-      }
-      if (req.method === 'GET') {
-        const name = url.searchParams.get('name') ?? ''
-        const decision = decisions.get(name) ?? { status: 'PENDING' }
-        return send(200, {
-          data: [
-            {
-              name,
-              language: url.searchParams.get('language'),
-              status: decision.status,
-              rejected_reason: decision.rejected_reason ?? 'NONE',
-              id: 'tpl-x',
-            },
-          ],
-        })
-      }
-      if (req.method === 'DELETE') return send(200, { success: true })
-      send(405, { error: { message: 'method', code: 100 } })
+async function startGraph(): Promise<void> {
+  graph = await startFakeGraph(({ req, url, raw, send }) => {
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+      return send(401, { error: { message: 'Invalid OAuth access token', code: 190 } })
+    }
+    if (url.pathname !== `/v21.0/${WABA}/message_templates`) {
+      return send(404, { error: { message: 'unknown path', code: 803 } })
+    }
+    requests.push({
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.searchParams,
+      body: raw ? JSON.parse(raw) : null,
     })
+    if (mode === 'hangup') return req.socket.destroy()
+    if (mode === 'error') return send(500, { error: { message: 'An unknown error has occurred.', code: 1 } })
+    if (req.method === 'POST') {
+      const decision = decisions.get(String(JSON.parse(raw).name)) ?? { status: 'PENDING' }
+      return send(200, {
+        id: `tpl-${++templateCounter}`,
+        status: decision.status,
+        category: JSON.parse(raw).category,
+      })
+    }
+    if (req.method === 'GET') {
+      const name = url.searchParams.get('name') ?? ''
+      const decision = decisions.get(name) ?? { status: 'PENDING' }
+      return send(200, {
+        data: [
+          {
+            name,
+            language: url.searchParams.get('language'),
+            status: decision.status,
+            rejected_reason: decision.rejected_reason ?? 'NONE',
+            id: 'tpl-x',
+          },
+        ],
+      })
+    }
+    if (req.method === 'DELETE') return send(200, { success: true })
+    send(405, { error: { message: 'method', code: 100 } })
   })
-  return new Promise((resolve) =>
-    graph.listen(0, '127.0.0.1', () => {
-      graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}/v21.0`
-      resolve()
-    }),
-  )
 }
 
 let harness: Harness
 
 before(async () => {
   await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graphUrl }, workers: true })
+  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
 })
 after(async () => {
   await harness.close()
-  graph.closeAllConnections()
-  await new Promise((r) => graph.close(r))
+  await graph.close()
 })
 beforeEach(() => {
   mode = 'ok'
