@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
 import nodemailer, { type SendMailOptions } from 'nodemailer'
-import { SMTPServer } from 'smtp-server'
 import {
   createHarness,
   createTestAccount,
@@ -11,39 +9,23 @@ import {
   json,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
+import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
 import { channelsServiceFor, sandboxOutboxOf } from './index.ts'
 
 /** A real SMTP server on loopback that keeps what arrives. */
-const arrived: Array<{ from: string; to: string[]; raw: Buffer }> = []
-let smtp: SMTPServer
-let smtpPort: number
+let smtp: SmtpSink
+let arrived: ArrivedMail[]
 let harness: Harness
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (c: Buffer) => chunks.push(c))
-      stream.on('end', () => {
-        arrived.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks),
-        })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
-  smtpPort = (smtp.server.address() as AddressInfo).port
+  smtp = await startSmtpSink()
+  arrived = smtp.arrived
   harness = await createHarness({ config: { allowPrivateTargets: true } })
 })
 after(async () => {
   await channels().close()
   await harness.close()
-  await new Promise<void>((resolve) => smtp.close(() => resolve()))
+  await smtp.close()
 })
 
 const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
@@ -54,7 +36,7 @@ async function emailAccount(provider: 'smtp' | 'sandbox'): Promise<{ account: Te
     channel: 'email',
     provider,
     address: 'shop@example.com',
-    smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+    smtpUrl: `smtp://127.0.0.1:${smtp.port}`,
   })
   return { account, inboundUrl: connected.inbound_url }
 }

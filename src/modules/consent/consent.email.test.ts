@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
-import { SMTPServer } from 'smtp-server'
 import {
   createHarness,
   createTestAccount,
@@ -10,38 +8,26 @@ import {
   json,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
+import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
 import { blockAccount } from '../../platform/auth/accounts.service.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { consentServiceFor, PUBLIC_POSTS_PER_MINUTE } from './index.ts'
 
 /** A real SMTP server on loopback that keeps what arrives. */
-const arrived: Array<{ to: string[]; raw: Buffer }> = []
-let smtp: SMTPServer
-let smtpPort: number
+let smtp: SmtpSink
+let arrived: ArrivedMail[]
 let harness: Harness
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (c: Buffer) => chunks.push(c))
-      stream.on('end', () => {
-        arrived.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
-  smtpPort = (smtp.server.address() as AddressInfo).port
+  smtp = await startSmtpSink()
+  arrived = smtp.arrived
   harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
 })
 after(async () => {
   await channelsServiceFor(platform()).close()
   await harness.close()
-  await new Promise<void>((resolve) => smtp.close(() => resolve()))
+  await smtp.close()
 })
 
 const platform = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
@@ -55,7 +41,7 @@ async function smtpAccount(name = 'Blumen Erika'): Promise<TestAccount> {
     channel: 'email',
     provider: 'smtp',
     address: 'shop@example.com',
-    smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+    smtpUrl: `smtp://127.0.0.1:${smtp.port}`,
   })
   return account
 }
