@@ -18,7 +18,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
@@ -33,6 +32,7 @@ import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { enqueue } from '../src/platform/jobs/jobs.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
@@ -48,20 +48,7 @@ const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_IN
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
 async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   if (!base) return { url: undefined, drop: async () => {} }
-  const name = `herold_bench_sends_${Date.now()}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(base)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+  return createScratchDatabase(base, 'herold_bench_sends')
 }
 
 async function main() {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { modules } from '../../src/modules/index.ts'
@@ -12,6 +11,7 @@ import { migrate } from '../../src/platform/db/migrate.ts'
 import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
 import type { HeroldModule } from '../../src/platform/module.ts'
 import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
+import { createScratchDatabase } from './scratch-database.ts'
 
 export interface Harness {
   app: FastifyInstance
@@ -40,7 +40,7 @@ export async function createHarness(
   const sharedUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
   // A harness that runs workers gets a database of its own: on a shared one, another test process's runner
   // (with its own clock and secret key) would claim this harness's jobs.
-  const ownDatabase = sharedUrl && options.workers ? await createOwnDatabase(sharedUrl) : null
+  const ownDatabase = sharedUrl && options.workers ? await createScratchDatabase(sharedUrl, 'herold_h') : null
   const databaseUrl = ownDatabase?.url ?? sharedUrl
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: 5 })
   await migrate(database)
@@ -73,26 +73,9 @@ export async function createHarness(
       await app.close()
       await rateLimiter.close()
       await database.close()
-      await ownDatabase?.drop()
+      await ownDatabase?.drop().catch(() => {})
     },
   }
-}
-
-async function createOwnDatabase(sharedUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `herold_h_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: sharedUrl })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(sharedUrl)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {}) }
 }
 
 export interface TestAccount {
