@@ -68,6 +68,8 @@ export const linkClicks = pgTable(
 
 export const SEND_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
 export type SendStatus = (typeof SEND_STATUSES)[number]
+export const SEND_ORIGINS = ['api', 'newsletter', 'followup', 'automation'] as const
+export type SendOrigin = (typeof SEND_ORIGINS)[number]
 
 /**
  * A template send queued by POST /messages (the spec's send record). `sending` is internal (shown as `queued`): the
@@ -105,9 +107,14 @@ export const templateSends = pgTable(
     readAt: at('read_at'),
     failedAt: at('failed_at'),
     skippedAt: at('skipped_at'),
+    /** what queued it: `api` (POST /messages), `newsletter`, `followup`, `automation` */
+    origin: text('origin', { enum: SEND_ORIGINS }).notNull().default('api'),
+    /** the newsletter, follow-up step or automation run that queued it (null for `api`) */
+    originId: uuid('origin_id'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
+    index('template_sends_origin_idx').on(t.accountId, t.originId, t.status).where(sql`${t.originId} IS NOT NULL`),
     index('template_sends_contact_idx').on(t.accountId, t.contactId),
     index('template_sends_message_idx').on(t.accountId, t.messageId).where(sql`${t.messageId} IS NOT NULL`),
   ],
