@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchBrowser } from '../../../test/helpers/browser.ts'
 import { createHarness, createTestAccount, type Harness, json } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 
-// The landing page in a real browser: Debian's chromium, driven by playwright-core.
+// The landing page in a real browser (test/helpers/browser.ts), driven by playwright-core.
 
 let harness: Harness
 let browser: Browser
@@ -15,10 +16,7 @@ before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true } })
   await harness.app.listen({ port: 0, host: '127.0.0.1' })
   base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
-  browser = await chromium.launch({
-    executablePath: process.env.HEROLD_TEST_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
+  browser = await launchBrowser()
 })
 after(async () => {
   await browser?.close()
