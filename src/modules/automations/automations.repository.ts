@@ -63,10 +63,10 @@ export async function activeByTrigger(db: Db, accountId: string, kind: string) {
     )
 }
 
-export async function anyActiveByTrigger(db: Db, accountId: string, kinds: string[]): Promise<boolean> {
+export async function anyActiveByTrigger(db: Db, accountId: string, kind: string): Promise<boolean> {
   const result = await db.execute(sql`
     SELECT 1 FROM automations
-    WHERE account_id = ${accountId} AND status = 'active' AND trigger_kind = ANY(${kinds}::text[]) LIMIT 1`)
+    WHERE account_id = ${accountId} AND status = 'active' AND trigger_kind = ${kind} LIMIT 1`)
   return rowsOf(result).length > 0
 }
 

@@ -116,12 +116,14 @@ function fieldAt(data: Record<string, unknown>, path: string): unknown {
 }
 
 export function conditionHolds(condition: Extract<Step, { type: 'branch' }>['condition'], subject: ConditionSubject) {
-  if ('has_tag' in condition) return subject.tags.includes(condition.has_tag)
-  if ('optin' in condition) {
-    const state = condition.optin.channel === 'chat' ? subject.optinChat : subject.optinEmail
-    return state === condition.optin.state
+  if (condition.type === 'has_tag') return subject.tags.includes(condition.tag)
+  if (condition.type === 'optin') {
+    return (condition.channel === 'chat' ? subject.optinChat : subject.optinEmail) === condition.state
   }
-  return fieldAt(subject.data, condition.field) === condition.equals
+  // compared as text: a query string, a form and a JSON body say 100 and "100" alike
+  const value = fieldAt(subject.data, condition.field)
+  if (value === null || condition.equals === null) return value === condition.equals
+  return ['string', 'number', 'boolean'].includes(typeof value) && String(value) === String(condition.equals)
 }
 
 /** The step after a branch: its target when given, else the next one; `null` ends the run. */

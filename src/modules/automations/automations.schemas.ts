@@ -1,18 +1,19 @@
 import { type Static, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { discriminated } from '../../platform/http/schemas.ts'
 
 const uuid = (description: string) => Type.String({ format: 'uuid', description })
 const tag = Type.String({ minLength: 1, maxLength: 40, description: 'a tag name (max 40 characters)' })
 
 export const INTENTS = ['transactional', 'service', 'mailing_list', 'newsletter', 'reminder', 'other'] as const
 
-export const Trigger = Type.Union(
+export const Trigger = discriminated(
   [
     Type.Object({ type: Type.Literal('contact_created') }, { additionalProperties: false }),
     Type.Object(
       {
         type: Type.Literal('optin_confirmed'),
-        channel: Type.Union([Type.Literal('chat'), Type.Literal('email')], { default: 'chat' }),
+        channel: Type.Union([Type.Literal('chat'), Type.Literal('email')]),
       },
       { additionalProperties: false },
     ),
@@ -40,18 +41,16 @@ export const Trigger = Type.Union(
       {
         type: Type.Literal('calendar'),
         feed_url: Type.String({ minLength: 1, maxLength: 2000, description: 'an iCalendar (.ics) feed address' }),
-        offset_minutes: Type.Integer({
-          minimum: 0,
-          maximum: 43_200,
-          default: 1440,
-          description: 'how long before an event starts its run begins (default 1 day)',
-        }),
-        poll_minutes: Type.Integer({
-          minimum: 5,
-          maximum: 1440,
-          default: 15,
-          description: 'how often the feed is read',
-        }),
+        offset_minutes: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            maximum: 43_200,
+            description: 'how long before an event starts its run begins (default 1440: one day)',
+          }),
+        ),
+        poll_minutes: Type.Optional(
+          Type.Integer({ minimum: 5, maximum: 1440, description: 'how often the feed is read (default 15)' }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -76,42 +75,44 @@ const Duration = Type.Object(
   { additionalProperties: false, description: 'a positive duration of at most a year' },
 )
 
-const Condition = Type.Union(
+const Condition = discriminated(
   [
-    Type.Object({ has_tag: tag }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('has_tag'), tag }, { additionalProperties: false }),
     Type.Object(
       {
-        optin: Type.Object(
-          {
-            channel: Type.Union([Type.Literal('chat'), Type.Literal('email')]),
-            state: Type.Union([
-              Type.Literal('none'),
-              Type.Literal('pending'),
-              Type.Literal('confirmed'),
-              Type.Literal('opted_out'),
-            ]),
-          },
-          { additionalProperties: false },
-        ),
+        type: Type.Literal('optin'),
+        channel: Type.Union([Type.Literal('chat'), Type.Literal('email')]),
+        state: Type.Union([
+          Type.Literal('none'),
+          Type.Literal('pending'),
+          Type.Literal('confirmed'),
+          Type.Literal('opted_out'),
+        ]),
       },
       { additionalProperties: false },
     ),
     Type.Object(
       {
+        type: Type.Literal('field'),
         field: Type.String({ minLength: 1, maxLength: 200, description: 'a dotted path into the trigger data' }),
-        equals: Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]),
+        equals: Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()], {
+          description: 'compared as text with the field (100 equals "100"); null matches a null field only',
+        }),
       },
       { additionalProperties: false },
     ),
   ],
-  { description: 'has_tag, optin {channel, state}, or field (dotted path into the trigger data) equals a value' },
+  {
+    description:
+      'has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value}',
+  },
 )
 
 const goto = Type.Union([Type.Integer({ minimum: 1, maximum: 49 }), Type.Literal('end')], {
   description: 'the index (0-based) of a later step to continue at, or end',
 })
 
-export const Step = Type.Union(
+export const Step = discriminated(
   [
     Type.Object(
       {
@@ -160,7 +161,7 @@ export const Step = Type.Union(
     Type.Object(
       {
         type: Type.Literal('double_optin'),
-        channel: Type.Union([Type.Literal('chat'), Type.Literal('email')], { default: 'chat' }),
+        channel: Type.Union([Type.Literal('chat'), Type.Literal('email')]),
       },
       { additionalProperties: false, description: 'starts the double opt-in (the confirmation request is sent)' },
     ),
@@ -240,6 +241,7 @@ export const Automation = Type.Object(
     notice: Type.Union([Type.String(), Type.Null()], {
       description: 'what the safety rules changed on the last create or update (alias hinweis); null when nothing',
     }),
+    hinweis: Type.Union([Type.String(), Type.Null()], { description: 'deprecated German alias of notice' }),
     created_at: at,
     updated_at: at,
   },
@@ -315,6 +317,15 @@ export const AutomationWebhook = Type.Object(
     last_event_at: nullableAt,
     event_count: Type.Integer(),
     last_error: Type.Union([Type.String(), Type.Null()]),
+    art: Type.String({ description: 'deprecated German alias of kind (webhook, kalender, intern)' }),
+    zustand: Type.String({
+      description: 'deprecated German alias of state (laeuft, wartet_auf_verbindung, nicht_verbunden, intern)',
+    }),
+    verbindung: Type.Record(Type.String(), Type.Unknown(), { description: 'deprecated German alias of connection' }),
+    erstes_ereignis: Type.Union([at, Type.Null()], { description: 'deprecated German alias of first_event_at' }),
+    letztes_ereignis: Type.Union([at, Type.Null()], { description: 'deprecated German alias of last_event_at' }),
+    anzahl_ereignisse: Type.Integer({ description: 'deprecated German alias of event_count' }),
+    letzter_fehler: Type.Union([Type.String(), Type.Null()], { description: 'deprecated German alias of last_error' }),
   },
   { title: 'AutomationWebhook' },
 )

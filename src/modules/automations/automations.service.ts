@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/client.ts'
 import type { Signal, SignalListener, SignalName } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { type ClaimedJob, enqueue } from '../../platform/jobs/jobs.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
@@ -168,7 +169,7 @@ function signalStarts(automation: repo.AutomationRow, signal: Signal): boolean {
 export const automationSignals: SignalListener = {
   async accepts(tx, accountId, name) {
     const kind = SIGNAL_TRIGGERS[name]
-    return kind ? repo.anyActiveByTrigger(tx, accountId, [kind]) : false
+    return kind ? repo.anyActiveByTrigger(tx, accountId, kind) : false
   },
   async handle(tx, clock, list) {
     const byGroup = new Map<string, Signal[]>()
@@ -216,6 +217,7 @@ export function automationsService(deps: AutomationsDeps) {
       steps: row.steps,
       webhook_url: source?.kind === 'webhook' ? webhookUrl(source) : null,
       notice: row.notice,
+      hinweis: row.notice,
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
     }
@@ -639,7 +641,7 @@ export function automationsService(deps: AutomationsDeps) {
           contactId,
         })
         const startAt = new Date(
-          Math.max(now.getTime(), occurrence.startsAt.getTime() - trigger.offset_minutes * 60_000),
+          Math.max(now.getTime(), occurrence.startsAt.getTime() - (trigger.offset_minutes ?? 1440) * 60_000),
         )
         await enqueue(tx, clock, {
           accountId: source.accountId,
@@ -660,7 +662,7 @@ export function automationsService(deps: AutomationsDeps) {
         accountId: source.accountId,
         queue: CALENDAR_POLL_QUEUE,
         payload: { source_id: source.id },
-        runAt: new Date(now.getTime() + trigger.poll_minutes * 60_000),
+        runAt: new Date(now.getTime() + (trigger.poll_minutes ?? 15) * 60_000),
       })
     })
   }
@@ -853,19 +855,22 @@ export function automationsService(deps: AutomationsDeps) {
                     automation_status: automation.status,
                   }
                 : { trigger: automation.trigger.type, automation_status: automation.status }
-          return {
-            id: source.id,
-            automation_id: automation.id,
-            automation_name: automation.name,
-            url: source.kind === 'webhook' ? webhookUrl(source) : source.kind === 'calendar' ? source.feedUrl : null,
-            kind: source.kind,
-            state,
-            connection,
-            first_event_at: source.firstEventAt?.toISOString() ?? null,
-            last_event_at: source.lastEventAt?.toISOString() ?? null,
-            event_count: source.eventCount,
-            last_error: source.lastError,
-          }
+          return withGermanAliases(
+            {
+              id: source.id,
+              automation_id: automation.id,
+              automation_name: automation.name,
+              url: source.kind === 'webhook' ? webhookUrl(source) : source.kind === 'calendar' ? source.feedUrl : null,
+              kind: source.kind,
+              state,
+              connection,
+              first_event_at: source.firstEventAt?.toISOString() ?? null,
+              last_event_at: source.lastEventAt?.toISOString() ?? null,
+              event_count: source.eventCount,
+              last_error: source.lastError,
+            },
+            ['kind', 'state', 'connection', 'first_event_at', 'last_event_at', 'event_count', 'last_error'],
+          )
         }),
       }
     },

@@ -69,7 +69,7 @@ export async function emitSignalsForEvents(
   for (const listener of listeners) wanted ||= await listener.accepts(tx, input.accountId, input.name)
   if (!wanted) return
   const result = await tx.execute(sql`
-    SELECT contact_id, data FROM events WHERE account_id = ${input.accountId} AND id = ANY(${input.eventIds}::uuid[])`)
+    SELECT contact_id, data FROM events WHERE account_id = ${input.accountId} AND id = ANY(${`{${input.eventIds.join(',')}}`}::uuid[])`)
   const rows = (result as unknown as { rows: Array<{ contact_id: string | null; data: Record<string, unknown> }> }).rows
   await emitSignals(
     tx,
