@@ -276,6 +276,8 @@ export function automationsService(deps: AutomationsDeps) {
   // ---- running a step -------------------------------------------------------------------------------------------
 
   type External = Extract<Step, { type: 'send_text' | 'webhook' | 'notify_team' }>
+  /** what one transaction has read once (a run's steps in a row share it) */
+  type Loaded = { automation?: repo.AutomationRow | null; account?: Account }
   type Outcome = { stop: true } | { stop: false; external?: { step: External; index: number } }
 
   const entry = (
@@ -326,10 +328,11 @@ export function automationsService(deps: AutomationsDeps) {
     step.type === 'send_template' || step.type === 'send_text' || step.type === 'double_optin'
 
   /** One step inside the run's transaction; external calls are marked `sending` here and made after the commit. */
-  async function stepOnce(tx: Db, accountId: string, runId: string): Promise<Outcome> {
+  async function stepOnce(tx: Db, accountId: string, runId: string, loaded: Loaded): Promise<Outcome> {
     const run = await repo.findRun(tx, accountId, runId, { lock: true })
     if (!run || FINAL.includes(run.state)) return { stop: true }
-    const automation = await repo.findAutomation(tx, accountId, run.automationId)
+    loaded.automation ??= await repo.findAutomation(tx, accountId, run.automationId)
+    const automation = loaded.automation
     if (!automation) return { stop: true }
     const now = clock.now()
     if (run.state === 'waiting' && run.waitReason === 'until' && run.waitUntil && run.waitUntil > now)
@@ -350,7 +353,8 @@ export function automationsService(deps: AutomationsDeps) {
       return { stop: true }
     }
     const log = [...run.log]
-    const account = await getAccount(tx, accountId)
+    loaded.account ??= await getAccount(tx, accountId)
+    const account = loaded.account
     if (sends(step) && sendingBlocked(account)) {
       const until = new Date(now.getTime() + SENDING_BLOCKED_RETRY_MS)
       await repo.updateRun(tx, accountId, run.id, {
@@ -558,10 +562,16 @@ export function automationsService(deps: AutomationsDeps) {
 
   async function runJob(job: ClaimedJob) {
     const runId = String(job.payload.run_id)
-    for (let guard = 0; guard < 200; guard++) {
-      const outcome = await db.transaction((tx) => stepOnce(tx, job.accountId, runId))
-      if (outcome.stop) return
-      if (!outcome.external) continue
+    for (let guard = 0; guard < 60; guard++) {
+      // the steps that only write (tags, branches, queued sends) run in one transaction, up to a call or a wait
+      const outcome = await db.transaction(async (tx) => {
+        const loaded: Loaded = {}
+        for (;;) {
+          const next = await stepOnce(tx, job.accountId, runId, loaded)
+          if (next.stop || next.external) return next
+        }
+      })
+      if (outcome.stop || !outcome.external) return
       const { step, index } = outcome.external
       const run = await repo.findRun(db, job.accountId, runId)
       if (!run) return
