@@ -23,7 +23,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
-    ajv: { customOptions: { removeAdditional: 'all', coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: {
+        removeAdditional: 'all',
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+        discriminator: true,
+      },
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   })

@@ -1,5 +1,6 @@
 import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
+import { automationsModule } from './automations/index.ts'
 import { channelsModule } from './channels/index.ts'
 import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
@@ -18,4 +19,5 @@ export const modules: HeroldModule[] = [
   channelsModule,
   messagingModule,
   consentModule,
+  automationsModule,
 ]

@@ -115,7 +115,7 @@ function requiredText(field: string, value: string, max: number): string {
 }
 
 /** Starts the chat double opt-in in `tx`: pending with its evidence, the confirmation template queued. */
-async function startChatOptin(
+export async function startChatOptin(
   tx: Db,
   clock: Clock,
   accountId: string,
@@ -137,7 +137,7 @@ async function startChatOptin(
   return true
 }
 
-async function startEmailOptin(
+export async function startEmailOptin(
   tx: Db,
   clock: Clock,
   accountId: string,

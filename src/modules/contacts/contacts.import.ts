@@ -313,7 +313,7 @@ async function createContacts(context: BatchContext, lines: Line[], report: Impo
   if (contactIds.size > 0 && !(await repo.reserveContacts(db, accountId, contactIds.size, context.limit))) {
     throw new Error('contact counter out of step with the reservation')
   }
-  await dispatchEvents(db, clock, accountId, eventIds)
+  await dispatchEvents(db, clock, accountId, eventIds, 'contact.created')
   report.created += contactIds.size
   const rest: Line[] = []
   rows.forEach((row, i) => {

@@ -3,6 +3,7 @@ import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { anonymizeContactEvents, recordEvent } from '../../platform/events/events.ts'
+import { emitSignals } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import * as repo from './contacts.repository.ts'
@@ -372,6 +373,16 @@ export function contactsService(deps: ContactsServiceDeps) {
           origin: 'manuell' as const,
         }))
         await repo.insertTags(tx, added)
+        await emitSignals(
+          tx,
+          clock,
+          added.map((tag) => ({
+            accountId: tenant.accountId,
+            name: 'tag.added',
+            contactId: id,
+            data: { tag: tag.name },
+          })),
+        )
         return { tags: displayTags([...existing, ...added]), added: plan.added, rejected: plan.rejected }
       })
     },
@@ -439,6 +450,16 @@ export async function recordOptinChange(
       recordedAt: clock.now(),
     },
   ])
+  if (input.to === 'confirmed') {
+    await emitSignals(tx, clock, [
+      {
+        accountId: input.accountId,
+        name: 'optin.confirmed',
+        contactId: input.contactId,
+        data: { channel: input.channel },
+      },
+    ])
+  }
   return true
 }
 
@@ -514,4 +535,45 @@ export async function contactNames(db: Db, accountId: string, ids: string[]): Pr
 /** A contact's consent history, oldest first (for the audit view and tests). */
 export async function consentHistory(db: Db, accountId: string, contactId: string) {
   return repo.consentRecordsOf(db, accountId, contactId)
+}
+
+/**
+ * A contact as an automation step sees it, inside the step's transaction (locked with `lock`): opt-in states and the
+ * tags shown. Null when the contact is gone.
+ */
+export async function contactForAutomation(tx: Db, accountId: string, contactId: string, options: { lock?: boolean }) {
+  const row = await repo.findContact(tx, accountId, contactId, options)
+  if (!row) return null
+  const tags = displayTags(await repo.tagsOf(tx, accountId, [contactId])).map((t) => t.name)
+  return { id: row.id, phone: row.phone, email: row.email, optinChat: row.optinChat, optinEmail: row.optinEmail, tags }
+}
+
+/**
+ * Adds or removes one tag in the caller's transaction (automation steps), with the same limits as the API: never a
+ * system tag, at most 30 tags. Adding signals `tag.added`. Returns whether anything changed, or the refusal.
+ */
+export async function changeContactTag(
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; contactId: string; tag: string; change: 'add' | 'remove' },
+): Promise<{ changed: boolean; refused: string | null }> {
+  if (isSystemTagName(input.tag)) return { changed: false, refused: 'system_tag' }
+  const existing = await repo.tagsOf(tx, input.accountId, [input.contactId])
+  if (input.change === 'remove') {
+    return { changed: (await repo.deleteTag(tx, input.accountId, input.contactId, input.tag)) > 0, refused: null }
+  }
+  const plan = planTagAddition(
+    displayTags(existing).map((t) => t.name),
+    [input.tag],
+  )
+  if (plan.added.length === 0) {
+    return { changed: false, refused: existing.some((t) => t.name === input.tag) ? null : 'tag_limit' }
+  }
+  await repo.insertTags(tx, [
+    { accountId: input.accountId, contactId: input.contactId, name: input.tag, origin: 'manuell' },
+  ])
+  await emitSignals(tx, clock, [
+    { accountId: input.accountId, name: 'tag.added', contactId: input.contactId, data: { tag: input.tag } },
+  ])
+  return { changed: true, refused: null }
 }

@@ -516,6 +516,7 @@ describe('DELETE /v1/contacts/{id}', () => {
     assert.equal(body.ok, true)
     assert.deepEqual(body.removed, {
       send_jobs: 2,
+      automation_runs: 0,
       messages: 0,
       conversations: 0,
       link_clicks: 0,

@@ -36,8 +36,10 @@ export type {
   DeletionConfirmation,
 } from './contacts.service.ts'
 export {
+  changeContactTag,
   consentHistory,
   consentSubject,
+  contactForAutomation,
   contactNames,
   contactsService,
   findOrCreateInboundContact,

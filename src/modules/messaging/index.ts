@@ -61,4 +61,6 @@ export const messagingModule: HeroldModule = {
   },
 }
 
+export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
 export { TEMPLATE_SEND_QUEUE } from './messaging.sends.ts'
+export type { MessagingService } from './messaging.service.ts'

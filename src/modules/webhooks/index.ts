@@ -28,3 +28,4 @@ export const webhooksModule: HeroldModule = {
     }
   },
 }
+export { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from './webhooks.fns.ts'

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 import { enqueue } from '../jobs/jobs.ts'
 import { events } from './events.tables.ts'
+import { emitSignals, emitSignalsForEvents } from './signals.ts'
 
 export const EVENT_NAMES = ['contact.created', 'message.received', 'conversation.created'] as const
 export type EventName = (typeof EVENT_NAMES)[number]
@@ -40,6 +41,9 @@ export async function recordEvent(
     createdAt,
   })
   await enqueue(tx, clock, { accountId: input.accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventId: id } })
+  await emitSignals(tx, clock, [
+    { accountId: input.accountId, name: input.name, contactId: input.contactId ?? null, data: input.data },
+  ])
   return { id, name: input.name, wireId: `${input.name}:${id}`, createdAt }
 }
 
@@ -85,6 +89,16 @@ export async function recordEvents(
     clock,
     [...byAccount].map(([accountId, eventIds]) => ({ accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })),
   )
+  await emitSignals(
+    tx,
+    clock,
+    inputs.map((input) => ({
+      accountId: input.accountId,
+      name: input.name,
+      contactId: input.contactId ?? null,
+      data: input.data,
+    })),
+  )
   return inputs.length
 }
 
@@ -101,8 +115,15 @@ export function insertEventsSql(input: { accountId: string; name: EventName; cre
     RETURNING id`
 }
 
-/** One dispatch job for a batch of recorded events of one account. */
-export async function dispatchEvents(tx: Db, clock: Clock, accountId: string, eventIds: string[]): Promise<void> {
+/** One dispatch job for a batch of recorded events of one account (all named `name`), and their signals. */
+export async function dispatchEvents(
+  tx: Db,
+  clock: Clock,
+  accountId: string,
+  eventIds: string[],
+  name: EventName,
+): Promise<void> {
   if (eventIds.length === 0) return
   await enqueue(tx, clock, { accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })
+  await emitSignalsForEvents(tx, clock, { accountId, name, eventIds })
 }

@@ -1,0 +1,261 @@
+import { and, desc, eq, sql } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+import { automationCalendarEvents, automationRuns, automationSources, automations } from './automations.tables.ts'
+
+export type AutomationRow = typeof automations.$inferSelect
+export type SourceRow = typeof automationSources.$inferSelect
+export type RunRow = typeof automationRuns.$inferSelect
+
+const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
+
+export async function insertAutomation(tx: Db, row: typeof automations.$inferInsert) {
+  await tx.insert(automations).values(row)
+}
+
+export async function findAutomation(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {
+  const query = db
+    .select()
+    .from(automations)
+    .where(and(eq(automations.accountId, accountId), eq(automations.id, id)))
+  const [row] = options.lock ? await query.for('update') : await query
+  return row ?? null
+}
+
+export async function listAutomations(db: Db, accountId: string, limit: number, offset: number) {
+  return db
+    .select()
+    .from(automations)
+    .where(eq(automations.accountId, accountId))
+    .orderBy(desc(automations.createdAt), desc(automations.id))
+    .limit(limit + 1)
+    .offset(offset)
+}
+
+export async function updateAutomation(
+  tx: Db,
+  accountId: string,
+  id: string,
+  change: Partial<typeof automations.$inferInsert>,
+) {
+  const [row] = await tx
+    .update(automations)
+    .set(change)
+    .where(and(eq(automations.accountId, accountId), eq(automations.id, id)))
+    .returning()
+  return row ?? null
+}
+
+export async function deleteAutomation(tx: Db, accountId: string, id: string): Promise<boolean> {
+  const rows = await tx
+    .delete(automations)
+    .where(and(eq(automations.accountId, accountId), eq(automations.id, id)))
+    .returning({ id: automations.id })
+  return rows.length > 0
+}
+
+/** The active automations of an account whose trigger is of this type. */
+export async function activeByTrigger(db: Db, accountId: string, kind: string) {
+  return db
+    .select()
+    .from(automations)
+    .where(
+      and(eq(automations.accountId, accountId), eq(automations.triggerKind, kind), eq(automations.status, 'active')),
+    )
+}
+
+export async function anyActiveByTrigger(db: Db, accountId: string, kind: string): Promise<boolean> {
+  const result = await db.execute(sql`
+    SELECT 1 FROM automations
+    WHERE account_id = ${accountId} AND status = 'active' AND trigger_kind = ${kind} LIMIT 1`)
+  return rowsOf(result).length > 0
+}
+
+export async function sourceOf(db: Db, accountId: string, automationId: string) {
+  const [row] = await db
+    .select()
+    .from(automationSources)
+    .where(and(eq(automationSources.accountId, accountId), eq(automationSources.automationId, automationId)))
+  return row ?? null
+}
+
+/** A webhook address's source by its id alone: the public address carries no account. */
+export async function sourceById(db: Db, id: string) {
+  const [row] = await db.select().from(automationSources).where(eq(automationSources.id, id))
+  return row ?? null
+}
+
+export async function insertSource(tx: Db, row: typeof automationSources.$inferInsert) {
+  await tx.insert(automationSources).values(row)
+}
+
+export async function deleteSource(tx: Db, accountId: string, automationId: string) {
+  await tx
+    .delete(automationSources)
+    .where(and(eq(automationSources.accountId, accountId), eq(automationSources.automationId, automationId)))
+}
+
+export async function updateSource(
+  tx: Db,
+  accountId: string,
+  id: string,
+  change: Partial<typeof automationSources.$inferInsert>,
+) {
+  await tx
+    .update(automationSources)
+    .set(change)
+    .where(and(eq(automationSources.accountId, accountId), eq(automationSources.id, id)))
+}
+
+/** One more event at a source: counts and times in one statement. */
+export async function countSourceEvent(tx: Db, accountId: string, id: string, at: Date) {
+  await tx.execute(sql`
+    UPDATE automation_sources
+    SET event_count = event_count + 1, first_event_at = COALESCE(first_event_at, ${at.toISOString()}::timestamptz),
+      last_event_at = ${at.toISOString()}::timestamptz
+    WHERE account_id = ${accountId} AND id = ${id}`)
+}
+
+export async function listSources(db: Db, accountId: string, limit: number, offset: number) {
+  return db
+    .select({ source: automationSources, automation: automations })
+    .from(automationSources)
+    .innerJoin(
+      automations,
+      and(eq(automations.accountId, automationSources.accountId), eq(automations.id, automationSources.automationId)),
+    )
+    .where(eq(automationSources.accountId, accountId))
+    .orderBy(desc(automationSources.createdAt), desc(automationSources.id))
+    .limit(limit + 1)
+    .offset(offset)
+}
+
+export async function insertRuns(tx: Db, rows: Array<typeof automationRuns.$inferInsert>) {
+  if (rows.length === 0) return
+  // one JSON parameter for a whole batch (an import can start thousands of runs in one transaction)
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      account_id: r.accountId,
+      id: r.id,
+      automation_id: r.automationId,
+      contact_id: r.contactId ?? null,
+      state: r.state,
+      source: r.source,
+      steps: r.steps,
+      data: r.data ?? {},
+      created_at: (r.createdAt as Date).toISOString(),
+    })),
+  )
+  await tx.execute(sql`
+    INSERT INTO automation_runs (account_id, id, automation_id, contact_id, state, source, steps, data, created_at,
+      updated_at)
+    SELECT r.account_id, r.id, r.automation_id, r.contact_id, r.state, r.source, r.steps, r.data, r.created_at,
+      r.created_at
+    FROM jsonb_to_recordset(${json}::jsonb) AS r(account_id uuid, id uuid, automation_id uuid, contact_id uuid,
+      state text, source text, steps jsonb, data jsonb, created_at timestamptz)`)
+}
+
+export async function findRun(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {
+  const query = db
+    .select()
+    .from(automationRuns)
+    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.id, id)))
+  const [row] = options.lock ? await query.for('update') : await query
+  return row ?? null
+}
+
+export async function listRuns(db: Db, accountId: string, automationId: string, limit: number, offset: number) {
+  return db
+    .select()
+    .from(automationRuns)
+    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.automationId, automationId)))
+    .orderBy(desc(automationRuns.createdAt), desc(automationRuns.id))
+    .limit(limit + 1)
+    .offset(offset)
+}
+
+export async function updateRun(
+  tx: Db,
+  accountId: string,
+  id: string,
+  change: Partial<typeof automationRuns.$inferInsert>,
+) {
+  await tx
+    .update(automationRuns)
+    .set(change)
+    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.id, id)))
+}
+
+/** The runs that waited while their automation was paused: they go on (ids returned for their jobs). */
+export async function releasePausedRuns(tx: Db, accountId: string, automationId: string, at: Date) {
+  const result = await tx.execute(sql`
+    UPDATE automation_runs SET state = 'running', wait_reason = NULL, updated_at = ${at.toISOString()}::timestamptz
+    WHERE account_id = ${accountId} AND automation_id = ${automationId} AND wait_reason = 'automation_paused'
+    RETURNING id`)
+  return rowsOf<{ id: string }>(result).map((r) => r.id)
+}
+
+export async function deleteContactRuns(tx: Db, accountId: string, contactId: string): Promise<number> {
+  const rows = await tx
+    .delete(automationRuns)
+    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.contactId, contactId)))
+    .returning({ id: automationRuns.id })
+  await tx
+    .delete(automationCalendarEvents)
+    .where(and(eq(automationCalendarEvents.accountId, accountId), eq(automationCalendarEvents.contactId, contactId)))
+  return rows.length
+}
+
+/** The automations whose steps send this template (DELETE /templates/{id} answers 409 while any does). */
+export async function automationsUsingTemplate(db: Db, accountId: string, templateId: string) {
+  const result = await db.execute(sql`
+    SELECT name FROM automations
+    WHERE account_id = ${accountId}
+      AND steps @> ${JSON.stringify([{ type: 'send_template', template_id: templateId }])}::jsonb`)
+  return rowsOf<{ name: string }>(result).map((r) => r.name)
+}
+
+export async function calendarEvent(db: Db, accountId: string, sourceId: string, uid: string) {
+  const [row] = await db
+    .select()
+    .from(automationCalendarEvents)
+    .where(
+      and(
+        eq(automationCalendarEvents.accountId, accountId),
+        eq(automationCalendarEvents.sourceId, sourceId),
+        eq(automationCalendarEvents.uid, uid),
+      ),
+    )
+    .for('update')
+  return row ?? null
+}
+
+export async function upsertCalendarEvent(tx: Db, row: typeof automationCalendarEvents.$inferInsert) {
+  await tx
+    .insert(automationCalendarEvents)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [automationCalendarEvents.accountId, automationCalendarEvents.sourceId, automationCalendarEvents.uid],
+      set: { startsAt: row.startsAt, contactId: row.contactId, runId: null },
+    })
+}
+
+export async function setCalendarRun(tx: Db, accountId: string, sourceId: string, uid: string, runId: string) {
+  await tx
+    .update(automationCalendarEvents)
+    .set({ runId })
+    .where(
+      and(
+        eq(automationCalendarEvents.accountId, accountId),
+        eq(automationCalendarEvents.sourceId, sourceId),
+        eq(automationCalendarEvents.uid, uid),
+      ),
+    )
+}
+
+/** Is a poll of this calendar source already queued? (activation must not start a second polling chain) */
+export async function pollQueued(db: Db, accountId: string, queue: string, sourceId: string): Promise<boolean> {
+  const result = await db.execute(sql`
+    SELECT 1 FROM jobs WHERE account_id = ${accountId} AND queue = ${queue} AND payload->>'source_id' = ${sourceId}
+      AND state IN ('queued', 'running') LIMIT 1`)
+  return rowsOf(result).length > 0
+}

@@ -1,0 +1,90 @@
+import { onSignals } from '../../platform/events/signals.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { createOutboundHttp } from '../../platform/outbound-http.ts'
+import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
+import { secretBoxFor } from '../../platform/secrets.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { startChatOptin, startEmailOptin } from '../consent/index.ts'
+import { registerContactCleanup } from '../contacts/index.ts'
+import { messagingServiceFor, queueAutomationTemplateSend } from '../messaging/index.ts'
+import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
+import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
+import { deleteContactRuns } from './automations.repository.ts'
+import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
+import {
+  automationSignals,
+  automationsService,
+  automationTemplateUses,
+  CALENDAR_POLL_QUEUE,
+  CALENDAR_START_QUEUE,
+  RUN_QUEUE,
+} from './automations.service.ts'
+
+/** Posts per minute to one incoming webhook address. */
+export const HOOK_POSTS_PER_MINUTE = 120
+
+export function automationsServiceFor(
+  deps: PlatformDeps,
+  http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets }),
+) {
+  const { config, database, clock } = deps
+  return automationsService({
+    db: database.orm,
+    clock,
+    secrets: secretBoxFor(config),
+    publicUrl: config.publicUrl,
+    allowPrivateTargets: config.allowPrivateTargets,
+    http,
+    templates: templatesServiceFor(deps),
+    messaging: messagingServiceFor(deps),
+    channels: channelsServiceFor(deps),
+    checkUrl: checkSubscriptionUrl,
+    sign: signatureHeader,
+    newSecret: generateSigningSecret,
+    startOptin: (tx, clock, input) =>
+      input.channel === 'chat'
+        ? startChatOptin(tx, clock, input.accountId, input.contactId, 'automation', {})
+        : startEmailOptin(tx, clock, input.accountId, input.contactId, 'automation', {}),
+    queueTemplateSend: queueAutomationTemplateSend,
+    userAgent: USER_AGENT,
+  })
+}
+
+// runs start inside the transaction of the change that triggers them (contact created, opt-in confirmed, tag added,
+// keyword received)
+onSignals(automationSignals)
+registerTemplateUsageCheck(automationTemplateUses)
+
+registerContactCleanup(async (tx, accountId, contactId) => ({
+  automation_runs: await deleteContactRuns(tx, accountId, contactId),
+}))
+
+export const automationsModule: HeroldModule = {
+  name: 'automations',
+  routes: (deps) => {
+    return automationsRoutes(automationsServiceFor(deps))
+  },
+  publicRoutes: (deps) => {
+    const limiter = deps.config.redisUrl
+      ? redisRateLimiter(deps.config.redisUrl, HOOK_POSTS_PER_MINUTE, 60)
+      : memoryRateLimiter(HOOK_POSTS_PER_MINUTE, 60)
+    const routes = automationHookRoutes({ service: automationsServiceFor(deps), limiter })
+    return async (app) => {
+      app.addHook('onClose', () => limiter.close())
+      await routes(app)
+    }
+  },
+  jobs: (deps) => {
+    const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })
+    const service = automationsServiceFor(deps, http)
+    return {
+      handlers: {
+        // one run, step after step; a wait or a retry ends the job and schedules the next (one at a time per run)
+        [RUN_QUEUE]: { run: (job) => service.runJob(job), maxAttempts: 10 },
+        [CALENDAR_POLL_QUEUE]: { run: (job) => service.pollCalendar(job), maxAttempts: 5 },
+        [CALENDAR_START_QUEUE]: { run: (job) => service.startCalendarRun(job) },
+      },
+      close: () => http.close(),
+    }
+  },
+}
