@@ -10,7 +10,7 @@
  * the runs costs the import, same run); runs completed per second against the runner's rate for as many no-op jobs
  * (what the parts allow: claim, run, complete), and the time from the import's commit to the last run's first step.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'

@@ -7,7 +7,6 @@ import {
   createKey,
   createTestAccount,
   type Harness,
-  json,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
