@@ -152,3 +152,4 @@ export const channelsModule: HeroldModule = {
 export type { TemplateStatusUpdate } from './channels.provider.ts'
 export type { ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
 export { sandboxOutboxOf } from './sandbox.provider.ts'
+export { type EdgeVariables, variablesAtEdges } from './whatsapp.rules.ts'

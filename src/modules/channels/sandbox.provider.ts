@@ -13,6 +13,7 @@ import {
   type TemplateStatus,
 } from './channels.provider.ts'
 import { sandboxOutbox, sandboxTemplates } from './channels.tables.ts'
+import { variablesAtEdges } from './whatsapp.rules.ts'
 
 export const SANDBOX_STATUS_QUEUE = 'channels.sandbox_status'
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -20,7 +21,8 @@ export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
 /**
  * The sandbox's template rule, modelled on WhatsApp's review: a template is rejected when its name is not
  * lower-case letters, digits and underscores, when its text is empty, when it starts or ends with a
- * variable, or when it contains an empty `{{}}`; otherwise it is approved at once.
+ * variable (whatsapp.rules.ts, shared with the templates check), or when it contains an empty `{{}}`; otherwise it
+ * is approved at once.
  */
 export function sandboxTemplateDecision(template: Pick<TemplateAtProvider, 'name' | 'content'>): TemplateStatus {
   if (!/^[a-z0-9_]{1,512}$/.test(template.name))
@@ -28,7 +30,8 @@ export function sandboxTemplateDecision(template: Pick<TemplateAtProvider, 'name
   const text = template.content.trim()
   if (text === '') return { status: 'REJECTED', reason: 'INVALID_FORMAT: the body is empty' }
   if (/\{\{\s*\}\}/.test(text)) return { status: 'REJECTED', reason: 'INVALID_FORMAT: empty variable {{}}' }
-  if (/^\{\{[^}]*\}\}/.test(text) || /\{\{[^}]*\}\}[.!?]?$/.test(text))
+  const edges = variablesAtEdges(text)
+  if (edges.start || edges.end)
     return { status: 'REJECTED', reason: 'INVALID_FORMAT: the body starts or ends with a variable' }
   return { status: 'APPROVED', reason: null }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
+import { sandboxTemplateDecision } from '../channels/sandbox.provider.ts'
 import {
   type CheckedTemplate,
   checkTemplate,
@@ -279,5 +280,41 @@ describe('provider name, category and standing', () => {
     assert.equal(isSendable({ ...base, channel: 'email' }), false)
     assert.equal(isSendable({ ...base, purpose: 'optin_confirm' }), false)
     assert.equal(isSendable({ ...base, system: true }), false)
+  })
+})
+
+describe('the check and the sandbox review agree (one rule: channels/whatsapp.rules.ts)', () => {
+  test('a variable followed only by punctuation still ends the body: not submittable, and the sandbox rejects it', () => {
+    const content = 'Hallo {{name}}, dein Rabatt: {{rabatt}}!'
+    assert.ok(codes({ content }).includes('variable_at_end'))
+    assert.equal(sandboxTemplateDecision({ name: 'rabatt', content }).status, 'REJECTED')
+    const opening = '¡{{name}}, willkommen bei uns!'
+    assert.ok(codes({ content: opening }).includes('variable_at_start'))
+    assert.equal(sandboxTemplateDecision({ name: 'welcome', content: opening }).status, 'REJECTED')
+  })
+
+  test('property: whenever the check says submittable, the sandbox approves', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('Hallo', 'dein', 'Code', 'ist', 'da', 'Rabatt', '10 %', 'bis', 'Sonntag', 'Bestellung'),
+      fc.constantFrom(' ', ', ', '. ', '! ', '? ', ': ', ' – ', '🙂', '"', '(', ')', '\n'),
+      fc.constantFrom('{{name}}', '{{1}}', '{{2}}', '{{code}}', '{{rabatt}}', '{{}}'),
+    )
+    fc.assert(
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 14 }),
+        fc.constantFrom('Order', 'Rabatt Aktion'),
+        (parts, name) => {
+          const content = parts.join('')
+          const template = { ...valid, name, content }
+          if (checkTemplate(template).length > 0) return
+          assert.equal(
+            sandboxTemplateDecision({ name: providerName(name), content }).status,
+            'APPROVED',
+            `the check passed ${JSON.stringify(content)}`,
+          )
+        },
+      ),
+      { numRuns: 2000 },
+    )
   })
 })

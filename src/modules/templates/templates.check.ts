@@ -1,6 +1,7 @@
 // The deterministic template check: the channel provider's published rules for WhatsApp message templates, as pure
 // functions. `issues` and `submittable` of GET /templates/{id} come from here, and so will submit's 400.
 
+import { variablesAtEdges } from '../channels/index.ts'
 import { containsPlaceholder, extractVariables, placeholders, type TemplateTexts } from './templates.variables.ts'
 
 export const CHANNELS = ['chat', 'email'] as const
@@ -209,18 +210,24 @@ export function variableIssues(texts: TemplateTexts): TemplateIssue[] {
   return issues
 }
 
-/** Placement rules that hold for the body only: no variable at the very start or end, none next to another. */
+/** Placement rules that hold for the body only: no variable at the start or end (WhatsApp's rule), none next to another. */
 export function placementIssues(content: string): TemplateIssue[] {
   const trimmed = content.trim()
   const found = placeholders(trimmed)
   const issues: TemplateIssue[] = []
   if (found.length === 0) return issues
-  if (found[0].start === 0) {
-    issues.push(issue('variable_at_start', 'content', `The content must not start with a variable (${found[0].raw})`))
+  const edges = variablesAtEdges(trimmed)
+  if (edges.start) {
+    issues.push(issue('variable_at_start', 'content', `The content must not start with a variable (${edges.start})`))
   }
-  const last = found[found.length - 1]
-  if (last.end === trimmed.length) {
-    issues.push(issue('variable_at_end', 'content', `The content must not end with a variable (${last.raw})`))
+  if (edges.end) {
+    issues.push(
+      issue(
+        'variable_at_end',
+        'content',
+        `The content must not end with a variable (${edges.end}); punctuation after it does not count as text`,
+      ),
+    )
   }
   for (let i = 1; i < found.length; i++) {
     if (trimmed.slice(found[i - 1].end, found[i].start).trim() !== '') continue
