@@ -54,6 +54,12 @@ export interface ChannelsServiceDeps {
 }
 
 type StoredMessage = Awaited<ReturnType<InboxService['recordOutbound']>>
+/** The template an outbound message carried, as the message view shows it. */
+export interface ShownTemplate {
+  id: string
+  name: string
+  buttons: Array<{ type: string; text: string; url?: string }>
+}
 
 /** `message` is the stored outbound message: sent, or failed with the provider's error code. */
 export type SendOutcome =
@@ -199,7 +205,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
     accountId: string,
     contactId: string,
     result: Awaited<ReturnType<ChatProvider['sendText']>>,
-    message: { type: string; text: string; automated?: boolean },
+    message: { type: string; text: string; automated?: boolean; template?: ShownTemplate | null },
   ): Promise<SendOutcome> {
     if (!result.ok) {
       if (result.error.kind === 'opted_out') {
@@ -212,6 +218,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
         text: message.text,
         providerMessageId: null,
         automated: message.automated,
+        template: message.template ?? null,
         failure: { errorCode: result.error.providerCode },
       })
       return { ...result, message: failed }
@@ -223,6 +230,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       text: message.text,
       providerMessageId: result.providerMessageId,
       automated: message.automated,
+      template: message.template ?? null,
     })
     return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
   }
@@ -395,19 +403,30 @@ export function channelsService(deps: ChannelsServiceDeps) {
      */
     async sendTemplate(
       accountId: string,
-      input: Omit<TemplateMessage, 'sendId'> & { contactId: string; text: string; sendId?: string },
+      input: Omit<TemplateMessage, 'sendId'> & {
+        contactId: string
+        text: string
+        sendId?: string
+        /** what the message view shows: the template's id and name and the buttons the customer saw */
+        shown?: ShownTemplate
+      },
       options: { automated?: boolean } = {},
     ): Promise<SendOutcome | { ok: false; error: MappedError; message: null }> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
-      const { contactId, ...message } = input
+      const { contactId, shown, ...message } = input
       const result = await chat.provider.sendTemplate(chat.connection, {
         ...message,
         sendId: input.sendId ?? randomUUID(),
       })
       if (!result.ok && result.error.kind === 'retry_later') return { ...result, message: null }
-      return afterSend(accountId, contactId, result, { type: 'template', text: input.text, ...options })
+      return afterSend(accountId, contactId, result, {
+        type: 'template',
+        text: input.text,
+        template: shown ?? null,
+        ...options,
+      })
     },
 
     async submitTemplate(accountId: string, template: TemplateAtProvider) {

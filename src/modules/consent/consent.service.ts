@@ -42,6 +42,8 @@ export interface OptinTemplate {
   id: string
   /** the provider name */
   name: string
+  /** the template's own name (shown with the message) */
+  displayName: string
   language: string
   content: string
 }
@@ -353,6 +355,7 @@ export function consentService(deps: ConsentServiceDeps) {
             language: template.language,
             parameters: templateVariables({ content: template.content, buttons: [] }).map((v) => rendered.values[v]),
             text: rendered.texts[0],
+            shown: { id: template.id, name: template.displayName, buttons: [{ type: 'QUICK_REPLY', text: button }] },
           },
           { automated: true },
         )

@@ -103,14 +103,25 @@ describe('chat double opt-in through the sandbox', () => {
     const conversation = json<{ conversations: Array<{ id: string }> }>(
       await account.request({ method: 'GET', url: '/v1/inbox/conversations' }),
     ).conversations[0]
-    const history = json<{ messages: Array<{ direction: string; type: string; automated: boolean; text: string }> }>(
-      await account.request({ method: 'GET', url: `/v1/inbox/conversations/${conversation.id}/messages` }),
-    ).messages
+    const history = json<{
+      messages: Array<{
+        direction: string
+        type: string
+        automated: boolean
+        text: string
+        template: { id: string; name: string; buttons: Array<{ type: string; text: string }> } | null
+      }>
+    }>(await account.request({ method: 'GET', url: `/v1/inbox/conversations/${conversation.id}/messages` })).messages
     const sent = history.find((m) => m.direction === 'outbound')
     assert.ok(sent)
     assert.equal(sent.type, 'template')
     assert.equal(sent.automated, true)
     assert.equal(sent.text, 'Hallo Erika, bitte bestätige deine Anmeldung für unsere Nachrichten.')
+    // what the customer must press is shown with the message, and which template it was
+    assert.ok(sent.template)
+    assert.match(sent.template.id, /^[0-9a-f-]{36}$/)
+    assert.deepEqual(sent.template.buttons, [{ type: 'QUICK_REPLY', text: 'Ja, bestätigen' }])
+    assert.ok(history.filter((m) => m.direction === 'inbound').every((m) => m.template === null))
 
     await inbound(account, { from: phone, button: 'Ja, bestätigen' })
     const press = await lastInbound(account)

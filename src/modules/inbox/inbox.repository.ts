@@ -86,10 +86,11 @@ export async function insertMessageInOrder(
       RETURNING last_at
     ), stored AS (
       INSERT INTO ${messages} (account_id, id, conversation_id, contact_id, channel, direction, type, text, media_url,
-        media_mime, provider_message_id, status, error_code, automated, ai, created_at)
+        media_mime, provider_message_id, status, error_code, automated, ai, template, created_at)
       SELECT ${row.accountId}::uuid, ${row.id}::uuid, ${row.conversationId}::uuid, ${row.contactId}::uuid,
         ${row.channel}, ${row.direction}, ${row.type}, ${row.text ?? ''}, ${row.mediaUrl ?? ''}, ${row.mediaMime ?? ''},
-        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${row.errorCode ?? null}, ${automated}, ${row.ai ?? false}, clock.last_at
+        ${row.providerMessageId ?? null}, ${row.status ?? null}, ${row.errorCode ?? null}, ${automated}, ${row.ai ?? false},
+        ${row.template ? JSON.stringify(row.template) : null}::jsonb, clock.last_at
       FROM clock
       ON CONFLICT DO NOTHING
       RETURNING *
@@ -132,6 +133,7 @@ export async function insertMessageInOrder(
     errorCode: raw.error_code === null || raw.error_code === undefined ? null : String(raw.error_code),
     automated: Boolean(raw.automated),
     ai: Boolean(raw.ai),
+    template: (raw.template ?? null) as MessageRow['template'],
     createdAt: new Date(raw.created_at as string | Date),
   }
 }

@@ -23,6 +23,26 @@ export const Message = Type.Object(
         description: 'outbound delivery status (never moves backwards); null for inbound messages',
       },
     ),
+    template: Type.Union(
+      [
+        Type.Object(
+          {
+            id: Type.String({ format: 'uuid' }),
+            name: Type.String({ description: "the template's name in Herold" }),
+            buttons: Type.Array(
+              Type.Object({
+                type: Type.String({ description: 'QUICK_REPLY or URL' }),
+                text: Type.String({ description: 'the label the customer saw (the opt-in confirm button, a link)' }),
+                url: Type.Optional(Type.String()),
+              }),
+            ),
+          },
+          { title: 'MessageTemplate' },
+        ),
+        Type.Null(),
+      ],
+      { description: 'an outbound template message: which template it was and its buttons; null otherwise' },
+    ),
     created_at: Type.String({
       format: 'date-time',
       description:

@@ -8,6 +8,7 @@ import { type Page, toPage } from '../../platform/http/pagination.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import { contactNames, findOrCreateInboundContact, recordOptinChange } from '../contacts/index.ts'
 import * as repo from './inbox.repository.ts'
+import type { SentTemplate } from './inbox.tables.ts'
 
 export type InboxTenant = Pick<TenantContext, 'accountId'>
 export type Channel = 'chat' | 'email'
@@ -104,6 +105,7 @@ export function messageView(row: repo.MessageRow) {
     media_url: row.mediaUrl,
     media_mime: row.mediaMime,
     status: row.status,
+    template: row.template ?? null,
     created_at: row.createdAt.toISOString(),
   }
 }
@@ -114,7 +116,7 @@ function historyView(row: repo.MessageRow) {
 
 /** The data of message.received: exactly the Message fields of section 2. */
 function messageEventData(row: repo.MessageRow): Record<string, unknown> {
-  const { status: _status, ...fields } = messageView(row)
+  const { status: _status, template: _template, ...fields } = messageView(row)
   return fields
 }
 
@@ -236,6 +238,7 @@ export function inboxService(deps: InboxServiceDeps) {
             data: messageEventData({
               ...draft,
               status: null,
+              template: null,
               errorCode: null,
               automated: false,
               ai: false,
@@ -284,6 +287,8 @@ export function inboxService(deps: InboxServiceDeps) {
         automated?: boolean
         /** `failed` with the provider's error code when the provider refused the send */
         failure?: { errorCode: string }
+        /** a template message: the template and the buttons the customer saw */
+        template?: SentTemplate | null
       },
     ) {
       return db.transaction(async (tx) => {
@@ -322,6 +327,7 @@ export function inboxService(deps: InboxServiceDeps) {
             status: input.failure ? 'failed' : 'sent',
             errorCode: input.failure?.errorCode ?? null,
             automated: input.automated ?? false,
+            template: input.template ?? null,
           },
           { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },
         )

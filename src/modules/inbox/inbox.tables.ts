@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
@@ -35,6 +46,13 @@ export const conversations = pgTable(
   ],
 )
 
+/** What an outbound template message showed: the template and its buttons (the opt-in confirm button, links). */
+export interface SentTemplate {
+  id: string
+  name: string
+  buttons: Array<{ type: string; text: string; url?: string }>
+}
+
 export const messages = pgTable(
   'messages',
   {
@@ -55,6 +73,8 @@ export const messages = pgTable(
     errorCode: text('error_code'),
     automated: boolean('automated').notNull().default(false),
     ai: boolean('ai').notNull().default(false),
+    /** an outbound template message: which template and the buttons the customer saw */
+    template: jsonb('template').$type<SentTemplate>(),
     /** strictly increasing per account in commit order (see inbox.repository.ts insertMessageInOrder) */
     createdAt: at('created_at').notNull(),
   },

@@ -165,6 +165,31 @@ describe('POST /messages with a template', () => {
     assert.equal(messages[0].id, record.message_id)
     assert.equal(messages[0].type, 'template')
     assert.equal(messages[0].text, 'Hallo Erika, dein Code ist A-17. Bis bald!')
+    assert.deepEqual(messages[0].template, { id: template.id, name: template.name, buttons: [] })
+  })
+
+  test('the message view shows which template it was and its buttons (a URL button with its address)', async () => {
+    const { account, contactId } = await readyToSend()
+    const template = await approvedTemplate(account, {
+      buttons: [
+        { type: 'QUICK_REPLY', text: 'Passt' },
+        { type: 'URL', text: 'Zum Shop', url: 'https://shop.example.com/angebot' },
+      ],
+    })
+    const response = await sendTemplate(account, contactId, template.id, { code: 'B-2' })
+    assert.equal(response.statusCode, 202, response.body)
+    await drain()
+    const [message] = json<{ messages: Json[] }>(
+      await account.request({ method: 'GET', url: '/v1/messages?direction=outbound' }),
+    ).messages
+    assert.deepEqual(message.template, {
+      id: template.id,
+      name: template.name,
+      buttons: [
+        { type: 'QUICK_REPLY', text: 'Passt' },
+        { type: 'URL', text: 'Zum Shop', url: 'https://shop.example.com/angebot' },
+      ],
+    })
   })
 
   test('a template works outside the 24-hour window, where free text is refused', async () => {

@@ -381,6 +381,11 @@ export function templateSends(deps: TemplateSendsDeps) {
           headerImageUrl: view.header_media?.url ?? null,
           text: rendered.text,
           sendId: send.id,
+          shown: {
+            id: view.id,
+            name: view.name,
+            buttons: view.buttons.map((b) => ({ type: b.type, text: b.text, ...(b.url ? { url: b.url } : {}) })),
+          },
         })
       } catch (error) {
         // channels' own checks (paused, no number) fail before the provider is called: certainly not sent

@@ -139,7 +139,13 @@ export async function optinConfirmTemplateFor(
     approved.find((t) => primary(t.language) === primary(language)) ??
     approved[0]
   if (!chosen) return null
-  return { id: chosen.id, name: chosen.providerName, language: chosen.language, content: chosen.content }
+  return {
+    id: chosen.id,
+    name: chosen.providerName,
+    displayName: chosen.name,
+    language: chosen.language,
+    content: chosen.content,
+  }
 }
 
 export {
