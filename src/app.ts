@@ -3,6 +3,7 @@ import type { Config } from './config.ts'
 import { modules } from './modules/index.ts'
 import type { Clock } from './platform/clock.ts'
 import type { Database } from './platform/db/client.ts'
+import { homePage } from './platform/http/home.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
 import type { HeroldModule } from './platform/module.ts'
@@ -38,6 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(pipeline, { db: deps.database.orm, clock: deps.clock, rateLimiter: deps.rateLimiter })
   await app.register(openapi, { publicUrl: deps.config.publicUrl })
 
+  await app.register(homePage(deps.config.serviceName))
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     try {
