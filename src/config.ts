@@ -22,6 +22,10 @@ const ConfigSchema = Type.Object({
   workerConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
   /** how long a claimed job stays with its worker without a heartbeat before another worker takes it */
   jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+  /** days finished records are kept: dead jobs, webhook deliveries and attempts, expired tokens */
+  retentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  /** days the sandbox's outbox (its record of what it "sent") is kept */
+  sandboxRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -52,6 +56,8 @@ const variableOf: Record<string, string> = {
   whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
   workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
+  retentionDays: 'HEROLD_RETENTION_DAYS',
+  sandboxRetentionDays: 'HEROLD_SANDBOX_RETENTION_DAYS',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -109,6 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 32),
     jobLeaseSeconds:
       overrides.jobLeaseSeconds ?? parseInteger('HEROLD_JOB_LEASE_SECONDS', env.HEROLD_JOB_LEASE_SECONDS, 30),
+    retentionDays: overrides.retentionDays ?? parseInteger('HEROLD_RETENTION_DAYS', env.HEROLD_RETENTION_DAYS, 30),
+    sandboxRetentionDays:
+      overrides.sandboxRetentionDays ??
+      parseInteger('HEROLD_SANDBOX_RETENTION_DAYS', env.HEROLD_SANDBOX_RETENTION_DAYS, 7),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
   if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)

@@ -7,9 +7,9 @@ import { modules } from './modules/index.ts'
 import { bootstrapFirstStart } from './platform/bootstrap.ts'
 import { systemClock } from './platform/clock.ts'
 import { type Database, openDatabase } from './platform/db/client.ts'
+import { maintenanceWorker } from './platform/db/maintenance.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
-import { idempotencySweeper } from './platform/idempotency/sweeper.ts'
 import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
 
@@ -69,7 +69,9 @@ export async function serve(
       const deps = { config, database, clock: systemClock }
       const logger = app?.log ?? pino({ level: config.logLevel }, logStream)
       const jobs = jobRunnerFor(deps, modules, (message, error) => logger.error({ err: error }, message))
-      const starters = [idempotencySweeper(deps), jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
+      // retention (expired idempotency records among them), and vacuum and analyze where the database does not
+      const maintenance = maintenanceWorker(deps, (message, data) => logger.info({ ...data }, message))
+      const starters = [maintenance, jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
       for (const start of starters) stops.push(await start())
     }
     return { app, url, stop: () => shutdown(stops, database, embedded ? config.dataDir : null) }

@@ -4,6 +4,7 @@ import { parse } from 'csv-parse'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { analyzeTables } from '../../platform/db/maintenance.ts'
 import { dispatchEvents } from '../../platform/events/events.ts'
 import * as repo from './contacts.repository.ts'
 import {
@@ -186,6 +187,9 @@ export async function importContacts(
   }
   while (batch.length > 0) batch = await importBatch(context, batch, report)
   input.onProgress?.({ bytes: totalBytes, totalBytes, rows: report.rows })
+  // fresh statistics for what was loaded: the search plan uses its trigram index from the first query after an
+  // import of any size (neither PGlite nor a server without autovacuum would analyze by itself)
+  if (report.created + report.updated > 0) await analyzeTables(db, ['contacts', 'contact_tags', 'events'])
   report.seconds = Math.round(performance.now() - started) / 1000
   report.rows_per_second = report.seconds > 0 ? Math.round(report.rows / report.seconds) : report.rows
   return report

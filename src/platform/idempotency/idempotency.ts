@@ -117,14 +117,6 @@ export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope): Pr
   await db.delete(idempotencyKeys).where(and(matches(scope), isNull(idempotencyKeys.responseStatus)))
 }
 
-export async function deleteExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<number> {
-  const removed = await db
-    .delete(idempotencyKeys)
-    .where(lte(idempotencyKeys.expiresAt, sql`${clock.now().toISOString()}::timestamptz`))
-    .returning({ key: idempotencyKeys.key })
-  return removed.length
-}
-
 function matches(scope: IdempotencyScope) {
   return and(
     eq(idempotencyKeys.accountId, scope.accountId),
