@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { and, eq, isNull, lte, sql } from 'drizzle-orm'
+import { and, eq, isNull, lte } from 'drizzle-orm'
 import { idempotencyKeys } from '../auth/auth.tables.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
