@@ -46,7 +46,8 @@ export async function resolveBrowser(): Promise<ResolvedBrowser> {
 export async function packagedBrowser(): Promise<ResolvedBrowser> {
   const { default: packaged } = await import('@sparticuz/chromium')
   const executablePath = await packaged.executablePath()
-  const args = [...new Set([...packaged.args, ...QUIET_ARGS])]
+  // its flags are made for AWS Lambda; --single-process there means closing a page closes the whole browser
+  const args = [...new Set([...packaged.args.filter((arg) => arg !== '--single-process'), ...QUIET_ARGS])]
   return { executablePath, args, source: 'npm' }
 }
 

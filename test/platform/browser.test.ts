@@ -20,16 +20,20 @@ before(async () => {
 after(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
 describe('the test browser', () => {
-  test('the Chromium from npm (@sparticuz/chromium) renders a loopback page and runs its script', async () => {
+  test('the Chromium from npm (@sparticuz/chromium) renders a loopback page and runs its script, page after page', async () => {
     const packaged = await packagedBrowser()
     assert.equal(packaged.source, 'npm')
     const browser = await launchBrowser(packaged)
     try {
-      const page = await browser.newPage()
-      await page.goto(base)
-      assert.equal(await page.title(), 'Probe')
-      await page.click('button')
-      assert.equal(await page.textContent('button'), 'clicked')
+      // a closed page must leave the browser running for the next test's page
+      for (let round = 0; round < 2; round++) {
+        const page = await browser.newPage()
+        await page.goto(base)
+        assert.equal(await page.title(), 'Probe')
+        await page.click('button')
+        assert.equal(await page.textContent('button'), 'clicked')
+        await page.close()
+      }
     } finally {
       await browser.close()
     }
