@@ -25,8 +25,14 @@ function contactsCsv(dir: string): string {
   return file
 }
 
-/** The account's search as GET /v1/contacts?q= runs it (contacts.repository.ts listContacts), explained. */
-async function searchPlan(options: { dataDir?: string; databaseUrl?: string }, accountId: string): Promise<string> {
+/**
+ * The account's search as GET /v1/contacts?q= runs it (contacts.repository.ts listContacts), explained, and how many
+ * pages the trigram index still kept in its pending list (each search would read them all, unsorted).
+ */
+async function searchPlan(
+  options: { dataDir?: string; databaseUrl?: string },
+  accountId: string,
+): Promise<{ plan: string; pendingPages: number }> {
   const database = await openDatabase({ dataDir: options.dataDir ?? 'memory://', databaseUrl: options.databaseUrl })
   try {
     const rows = await database.query<Record<string, string>>(
@@ -35,7 +41,10 @@ async function searchPlan(options: { dataDir?: string; databaseUrl?: string }, a
        ORDER BY created_at DESC, id DESC LIMIT 51`,
       [accountId, '%olga.schulz77%'],
     )
-    return rows.map((row) => Object.values(row)[0]).join('\n')
+    const [pending] = await database.query<{ pages: number }>(
+      `SELECT gin_clean_pending_list('contacts_search_trgm_idx'::regclass)::int AS pages`,
+    )
+    return { plan: rows.map((row) => Object.values(row)[0]).join('\n'), pendingPages: Number(pending?.pages) }
   } finally {
     await database.close()
   }
@@ -55,8 +64,9 @@ describe('statistics after a bulk import: the search uses its trigram index from
   test('embedded database (PGlite, which never analyzes by itself)', async () => {
     const dataDir = tempDataDir()
     const accountId = await importThroughCli(childEnv({ HEROLD_DATA_DIR: dataDir }), dataDir)
-    const plan = await searchPlan({ dataDir }, accountId)
+    const { plan, pendingPages } = await searchPlan({ dataDir }, accountId)
     assert.match(plan, /contacts_search_trgm_idx/, plan)
+    assert.equal(pendingPages, 0, 'the import moved the index entries out of the pending list')
   })
 
   describe('PostgreSQL', { skip: databaseUrl ? false : 'set HEROLD_TEST_DATABASE_URL' }, () => {
@@ -72,8 +82,9 @@ describe('statistics after a bulk import: the search uses its trigram index from
       const migrated = await runCli(['migrate', '--json'], env)
       assert.equal(migrated.code, 0, migrated.stderr)
       const accountId = await importThroughCli(env, tempDataDir())
-      const plan = await searchPlan({ databaseUrl: scratch.url }, accountId)
+      const { plan, pendingPages } = await searchPlan({ databaseUrl: scratch.url }, accountId)
       assert.match(plan, /contacts_search_trgm_idx/, plan)
+      assert.equal(pendingPages, 0, 'the import moved the index entries out of the pending list')
     })
   })
 })
