@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { modules } from './modules/index.ts'
+import type { ResolvedKey } from './platform/auth/authenticate.ts'
+import { CredentialCache } from './platform/auth/credential-cache.ts'
 import type { Clock } from './platform/clock.ts'
 import type { Database } from './platform/db/client.ts'
 import { homePage } from './platform/http/home.ts'
@@ -36,7 +38,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   })
-  await app.register(pipeline, { db: deps.database.orm, clock: deps.clock, rateLimiter: deps.rateLimiter })
+  const credentials = new CredentialCache<ResolvedKey>()
+  await credentials.start(deps.database)
+  app.addHook('onClose', () => credentials.stop())
+  await app.register(pipeline, {
+    db: deps.database.orm,
+    clock: deps.clock,
+    rateLimiter: deps.rateLimiter,
+    credentials,
+  })
   await app.register(openapi, { publicUrl: deps.config.publicUrl })
 
   await app.register(homePage(deps.config.serviceName))

@@ -1,3 +1,5 @@
+import v8 from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.ts'
@@ -12,6 +14,13 @@ import { migrate } from './platform/db/migrate.ts'
 import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
 import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
+
+/** One full collection, once, after the start (node's --expose-gc set at run time, then gc from a new context). */
+function collectGarbage(): void {
+  v8.setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as (() => void) | undefined
+  gc?.()
+}
 
 export interface RunningServer {
   app: FastifyInstance | null
@@ -74,6 +83,9 @@ export async function serve(
       const starters = [maintenance, jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
       for (const start of starters) stops.push(await start())
     }
+    // The start's garbage (a first start's initdb instance of PGlite, the module loader's) would otherwise hold
+    // hundreds of MB until the heap grows enough to collect it.
+    if (embedded) collectGarbage()
     return { app, url, stop: () => shutdown(stops, database, embedded ? config.dataDir : null) }
   } catch (error) {
     await shutdown(stops, database, embedded ? config.dataDir : null)

@@ -23,6 +23,7 @@ import {
 } from '../platform/auth/accounts.service.ts'
 import { parseScopes } from '../platform/auth/scopes.ts'
 import { systemClock } from '../platform/clock.ts'
+import { writeBackup } from '../platform/db/backup.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
@@ -81,6 +82,36 @@ const accountChange = (summary: string, change: (db: Database, id: string) => Pr
 })
 
 export const dataCommands: Record<string, DataCommand> = {
+  backup: {
+    usage: '--out FILE',
+    summary:
+      'Back up the embedded data directory (the database and secret.key) into FILE, also while the server runs; on a PostgreSQL server use pg_dump',
+    options: { out: { type: 'string', description: 'the backup file to write (must not exist)' } },
+    prepare(values) {
+      if (typeof values.out === 'string' && values.out !== '') values.out = path.resolve(values.out)
+    },
+    async run(database, values, _positionals, io) {
+      const out = str(values, 'out')
+      if (!database.dumpDataDir || !io?.config) {
+        throw new AdminError(
+          'herold backup copies the embedded data directory; with DATABASE_URL back up with pg_dump (docs/operations.md)',
+        )
+      }
+      try {
+        const written = await writeBackup({
+          dump: await database.dumpDataDir(),
+          dataDir: io.config.dataDir,
+          out,
+          now: systemClock.now(),
+        })
+        return { ...written }
+      } catch (error) {
+        throw new AdminError((error as Error).message)
+      }
+    },
+    human: (r) =>
+      `wrote ${r.out} (${Math.round(Number(r.bytes) / 1024)} KiB)${r.secret_key_included ? ', secret.key included' : '; secret.key not included: the key comes from HEROLD_SECRET_KEY, keep it with the backup'}`,
+  },
   migrate: {
     usage: '',
     summary: 'Apply the database migrations that are missing',
@@ -192,13 +223,14 @@ export const dataCommands: Record<string, DataCommand> = {
     human: (r) => `revoked ${r.id} (${r.prefix}…)`,
   },
   'plans set': {
-    usage: 'NAME --contacts N --messages-per-month N --webhooks N',
-    summary: 'Create or change a plan',
+    usage: 'NAME --contacts N --messages-per-month N --webhooks N [--requests-per-minute N]',
+    summary: 'Create or change a plan (requests per minute per API key: default 120, kept when omitted)',
     positionals: ['NAME'],
     options: {
       contacts: { type: 'string', description: 'contact limit' },
       'messages-per-month': { type: 'string', description: 'monthly message quota' },
       webhooks: { type: 'string', description: 'maximum webhook subscriptions' },
+      'requests-per-minute': { type: 'string', description: 'API requests per minute per key (1 or more)' },
     },
     async run(database, values, positionals) {
       const plan = await setPlan(database.orm, {
@@ -206,6 +238,7 @@ export const dataCommands: Record<string, DataCommand> = {
         contactsLimit: int(values, 'contacts'),
         messagesPerMonth: int(values, 'messages-per-month'),
         webhooksLimit: int(values, 'webhooks'),
+        requestsPerMinute: values['requests-per-minute'] === undefined ? undefined : int(values, 'requests-per-minute'),
       })
       return planView(plan)
     },
@@ -394,11 +427,12 @@ function planView(p: Awaited<ReturnType<typeof setPlan>>): Result {
     contacts: p.contactsLimit,
     messages_per_month: p.messagesPerMonth,
     webhooks: p.webhooksLimit,
+    requests_per_minute: p.requestsPerMinute,
   }
 }
 
 function planLine(p: Result): string {
-  return `${p.name}  contacts=${p.contacts}  messages/month=${p.messages_per_month}  webhooks=${p.webhooks}`
+  return `${p.name}  contacts=${p.contacts}  messages/month=${p.messages_per_month}  webhooks=${p.webhooks}  requests/minute=${p.requests_per_minute}`
 }
 
 /** Parses a data command's own arguments (after its name). */

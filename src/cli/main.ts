@@ -1,6 +1,8 @@
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Role } from '../config.ts'
 import { serve } from '../main.ts'
+import { restoreBackup } from '../platform/db/backup.ts'
 import { openDatabase } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { readServerFile } from '../platform/embedded-lock.ts'
@@ -11,13 +13,14 @@ const HELP = `herold: the Herold server and its administration
 Usage: herold <command> [options]        (every command takes --help and --json)
 
   serve [--role all|api|worker]          run the server (embedded database unless DATABASE_URL is set)
+  restore FILE                           restore a backup into an empty HEROLD_DATA_DIR (the server stopped)
 ${Object.entries(dataCommands)
   .map(([name, c]) => `  ${`${name} ${c.usage}`.padEnd(39)}${c.summary}`)
   .join('\n')}
 
 Environment: PORT, HOST, HEROLD_DATA_DIR, DATABASE_URL, REDIS_URL, HEROLD_ROLE, HEROLD_PUBLIC_URL,
 HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WHATSAPP_GRAPH_URL, HEROLD_WORKER_CONCURRENCY,
-HEROLD_JOB_LEASE_SECONDS, LOG_LEVEL. See README.md.`
+HEROLD_JOB_LEASE_SECONDS, HEROLD_RETENTION_DAYS, HEROLD_SANDBOX_RETENTION_DAYS, LOG_LEVEL. See docs/operations.md.`
 
 function commandHelp(name: string, command: DataCommand): string {
   const options = Object.entries(command.options ?? {})
@@ -27,6 +30,39 @@ function commandHelp(name: string, command: DataCommand): string {
 }
 
 class UsageError extends Error {}
+
+/** herold restore FILE: a backup of `herold backup` into an empty data directory; no server may hold it. */
+async function runRestore(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { help: { type: 'boolean' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  })
+  if (values.help) {
+    console.log(
+      'herold restore FILE [--json]\n\nRestore a backup written by `herold backup` into HEROLD_DATA_DIR, which must be empty or missing.\nThe database and secret.key are restored; start the server afterwards.',
+    )
+    return
+  }
+  const file = positionals[0]
+  if (!file) throw new UsageError('FILE is required: herold restore FILE')
+  const config = loadConfig()
+  if (config.databaseUrl) throw new UsageError('restore is for the embedded database; with DATABASE_URL use pg_restore')
+  if (readServerFile(config.dataDir)) throw new UsageError(`a server holds ${config.dataDir}; stop it first`)
+  let manifest: Awaited<ReturnType<typeof restoreBackup>>
+  try {
+    manifest = await restoreBackup({ file: path.resolve(file), dataDir: config.dataDir })
+  } catch (error) {
+    throw new AdminError((error as Error).message)
+  }
+  const result = { data_dir: config.dataDir, ...manifest }
+  console.log(
+    values.json
+      ? JSON.stringify(result)
+      : `restored the backup of ${manifest.created_at} into ${config.dataDir}${manifest.secret_key_included ? ' (with secret.key)' : '; set HEROLD_SECRET_KEY to the key of the backed-up server'}`,
+  )
+}
 
 async function runServe(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -156,6 +192,10 @@ export async function main(argv: string[]): Promise<number> {
     if (first === 'serve') {
       await runServe(argv.slice(1))
       return -1
+    }
+    if (first === 'restore') {
+      await runRestore(argv.slice(1))
+      return 0
     }
     const twoWords = `${first} ${second ?? ''}`
     if (dataCommands[twoWords]) {

@@ -20,7 +20,36 @@ async function adminFlow(env: NodeJS.ProcessEnv, call: (path: string, key: strin
     env,
   )
   assert.equal(planSet.code, 0, planSet.stderr)
-  assert.deepEqual(oneJsonObject(planSet.stdout), { name: plan, contacts: 500, messages_per_month: 900, webhooks: 3 })
+  assert.deepEqual(oneJsonObject(planSet.stdout), {
+    name: plan,
+    contacts: 500,
+    messages_per_month: 900,
+    webhooks: 3,
+    requests_per_minute: 120,
+  })
+  const faster = await runCli(
+    ['plans', 'set', plan, '--contacts', '500', '--messages-per-month', '900', '--webhooks', '3'].concat([
+      '--requests-per-minute',
+      '600',
+      '--json',
+    ]),
+    env,
+  )
+  assert.equal(oneJsonObject(faster.stdout).requests_per_minute, 600)
+  const unchanged = await runCli(
+    ['plans', 'set', plan, '--contacts', '501', '--messages-per-month', '900', '--webhooks', '3', '--json'],
+    env,
+  )
+  assert.equal(oneJsonObject(unchanged.stdout).requests_per_minute, 600, 'kept when not given')
+  const zero = await runCli(
+    ['plans', 'set', plan, '--contacts', '500', '--messages-per-month', '900', '--webhooks', '3'].concat([
+      '--requests-per-minute',
+      '0',
+    ]),
+    env,
+  )
+  assert.notEqual(zero.code, 0)
+  assert.match(zero.stderr + zero.stdout, /requests-per-minute/)
 
   const created = await runCli(
     ['accounts', 'create', '--name', 'Bäckerei Schulz', '--language', 'en', '--timezone', 'America/New_York', '--json'],

@@ -5,7 +5,7 @@ import { createAccount, createApiKey } from '../../src/platform/auth/accounts.se
 import { SCOPES } from '../../src/platform/auth/scopes.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
-import { childEnv, freePort, listeningAt, type ServerProcess, startProcess } from '../helpers/process.ts'
+import { childEnv, freePort, listeningAt, runCli, type ServerProcess, startProcess } from '../helpers/process.ts'
 
 const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL
 const redisUrl = process.env.HEROLD_TEST_REDIS_URL
@@ -59,6 +59,32 @@ describe('two API processes on one PostgreSQL', { skip }, () => {
       assert.ok(Number(limited.headers.get('retry-after')) >= 1)
       assert.equal(((await limited.json()) as { error: { code: string } }).error.code, 'rate_limited')
     }
+  })
+
+  test('a key revoked with the CLI, an account blocked with it: both processes refuse within a second', async () => {
+    const account = await createAccount(database.orm, { name: 'Revoked across processes' })
+    const key = await createApiKey(database.orm, { accountId: account.id, name: 'k', scopes: [...SCOPES] })
+    const other = await createApiKey(database.orm, { accountId: account.id, name: 'other', scopes: [...SCOPES] })
+    const status = async (server: ServerProcess, secret: string) => {
+      const response = await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })
+      await response.arrayBuffer()
+      return response.status
+    }
+    // both processes have the keys in their caches
+    for (const server of servers) {
+      assert.equal(await status(server, key.key), 200)
+      assert.equal(await status(server, other.key), 200)
+    }
+    const cli = childEnv({ DATABASE_URL: databaseUrl, HEROLD_SECRET_KEY: secretKey })
+    const revoked = await runCli(['keys', 'revoke', key.id], cli)
+    assert.equal(revoked.code, 0, revoked.stderr)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    for (const server of servers) assert.equal(await status(server, key.key), 401)
+    for (const server of servers) assert.equal(await status(server, other.key), 200)
+    const blocked = await runCli(['accounts', 'block', account.id], cli)
+    assert.equal(blocked.code, 0, blocked.stderr)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    for (const server of servers) assert.equal(await status(server, other.key), 403)
   })
 
   test('idempotency_in_progress holds across processes: the second process answers 409 while the first still runs', async () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
-import { blockAccount, createOAuthAccessToken, revokeApiKey } from '../../src/platform/auth/accounts.service.ts'
+import {
+  blockAccount,
+  createOAuthAccessToken,
+  revokeApiKey,
+  setPlan,
+  unblockAccount,
+} from '../../src/platform/auth/accounts.service.ts'
 import { accounts } from '../../src/platform/auth/auth.tables.ts'
 import { SCOPES } from '../../src/platform/auth/scopes.ts'
 import { createHarness, createKey, createTestAccount, type Harness, json } from '../helpers/harness.ts'
@@ -126,6 +132,75 @@ describe('authentication', () => {
     await isolated.close()
   })
 })
+
+describe('credentials are cached per process, and every change shows on the next request', () => {
+  test('a key used a moment ago is served from the cache while the database cannot be read; a new one gets 503', async () => {
+    // a database of its own: on the shared one, other test processes' account changes clear every cache
+    const isolated = await createHarness({ extraModules: [probeModule().module], workers: true })
+    try {
+      await isolated.jobs!.stop()
+      const known = await createTestAccount(isolated)
+      const unseen = await createTestAccount(isolated)
+      // the creations' notifications arrive asynchronously on PostgreSQL and clear the cache: let them land first
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      assert.equal((await known.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+      await isolated.database.close()
+      assert.equal((await known.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+      assertError(await unseen.request({ method: 'GET', url: '/v1/me' }), 503, 'status_unavailable')
+    } finally {
+      await isolated.close()
+    }
+  })
+
+  test('a key used a moment ago, then revoked: 401', async () => {
+    const caller = await createTestAccount(harness)
+    assert.equal((await caller.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+    await revokeApiKey(harness.database.orm, caller.keyId)
+    assertError(await caller.request({ method: 'GET', url: '/v1/me' }), 401, 'unauthorized')
+  })
+
+  test('an account used a moment ago, then blocked by SQL (no Herold code involved): 403; unblocked: 200', async () => {
+    const caller = await createTestAccount(harness)
+    assert.equal((await caller.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+    await harness.database.query(`UPDATE accounts SET status = 'blocked' WHERE id = $1`, [caller.accountId])
+    await eventually(async () => (await caller.request({ method: 'GET', url: '/v1/me' })).statusCode === 403)
+    await unblockAccount(harness.database.orm, caller.accountId)
+    assert.equal((await caller.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+  })
+
+  test("a plan's new rate limit applies at once, and /me shows it", async () => {
+    const caller = await createTestAccount(harness, { plan: {} })
+    const [{ plan }] = await harness.database.query<{ plan: string }>('SELECT plan FROM accounts WHERE id = $1', [
+      caller.accountId,
+    ])
+    const me = async () =>
+      json<{ rate_limit: { requests_per_minute: number } }>(await caller.request({ method: 'GET', url: '/v1/me' }))
+    assert.equal((await me()).rate_limit.requests_per_minute, 120)
+    await setPlan(harness.database.orm, {
+      name: plan,
+      contactsLimit: 1000,
+      messagesPerMonth: 1000,
+      webhooksLimit: 10,
+      requestsPerMinute: 3,
+    })
+    assert.equal((await me()).rate_limit.requests_per_minute, 3)
+    for (const remaining of [1, 0]) {
+      const ok = await caller.request({ method: 'GET', url: '/v1/me' })
+      assert.equal(ok.headers['ratelimit-policy'], '3;w=60')
+      assert.match(String(ok.headers.ratelimit), new RegExp(`^limit=3, remaining=${remaining}, reset=\\d+$`))
+    }
+    assertError(await caller.request({ method: 'GET', url: '/v1/me' }), 429, 'rate_limited')
+  })
+})
+
+/** Polls for up to a second (the promise of a change made outside this process's code). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let waited = 0; waited <= 1000; waited += 20) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  assert.fail('the change did not show within a second')
+}
 
 describe('rate limit', () => {
   test('the 121st request within a minute gives 429 rate_limited with Retry-After; other keys are unaffected', async () => {

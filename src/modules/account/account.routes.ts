@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import { REQUESTS_PER_MINUTE } from '../../platform/rate-limit/rate-limiter.ts'
 import { MeResponse } from './account.schemas.ts'
 
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
@@ -15,7 +14,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
         key: actor.type === 'api_key' ? { id: actor.keyId, name: actor.keyName, prefix: actor.keyPrefix } : null,
         auth_type: actor.type,
         scopes: actor.scopes,
-        rate_limit: { requests_per_minute: REQUESTS_PER_MINUTE },
+        rate_limit: { requests_per_minute: actor.requestsPerMinute },
       }
     },
   )

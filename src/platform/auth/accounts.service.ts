@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, asc, desc, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../db/client.ts'
 import { accounts, apiKeys, oauthAccessTokens, plans } from './auth.tables.ts'
+import { credentialsChangedHere } from './credential-cache.ts'
 import { generateApiKey, generateOAuthToken } from './credentials.ts'
 import type { Scope } from './scopes.ts'
 
@@ -84,6 +85,7 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
 async function updateAccount(db: Db, id: string, change: Partial<typeof accounts.$inferInsert>): Promise<Account> {
   await getAccount(db, id)
   const [account] = await db.update(accounts).set(change).where(eq(accounts.id, id)).returning()
+  credentialsChangedHere()
   return account
 }
 
@@ -99,7 +101,14 @@ export async function setAccountPlan(db: Db, id: string, plan: string): Promise<
 
 export async function setPlan(
   db: Db,
-  input: { name: string; contactsLimit: number; messagesPerMonth: number; webhooksLimit: number },
+  input: {
+    name: string
+    contactsLimit: number
+    messagesPerMonth: number
+    webhooksLimit: number
+    /** omitted: 120 for a new plan, unchanged for an existing one */
+    requestsPerMinute?: number
+  },
 ): Promise<Plan> {
   if (!/^[a-z0-9][a-z0-9_-]{0,39}$/.test(input.name)) {
     throw new AdminError('plan name must be 1 to 40 characters of a-z, 0-9, _ and -')
@@ -111,16 +120,22 @@ export async function setPlan(
   ] as const) {
     if (!Number.isSafeInteger(value) || value < 0) throw new AdminError(`${flag} must be a whole number >= 0`)
   }
+  const rate = input.requestsPerMinute
+  if (rate !== undefined && (!Number.isSafeInteger(rate) || rate < 1 || rate > 1_000_000)) {
+    throw new AdminError('--requests-per-minute must be a whole number from 1 to 1000000')
+  }
   const values = {
     contactsLimit: input.contactsLimit,
     messagesPerMonth: input.messagesPerMonth,
     webhooksLimit: input.webhooksLimit,
+    ...(rate === undefined ? {} : { requestsPerMinute: rate }),
   }
   const [plan] = await db
     .insert(plans)
     .values({ name: input.name, ...values })
     .onConflictDoUpdate({ target: plans.name, set: values })
     .returning()
+  credentialsChangedHere()
   return plan
 }
 
@@ -190,6 +205,7 @@ export async function revokeApiKey(db: Db, id: string): Promise<KeyView> {
     .set({ revokedAt: new Date() })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
     .returning()
+  credentialsChangedHere()
   if (row) return keyView(row)
   const [existing] = await db.select().from(apiKeys).where(eq(apiKeys.id, id))
   if (!existing) throw new AdminError(`no key ${id}`)

@@ -19,6 +19,7 @@ export const plans = pgTable('plans', {
   contactsLimit: integer('contacts_limit').notNull(),
   messagesPerMonth: integer('messages_per_month').notNull(),
   webhooksLimit: integer('webhooks_limit').notNull(),
+  requestsPerMinute: integer('requests_per_minute').notNull().default(120),
   createdAt: createdAt(),
 })
 

@@ -1,7 +1,8 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../db/client.ts'
 import { AppError } from '../http/errors.ts'
-import { accounts, apiKeys } from './auth.tables.ts'
+import { accounts, apiKeys, plans } from './auth.tables.ts'
+import type { CredentialCache } from './credential-cache.ts'
 import { hashSecret, OAUTH_TOKEN_PREFIX } from './credentials.ts'
 import type { Scope } from './scopes.ts'
 import type { TenantContext } from './tenant.ts'
@@ -15,44 +16,70 @@ export function bearerToken(header: string | undefined): string {
   return match[1]
 }
 
-/** Resolves an API key to its tenant; the account's status is read in the same query (the account guard). */
-export async function authenticateApiKey(db: Db, token: string): Promise<TenantContext> {
+/** What an API key resolves to: its tenant and its account's status (the account guard). */
+export interface ResolvedKey {
+  status: 'active' | 'blocked'
+  tenant: TenantContext
+}
+
+/** The key's row with its account and plan, in one query; undefined for an unknown or revoked key. */
+async function loadApiKey(db: Db, hash: string): Promise<ResolvedKey | undefined> {
+  const [row] = await db
+    .select({ key: apiKeys, account: accounts, requestsPerMinute: plans.requestsPerMinute })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .innerJoin(plans, eq(plans.name, accounts.plan))
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .limit(1)
+  if (!row) return undefined
+  return {
+    status: row.account.status,
+    tenant: {
+      accountId: row.account.id,
+      account: {
+        id: row.account.id,
+        name: row.account.name,
+        plan: row.account.plan,
+        sendingPaused: row.account.sendingPaused,
+        language: row.account.language,
+        timezone: row.account.timezone,
+      },
+      actor: {
+        type: 'api_key',
+        keyId: row.key.id,
+        keyName: row.key.name,
+        keyPrefix: row.key.prefix,
+        scopes: row.key.scopes as Scope[],
+        requestsPerMinute: row.requestsPerMinute,
+      },
+    },
+  }
+}
+
+/**
+ * Resolves an API key to its tenant, from the process's credential cache when it holds the key (every change to
+ * keys, accounts and plans clears it on every process within a second); the account's status is the account guard.
+ */
+export async function authenticateApiKey(
+  db: Db,
+  token: string,
+  cache?: CredentialCache<ResolvedKey>,
+): Promise<TenantContext> {
   if (token.startsWith(OAUTH_TOKEN_PREFIX)) {
     throw unauthorized('OAuth access tokens are only accepted by the tool server; use an API key')
   }
-  let row: { key: typeof apiKeys.$inferSelect; account: typeof accounts.$inferSelect } | undefined
+  const hash = hashSecret(token)
+  let resolved: ResolvedKey | undefined
   try {
-    ;[row] = await db
-      .select({ key: apiKeys, account: accounts })
-      .from(apiKeys)
-      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .where(and(eq(apiKeys.keyHash, hashSecret(token)), isNull(apiKeys.revokedAt)))
-      .limit(1)
+    resolved = cache ? await cache.get(hash, () => loadApiKey(db, hash)) : await loadApiKey(db, hash)
   } catch {
     throw new AppError(503, 'status_unavailable', 'The account status could not be checked; retry in a minute', {
       headers: { 'retry-after': '60' },
     })
   }
-  if (!row) throw unauthorized('Invalid or revoked API key')
-  if (row.account.status !== 'active') throw new AppError(403, 'account_blocked', 'This account is blocked')
-  return {
-    accountId: row.account.id,
-    account: {
-      id: row.account.id,
-      name: row.account.name,
-      plan: row.account.plan,
-      sendingPaused: row.account.sendingPaused,
-      language: row.account.language,
-      timezone: row.account.timezone,
-    },
-    actor: {
-      type: 'api_key',
-      keyId: row.key.id,
-      keyName: row.key.name,
-      keyPrefix: row.key.prefix,
-      scopes: row.key.scopes as Scope[],
-    },
-  }
+  if (!resolved) throw unauthorized('Invalid or revoked API key')
+  if (resolved.status !== 'active') throw new AppError(403, 'account_blocked', 'This account is blocked')
+  return resolved.tenant
 }
 
 export function requireScope(tenant: TenantContext, scope: Scope): void {

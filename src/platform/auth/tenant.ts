@@ -18,5 +18,7 @@ export interface TenantContext {
     keyName: string | null
     keyPrefix: string | null
     scopes: Scope[]
+    /** the credential's rate limit: its account's plan's requests per minute */
+    requestsPerMinute: number
   }
 }

@@ -26,9 +26,16 @@ export interface Database {
   /**
    * Calls handler for every NOTIFY on channel (fired at the commit of the notifying transaction). After a lost
    * connection is re-established the handler is called once without a payload, since notifications may have
-   * been missed. Resolves to the function that stops listening.
+   * been missed; `onLost` is called as soon as the connection drops (nothing is heard until the handler's call
+   * without a payload). Resolves to the function that stops listening.
    */
-  listen(channel: string, handler: (payload: string | undefined) => void): Promise<() => Promise<void>>
+  listen(
+    channel: string,
+    handler: (payload: string | undefined) => void,
+    options?: { onLost?: () => void },
+  ): Promise<() => Promise<void>>
+  /** the embedded database only: a consistent gzip'd tar of its data directory (see backup.ts) */
+  dumpDataDir?(): Promise<Blob>
   close(): Promise<void>
 }
 
@@ -47,9 +54,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir)
 }
 
+/**
+ * PGlite's memory is a WebAssembly memory that only grows: PostgreSQL's defaults (128 MB of shared buffers, 64 MB
+ * for maintenance) would be kept for the process's life. One connection in one process needs far less; the
+ * operating system's page cache keeps the data files warm anyway.
+ */
+const PGLITE_SETTINGS = ['shared_buffers = 32MB', 'maintenance_work_mem = 16MB', 'wal_buffers = 1MB']
+
 async function openPglite(dataDir: string): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } })
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin }, postgresqlconf: PGLITE_SETTINGS })
   const orm = drizzlePglite(client, { schema }) as unknown as Db
   let closed = false
   return {
@@ -59,6 +73,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       const result = await client.query<T>(sql, params)
       return result.rows
     },
+    dumpDataDir: () => client.dumpDataDir('gzip'),
     // PGlite is one connection: the whole database is the session.
     withSession: (fn) => fn({ query: (sql, params) => client.query(sql, params) }),
     async listen(channel, handler) {
@@ -101,7 +116,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
         client.release()
       }
     },
-    listen: (channel, handler) => listenPostgres(url, channel, handler),
+    listen: (channel, handler, options) => listenPostgres(url, channel, handler, options?.onLost),
     async close() {
       if (closed) return
       closed = true
@@ -117,6 +132,7 @@ async function listenPostgres(
   url: string,
   channel: string,
   handler: (payload: string | undefined) => void,
+  onLost?: () => void,
 ): Promise<() => Promise<void>> {
   assertChannel(channel)
   let stopped = false
@@ -137,6 +153,7 @@ async function listenPostgres(
   const reopen = (dead: pg.Client) => {
     if (stopped || client !== dead) return
     client = null
+    onLost?.()
     dead.end().catch(() => {})
     const attempt = () => {
       retry = null

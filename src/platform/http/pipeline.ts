@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
-import { authenticateApiKey, bearerToken, requireScope } from '../auth/authenticate.ts'
+import { authenticateApiKey, bearerToken, type ResolvedKey, requireScope } from '../auth/authenticate.ts'
+import type { CredentialCache } from '../auth/credential-cache.ts'
 import type { Scope } from '../auth/scopes.ts'
 import type { TenantContext } from '../auth/tenant.ts'
 import type { Clock } from '../clock.ts'
@@ -37,11 +38,13 @@ export interface PipelineOptions {
   db: Db
   clock: Clock
   rateLimiter: RateLimiter
+  /** the process's credential cache; without one every request reads its key from the database */
+  credentials?: CredentialCache<ResolvedKey>
 }
 
 /** The rules every route follows (sections 5, 7, 8, 9), opted into by a route's `config`. */
 export const pipeline = fp<PipelineOptions>(
-  async (app, { db, clock, rateLimiter }) => {
+  async (app, { db, clock, rateLimiter, credentials }) => {
     app.decorateRequest('tenant', null as unknown as TenantContext)
     app.decorateRequest('idempotency', null)
     app.addSchema(ErrorSchema)
@@ -50,10 +53,13 @@ export const pipeline = fp<PipelineOptions>(
 
     app.addHook('onRequest', async (request, reply) => {
       if (request.is404 || !isApiRoute(request.routeOptions.url) || request.routeOptions.config.public) return
-      request.tenant = await authenticateApiKey(db, bearerToken(request.headers.authorization))
+      request.tenant = await authenticateApiKey(db, bearerToken(request.headers.authorization), credentials)
       const scope = request.routeOptions.config.scope
       if (scope) requireScope(request.tenant, scope)
-      const rate = await rateLimiter.consume(`key:${request.tenant.actor.keyId}`)
+      const rate = await rateLimiter.consume(
+        `key:${request.tenant.actor.keyId}`,
+        request.tenant.actor.requestsPerMinute,
+      )
       reply.header('ratelimit-policy', `${rate.limit};w=60`)
       reply.header('ratelimit', `limit=${rate.limit}, remaining=${rate.remaining}, reset=${rate.resetSeconds}`)
       if (!rate.allowed) {

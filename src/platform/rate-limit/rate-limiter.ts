@@ -9,9 +9,12 @@ export interface RateDecision {
   resetSeconds: number
 }
 
-/** Counts requests per credential in a fixed window; one instance per process, shared state in Redis. */
+/**
+ * Counts requests per credential in a fixed window; one instance per process, shared state in Redis. `limit` is the
+ * credential's plan's requests per minute (default: the limiter's own).
+ */
 export interface RateLimiter {
-  consume(key: string): Promise<RateDecision>
+  consume(key: string, limit?: number): Promise<RateDecision>
   close(): Promise<void>
 }
 
@@ -26,9 +29,20 @@ function decision(res: RateLimiterRes, allowed: boolean, limit: number): RateDec
   }
 }
 
-function wrap(limiter: RateLimiterMemory | RateLimiterRedis, limit: number, onClose: () => Promise<void>): RateLimiter {
+/** One counter per distinct limit (plans differ), created on first use, all sharing the key space. */
+function perLimit(
+  make: (points: number) => RateLimiterMemory | RateLimiterRedis,
+  defaultPoints: number,
+  onClose: () => Promise<void>,
+): RateLimiter {
+  const limiters = new Map<number, RateLimiterMemory | RateLimiterRedis>()
   return {
-    async consume(key) {
+    async consume(key, limit = defaultPoints) {
+      let limiter = limiters.get(limit)
+      if (!limiter) {
+        limiter = make(limit)
+        limiters.set(limit, limiter)
+      }
       try {
         return decision(await limiter.consume(key), true, limit)
       } catch (rejection) {
@@ -41,21 +55,30 @@ function wrap(limiter: RateLimiterMemory | RateLimiterRedis, limit: number, onCl
 }
 
 export function memoryRateLimiter(points = REQUESTS_PER_MINUTE, durationSeconds = 60): RateLimiter {
-  return wrap(new RateLimiterMemory({ points, duration: durationSeconds }), points, async () => {})
+  return perLimit(
+    (p) => new RateLimiterMemory({ points: p, duration: durationSeconds }),
+    points,
+    async () => {},
+  )
 }
 
 /** Shared across API processes; if Redis fails, each process falls back to counting in memory. */
 export function redisRateLimiter(url: string, points = REQUESTS_PER_MINUTE, durationSeconds = 60): RateLimiter {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
   redis.on('error', () => {})
-  const limiter = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: 'herold:rl',
+  return perLimit(
+    (p) =>
+      new RateLimiterRedis({
+        storeClient: redis,
+        // the limit is part of the key: a plan change starts a fresh window instead of misreading the old count
+        keyPrefix: `herold:rl:${p}`,
+        points: p,
+        duration: durationSeconds,
+        insuranceLimiter: new RateLimiterMemory({ points: p, duration: durationSeconds }),
+      }),
     points,
-    duration: durationSeconds,
-    insuranceLimiter: new RateLimiterMemory({ points, duration: durationSeconds }),
-  })
-  return wrap(limiter, points, async () => {
-    redis.disconnect()
-  })
+    async () => {
+      redis.disconnect()
+    },
+  )
 }

@@ -1,0 +1,126 @@
+// The request path: Herold's hot read routes against a bare Fastify server, same load generator, same run.
+//   GET /v1/me, GET /v1/contacts/{id}, GET /v1/contacts (50 per page, BENCH_CONTACTS contacts imported)
+// Each server runs in its own process (as `npm start` does) with autocannon beside it (-c 50 -d BENCH_SECONDS).
+// Usage: node bench/api.ts                       embedded PGlite, then PostgreSQL (a fresh database on BENCH_ADMIN_URL)
+//        BENCH_EMBEDDED_ONLY=1 node bench/api.ts  BENCH_CONTACTS=100000 BENCH_SECONDS=10
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
+
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
+
+interface Load {
+  rps: number
+  p99: number
+  errors: number
+}
+
+async function load(url: string, headers: Record<string, string> = {}): Promise<Load> {
+  // a short warm-up, then the measured run
+  await autocannon({ url, connections: CONNECTIONS, duration: 1, headers })
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers })
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors }
+}
+
+const line = (label: string, herold: Load, bare: Load) =>
+  `${label.padEnd(42)} ${Math.round(herold.rps).toLocaleString('en').padStart(7)} req/s, p99 ${String(herold.p99).padStart(4)} ms` +
+  `${herold.errors ? ` (${herold.errors} non-2xx!)` : ''} | bare Fastify ${Math.round(bare.rps).toLocaleString('en')} req/s | ratio ${(herold.rps / bare.rps).toFixed(2)}`
+
+async function bareBaseline(): Promise<Load> {
+  const bare = await startProcess(
+    process.execPath,
+    ['bench/bare-fastify.ts'],
+    childEnv({ PORT: String(await freePort()) }),
+    listeningAt,
+  )
+  try {
+    return await load(`${bare.url}/`)
+  } finally {
+    await bare.stop()
+  }
+}
+
+function contactsCsv(): string {
+  const file = path.join(tempDataDir(), 'contacts.csv')
+  const lines = ['name,email,phone,tags']
+  for (let i = 0; i < CONTACTS; i++) lines.push(`Kunde ${i},kunde${i}@bench.example,,${i % 10 ? '' : 'stamm'}`)
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
+
+async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string, bare: Load) {
+  const cli = async (args: string[]) => {
+    const result = await runCli([...args, '--json'], env)
+    if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
+    return JSON.parse(result.stdout)
+  }
+  const server = await startProcess(
+    process.execPath,
+    ['src/cli/main.ts', 'serve'],
+    { ...env, PORT: String(await freePort()) },
+    listeningAt,
+    120_000,
+  )
+  try {
+    // the operator's way to give a large integration more than the spec's 120 requests a minute
+    await cli([
+      'plans',
+      'set',
+      'bench',
+      '--contacts',
+      '10000000',
+      '--messages-per-month',
+      '1000000',
+      '--webhooks',
+      '10',
+      '--requests-per-minute',
+      '1000000',
+    ])
+    const account = await cli(['accounts', 'create', '--name', 'Bench', '--plan', 'bench'])
+    const { key } = await cli(['keys', 'create', '--account', account.id, '--name', 'bench', '--scopes', 'all'])
+    const imported = await cli(['import', 'contacts', '--account', account.id, file])
+    const headers = { authorization: `Bearer ${key}` }
+    const page = (await (await fetch(`${server.url}/v1/contacts?limit=1`, { headers })).json()) as {
+      contacts: Array<{ id: string }>
+    }
+    console.log(`${label}: ${imported.created.toLocaleString('en')} contacts imported`)
+    console.log(line('  GET /v1/me', await load(`${server.url}/v1/me`, headers), bare))
+    console.log(
+      line('  GET /v1/contacts/{id}', await load(`${server.url}/v1/contacts/${page.contacts[0].id}`, headers), bare),
+    )
+    console.log(
+      line('  GET /v1/contacts (50 per page)', await load(`${server.url}/v1/contacts?limit=50`, headers), bare),
+    )
+  } finally {
+    await server.stop()
+  }
+}
+
+const file = contactsCsv()
+const bare = await bareBaseline()
+console.log(
+  `bare Fastify hello-world: ${Math.round(bare.rps).toLocaleString('en')} req/s, p99 ${bare.p99} ms (-c ${CONNECTIONS}, ${SECONDS} s)`,
+)
+await measureHerold('embedded PGlite', childEnv({ HEROLD_DATA_DIR: tempDataDir() }), file, bare)
+if (!EMBEDDED_ONLY) {
+  const name = `herold_bench_api_${Date.now()}`
+  const admin = new pg.Client({ connectionString: ADMIN_URL })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  try {
+    const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
+    const env = childEnv({ DATABASE_URL: url, HEROLD_SECRET_KEY: Buffer.alloc(32, 3).toString('base64') })
+    const migrated = await runCli(['migrate'], env)
+    if (migrated.code !== 0) throw new Error(migrated.stderr)
+    await measureHerold('PostgreSQL', env, file, bare)
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
+  }
+}
