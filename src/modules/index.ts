@@ -6,6 +6,7 @@ import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
 import { messagingModule } from './messaging/index.ts'
+import { newslettersModule } from './newsletters/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
@@ -20,4 +21,5 @@ export const modules: HeroldModule[] = [
   messagingModule,
   consentModule,
   automationsModule,
+  newslettersModule,
 ]

@@ -1,0 +1,148 @@
+import type { FastifyInstance } from 'fastify'
+import type { Static } from 'typebox'
+import {
+  CreateBody,
+  Deleted,
+  ListQuery,
+  NewsletterPage,
+  NewsletterParams,
+  NewsletterResponse,
+  ScheduleBody,
+  StatusResponse,
+  UpdateBody,
+} from './newsletters.schemas.ts'
+import type { NewslettersService } from './newsletters.service.ts'
+
+type Params = Static<typeof NewsletterParams>
+const tags = ['newsletters']
+
+export function newslettersRoutes(service: NewslettersService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Querystring: Static<typeof ListQuery> }>(
+      '/newsletters',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: 'List newsletters',
+          description: 'Newest first. The list carries no recipients_estimate; GET /newsletters/{id} does.',
+          tags,
+          querystring: ListQuery,
+          response: { 200: NewsletterPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.list(request.tenant, request.query)
+        return { newsletters: items, ...page }
+      },
+    )
+
+    app.post<{ Body: Static<typeof CreateBody> }>(
+      '/newsletters',
+      {
+        config: { scope: 'newsletters:write' },
+        schema: {
+          summary: 'Create a newsletter draft',
+          description:
+            'Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject.',
+          tags,
+          body: CreateBody,
+          response: { 201: NewsletterResponse },
+        },
+      },
+      async (request, reply) => {
+        reply.code(201)
+        return { newsletter: await service.create(request.tenant, request.body) }
+      },
+    )
+
+    app.get<{ Params: Params }>(
+      '/newsletters/:id',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: { summary: 'A newsletter', tags, params: NewsletterParams, response: { 200: NewsletterResponse } },
+      },
+      async (request) => ({ newsletter: await service.get(request.tenant, request.params.id) }),
+    )
+
+    app.patch<{ Params: Params; Body: Static<typeof UpdateBody> }>(
+      '/newsletters/:id',
+      {
+        config: { scope: 'newsletters:write' },
+        schema: {
+          summary: "Change a newsletter's call to action or segment",
+          description:
+            'At least one of `cta` and `segment`. 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). A changed button needs a new template at the provider: it is made when the newsletter is scheduled.',
+          tags,
+          params: NewsletterParams,
+          body: UpdateBody,
+          response: { 200: NewsletterResponse },
+        },
+      },
+      async (request) => ({ newsletter: await service.update(request.tenant, request.params.id, request.body) }),
+    )
+
+    app.delete<{ Params: Params }>(
+      '/newsletters/:id',
+      {
+        config: { scope: 'newsletters:delete' },
+        schema: {
+          summary: 'Delete a draft or scheduled newsletter',
+          description:
+            'Its queued send jobs are removed first. 400 when it is sending or sent (key newsletter_locked).',
+          tags,
+          params: NewsletterParams,
+          response: { 200: Deleted },
+        },
+      },
+      async (request) => service.remove(request.tenant, request.params.id),
+    )
+
+    app.post<{ Params: Params; Body: Static<typeof ScheduleBody> }>(
+      '/newsletters/:id/schedule',
+      {
+        config: { scope: 'newsletters:schedule', idempotent: true },
+        schema: {
+          summary: 'Schedule (or reschedule) a newsletter',
+          description:
+            'draft → scheduled, scheduled → scheduled at the new time. `scheduled_at` must be in the future and at most one year ahead (422 scheduled_at_invalid); a malformed time or one without a zone is a 400. 409 newsletter_state when it is sending or sent. The newsletter goes out as a WhatsApp marketing template (its subject as a bold first line, then the content, the CTA as a URL button): scheduling makes and submits that template, and a text the template check refuses is a 400 (key newsletter_template_invalid, with the issues). At the time, nothing goes out until the provider approved the template and sending is possible; meanwhile the status says why it waits.',
+          tags,
+          params: NewsletterParams,
+          body: ScheduleBody,
+          response: { 200: NewsletterResponse },
+        },
+      },
+      async (request) => ({ newsletter: await service.schedule(request.tenant, request.params.id, request.body) }),
+    )
+
+    app.post<{ Params: Params }>(
+      '/newsletters/:id/cancel',
+      {
+        config: { scope: 'newsletters:schedule' },
+        schema: {
+          summary: 'Cancel a scheduled newsletter (back to draft)',
+          description: '400 when it is not scheduled (key newsletter_not_scheduled).',
+          tags,
+          params: NewsletterParams,
+          response: { 200: NewsletterResponse },
+        },
+      },
+      async (request) => ({ newsletter: await service.cancel(request.tenant, request.params.id) }),
+    )
+
+    app.get<{ Params: Params }>(
+      '/newsletters/:id/status',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: "A newsletter's sending status",
+          description:
+            'Counts of its send records per status (sending ones count as queued), skip and failure reasons with counts, and the phase: scheduled, waiting_for_approval, waiting_for_sending (with stop_reason and resumes_at), fanout, sending, done, stopped. German aliases per section 9. Reads only.',
+          tags,
+          params: NewsletterParams,
+          response: { 200: StatusResponse },
+        },
+      },
+      async (request) => service.status(request.tenant, request.params.id),
+    )
+  }
+}

@@ -1,0 +1,134 @@
+import { type TSchema, Type } from 'typebox'
+import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
+
+const Nullable = <T extends TSchema>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description ? { description } : {})
+const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)))
+const at = Type.String({ format: 'date-time' })
+
+export const LIMITS = { name: 200, subject: 200, content: 20_000, ctaText: 200, ctaUrl: 2000, segmentTags: 50 }
+
+const Tag = Type.String({ minLength: 1, maxLength: 40 })
+const TagList = (description: string) => Type.Array(Tag, { maxItems: LIMITS.segmentTags, description })
+
+export const Segment = Type.Object(
+  {
+    tags_any: Type.Optional(TagList('contacts with at least one of these tags')),
+    tags_all: Type.Optional(TagList('contacts with every one of these tags')),
+    tags_exclude: Type.Optional(TagList('contacts with none of these tags')),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact.',
+  },
+)
+
+export const Cta = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: LIMITS.ctaText }),
+    url: Type.String({ minLength: 1, maxLength: LIMITS.ctaUrl, description: 'https address the button opens' }),
+  },
+  { additionalProperties: false, description: 'A URL button under the message; null removes it.' },
+)
+
+export const CreateBody = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: LIMITS.name })),
+  subject: Type.String({ minLength: 1, maxLength: LIMITS.subject }),
+  content: Type.String({
+    minLength: 1,
+    maxLength: LIMITS.content,
+    description:
+      'The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled.',
+  }),
+  channel: Type.Optional(Type.Literal('chat')),
+})
+
+export const UpdateBody = Type.Object({
+  cta: Type.Optional(Nullable(Cta)),
+  segment: Type.Optional(Nullable(Segment)),
+})
+
+export const ScheduleBody = Type.Object({
+  scheduled_at: Type.String({
+    format: 'date-time',
+    maxLength: 40,
+    description: 'date-time with a zone, in the future and at most one year ahead',
+  }),
+})
+
+export const NewsletterParams = Type.Object({ id: Type.String({ description: 'newsletter id (uuid)' }) })
+export const ListQuery = Type.Object(paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }))
+
+const newsletterFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  subject: Type.String(),
+  content: Type.String(),
+  channel: Type.Literal('chat'),
+  status: literals(NEWSLETTER_STATUSES),
+  phase: literals(NEWSLETTER_PHASES),
+  cta: Nullable(Cta),
+  segment: Nullable(Segment),
+  scheduled_at: Nullable(at, 'when it goes out (set by schedule)'),
+  template_id: Nullable(Type.String({ format: 'uuid' }), 'the marketing template that carries it at the provider'),
+  template_status: Nullable(
+    Type.String(),
+    "the template's provider status: pending, approved, rejected, … (null before it is scheduled)",
+  ),
+  stop_reason: Nullable(Type.String(), 'why it waits or stopped'),
+  started_at: Nullable(at),
+  finished_at: Nullable(at),
+  created_at: at,
+  updated_at: at,
+}
+
+export const Newsletter = Type.Object(newsletterFields)
+export const NewsletterDetail = Type.Object({
+  ...newsletterFields,
+  recipients_estimate: Type.Integer({
+    description: 'how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot',
+  }),
+})
+
+export const NewsletterResponse = Type.Object({ newsletter: NewsletterDetail })
+export const NewsletterPage = pageSchema('newsletters', Newsletter)
+export const Deleted = Type.Object({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) })
+
+const counts = {
+  queued: Type.Integer({ description: 'waiting or being sent (German alias wartet)' }),
+  sent: Type.Integer(),
+  delivered: Type.Integer(),
+  read: Type.Integer(),
+  failed: Type.Integer(),
+  skipped: Type.Integer(),
+}
+const germanCounts = {
+  wartet: Type.Integer(),
+  gesendet: Type.Integer(),
+  zugestellt: Type.Integer(),
+  gelesen: Type.Integer(),
+  gescheitert: Type.Integer(),
+  uebersprungen: Type.Integer(),
+}
+
+export const StatusResponse = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: literals(NEWSLETTER_STATUSES),
+  phase: literals(NEWSLETTER_PHASES),
+  lage: literals(NEWSLETTER_PHASES),
+  recipients: Type.Integer({ description: 'send records written for it (its recipients snapshot)' }),
+  counts: Type.Object({ ...counts, ...germanCounts }, { description: 'send records per status' }),
+  skip_reasons: Type.Record(Type.String(), Type.Integer(), { description: 'skipped and failed sends by reason' }),
+  daily_limit: Nullable(Type.Integer(), "the number's daily limit of new conversations; null: not limited"),
+  tageslimit: Nullable(Type.Integer()),
+  resumes_at: Nullable(at, 'when a waiting newsletter tries again'),
+  weiter_ab: Nullable(at),
+  stop_reason: Nullable(Type.String()),
+  abbruch_grund: Nullable(Type.String()),
+  resumable: Type.Boolean({ description: 'true while it waits for something that can change by itself' }),
+  fortsetzbar: Type.Boolean(),
+  can_resume: Type.Boolean({ description: 'true when it will continue without anyone acting' }),
+  kann_fortsetzen: Type.Boolean(),
+})

@@ -1,0 +1,591 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
+import type { JobContext } from '../../platform/jobs/runner.ts'
+import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
+import {
+  type NewsletterCta,
+  type NewsletterPhase,
+  type NewsletterSegment,
+  type NewsletterStatus,
+  newsletters,
+} from './newsletters.tables.ts'
+
+export const NEWSLETTER_START_QUEUE = 'newsletters.start'
+export const NEWSLETTER_PROGRESS_QUEUE = 'newsletters.progress'
+/** how often a waiting newsletter looks again (template approval, sending possible again) */
+export const RETRY_WAIT_MS = 60_000
+/** how often a sending newsletter checks whether every send reached a final state */
+export const PROGRESS_EVERY_MS = 5_000
+/** contacts written per fan-out statement (each its own transaction; the cursor survives a crash) */
+export const FANOUT_BATCH = 5_000
+
+export type NewsletterRow = typeof newsletters.$inferSelect
+
+export interface NewslettersTenant {
+  accountId: string
+  account: { language: string }
+}
+
+/** What the newsletter needs of the templates module (its exported service). */
+export interface NewsletterTemplates {
+  create(
+    tenant: NewslettersTenant,
+    input: {
+      name: string
+      content: string
+      channel: 'chat'
+      purpose: 'marketing'
+      language: string
+      buttons?: Array<{ type: 'URL'; text: string; url: string }>
+    },
+  ): Promise<{ id: string }>
+  submit(tenant: NewslettersTenant, id: string): Promise<unknown>
+  get(tenant: NewslettersTenant, id: string): Promise<{ provider_status: string | null }>
+  delete(tenant: NewslettersTenant, id: string): Promise<unknown>
+}
+
+export interface NewslettersDeps {
+  db: Db
+  clock: Clock
+  templates: NewsletterTemplates
+  /** throws an AppError (chat_not_connected, subscription_locked) when nothing can go out now */
+  requireSendingPossible(accountId: string): Promise<void>
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const FINAL_SEND_STATES = ['sent', 'delivered', 'read', 'failed', 'skipped']
+
+function rows<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows
+}
+
+/** The template body: the subject as a bold first line, then the text. */
+export function templateBody(newsletter: Pick<NewsletterRow, 'subject' | 'content'>): string {
+  return `*${newsletter.subject}*\n\n${newsletter.content}`
+}
+
+/** The segment's tag conditions on contacts `c` (confirmed chat opt-in is added by the callers). */
+function segmentSql(segment: NewsletterSegment | null) {
+  const parts = [sql`TRUE`]
+  const any = segment?.tags_any ?? []
+  const all = [...new Set(segment?.tags_all ?? [])]
+  const exclude = segment?.tags_exclude ?? []
+  const list = (names: string[]) => `{${names.map((n) => `"${n.replace(/["\\]/g, (m) => `\\${m}`)}"`).join(',')}}`
+  if (any.length > 0) {
+    parts.push(sql`EXISTS (SELECT 1 FROM contact_tags t WHERE t.account_id = c.account_id AND t.contact_id = c.id
+      AND t.name = ANY(${list(any)}::text[]))`)
+  }
+  if (all.length > 0) {
+    parts.push(sql`(SELECT count(DISTINCT t.name) FROM contact_tags t WHERE t.account_id = c.account_id
+      AND t.contact_id = c.id AND t.name = ANY(${list(all)}::text[])) = ${all.length}`)
+  }
+  if (exclude.length > 0) {
+    parts.push(sql`NOT EXISTS (SELECT 1 FROM contact_tags t WHERE t.account_id = c.account_id AND t.contact_id = c.id
+      AND t.name = ANY(${list(exclude)}::text[]))`)
+  }
+  return sql.join(parts, sql` AND `)
+}
+
+export function newsletterView(row: NewsletterRow, templateStatus: string | null) {
+  return {
+    id: row.id,
+    name: row.name,
+    subject: row.subject,
+    content: row.content,
+    channel: row.channel,
+    status: row.status,
+    phase: row.phase,
+    cta: row.cta ?? null,
+    segment: row.segment ?? null,
+    scheduled_at: row.scheduledAt,
+    template_id: row.templateId,
+    template_status: templateStatus,
+    stop_reason: row.stopReason,
+    started_at: row.startedAt,
+    finished_at: row.finishedAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  }
+}
+
+export function newslettersService(deps: NewslettersDeps) {
+  const { db, clock } = deps
+
+  async function find(dbOrTx: Db, accountId: string, id: string, lock = false): Promise<NewsletterRow | undefined> {
+    if (!UUID.test(id)) return undefined
+    const result = await dbOrTx.execute(
+      sql`SELECT * FROM newsletters WHERE account_id = ${accountId} AND id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`,
+    )
+    const [raw] = rows<Record<string, unknown>>(result)
+    return raw ? fromRaw(raw) : undefined
+  }
+
+  async function require(dbOrTx: Db, accountId: string, id: string, lock = false): Promise<NewsletterRow> {
+    const row = await find(dbOrTx, accountId, id, lock)
+    if (!row) throw notFound('newsletter')
+    return row
+  }
+
+  async function templateStatus(tenant: NewslettersTenant, row: NewsletterRow): Promise<string | null> {
+    if (!row.templateId) return null
+    const template = await deps.templates.get(tenant, row.templateId).catch(() => null)
+    return template?.provider_status ?? null
+  }
+
+  async function save(dbOrTx: Db, row: NewsletterRow, change: Partial<NewsletterRow>): Promise<NewsletterRow> {
+    const [saved] = await dbOrTx
+      .update(newsletters)
+      .set({ ...change, updatedAt: clock.now() })
+      .where(sql`${newsletters.accountId} = ${row.accountId} AND ${newsletters.id} = ${row.id}`)
+      .returning()
+    return saved
+  }
+
+  async function recipientsEstimate(accountId: string, segment: NewsletterSegment | null): Promise<number> {
+    const result = await db.execute(sql`SELECT count(*)::int AS n FROM contacts c
+      WHERE c.account_id = ${accountId} AND c.optin_chat = 'confirmed' AND ${segmentSql(segment)}`)
+    return Number(rows<{ n: number }>(result)[0]?.n ?? 0)
+  }
+
+  async function detail(tenant: NewslettersTenant, row: NewsletterRow) {
+    return {
+      ...newsletterView(row, await templateStatus(tenant, row)),
+      recipients_estimate: await recipientsEstimate(row.accountId, row.segment ?? null),
+    }
+  }
+
+  /** 400 naming the segment's tags that no contact of the account carries. */
+  async function assertTagsExist(accountId: string, segment: NewsletterSegment) {
+    const named = [
+      ...new Set([...(segment.tags_any ?? []), ...(segment.tags_all ?? []), ...(segment.tags_exclude ?? [])]),
+    ]
+    if (named.length === 0) return
+    const literal = `{${named.map((n) => `"${n.replace(/["\\]/g, (m) => `\\${m}`)}"`).join(',')}}`
+    const result = await db.execute(sql`SELECT DISTINCT name FROM contact_tags
+      WHERE account_id = ${accountId} AND name = ANY(${literal}::text[])`)
+    const known = new Set(rows<{ name: string }>(result).map((r) => r.name))
+    const unknown = named.filter((n) => !known.has(n))
+    if (unknown.length > 0) {
+      throw badRequest(`The segment names tags that do not exist: ${unknown.join(', ')}`, 'segment_unknown_tags', {
+        tags: unknown,
+      })
+    }
+  }
+
+  const locked = (row: NewsletterRow) => row.status === 'sending' || row.status === 'sent'
+
+  /** Drops the newsletter's template when its text or button changed (a new one is made when it is scheduled). */
+  async function dropTemplate(tenant: NewslettersTenant, templateId: string | null) {
+    if (templateId) await deps.templates.delete(tenant, templateId).catch(() => {})
+  }
+
+  async function enqueueStart(tx: Db, row: NewsletterRow, at: Date) {
+    await cancelQueuedJobs(tx, { accountId: row.accountId, queue: NEWSLETTER_START_QUEUE, concurrencyKey: row.id })
+    await enqueue(tx, clock, {
+      accountId: row.accountId,
+      queue: NEWSLETTER_START_QUEUE,
+      payload: { newsletter_id: row.id },
+      concurrencyKey: row.id,
+      runAt: at,
+    })
+  }
+
+  /** Writes one batch of send records and their jobs in one statement; answers the last contact id and the count. */
+  async function fanoutBatch(tx: Db, row: NewsletterRow, templateId: string) {
+    const now = clock.now().toISOString()
+    const cursor = row.fanoutCursor ?? '00000000-0000-0000-0000-000000000000'
+    const result = await tx.execute(sql`
+      WITH picked AS (
+        SELECT c.id FROM contacts c
+        WHERE c.account_id = ${row.accountId} AND c.optin_chat = 'confirmed' AND c.id > ${cursor}::uuid
+          AND ${segmentSql(row.segment ?? null)}
+        ORDER BY c.id LIMIT ${FANOUT_BATCH}
+      ), sends AS (
+        INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, origin, origin_id,
+          created_at, updated_at)
+        SELECT ${row.accountId}::uuid, gen_random_uuid(), p.id, ${templateId}::uuid, '{}'::jsonb, 'queued', 'newsletter',
+          ${row.id}::uuid, ${now}::timestamptz, ${now}::timestamptz
+        FROM picked p
+        ON CONFLICT DO NOTHING
+        RETURNING id
+      ), queued AS (
+        INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+        SELECT ${row.accountId}::uuid, gen_random_uuid(), ${TEMPLATE_SEND_QUEUE}, jsonb_build_object('send_id', s.id),
+          NULL, ${now}::timestamptz, ${now}::timestamptz
+        FROM sends s
+        RETURNING 1
+      )
+      SELECT (SELECT max(id::text) FROM picked) AS last, (SELECT count(*) FROM picked)::int AS picked,
+        (SELECT count(*) FROM queued)::int AS queued`)
+    const [out] = rows<{ last: string | null; picked: number; queued: number }>(result)
+    if (Number(out.queued) > 0) await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, ${TEMPLATE_SEND_QUEUE})`)
+    return { last: out.last, picked: Number(out.picked) }
+  }
+
+  return {
+    async list(
+      tenant: NewslettersTenant,
+      query: { limit: number; offset: number },
+    ): Promise<Page<ReturnType<typeof newsletterView>>> {
+      const found = await db
+        .select()
+        .from(newsletters)
+        .where(sql`${newsletters.accountId} = ${tenant.accountId}`)
+        .orderBy(sql`${newsletters.createdAt} DESC, ${newsletters.id} DESC`)
+        .limit(query.limit + 1)
+        .offset(query.offset)
+      const page = toPage(found, query.limit, query.offset)
+      const items = []
+      for (const row of page.items) items.push(newsletterView(row, await templateStatus(tenant, row)))
+      return { ...page, items }
+    },
+
+    async create(tenant: NewslettersTenant, input: { name?: string; subject: string; content: string }) {
+      const now = clock.now()
+      const subject = input.subject.trim()
+      const content = input.content.trim()
+      if (subject === '' || content === '') throw badRequest('subject and content must not be blank')
+      const [row] = await db
+        .insert(newsletters)
+        .values({
+          accountId: tenant.accountId,
+          id: randomUUID(),
+          name: input.name?.trim() || subject,
+          subject,
+          content,
+          channel: 'chat',
+          status: 'draft',
+          phase: 'draft',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      return detail(tenant, row)
+    },
+
+    async get(tenant: NewslettersTenant, id: string) {
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    async update(
+      tenant: NewslettersTenant,
+      id: string,
+      input: { cta?: NewsletterCta | null; segment?: NewsletterSegment | null },
+    ) {
+      if (input.cta === undefined && input.segment === undefined) {
+        throw badRequest('Give cta or segment (or both); nothing else can be changed')
+      }
+      if (input.cta && !/^https:\/\/[^\s/$.?#][^\s]*$/i.test(input.cta.url)) {
+        throw badRequest('cta.url must be an https address', 'cta_url_invalid')
+      }
+      if (input.segment) await assertTagsExist(tenant.accountId, input.segment)
+      let dropped: string | null = null
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (locked(row))
+          throw badRequest(`The newsletter is ${row.status} and can no longer be changed`, 'newsletter_locked')
+        const change: Partial<NewsletterRow> = {}
+        if (input.segment !== undefined) change.segment = input.segment
+        if (input.cta !== undefined) {
+          change.cta = input.cta
+          // the button is part of the template at the provider: a changed one needs a new template
+          if (row.templateId && JSON.stringify(row.cta ?? null) !== JSON.stringify(input.cta)) {
+            dropped = row.templateId
+            change.templateId = null
+          }
+        }
+        return save(tx, row, change)
+      })
+      if (dropped) await dropTemplate(tenant, dropped)
+      return detail(tenant, saved)
+    },
+
+    async remove(tenant: NewslettersTenant, id: string) {
+      let template: string | null = null
+      await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (locked(row)) throw badRequest(`The newsletter is ${row.status} and cannot be deleted`, 'newsletter_locked')
+        // queued send jobs first (the spec), then the newsletter
+        await cancelQueuedJobs(tx, { accountId: row.accountId, queue: NEWSLETTER_START_QUEUE, concurrencyKey: row.id })
+        await tx.execute(sql`DELETE FROM jobs j USING template_sends s
+          WHERE s.account_id = ${row.accountId} AND s.origin = 'newsletter' AND s.origin_id = ${row.id}
+            AND s.status = 'queued' AND j.account_id = s.account_id AND j.queue = ${TEMPLATE_SEND_QUEUE}
+            AND j.state = 'queued' AND j.payload->>'send_id' = s.id::text`)
+        await tx.execute(sql`DELETE FROM template_sends WHERE account_id = ${row.accountId} AND origin = 'newsletter'
+          AND origin_id = ${row.id} AND status = 'queued'`)
+        await tx.execute(sql`DELETE FROM newsletters WHERE account_id = ${row.accountId} AND id = ${row.id}`)
+        template = row.templateId
+      })
+      await dropTemplate(tenant, template)
+      return { id, deleted: true as const }
+    },
+
+    /**
+     * draft → scheduled, scheduled → rescheduled. The time must lie in the future and at most a year ahead (422).
+     * Makes sure the newsletter's marketing template exists and is submitted: its check's problems are a 400.
+     */
+    async schedule(tenant: NewslettersTenant, id: string, input: { scheduled_at: string }) {
+      const at = new Date(input.scheduled_at)
+      if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(input.scheduled_at.trim()) || Number.isNaN(at.getTime())) {
+        throw badRequest('scheduled_at must be a date-time with a zone, such as 2027-03-01T09:00:00+01:00')
+      }
+      const current = await require(db, tenant.accountId, id)
+      if (current.status !== 'draft' && current.status !== 'scheduled') {
+        throw new AppError(409, 'newsletter_state', `A ${current.status} newsletter cannot be scheduled`, {
+          key: 'newsletter_state',
+        })
+      }
+      const now = clock.now()
+      const yearAhead = new Date(now)
+      yearAhead.setUTCFullYear(yearAhead.getUTCFullYear() + 1)
+      if (at.getTime() <= now.getTime()) {
+        throw new AppError(422, 'scheduled_at_invalid', 'scheduled_at must lie in the future')
+      }
+      if (at.getTime() > yearAhead.getTime()) {
+        throw new AppError(422, 'scheduled_at_invalid', 'scheduled_at may be at most one year ahead')
+      }
+      let templateId = current.templateId
+      if (!templateId) {
+        const template = await deps.templates.create(tenant, {
+          name: `newsletter ${current.id.slice(0, 8)} ${randomBytes(3).toString('hex')}`,
+          content: templateBody(current),
+          channel: 'chat',
+          purpose: 'marketing',
+          language: tenant.account.language,
+          ...(current.cta ? { buttons: [{ type: 'URL' as const, ...current.cta }] } : {}),
+        })
+        try {
+          await deps.templates.submit(tenant, template.id)
+        } catch (error) {
+          await dropTemplate(tenant, template.id)
+          if (error instanceof AppError && error.status === 400) {
+            throw badRequest(
+              `The newsletter cannot go out as a WhatsApp template: ${error.message}`,
+              'newsletter_template_invalid',
+              { ...error.details, template_key: error.key },
+            )
+          }
+          throw error
+        }
+        templateId = template.id
+      }
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (row.status !== 'draft' && row.status !== 'scheduled') {
+          throw new AppError(409, 'newsletter_state', `A ${row.status} newsletter cannot be scheduled`)
+        }
+        const next = await save(tx, row, {
+          status: 'scheduled',
+          phase: 'scheduled',
+          scheduledAt: at,
+          templateId,
+          stopReason: null,
+          resumesAt: null,
+        })
+        await enqueueStart(tx, next, at)
+        return next
+      })
+      return detail(tenant, saved)
+    },
+
+    async cancel(tenant: NewslettersTenant, id: string) {
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (row.status !== 'scheduled') {
+          throw badRequest(
+            `Only a scheduled newsletter can be cancelled; this one is ${row.status}`,
+            'newsletter_not_scheduled',
+          )
+        }
+        await cancelQueuedJobs(tx, { accountId: row.accountId, queue: NEWSLETTER_START_QUEUE, concurrencyKey: row.id })
+        return save(tx, row, { status: 'draft', phase: 'draft', scheduledAt: null, stopReason: null, resumesAt: null })
+      })
+      return detail(tenant, saved)
+    },
+
+    /** GET /newsletters/{id}/status: the counts of its send records per status; reads only. */
+    async status(tenant: NewslettersTenant, id: string) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT status, reason, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id}
+        GROUP BY status, reason`)
+      const counts = { queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0 }
+      const reasons: Record<string, number> = {}
+      let recipients = 0
+      for (const r of rows<{ status: string; reason: string | null; n: number }>(result)) {
+        const n = Number(r.n)
+        recipients += n
+        const key = (r.status === 'sending' ? 'queued' : r.status) as keyof typeof counts
+        counts[key] += n
+        if ((r.status === 'skipped' || r.status === 'failed') && r.reason)
+          reasons[r.reason] = (reasons[r.reason] ?? 0) + n
+      }
+      const waiting = row.phase === 'waiting_for_approval' || row.phase === 'waiting_for_sending'
+      return withGermanAliases(
+        {
+          id: row.id,
+          status: row.status,
+          phase: row.phase,
+          recipients,
+          counts: withGermanAliases(counts, ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped']),
+          skip_reasons: reasons,
+          daily_limit: null,
+          resumes_at: waiting ? row.resumesAt : null,
+          stop_reason: row.stopReason,
+          resumable: waiting,
+          can_resume: waiting,
+        },
+        ['phase', 'daily_limit', 'resumes_at', 'stop_reason', 'resumable', 'can_resume'],
+      )
+    },
+
+    /**
+     * The start at the scheduled time: nothing goes out until the template is approved and sending is possible
+     * (it waits and looks again); then the recipients are written as a snapshot in batches (confirmed chat opt-in,
+     * the segment), each send going through the template send pipeline.
+     */
+    async start(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      const accountId = job.accountId
+      const id = String(job.payload.newsletter_id)
+      let row = await find(db, accountId, id)
+      if (!row || (row.status !== 'scheduled' && row.status !== 'sending')) return
+      if (row.status === 'scheduled' && (!row.scheduledAt || row.scheduledAt.getTime() > clock.now().getTime())) return
+      const account = await getAccount(db, accountId)
+      const tenant = { accountId, account: { language: account.language } }
+      const wait = async (phase: NewsletterPhase, reason: string) => {
+        const resumesAt = new Date(clock.now().getTime() + RETRY_WAIT_MS)
+        await db.transaction(async (tx) => {
+          const fresh = await require(tx, accountId, id, true)
+          await save(tx, fresh, { phase, stopReason: reason, resumesAt })
+          await completeJob(tx, job)
+          await enqueue(tx, clock, {
+            accountId,
+            queue: NEWSLETTER_START_QUEUE,
+            payload: { newsletter_id: id },
+            concurrencyKey: id,
+            runAt: resumesAt,
+          })
+        })
+        context.settled()
+      }
+      if (row.status === 'scheduled') {
+        const template = row.templateId ? await deps.templates.get(tenant, row.templateId).catch(() => null) : null
+        if (!template || template.provider_status === 'rejected') {
+          await db.transaction(async (tx) => {
+            const fresh = await require(tx, accountId, id, true)
+            await save(tx, fresh, { phase: 'stopped', stopReason: template ? 'template_rejected' : 'template_missing' })
+            await completeJob(tx, job)
+          })
+          context.settled()
+          return
+        }
+        if (template.provider_status !== 'approved') return wait('waiting_for_approval', 'template_not_approved')
+        if (account.status === 'blocked') return wait('waiting_for_sending', 'account_blocked')
+        try {
+          await deps.requireSendingPossible(accountId)
+        } catch (error) {
+          if (error instanceof AppError) return wait('waiting_for_sending', error.code)
+          throw error
+        }
+        row = await db.transaction(async (tx) => {
+          const fresh = await require(tx, accountId, id, true)
+          if (fresh.status !== 'scheduled') return fresh
+          return save(tx, fresh, {
+            status: 'sending',
+            phase: 'fanout',
+            stopReason: null,
+            resumesAt: null,
+            startedAt: clock.now(),
+          })
+        })
+        if (row.status !== 'sending') return
+      }
+      // the fan-out, batch by batch; a crash continues after the saved cursor (and the unique index skips repeats)
+      const templateId = row.templateId as string
+      while (row.phase === 'fanout') {
+        row = await db.transaction(async (tx) => {
+          const fresh = await require(tx, accountId, id, true)
+          const batch = await fanoutBatch(tx, fresh, templateId)
+          if (batch.picked < FANOUT_BATCH) {
+            await enqueue(tx, clock, {
+              accountId,
+              queue: NEWSLETTER_PROGRESS_QUEUE,
+              payload: { newsletter_id: id },
+              runAt: new Date(clock.now().getTime() + PROGRESS_EVERY_MS),
+            })
+            return save(tx, fresh, { phase: 'sending', fanoutCursor: batch.last ?? fresh.fanoutCursor })
+          }
+          return save(tx, fresh, { fanoutCursor: batch.last })
+        })
+      }
+      await db.execute(sql`ANALYZE template_sends, jobs`)
+    },
+
+    /** While sending: when every send record reached a final state the newsletter is sent; else look again later. */
+    async progress(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      const accountId = job.accountId
+      const id = String(job.payload.newsletter_id)
+      const row = await find(db, accountId, id)
+      if (row?.status !== 'sending' || row.phase !== 'sending') return
+      const result = await db.execute(sql`SELECT count(*)::int AS n FROM template_sends
+        WHERE account_id = ${accountId} AND origin = 'newsletter' AND origin_id = ${id}
+          AND status NOT IN (${sql.join(
+            FINAL_SEND_STATES.map((s) => sql`${s}`),
+            sql`, `,
+          )})`)
+      const open = Number(rows<{ n: number }>(result)[0]?.n ?? 0)
+      await db.transaction(async (tx) => {
+        const fresh = await require(tx, accountId, id, true)
+        if (open === 0) {
+          await save(tx, fresh, { status: 'sent' as NewsletterStatus, phase: 'done', finishedAt: clock.now() })
+        } else {
+          await enqueue(tx, clock, {
+            accountId,
+            queue: NEWSLETTER_PROGRESS_QUEUE,
+            payload: { newsletter_id: id },
+            runAt: new Date(clock.now().getTime() + PROGRESS_EVERY_MS),
+          })
+        }
+        await completeJob(tx, job)
+      })
+      context.settled()
+    },
+  }
+}
+
+/** Rows from raw SQL (snake_case) into the table's shape. */
+function fromRaw(raw: Record<string, unknown>): NewsletterRow {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+  const json = <T>(v: unknown): T | null =>
+    v === null || v === undefined ? null : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T)
+  return {
+    accountId: String(raw.account_id),
+    id: String(raw.id),
+    name: String(raw.name),
+    subject: String(raw.subject),
+    content: String(raw.content),
+    channel: 'chat',
+    status: raw.status as NewsletterStatus,
+    phase: raw.phase as NewsletterPhase,
+    cta: json<NewsletterCta>(raw.cta),
+    segment: json<NewsletterSegment>(raw.segment),
+    scheduledAt: date(raw.scheduled_at),
+    templateId: (raw.template_id as string | null) ?? null,
+    stopReason: (raw.stop_reason as string | null) ?? null,
+    resumesAt: date(raw.resumes_at),
+    fanoutCursor: (raw.fanout_cursor as string | null) ?? null,
+    startedAt: date(raw.started_at),
+    finishedAt: date(raw.finished_at),
+    createdAt: new Date(raw.created_at as string),
+    updatedAt: new Date(raw.updated_at as string),
+  }
+}
+
+export type NewslettersService = ReturnType<typeof newslettersService>

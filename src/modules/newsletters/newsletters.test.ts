@@ -1,0 +1,422 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { recordOptinChange } from '../contacts/index.ts'
+
+let harness: Harness
+
+before(async () => {
+  harness = await createHarness({ workers: true })
+  // jobs run only inside drain(), so a test sees each state between steps
+  await harness.jobs!.stop()
+})
+after(() => harness.close())
+
+const HOUR = 3600_000
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
+type Json = Record<string, any>
+const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+let counter = 0
+const nextPhone = () => `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+
+async function drain() {
+  await harness.jobs!.start()
+  await harness.jobs!.drain()
+  await harness.jobs!.stop()
+}
+
+async function sandboxAccount(options: { messagesPerMonth?: number } = {}) {
+  const account = await createTestAccount(harness, { plan: { messagesPerMonth: options.messagesPerMonth ?? 1000 } })
+  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  return account
+}
+
+async function contact(
+  account: TestAccount,
+  optin: 'none' | 'pending' | 'confirmed' | 'opted_out',
+  tags: string[] = [],
+  name = 'Erika Mustermann',
+): Promise<string> {
+  const response = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone: nextPhone() } })
+  assert.equal(response.statusCode, 201, response.body)
+  const id = response.json().contact.id as string
+  const steps: Array<'pending' | 'confirmed' | 'opted_out'> =
+    optin === 'none'
+      ? []
+      : optin === 'pending'
+        ? ['pending']
+        : optin === 'confirmed'
+          ? ['confirmed']
+          : ['confirmed', 'opted_out']
+  for (const to of steps) {
+    await harness.database.orm.transaction((tx) =>
+      recordOptinChange(tx, harness.clock, {
+        accountId: account.accountId,
+        contactId: id,
+        channel: 'chat',
+        to,
+        source: 'test',
+      }),
+    )
+  }
+  for (const tag of tags) {
+    const added = await account.request({ method: 'POST', url: `/v1/contacts/${id}/tags`, payload: { tag } })
+    assert.ok(added.statusCode < 300, added.body)
+  }
+  return id
+}
+
+async function draft(account: TestAccount, body: Json = {}): Promise<Json> {
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/newsletters',
+    payload: { subject: 'Frühlingsangebote', content: 'Hallo {{name}}, unsere Tulpen sind da.', ...body },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  return response.json().newsletter
+}
+
+const inHours = (hours: number) => new Date(harness.clock.now().getTime() + hours * HOUR).toISOString()
+
+function schedule(account: TestAccount, id: string, scheduledAt: string, key?: string) {
+  return account.request({
+    method: 'POST',
+    url: `/v1/newsletters/${id}/schedule`,
+    payload: { scheduled_at: scheduledAt },
+    ...(key ? { headers: { 'idempotency-key': key } } : {}),
+  })
+}
+
+const status = async (account: TestAccount, id: string): Promise<Json> =>
+  (await account.request({ method: 'GET', url: `/v1/newsletters/${id}/status` })).json()
+
+describe('newsletters: the resource', () => {
+  test('POST creates a draft (201) that is never sent; name defaults to the subject; GET, list newest first', async () => {
+    const account = await sandboxAccount()
+    const first = await draft(account)
+    harness.clock.advance(1000)
+    assert.equal(first.status, 'draft')
+    assert.equal(first.name, 'Frühlingsangebote')
+    assert.equal(first.channel, 'chat')
+    assert.equal(first.scheduled_at, null)
+    assert.equal(first.cta, null)
+    assert.equal(first.segment, null)
+    const second = await draft(account, { name: 'Zweiter', channel: 'chat' })
+    const got = await account.request({ method: 'GET', url: `/v1/newsletters/${first.id}` })
+    assert.equal(got.statusCode, 200)
+    assert.equal(got.json().newsletter.id, first.id)
+    const list = (await account.request({ method: 'GET', url: '/v1/newsletters?limit=1' })).json()
+    assert.deepEqual(
+      list.newsletters.map((n: Json) => n.id),
+      [second.id],
+    )
+    assert.equal(list.has_more, true)
+    assert.equal(list.next_offset, 1)
+    await drain()
+    assert.equal((await status(account, first.id)).recipients, 0, 'creation sends nothing')
+  })
+
+  test('field rules: subject and content required, limits, channel only chat: 400 and nothing stored', async () => {
+    const account = await sandboxAccount()
+    for (const payload of [
+      { content: 'x' },
+      { subject: 'x' },
+      { subject: 'x'.repeat(201), content: 'x' },
+      { subject: 'x', content: 'x'.repeat(20_001) },
+      { subject: 'x', content: 'x', name: 'n'.repeat(201) },
+      { subject: 'x', content: 'x', channel: 'email' },
+    ]) {
+      const response = await account.request({ method: 'POST', url: '/v1/newsletters', payload })
+      assert.equal(response.statusCode, 400, JSON.stringify(payload))
+      assert.equal(response.json().error.code, 'bad_request')
+    }
+    const list = (await account.request({ method: 'GET', url: '/v1/newsletters' })).json()
+    assert.equal(list.newsletters.length, 0)
+    const long = await account.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 's'.repeat(200), content: 'c'.repeat(20_000) },
+    })
+    assert.equal(long.statusCode, 201, 'the limits themselves are allowed')
+  })
+
+  test('PATCH cta and segment: at least one; a segment with unknown tags is a 400 naming them; recipients_estimate follows', async () => {
+    const account = await sandboxAccount()
+    await contact(account, 'confirmed', ['stamm'])
+    await contact(account, 'confirmed', ['stamm', 'vip'])
+    await contact(account, 'confirmed', [])
+    await contact(account, 'pending', ['stamm'])
+    const newsletter = await draft(account)
+    assert.equal(newsletter.recipients_estimate, 3, 'null segment: every confirmed contact')
+    const empty = await account.request({ method: 'PATCH', url: `/v1/newsletters/${newsletter.id}`, payload: {} })
+    assert.equal(empty.statusCode, 400)
+    const unknown = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { segment: { tags_any: ['stamm', 'gibtsnicht', 'auchnicht'] } },
+    })
+    assert.equal(unknown.statusCode, 400)
+    assert.deepEqual(unknown.json().error.tags, ['gibtsnicht', 'auchnicht'])
+    assert.match(unknown.json().error.message, /gibtsnicht, auchnicht/)
+    const cases: Array<[Json, number]> = [
+      [{ tags_any: ['stamm'] }, 2],
+      [{ tags_all: ['stamm', 'vip'] }, 1],
+      [{ tags_any: ['stamm'], tags_exclude: ['vip'] }, 1],
+      [{ tags_exclude: ['stamm'] }, 1],
+    ]
+    for (const [segment, expected] of cases) {
+      const patched = await account.request({
+        method: 'PATCH',
+        url: `/v1/newsletters/${newsletter.id}`,
+        payload: { segment },
+      })
+      assert.equal(patched.statusCode, 200, patched.body)
+      assert.deepEqual(patched.json().newsletter.segment, segment)
+      assert.equal(patched.json().newsletter.recipients_estimate, expected, JSON.stringify(segment))
+    }
+    const cta = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: { text: 'Zum Shop', url: 'https://shop.example/fruehling' }, segment: null },
+    })
+    assert.equal(cta.statusCode, 200)
+    assert.deepEqual(cta.json().newsletter.cta, { text: 'Zum Shop', url: 'https://shop.example/fruehling' })
+    assert.equal(cta.json().newsletter.segment, null)
+    const tooLong = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: { text: 't'.repeat(201), url: 'https://shop.example' } },
+    })
+    assert.equal(tooLong.statusCode, 400)
+    const removed = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: null },
+    })
+    assert.equal(removed.json().newsletter.cta, null)
+  })
+
+  test("another account's newsletter is a 404 on every route; scopes: write grants neither schedule nor delete", async () => {
+    const owner = await sandboxAccount()
+    const other = await sandboxAccount()
+    const newsletter = await draft(owner)
+    for (const [method, url, payload] of [
+      ['GET', `/v1/newsletters/${newsletter.id}`],
+      ['GET', `/v1/newsletters/${newsletter.id}/status`],
+      ['PATCH', `/v1/newsletters/${newsletter.id}`, { cta: null }],
+      ['DELETE', `/v1/newsletters/${newsletter.id}`],
+      ['POST', `/v1/newsletters/${newsletter.id}/schedule`, { scheduled_at: inHours(2) }],
+      ['POST', `/v1/newsletters/${newsletter.id}/cancel`],
+      ['GET', '/v1/newsletters/not-a-uuid'],
+    ] as Array<[string, string, Json?]>) {
+      const response = await other.request({ method: method as 'GET', url, ...(payload ? { payload } : {}) })
+      assert.equal(response.statusCode, 404, `${method} ${url}`)
+      assert.equal(response.json().error.code, 'not_found')
+    }
+    const writer = await createTestAccount(harness, { scopes: ['newsletters:read', 'newsletters:write'] })
+    const own = (
+      await writer.request({ method: 'POST', url: '/v1/newsletters', payload: { subject: 's', content: 'c' } })
+    ).json().newsletter
+    for (const [method, url, payload] of [
+      ['POST', `/v1/newsletters/${own.id}/schedule`, { scheduled_at: inHours(2) }],
+      ['POST', `/v1/newsletters/${own.id}/cancel`],
+      ['DELETE', `/v1/newsletters/${own.id}`],
+    ] as Array<[string, string, Json?]>) {
+      const response = await writer.request({ method: method as 'GET', url, ...(payload ? { payload } : {}) })
+      assert.equal(response.statusCode, 403, `${method} ${url}`)
+      assert.equal(response.json().error.key, 'apikey_scope_fehlt')
+    }
+  })
+})
+
+describe('newsletters: scheduling', () => {
+  test('time rules: past or more than a year ahead 422, malformed or zoneless 400; draft → scheduled → rescheduled → cancel → draft', async () => {
+    const account = await sandboxAccount()
+    const newsletter = await draft(account)
+    for (const bad of [inHours(-1), inHours(24 * 367)]) {
+      const response = await schedule(account, newsletter.id, bad)
+      assert.equal(response.statusCode, 422, bad)
+      assert.equal(response.json().error.code, 'scheduled_at_invalid')
+    }
+    for (const bad of ['morgen', '2030-01-01T09:00:00', '2030-13-01T09:00:00Z']) {
+      const response = await schedule(account, newsletter.id, bad)
+      assert.equal(response.statusCode, 400, bad)
+    }
+    assert.equal(
+      (await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })).json().newsletter.status,
+      'draft',
+    )
+    const at = inHours(3)
+    const scheduled = await schedule(account, newsletter.id, at, 'plan-1')
+    assert.equal(scheduled.statusCode, 200, scheduled.body)
+    const view = scheduled.json().newsletter
+    assert.equal(view.status, 'scheduled')
+    assert.equal(view.scheduled_at, at)
+    assert.ok(view.template_id, 'a marketing template carries it')
+    assert.equal(view.template_status, 'approved', 'the sandbox approves at once')
+    const replay = await schedule(account, newsletter.id, at, 'plan-1')
+    assert.equal(replay.headers['idempotent-replayed'], 'true')
+    const template = (await account.request({ method: 'GET', url: `/v1/templates/${view.template_id}` })).json()
+      .template
+    assert.equal(template.purpose, 'marketing')
+    assert.match(template.content, /^\*Frühlingsangebote\*\n\nHallo \{\{name\}\}/)
+    const later = inHours(5)
+    const rescheduled = await schedule(account, newsletter.id, later)
+    assert.equal(rescheduled.statusCode, 200)
+    assert.equal(rescheduled.json().newsletter.scheduled_at, later)
+    assert.equal(rescheduled.json().newsletter.template_id, view.template_id, 'the same template')
+    const cancelled = await account.request({ method: 'POST', url: `/v1/newsletters/${newsletter.id}/cancel` })
+    assert.equal(cancelled.statusCode, 200)
+    assert.equal(cancelled.json().newsletter.status, 'draft')
+    assert.equal(cancelled.json().newsletter.scheduled_at, null)
+    const again = await account.request({ method: 'POST', url: `/v1/newsletters/${newsletter.id}/cancel` })
+    assert.equal(again.statusCode, 400, 'only a scheduled newsletter can be cancelled')
+    // the cancelled schedule's start never runs
+    harness.clock.advance(6 * HOUR)
+    await drain()
+    assert.equal((await status(account, newsletter.id)).status, 'draft')
+  })
+
+  test('a text the template check refuses (over 1024 characters) is a 400 on schedule and stays a draft', async () => {
+    const account = await sandboxAccount()
+    const newsletter = await draft(account, { content: 'Lang '.repeat(300) })
+    const response = await schedule(account, newsletter.id, inHours(2))
+    assert.equal(response.statusCode, 400, response.body)
+    assert.equal(response.json().error.key, 'newsletter_template_invalid')
+    const after = (await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })).json().newsletter
+    assert.equal(after.status, 'draft')
+    assert.equal(after.template_id, null)
+  })
+
+  test('DELETE of a draft or scheduled newsletter removes it and its start; never "send now"', async () => {
+    const account = await sandboxAccount()
+    await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    const deleted = await account.request({ method: 'DELETE', url: `/v1/newsletters/${newsletter.id}` })
+    assert.equal(deleted.statusCode, 200)
+    assert.deepEqual(deleted.json(), { id: newsletter.id, deleted: true })
+    assert.equal((await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })).statusCode, 404)
+    harness.clock.advance(2 * HOUR)
+    await drain()
+    const sends = await harness.database.query('SELECT id FROM template_sends WHERE account_id = $1', [
+      account.accountId,
+    ])
+    assert.equal(sends.length, 0)
+    for (const url of [`/v1/newsletters/${newsletter.id}/send`, '/v1/newsletters/send']) {
+      assert.equal((await account.request({ method: 'POST', url, payload: {} })).statusCode, 404)
+    }
+  })
+})
+
+describe('newsletters: sending', () => {
+  test('at its time it goes to confirmed contacts of the segment only, through the send pipeline, and ends sent', async () => {
+    const account = await sandboxAccount()
+    const erika = await contact(account, 'confirmed', ['stamm'], 'Erika Muster')
+    const max = await contact(account, 'confirmed', ['stamm'], 'Max Muster')
+    await contact(account, 'none', ['stamm'])
+    await contact(account, 'pending', ['stamm'])
+    await contact(account, 'opted_out', ['stamm'])
+    await contact(account, 'confirmed', ['andere'])
+    const newsletter = await draft(account)
+    await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { segment: { tags_any: ['stamm'] }, cta: { text: 'Zum Shop', url: 'https://shop.example/' } },
+    })
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    await drain()
+    assert.equal((await status(account, newsletter.id)).recipients, 0, 'nothing before its time')
+    harness.clock.advance(HOUR + 1000)
+    await drain()
+    const sending = await status(account, newsletter.id)
+    assert.equal(sending.status, 'sending')
+    assert.equal(sending.recipients, 2)
+    const sent = await harness.database.query<{ contact_id: string; status: string }>(
+      `SELECT contact_id, status FROM template_sends WHERE account_id = $1 AND origin = 'newsletter' AND origin_id = $2`,
+      [account.accountId, newsletter.id],
+    )
+    assert.deepEqual(sent.map((s) => s.contact_id).sort(), [erika, max].sort())
+    assert.ok(
+      sent.every((s) => ['sent', 'delivered', 'read'].includes(s.status)),
+      JSON.stringify(sent),
+    )
+    const messages = (await account.request({ method: 'GET', url: '/v1/messages?direction=outbound&limit=100' })).json()
+    const texts: string[] = messages.messages.map((m: Json) => String(m.text))
+    assert.equal(texts.length, 2, `nobody else got it: ${JSON.stringify(messages.messages)}`)
+    assert.ok(
+      texts.some((t) => t.includes('Hallo Erika, unsere Tulpen sind da.')),
+      JSON.stringify(texts),
+    )
+    assert.ok(
+      texts.some((t) => t.includes('Hallo Max, unsere Tulpen sind da.')),
+      JSON.stringify(texts),
+    )
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent')
+    assert.equal(done.phase, 'done')
+    assert.equal(done.lage, 'done')
+    assert.equal(done.counts.queued, 0)
+    assert.equal(done.counts.wartet, 0)
+    assert.equal(done.counts.sent + done.counts.delivered + done.counts.read, 2)
+    // a sent newsletter is locked
+    const patch = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: null },
+    })
+    assert.equal(patch.statusCode, 400)
+    assert.equal(patch.json().error.key, 'newsletter_locked')
+    const del = await account.request({ method: 'DELETE', url: `/v1/newsletters/${newsletter.id}` })
+    assert.equal(del.statusCode, 400)
+    const resched = await schedule(account, newsletter.id, inHours(2))
+    assert.equal(resched.statusCode, 409)
+  })
+
+  test('while sending is paused it waits and says why; resumed, it goes out', async () => {
+    const account = await sandboxAccount()
+    await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    await pauseSending(harness.database.orm, account.accountId)
+    harness.clock.advance(HOUR + 1000)
+    await drain()
+    const waiting = await status(account, newsletter.id)
+    assert.equal(waiting.status, 'scheduled')
+    assert.equal(waiting.phase, 'waiting_for_sending')
+    assert.equal(waiting.stop_reason, 'subscription_locked')
+    assert.equal(waiting.abbruch_grund, 'subscription_locked')
+    assert.equal(waiting.resumable, true)
+    assert.ok(waiting.resumes_at)
+    assert.equal(waiting.recipients, 0)
+    await resumeSending(harness.database.orm, account.accountId)
+    harness.clock.advance(2 * 60_000)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent')
+    assert.equal(done.recipients, 1)
+  })
+
+  test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {
+    const account = await sandboxAccount({ messagesPerMonth: 2 })
+    for (let i = 0; i < 4; i++) await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    harness.clock.advance(HOUR + 1000)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent')
+    assert.equal(done.recipients, 4)
+    assert.equal(done.counts.skipped, 2)
+    assert.equal(done.counts.uebersprungen, 2)
+    assert.deepEqual(done.skip_reasons, { limit_reached: 2 })
+  })
+})
