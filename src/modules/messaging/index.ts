@@ -62,5 +62,5 @@ export const messagingModule: HeroldModule = {
 }
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
-export { TEMPLATE_SEND_QUEUE } from './messaging.sends.ts'
+export { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from './messaging.sends.ts'
 export type { MessagingService } from './messaging.service.ts'

@@ -355,7 +355,21 @@ export function templateSends(deps: TemplateSendsDeps) {
         }
         if (send.status !== 'queued' || !checked) return null
         if (checked.skip !== undefined) {
-          await skip(tx, send, checked.skip)
+          const waitUntil = waitingAllowedUntil(send, checked.skip)
+          if (waitUntil && clock.now().getTime() < waitUntil) {
+            // a campaign's send waits while sending is impossible and goes when it is possible again
+            await finish(tx, send, { reason: checked.skip })
+            await retryJob(
+              tx,
+              clock,
+              job,
+              new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS),
+              `waiting: ${checked.skip}`,
+            )
+            context.settled()
+            return null
+          }
+          await skip(tx, send, waitUntil ? 'too_late' : checked.skip)
           return ended(tx)
         }
         const month = monthIn(clock.now(), account.timezone)
@@ -472,6 +486,32 @@ export function templateSends(deps: TemplateSendsDeps) {
       })
     },
   }
+}
+
+/** How often a waiting campaign send looks again whether sending is possible. */
+export const SEND_WAIT_RETRY_MS = 60_000
+
+/** Reasons sending is impossible for the moment (not about the recipient): campaign sends wait them out. */
+export const WAIT_REASONS: ReadonlySet<string> = new Set([
+  'subscription_locked',
+  'account_blocked',
+  'chat_not_connected',
+])
+
+/** How long a send of each origin waits for sending to be possible again; `api` sends never wait (null). */
+const MAX_WAIT_MS: Record<repo.TemplateSendRow['origin'], number | null> = {
+  api: null,
+  newsletter: Number.POSITIVE_INFINITY,
+  automation: Number.POSITIVE_INFINITY,
+  // a follow-up step more than a day late is skipped (docs/followups.md)
+  followup: 24 * 3600_000,
+}
+
+/** Until when (epoch ms) this send may wait for `reason` to pass; null when it does not wait. */
+function waitingAllowedUntil(send: repo.TemplateSendRow, reason: string): number | null {
+  const max = MAX_WAIT_MS[send.origin]
+  if (max === null || !WAIT_REASONS.has(reason)) return null
+  return send.createdAt.getTime() + max
 }
 
 /** Provider statuses of outbound messages (the inbox's listener): the matching send records move forward only. */

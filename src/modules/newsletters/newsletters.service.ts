@@ -8,7 +8,7 @@ import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import type { JobContext } from '../../platform/jobs/runner.ts'
-import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
+import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
 import {
   type NewsletterCta,
   type NewsletterPhase,
@@ -533,19 +533,40 @@ export function newslettersService(deps: NewslettersDeps) {
       const accountId = job.accountId
       const id = String(job.payload.newsletter_id)
       const row = await find(db, accountId, id)
-      if (row?.status !== 'sending' || row.phase !== 'sending') return
-      const result = await db.execute(sql`SELECT count(*)::int AS n FROM template_sends
+      if (row?.status !== 'sending' || (row.phase !== 'sending' && row.phase !== 'waiting_for_sending')) return
+      // open sends, and among them those waiting for sending to be possible again (with the reason they wait for)
+      const waitsFor = sql`status = 'queued' AND reason IN (${sql.join(
+        [...WAIT_REASONS].map((r) => sql`${r}`),
+        sql`, `,
+      )})`
+      const result = await db.execute(sql`SELECT count(*)::int AS open,
+          count(*) FILTER (WHERE ${waitsFor})::int AS waiting, max(reason) FILTER (WHERE ${waitsFor}) AS reason
+        FROM template_sends
         WHERE account_id = ${accountId} AND origin = 'newsletter' AND origin_id = ${id}
           AND status NOT IN (${sql.join(
             FINAL_SEND_STATES.map((s) => sql`${s}`),
             sql`, `,
           )})`)
-      const open = Number(rows<{ n: number }>(result)[0]?.n ?? 0)
+      const counted = rows<{ open: number; waiting: number; reason: string | null }>(result)[0]
+      const open = Number(counted?.open ?? 0)
+      const waiting = Number(counted?.waiting ?? 0)
       await db.transaction(async (tx) => {
         const fresh = await require(tx, accountId, id, true)
         if (open === 0) {
-          await save(tx, fresh, { status: 'sent' as NewsletterStatus, phase: 'done', finishedAt: clock.now() })
+          await save(tx, fresh, {
+            status: 'sent' as NewsletterStatus,
+            phase: 'done',
+            stopReason: null,
+            resumesAt: null,
+            finishedAt: clock.now(),
+          })
         } else {
+          if (waiting > 0) {
+            const resumesAt = new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
+            await save(tx, fresh, { phase: 'waiting_for_sending', stopReason: counted?.reason ?? null, resumesAt })
+          } else if (fresh.phase !== 'sending') {
+            await save(tx, fresh, { phase: 'sending', stopReason: null, resumesAt: null })
+          }
           await enqueue(tx, clock, {
             accountId,
             queue: NEWSLETTER_PROGRESS_QUEUE,

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
+import { jobRunnerFor } from '../../platform/jobs/runner.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
+import { templatesModule } from '../templates/index.ts'
+import { newslettersModule } from './index.ts'
 
 let harness: Harness
 
@@ -401,6 +404,43 @@ describe('newsletters: sending', () => {
     const done = await status(account, newsletter.id)
     assert.equal(done.status, 'sent')
     assert.equal(done.recipients, 1)
+  })
+
+  test('paused after its fan-out, its sends wait (not skipped) and say why; resumed, they go out', async () => {
+    const account = await sandboxAccount()
+    for (let i = 0; i < 3; i++) await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    harness.clock.advance(HOUR + 1000)
+    // only the template review and the newsletter's own jobs: the fan-out writes the sends, none of them runs yet
+    const fanout = jobRunnerFor(deps(), [templatesModule, newslettersModule])
+    const stopFanout = await fanout.start()
+    await fanout.runner.drain()
+    await stopFanout()
+    assert.equal((await status(account, newsletter.id)).counts.queued, 3)
+    await pauseSending(harness.database.orm, account.accountId)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const waiting = await status(account, newsletter.id)
+    assert.equal(waiting.status, 'sending')
+    assert.equal(waiting.phase, 'waiting_for_sending')
+    assert.equal(waiting.stop_reason, 'subscription_locked')
+    assert.equal(waiting.can_resume, true)
+    assert.ok(waiting.resumes_at)
+    assert.equal(waiting.counts.queued, 3)
+    assert.equal(waiting.counts.skipped, 0)
+    await resumeSending(harness.database.orm, account.accountId)
+    harness.clock.advance(60_000)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent')
+    assert.equal(done.phase, 'done')
+    assert.equal(done.stop_reason, null)
+    assert.equal(done.counts.read, 3, 'the sandbox delivers and reads at once')
+    assert.equal(done.counts.skipped, 0)
   })
 
   test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {
