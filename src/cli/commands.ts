@@ -325,7 +325,7 @@ function channelCommands(): Record<string, DataCommand> {
   return {
     'channels connect': {
       usage:
-        '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--smtp-url URL --from ADDRESS]',
+        '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--daily-limit N|unlimited] [--smtp-url URL --from ADDRESS]',
       summary: 'Connect a chat number or an e-mail channel; credentials are stored encrypted',
       options: {
         account: { type: 'string', description: 'account id' },
@@ -338,6 +338,11 @@ function channelCommands(): Record<string, DataCommand> {
         'verify-token': { type: 'string', description: "whatsapp-cloud: the webhook's verify token" },
         'display-phone': { type: 'string', description: 'the business number as shown, E.164' },
         'messages-per-second': { type: 'string', description: 'outbound pacing, 1 to 1000 (default 80)' },
+        'daily-limit': {
+          type: 'string',
+          description:
+            "chat: new conversations per 24 hours, WhatsApp's tier (250, 1000, 10000, 100000) or unlimited (default)",
+        },
         'smtp-url': { type: 'string', description: 'smtp: smtp://user:password@host:port' },
         from: { type: 'string', description: 'email: the sender address' },
       },
@@ -345,6 +350,11 @@ function channelCommands(): Record<string, DataCommand> {
         const channel = (optStr(values, 'channel') ?? 'chat') as 'chat' | 'email'
         if (channel !== 'chat' && channel !== 'email') throw new AdminError('--channel must be chat or email')
         const rate = optStr(values, 'messages-per-second')
+        const daily = optStr(values, 'daily-limit')
+        const dailyLimit = daily === undefined || daily === 'unlimited' ? null : Number(daily)
+        if (dailyLimit !== null && !Number.isInteger(dailyLimit)) {
+          throw new AdminError('--daily-limit must be a whole number or unlimited')
+        }
         return asCommand(() =>
           channelsFor(database, io).connect(str(values, 'account'), {
             channel,
@@ -357,6 +367,7 @@ function channelCommands(): Record<string, DataCommand> {
             verifyToken: optStr(values, 'verify-token'),
             smtpUrl: optStr(values, 'smtp-url'),
             messagesPerSecond: rate === undefined ? undefined : Number(rate),
+            dailyLimit,
           }),
         )
       },

@@ -11,6 +11,8 @@ export interface ChatConnection {
   address: string
   phoneNumberId: string
   wabaId: string
+  /** new conversations per rolling 24 hours; null = unlimited (the sandbox enforces it as WhatsApp does) */
+  dailyLimit: number | null
   credentials: ChatCredentials
 }
 
@@ -178,6 +180,7 @@ export function mapWhatsAppError(code: string | number, message: string): Mapped
     case '131050':
       return { kind: 'opted_out', providerCode, message }
     case '130429':
+    case '131048':
     case '131049':
     case '131056':
       return { kind: 'retry_later', providerCode, message }

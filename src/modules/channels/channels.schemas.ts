@@ -17,6 +17,12 @@ const ChannelState = Type.Object(
     messages_per_second: Type.Optional(
       Type.Integer({ description: 'outbound pacing of the number: 80 by default, at most 1000, 20 with coexistence' }),
     ),
+    daily_limit: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], {
+        description:
+          "new conversations the number may start per rolling 24 hours (WhatsApp's tier: 250, 1000, 10000, 100000); null = unlimited",
+      }),
+    ),
   },
   { title: 'ChannelState' },
 )

@@ -18,6 +18,7 @@ import {
   type TemplateStatusUpdate,
 } from './channels.provider.ts'
 import * as repo from './channels.repository.ts'
+import { type ConversationClaim, claimConversation, dailyWindow, MAX_DAILY_LIMIT } from './daily-limit.ts'
 import { DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
 import { type SandboxInbound, sandboxEmailProvider } from './sandbox.provider.ts'
 
@@ -36,6 +37,8 @@ export interface ConnectInput {
   /** smtp: smtp://user:pass@host:port */
   smtpUrl?: string
   messagesPerSecond?: number
+  /** new conversations per rolling 24 hours (WhatsApp's tier); null or omitted = unlimited */
+  dailyLimit?: number | null
 }
 
 export interface ChannelsServiceDeps {
@@ -90,7 +93,11 @@ export function channelState(row: repo.ConnectionRow | undefined, account: Pick<
     address: connected ? row.address : null,
     versand_moeglich: connected && !account.sendingPaused,
     ...(row?.channel === 'chat' && connected
-      ? { coexistence: row.coexistence, messages_per_second: effectiveRate(row.messagesPerSecond, row.coexistence) }
+      ? {
+          coexistence: row.coexistence,
+          messages_per_second: effectiveRate(row.messagesPerSecond, row.coexistence),
+          daily_limit: row.dailyLimit,
+        }
       : {}),
   }
 }
@@ -119,6 +126,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       address: row.address,
       phoneNumberId: row.phoneNumberId,
       wabaId: row.wabaId,
+      dailyLimit: row.dailyLimit,
       credentials,
     }
   }
@@ -157,6 +165,10 @@ export function channelsService(deps: ChannelsServiceDeps) {
     const rate = input.messagesPerSecond
     if (rate !== undefined && (!Number.isInteger(rate) || rate < 1 || rate > MAX_MESSAGES_PER_SECOND)) {
       throw badRequest(`messages per second must be 1 to ${MAX_MESSAGES_PER_SECOND}`)
+    }
+    const limit = input.dailyLimit
+    if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_DAILY_LIMIT)) {
+      throw badRequest(`the daily limit must be 1 to ${MAX_DAILY_LIMIT}, or unlimited`)
     }
   }
 
@@ -256,6 +268,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
         credentialsSealed: secrets.seal(JSON.stringify(credentials)),
         coexistence: false,
         messagesPerSecond: input.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND,
+        dailyLimit: input.channel === 'chat' ? (input.dailyLimit ?? null) : null,
         connectedAt: clock.now(),
         disconnectedAt: null,
       })
@@ -427,6 +440,23 @@ export function channelsService(deps: ChannelsServiceDeps) {
         template: shown ?? null,
         ...options,
       })
+    },
+
+    /**
+     * In the transaction that marks a business-initiated send as going out: claims the contact's place in the
+     * number's daily limit of new conversations (docs/sending.md), or says when the window has room again.
+     */
+    async claimConversation(tx: Db, accountId: string, contactId: string): Promise<ConversationClaim> {
+      const row = await repo.connectionOf(tx, accountId, 'chat')
+      const limit = row?.status === 'connected' ? row.dailyLimit : null
+      return claimConversation(tx, { accountId, contactId, limit, now: clock.now() })
+    },
+
+    /** The number's daily limit as it stands: the limit, conversations started in the window, when it has room. */
+    async dailyWindow(accountId: string) {
+      const row = await repo.connectionOf(db, accountId, 'chat')
+      const limit = row?.status === 'connected' ? row.dailyLimit : null
+      return dailyWindow(db, { accountId, limit, now: clock.now() })
     },
 
     async submitTemplate(accountId: string, template: TemplateAtProvider) {

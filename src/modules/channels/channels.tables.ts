@@ -31,12 +31,28 @@ export const channelConnections = pgTable(
     coexistence: boolean('coexistence').notNull().default(false),
     /** outbound pacing of this number: 80 by default, at most 1000; coexistence caps it at 20 */
     messagesPerSecond: integer('messages_per_second').notNull().default(80),
+    /** new conversations this number may start per rolling 24 hours (WhatsApp's tier); null = unlimited */
+    dailyLimit: integer('daily_limit'),
     connectedAt: at('connected_at').notNull(),
     disconnectedAt: at('disconnected_at'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.channel] }),
     index('channel_connections_number_idx').on(t.phoneNumberId),
+  ],
+)
+
+/** The start of each contact's latest business-initiated conversation: it counts against the daily limit once. */
+export const conversationStarts = pgTable(
+  'conversation_starts',
+  {
+    accountId: accountId(),
+    contactId: uuid('contact_id').notNull(),
+    startedAt: at('started_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.contactId] }),
+    index('conversation_starts_window_idx').on(t.accountId, t.startedAt),
   ],
 )
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
@@ -95,7 +95,8 @@ export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${rando
 /**
  * chat `sandbox`: WhatsApp's behaviour without WhatsApp. Free text outside the 24-hour window fails with
  * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s (durable jobs, on
- * the injectable clock); templates are decided by sandboxTemplateDecision.
+ * the injectable clock); templates are decided by sandboxTemplateDecision; a template to a customer beyond the
+ * number's daily limit of new conversations fails with 131048 (spam rate limit), a throughput refusal.
  */
 export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
   const { db, clock } = deps
@@ -124,6 +125,17 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
     return { ok: true as const, providerMessageId }
   }
 
+  /** WhatsApp's messaging limit: a template to a customer not messaged in 24 hours needs room among them. */
+  async function beyondDailyLimit(accountId: string, recipient: string, limit: number): Promise<boolean> {
+    const since = new Date(clock.now().getTime() - SERVICE_WINDOW_MS).toISOString()
+    const result = await db.execute(sql`SELECT count(DISTINCT recipient)::int AS started,
+        bool_or(recipient = ${recipient}) AS known
+      FROM sandbox_outbox WHERE account_id = ${accountId} AND channel = 'chat' AND created_at > ${since}::timestamptz
+        AND payload->>'type' = 'template'`)
+    const [row] = ((result as { rows?: unknown[] }).rows ?? result) as Array<{ started: number; known: boolean | null }>
+    return !row?.known && Number(row?.started ?? 0) >= limit
+  }
+
   const templateKey = (accountId: string, t: { name: string; language: string }) =>
     and(
       eq(sandboxTemplates.accountId, accountId),
@@ -150,6 +162,15 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
       const [template] = await db.select().from(sandboxTemplates).where(templateKey(c.accountId, input))
       if (template?.status !== 'APPROVED') {
         return { ok: false, error: mapWhatsAppError(132001, 'Template name does not exist in the translation') }
+      }
+      if (c.dailyLimit !== null && (await beyondDailyLimit(c.accountId, input.to, c.dailyLimit))) {
+        return {
+          ok: false,
+          error: mapWhatsAppError(
+            131048,
+            'Spam rate limit hit: the number reached its limit of new conversations in 24 hours',
+          ),
+        }
       }
       return keep(c.accountId, input.to, {
         type: 'template',

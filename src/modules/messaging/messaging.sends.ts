@@ -38,7 +38,7 @@ export interface TemplateSendsDeps {
   db: Db
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
-  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplate'>
+  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplate' | 'claimConversation'>
   templates: Pick<TemplatesService, 'get'>
   serviceName: string
   publicUrl: string
@@ -354,24 +354,23 @@ export function templateSends(deps: TemplateSendsDeps) {
           return ended(tx)
         }
         if (send.status !== 'queued' || !checked) return null
-        if (checked.skip !== undefined) {
-          const waitUntil = waitingAllowedUntil(send, checked.skip)
-          if (waitUntil && clock.now().getTime() < waitUntil) {
-            // a campaign's send waits while sending is impossible and goes when it is possible again
-            await finish(tx, send, { reason: checked.skip })
-            await retryJob(
-              tx,
-              clock,
-              job,
-              new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS),
-              `waiting: ${checked.skip}`,
-            )
+        // a campaign's send waits while sending is impossible for the moment and goes when it is possible again
+        const waitOrSkip = async (reason: string, retryAt: Date) => {
+          const waitUntil = waitingAllowedUntil(send, reason)
+          if (waitUntil !== null && retryAt.getTime() < waitUntil) {
+            await finish(tx, send, { reason })
+            await retryJob(tx, clock, job, retryAt, `waiting: ${reason}`)
             context.settled()
             return null
           }
-          await skip(tx, send, waitUntil ? 'too_late' : checked.skip)
+          await skip(tx, send, waitUntil !== null ? 'too_late' : reason)
           return ended(tx)
         }
+        if (checked.skip !== undefined) {
+          return waitOrSkip(checked.skip, new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS))
+        }
+        const claim = await deps.channels.claimConversation(tx, job.accountId, send.contactId)
+        if (!claim.ok) return waitOrSkip('daily_limit_reached', claim.resumesAt)
         const month = monthIn(clock.now(), account.timezone)
         if (!(await reserveUnitAndMarkSending(tx, send, { month, token, at: clock.now() }))) {
           await skip(tx, send, 'limit_reached')
@@ -496,6 +495,7 @@ export const WAIT_REASONS: ReadonlySet<string> = new Set([
   'subscription_locked',
   'account_blocked',
   'chat_not_connected',
+  'daily_limit_reached',
 ])
 
 /** How long a send of each origin waits for sending to be possible again; `api` sends never wait (null). */

@@ -23,6 +23,7 @@ export function newslettersServiceFor(deps: PlatformDeps) {
       if (account.sendingPaused) throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
       await channels.requireChatConnected(accountId)
     },
+    dailyWindow: (accountId) => channels.dailyWindow(accountId),
   })
 }
 

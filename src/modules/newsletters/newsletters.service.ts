@@ -57,6 +57,8 @@ export interface NewslettersDeps {
   templates: NewsletterTemplates
   /** throws an AppError (chat_not_connected, subscription_locked) when nothing can go out now */
   requireSendingPossible(accountId: string): Promise<void>
+  /** the chat number's daily limit of new conversations as it stands (channels) */
+  dailyWindow(accountId: string): Promise<{ limit: number | null; used: number; resumesAt: Date | null }>
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -428,6 +430,7 @@ export function newslettersService(deps: NewslettersDeps) {
           reasons[r.reason] = (reasons[r.reason] ?? 0) + n
       }
       const waiting = row.phase === 'waiting_for_approval' || row.phase === 'waiting_for_sending'
+      const daily = await deps.dailyWindow(row.accountId)
       return withGermanAliases(
         {
           id: row.id,
@@ -436,7 +439,7 @@ export function newslettersService(deps: NewslettersDeps) {
           recipients,
           counts: withGermanAliases(counts, ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped']),
           skip_reasons: reasons,
-          daily_limit: null,
+          daily_limit: daily.limit,
           resumes_at: waiting ? row.resumesAt : null,
           stop_reason: row.stopReason,
           resumable: waiting,
@@ -550,6 +553,8 @@ export function newslettersService(deps: NewslettersDeps) {
       const counted = rows<{ open: number; waiting: number; reason: string | null }>(result)[0]
       const open = Number(counted?.open ?? 0)
       const waiting = Number(counted?.waiting ?? 0)
+      // at the daily limit it resumes by itself when the oldest conversation leaves the 24-hour window
+      const daily = waiting > 0 && counted?.reason === 'daily_limit_reached' ? await deps.dailyWindow(accountId) : null
       await db.transaction(async (tx) => {
         const fresh = await require(tx, accountId, id, true)
         if (open === 0) {
@@ -562,7 +567,7 @@ export function newslettersService(deps: NewslettersDeps) {
           })
         } else {
           if (waiting > 0) {
-            const resumesAt = new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
+            const resumesAt = daily?.resumesAt ?? new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
             await save(tx, fresh, { phase: 'waiting_for_sending', stopReason: counted?.reason ?? null, resumesAt })
           } else if (fresh.phase !== 'sending') {
             await save(tx, fresh, { phase: 'sending', stopReason: null, resumesAt: null })

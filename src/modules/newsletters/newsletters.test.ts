@@ -443,6 +443,85 @@ describe('newsletters: sending', () => {
     assert.equal(done.counts.skipped, 0)
   })
 
+  test("the number's daily limit: it pauses at the limit and resumes by itself when the 24-hour window allows", async () => {
+    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
+    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox', dailyLimit: 2 })
+    for (let i = 0; i < 3; i++) await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    harness.clock.advance(HOUR + 1000)
+    const firstSends = harness.clock.now().getTime()
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const paused = await status(account, newsletter.id)
+    assert.equal(paused.status, 'sending')
+    assert.equal(paused.phase, 'waiting_for_sending')
+    assert.equal(paused.stop_reason, 'daily_limit_reached')
+    assert.equal(paused.daily_limit, 2)
+    assert.equal(paused.tageslimit, 2)
+    assert.equal(paused.counts.queued, 1)
+    assert.equal(paused.counts.read + paused.counts.delivered + paused.counts.sent, 2)
+    const resumesAt = Date.parse(paused.resumes_at)
+    assert.ok(
+      resumesAt >= firstSends + 24 * HOUR && resumesAt <= firstSends + 24 * HOUR + 5 * 60_000,
+      paused.resumes_at,
+    )
+    // an hour before the window has room: still waiting
+    harness.clock.advance(22 * HOUR)
+    await drain()
+    assert.equal((await status(account, newsletter.id)).counts.queued, 1)
+    harness.clock.advance(2 * HOUR)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent')
+    assert.equal(done.counts.skipped + done.counts.failed, 0)
+    assert.deepEqual(await channelsServiceFor(deps()).dailyWindow(account.accountId), {
+      limit: 2,
+      used: 1,
+      resumesAt: null,
+    })
+  })
+
+  test("the sandbox refuses a template to a new customer beyond the number's daily limit (131048), as WhatsApp does", async () => {
+    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
+    const channels = channelsServiceFor(deps())
+    await channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox', dailyLimit: 1 })
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    await drain()
+    const [{ template_id: templateId }] = await harness.database.query<{ template_id: string }>(
+      'SELECT template_id FROM newsletters WHERE id = $1',
+      [newsletter.id],
+    )
+    const [{ provider_name: name, language }] = await harness.database.query<{
+      provider_name: string
+      language: string
+    }>('SELECT provider_name, language FROM templates WHERE id = $1', [templateId])
+    const send = async (contactId: string, to: string) =>
+      channels.sendTemplate(account.accountId, {
+        contactId,
+        to,
+        name,
+        language,
+        parameters: ['Erika'],
+        text: 'Hallo Erika',
+      })
+    const first = await contact(account, 'confirmed')
+    const second = await contact(account, 'confirmed')
+    const phoneOf = async (id: string) =>
+      (await harness.database.query<{ phone: string }>('SELECT phone FROM contacts WHERE id = $1', [id]))[0].phone
+    assert.equal((await send(first, await phoneOf(first))).ok, true)
+    assert.equal((await send(first, await phoneOf(first))).ok, true, 'the same customer again: no new conversation')
+    const refused = await send(second, await phoneOf(second))
+    assert.equal(refused.ok, false)
+    assert.equal(!refused.ok && refused.error.providerCode, '131048')
+    harness.clock.advance(24 * HOUR + 1000)
+    assert.equal((await send(second, await phoneOf(second))).ok, true)
+  })
+
   test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {
     const account = await sandboxAccount({ messagesPerMonth: 2 })
     for (let i = 0; i < 4; i++) await contact(account, 'confirmed')

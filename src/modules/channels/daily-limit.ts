@@ -1,0 +1,66 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from '../../platform/db/client.ts'
+
+/** WhatsApp counts the different customers a number starts conversations with over a rolling 24 hours. */
+export const DAILY_WINDOW_MS = 24 * 3600_000
+/** WhatsApp's messaging limit tiers; a number may be told any limit from 1 (useful with the sandbox) */
+export const DAILY_LIMIT_TIERS = [250, 1000, 10_000, 100_000] as const
+export const MAX_DAILY_LIMIT = 1_000_000
+
+export type ConversationClaim = { ok: true } | { ok: false; limit: number; resumesAt: Date }
+
+function rows<T>(result: unknown): T[] {
+  return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[]
+}
+
+/**
+ * A business-initiated message to this contact is about to go out: with a daily limit, it may only when the contact
+ * already has a conversation started within the window, or the window has room for one more (then this start is
+ * recorded). Serialized per account by a transaction-scoped advisory lock, so concurrent workers never overshoot.
+ * When the window is full, says when its oldest start leaves it. Unlimited numbers record nothing.
+ */
+export async function claimConversation(
+  tx: Db,
+  input: { accountId: string; contactId: string; limit: number | null; now: Date },
+): Promise<ConversationClaim> {
+  const { accountId, contactId, limit, now } = input
+  if (limit === null) return { ok: true }
+  const since = new Date(now.getTime() - DAILY_WINDOW_MS).toISOString()
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`herold_daily:${accountId}`}, 0))`)
+  const [own] = rows<{ open: boolean }>(
+    await tx.execute(sql`SELECT started_at > ${since}::timestamptz AS open FROM conversation_starts
+      WHERE account_id = ${accountId} AND contact_id = ${contactId}`),
+  )
+  if (own?.open) return { ok: true }
+  const [window] = rows<{ used: number; oldest: Date | string | null }>(
+    await tx.execute(sql`SELECT count(*)::int AS used, min(started_at) AS oldest FROM (
+        SELECT started_at FROM conversation_starts
+        WHERE account_id = ${accountId} AND started_at > ${since}::timestamptz
+        ORDER BY started_at LIMIT ${limit}) AS recent`),
+  )
+  if (Number(window?.used ?? 0) >= limit) {
+    const oldest = new Date(window?.oldest ?? now)
+    return { ok: false, limit, resumesAt: new Date(oldest.getTime() + DAILY_WINDOW_MS) }
+  }
+  await tx.execute(sql`INSERT INTO conversation_starts (account_id, contact_id, started_at)
+    VALUES (${accountId}, ${contactId}, ${now.toISOString()}::timestamptz)
+    ON CONFLICT (account_id, contact_id) DO UPDATE SET started_at = excluded.started_at`)
+  return { ok: true }
+}
+
+/** The window as it stands: how many conversations were started, and when the oldest leaves it. */
+export async function dailyWindow(
+  db: Db,
+  input: { accountId: string; limit: number | null; now: Date },
+): Promise<{ limit: number | null; used: number; resumesAt: Date | null }> {
+  if (input.limit === null) return { limit: null, used: 0, resumesAt: null }
+  const since = new Date(input.now.getTime() - DAILY_WINDOW_MS).toISOString()
+  const [window] = rows<{ used: number; oldest: Date | string | null }>(
+    await db.execute(sql`SELECT count(*)::int AS used, min(started_at) AS oldest FROM conversation_starts
+      WHERE account_id = ${input.accountId} AND started_at > ${since}::timestamptz`),
+  )
+  const used = Number(window?.used ?? 0)
+  const resumesAt =
+    used >= input.limit && window?.oldest ? new Date(new Date(window.oldest).getTime() + DAILY_WINDOW_MS) : null
+  return { limit: input.limit, used, resumesAt }
+}
