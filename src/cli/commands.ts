@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { type Config, loadConfig } from '../config.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { ImportError, importContacts } from '../modules/contacts/index.ts'
+import { followupsServiceFor, type SequenceInput } from '../modules/followups/index.ts'
 import {
   AdminError,
   accountView,
@@ -284,6 +285,42 @@ export const dataCommands: Record<string, DataCommand> = {
     },
   },
   ...channelCommands(),
+  'followups create': {
+    usage: '--account ID --file sequence.json',
+    summary:
+      'Create a follow-up sequence (a draft) with its steps from a JSON file: {name, trigger?, steps: [{text, delay: {amount, unit: hours|days}, send_time?}]}; each step becomes a marketing template, submitted when a chat number is connected',
+    options: {
+      account: { type: 'string', description: 'account id' },
+      file: { type: 'string', description: 'the sequence as JSON (see docs/followups.md)' },
+    },
+    prepare(values) {
+      const file = str(values, 'file')
+      if (!existsSync(file)) throw new AdminError(`no such file: ${file}`)
+      // the server reading it may run in another directory
+      values.file = path.resolve(file)
+    },
+    async run(database, values, _positionals, io) {
+      const account = await getAccount(database.orm, str(values, 'account'))
+      let input: SequenceInput
+      try {
+        input = JSON.parse(readFileSync(str(values, 'file'), 'utf8')) as SequenceInput
+      } catch (error) {
+        throw new AdminError(`the file is not valid JSON: ${(error as Error).message}`)
+      }
+      if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+        throw new AdminError('the file must hold one JSON object: {name, trigger?, steps: [...]}')
+      }
+      const service = followupsServiceFor({ config: io?.config ?? loadConfig(), database, clock: systemClock })
+      return asCommand(() => service.create({ accountId: account.id, account: { language: account.language } }, input))
+    },
+    human: (r) => {
+      const steps = r.steps as Array<{ position: number; delay: { amount: number; unit: string }; approval: string }>
+      return [
+        `follow-up ${r.id} (${r.name}) created as ${r.status}; activate it with PATCH /v1/followups/${r.id} {"status":"active"}`,
+        ...steps.map((s) => `  step ${s.position}: after ${s.delay.amount} ${s.delay.unit}, template ${s.approval}`),
+      ].join('\n')
+    },
+  },
   'plans list': {
     usage: '',
     summary: 'List the plans',

@@ -4,6 +4,7 @@ import { automationsModule } from './automations/index.ts'
 import { channelsModule } from './channels/index.ts'
 import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
+import { followupsModule } from './followups/index.ts'
 import { inboxModule } from './inbox/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
@@ -22,4 +23,5 @@ export const modules: HeroldModule[] = [
   consentModule,
   automationsModule,
   newslettersModule,
+  followupsModule,
 ]

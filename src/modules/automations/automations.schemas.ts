@@ -181,6 +181,17 @@ export const Step = discriminated(
       },
       { additionalProperties: false, description: 'an e-mail to people of the team, through the e-mail channel' },
     ),
+    Type.Object(
+      {
+        type: Type.Literal('enroll_followup'),
+        followup_id: uuid('a follow-up sequence of this account'),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'enrolls the contact in the follow-up sequence (when it is active and the contact is not already in it); its steps then go out on their own times',
+      },
+    ),
   ],
   { description: 'one step; see each type' },
 )

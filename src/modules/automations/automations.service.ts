@@ -73,6 +73,15 @@ export interface AutomationsDeps {
     },
   ) => Promise<string>
   userAgent: string
+  /** the follow-ups module: whether a sequence exists in the account, and enrolling a contact in the run's transaction */
+  followups: {
+    exists(tx: Db, accountId: string, sequenceId: string): Promise<boolean>
+    enroll(
+      tx: Db,
+      clock: Clock,
+      input: { accountId: string; sequenceId: string; contactId: string },
+    ): Promise<{ enrolled: boolean; enrollment_id: string | null; reason: string | null }>
+  }
 }
 
 interface CreateInput {
@@ -241,6 +250,9 @@ export function automationsService(deps: AutomationsDeps) {
         if (!found) problems.push(`steps[${index}]: template ${step.template_id} does not exist`)
         else if (found.channel !== 'chat')
           problems.push(`steps[${index}]: template ${step.template_id} is not a chat template`)
+      }
+      if (step.type === 'enroll_followup' && !(await deps.followups.exists(db, tenant.accountId, step.followup_id))) {
+        problems.push(`steps[${index}]: follow-up sequence ${step.followup_id} does not exist`)
       }
       if (step.type === 'webhook') {
         const problem = deps.checkUrl(step.url, deps.allowPrivateTargets)
@@ -443,6 +455,18 @@ export function automationsService(deps: AutomationsDeps) {
         const line = started
           ? entry(index, step, 'done', null, { channel: step.channel })
           : entry(index, step, 'skipped', 'already_confirmed_or_no_address')
+        await advance(tx, run, [...log, line], index + 1)
+        return { stop: false }
+      }
+      case 'enroll_followup': {
+        const result = await deps.followups.enroll(tx, clock, {
+          accountId,
+          sequenceId: step.followup_id,
+          contactId: contact!.id,
+        })
+        const line = result.enrolled
+          ? entry(index, step, 'done', null, { enrollment_id: result.enrollment_id })
+          : entry(index, step, 'skipped', result.reason)
         await advance(tx, run, [...log, line], index + 1)
         return { stop: false }
       }

@@ -13,6 +13,7 @@ import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
+import { followupsServiceFor } from '../followups/index.ts'
 
 let harness: Harness
 
@@ -808,5 +809,92 @@ describe('webhook addresses of automations', () => {
     } finally {
       await new Promise((resolve) => feed.close(resolve))
     }
+  })
+})
+
+describe('automations: the enroll_followup step', () => {
+  async function sequence(account: TestAccount, name: string, trigger = { type: 'tag_added' as const, tag: 'nie' }) {
+    return followupsServiceFor(deps()).create(
+      { accountId: account.accountId, account: { language: 'de' } },
+      {
+        name,
+        trigger,
+        steps: [{ text: 'Hallo {{name}}, hier ist dein erster Tipp.', delay: { amount: 2, unit: 'hours' } }],
+      },
+    )
+  }
+
+  test('a follow-up sequence that does not exist in the account is a 400 automation_invalid on create and update', async () => {
+    const account = await sandboxAccount()
+    const other = await sandboxAccount()
+    const foreign = await sequence(other, 'Fremd')
+    for (const followup_id of [foreign.id, '00000000-0000-4000-8000-000000000000']) {
+      const response = await create(account, {
+        trigger: { type: 'manual' },
+        steps: [{ type: 'enroll_followup', followup_id }],
+      })
+      assert.equal(response.statusCode, 400, response.body)
+      assert.equal(errorOf(response).code, 'bad_request')
+      assert.equal(errorOf(response).key, 'automation_invalid')
+      assert.match(errorOf(response).message, /follow-up sequence/)
+    }
+    const malformed = await create(account, { trigger: { type: 'manual' }, steps: [{ type: 'enroll_followup' }] })
+    assert.equal(malformed.statusCode, 400)
+    const own = await sequence(account, 'Eigen')
+    const created = await create(account, {
+      trigger: { type: 'manual' },
+      steps: [{ type: 'enroll_followup', followup_id: own.id }],
+    })
+    assert.equal(created.statusCode, 200, created.body)
+    assert.deepEqual(created.json().steps, [{ type: 'enroll_followup', followup_id: own.id }])
+    const changed = await account.request({
+      method: 'PATCH',
+      url: `/v1/automations/${created.json().id}`,
+      payload: { steps: [{ type: 'enroll_followup', followup_id: foreign.id }] },
+    })
+    assert.equal(changed.statusCode, 400)
+    assert.equal(errorOf(changed).key, 'automation_invalid')
+  })
+
+  test('a run enrolls the contact: its step goes out on time; not active or already enrolled is skipped with the reason', async () => {
+    const account = await sandboxAccount()
+    const target = await sequence(account, 'Ziel')
+    const drafted = await sequence(account, 'Entwurf')
+    const activated = await account.request({
+      method: 'PATCH',
+      url: `/v1/followups/${target.id}`,
+      payload: { status: 'active' },
+    })
+    assert.equal(activated.statusCode, 200, activated.body)
+    const automation = await active(account, {
+      trigger: { type: 'contact_created' },
+      steps: [
+        { type: 'enroll_followup', followup_id: target.id },
+        { type: 'enroll_followup', followup_id: drafted.id },
+        { type: 'enroll_followup', followup_id: target.id },
+      ],
+    })
+    const contactId = await createContact(account)
+    await confirm(account, contactId)
+    await drain()
+    const [run] = await runsOf(account, automation.id)
+    assert.equal(run.state, 'completed')
+    assert.deepEqual(
+      run.steps.map((s: Json) => [s.type, s.result, s.reason]),
+      [
+        ['enroll_followup', 'done', null],
+        ['enroll_followup', 'skipped', 'sequence_not_active'],
+        ['enroll_followup', 'skipped', 'already_enrolled'],
+      ],
+    )
+    const view = (await account.request({ method: 'GET', url: `/v1/followups/${target.id}` })).json().followup
+    assert.deepEqual(view.enrollments, { active: 1, completed: 0, stopped: 0 })
+    harness.clock.advance(2 * HOUR + 1000)
+    await drain()
+    const sent = (await account.request({ method: 'GET', url: `/v1/followups/${target.id}` })).json().followup
+    assert.equal(sent.steps[0].counts.sent, 1)
+    assert.deepEqual(sent.enrollments, { active: 0, completed: 1, stopped: 0 })
+    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+    assert.equal(outbox.length, 1)
   })
 })

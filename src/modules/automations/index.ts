@@ -6,6 +6,7 @@ import { secretBoxFor } from '../../platform/secrets.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { startChatOptin, startEmailOptin } from '../consent/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
+import { enrollContact, sequenceExists } from '../followups/index.ts'
 import { messagingServiceFor, queueAutomationTemplateSend } from '../messaging/index.ts'
 import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
@@ -47,6 +48,7 @@ export function automationsServiceFor(
         : startEmailOptin(tx, clock, input.accountId, input.contactId, 'automation', {}),
     queueTemplateSend: queueAutomationTemplateSend,
     userAgent: USER_AGENT,
+    followups: { exists: sequenceExists, enroll: enrollContact },
   })
 }
 

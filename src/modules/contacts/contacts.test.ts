@@ -517,6 +517,7 @@ describe('DELETE /v1/contacts/{id}', () => {
     assert.deepEqual(body.removed, {
       send_jobs: 2,
       automation_runs: 0,
+      followup_enrollments: 0,
       messages: 0,
       conversations: 0,
       link_clicks: 0,

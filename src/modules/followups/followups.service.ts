@@ -1,0 +1,961 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import type { Signal, SignalListener, SignalName } from '../../platform/events/signals.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { toPage } from '../../platform/http/pagination.ts'
+import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { type ClaimedJob, completeJob, enqueue, retryJob } from '../../platform/jobs/jobs.ts'
+import type { JobContext } from '../../platform/jobs/runner.ts'
+import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
+import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
+import { dueAt, isTimezone, SEND_TIME } from './followups.timing.ts'
+
+/** The durable job of one enrollment's next step, payload { enrollment_id, position }, due at the step's time. */
+export const FOLLOWUP_STEP_QUEUE = 'followups.step'
+/** How often a due step that cannot go out yet (template not approved, sending not possible) looks again. */
+export const WAIT_RETRY_MS = 10 * 60_000
+/** A step more than this late (it waited for approval or for sending to be possible) is skipped, reason `late`. */
+export const LATE_AFTER_MS = 24 * 3600_000
+/** contacts scheduled per statement when a sequence is activated (each batch its own transaction) */
+export const ACTIVATION_BATCH = 2_000
+
+export const LIMITS = { name: 200, text: 1024, steps: 20, hours: 8760, days: 365, tag: 40 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const SENT = ['sent', 'delivered', 'read']
+
+function rows<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows
+}
+const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T))
+const uuidList = (ids: string[]) => `{${ids.join(',')}}`
+
+export interface FollowupsTenant {
+  accountId: string
+  account: { language: string }
+}
+
+/** What follow-ups need of the templates module (its exported service). */
+export interface FollowupTemplates {
+  create(
+    tenant: FollowupsTenant,
+    input: { name: string; content: string; channel: 'chat'; purpose: 'marketing'; language: string },
+  ): Promise<{ id: string }>
+  submit(tenant: FollowupsTenant, id: string): Promise<unknown>
+  get(tenant: FollowupsTenant, id: string): Promise<{ provider_status: string | null; state: string }>
+  update(tenant: FollowupsTenant, id: string, input: { content: string }): Promise<unknown>
+  delete(tenant: FollowupsTenant, id: string): Promise<unknown>
+}
+
+export interface FollowupsDeps {
+  db: Db
+  clock: Clock
+  templates: FollowupTemplates
+  /** the reason nothing can go out now (account blocked or paused, no chat number), or null */
+  sendingBlocked(accountId: string): Promise<string | null>
+}
+
+export interface StepInput {
+  text: string
+  delay: { amount: number; unit: DelayUnit }
+  send_time?: string | null
+}
+
+export interface SequenceInput {
+  name: string
+  trigger?: SequenceTrigger
+  steps: StepInput[]
+}
+
+interface SequenceRow {
+  accountId: string
+  id: string
+  name: string
+  status: SequenceStatus
+  trigger: SequenceTrigger
+  createdAt: Date
+  updatedAt: Date
+}
+
+interface StepRow {
+  id: string
+  sequenceId: string
+  position: number
+  text: string
+  delayAmount: number
+  delayUnit: DelayUnit
+  sendTime: string | null
+  templateId: string | null
+}
+
+interface Timing {
+  sendTime: string | null
+  timezone: string
+}
+
+function sequenceFrom(raw: Record<string, unknown>): SequenceRow {
+  return {
+    accountId: String(raw.account_id),
+    id: String(raw.id),
+    name: String(raw.name),
+    status: raw.status as SequenceStatus,
+    trigger: json<SequenceTrigger>(raw.trigger),
+    createdAt: new Date(raw.created_at as string),
+    updatedAt: new Date(raw.updated_at as string),
+  }
+}
+
+function stepFrom(raw: Record<string, unknown>): StepRow {
+  return {
+    id: String(raw.id),
+    sequenceId: String(raw.sequence_id),
+    position: Number(raw.position),
+    text: String(raw.text),
+    delayAmount: Number(raw.delay_amount),
+    delayUnit: raw.delay_unit as DelayUnit,
+    sendTime: (raw.send_time as string | null) ?? null,
+    templateId: (raw.template_id as string | null) ?? null,
+  }
+}
+
+async function findSequence(tx: Db, accountId: string, id: string, lock: '' | 'update' | 'share' = '') {
+  if (!UUID.test(id)) return undefined
+  const suffix = lock === 'update' ? sql`FOR UPDATE` : lock === 'share' ? sql`FOR SHARE` : sql``
+  const result = await tx.execute(
+    sql`SELECT * FROM followup_sequences WHERE account_id = ${accountId} AND id = ${id} ${suffix}`,
+  )
+  const [raw] = rows<Record<string, unknown>>(result)
+  return raw ? sequenceFrom(raw) : undefined
+}
+
+async function stepsOf(tx: Db, accountId: string, sequenceId: string): Promise<StepRow[]> {
+  const result = await tx.execute(sql`SELECT * FROM followup_steps
+    WHERE account_id = ${accountId} AND sequence_id = ${sequenceId} ORDER BY position`)
+  return rows<Record<string, unknown>>(result).map(stepFrom)
+}
+
+/** The account's follow-up timing: its own send time and timezone, the account's timezone by default. */
+async function timingOf(tx: Db, accountId: string): Promise<Timing> {
+  const result = await tx.execute(sql`SELECT a.timezone AS account_timezone, s.send_time, s.timezone
+    FROM accounts a LEFT JOIN followup_settings s ON s.account_id = a.id WHERE a.id = ${accountId}`)
+  const [raw] = rows<{ account_timezone: string; send_time: string | null; timezone: string | null }>(result)
+  return { sendTime: raw?.send_time ?? null, timezone: raw?.timezone ?? raw?.account_timezone ?? 'Europe/Berlin' }
+}
+
+const stepDue = (step: StepRow, base: Date, timing: Timing) =>
+  dueAt({
+    base,
+    amount: step.delayAmount,
+    unit: step.delayUnit,
+    sendTime: step.sendTime ?? timing.sendTime,
+    timezone: timing.timezone,
+  })
+
+/**
+ * From a step position and the time its delay counts from, the first step whose time lies after `now` (future times
+ * only): its position, its base and its time; null when every remaining step's time has passed.
+ */
+export function firstFutureStep(
+  steps: StepRow[],
+  from: { position: number; base: Date },
+  timing: Timing,
+  now: Date,
+): { position: number; base: Date; due: Date } | null {
+  let base = from.base
+  for (const step of steps) {
+    if (step.position < from.position) continue
+    const due = stepDue(step, base, timing)
+    if (due.getTime() > now.getTime()) return { position: step.position, base, due }
+    base = due
+  }
+  return null
+}
+
+interface Scheduled {
+  accountId: string
+  enrollmentId: string
+  position: number
+  base: Date
+  due: Date
+}
+
+/** Enqueues each enrollment's next step job at its time and records position, base, time and job on the enrollment. */
+async function scheduleSteps(tx: Db, clock: Clock, list: Scheduled[]): Promise<void> {
+  if (list.length === 0) return
+  const now = clock.now()
+  const ids = await enqueue(
+    tx,
+    clock,
+    list.map((s) => ({
+      accountId: s.accountId,
+      queue: FOLLOWUP_STEP_QUEUE,
+      payload: { enrollment_id: s.enrollmentId, position: s.position },
+      runAt: s.due.getTime() < now.getTime() ? now : s.due,
+    })),
+  )
+  const changes = JSON.stringify(
+    list.map((s, i) => ({
+      account_id: s.accountId,
+      id: s.enrollmentId,
+      next_position: s.position,
+      base_at: s.base.toISOString(),
+      next_due_at: s.due.toISOString(),
+      job_id: ids[i],
+    })),
+  )
+  await tx.execute(sql`UPDATE followup_enrollments e SET status = 'active', stop_reason = NULL,
+      next_position = c.next_position, base_at = c.base_at, next_due_at = c.next_due_at, job_id = c.job_id,
+      finished_at = NULL, updated_at = ${now.toISOString()}::timestamptz
+    FROM jsonb_to_recordset(${changes}::jsonb)
+      AS c(account_id uuid, id uuid, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid)
+    WHERE e.account_id = c.account_id AND e.id = c.id`)
+}
+
+/** Removes the queued step jobs of the given enrollments (a running one finds its enrollment changed). */
+async function dropStepJobs(tx: Db, accountId: string, where: ReturnType<typeof sql>): Promise<void> {
+  await tx.execute(sql`DELETE FROM jobs j USING followup_enrollments e
+    WHERE e.account_id = ${accountId} AND ${where} AND e.job_id IS NOT NULL
+      AND j.account_id = e.account_id AND j.id = e.job_id AND j.state = 'queued'`)
+}
+
+/**
+ * Enrolls a contact in an active sequence of its account, in the caller's transaction (signals, automation steps):
+ * its first step is scheduled from now. Not enrolled when the sequence is not active or has no step whose time lies
+ * ahead, or when the contact is already enrolled in it (at most once at a time).
+ */
+export async function enrollContact(
+  tx: Db,
+  clock: Clock,
+  input: { accountId: string; sequenceId: string; contactId: string },
+): Promise<{ enrolled: boolean; enrollment_id: string | null; reason: string | null }> {
+  const sequence = await findSequence(tx, input.accountId, input.sequenceId, 'share')
+  if (!sequence) return { enrolled: false, enrollment_id: null, reason: 'sequence_not_found' }
+  if (sequence.status !== 'active') return { enrolled: false, enrollment_id: null, reason: 'sequence_not_active' }
+  const contact = await tx.execute(
+    sql`SELECT 1 FROM contacts WHERE account_id = ${input.accountId} AND id = ${input.contactId}`,
+  )
+  if (rows(contact).length === 0) return { enrolled: false, enrollment_id: null, reason: 'contact_not_found' }
+  const steps = await stepsOf(tx, input.accountId, input.sequenceId)
+  const now = clock.now()
+  const first = firstFutureStep(steps, { position: 1, base: now }, await timingOf(tx, input.accountId), now)
+  if (!first) return { enrolled: false, enrollment_id: null, reason: 'no_steps' }
+  const id = randomUUID()
+  const inserted = await tx.execute(sql`INSERT INTO followup_enrollments
+      (account_id, id, sequence_id, contact_id, status, enrolled_at, updated_at)
+    VALUES (${input.accountId}, ${id}, ${input.sequenceId}, ${input.contactId}, 'active', ${now.toISOString()}::timestamptz,
+      ${now.toISOString()}::timestamptz)
+    ON CONFLICT (account_id, sequence_id, contact_id) WHERE status = 'active' DO NOTHING
+    RETURNING id`)
+  if (rows(inserted).length === 0) return { enrolled: false, enrollment_id: null, reason: 'already_enrolled' }
+  await scheduleSteps(tx, clock, [{ accountId: input.accountId, enrollmentId: id, ...first }])
+  return { enrolled: true, enrollment_id: id, reason: null }
+}
+
+/** Whether an active sequence of the account exists (the automation step's check on create and update). */
+export async function sequenceExists(tx: Db, accountId: string, sequenceId: string): Promise<boolean> {
+  return (await findSequence(tx, accountId, sequenceId)) !== undefined
+}
+
+const SIGNAL_KINDS: Partial<Record<SignalName, SequenceTrigger['type']>> = {
+  'optin.confirmed': 'optin_confirmed',
+  'tag.added': 'tag_added',
+}
+
+/** Opt-in confirmations (chat) and added tags enroll contacts in the active sequences they trigger. */
+export const followupSignals: SignalListener = {
+  async accepts(tx, accountId, name) {
+    const kind = SIGNAL_KINDS[name]
+    if (!kind) return false
+    const result = await tx.execute(sql`SELECT 1 FROM followup_sequences
+      WHERE account_id = ${accountId} AND trigger_kind = ${kind} AND status = 'active' LIMIT 1`)
+    return rows(result).length > 0
+  },
+  async handle(tx, clock, signals: Signal[]) {
+    const cache = new Map<string, SequenceRow[]>()
+    for (const signal of signals) {
+      const kind = SIGNAL_KINDS[signal.name]
+      if (!kind || !signal.contactId) continue
+      if (kind === 'optin_confirmed' && signal.data.channel !== 'chat') continue
+      const group = `${signal.accountId}/${kind}`
+      let sequences = cache.get(group)
+      if (!sequences) {
+        const result = await tx.execute(sql`SELECT * FROM followup_sequences
+          WHERE account_id = ${signal.accountId} AND trigger_kind = ${kind} AND status = 'active' ORDER BY id`)
+        sequences = rows<Record<string, unknown>>(result).map(sequenceFrom)
+        cache.set(group, sequences)
+      }
+      for (const sequence of sequences) {
+        const trigger = sequence.trigger
+        if (trigger.type === 'tag_added' && trigger.tag !== signal.data.tag) continue
+        await enrollContact(tx, clock, {
+          accountId: signal.accountId,
+          sequenceId: sequence.id,
+          contactId: signal.contactId,
+        })
+      }
+    }
+  },
+}
+
+/** DELETE /templates/{id}: the follow-up steps that send it. */
+export async function followupTemplateUses(tx: Db, accountId: string, templateId: string): Promise<string[]> {
+  if (!UUID.test(templateId)) return []
+  const result = await tx.execute(sql`SELECT s.sequence_id, s.position, q.name FROM followup_steps s
+    JOIN followup_sequences q ON q.account_id = s.account_id AND q.id = s.sequence_id
+    WHERE s.account_id = ${accountId} AND s.template_id = ${templateId}`)
+  return rows<{ sequence_id: string; position: number; name: string }>(result).map(
+    (r) => `follow-up ${r.sequence_id} (${r.name}) step ${r.position}`,
+  )
+}
+
+/** DELETE /contacts/{id}: the contact's enrollments and their pending step jobs. */
+export async function deleteContactEnrollments(tx: Db, accountId: string, contactId: string) {
+  await dropStepJobs(tx, accountId, sql`e.contact_id = ${contactId}`)
+  const result = await tx.execute(sql`DELETE FROM followup_enrollments
+    WHERE account_id = ${accountId} AND contact_id = ${contactId} RETURNING id`)
+  return { followup_enrollments: rows(result).length }
+}
+
+function checkSendTime(value: string | null | undefined, field: string) {
+  if (value === undefined || value === null) return
+  if (!SEND_TIME.test(value)) throw badRequest(`${field} must be HH:MM (00:00 to 23:59) or null`)
+}
+
+function checkSteps(steps: StepInput[]) {
+  if (steps.length === 0) throw badRequest('A sequence needs at least one step')
+  if (steps.length > LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+  for (const [i, step] of steps.entries()) checkStep(step, `steps[${i}]`)
+}
+
+function checkStep(step: Partial<StepInput>, field: string) {
+  if (step.text !== undefined && (step.text.trim() === '' || step.text.length > LIMITS.text)) {
+    throw badRequest(`${field}.text must hold 1 to ${LIMITS.text} characters`)
+  }
+  if (step.delay !== undefined) {
+    const { amount, unit } = step.delay
+    const max = unit === 'days' ? LIMITS.days : LIMITS.hours
+    if (!Number.isInteger(amount) || amount < 0 || amount > max || (unit !== 'days' && unit !== 'hours')) {
+      throw badRequest(`${field}.delay must be {amount: 0 to ${max}, unit: hours or days}`)
+    }
+  }
+  checkSendTime(step.send_time, `${field}.send_time`)
+}
+
+export function followupsService(deps: FollowupsDeps) {
+  const { db, clock } = deps
+
+  async function require(tx: Db, accountId: string, id: string, lock: '' | 'update' = '') {
+    const row = await findSequence(tx, accountId, id, lock)
+    if (!row) throw notFound('follow-up sequence')
+    return row
+  }
+
+  async function enrollmentCounts(accountId: string, ids: string[]) {
+    const counts = new Map<string, Record<EnrollmentStatus, number>>()
+    for (const id of ids) counts.set(id, { active: 0, completed: 0, stopped: 0 })
+    if (ids.length === 0) return counts
+    const result = await db.execute(sql`SELECT sequence_id, status, count(*)::int AS n FROM followup_enrollments
+      WHERE account_id = ${accountId} AND sequence_id = ANY(${uuidList(ids)}::uuid[]) GROUP BY sequence_id, status`)
+    for (const r of rows<{ sequence_id: string; status: EnrollmentStatus; n: number }>(result)) {
+      const entry = counts.get(r.sequence_id)
+      if (entry) entry[r.status] = Number(r.n)
+    }
+    return counts
+  }
+
+  async function stepsView(tenant: FollowupsTenant, sequence: SequenceRow, timing: Timing) {
+    const steps = await stepsOf(db, sequence.accountId, sequence.id)
+    const scheduled = new Map<number, number>()
+    const scheduledResult = await db.execute(sql`SELECT next_position, count(*)::int AS n FROM followup_enrollments
+      WHERE account_id = ${sequence.accountId} AND sequence_id = ${sequence.id} AND status = 'active'
+      GROUP BY next_position`)
+    for (const r of rows<{ next_position: number; n: number }>(scheduledResult)) {
+      scheduled.set(Number(r.next_position), Number(r.n))
+    }
+    const sends = new Map<string, { queued: number; sent: number; skipped: number; failed: number }>()
+    if (steps.length > 0) {
+      const result = await db.execute(sql`SELECT origin_id, status, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${sequence.accountId} AND origin = 'followup'
+          AND origin_id = ANY(${uuidList(steps.map((s) => s.id))}::uuid[])
+        GROUP BY origin_id, status`)
+      for (const r of rows<{ origin_id: string; status: string; n: number }>(result)) {
+        const entry = sends.get(r.origin_id) ?? { queued: 0, sent: 0, skipped: 0, failed: 0 }
+        const n = Number(r.n)
+        if (SENT.includes(r.status)) entry.sent += n
+        else if (r.status === 'skipped') entry.skipped += n
+        else if (r.status === 'failed') entry.failed += n
+        else entry.queued += n
+        sends.set(r.origin_id, entry)
+      }
+    }
+    const views = []
+    for (const step of steps) {
+      const template = step.templateId ? await deps.templates.get(tenant, step.templateId).catch(() => null) : null
+      const status = template?.provider_status ?? null
+      const counts = sends.get(step.id) ?? { queued: 0, sent: 0, skipped: 0, failed: 0 }
+      views.push({
+        id: step.id,
+        position: step.position,
+        text: step.text,
+        delay: { amount: step.delayAmount, unit: step.delayUnit },
+        send_time: step.sendTime,
+        effective_send_time: step.sendTime ?? timing.sendTime,
+        template_id: step.templateId,
+        template_status: status,
+        approval: status === null ? ('not_submitted' as const) : status,
+        needs_approval: status !== 'approved',
+        counts: withGermanAliases({ scheduled: scheduled.get(step.position) ?? 0, ...counts }, [
+          'queued',
+          'sent',
+          'skipped',
+          'failed',
+        ]),
+      })
+    }
+    return views
+  }
+
+  function sequenceView(row: SequenceRow, enrollments: Record<EnrollmentStatus, number>) {
+    return {
+      id: row.id,
+      name: row.name,
+      status: row.status,
+      trigger: row.trigger,
+      enrollments,
+      created_at: row.createdAt,
+      updated_at: row.updatedAt,
+    }
+  }
+
+  async function detail(tenant: FollowupsTenant, row: SequenceRow) {
+    const counts = await enrollmentCounts(row.accountId, [row.id])
+    const timing = await timingOf(db, row.accountId)
+    return {
+      ...sequenceView(row, counts.get(row.id) ?? { active: 0, completed: 0, stopped: 0 }),
+      steps: await stepsView(tenant, row, timing),
+    }
+  }
+
+  async function submitQuietly(tenant: FollowupsTenant, templateId: string) {
+    try {
+      await deps.templates.submit(tenant, templateId)
+    } catch (error) {
+      // no number connected yet, or the provider not reached: the step waits for its approval (shown per step)
+      if (error instanceof AppError && (error.key === 'chat_not_connected' || error.status === 502)) return
+      throw error
+    }
+  }
+
+  /** Makes and submits a step's marketing template; a text the template check refuses is a 400. */
+  async function stepTemplate(tenant: FollowupsTenant, sequenceId: string, position: number, text: string) {
+    const template = await deps.templates.create(tenant, {
+      name: `followup ${sequenceId.slice(0, 8)} step ${position} ${randomBytes(3).toString('hex')}`,
+      content: text,
+      channel: 'chat',
+      purpose: 'marketing',
+      language: tenant.account.language,
+    })
+    try {
+      await submitQuietly(tenant, template.id)
+    } catch (error) {
+      await deps.templates.delete(tenant, template.id).catch(() => {})
+      if (error instanceof AppError && error.status === 400) {
+        throw badRequest(
+          `Step ${position} cannot go out as a WhatsApp template: ${error.message}`,
+          'followup_template_invalid',
+          { ...error.details, position, template_key: error.key },
+        )
+      }
+      throw error
+    }
+    return template.id
+  }
+
+  /** Recomputes the time of the next step of active enrollments (after a delay or send-time change). */
+  async function reschedule(tx: Db, accountId: string, filter: ReturnType<typeof sql>) {
+    const now = clock.now()
+    const timing = await timingOf(tx, accountId)
+    const result = await tx.execute(sql`SELECT e.id, e.job_id, e.base_at, s.delay_amount, s.delay_unit, s.send_time
+      FROM followup_enrollments e JOIN followup_steps s ON s.account_id = e.account_id
+        AND s.sequence_id = e.sequence_id AND s.position = e.next_position
+      WHERE e.account_id = ${accountId} AND e.status = 'active' AND ${filter}`)
+    const changes = rows<{
+      id: string
+      job_id: string | null
+      base_at: string
+      delay_amount: number
+      delay_unit: DelayUnit
+      send_time: string | null
+    }>(result).map((r) => {
+      const due = dueAt({
+        base: new Date(r.base_at),
+        amount: Number(r.delay_amount),
+        unit: r.delay_unit,
+        sendTime: r.send_time ?? timing.sendTime,
+        timezone: timing.timezone,
+      })
+      return {
+        id: r.id,
+        job_id: r.job_id,
+        due: due.toISOString(),
+        run: new Date(Math.max(due.getTime(), now.getTime())),
+      }
+    })
+    if (changes.length === 0) return
+    const payload = JSON.stringify(changes.map((c) => ({ ...c, run: c.run.toISOString() })))
+    await tx.execute(sql`UPDATE followup_enrollments e SET next_due_at = c.due, updated_at = ${now.toISOString()}::timestamptz
+      FROM jsonb_to_recordset(${payload}::jsonb) AS c(id uuid, job_id uuid, due timestamptz, run timestamptz)
+      WHERE e.account_id = ${accountId} AND e.id = c.id`)
+    await tx.execute(sql`UPDATE jobs j SET run_at = c.run
+      FROM jsonb_to_recordset(${payload}::jsonb) AS c(id uuid, job_id uuid, due timestamptz, run timestamptz)
+      WHERE j.account_id = ${accountId} AND j.id = c.job_id AND j.state = 'queued'`)
+  }
+
+  /**
+   * Activation: enrollments stopped by a pause go on, and every contact the trigger selects now (confirmed chat opt-in;
+   * with a tag trigger also carrying the tag) is enrolled from when it qualified. Future step times only: a step
+   * whose time for that contact has passed is not sent. Batches of ACTIVATION_BATCH, each its own transaction.
+   */
+  async function scheduleExisting(sequence: SequenceRow) {
+    const accountId = sequence.accountId
+    const steps = await stepsOf(db, accountId, sequence.id)
+    const timing = await timingOf(db, accountId)
+    // 1. resume what a pause stopped
+    for (;;) {
+      const done = await db.transaction(async (tx) => {
+        const current = await findSequence(tx, accountId, sequence.id, 'share')
+        if (current?.status !== 'active') return true
+        const result = await tx.execute(sql`SELECT id, next_position, base_at FROM followup_enrollments
+          WHERE account_id = ${accountId} AND sequence_id = ${sequence.id} AND status = 'stopped'
+            AND stop_reason = 'sequence_paused'
+          ORDER BY id LIMIT ${ACTIVATION_BATCH} FOR UPDATE`)
+        const list = rows<{ id: string; next_position: number; base_at: string }>(result)
+        if (list.length === 0) return true
+        const now = clock.now()
+        const scheduled: Scheduled[] = []
+        const finished: string[] = []
+        for (const e of list) {
+          const next = firstFutureStep(
+            steps,
+            { position: Number(e.next_position), base: new Date(e.base_at) },
+            timing,
+            now,
+          )
+          if (next) scheduled.push({ accountId, enrollmentId: e.id, ...next })
+          else finished.push(e.id)
+        }
+        if (finished.length > 0) {
+          await tx.execute(sql`UPDATE followup_enrollments SET status = 'stopped', stop_reason = 'no_future_steps',
+              job_id = NULL, updated_at = ${now.toISOString()}::timestamptz
+            WHERE account_id = ${accountId} AND id = ANY(${uuidList(finished)}::uuid[])`)
+        }
+        await scheduleSteps(tx, clock, scheduled)
+        return false
+      })
+      if (done) break
+    }
+    // 2. everyone the trigger selects who is not enrolled (nor finished the sequence): from when they qualified
+    const trigger = sequence.trigger
+    let cursor = '00000000-0000-0000-0000-000000000000'
+    for (;;) {
+      const done = await db.transaction(async (tx) => {
+        const current = await findSequence(tx, accountId, sequence.id, 'share')
+        if (current?.status !== 'active') return true
+        const since =
+          trigger.type === 'tag_added'
+            ? sql`(SELECT min(t.created_at) FROM contact_tags t WHERE t.account_id = c.account_id
+                AND t.contact_id = c.id AND t.name = ${trigger.tag})`
+            : sql`(SELECT max(r.recorded_at) FROM consent_records r WHERE r.account_id = c.account_id
+                AND r.contact_id = c.id AND r.channel = 'chat' AND r.to_state = 'confirmed')`
+        const tagged =
+          trigger.type === 'tag_added'
+            ? sql`AND EXISTS (SELECT 1 FROM contact_tags t WHERE t.account_id = c.account_id AND t.contact_id = c.id
+                AND t.name = ${trigger.tag})`
+            : sql``
+        const result = await tx.execute(sql`SELECT c.id, coalesce(${since}, c.created_at) AS since
+          FROM contacts c
+          WHERE c.account_id = ${accountId} AND c.optin_chat = 'confirmed' AND c.id > ${cursor}::uuid ${tagged}
+            AND NOT EXISTS (SELECT 1 FROM followup_enrollments e WHERE e.account_id = c.account_id
+              AND e.sequence_id = ${sequence.id} AND e.contact_id = c.id AND e.status IN ('active', 'completed'))
+          ORDER BY c.id LIMIT ${ACTIVATION_BATCH}`)
+        const list = rows<{ id: string; since: string }>(result)
+        if (list.length === 0) return true
+        cursor = list[list.length - 1].id
+        const now = clock.now()
+        const enrollments: Array<Record<string, unknown>> = []
+        const scheduled: Scheduled[] = []
+        for (const c of list) {
+          const since = new Date(c.since)
+          const next = firstFutureStep(steps, { position: 1, base: since }, timing, now)
+          if (!next) continue
+          const id = randomUUID()
+          enrollments.push({ id, contact_id: c.id, enrolled_at: since.toISOString() })
+          scheduled.push({ accountId, enrollmentId: id, ...next })
+        }
+        if (enrollments.length === 0) return false
+        const inserted = await tx.execute(sql`INSERT INTO followup_enrollments
+            (account_id, id, sequence_id, contact_id, status, enrolled_at, updated_at)
+          SELECT ${accountId}::uuid, r.id, ${sequence.id}::uuid, r.contact_id, 'active', r.enrolled_at,
+            ${now.toISOString()}::timestamptz
+          FROM jsonb_to_recordset(${JSON.stringify(enrollments)}::jsonb) AS r(id uuid, contact_id uuid, enrolled_at timestamptz)
+          ON CONFLICT (account_id, sequence_id, contact_id) WHERE status = 'active' DO NOTHING
+          RETURNING id`)
+        const kept = new Set(rows<{ id: string }>(inserted).map((r) => r.id))
+        await scheduleSteps(
+          tx,
+          clock,
+          scheduled.filter((s) => kept.has(s.enrollmentId)),
+        )
+        return false
+      })
+      if (done) break
+    }
+  }
+
+  /** Pause or draft: every queued step job and queued send of the sequence is removed; enrollments stop. */
+  async function stopSequence(tx: Db, sequence: SequenceRow, reason: string) {
+    const now = clock.now().toISOString()
+    await dropStepJobs(tx, sequence.accountId, sql`e.sequence_id = ${sequence.id} AND e.status = 'active'`)
+    await tx.execute(sql`UPDATE followup_enrollments SET status = 'stopped', stop_reason = ${reason}, job_id = NULL,
+        updated_at = ${now}::timestamptz
+      WHERE account_id = ${sequence.accountId} AND sequence_id = ${sequence.id} AND status = 'active'`)
+    await tx.execute(sql`DELETE FROM jobs j USING template_sends s, followup_steps st
+      WHERE st.account_id = ${sequence.accountId} AND st.sequence_id = ${sequence.id}
+        AND s.account_id = st.account_id AND s.origin = 'followup' AND s.origin_id = st.id AND s.status = 'queued'
+        AND j.account_id = s.account_id AND j.queue = ${TEMPLATE_SEND_QUEUE} AND j.state = 'queued'
+        AND j.payload->>'send_id' = s.id::text`)
+    await tx.execute(sql`UPDATE template_sends s SET status = 'skipped', reason = ${reason},
+        skipped_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      FROM followup_steps st
+      WHERE st.account_id = ${sequence.accountId} AND st.sequence_id = ${sequence.id}
+        AND s.account_id = st.account_id AND s.origin = 'followup' AND s.origin_id = st.id AND s.status = 'queued'`)
+  }
+
+  /** Records a step as skipped for a contact (a send record `skipped`, so it is counted and never sent). */
+  async function skipStep(tx: Db, accountId: string, step: StepRow, contactId: string, reason: string) {
+    const now = clock.now().toISOString()
+    await tx.execute(sql`INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, reason,
+        origin, origin_id, created_at, updated_at, skipped_at)
+      VALUES (${accountId}, ${randomUUID()}, ${contactId}, ${step.templateId ?? step.id}, '{}'::jsonb, 'skipped',
+        ${reason}, 'followup', ${step.id}, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
+      ON CONFLICT DO NOTHING`)
+  }
+
+  return {
+    /** The CLI's (and later the web app's) create: a draft with its steps, each step's template made and submitted. */
+    async create(tenant: FollowupsTenant, input: SequenceInput) {
+      const name = input.name?.trim() ?? ''
+      if (name === '' || name.length > LIMITS.name) throw badRequest(`name must hold 1 to ${LIMITS.name} characters`)
+      const trigger: SequenceTrigger = input.trigger ?? { type: 'optin_confirmed' }
+      if (trigger.type === 'tag_added') {
+        if (typeof trigger.tag !== 'string' || trigger.tag.trim() === '' || trigger.tag.length > LIMITS.tag) {
+          throw badRequest(`trigger.tag must hold 1 to ${LIMITS.tag} characters`)
+        }
+      } else if (trigger.type !== 'optin_confirmed') {
+        throw badRequest('trigger.type must be optin_confirmed or tag_added')
+      }
+      if (!Array.isArray(input.steps)) throw badRequest('steps must be an array')
+      checkSteps(input.steps)
+      const id = randomUUID()
+      const templates: string[] = []
+      try {
+        for (const [i, step] of input.steps.entries()) templates.push(await stepTemplate(tenant, id, i + 1, step.text))
+      } catch (error) {
+        for (const templateId of templates) await deps.templates.delete(tenant, templateId).catch(() => {})
+        throw error
+      }
+      const now = clock.now().toISOString()
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO followup_sequences
+            (account_id, id, name, status, trigger, trigger_kind, created_at, updated_at)
+          VALUES (${tenant.accountId}, ${id}, ${name}, 'draft', ${JSON.stringify(trigger)}::jsonb, ${trigger.type},
+            ${now}::timestamptz, ${now}::timestamptz)`)
+        for (const [i, step] of input.steps.entries()) {
+          await tx.execute(sql`INSERT INTO followup_steps (account_id, id, sequence_id, position, text, delay_amount,
+              delay_unit, send_time, template_id, created_at, updated_at)
+            VALUES (${tenant.accountId}, ${randomUUID()}, ${id}, ${i + 1}, ${step.text}, ${step.delay.amount},
+              ${step.delay.unit}, ${step.send_time ?? null}, ${templates[i]}, ${now}::timestamptz, ${now}::timestamptz)`)
+        }
+      })
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    async list(tenant: FollowupsTenant, query: { limit: number; offset: number }) {
+      const result = await db.execute(sql`SELECT * FROM followup_sequences WHERE account_id = ${tenant.accountId}
+        ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const page = toPage(rows<Record<string, unknown>>(result).map(sequenceFrom), query.limit, query.offset)
+      const ids = page.items.map((r) => r.id)
+      const counts = await enrollmentCounts(tenant.accountId, ids)
+      const stepCounts = new Map<string, number>()
+      if (ids.length > 0) {
+        const steps = await db.execute(sql`SELECT sequence_id, count(*)::int AS n FROM followup_steps
+          WHERE account_id = ${tenant.accountId} AND sequence_id = ANY(${uuidList(ids)}::uuid[]) GROUP BY sequence_id`)
+        for (const r of rows<{ sequence_id: string; n: number }>(steps)) stepCounts.set(r.sequence_id, Number(r.n))
+      }
+      return {
+        ...page,
+        items: page.items.map((row) => ({
+          ...sequenceView(row, counts.get(row.id) ?? { active: 0, completed: 0, stopped: 0 }),
+          steps_count: stepCounts.get(row.id) ?? 0,
+        })),
+      }
+    },
+
+    async get(tenant: FollowupsTenant, id: string) {
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * PATCH /followups/{id}: `name`, `status`. To active: step templates not yet submitted are submitted, then the
+     * contacts the trigger selects are scheduled (future times only). To paused or draft: every send of it stops.
+     */
+    async update(tenant: FollowupsTenant, id: string, input: { name?: string; status?: SequenceStatus }) {
+      if (input.name === undefined && input.status === undefined) throw badRequest('Give status or name (or both)')
+      if (input.name !== undefined && (input.name.trim() === '' || input.name.length > LIMITS.name)) {
+        throw badRequest(`name must hold 1 to ${LIMITS.name} characters`)
+      }
+      const before = await require(db, tenant.accountId, id)
+      const activating = input.status === 'active' && before.status !== 'active'
+      if (activating) {
+        for (const step of await stepsOf(db, tenant.accountId, id)) {
+          if (!step.templateId) continue
+          const template = await deps.templates.get(tenant, step.templateId).catch(() => null)
+          if (template && template.provider_status === null) await submitQuietly(tenant, step.templateId)
+        }
+      }
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, 'update')
+        const status = input.status ?? row.status
+        if (status !== row.status && status !== 'active') {
+          await stopSequence(tx, row, status === 'paused' ? 'sequence_paused' : 'sequence_draft')
+        }
+        await tx.execute(sql`UPDATE followup_sequences SET name = ${input.name?.trim() ?? row.name},
+            status = ${status}, updated_at = ${clock.now().toISOString()}::timestamptz
+          WHERE account_id = ${row.accountId} AND id = ${row.id}`)
+        return require(tx, tenant.accountId, id)
+      })
+      if (activating && saved.status === 'active') await scheduleExisting(saved)
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * PATCH /followups/{id}/steps/{step_id}: text, delay, send_time. A changed text changes the step's template, which
+     * then needs a new approval (submitted again at once when a number is connected): nothing unapproved goes out.
+     * A changed delay or send time moves the scheduled times of that step.
+     */
+    async updateStep(
+      tenant: FollowupsTenant,
+      id: string,
+      stepId: string,
+      input: { text?: string; delay?: StepInput['delay']; send_time?: string | null },
+    ) {
+      if (input.text === undefined && input.delay === undefined && input.send_time === undefined) {
+        throw badRequest('Give text, delay or send_time')
+      }
+      checkStep(input, 'step')
+      const sequence = await require(db, tenant.accountId, id)
+      const step = UUID.test(stepId) ? (await stepsOf(db, tenant.accountId, id)).find((s) => s.id === stepId) : null
+      if (!step) throw notFound('follow-up step')
+      if (input.text !== undefined && input.text !== step.text && step.templateId) {
+        try {
+          await deps.templates.update(tenant, step.templateId, { content: input.text })
+        } catch (error) {
+          if (error instanceof AppError && error.status === 400) {
+            throw badRequest(
+              `The step cannot go out as a WhatsApp template: ${error.message}`,
+              'followup_template_invalid',
+              {
+                ...error.details,
+                template_key: error.key,
+              },
+            )
+          }
+          throw error
+        }
+        try {
+          await submitQuietly(tenant, step.templateId)
+        } catch (error) {
+          // the text is saved; the check's problems are shown by the template and it waits unapproved
+          if (!(error instanceof AppError && error.status === 400)) throw error
+        }
+      }
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`UPDATE followup_steps SET
+            text = ${input.text ?? step.text},
+            delay_amount = ${input.delay?.amount ?? step.delayAmount},
+            delay_unit = ${input.delay?.unit ?? step.delayUnit},
+            send_time = ${input.send_time === undefined ? step.sendTime : input.send_time},
+            updated_at = ${clock.now().toISOString()}::timestamptz
+          WHERE account_id = ${tenant.accountId} AND id = ${step.id}`)
+        if (input.delay !== undefined || input.send_time !== undefined) {
+          await reschedule(
+            tx,
+            tenant.accountId,
+            sql`e.sequence_id = ${sequence.id} AND e.next_position = ${step.position}`,
+          )
+        }
+      })
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    async timing(tenant: FollowupsTenant) {
+      const timing = await timingOf(db, tenant.accountId)
+      const result = await db.execute(sql`SELECT s.id, s.sequence_id, s.position, s.send_time FROM followup_steps s
+        WHERE s.account_id = ${tenant.accountId} AND s.send_time IS NOT NULL ORDER BY s.sequence_id, s.position`)
+      return {
+        send_time: timing.sendTime,
+        timezone: timing.timezone,
+        steps: rows<{ id: string; sequence_id: string; position: number; send_time: string }>(result).map((r) => ({
+          id: r.id,
+          sequence_id: r.sequence_id,
+          position: Number(r.position),
+          send_time: r.send_time,
+        })),
+      }
+    },
+
+    /**
+     * PATCH /settings/followup-timing: send_time (HH:MM or null), timezone (IANA), steps [{id, send_time}] (steps of
+     * other accounts and unknown ids are silently skipped). Scheduled step times move accordingly.
+     */
+    async updateTiming(
+      tenant: FollowupsTenant,
+      input: { send_time?: string | null; timezone?: string; steps?: Array<{ id: string; send_time: string | null }> },
+    ) {
+      checkSendTime(input.send_time, 'send_time')
+      if (input.timezone !== undefined && !isTimezone(input.timezone)) {
+        throw badRequest(`timezone must be an IANA name such as Europe/Berlin; "${input.timezone}" is unknown`)
+      }
+      for (const [i, step] of (input.steps ?? []).entries()) checkSendTime(step.send_time, `steps[${i}].send_time`)
+      await db.transaction(async (tx) => {
+        if (input.send_time !== undefined || input.timezone !== undefined) {
+          const now = clock.now().toISOString()
+          const current = await timingOf(tx, tenant.accountId)
+          const stored = await tx.execute(
+            sql`SELECT send_time, timezone FROM followup_settings WHERE account_id = ${tenant.accountId}`,
+          )
+          const [row] = rows<{ send_time: string | null; timezone: string | null }>(stored)
+          const sendTime = input.send_time === undefined ? (row?.send_time ?? current.sendTime) : input.send_time
+          const timezone = input.timezone ?? row?.timezone ?? null
+          await tx.execute(sql`INSERT INTO followup_settings (account_id, send_time, timezone, updated_at)
+            VALUES (${tenant.accountId}, ${sendTime}, ${timezone}, ${now}::timestamptz)
+            ON CONFLICT (account_id) DO UPDATE SET send_time = excluded.send_time, timezone = excluded.timezone,
+              updated_at = excluded.updated_at`)
+        }
+        const own = (input.steps ?? []).filter((s) => UUID.test(s.id))
+        if (own.length > 0) {
+          await tx.execute(sql`UPDATE followup_steps s SET send_time = c.send_time,
+              updated_at = ${clock.now().toISOString()}::timestamptz
+            FROM jsonb_to_recordset(${JSON.stringify(own)}::jsonb) AS c(id uuid, send_time text)
+            WHERE s.account_id = ${tenant.accountId} AND s.id = c.id`)
+        }
+        await reschedule(tx, tenant.accountId, sql`TRUE`)
+      })
+      return this.timing(tenant)
+    },
+
+    /**
+     * One enrollment's due step. Under the enrollment's lock: a stale job (the enrollment moved on, stopped) ends;
+     * a contact whose chat opt-in is no longer confirmed stops the enrollment; a step more than a day late is skipped
+     * (reason `late`); while its template is not approved or sending is not possible it waits and looks again;
+     * otherwise its send record is queued into the template send pipeline (consent checked again right before
+     * sending, quota, pacing; the unique index keeps it to one per step and contact) and the next step is scheduled,
+     * all in the transaction that finishes the job.
+     */
+    async runStep(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      const accountId = job.accountId
+      const enrollmentId = String(job.payload.enrollment_id)
+      const position = Number(job.payload.position)
+      const peek = await db.execute(sql`SELECT e.status, e.sequence_id, e.next_position, s.template_id
+        FROM followup_enrollments e LEFT JOIN followup_steps s ON s.account_id = e.account_id
+          AND s.sequence_id = e.sequence_id AND s.position = e.next_position
+        WHERE e.account_id = ${accountId} AND e.id = ${enrollmentId}`)
+      const [seen] = rows<{ status: string; next_position: number; template_id: string | null }>(peek)
+      if (seen?.status !== 'active' || Number(seen.next_position) !== position) return
+      // the waits, read through the services outside the transaction
+      let wait: string | null = await deps.sendingBlocked(accountId)
+      if (!wait && seen.template_id) {
+        const account = await getAccount(db, accountId)
+        const template = await deps.templates
+          .get({ accountId, account: { language: account.language } }, seen.template_id)
+          .catch(() => null)
+        if (template && template.provider_status !== 'approved') wait = 'template_not_approved'
+      }
+      await db.transaction(async (tx) => {
+        const found = await tx.execute(sql`SELECT * FROM followup_enrollments
+          WHERE account_id = ${accountId} AND id = ${enrollmentId} FOR UPDATE`)
+        const [enrollment] = rows<Record<string, unknown>>(found)
+        const done = async () => {
+          await completeJob(tx, job)
+          context.settled()
+        }
+        if (enrollment?.status !== 'active' || Number(enrollment.next_position) !== position) {
+          return done()
+        }
+        const now = clock.now()
+        const nowIso = now.toISOString()
+        const stop = async (status: 'stopped' | 'completed', reason: string | null) => {
+          await tx.execute(sql`UPDATE followup_enrollments SET status = ${status}, stop_reason = ${reason},
+              job_id = NULL, finished_at = ${nowIso}::timestamptz, updated_at = ${nowIso}::timestamptz
+            WHERE account_id = ${accountId} AND id = ${enrollmentId}`)
+          return done()
+        }
+        const sequenceId = String(enrollment.sequence_id)
+        const contactId = String(enrollment.contact_id)
+        // FOR SHARE: a pause committing meanwhile waits for this transaction, then removes what it queued
+        const sequence = await findSequence(tx, accountId, sequenceId, 'share')
+        if (sequence?.status !== 'active') return stop('stopped', 'sequence_paused')
+        const contact = await tx.execute(
+          sql`SELECT optin_chat FROM contacts WHERE account_id = ${accountId} AND id = ${contactId}`,
+        )
+        const [person] = rows<{ optin_chat: string }>(contact)
+        if (!person) return stop('stopped', 'contact_deleted')
+        if (person.optin_chat !== 'confirmed') {
+          return stop('stopped', person.optin_chat === 'opted_out' ? 'contact_opted_out' : 'contact_not_optin')
+        }
+        const steps = await stepsOf(tx, accountId, sequenceId)
+        const step = steps.find((s) => s.position === position)
+        if (!step) return stop('completed', null)
+        const due = new Date(enrollment.next_due_at as string)
+        const late = now.getTime() - due.getTime() > LATE_AFTER_MS
+        if (!late && wait) {
+          await retryJob(tx, clock, job, new Date(now.getTime() + WAIT_RETRY_MS), wait)
+          context.settled()
+          return
+        }
+        if (late || !step.templateId) {
+          await skipStep(tx, accountId, step, contactId, late ? 'late' : 'template_missing')
+        } else {
+          const sendId = randomUUID()
+          const inserted = await tx.execute(sql`INSERT INTO template_sends (account_id, id, contact_id, template_id,
+              variables, status, origin, origin_id, created_at, updated_at)
+            VALUES (${accountId}, ${sendId}, ${contactId}, ${step.templateId}, '{}'::jsonb, 'queued', 'followup',
+              ${step.id}, ${nowIso}::timestamptz, ${nowIso}::timestamptz)
+            ON CONFLICT DO NOTHING RETURNING id`)
+          if (rows(inserted).length > 0) {
+            await enqueue(tx, clock, { accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: sendId } })
+          }
+        }
+        const timing = await timingOf(tx, accountId)
+        const following = steps.find((s) => s.position === position + 1)
+        if (!following) return stop('completed', null)
+        await scheduleSteps(tx, clock, [
+          {
+            accountId,
+            enrollmentId,
+            position: following.position,
+            base: due,
+            due: stepDue(following, due, timing),
+          },
+        ])
+        return done()
+      })
+    },
+  }
+}
+
+export type FollowupsService = ReturnType<typeof followupsService>
+export type { DelayUnit, SequenceStatus, SequenceTrigger }

@@ -1,0 +1,61 @@
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { onSignals } from '../../platform/events/signals.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { registerContactCleanup } from '../contacts/index.ts'
+import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
+import { followupsRoutes } from './followups.routes.ts'
+import {
+  deleteContactEnrollments,
+  FOLLOWUP_STEP_QUEUE,
+  type FollowupTemplates,
+  followupSignals,
+  followupsService,
+  followupTemplateUses,
+} from './followups.service.ts'
+
+export function followupsServiceFor(deps: PlatformDeps) {
+  const channels = channelsServiceFor(deps)
+  return followupsService({
+    db: deps.database.orm,
+    clock: deps.clock,
+    templates: templatesServiceFor(deps) as unknown as FollowupTemplates,
+    async sendingBlocked(accountId) {
+      const account = await getAccount(deps.database.orm, accountId)
+      if (account.status === 'blocked') return 'account_blocked'
+      if (account.sendingPaused) return 'subscription_locked'
+      try {
+        await channels.requireChatConnected(accountId)
+      } catch (error) {
+        if (error instanceof AppError) return error.code
+        throw error
+      }
+      return null
+    },
+  })
+}
+
+// confirmed chat opt-ins and added tags enroll contacts, in the transaction of the change
+onSignals(followupSignals)
+// DELETE /templates/{id} answers 409 template_in_use while a step sends the template
+registerTemplateUsageCheck(followupTemplateUses)
+// DELETE /contacts/{id} removes the contact's enrollments and their pending step jobs
+registerContactCleanup(deleteContactEnrollments)
+
+export const followupsModule: HeroldModule = {
+  name: 'followups',
+  routes: (deps) => followupsRoutes(followupsServiceFor(deps)),
+  jobs: (deps) => {
+    const service = followupsServiceFor(deps)
+    return {
+      handlers: {
+        // one enrollment's due step: queued into the template send pipeline, the next one scheduled
+        [FOLLOWUP_STEP_QUEUE]: { run: (job, context) => service.runStep(job, context) },
+      },
+    }
+  },
+}
+
+export type { FollowupsService, SequenceInput } from './followups.service.ts'
+export { enrollContact, FOLLOWUP_STEP_QUEUE, sequenceExists } from './followups.service.ts'
