@@ -124,7 +124,11 @@ async function setTriggers(database: Database, on: boolean) {
 }
 
 /** The hot paths' statements, each in its own transaction as the app commits them. */
-async function writes(database: Database, accountId: string, n: number): Promise<{ message: number; send: number; contact: number }> {
+async function writes(
+  database: Database,
+  accountId: string,
+  n: number,
+): Promise<{ message: number; send: number; contact: number }> {
   const took = { message: 0, send: 0, contact: 0 }
   for (let i = 0; i < n; i++) {
     let started = performance.now()

@@ -5,6 +5,7 @@ import { channelsModule } from './channels/index.ts'
 import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
+import { mediaModule } from './media/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
 import { statsModule } from './stats/index.ts'
@@ -24,4 +25,5 @@ export const modules: HeroldModule[] = [
   automationsModule,
   newslettersModule,
   statsModule,
+  mediaModule,
 ]
