@@ -14,6 +14,8 @@ const ConfigSchema = Type.Object({
   publicUrl: Type.String({ pattern: '^https?://' }),
   serviceName: Type.String({ minLength: 1, maxLength: 60 }),
   allowPrivateTargets: Type.Boolean(),
+  /** object storage for media instead of the data directory: s3://bucket?endpoint=...&region=...&path_style=true */
+  storageUrl: Type.Optional(Type.String({ pattern: '^s3://[^/?]+' })),
   /** 32 bytes, base64 or hex: encrypts secrets kept at rest (webhook signing secrets) */
   secretKey: Type.Optional(Type.String({ minLength: 1 })),
   /** the WhatsApp Cloud API's Graph base address, version included (tests point it at a fake on loopback) */
@@ -52,6 +54,7 @@ const variableOf: Record<string, string> = {
   publicUrl: 'HEROLD_PUBLIC_URL',
   serviceName: 'HEROLD_SERVICE_NAME',
   allowPrivateTargets: 'HEROLD_ALLOW_PRIVATE_TARGETS',
+  storageUrl: 'HEROLD_STORAGE_URL',
   secretKey: 'HEROLD_SECRET_KEY',
   whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
   workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
@@ -107,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     allowPrivateTargets:
       overrides.allowPrivateTargets ?? parseBoolean('HEROLD_ALLOW_PRIVATE_TARGETS', env.HEROLD_ALLOW_PRIVATE_TARGETS),
     secretKey: overrides.secretKey ?? (env.HEROLD_SECRET_KEY || undefined),
+    storageUrl: overrides.storageUrl ?? (env.HEROLD_STORAGE_URL || undefined),
     whatsappGraphUrl: (
       overrides.whatsappGraphUrl ??
       (env.HEROLD_WHATSAPP_GRAPH_URL || 'https://graph.facebook.com/v21.0')

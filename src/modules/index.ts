@@ -6,8 +6,10 @@ import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { followupsModule } from './followups/index.ts'
 import { inboxModule } from './inbox/index.ts'
+import { mediaModule } from './media/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
+import { statsModule } from './stats/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
@@ -24,4 +26,6 @@ export const modules: HeroldModule[] = [
   automationsModule,
   newslettersModule,
   followupsModule,
+  statsModule,
+  mediaModule,
 ]

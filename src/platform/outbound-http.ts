@@ -8,7 +8,14 @@ import { Agent, request } from 'undici'
  * name resolves to and connects to exactly the address it checked.
  */
 
-export type OutboundErrorCode = 'invalid_url' | 'blocked_target' | 'dns_failed' | 'timeout' | 'connection_failed'
+export type OutboundErrorCode =
+  | 'invalid_url'
+  | 'blocked_target'
+  | 'dns_failed'
+  | 'timeout'
+  | 'connection_failed'
+  | 'bad_status'
+  | 'too_many_redirects'
 
 export class OutboundError extends Error {
   readonly code: OutboundErrorCode
@@ -32,8 +39,21 @@ export interface OutboundRequest {
   body?: string | Buffer
 }
 
+export interface OutboundDownload {
+  /** the final address after redirects */
+  url: string
+  headers: Record<string, string | string[] | undefined>
+  /** the body as it arrives; the caller reads it to the end or destroys it */
+  body: AsyncIterable<Buffer> & { destroy(): void }
+}
+
 export interface OutboundHttp {
   send(url: string, request?: OutboundRequest): Promise<OutboundResponse>
+  /**
+   * GET of a file to stream: redirects followed (at most `maxRedirects`), each hop through the same guard; a status
+   * other than 2xx is an OutboundError `bad_status`. The body has `idleTimeoutMs` between chunks, not a total limit.
+   */
+  download(url: string, options?: { maxRedirects?: number; idleTimeoutMs?: number }): Promise<OutboundDownload>
   close(): Promise<void>
 }
 
@@ -226,7 +246,45 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
     }
   }
 
-  return { send, close: () => agent.close() }
+  async function download(
+    target: string,
+    options: { maxRedirects?: number; idleTimeoutMs?: number } = {},
+  ): Promise<OutboundDownload> {
+    const maxRedirects = options.maxRedirects ?? 5
+    let url = parseTarget(target)
+    for (let hop = 0; ; hop++) {
+      const host = url.hostname.replace(/^\[|\]$/g, '')
+      if (guard && net.isIP(host) && !isAllowed(host)) {
+        throw new OutboundError('blocked_target', `${host} is not a public address`)
+      }
+      // no overall deadline (a large file takes its time): the connect and header timeouts, then an idle timeout
+      let response: Awaited<ReturnType<typeof request>>
+      try {
+        response = await request(url, {
+          method: 'GET',
+          dispatcher: agent,
+          headersTimeout: timeoutMs,
+          bodyTimeout: options.idleTimeoutMs ?? 30_000,
+        })
+      } catch (error) {
+        throw classify(error, false)
+      }
+      const location = response.headers.location
+      if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
+        await response.body.dump().catch(() => {})
+        if (hop >= maxRedirects) throw new OutboundError('too_many_redirects', `more than ${maxRedirects} redirects`)
+        url = parseTarget(new URL(location, url).toString())
+        continue
+      }
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        await response.body.dump().catch(() => {})
+        throw new OutboundError('bad_status', `the server answered ${response.statusCode}`)
+      }
+      return { url: url.toString(), headers: response.headers, body: response.body }
+    }
+  }
+
+  return { send, download, close: () => agent.close() }
 }
 
 function parseTarget(target: string): URL {

@@ -86,13 +86,14 @@ export function mediaRoutes(storage: Storage) {
       '/public/media/:account/:file',
       { config: { public: true }, schema: { hide: true } },
       async (request, reply) => {
-        const stored = await storage.get(`${request.params.account}/${request.params.file}`)
+        const stored = await storage.open(`${request.params.account}/${request.params.file}`)
         if (!stored) throw notFound('media')
         return reply
           .header('content-type', stored.mime)
+          .header('content-length', stored.size)
           .header('cache-control', 'private, max-age=31536000, immutable')
           .header('x-content-type-options', 'nosniff')
-          .send(stored.data)
+          .send(stored.stream)
       },
     )
   }

@@ -1,7 +1,7 @@
 import { systemClock } from '../../platform/clock.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { storageFor } from '../../platform/storage/storage.ts'
+import { storageOf } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { deleteContactMessages } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
@@ -39,7 +39,7 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
   return inboxService({
     db: database.orm,
     clock,
-    storage: storageFor(config.dataDir),
+    storage: storageOf(config),
     publicUrl: config.publicUrl,
     inboundListeners,
     ...(chatOptOutHandler ? { chatOptOut: chatOptOutHandler } : {}),
@@ -70,12 +70,12 @@ registerContactCleanup(async (tx, accountId, contactId) => {
 export const inboxModule: HeroldModule = {
   name: 'inbox',
   routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
-  publicRoutes: ({ config }) => mediaRoutes(storageFor(config.dataDir)),
+  publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),
   jobs: ({ config }) => ({
     handlers: {
       [DELETE_MEDIA_QUEUE]: {
         async run(job) {
-          const storage = storageFor(config.dataDir)
+          const storage = storageOf(config)
           for (const key of (job.payload as { keys: string[] }).keys) await storage.delete(key)
         },
       },

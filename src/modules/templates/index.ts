@@ -1,6 +1,8 @@
+import { and, eq, sql } from 'drizzle-orm'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
+import { registerMediaUsageCheck } from '../media/index.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
@@ -12,6 +14,16 @@ import {
   type TemplateUsageCheck,
   templatesService,
 } from './templates.service.ts'
+import { templates } from './templates.tables.ts'
+
+// A media library file used as a template's header image (by its url) cannot be deleted: DELETE /media/{id} is a 409.
+registerMediaUsageCheck(async (db, accountId, item) => {
+  const rows = await db
+    .select({ id: templates.id, name: templates.name })
+    .from(templates)
+    .where(and(eq(templates.accountId, accountId), sql`${templates.headerMedia}->>'url' = ${item.url}`))
+  return rows.map((t) => `template ${t.name} (${t.id})`)
+})
 
 const hooks: TemplateHooks = { usageChecks: [], provider: null, optinApproved: [] }
 

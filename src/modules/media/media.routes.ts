@@ -1,0 +1,167 @@
+import multipart from '@fastify/multipart'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import { Value } from 'typebox/value'
+import { badRequest } from '../../platform/http/errors.ts'
+import { MAX_UPLOAD_BYTES } from './media.rules.ts'
+import {
+  Deleted,
+  ListQuery,
+  MediaItem,
+  MediaPage,
+  MediaParams,
+  MediaResponse,
+  UploadJsonBody,
+  Usage,
+} from './media.schemas.ts'
+import type { MediaService, Staged } from './media.service.ts'
+import type { MediaUsage } from './media.tables.ts'
+
+type Params = Static<typeof MediaParams>
+const tags = ['media']
+// base64 is a third larger than the bytes it carries
+const JSON_BODY_LIMIT = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 64 * 1024
+
+const MultipartDoc = {
+  description: 'form 1: the file and its usage',
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'the file; its part Content-Type and name are checked' },
+    usage: { type: 'string', enum: ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] },
+  },
+  required: ['file'],
+}
+
+const uploadDescription = [
+  'Three forms. (1) multipart/form-data with a `file` part and an optional `usage` field. (2) JSON `{url, usage?}`:',
+  'a public https address, downloaded by Herold (redirects followed, every hop checked against private and loopback',
+  'addresses; at most 100 MB, streamed to storage). (3) JSON `{data_base64, filename, mime, usage?}` (filename with',
+  'extension). The kind is read from the bytes (magic numbers), never from the name or claimed type: `image` (JPEG,',
+  'PNG; at most 5 MB), `video` (MP4, 3GP; 16 MB), `document` (PDF; 100 MB): WhatsApp’s limits per kind. 400 with key',
+  '`media_type_unsupported`, `media_type_mismatch` (the bytes disagree with the claimed mime, the part’s Content-Type',
+  'or the file name’s extension), `media_too_large`, `media_empty`, `media_invalid`, `media_url_invalid`,',
+  '`media_url_blocked` (a private or loopback address) or `media_download_failed`; nothing is stored then.',
+  '`usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images),',
+  'filename, created_at}}`.',
+].join(' ')
+
+export function mediaRoutes(service: MediaService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addSchema(MediaItem)
+    await app.register(multipart, {
+      // one byte over the largest allowed size, so the size check sees it and answers with its own reason
+      limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 5, parts: 8 },
+    })
+
+    app.post(
+      '/media',
+      {
+        config: { scope: 'media:write' },
+        bodyLimit: JSON_BODY_LIMIT,
+        schema: {
+          summary: 'Upload a file to the media library',
+          description: uploadDescription,
+          tags,
+          consumes: ['application/json', 'multipart/form-data'],
+          body: {
+            content: {
+              'application/json': { schema: UploadJsonBody },
+              // for the description only: the parts are read as a stream in the handler (no `type`, so the
+              // body, which multipart leaves unset, passes validation)
+              'multipart/form-data': { schema: MultipartDoc },
+            },
+          },
+          response: { 200: MediaResponse },
+        },
+      },
+      async (request) => {
+        if (request.isMultipart()) return { media: await multipartUpload(service, request) }
+        const body = (request.body ?? {}) as Static<typeof UploadJsonBody>
+        const { url, data_base64, filename, mime, usage } = body
+        if (url !== undefined && data_base64 === undefined && filename === undefined && mime === undefined) {
+          return { media: await service.fromUrl(request.tenant, { url, usage }) }
+        }
+        if (data_base64 !== undefined && url === undefined) {
+          if (filename === undefined || mime === undefined) {
+            throw badRequest('data_base64 needs filename (with extension) and mime')
+          }
+          return { media: await service.fromBase64(request.tenant, { data_base64, filename, mime, usage }) }
+        }
+        throw badRequest(
+          'Send multipart/form-data with a file, or JSON with url, or with data_base64, filename and mime',
+        )
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ListQuery> }>(
+      '/media',
+      {
+        config: { scope: 'media:read' },
+        schema: {
+          summary: 'List the media library',
+          description: 'Newest first; `kind` filters (image, video, document).',
+          tags,
+          querystring: ListQuery,
+          response: { 200: MediaPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.list(request.tenant, request.query)
+        return { media: items, ...page }
+      },
+    )
+
+    app.get<{ Params: Params }>(
+      '/media/:id',
+      {
+        config: { scope: 'media:read' },
+        schema: { summary: 'A media file', tags, params: MediaParams, response: { 200: MediaResponse } },
+      },
+      async (request) => ({ media: await service.get(request.tenant, request.params.id) }),
+    )
+
+    app.delete<{ Params: Params }>(
+      '/media/:id',
+      {
+        config: { scope: 'media:write' },
+        schema: {
+          summary: 'Delete a media file',
+          description:
+            '409 media_in_use (with `used_by`) while a template’s header image refers to it (by its url); the row goes, then the stored bytes.',
+          tags,
+          params: MediaParams,
+          response: { 200: Deleted },
+        },
+      },
+      async (request) => service.remove(request.tenant, request.params.id),
+    )
+  }
+}
+
+async function multipartUpload(service: MediaService, request: FastifyRequest) {
+  let staged: Staged | null = null
+  let filename: string | null = null
+  let usage: unknown
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || staged) {
+          part.file.resume()
+          throw badRequest('Send exactly one file, in the part named `file`')
+        }
+        filename = part.filename || null
+        staged = await service.stage(part.file, { mime: part.mimetype, filename })
+      } else if (part.fieldname === 'usage') {
+        usage = part.value
+      }
+    }
+  } catch (error) {
+    if (staged) await service.discard(staged)
+    throw error
+  }
+  if (!staged) throw badRequest('The multipart body has no `file` part')
+  if (usage !== undefined && !Value.Check(Usage, usage)) {
+    await service.discard(staged)
+    throw badRequest('usage must be one of generic, landing, newsletter, template, logo, avatar, blog')
+  }
+  return service.commit(request.tenant, staged, { usage: usage as MediaUsage | undefined, filename, source: 'file' })
+}

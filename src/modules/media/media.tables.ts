@@ -1,0 +1,34 @@
+import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { accounts } from '../../platform/auth/auth.tables.ts'
+
+export const MEDIA_KINDS = ['image', 'video', 'document'] as const
+export type MediaKind = (typeof MEDIA_KINDS)[number]
+export const MEDIA_USAGES = ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] as const
+export type MediaUsage = (typeof MEDIA_USAGES)[number]
+
+/** A file of the media library; its bytes are in the storage under storageKey. */
+export const media = pgTable(
+  'media',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    kind: text('kind', { enum: MEDIA_KINDS }).notNull(),
+    usage: text('usage', { enum: MEDIA_USAGES }).notNull(),
+    mime: text('mime').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    width: integer('width'),
+    height: integer('height'),
+    filename: text('filename'),
+    /** how it came: file (multipart), url, base64 */
+    source: text('source').notNull(),
+    storageKey: text('storage_key').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('media_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
+    index('media_kind_created_idx').on(t.accountId, t.kind, t.createdAt.desc(), t.id.desc()),
+  ],
+)
