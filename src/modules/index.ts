@@ -5,6 +5,7 @@ import { channelsModule } from './channels/index.ts'
 import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
+import { knowledgeModule } from './knowledge/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
 import { templatesModule } from './templates/index.ts'
@@ -22,4 +23,5 @@ export const modules: HeroldModule[] = [
   consentModule,
   automationsModule,
   newslettersModule,
+  knowledgeModule,
 ]
