@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import type { Passage } from './knowledge.extract.ts'
 import {
@@ -193,7 +193,7 @@ export async function repliesSentSince(db: Db, accountId: string, contactId: str
   const result = await db.execute(sql`
     SELECT count(*)::int AS n FROM ${aiReplies}
     WHERE account_id = ${accountId}::uuid AND contact_id = ${contactId}::uuid
-      AND created_at >= ${since.toISOString()}::timestamptz AND state IN ('sending', 'sent', 'interrupted')`)
+      AND created_at > ${since.toISOString()}::timestamptz AND state IN ('sending', 'sent', 'interrupted')`)
   return Number(rows<{ n: number }>(result)[0]?.n ?? 0)
 }
 
@@ -231,7 +231,7 @@ export async function tagSuggestionsSince(db: Db, accountId: string, contactId: 
       and(
         eq(aiTagSuggestions.accountId, accountId),
         eq(aiTagSuggestions.contactId, contactId),
-        gte(aiTagSuggestions.createdAt, since),
+        gt(aiTagSuggestions.createdAt, since),
       ),
     )
   return Number(row?.n ?? 0)

@@ -2,7 +2,12 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
+import type { AiService } from './knowledge.ai.ts'
 import {
+  AiReplyPage,
+  AiReplyQuery,
+  AiSettings,
+  AiSettingsBody,
   Deleted,
   DocumentPage,
   DocumentParams,
@@ -136,6 +141,60 @@ export function knowledgeRoutes(service: KnowledgeService) {
         },
       },
       async (request) => service.search(request.tenant, request.query),
+    )
+  }
+}
+
+export function aiRoutes(service: AiService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/settings/ai',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'The built-in AI of the account',
+          description:
+            'Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.',
+          tags: ['settings'],
+          response: { 200: AiSettings },
+        },
+      },
+      async (request) => service.settings(request.tenant.accountId),
+    )
+
+    app.patch<{ Body: Static<typeof AiSettingsBody> }>(
+      '/settings/ai',
+      {
+        config: { scope: 'settings:write' },
+        schema: {
+          summary: 'Switch AI replies and AI tags on or off',
+          description:
+            "replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).",
+          tags: ['settings'],
+          body: AiSettingsBody,
+          response: { 200: AiSettings },
+        },
+      },
+      async (request) => service.updateSettings(request.tenant.accountId, request.body),
+    )
+
+    app.get<{ Querystring: Static<typeof AiReplyQuery> }>(
+      '/knowledge/ai-replies',
+      {
+        config: { scope: 'inbox:read' },
+        schema: {
+          summary: "What the built-in AI did with inbound messages, with its prompt's passages",
+          description:
+            'Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.',
+          tags: ['knowledge'],
+          querystring: AiReplyQuery,
+          response: { 200: AiReplyPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.listReplies(request.tenant, request.query)
+        return { ai_replies: items, ...page }
+      },
     )
   }
 }
