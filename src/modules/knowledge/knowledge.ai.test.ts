@@ -187,6 +187,12 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     assert.match(record.passages[0].text, /30 Tagen kostenlos/)
     const filtered = await account.request({ method: 'GET', url: `/v1/knowledge/ai-replies?message_id=${reply.id}` })
     assert.equal(filtered.json().ai_replies[0].id, record.id)
+
+    // deleting the contact removes what the AI recorded about them
+    const removed = await account.request({ method: 'DELETE', url: `/v1/contacts/${item.contact_id}` })
+    assert.equal(removed.statusCode, 200, removed.body)
+    assert.equal(removed.json().removed.ai_replies, 1)
+    assert.deepEqual(await replies(account), [])
   })
 
   test("declined: no reply is sent, the conversation is marked for a person, and a person's reply clears the mark", async () => {
