@@ -158,7 +158,7 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
 export async function listConversations(
   db: Db,
   accountId: string,
-  filter: { channel?: string; limit: number; offset: number },
+  filter: { channel?: string; needs_person?: boolean; limit: number; offset: number },
 ) {
   return db
     .select()
@@ -167,6 +167,7 @@ export async function listConversations(
       and(
         eq(conversations.accountId, accountId),
         filter.channel ? eq(conversations.channel, filter.channel) : undefined,
+        filter.needs_person === undefined ? undefined : eq(conversations.needsPerson, filter.needs_person),
       ),
     )
     .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))

@@ -95,6 +95,9 @@ export const Conversation = Type.Object(
 
 export const ConversationsQuery = Type.Object({
   channel: Type.Optional(ChannelSchema),
+  needs_person: Type.Optional(
+    Type.Boolean({ description: 'true: only conversations the built-in AI handed to a person' }),
+  ),
   ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100000 }),
 })
 

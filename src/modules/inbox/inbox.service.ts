@@ -361,7 +361,7 @@ export function inboxService(deps: InboxServiceDeps) {
 
     async listConversations(
       tenant: InboxTenant,
-      query: { channel?: Channel; limit: number; offset: number },
+      query: { channel?: Channel; needs_person?: boolean; limit: number; offset: number },
     ): Promise<Page<ReturnType<typeof conversationView>>> {
       const rows = await repo.listConversations(db, tenant.accountId, query)
       const page = toPage(rows, query.limit, query.offset)

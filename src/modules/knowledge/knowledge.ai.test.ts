@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
+import { consentSubject, recordOptinChange } from '../contacts/index.ts'
+import { aiServiceFor } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
+import { AI_REPLY_QUEUE, aiService } from './knowledge.ai.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: request and response bodies are read loosely in tests
 type Json = Record<string, any>
@@ -211,6 +215,11 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     assert.match(record.reason, /^not_answered: the passages say nothing about Bitcoin/)
     assert.ok(record.passages.length >= 1)
     assert.equal(record.message_id, null)
+    const queue = await account.request({ method: 'GET', url: '/v1/inbox/conversations?needs_person=true' })
+    assert.deepEqual(
+      (queue.json().conversations as Json[]).map((c) => c.id),
+      [item.id],
+    )
 
     // a person answers through POST /messages: the mark goes
     await harness.database.orm.transaction((tx) =>
@@ -231,6 +240,8 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     const after = await conversation(account)
     assert.equal(after.conversation.needs_person, false)
     assert.equal(after.conversation.needs_person_reason, null)
+    const emptied = await account.request({ method: 'GET', url: '/v1/inbox/conversations?needs_person=true' })
+    assert.deepEqual(emptied.json().conversations, [])
   })
 
   test('a question no passage touches asks no model and waits for a person', async () => {
@@ -329,6 +340,64 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     const retoure = (counts.json().tags as Json[]).find((t) => t.name === 'retoure')
     // one contact has it manually, the other from the AI: the stronger origin (ki) is shown
     assert.equal(retoure?.origin, 'ki')
+  })
+
+  test('a send cut off by a crash is never repeated: the retried job ends it interrupted', async () => {
+    const account = await aiAccount()
+    ai.answer = () => ({ answer: 'Innerhalb von 30 Tagen.', passages: [1] })
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'B', phone: nextPhone() },
+    })
+    const contactId = created.json().contact.id as string
+    const real = aiServiceFor(deps())
+    let sends = 0
+    // the real service, except that the process "dies" inside the provider call (the reply may have gone out)
+    const crashing = aiService({
+      db: harness.database.orm,
+      clock: harness.clock,
+      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
+      http: real.http,
+      account: (id) => getAccount(harness.database.orm, id),
+      contact: (db, id, contact) => consentSubject(db, id, contact),
+      async sendText() {
+        sends++
+        throw new Error('worker killed during the provider call')
+      },
+      quota: { reserve: async () => '2026-01', release: async () => {} },
+      markForPerson: async () => {},
+      tagNames: async () => [],
+      addTag: async () => false,
+    })
+    const job = {
+      accountId: account.accountId,
+      id: randomUUID(),
+      queue: AI_REPLY_QUEUE,
+      payload: {
+        message_id: randomUUID(),
+        contact_id: contactId,
+        conversation_id: randomUUID(),
+        text: 'Wie lange kann ich zurückschicken?',
+        received_at: harness.clock.now().toISOString(),
+      },
+      concurrencyKey: contactId,
+      attempts: 1,
+      runAt: harness.clock.now(),
+      createdAt: harness.clock.now(),
+      leaseToken: randomUUID(),
+    }
+    try {
+      await assert.rejects(crashing.reply(job), /worker killed/)
+      assert.equal((await replies(account))[0].state, 'sending')
+      await crashing.reply({ ...job, attempts: 2 })
+      assert.equal(sends, 1)
+      const [record] = await replies(account)
+      assert.equal(record.state, 'interrupted')
+      assert.equal(record.reply, 'Innerhalb von 30 Tagen.')
+    } finally {
+      await real.http.close()
+    }
   })
 
   test('settings: off by default and say why; the endpoint host is shown, never the key', async () => {
