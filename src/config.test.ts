@@ -24,6 +24,7 @@ test('a bad variable fails fast with its name in the message', () => {
     [{ HEROLD_PUBLIC_URL: 'ftp://x' }, /HEROLD_PUBLIC_URL/],
     [{ HEROLD_ALLOW_PRIVATE_TARGETS: 'maybe' }, /HEROLD_ALLOW_PRIVATE_TARGETS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ HEROLD_AI_URL: 'ftp://models' }, /HEROLD_AI_URL/],
   ]
   for (const [env, pattern] of cases) {
     assert.throws(
@@ -35,4 +36,14 @@ test('a bad variable fails fast with its name in the message', () => {
 
 test('the public url loses its trailing slash', () => {
   assert.equal(loadConfig({ HEROLD_PUBLIC_URL: 'https://herold.example.com/' }).publicUrl, 'https://herold.example.com')
+})
+
+test('the AI endpoint is read from HEROLD_AI_URL, HEROLD_AI_KEY and HEROLD_AI_MODEL, and is absent by default', () => {
+  const none = loadConfig({})
+  assert.equal(none.aiUrl, undefined)
+  assert.equal(none.aiModel, undefined)
+  const set = loadConfig({ HEROLD_AI_URL: 'http://127.0.0.1:11434/v1/', HEROLD_AI_KEY: 'k', HEROLD_AI_MODEL: 'llama3' })
+  assert.equal(set.aiUrl, 'http://127.0.0.1:11434/v1')
+  assert.equal(set.aiKey, 'k')
+  assert.equal(set.aiModel, 'llama3')
 })

@@ -28,6 +28,12 @@ const ConfigSchema = Type.Object({
   retentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   /** days the sandbox's outbox (its record of what it "sent") is kept */
   sandboxRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  /** an OpenAI-compatible chat-completions endpoint for the built-in AI (replies, tags); none: the AI is off */
+  aiUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** its API key (sent as a bearer token; local servers may need none) */
+  aiKey: Type.Optional(Type.String({ minLength: 1 })),
+  /** the model to ask */
+  aiModel: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -61,6 +67,9 @@ const variableOf: Record<string, string> = {
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   retentionDays: 'HEROLD_RETENTION_DAYS',
   sandboxRetentionDays: 'HEROLD_SANDBOX_RETENTION_DAYS',
+  aiUrl: 'HEROLD_AI_URL',
+  aiKey: 'HEROLD_AI_KEY',
+  aiModel: 'HEROLD_AI_MODEL',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -123,6 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sandboxRetentionDays:
       overrides.sandboxRetentionDays ??
       parseInteger('HEROLD_SANDBOX_RETENTION_DAYS', env.HEROLD_SANDBOX_RETENTION_DAYS, 7),
+    aiUrl: (overrides.aiUrl ?? (env.HEROLD_AI_URL || undefined))?.replace(/\/+$/, ''),
+    aiKey: overrides.aiKey ?? (env.HEROLD_AI_KEY || undefined),
+    aiModel: overrides.aiModel ?? (env.HEROLD_AI_MODEL || undefined),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
   if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)

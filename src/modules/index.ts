@@ -6,6 +6,7 @@ import { consentModule } from './consent/index.ts'
 import { contactsModule } from './contacts/index.ts'
 import { followupsModule } from './followups/index.ts'
 import { inboxModule } from './inbox/index.ts'
+import { knowledgeModule } from './knowledge/index.ts'
 import { mediaModule } from './media/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
@@ -28,4 +29,5 @@ export const modules: HeroldModule[] = [
   followupsModule,
   statsModule,
   mediaModule,
+  knowledgeModule,
 ]

@@ -217,7 +217,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
     accountId: string,
     contactId: string,
     result: Awaited<ReturnType<ChatProvider['sendText']>>,
-    message: { type: string; text: string; automated?: boolean; template?: ShownTemplate | null },
+    message: { type: string; text: string; automated?: boolean; ai?: boolean; template?: ShownTemplate | null },
   ): Promise<SendOutcome> {
     if (!result.ok) {
       if (result.error.kind === 'opted_out') {
@@ -230,6 +230,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
         text: message.text,
         providerMessageId: null,
         automated: message.automated,
+        ai: message.ai,
         template: message.template ?? null,
         failure: { errorCode: result.error.providerCode },
       })
@@ -242,6 +243,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       text: message.text,
       providerMessageId: result.providerMessageId,
       automated: message.automated,
+      ai: message.ai,
       template: message.template ?? null,
     })
     return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
@@ -395,12 +397,12 @@ export function channelsService(deps: ChannelsServiceDeps) {
 
     /**
      * Free text to a contact through the connected number, paced per number; stored as an outbound message
-     * (`automated` for Herold's own messages such as the opt-out confirmation).
+     * (`automated` for Herold's own messages such as the opt-out confirmation, `ai` for the built-in AI's replies).
      */
     async sendText(
       accountId: string,
       input: { contactId: string; to: string; text: string },
-      options: { automated?: boolean } = {},
+      options: { automated?: boolean; ai?: boolean } = {},
     ): Promise<SendOutcome> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)

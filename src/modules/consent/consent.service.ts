@@ -189,6 +189,12 @@ export async function optOutOfChat(
   }
 }
 
+/** Whether an inbound chat message is one of the account's start or stop keywords (nothing else may answer it). */
+export async function isConsentKeyword(db: Db, accountId: string, message: { type: string; text: string }) {
+  const intent = inboundIntent(message, effective(await repo.settingsOf(db, accountId), ''))
+  return intent?.kind === 'start' || intent?.kind === 'stop'
+}
+
 export async function consentOnInbound(tx: Db, clock: Clock, message: InboundStored): Promise<void> {
   if (message.channel !== 'chat') return
   const settings = effective(await repo.settingsOf(tx, message.accountId), '')

@@ -83,4 +83,4 @@ export const consentModule: HeroldModule = {
 }
 
 export type { ConsentService } from './consent.service.ts'
-export { consentService, startChatOptin, startEmailOptin } from './consent.service.ts'
+export { consentService, isConsentKeyword, startChatOptin, startEmailOptin } from './consent.service.ts'

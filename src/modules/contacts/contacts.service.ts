@@ -555,12 +555,28 @@ export async function contactForAutomation(tx: Db, accountId: string, contactId:
 export async function changeContactTag(
   tx: Db,
   clock: Clock,
-  input: { accountId: string; contactId: string; tag: string; change: 'add' | 'remove' },
+  input: {
+    accountId: string
+    contactId: string
+    tag: string
+    change: 'add' | 'remove'
+    /** `ki` for the built-in AI's suggestions; default `manuell` */
+    origin?: 'manuell' | 'ki'
+  },
 ): Promise<{ changed: boolean; refused: string | null }> {
   if (isSystemTagName(input.tag)) return { changed: false, refused: 'system_tag' }
   const existing = await repo.tagsOf(tx, input.accountId, [input.contactId])
   if (input.change === 'remove') {
     return { changed: (await repo.deleteTag(tx, input.accountId, input.contactId, input.tag)) > 0, refused: null }
+  }
+  const origin = input.origin ?? 'manuell'
+  // the AI's origin is stored beside a manual one of the same name (ki is shown over manuell), never over system
+  if (origin === 'ki' && existing.some((t) => t.name === input.tag)) {
+    if (existing.some((t) => t.name === input.tag && (t.origin === 'ki' || t.origin === 'system'))) {
+      return { changed: false, refused: null }
+    }
+    await repo.insertTags(tx, [{ accountId: input.accountId, contactId: input.contactId, name: input.tag, origin }])
+    return { changed: true, refused: null }
   }
   const plan = planTagAddition(
     displayTags(existing).map((t) => t.name),
@@ -569,9 +585,7 @@ export async function changeContactTag(
   if (plan.added.length === 0) {
     return { changed: false, refused: existing.some((t) => t.name === input.tag) ? null : 'tag_limit' }
   }
-  await repo.insertTags(tx, [
-    { accountId: input.accountId, contactId: input.contactId, name: input.tag, origin: 'manuell' },
-  ])
+  await repo.insertTags(tx, [{ accountId: input.accountId, contactId: input.contactId, name: input.tag, origin }])
   await emitSignals(tx, clock, [
     { accountId: input.accountId, name: 'tag.added', contactId: input.contactId, data: { tag: input.tag } },
   ])

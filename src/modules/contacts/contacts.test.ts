@@ -522,6 +522,8 @@ describe('DELETE /v1/contacts/{id}', () => {
       conversations: 0,
       link_clicks: 0,
       tracked_links: 0,
+      ai_replies: 0,
+      ai_tag_suggestions: 0,
       contact_tags: 2,
       contacts: 1,
     })

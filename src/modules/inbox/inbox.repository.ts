@@ -101,7 +101,10 @@ export async function insertMessageInOrder(
         last_message_direction = stored.direction,
         last_inbound_at = CASE WHEN ${inbound} THEN stored.created_at ELSE c.last_inbound_at END,
         unread_count = c.unread_count + CASE WHEN ${inbound} THEN 1 ELSE 0 END,
-        automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated})
+        automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated}),
+        needs_person = c.needs_person AND (${inbound} OR ${automated} OR ${row.ai ?? false}),
+        needs_person_reason = CASE WHEN ${inbound} OR ${automated} OR ${row.ai ?? false}
+          THEN c.needs_person_reason ELSE NULL END
       FROM stored
       WHERE c.account_id = stored.account_id AND c.id = stored.conversation_id
       RETURNING c.id
@@ -155,7 +158,7 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
 export async function listConversations(
   db: Db,
   accountId: string,
-  filter: { channel?: string; limit: number; offset: number },
+  filter: { channel?: string; needs_person?: boolean; limit: number; offset: number },
 ) {
   return db
     .select()
@@ -164,6 +167,7 @@ export async function listConversations(
       and(
         eq(conversations.accountId, accountId),
         filter.channel ? eq(conversations.channel, filter.channel) : undefined,
+        filter.needs_person === undefined ? undefined : eq(conversations.needsPerson, filter.needs_person),
       ),
     )
     .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
@@ -258,4 +262,12 @@ export async function deleteContactMessages(db: Db, accountId: string, contactId
     counts: { messages: removedMessages.length, conversations: removedConversations.length },
     mediaUrls: removedMessages.map((m) => m.mediaUrl).filter((url) => url !== ''),
   }
+}
+
+/** Marks a conversation for a person (the built-in AI could not answer); a person's reply clears it. */
+export async function markForPerson(db: Db, accountId: string, conversationId: string, reason: string) {
+  await db
+    .update(conversations)
+    .set({ needsPerson: true, needsPersonReason: reason })
+    .where(and(eq(conversations.accountId, accountId), eq(conversations.id, conversationId)))
 }

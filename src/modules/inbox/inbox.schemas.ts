@@ -80,6 +80,13 @@ export const Conversation = Type.Object(
       description: 'only automated campaign messages so far, without a real customer reaction',
     }),
     unread_count: Type.Integer({ description: 'inbound messages not yet read in the inbox' }),
+    needs_person: Type.Boolean({
+      description:
+        'the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI',
+    }),
+    needs_person_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, …',
+    }),
     created_at: DateTime,
     last_message_at: DateTime,
   },
@@ -88,6 +95,9 @@ export const Conversation = Type.Object(
 
 export const ConversationsQuery = Type.Object({
   channel: Type.Optional(ChannelSchema),
+  needs_person: Type.Optional(
+    Type.Boolean({ description: 'true: only conversations the built-in AI handed to a person' }),
+  ),
   ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100000 }),
 })
 

@@ -40,6 +40,7 @@ export interface IncomingStatus {
 export interface InboundStored {
   accountId: string
   contactId: string
+  conversationId: string
   channel: Channel
   messageId: string
   providerMessageId: string
@@ -256,6 +257,7 @@ export function inboxService(deps: InboxServiceDeps) {
             await listener(tx, clock, {
               accountId,
               contactId,
+              conversationId: conversation.id,
               channel: incoming.channel,
               messageId: message.id,
               providerMessageId: incoming.providerMessageId,
@@ -285,6 +287,8 @@ export function inboxService(deps: InboxServiceDeps) {
         /** null when the provider refused the send */
         providerMessageId: string | null
         automated?: boolean
+        /** written by the built-in AI */
+        ai?: boolean
         /** `failed` with the provider's error code when the provider refused the send */
         failure?: { errorCode: string }
         /** a template message: the template and the buttons the customer saw */
@@ -327,6 +331,7 @@ export function inboxService(deps: InboxServiceDeps) {
             status: input.failure ? 'failed' : 'sent',
             errorCode: input.failure?.errorCode ?? null,
             automated: input.automated ?? false,
+            ai: input.ai ?? false,
             template: input.template ?? null,
           },
           { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },
@@ -356,7 +361,7 @@ export function inboxService(deps: InboxServiceDeps) {
 
     async listConversations(
       tenant: InboxTenant,
-      query: { channel?: Channel; limit: number; offset: number },
+      query: { channel?: Channel; needs_person?: boolean; limit: number; offset: number },
     ): Promise<Page<ReturnType<typeof conversationView>>> {
       const rows = await repo.listConversations(db, tenant.accountId, query)
       const page = toPage(rows, query.limit, query.offset)
@@ -414,6 +419,8 @@ export function conversationView(row: repo.ConversationRow, contactName: string)
     },
     automated_only: row.automatedOnly,
     unread_count: row.unreadCount,
+    needs_person: row.needsPerson,
+    needs_person_reason: row.needsPersonReason,
     created_at: row.createdAt.toISOString(),
     last_message_at: row.lastMessageAt.toISOString(),
   }

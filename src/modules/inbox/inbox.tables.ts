@@ -38,6 +38,9 @@ export const conversations = pgTable(
     /** only automated campaign messages so far (no real customer reaction) */
     automatedOnly: boolean('automated_only').notNull().default(true),
     unreadCount: integer('unread_count').notNull().default(0),
+    /** the built-in AI could not answer: a person should; a person's reply clears it */
+    needsPerson: boolean('needs_person').notNull().default(false),
+    needsPersonReason: text('needs_person_reason'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -3,7 +3,7 @@ import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
-import { deleteContactMessages } from './inbox.repository.ts'
+import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
 import { type ChatOptOut, type InboundListener, inboxService, type MessageStatusListener } from './inbox.service.ts'
 
@@ -93,3 +93,5 @@ export type {
   MessageStatusListener,
 } from './inbox.service.ts'
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'
+/** The knowledge module's AI marks a conversation it could not answer for a person. */
+export const markConversationForPerson = markForPerson

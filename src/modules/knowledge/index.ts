@@ -1,0 +1,107 @@
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Db } from '../../platform/db/client.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { createOutboundHttp } from '../../platform/outbound-http.ts'
+import { channelsServiceFor } from '../channels/index.ts'
+import { isConsentKeyword } from '../consent/index.ts'
+import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
+import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
+import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
+import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService } from './knowledge.ai.ts'
+import { deleteContactAiRecords } from './knowledge.repository.ts'
+import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
+import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
+
+/** Downloads of the url form: the SSRF guard, no redirects, 15 s, one byte past the limit to tell "too large". */
+const DOWNLOAD_TIMEOUT_MS = 15_000
+/** A model may think for a while; the reply is a background job, so nobody waits on it. */
+const AI_TIMEOUT_MS = 60_000
+
+// an inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on)
+registerInboundListener((tx, clock, message) => aiOnInbound(tx, clock, message, { isConsentKeyword }))
+// DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
+registerContactCleanup(deleteContactAiRecords)
+
+export function knowledgeServiceFor({ config, database, clock }: PlatformDeps) {
+  const http = createOutboundHttp({
+    allowPrivateTargets: config.allowPrivateTargets,
+    timeoutMs: DOWNLOAD_TIMEOUT_MS,
+    maxResponseBytes: MAX_DOCUMENT_BYTES + 1,
+  })
+  return {
+    service: knowledgeService({ db: database.orm, clock, http, allowPrivateTargets: config.allowPrivateTargets }),
+    http,
+  }
+}
+
+/** The built-in AI of a process: the operator's endpoint (HEROLD_AI_*), sends through the channels module. */
+export function aiServiceFor(deps: PlatformDeps) {
+  const { config, database, clock } = deps
+  const db = database.orm
+  // the endpoint is the operator's own choice (often a local model server), not a customer's: no SSRF guard
+  const http = createOutboundHttp({
+    allowPrivateTargets: true,
+    timeoutMs: AI_TIMEOUT_MS,
+    maxResponseBytes: 1024 * 1024,
+  })
+  const contacts = contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } })
+  const service = aiService({
+    db,
+    clock,
+    endpoint: { url: config.aiUrl, key: config.aiKey, model: config.aiModel },
+    http,
+    account: (accountId) => getAccount(db, accountId),
+    contact: (tx: Db, accountId, contactId) => consentSubject(tx, accountId, contactId),
+    async sendText(accountId, input, options) {
+      const outcome = await channelsServiceFor(deps).sendText(accountId, input, options)
+      return outcome.ok
+        ? { ok: true as const, messageId: outcome.messageId }
+        : { ok: false as const, error: { kind: outcome.error.kind, message: outcome.error.message } }
+    },
+    quota: {
+      async reserve(accountId, timezone) {
+        const month = monthIn(clock.now(), timezone)
+        return (await reserveMessageUnit(db, accountId, month)) ? month : null
+      },
+      release: (accountId, month) => releaseMessageUnit(db, accountId, month),
+    },
+    markForPerson: markConversationForPerson,
+    async tagNames(accountId) {
+      const counts = await contacts.tagCounts({ accountId, account: { plan: '', language: '' } })
+      return counts.tags.filter((t) => t.origin !== 'system').map((t) => t.name)
+    },
+    async addTag(tx, input) {
+      const result = await changeContactTag(tx, clock, { ...input, change: 'add', origin: 'ki' })
+      return result.changed
+    },
+  })
+  return { service, http }
+}
+
+export const knowledgeModule: HeroldModule = {
+  name: 'knowledge',
+  routes: (deps) => {
+    const knowledge = knowledgeServiceFor(deps)
+    const ai = aiServiceFor(deps)
+    return async (app) => {
+      app.addHook('onClose', async () => {
+        await knowledge.http.close()
+        await ai.http.close()
+      })
+      await knowledgeRoutes(knowledge.service)(app)
+      await aiRoutes(ai.service)(app)
+    }
+  },
+  jobs: (deps) => {
+    const ai = aiServiceFor(deps)
+    return {
+      handlers: {
+        [AI_REPLY_QUEUE]: { run: (job) => ai.service.reply(job), maxAttempts: 5 },
+        [AI_TAGS_QUEUE]: { run: (job) => ai.service.suggestTags(job), maxAttempts: 3 },
+      },
+      close: () => ai.http.close(),
+    }
+  },
+}
+
+export { searchConfigFor, searchRanked } from './knowledge.service.ts'

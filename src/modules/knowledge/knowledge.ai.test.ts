@@ -1,0 +1,511 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { consentSubject, recordOptinChange } from '../contacts/index.ts'
+import { aiServiceFor } from './index.ts'
+import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
+import { AI_REPLY_QUEUE, aiService } from './knowledge.ai.ts'
+
+// biome-ignore lint/suspicious/noExplicitAny: request and response bodies are read loosely in tests
+type Json = Record<string, any>
+
+/** A fake OpenAI-compatible chat-completions server on loopback: it checks each request and answers by rule. */
+interface FakeAi {
+  url: string
+  requests: Json[]
+  /** the reply prompt's answer for a customer message */
+  answer: (question: string, passages: string) => Json
+  /** the tag prompt's answer */
+  tags: (message: string, offered: string[]) => string[]
+  close(): Promise<void>
+}
+
+async function startFakeAi(): Promise<FakeAi> {
+  const fake: FakeAi = {
+    url: '',
+    requests: [],
+    close: async () => {},
+    answer: () => ({ answer: null, reason: 'unset' }),
+    tags: () => [],
+  }
+  const read = (request: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      let body = ''
+      request.on('data', (chunk) => {
+        body += chunk
+      })
+      request.on('end', () => resolve(body))
+    })
+  const server: Server = createServer(async (request, response) => {
+    const body = JSON.parse(await read(request)) as Json
+    fake.requests.push({
+      method: request.method,
+      path: request.url,
+      authorization: request.headers.authorization,
+      body,
+    })
+    const fail = (status: number, message: string) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message } }))
+    if (request.method !== 'POST' || request.url !== '/v1/chat/completions') return fail(404, 'unknown route')
+    if (request.headers.authorization !== 'Bearer sk-test-key') return fail(401, 'bad key')
+    if (body.model !== 'herold-test-model' || !Array.isArray(body.messages)) return fail(400, 'bad request')
+    const [system, user] = body.messages as Array<{ role: string; content: string }>
+    let content: string
+    if (system.content.includes('label customer chat messages')) {
+      const offered = JSON.parse(system.content.split('\n')[2]) as string[]
+      content = JSON.stringify({ tags: fake.tags(user.content, offered) })
+    } else {
+      const [passages, question] = user.content.split('\n\nCustomer message:\n')
+      content = JSON.stringify(fake.answer(question, passages))
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      }),
+    )
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+  fake.close = () => new Promise((resolve) => server.close(() => resolve()))
+  return fake
+}
+
+const RETURNS =
+  '# Rücksendungen\n\nSie können jede Bestellung innerhalb von 30 Tagen kostenlos zurückschicken. Den Rücksendeschein finden Sie im Paket.\n\n# Zahlung\n\nWir akzeptieren Rechnung, Kreditkarte und PayPal.\n'
+
+let counter = 0
+const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+
+describe('the built-in AI against an OpenAI-compatible endpoint', () => {
+  let harness: Harness
+  let ai: FakeAi
+  const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+
+  before(async () => {
+    ai = await startFakeAi()
+    harness = await createHarness({
+      workers: true,
+      config: { aiUrl: ai.url, aiKey: 'sk-test-key', aiModel: 'herold-test-model' },
+    })
+    // jobs run only inside drain(): a test sees the inbound stored before any reply exists
+    await harness.jobs!.stop()
+  })
+  after(async () => {
+    await harness.close()
+    await ai.close()
+  })
+
+  async function drain() {
+    await harness.jobs!.start()
+    await harness.jobs!.drain()
+    await harness.jobs!.stop()
+  }
+
+  /** A German account on the sandbox with the returns document and AI replies (and optionally tags) on. */
+  async function aiAccount(settings: Json = { replies_enabled: true }): Promise<TestAccount> {
+    const account = await createTestAccount(harness)
+    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    const uploaded = await account.request({
+      method: 'POST',
+      url: '/v1/knowledge/documents',
+      payload: { data_base64: Buffer.from(RETURNS).toString('base64'), filename: 'service.md' },
+    })
+    assert.equal(uploaded.statusCode, 201, uploaded.body)
+    const patched = await account.request({ method: 'PATCH', url: '/v1/settings/ai', payload: settings })
+    assert.equal(patched.statusCode, 200, patched.body)
+    return account
+  }
+
+  async function inbound(account: TestAccount, from: string, text: string) {
+    const response = await account.request({ method: 'POST', url: '/v1/sandbox/inbound', payload: { from, text } })
+    assert.equal(response.statusCode, 200, response.body)
+  }
+
+  async function conversation(account: TestAccount) {
+    const list = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
+    const [item] = list.json().conversations as Json[]
+    const messages = await account.request({ method: 'GET', url: `/v1/inbox/conversations/${item.id}/messages` })
+    return { conversation: item, messages: messages.json().messages as Json[] }
+  }
+
+  async function replies(account: TestAccount) {
+    const response = await account.request({ method: 'GET', url: '/v1/knowledge/ai-replies' })
+    assert.equal(response.statusCode, 200, response.body)
+    return response.json().ai_replies as Json[]
+  }
+
+  test('answered: the reply is written from the passages, sent with ai: true, and the passages are kept with it', async () => {
+    const account = await aiAccount()
+    const before = ai.requests.length
+    ai.answer = (question, passages) =>
+      /zurückschicken/.test(question) && /30 Tagen/.test(passages)
+        ? { answer: 'Sie können Ihre Bestellung innerhalb von 30 Tagen kostenlos zurückschicken.', passages: [1] }
+        : { answer: null, reason: 'not covered' }
+    const phone = nextPhone()
+    await inbound(account, phone, 'Wie lange kann ich meine Bestellung zurückschicken?')
+    // accepted and stored before any model was asked
+    assert.equal(ai.requests.length, before)
+    assert.equal((await conversation(account)).messages.length, 1)
+
+    await drain()
+    assert.equal(ai.requests.length, before + 1)
+    const request = ai.requests.at(-1)!
+    assert.equal(request.authorization, 'Bearer sk-test-key')
+    assert.equal(request.body.model, 'herold-test-model')
+    assert.equal(request.body.temperature, 0)
+    assert.equal(request.body.messages[0].role, 'system')
+    assert.match(request.body.messages[0].content, /ONLY the numbered knowledge passages/)
+    assert.match(
+      request.body.messages[1].content,
+      /\[1\] \(service › Rücksendungen\)\nSie können jede Bestellung innerhalb von 30 Tagen/,
+    )
+    assert.match(
+      request.body.messages[1].content,
+      /Customer message:\nWie lange kann ich meine Bestellung zurückschicken\?$/,
+    )
+
+    const { conversation: item, messages } = await conversation(account)
+    assert.equal(messages.length, 2)
+    const reply = messages[1]
+    assert.equal(reply.direction, 'outbound')
+    assert.equal(reply.ai, true)
+    assert.equal(reply.automated, false)
+    assert.equal(reply.text, 'Sie können Ihre Bestellung innerhalb von 30 Tagen kostenlos zurückschicken.')
+    assert.equal(item.needs_person, false)
+    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+    assert.ok(outbox.some((m: Json) => JSON.stringify(m).includes('innerhalb von 30 Tagen kostenlos zurückschicken')))
+
+    const [record] = await replies(account)
+    assert.equal(record.state, 'sent')
+    assert.equal(record.message_id, reply.id)
+    assert.equal(record.inbound_message_id, messages[0].id)
+    assert.equal(record.model, 'herold-test-model')
+    assert.equal(record.passages[0].heading, 'Rücksendungen')
+    assert.match(record.passages[0].text, /30 Tagen kostenlos/)
+    const filtered = await account.request({ method: 'GET', url: `/v1/knowledge/ai-replies?message_id=${reply.id}` })
+    assert.equal(filtered.json().ai_replies[0].id, record.id)
+
+    // deleting the contact removes what the AI recorded about them
+    const removed = await account.request({ method: 'DELETE', url: `/v1/contacts/${item.contact_id}` })
+    assert.equal(removed.statusCode, 200, removed.body)
+    assert.equal(removed.json().removed.ai_replies, 1)
+    assert.deepEqual(await replies(account), [])
+  })
+
+  test("declined: no reply is sent, the conversation is marked for a person, and a person's reply clears the mark", async () => {
+    const account = await aiAccount()
+    ai.answer = () => ({ answer: null, reason: 'the passages say nothing about Bitcoin' })
+    await inbound(account, nextPhone(), 'Kann ich meine Bestellung mit Bitcoin bezahlen?')
+    const before = ai.requests.length
+    await drain()
+    assert.equal(ai.requests.length, before + 1)
+    const { conversation: item, messages } = await conversation(account)
+    assert.equal(messages.length, 1)
+    assert.equal(item.needs_person, true)
+    assert.equal(item.needs_person_reason, 'not_answered')
+    const [record] = await replies(account)
+    assert.equal(record.state, 'declined')
+    assert.match(record.reason, /^not_answered: the passages say nothing about Bitcoin/)
+    assert.ok(record.passages.length >= 1)
+    assert.equal(record.message_id, null)
+    const queue = await account.request({ method: 'GET', url: '/v1/inbox/conversations?needs_person=true' })
+    assert.deepEqual(
+      (queue.json().conversations as Json[]).map((c) => c.id),
+      [item.id],
+    )
+
+    // a person answers through POST /messages: the mark goes
+    await harness.database.orm.transaction((tx) =>
+      recordOptinChange(tx, harness.clock, {
+        accountId: account.accountId,
+        contactId: item.contact_id,
+        channel: 'chat',
+        to: 'confirmed',
+        source: 'test',
+      }),
+    )
+    const sent = await account.request({
+      method: 'POST',
+      url: '/v1/messages',
+      payload: { contact_id: item.contact_id, text: 'Leider nein, nur Rechnung, Kreditkarte und PayPal.' },
+    })
+    assert.equal(sent.statusCode, 201, sent.body)
+    const after = await conversation(account)
+    assert.equal(after.conversation.needs_person, false)
+    assert.equal(after.conversation.needs_person_reason, null)
+    const emptied = await account.request({ method: 'GET', url: '/v1/inbox/conversations?needs_person=true' })
+    assert.deepEqual(emptied.json().conversations, [])
+  })
+
+  test('a question no passage touches asks no model and waits for a person', async () => {
+    const account = await aiAccount()
+    const before = ai.requests.length
+    await inbound(account, nextPhone(), 'Xylophon Quarkstrudel?')
+    await drain()
+    assert.equal(ai.requests.length, before)
+    const { conversation: item, messages } = await conversation(account)
+    assert.equal(messages.length, 1)
+    assert.equal(item.needs_person, true)
+    assert.equal(item.needs_person_reason, 'no_passages')
+    assert.equal((await replies(account))[0].state, 'declined')
+  })
+
+  test('consent keywords are never answered, and an opted-out contact gets no reply', async () => {
+    const account = await aiAccount()
+    ai.answer = () => ({ answer: 'Innerhalb von 30 Tagen.', passages: [1] })
+    const phone = nextPhone()
+    const before = ai.requests.length
+    await inbound(account, phone, 'STOP')
+    await inbound(account, phone, 'start')
+    await drain()
+    assert.equal(ai.requests.length, before)
+    assert.deepEqual(await replies(account), [])
+
+    // STOP opted the contact out (start cannot undo it without the double opt-in); a question now gets nothing
+    await inbound(account, phone, 'STOP')
+    await drain()
+    const { conversation: item } = await conversation(account)
+    const contact = await account.request({ method: 'GET', url: `/v1/contacts/${item.contact_id}` })
+    assert.equal(contact.json().contact.optin_chat, 'opted_out')
+    const sentBefore = (await conversation(account)).messages.filter((m) => m.ai).length
+    await inbound(account, phone, 'Wie lange kann ich zurückschicken?')
+    await drain()
+    assert.equal(ai.requests.length, before)
+    const record = (await replies(account))[0]
+    assert.equal(record.state, 'skipped')
+    assert.equal(record.reason, 'opted_out')
+    assert.equal((await conversation(account)).messages.filter((m) => m.ai).length, sentBefore)
+  })
+
+  test('replies are rate-limited per contact', async () => {
+    const account = await aiAccount({ replies_enabled: true, replies_per_contact_per_hour: 1 })
+    ai.answer = () => ({ answer: 'Innerhalb von 30 Tagen.', passages: [1] })
+    const phone = nextPhone()
+    const before = ai.requests.length
+    await inbound(account, phone, 'Wie lange kann ich zurückschicken?')
+    await drain()
+    await inbound(account, phone, 'Und wie schicke ich zurück?')
+    await drain()
+    assert.equal(ai.requests.length, before + 1)
+    // both at the same test-clock time: told apart by their questions
+    const recorded = await replies(account)
+    const first = recorded.find((r) => r.question === 'Wie lange kann ich zurückschicken?')
+    const second = recorded.find((r) => r.question === 'Und wie schicke ich zurück?')
+    assert.equal(first?.state, 'sent')
+    assert.equal(second?.state, 'skipped')
+    assert.equal(second?.reason, 'rate_limited')
+    assert.equal((await conversation(account)).conversation.needs_person, true)
+    // an hour later the contact can be answered again
+    harness.clock.advance(3600_000)
+    await inbound(account, phone, 'Wo finde ich den Rücksendeschein?')
+    await drain()
+    const [later] = await replies(account)
+    assert.equal(later.state, 'sent', later.reason)
+  })
+
+  test("AI tags: chosen from the account's existing tags only, stored with origin ki", async () => {
+    const account = await aiAccount({ replies_enabled: false, tags_enabled: true })
+    const tagged = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'A', phone: nextPhone() },
+    })
+    await account.request({
+      method: 'POST',
+      url: `/v1/contacts/${tagged.json().contact.id}/tags`,
+      payload: { tags: ['retoure', 'versand'] },
+    })
+    let offered: string[] = []
+    ai.tags = (message, tags) => {
+      offered = tags
+      return /zurückschicken/.test(message) ? ['retoure', 'erfunden'] : []
+    }
+    const before = ai.requests.length
+    await inbound(account, nextPhone(), 'Ich möchte meine Bestellung zurückschicken')
+    await drain()
+    assert.equal(ai.requests.length, before + 1)
+    assert.deepEqual([...offered].sort(), ['retoure', 'versand'])
+    const { conversation: item, messages } = await conversation(account)
+    assert.equal(messages.length, 1, 'tags only: no reply')
+    const contact = await account.request({ method: 'GET', url: `/v1/contacts/${item.contact_id}` })
+    assert.deepEqual(contact.json().contact.tags, ['retoure'])
+    const counts = await account.request({ method: 'GET', url: '/v1/contacts/tags' })
+    const retoure = (counts.json().tags as Json[]).find((t) => t.name === 'retoure')
+    // one contact has it manually, the other from the AI: the stronger origin (ki) is shown
+    assert.equal(retoure?.origin, 'ki')
+  })
+
+  test('a send cut off by a crash is never repeated: the retried job ends it interrupted', async () => {
+    const account = await aiAccount()
+    ai.answer = () => ({ answer: 'Innerhalb von 30 Tagen.', passages: [1] })
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'B', phone: nextPhone() },
+    })
+    const contactId = created.json().contact.id as string
+    const real = aiServiceFor(deps())
+    let sends = 0
+    // the real service, except that the process "dies" inside the provider call (the reply may have gone out)
+    const crashing = aiService({
+      db: harness.database.orm,
+      clock: harness.clock,
+      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
+      http: real.http,
+      account: (id) => getAccount(harness.database.orm, id),
+      contact: (db, id, contact) => consentSubject(db, id, contact),
+      async sendText() {
+        sends++
+        throw new Error('worker killed during the provider call')
+      },
+      quota: { reserve: async () => '2026-01', release: async () => {} },
+      markForPerson: async () => {},
+      tagNames: async () => [],
+      addTag: async () => false,
+    })
+    const job = {
+      accountId: account.accountId,
+      id: randomUUID(),
+      queue: AI_REPLY_QUEUE,
+      payload: {
+        message_id: randomUUID(),
+        contact_id: contactId,
+        conversation_id: randomUUID(),
+        text: 'Wie lange kann ich zurückschicken?',
+        received_at: harness.clock.now().toISOString(),
+      },
+      concurrencyKey: contactId,
+      attempts: 1,
+      runAt: harness.clock.now(),
+      createdAt: harness.clock.now(),
+      leaseToken: randomUUID(),
+    }
+    try {
+      await assert.rejects(crashing.reply(job), /worker killed/)
+      assert.equal((await replies(account))[0].state, 'sending')
+      await crashing.reply({ ...job, attempts: 2 })
+      assert.equal(sends, 1)
+      const [record] = await replies(account)
+      assert.equal(record.state, 'interrupted')
+      assert.equal(record.reply, 'Innerhalb von 30 Tagen.')
+    } finally {
+      await real.http.close()
+    }
+  })
+
+  test('settings: off by default and say why; the endpoint host is shown, never the key', async () => {
+    const account = await createTestAccount(harness)
+    const settings = await account.request({ method: 'GET', url: '/v1/settings/ai' })
+    assert.equal(settings.statusCode, 200)
+    const body = settings.json() as Json
+    assert.equal(body.replies_enabled, false)
+    assert.equal(body.tags_enabled, false)
+    assert.equal(body.available, true)
+    assert.equal(body.active, false)
+    assert.match(body.reason, /switched off/)
+    assert.equal(body.model, 'herold-test-model')
+    assert.equal(body.endpoint, new URL(ai.url).host)
+    assert.ok(!settings.body.includes('sk-test-key'))
+    const bad = await account.request({
+      method: 'PATCH',
+      url: '/v1/settings/ai',
+      payload: { replies_per_contact_per_hour: 0 },
+    })
+    assert.equal(bad.statusCode, 400)
+    assert.equal(bad.json().error.code, 'bad_request')
+    const readOnly = await createTestAccount(harness, { scopes: ['settings:read'] })
+    const refused = await readOnly.request({
+      method: 'PATCH',
+      url: '/v1/settings/ai',
+      payload: { replies_enabled: true },
+    })
+    assert.equal(refused.statusCode, 403)
+  })
+})
+
+describe('without an AI endpoint', () => {
+  let harness: Harness
+  let ai: FakeAi
+
+  before(async () => {
+    ai = await startFakeAi()
+    harness = await createHarness({ workers: true })
+    await harness.jobs!.stop()
+  })
+  after(async () => {
+    await harness.close()
+    await ai.close()
+  })
+
+  test('nothing is called, nothing is replied, and the settings say why', async () => {
+    const account = await createTestAccount(harness)
+    await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
+      account.accountId,
+      { channel: 'chat', provider: 'sandbox' },
+    )
+    await account.request({
+      method: 'POST',
+      url: '/v1/knowledge/documents',
+      payload: { data_base64: Buffer.from(RETURNS).toString('base64'), filename: 'service.md' },
+    })
+    const patched = await account.request({
+      method: 'PATCH',
+      url: '/v1/settings/ai',
+      payload: { replies_enabled: true, tags_enabled: true },
+    })
+    assert.equal(patched.statusCode, 200)
+    assert.equal(patched.json().replies_enabled, true)
+    assert.equal(patched.json().available, false)
+    assert.equal(patched.json().active, false)
+    assert.match(patched.json().reason, /HEROLD_AI_URL is not set/)
+    assert.equal(patched.json().endpoint, null)
+    await account.request({
+      method: 'POST',
+      url: '/v1/sandbox/inbound',
+      payload: { from: nextPhone(), text: 'Wie lange kann ich zurückschicken?' },
+    })
+    await harness.jobs!.start()
+    await harness.jobs!.drain()
+    await harness.jobs!.stop()
+    assert.equal(ai.requests.length, 0)
+    const messages = await account.request({ method: 'GET', url: '/v1/messages?direction=outbound' })
+    assert.deepEqual(messages.json().messages, [])
+    const recorded = await account.request({ method: 'GET', url: '/v1/knowledge/ai-replies' })
+    assert.deepEqual(recorded.json().ai_replies, [])
+  })
+})
+
+describe('reading the model', () => {
+  test('only a grounded JSON answer is an answer; anything else declines', () => {
+    assert.deepEqual(parseReplyDecision('```json\n{"answer": "Ja.", "passages": [2, 2, 9]}\n```', 3), {
+      kind: 'answer',
+      text: 'Ja.',
+      used: [2],
+    })
+    assert.equal(parseReplyDecision('{"answer": "Ja.", "passages": []}', 3).kind, 'decline')
+    assert.equal(parseReplyDecision('{"answer": "Ja.", "passages": [4]}', 3).kind, 'decline')
+    assert.equal(parseReplyDecision('Sure! Returns take 30 days.', 3).kind, 'decline')
+    assert.deepEqual(parseReplyDecision('{"answer": null, "reason": "unknown"}', 3), {
+      kind: 'decline',
+      reason: 'not_answered',
+      detail: 'unknown',
+    })
+    assert.equal(parseReplyDecision(JSON.stringify({ answer: 'x'.repeat(4001), passages: [1] }), 1).kind, 'decline')
+  })
+
+  test('tag suggestions keep only existing names, at most three', () => {
+    assert.deepEqual(parseTagSuggestion('{"tags": ["a", "x", "b", "a", "c", "d"]}', ['a', 'b', 'c', 'd']), [
+      'a',
+      'b',
+      'c',
+    ])
+    assert.deepEqual(parseTagSuggestion('no json', ['a']), [])
+  })
+})

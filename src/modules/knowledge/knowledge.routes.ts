@@ -1,0 +1,200 @@
+import multipart from '@fastify/multipart'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import { badRequest } from '../../platform/http/errors.ts'
+import type { AiService } from './knowledge.ai.ts'
+import {
+  AiReplyPage,
+  AiReplyQuery,
+  AiSettings,
+  AiSettingsBody,
+  Deleted,
+  DocumentPage,
+  DocumentParams,
+  DocumentResponse,
+  JsonUploadBody,
+  ListQuery,
+  MultipartUploadBody,
+  SearchQuery,
+  SearchResponse,
+} from './knowledge.schemas.ts'
+import { type DocumentInput, type KnowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
+
+const tags = ['knowledge']
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/
+
+/** The multipart form: the one file in `file`, read up to the size limit (a larger one is refused, not cut). */
+async function multipartInput(request: FastifyRequest): Promise<DocumentInput> {
+  let part: Awaited<ReturnType<FastifyRequest['file']>>
+  try {
+    part = await request.file({ limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 10 } })
+  } catch (error) {
+    throw badRequest(`The multipart body cannot be read: ${(error as Error).message}`)
+  }
+  if (part?.fieldname !== 'file') throw badRequest('Send the document in the multipart field `file`', 'file_required')
+  const data = await part.toBuffer().catch((error: Error & { code?: string }) => {
+    if (error.code === 'FST_REQ_FILE_TOO_LARGE') {
+      throw badRequest(`A document may be at most ${MAX_DOCUMENT_BYTES / 1024 / 1024} MB`, 'document_too_large')
+    }
+    throw badRequest(`The multipart body cannot be read: ${error.message}`)
+  })
+  return { data, filename: part.filename || 'document', mime: part.mimetype ?? '', source: 'upload' }
+}
+
+function base64Input(body: Static<typeof JsonUploadBody>): DocumentInput {
+  const encoded = (body.data_base64 ?? '').replace(/\s+/g, '')
+  if (!BASE64.test(encoded)) throw badRequest('data_base64 is not valid base64', 'data_base64_invalid')
+  if (!body.filename || !/\.[A-Za-z0-9]{1,10}$/.test(body.filename)) {
+    throw badRequest('filename (with its extension) is required with data_base64', 'filename_required')
+  }
+  return { data: Buffer.from(encoded, 'base64'), filename: body.filename, mime: body.mime ?? '', source: 'base64' }
+}
+
+export function knowledgeRoutes(service: KnowledgeService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    await app.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1 } })
+
+    app.post<{ Body: Static<typeof JsonUploadBody> | undefined }>(
+      '/knowledge/documents',
+      {
+        config: { scope: 'knowledge:write' },
+        // the file is streamed in the handler; validation only sees an empty object for a multipart request
+        preValidation: async (request) => {
+          if (request.isMultipart()) request.body = {}
+        },
+        // base64 of a 20 MB file, with room for the JSON around it
+        bodyLimit: Math.ceil((MAX_DOCUMENT_BYTES * 4) / 3) + 64 * 1024,
+        schema: {
+          summary: 'Upload a knowledge document',
+          description:
+            "PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.",
+          tags,
+          consumes: ['application/json', 'multipart/form-data'],
+          body: {
+            content: {
+              'application/json': { schema: JsonUploadBody },
+              'multipart/form-data': { schema: MultipartUploadBody },
+            },
+          },
+          response: { 201: DocumentResponse },
+        },
+      },
+      async (request, reply) => {
+        let input: DocumentInput
+        if (request.isMultipart()) input = await multipartInput(request)
+        else {
+          const body = request.body ?? {}
+          if ((body.url === undefined) === (body.data_base64 === undefined)) {
+            throw badRequest('Send exactly one of url, data_base64 or a multipart file', 'document_form')
+          }
+          input = body.url !== undefined ? await service.download(body.url) : base64Input(body)
+        }
+        reply.code(201)
+        return { document: await service.add(request.tenant, input) }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ListQuery> }>(
+      '/knowledge/documents',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'List knowledge documents',
+          description: 'Newest first.',
+          tags,
+          querystring: ListQuery,
+          response: { 200: DocumentPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.list(request.tenant, request.query)
+        return { documents: items, ...page }
+      },
+    )
+
+    app.delete<{ Params: Static<typeof DocumentParams> }>(
+      '/knowledge/documents/:id',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'Delete a knowledge document',
+          description: 'Its passages leave the index at once; AI replies keep the passages they quoted.',
+          tags,
+          params: DocumentParams,
+          response: { 200: Deleted },
+        },
+      },
+      async (request) => service.remove(request.tenant, request.params.id),
+    )
+
+    app.get<{ Querystring: Static<typeof SearchQuery> }>(
+      '/knowledge/search',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'Search the knowledge documents',
+          description:
+            'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
+          tags,
+          querystring: SearchQuery,
+          response: { 200: SearchResponse },
+        },
+      },
+      async (request) => service.search(request.tenant, request.query),
+    )
+  }
+}
+
+export function aiRoutes(service: AiService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/settings/ai',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'The built-in AI of the account',
+          description:
+            'Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.',
+          tags: ['settings'],
+          response: { 200: AiSettings },
+        },
+      },
+      async (request) => service.settings(request.tenant.accountId),
+    )
+
+    app.patch<{ Body: Static<typeof AiSettingsBody> }>(
+      '/settings/ai',
+      {
+        config: { scope: 'settings:write' },
+        schema: {
+          summary: 'Switch AI replies and AI tags on or off',
+          description:
+            "replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).",
+          tags: ['settings'],
+          body: AiSettingsBody,
+          response: { 200: AiSettings },
+        },
+      },
+      async (request) => service.updateSettings(request.tenant.accountId, request.body),
+    )
+
+    app.get<{ Querystring: Static<typeof AiReplyQuery> }>(
+      '/knowledge/ai-replies',
+      {
+        config: { scope: 'inbox:read' },
+        schema: {
+          summary: "What the built-in AI did with inbound messages, with its prompt's passages",
+          description:
+            'Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.',
+          tags: ['knowledge'],
+          querystring: AiReplyQuery,
+          response: { 200: AiReplyPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.listReplies(request.tenant, request.query)
+        return { ai_replies: items, ...page }
+      },
+    )
+  }
+}
