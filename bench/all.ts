@@ -11,6 +11,7 @@ const runs: Array<[string, Record<string, string>]> = [
   ['bench/sends.ts', { BENCH_SENDS: '1000', BENCH_CONTACTS: '200', BENCH_ROUTE_SENDS: '200' }],
   ['bench/automations.ts', { BENCH_CONTACTS: '500' }],
   ['bench/newsletters.ts', { BENCH_CONTACTS: '5000', BENCH_SEND_SECONDS: '10' }],
+  ['bench/followups.ts', { BENCH_CONTACTS: '2000', BENCH_SEND_SECONDS: '10' }],
 ]
 
 const started = performance.now()

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import type { Signal, SignalListener, SignalName } from '../../platform/events/signals.ts'
@@ -869,21 +868,23 @@ export function followupsService(deps: FollowupsDeps) {
       const accountId = job.accountId
       const enrollmentId = String(job.payload.enrollment_id)
       const position = Number(job.payload.position)
-      const peek = await db.execute(sql`SELECT e.status, e.sequence_id, e.next_position, s.template_id
-        FROM followup_enrollments e LEFT JOIN followup_steps s ON s.account_id = e.account_id
-          AND s.sequence_id = e.sequence_id AND s.position = e.next_position
+      // one read for the stale check and the step's template approval (the template's provider status)
+      const peek = await db.execute(sql`SELECT e.status, e.next_position, s.template_id, t.provider_status
+        FROM followup_enrollments e
+        LEFT JOIN followup_steps s ON s.account_id = e.account_id AND s.sequence_id = e.sequence_id
+          AND s.position = e.next_position
+        LEFT JOIN templates t ON t.account_id = s.account_id AND t.id = s.template_id
         WHERE e.account_id = ${accountId} AND e.id = ${enrollmentId}`)
-      const [seen] = rows<{ status: string; next_position: number; template_id: string | null }>(peek)
+      const [seen] = rows<{
+        status: string
+        next_position: number
+        template_id: string | null
+        provider_status: string | null
+      }>(peek)
       if (seen?.status !== 'active' || Number(seen.next_position) !== position) return
-      // the waits, read through the services outside the transaction
+      // the waits: sending not possible (through the channels service), the text not approved
       let wait: string | null = await deps.sendingBlocked(accountId)
-      if (!wait && seen.template_id) {
-        const account = await getAccount(db, accountId)
-        const template = await deps.templates
-          .get({ accountId, account: { language: account.language } }, seen.template_id)
-          .catch(() => null)
-        if (template && template.provider_status !== 'approved') wait = 'template_not_approved'
-      }
+      if (!wait && seen.template_id && seen.provider_status !== 'approved') wait = 'template_not_approved'
       await db.transaction(async (tx) => {
         const found = await tx.execute(sql`SELECT * FROM followup_enrollments
           WHERE account_id = ${accountId} AND id = ${enrollmentId} FOR UPDATE`)
