@@ -263,9 +263,26 @@ const SIGNAL_KINDS: Partial<Record<SignalName, SequenceTrigger['type']>> = {
   'tag.added': 'tag_added',
 }
 
-/** Opt-in confirmations (chat) and added tags enroll contacts in the active sequences they trigger. */
+/** A chat opt-out stops the contact's enrollments at once: their pending step jobs are removed. */
+async function stopContactEnrollments(tx: Db, clock: Clock, accountId: string, contactId: string, reason: string) {
+  const now = clock.now().toISOString()
+  await dropStepJobs(tx, accountId, sql`e.contact_id = ${contactId} AND e.status = 'active'`)
+  await tx.execute(sql`UPDATE followup_enrollments SET status = 'stopped', stop_reason = ${reason}, job_id = NULL,
+      finished_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+    WHERE account_id = ${accountId} AND contact_id = ${contactId} AND status = 'active'`)
+}
+
+/**
+ * Opt-in confirmations (chat) and added tags enroll contacts in the active sequences they trigger; a chat opt-out
+ * stops the contact's enrollments.
+ */
 export const followupSignals: SignalListener = {
   async accepts(tx, accountId, name) {
+    if (name === 'optin.opted_out') {
+      const result = await tx.execute(sql`SELECT 1 FROM followup_enrollments
+        WHERE account_id = ${accountId} AND status = 'active' LIMIT 1`)
+      return rows(result).length > 0
+    }
     const kind = SIGNAL_KINDS[name]
     if (!kind) return false
     const result = await tx.execute(sql`SELECT 1 FROM followup_sequences
@@ -275,6 +292,10 @@ export const followupSignals: SignalListener = {
   async handle(tx, clock, signals: Signal[]) {
     const cache = new Map<string, SequenceRow[]>()
     for (const signal of signals) {
+      if (signal.name === 'optin.opted_out' && signal.contactId && signal.data.channel === 'chat') {
+        await stopContactEnrollments(tx, clock, signal.accountId, signal.contactId, 'contact_opted_out')
+        continue
+      }
       const kind = SIGNAL_KINDS[signal.name]
       if (!kind || !signal.contactId) continue
       if (kind === 'optin_confirmed' && signal.data.channel !== 'chat') continue

@@ -304,7 +304,7 @@ describe('follow-ups: enrollment and sending', () => {
     assert.deepEqual(await sendsOf(account, id), [{ position: 1, status: 'sent', reason: null }])
   })
 
-  test('opting out stops the enrollment; deleting the contact removes its pending steps', async () => {
+  test('opting out stops the enrollment at once; deleting the contact removes its pending steps', async () => {
     const account = await sandboxAccount()
     const sequence = await create(account)
     await activate(account, sequence.id)
@@ -316,11 +316,8 @@ describe('follow-ups: enrollment and sending', () => {
     assert.equal(removal.json().removed.followup_enrollments, 1)
     const jobs = await harness.database.orm.execute(sql`SELECT count(*)::int AS n FROM jobs
       WHERE account_id = ${account.accountId} AND queue = 'followups.step'`)
-    assert.equal(
-      Number((jobs as unknown as { rows: Array<{ n: number }> }).rows[0].n),
-      1,
-      "only the opted-out contact's job",
-    )
+    assert.equal(Number((jobs as unknown as { rows: Array<{ n: number }> }).rows[0].n), 0, 'no step job is left')
+    assert.deepEqual((await get(account, sequence.id)).enrollments, { active: 0, completed: 0, stopped: 1 })
     harness.clock.advance(3 * DAY)
     await drain()
     assert.deepEqual(await sendsOf(account, leaving), [])
