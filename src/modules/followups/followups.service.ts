@@ -517,12 +517,9 @@ export function followupsService(deps: FollowupsDeps) {
         sendTime: r.send_time ?? timing.sendTime,
         timezone: timing.timezone,
       })
-      return {
-        id: r.id,
-        job_id: r.job_id,
-        due: due.toISOString(),
-        run: new Date(Math.max(due.getTime(), now.getTime())),
-      }
+      // a time moved into the past becomes now (sent, not skipped as late)
+      const at = new Date(Math.max(due.getTime(), now.getTime()))
+      return { id: r.id, job_id: r.job_id, due: at.toISOString(), run: at }
     })
     if (changes.length === 0) return
     const payload = JSON.stringify(changes.map((c) => ({ ...c, run: c.run.toISOString() })))
@@ -929,7 +926,9 @@ export function followupsService(deps: FollowupsDeps) {
         const contactId = String(enrollment.contact_id)
         // FOR SHARE: a pause committing meanwhile waits for this transaction, then removes what it queued
         const sequence = await findSequence(tx, accountId, sequenceId, 'share')
-        if (sequence?.status !== 'active') return stop('stopped', 'sequence_paused')
+        if (sequence?.status !== 'active') {
+          return stop('stopped', sequence?.status === 'draft' ? 'sequence_draft' : 'sequence_paused')
+        }
         const contact = await tx.execute(
           sql`SELECT optin_chat FROM contacts WHERE account_id = ${accountId} AND id = ${contactId}`,
         )

@@ -496,6 +496,27 @@ describe('follow-ups: timing', () => {
   })
 })
 
+describe('follow-ups: a shortened delay', () => {
+  test('a step time moved more than a day into the past goes now, not skipped as late', async () => {
+    const account = await sandboxAccount()
+    const sequence = await create(account, {
+      name: 'Später',
+      steps: [{ text: 'Hallo {{name}}, wir melden uns wie versprochen.', delay: { amount: 3, unit: 'days' } }],
+    })
+    await activate(account, sequence.id)
+    const id = await contact(account, 'confirmed')
+    harness.clock.advance(2 * DAY)
+    const response = await account.request({
+      method: 'PATCH',
+      url: `/v1/followups/${sequence.id}/steps/${sequence.steps[0].id}`,
+      payload: { delay: { amount: 1, unit: 'hours' } },
+    })
+    assert.equal(response.statusCode, 200, response.body)
+    await drain()
+    assert.deepEqual(await sendsOf(account, id), [{ position: 1, status: 'sent', reason: null }])
+  })
+})
+
 async function waitFor(check: () => Promise<boolean>) {
   for (let i = 0; i < 200; i++) {
     if (await check()) return
