@@ -12,6 +12,7 @@ const runs: Array<[string, Record<string, string>]> = [
   ['bench/automations.ts', { BENCH_CONTACTS: '500' }],
   ['bench/newsletters.ts', { BENCH_CONTACTS: '5000', BENCH_SEND_SECONDS: '10' }],
   ['bench/stats.ts', { BENCH_CONTACTS: '20000', BENCH_MESSAGES: '200000', BENCH_WRITES: '500', BENCH_RUNS: '100' }],
+  ['bench/followups.ts', { BENCH_CONTACTS: '2000', BENCH_SEND_SECONDS: '10' }],
 ]
 
 const started = performance.now()

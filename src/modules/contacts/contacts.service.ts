@@ -450,11 +450,11 @@ export async function recordOptinChange(
       recordedAt: clock.now(),
     },
   ])
-  if (input.to === 'confirmed') {
+  if (input.to === 'confirmed' || input.to === 'opted_out') {
     await emitSignals(tx, clock, [
       {
         accountId: input.accountId,
-        name: 'optin.confirmed',
+        name: input.to === 'confirmed' ? 'optin.confirmed' : 'optin.opted_out',
         contactId: input.contactId,
         data: { channel: input.channel },
       },

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import type { Signal, SignalListener, SignalName } from '../../platform/events/signals.ts'
@@ -264,9 +263,26 @@ const SIGNAL_KINDS: Partial<Record<SignalName, SequenceTrigger['type']>> = {
   'tag.added': 'tag_added',
 }
 
-/** Opt-in confirmations (chat) and added tags enroll contacts in the active sequences they trigger. */
+/** A chat opt-out stops the contact's enrollments at once: their pending step jobs are removed. */
+async function stopContactEnrollments(tx: Db, clock: Clock, accountId: string, contactId: string, reason: string) {
+  const now = clock.now().toISOString()
+  await dropStepJobs(tx, accountId, sql`e.contact_id = ${contactId} AND e.status = 'active'`)
+  await tx.execute(sql`UPDATE followup_enrollments SET status = 'stopped', stop_reason = ${reason}, job_id = NULL,
+      finished_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+    WHERE account_id = ${accountId} AND contact_id = ${contactId} AND status = 'active'`)
+}
+
+/**
+ * Opt-in confirmations (chat) and added tags enroll contacts in the active sequences they trigger; a chat opt-out
+ * stops the contact's enrollments.
+ */
 export const followupSignals: SignalListener = {
   async accepts(tx, accountId, name) {
+    if (name === 'optin.opted_out') {
+      const result = await tx.execute(sql`SELECT 1 FROM followup_enrollments
+        WHERE account_id = ${accountId} AND status = 'active' LIMIT 1`)
+      return rows(result).length > 0
+    }
     const kind = SIGNAL_KINDS[name]
     if (!kind) return false
     const result = await tx.execute(sql`SELECT 1 FROM followup_sequences
@@ -276,6 +292,10 @@ export const followupSignals: SignalListener = {
   async handle(tx, clock, signals: Signal[]) {
     const cache = new Map<string, SequenceRow[]>()
     for (const signal of signals) {
+      if (signal.name === 'optin.opted_out' && signal.contactId && signal.data.channel === 'chat') {
+        await stopContactEnrollments(tx, clock, signal.accountId, signal.contactId, 'contact_opted_out')
+        continue
+      }
       const kind = SIGNAL_KINDS[signal.name]
       if (!kind || !signal.contactId) continue
       if (kind === 'optin_confirmed' && signal.data.channel !== 'chat') continue
@@ -497,12 +517,9 @@ export function followupsService(deps: FollowupsDeps) {
         sendTime: r.send_time ?? timing.sendTime,
         timezone: timing.timezone,
       })
-      return {
-        id: r.id,
-        job_id: r.job_id,
-        due: due.toISOString(),
-        run: new Date(Math.max(due.getTime(), now.getTime())),
-      }
+      // a time moved into the past becomes now (sent, not skipped as late)
+      const at = new Date(Math.max(due.getTime(), now.getTime()))
+      return { id: r.id, job_id: r.job_id, due: at.toISOString(), run: at }
     })
     if (changes.length === 0) return
     const payload = JSON.stringify(changes.map((c) => ({ ...c, run: c.run.toISOString() })))
@@ -869,21 +886,23 @@ export function followupsService(deps: FollowupsDeps) {
       const accountId = job.accountId
       const enrollmentId = String(job.payload.enrollment_id)
       const position = Number(job.payload.position)
-      const peek = await db.execute(sql`SELECT e.status, e.sequence_id, e.next_position, s.template_id
-        FROM followup_enrollments e LEFT JOIN followup_steps s ON s.account_id = e.account_id
-          AND s.sequence_id = e.sequence_id AND s.position = e.next_position
+      // one read for the stale check and the step's template approval (the template's provider status)
+      const peek = await db.execute(sql`SELECT e.status, e.next_position, s.template_id, t.provider_status
+        FROM followup_enrollments e
+        LEFT JOIN followup_steps s ON s.account_id = e.account_id AND s.sequence_id = e.sequence_id
+          AND s.position = e.next_position
+        LEFT JOIN templates t ON t.account_id = s.account_id AND t.id = s.template_id
         WHERE e.account_id = ${accountId} AND e.id = ${enrollmentId}`)
-      const [seen] = rows<{ status: string; next_position: number; template_id: string | null }>(peek)
+      const [seen] = rows<{
+        status: string
+        next_position: number
+        template_id: string | null
+        provider_status: string | null
+      }>(peek)
       if (seen?.status !== 'active' || Number(seen.next_position) !== position) return
-      // the waits, read through the services outside the transaction
+      // the waits: sending not possible (through the channels service), the text not approved
       let wait: string | null = await deps.sendingBlocked(accountId)
-      if (!wait && seen.template_id) {
-        const account = await getAccount(db, accountId)
-        const template = await deps.templates
-          .get({ accountId, account: { language: account.language } }, seen.template_id)
-          .catch(() => null)
-        if (template && template.provider_status !== 'approved') wait = 'template_not_approved'
-      }
+      if (!wait && seen.template_id && seen.provider_status !== 'approved') wait = 'template_not_approved'
       await db.transaction(async (tx) => {
         const found = await tx.execute(sql`SELECT * FROM followup_enrollments
           WHERE account_id = ${accountId} AND id = ${enrollmentId} FOR UPDATE`)
@@ -907,7 +926,9 @@ export function followupsService(deps: FollowupsDeps) {
         const contactId = String(enrollment.contact_id)
         // FOR SHARE: a pause committing meanwhile waits for this transaction, then removes what it queued
         const sequence = await findSequence(tx, accountId, sequenceId, 'share')
-        if (sequence?.status !== 'active') return stop('stopped', 'sequence_paused')
+        if (sequence?.status !== 'active') {
+          return stop('stopped', sequence?.status === 'draft' ? 'sequence_draft' : 'sequence_paused')
+        }
         const contact = await tx.execute(
           sql`SELECT optin_chat FROM contacts WHERE account_id = ${accountId} AND id = ${contactId}`,
         )

@@ -304,7 +304,7 @@ describe('follow-ups: enrollment and sending', () => {
     assert.deepEqual(await sendsOf(account, id), [{ position: 1, status: 'sent', reason: null }])
   })
 
-  test('opting out stops the enrollment; deleting the contact removes its pending steps', async () => {
+  test('opting out stops the enrollment at once; deleting the contact removes its pending steps', async () => {
     const account = await sandboxAccount()
     const sequence = await create(account)
     await activate(account, sequence.id)
@@ -316,11 +316,8 @@ describe('follow-ups: enrollment and sending', () => {
     assert.equal(removal.json().removed.followup_enrollments, 1)
     const jobs = await harness.database.orm.execute(sql`SELECT count(*)::int AS n FROM jobs
       WHERE account_id = ${account.accountId} AND queue = 'followups.step'`)
-    assert.equal(
-      Number((jobs as unknown as { rows: Array<{ n: number }> }).rows[0].n),
-      1,
-      "only the opted-out contact's job",
-    )
+    assert.equal(Number((jobs as unknown as { rows: Array<{ n: number }> }).rows[0].n), 0, 'no step job is left')
+    assert.deepEqual((await get(account, sequence.id)).enrollments, { active: 0, completed: 0, stopped: 1 })
     harness.clock.advance(3 * DAY)
     await drain()
     assert.deepEqual(await sendsOf(account, leaving), [])
@@ -494,6 +491,27 @@ describe('follow-ups: timing', () => {
     await drain()
     assert.deepEqual(await sendsOf(account, id), [], 'not at the old time')
     harness.clock.advance(2 * HOUR + 1000)
+    await drain()
+    assert.deepEqual(await sendsOf(account, id), [{ position: 1, status: 'sent', reason: null }])
+  })
+})
+
+describe('follow-ups: a shortened delay', () => {
+  test('a step time moved more than a day into the past goes now, not skipped as late', async () => {
+    const account = await sandboxAccount()
+    const sequence = await create(account, {
+      name: 'Später',
+      steps: [{ text: 'Hallo {{name}}, wir melden uns wie versprochen.', delay: { amount: 3, unit: 'days' } }],
+    })
+    await activate(account, sequence.id)
+    const id = await contact(account, 'confirmed')
+    harness.clock.advance(2 * DAY)
+    const response = await account.request({
+      method: 'PATCH',
+      url: `/v1/followups/${sequence.id}/steps/${sequence.steps[0].id}`,
+      payload: { delay: { amount: 1, unit: 'hours' } },
+    })
+    assert.equal(response.statusCode, 200, response.body)
     await drain()
     assert.deepEqual(await sendsOf(account, id), [{ position: 1, status: 'sent', reason: null }])
   })

@@ -363,7 +363,7 @@ export function templateSends(deps: TemplateSendsDeps) {
             context.settled()
             return null
           }
-          await skip(tx, send, waitUntil !== null ? 'too_late' : reason)
+          await skip(tx, send, waitUntil !== null ? 'late' : reason)
           return ended(tx)
         }
         if (checked.skip !== undefined) {

@@ -5,20 +5,21 @@ import type { Db } from '../db/client.ts'
 /**
  * What happened to a contact, told to the modules that react to it (automation triggers) inside the transaction
  * of the change: a reaction exists exactly when the change does. The public events (contact.created,
- * message.received, conversation.created) are signals too; opt-in confirmations and added tags are signals only.
+ * message.received, conversation.created) are signals too; opt-in confirmations, opt-outs and added tags are signals only.
  */
 export type SignalName =
   | 'contact.created'
   | 'message.received'
   | 'conversation.created'
   | 'optin.confirmed'
+  | 'optin.opted_out'
   | 'tag.added'
 
 export interface Signal {
   accountId: string
   name: SignalName
   contactId: string | null
-  /** `optin.confirmed`: `{channel}`; `tag.added`: `{tag}`; events: their data */
+  /** `optin.confirmed`, `optin.opted_out`: `{channel}`; `tag.added`: `{tag}`; events: their data */
   data: Record<string, unknown>
 }
 
