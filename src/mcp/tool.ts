@@ -104,12 +104,20 @@ const ajv = new Ajv({
   removeAdditional: false,
   coerceTypes: 'array',
   useDefaults: true,
-  allErrors: false,
+  // an assistant corrects every argument at once
+  allErrors: true,
+  discriminator: true,
   strict: false,
 })
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 addFormats(ajv)
-const restAjv = new Ajv({ removeAdditional: 'all', coerceTypes: 'array', useDefaults: true, strict: false })
+const restAjv = new Ajv({
+  removeAdditional: 'all',
+  coerceTypes: 'array',
+  useDefaults: true,
+  discriminator: true,
+  strict: false,
+})
 addFormats(restAjv)
 
 const compiled = new WeakMap<TSchema, ValidateFunction>()
@@ -138,7 +146,10 @@ function describe(where: string, error: ErrorObject | undefined): string {
 export function validateArguments(tool: Tool, args: unknown): Record<string, unknown> {
   const value = structuredClone(args ?? {})
   const validate = validatorOf(compiled, ajv, tool.input)
-  if (!validate(value)) throw new AppError(400, 'bad_request', describe('arguments', validate.errors?.[0]))
+  if (!validate(value)) {
+    const messages = [...new Set((validate.errors ?? []).map((error) => describe('arguments', error)))]
+    throw new AppError(400, 'bad_request', messages.slice(0, 5).join('; ') || 'arguments are invalid')
+  }
   return value as Record<string, unknown>
 }
 

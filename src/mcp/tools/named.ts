@@ -46,7 +46,9 @@ export const searchContacts = defineTool({
   kind: 'read',
   input: Type.Object({
     query: Type.Optional(Type.String({ maxLength: 100, description: 'search term; empty: no filter' })),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'how many contacts (1-100)' }),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'how many contacts (1-100)' }),
+    ),
   }),
   async run(ctx, args) {
     const query = restRule(ContactListQuery, { q: args.query, limit: args.limit, offset: 0 }, 'query')
@@ -239,8 +241,8 @@ export const listConversations = defineTool({
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Channel),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-    offset: Type.Integer({ minimum: 0, maximum: 100000, default: 0 }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, default: 0 })),
   }),
   async run(ctx, args) {
     const query = restRule(ConversationsQuery, args, 'query')
@@ -259,8 +261,8 @@ export const getConversationMessages = defineTool({
   kind: 'read',
   input: Type.Object({
     conversation_id: Uuid('the conversation id, from list_conversations'),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-    offset: Type.Integer({ minimum: 0, maximum: 100000, default: 0 }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, default: 0 })),
   }),
   async run(ctx, args) {
     const query = restRule(HistoryQuery, { limit: args.limit, offset: args.offset }, 'query')
