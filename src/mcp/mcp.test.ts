@@ -13,7 +13,7 @@ import {
 } from '../../test/helpers/harness.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../modules/channels/index.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
-import { blockAccount, createOAuthAccessToken } from '../platform/auth/accounts.service.ts'
+import { blockAccount, createOAuthAccessToken, setAccountPlan, setPlan } from '../platform/auth/accounts.service.ts'
 import { SCOPES } from '../platform/auth/scopes.ts'
 
 let harness: Harness
@@ -492,6 +492,27 @@ describe('the MCP server over Streamable HTTP', () => {
       'apikey_scope_fehlt',
     )
     await fails(client, 'send_message', { contact_id: '00000000-0000-4000-8000-000000000000', text: 'x' }, 'forbidden')
+  })
+
+  test('rate limit: tool calls count against the key’s REST budget; over it, rate_limited with retry_after', async () => {
+    const account = await createTestAccount(harness)
+    const plan = `tools-rate-${process.pid}-${Date.now()}`
+    await setPlan(harness.database.orm, {
+      name: plan,
+      contactsLimit: 100,
+      messagesPerMonth: 100,
+      webhooksLimit: 1,
+      requestsPerMinute: 3,
+    })
+    await setAccountPlan(harness.database.orm, account.accountId, plan)
+    const client = await connect(account.key)
+    await client.listTools()
+    await ok(client, 'search_contacts')
+    await ok(client, 'get_account')
+    assert.equal((await account.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+    const limited = await fails(client, 'search_contacts', {}, 'rate_limited')
+    assert.ok(limited.retry_after >= 1)
+    assert.equal((await account.request({ method: 'GET', url: '/v1/me' })).statusCode, 429)
   })
 
   test('isolation: another account’s ids are not_found', async () => {
