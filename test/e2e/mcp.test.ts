@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { catalogue } from '../../src/mcp/catalogue.ts'
-import { childEnv, freePort, listeningAt, startProcess, tempDataDir } from '../helpers/process.ts'
 import { connectMcp, toolConfirmed, toolOk } from '../helpers/mcp-client.ts'
+import { childEnv, freePort, listeningAt, startProcess, tempDataDir } from '../helpers/process.ts'
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 
