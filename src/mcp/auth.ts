@@ -1,4 +1,4 @@
-import { and, eq, gt } from 'drizzle-orm'
+import { and, eq, gt, isNull, or } from 'drizzle-orm'
 import { accounts, oauthAccessTokens, plans } from '../platform/auth/auth.tables.ts'
 import { authenticateApiKey, bearerToken, type ResolvedKey } from '../platform/auth/authenticate.ts'
 import type { CredentialCache } from '../platform/auth/credential-cache.ts'
@@ -8,6 +8,7 @@ import type { TenantContext } from '../platform/auth/tenant.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
 import { AppError } from '../platform/http/errors.ts'
+import { oauthGrants } from './mcp.tables.ts'
 
 /** Who calls a tool: the tenant, and the credential a confirm_token and an idempotency key are bound to. */
 export interface ToolCaller {
@@ -76,7 +77,21 @@ async function loadOAuthToken(db: Db, hash: string, now: Date) {
     .from(oauthAccessTokens)
     .innerJoin(accounts, eq(accounts.id, oauthAccessTokens.accountId))
     .innerJoin(plans, eq(plans.name, accounts.plan))
-    .where(and(eq(oauthAccessTokens.tokenHash, hash), gt(oauthAccessTokens.expiresAt, now)))
+    .leftJoin(
+      oauthGrants,
+      and(eq(oauthGrants.accountId, oauthAccessTokens.accountId), eq(oauthGrants.id, oauthAccessTokens.grantId)),
+    )
+    .where(
+      and(
+        eq(oauthAccessTokens.tokenHash, hash),
+        gt(oauthAccessTokens.expiresAt, now),
+        // a token of a revoked grant is dead (revocation, a reused refresh token)
+        or(
+          isNull(oauthAccessTokens.grantId),
+          and(eq(oauthGrants.id, oauthAccessTokens.grantId), isNull(oauthGrants.revokedAt)),
+        ),
+      ),
+    )
     .limit(1)
   return row
 }

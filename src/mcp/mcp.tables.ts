@@ -28,3 +28,56 @@ export const toolConfirmations = pgTable(
     index('tool_confirmations_expires_idx').on(t.expiresAt),
   ],
 )
+
+/** OAuth clients registered dynamically (RFC 7591): public clients, PKCE only; not tied to an account. */
+export const oauthClients = pgTable('oauth_clients', {
+  clientId: text('client_id').primaryKey(),
+  clientName: text('client_name').notNull(),
+  redirectUris: text('redirect_uris').array().notNull(),
+  createdAt: at('created_at').notNull().defaultNow(),
+})
+
+/** One approval: a member let a client act for an account with these scopes at this resource. */
+export const oauthGrants = pgTable(
+  'oauth_grants',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    clientId: text('client_id').notNull(),
+    scopes: text('scopes').array().notNull(),
+    resource: text('resource').notNull(),
+    revokedAt: at('revoked_at'),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_grants_id_uq').on(t.id)],
+)
+
+export const oauthCodes = pgTable('oauth_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  accountId: uuid('account_id')
+    .notNull()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  grantId: uuid('grant_id').notNull(),
+  clientId: text('client_id').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  expiresAt: at('expires_at').notNull(),
+  usedAt: at('used_at'),
+})
+
+export const oauthRefreshTokens = pgTable(
+  'oauth_refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    grantId: uuid('grant_id').notNull(),
+    expiresAt: at('expires_at').notNull(),
+    usedAt: at('used_at'),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('oauth_refresh_tokens_grant_idx').on(t.accountId, t.grantId)],
+)

@@ -16,6 +16,7 @@ import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { authenticateToolCaller, type ToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
+import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
 import { toolServicesFor } from './services.ts'
 import type { Tool } from './tool.ts'
 
@@ -117,7 +118,8 @@ export function checkHostAndOrigin(publicUrl: string, host: string | undefined, 
 
 function sendError(reply: FastifyReply, error: AppError, publicUrl: string): FastifyReply {
   if (error.status === 401) {
-    reply.header('www-authenticate', `Bearer realm="herold", resource="${new URL('/mcp', publicUrl).href}"`)
+    // RFC 9728: where an assistant finds how to get a token for this resource
+    reply.header('www-authenticate', `Bearer realm="herold", resource_metadata="${resourceMetadataUrl(publicUrl)}"`)
   }
   return reply.headers(error.headers).code(error.status).send(error.toBody())
 }
@@ -181,6 +183,8 @@ export function toolServer(options: ToolServerOptions) {
     }
     app.get('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
     app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
+
+    await app.register(oauthRoutes({ db: runtime.db, clock: runtime.clock, publicUrl }))
 
     await app.register(
       async (v1) => {
