@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
+import { toolServer } from './mcp/server.ts'
 import { modules } from './modules/index.ts'
 import type { ResolvedKey } from './platform/auth/authenticate.ts'
 import { CredentialCache } from './platform/auth/credential-cache.ts'
@@ -73,5 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   )
   for (const module of [...modules, ...(deps.extraModules ?? [])])
     if (module.publicRoutes) await app.register(module.publicRoutes(platform))
+  // the tool server (MCP at /mcp, POST /v1/tools/{tool_name}): tools call the module services
+  await app.register(toolServer({ ...platform, rateLimiter: deps.rateLimiter, credentials }))
   return app
 }

@@ -1,4 +1,4 @@
-import type { HeroldModule } from '../../platform/module.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { contactsRoutes } from './contacts.routes.ts'
 import {
   type ContactCleanup,
@@ -22,9 +22,14 @@ export function registerDeletionConfirmation(confirmation: DeletionConfirmation)
   deletion.confirmation = confirmation
 }
 
+/** The contacts service of a process, with what the other modules registered for DELETE /contacts/{id}. */
+export function contactsServiceFor({ database, clock }: Pick<PlatformDeps, 'database' | 'clock'>) {
+  return contactsService({ db: database.orm, clock, deletion })
+}
+
 export const contactsModule: HeroldModule = {
   name: 'contacts',
-  routes: ({ database, clock }) => contactsRoutes(contactsService({ db: database.orm, clock, deletion })),
+  routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
 }
 
 export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'

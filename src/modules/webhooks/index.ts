@@ -1,22 +1,24 @@
 import { EVENT_DISPATCH_QUEUE } from '../../platform/events/events.ts'
-import type { HeroldModule } from '../../platform/module.ts'
+import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { webhooksRoutes } from './webhooks.routes.ts'
 import { DELIVERY_QUEUE, webhooksService } from './webhooks.service.ts'
 import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
 
+/** The webhook subscriptions service of a process. */
+export function webhooksServiceFor({ config, database, clock }: PlatformDeps) {
+  return webhooksService({
+    db: database.orm,
+    clock,
+    secrets: secretBoxFor(config),
+    allowPrivateTargets: config.allowPrivateTargets,
+  })
+}
+
 export const webhooksModule: HeroldModule = {
   name: 'webhooks',
-  routes: ({ config, database, clock }) =>
-    webhooksRoutes(
-      webhooksService({
-        db: database.orm,
-        clock,
-        secrets: secretBoxFor(config),
-        allowPrivateTargets: config.allowPrivateTargets,
-      }),
-    ),
+  routes: (deps) => webhooksRoutes(webhooksServiceFor(deps)),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })
     return {

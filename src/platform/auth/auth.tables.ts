@@ -74,6 +74,8 @@ export const oauthAccessTokens = pgTable(
     tokenHash: text('token_hash').notNull(),
     scopes: text('scopes').array().notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** the OAuth grant it was issued under (src/mcp/oauth.ts); revoking the grant ends it */
+    grantId: uuid('grant_id'),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_access_tokens_hash_uq').on(t.tokenHash)],

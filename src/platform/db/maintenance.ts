@@ -25,6 +25,7 @@ export const CHURN_TABLES = [
   'automation_runs',
   'email_optin_tokens',
   'oauth_access_tokens',
+  'tool_confirmations',
 ] as const
 
 const KNOWN_TABLE = /^[a-z_][a-z0-9_]*$/
@@ -87,6 +88,10 @@ export async function applyRetention(
     ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE expires_at <= $1', [new Date(now).toISOString()]],
     ['email_optin_tokens', 'DELETE FROM email_optin_tokens WHERE expires_at < $1', [before]],
     ['oauth_access_tokens', 'DELETE FROM oauth_access_tokens WHERE expires_at < $1', [before]],
+    ['oauth_codes', 'DELETE FROM oauth_codes WHERE expires_at < $1', [before]],
+    ['oauth_refresh_tokens', 'DELETE FROM oauth_refresh_tokens WHERE expires_at < $1', [before]],
+    // a confirm_token is useless after its 10 minutes: nothing to keep
+    ['tool_confirmations', 'DELETE FROM tool_confirmations WHERE expires_at <= $1', [new Date(now).toISOString()]],
     ['sandbox_outbox', 'DELETE FROM sandbox_outbox WHERE created_at < $1', [sandboxBefore]],
   ]
   const deleted: Record<string, number> = {}

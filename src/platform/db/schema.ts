@@ -1,5 +1,6 @@
 // Every Drizzle table of the application, for drizzle-kit and the typed client.
 
+export * from '../../mcp/mcp.tables.ts'
 export * from '../../modules/automations/automations.tables.ts'
 export * from '../../modules/channels/channels.tables.ts'
 export * from '../../modules/consent/consent.tables.ts'

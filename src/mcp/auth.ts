@@ -1,0 +1,97 @@
+import { and, eq, gt, isNull, or } from 'drizzle-orm'
+import { accounts, oauthAccessTokens, plans } from '../platform/auth/auth.tables.ts'
+import { authenticateApiKey, bearerToken, type ResolvedKey } from '../platform/auth/authenticate.ts'
+import type { CredentialCache } from '../platform/auth/credential-cache.ts'
+import { hashSecret, OAUTH_TOKEN_PREFIX } from '../platform/auth/credentials.ts'
+import type { Scope } from '../platform/auth/scopes.ts'
+import type { TenantContext } from '../platform/auth/tenant.ts'
+import type { Clock } from '../platform/clock.ts'
+import type { Db } from '../platform/db/client.ts'
+import { AppError } from '../platform/http/errors.ts'
+import { oauthGrants } from './mcp.tables.ts'
+
+/** Who calls a tool: the tenant, and the credential a confirm_token and an idempotency key are bound to. */
+export interface ToolCaller {
+  tenant: TenantContext
+  /** the API key's id, or the OAuth access token's id */
+  credentialId: string
+  /** the rate-limit bucket: an API key shares its REST budget */
+  rateKey: string
+}
+
+/**
+ * The tool server accepts API keys (as REST does) and the OAuth access tokens of assistants (which REST refuses).
+ * The account guard holds for both: a blocked account is 403, an unreadable status 503.
+ */
+export async function authenticateToolCaller(
+  db: Db,
+  clock: Clock,
+  authorization: string | undefined,
+  cache?: CredentialCache<ResolvedKey>,
+): Promise<ToolCaller> {
+  const token = bearerToken(authorization)
+  if (!token.startsWith(OAUTH_TOKEN_PREFIX)) {
+    const tenant = await authenticateApiKey(db, token, cache)
+    const keyId = tenant.actor.keyId as string
+    return { tenant, credentialId: keyId, rateKey: `key:${keyId}` }
+  }
+  let row: Awaited<ReturnType<typeof loadOAuthToken>>
+  try {
+    row = await loadOAuthToken(db, hashSecret(token), clock.now())
+  } catch {
+    throw new AppError(503, 'status_unavailable', 'The account status could not be checked; retry in a minute', {
+      headers: { 'retry-after': '60' },
+    })
+  }
+  if (!row) throw new AppError(401, 'unauthorized', 'Invalid or expired access token')
+  if (row.account.status !== 'active') throw new AppError(403, 'account_blocked', 'This account is blocked')
+  const { account } = row
+  return {
+    credentialId: row.token.id,
+    rateKey: `oauth:${row.token.id}`,
+    tenant: {
+      accountId: account.id,
+      account: {
+        id: account.id,
+        name: account.name,
+        plan: account.plan,
+        sendingPaused: account.sendingPaused,
+        language: account.language,
+        timezone: account.timezone,
+      },
+      actor: {
+        type: 'oauth',
+        keyId: null,
+        keyName: null,
+        keyPrefix: null,
+        scopes: row.token.scopes as Scope[],
+        requestsPerMinute: row.requestsPerMinute,
+      },
+    },
+  }
+}
+
+async function loadOAuthToken(db: Db, hash: string, now: Date) {
+  const [row] = await db
+    .select({ token: oauthAccessTokens, account: accounts, requestsPerMinute: plans.requestsPerMinute })
+    .from(oauthAccessTokens)
+    .innerJoin(accounts, eq(accounts.id, oauthAccessTokens.accountId))
+    .innerJoin(plans, eq(plans.name, accounts.plan))
+    .leftJoin(
+      oauthGrants,
+      and(eq(oauthGrants.accountId, oauthAccessTokens.accountId), eq(oauthGrants.id, oauthAccessTokens.grantId)),
+    )
+    .where(
+      and(
+        eq(oauthAccessTokens.tokenHash, hash),
+        gt(oauthAccessTokens.expiresAt, now),
+        // a token of a revoked grant is dead (revocation, a reused refresh token)
+        or(
+          isNull(oauthAccessTokens.grantId),
+          and(eq(oauthGrants.id, oauthAccessTokens.grantId), isNull(oauthGrants.revokedAt)),
+        ),
+      ),
+    )
+    .limit(1)
+  return row
+}

@@ -1,0 +1,12 @@
+import type { Tool } from './tool.ts'
+import { automationTools } from './tools/automations.ts'
+import { contactTools } from './tools/contacts.ts'
+import { contentTools } from './tools/content.ts'
+import { inboxTools } from './tools/inbox.ts'
+import { namedTools } from './tools/named.ts'
+
+/**
+ * Every tool of the tool server, in the order tools/list shows them: the spec's fourteen named tools first, then one
+ * tool per further REST operation of the modules built so far. Names are unique (checked by a test).
+ */
+export const catalogue: Tool[] = [...namedTools, ...contactTools, ...inboxTools, ...contentTools, ...automationTools]

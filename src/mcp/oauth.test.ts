@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { hashSecret } from '../platform/auth/credentials.ts'
+import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
+
+let harness: Harness
+let base: string
+const clients: Client[] = []
+
+before(async () => {
+  harness = await createHarness()
+  await harness.app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+})
+after(async () => {
+  for (const client of clients) await client.close().catch(() => {})
+  await harness.close()
+})
+
+const urls = () => oauthUrls(harness.config.publicUrl)
+const REDIRECT = 'http://127.0.0.1:33418/callback'
+
+const form = (url: string, fields: Record<string, string>) =>
+  harness.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(fields).toString(),
+  })
+
+async function register(): Promise<string> {
+  const response = await harness.app.inject({
+    method: 'POST',
+    url: '/oauth/register',
+    payload: { client_name: 'Test assistant', redirect_uris: [REDIRECT] },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  return response.json().client_id
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+
+/** Register, authorize (the approval the consent page will give), exchange the code: the token response. */
+async function signIn(accountId: string, scope = 'contacts:read contacts:write') {
+  const clientId = await register()
+  const { verifier, challenge } = pkce()
+  const request = await checkAuthorizationRequest(harness.database.orm, urls(), {
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: urls().resource,
+    scope,
+    state: 'xyz',
+  })
+  const { redirectTo } = await approveAuthorization(harness.database.orm, harness.clock, urls(), {
+    ...request,
+    accountId,
+  })
+  const back = new URL(redirectTo)
+  assert.equal(back.searchParams.get('state'), 'xyz')
+  const code = back.searchParams.get('code') as string
+  const exchange = (verifierUsed: string) =>
+    form('/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifierUsed,
+      resource: urls().resource,
+    })
+  return { clientId, code, verifier, exchange }
+}
+
+async function mcpWith(token: string) {
+  const client = await connectMcp(base, token)
+  clients.push(client)
+  return client
+}
+
+const mcpStatus = async (token: string) =>
+  (
+    await harness.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' },
+      payload: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
+    })
+  ).statusCode
+
+test('discovery: 401 names the protected-resource metadata, which names the authorization server', async () => {
+  const unauthorized = await harness.app.inject({ method: 'POST', url: '/mcp', payload: {} })
+  assert.equal(unauthorized.statusCode, 401)
+  const header = String(unauthorized.headers['www-authenticate'])
+  const metadataUrl = /resource_metadata="([^"]+)"/.exec(header)?.[1]
+  assert.equal(metadataUrl, 'http://herold.test/.well-known/oauth-protected-resource/mcp')
+  const resource = (
+    await harness.app.inject({ method: 'GET', url: new URL(metadataUrl as string).pathname })
+  ).json() as Json
+  assert.equal(resource.resource, 'http://herold.test/mcp')
+  assert.deepEqual(resource.authorization_servers, ['http://herold.test'])
+  const server = (await harness.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json()
+  assert.equal(server.issuer, 'http://herold.test')
+  assert.deepEqual(server.code_challenge_methods_supported, ['S256'])
+  assert.deepEqual(server.grant_types_supported, ['authorization_code', 'refresh_token'])
+  assert.equal(server.registration_endpoint, 'http://herold.test/oauth/register')
+  assert.equal(server.revocation_endpoint, 'http://herold.test/oauth/revoke')
+})
+
+test('registration refuses unsafe redirect addresses and confidential clients', async () => {
+  const bad = await harness.app.inject({
+    method: 'POST',
+    url: '/oauth/register',
+    payload: { redirect_uris: ['http://evil.example/cb'] },
+  })
+  assert.equal(bad.statusCode, 400)
+  assert.equal(bad.json().error, 'invalid_redirect_uri')
+  const secret = await harness.app.inject({
+    method: 'POST',
+    url: '/oauth/register',
+    payload: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' },
+  })
+  assert.equal(secret.json().error, 'invalid_client_metadata')
+  assert.match(await register(), /^hoc_/)
+})
+
+test('/oauth/authorize checks the request; without the web app sign-in it answers temporarily_unavailable', async () => {
+  const clientId = await register()
+  const { challenge } = pkce()
+  const query = (fields: Record<string, string>) =>
+    harness.app.inject({ method: 'GET', url: `/oauth/authorize?${new URLSearchParams(fields)}` })
+  const valid = {
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: 'http://herold.test/mcp',
+    state: 's1',
+  }
+  const unknown = await query({ ...valid, client_id: 'hoc_nope' })
+  assert.equal(unknown.statusCode, 400, 'an unknown client is not redirected')
+  const foreignRedirect = await query({ ...valid, redirect_uri: 'https://evil.example/cb' })
+  assert.equal(foreignRedirect.statusCode, 400, 'an unregistered redirect is not followed')
+  const plain = new URL(String((await query({ ...valid, code_challenge_method: 'plain' })).headers.location))
+  assert.equal(plain.searchParams.get('error'), 'invalid_request')
+  assert.equal(plain.searchParams.get('state'), 's1')
+  const target = new URL(String((await query({ ...valid, resource: 'https://other.example/mcp' })).headers.location))
+  assert.equal(target.searchParams.get('error'), 'invalid_target')
+  const answered = await query(valid)
+  assert.equal(answered.statusCode, 302)
+  const back = new URL(String(answered.headers.location))
+  assert.equal(back.origin + back.pathname, REDIRECT)
+  assert.equal(back.searchParams.get('error'), 'temporarily_unavailable')
+  assert.equal(back.searchParams.get('code'), null, 'no code without a member’s approval')
+})
+
+test('code with PKCE → tokens for the tool server only; refresh rotates; a reused refresh token revokes the grant', async () => {
+  const account = await createTestAccount(harness)
+  const flow = await signIn(account.accountId)
+  const wrong = await flow.exchange(pkce().verifier)
+  assert.equal(wrong.statusCode, 400)
+  assert.equal(wrong.json().error, 'invalid_grant')
+  const exchanged = await flow.exchange(flow.verifier)
+  assert.equal(exchanged.statusCode, 200, exchanged.body)
+  assert.equal(exchanged.headers['cache-control'], 'no-store')
+  const tokens = exchanged.json()
+  assert.equal(tokens.token_type, 'Bearer')
+  assert.equal(tokens.scope, 'contacts:read contacts:write')
+  const stored = await harness.database.query('SELECT 1 FROM oauth_refresh_tokens WHERE token_hash = $1', [
+    hashSecret(tokens.refresh_token),
+  ])
+  assert.equal(stored.length, 1, 'the refresh token is stored as its hash')
+
+  const client = await mcpWith(tokens.access_token)
+  assert.equal((await toolOk(client, 'get_account')).auth_type, 'oauth')
+  assert.equal((await toolOk(client, 'get_account')).key, null)
+  await toolOk(client, 'create_contact', { name: 'Per OAuth', phone: '+4915112340000' })
+  await toolFails(client, 'list_templates', {}, 'forbidden', 'apikey_scope_fehlt')
+  const rest = await harness.app.inject({
+    method: 'GET',
+    url: '/v1/me',
+    headers: { authorization: `Bearer ${tokens.access_token}` },
+  })
+  assert.equal(rest.statusCode, 401, 'REST refuses OAuth access tokens')
+
+  const refresh = (token: string) =>
+    form('/oauth/token', { grant_type: 'refresh_token', refresh_token: token, client_id: flow.clientId })
+  const rotated = await refresh(tokens.refresh_token)
+  assert.equal(rotated.statusCode, 200, rotated.body)
+  const next = rotated.json()
+  assert.notEqual(next.refresh_token, tokens.refresh_token)
+  assert.equal(await mcpStatus(next.access_token), 200)
+
+  const reused = await refresh(tokens.refresh_token)
+  assert.equal(reused.statusCode, 400)
+  assert.equal(reused.json().error, 'invalid_grant')
+  assert.equal(await mcpStatus(next.access_token), 401, 'reuse revokes every token of the grant')
+  assert.equal((await refresh(next.refresh_token)).json().error, 'invalid_grant')
+})
+
+test('a code works once (a second exchange revokes the first tokens); revocation ends a grant; tokens expire', async () => {
+  const account = await createTestAccount(harness)
+  const flow = await signIn(account.accountId, 'contacts:read')
+  const first = (await flow.exchange(flow.verifier)).json()
+  assert.equal(await mcpStatus(first.access_token), 200)
+  const second = await flow.exchange(flow.verifier)
+  assert.equal(second.json().error, 'invalid_grant')
+  assert.equal(await mcpStatus(first.access_token), 401)
+
+  const other = await signIn(account.accountId, 'contacts:read')
+  const tokens = (await other.exchange(other.verifier)).json()
+  assert.equal(
+    (await form('/oauth/revoke', { token: tokens.refresh_token, client_id: other.clientId })).statusCode,
+    200,
+  )
+  assert.equal(await mcpStatus(tokens.access_token), 401, 'revoking the refresh token ends the grant')
+  assert.equal((await form('/oauth/revoke', { token: 'unknown' })).statusCode, 200)
+
+  const late = await signIn(account.accountId, 'contacts:read')
+  const lateTokens = (await late.exchange(late.verifier)).json()
+  assert.equal(await mcpStatus(lateTokens.access_token), 200)
+  harness.clock.advance(lateTokens.expires_in * 1000 + 1)
+  assert.equal(await mcpStatus(lateTokens.access_token), 401, 'access tokens are short-lived')
+  const expiredCode = await signIn(account.accountId, 'contacts:read')
+  harness.clock.advance(5 * 60_000 + 1)
+  assert.equal((await expiredCode.exchange(expiredCode.verifier)).json().error, 'invalid_grant')
+})

@@ -1,0 +1,231 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { ResolvedKey } from '../platform/auth/authenticate.ts'
+import type { CredentialCache } from '../platform/auth/credential-cache.ts'
+import { AppError } from '../platform/http/errors.ts'
+import type { PlatformDeps } from '../platform/module.ts'
+import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
+import { authenticateToolCaller, type ToolCaller } from './auth.ts'
+import { callTool, type ToolRuntime } from './call.ts'
+import { catalogue } from './catalogue.ts'
+import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
+import { toolServicesFor } from './services.ts'
+import type { Tool } from './tool.ts'
+
+export interface ToolServerOptions extends PlatformDeps {
+  rateLimiter: RateLimiter
+  credentials?: CredentialCache<ResolvedKey>
+}
+
+const INSTRUCTIONS =
+  'Herold keeps the contacts, WhatsApp and e-mail conversations, templates, newsletters and automations of one business account. ' +
+  'Tools that send, schedule, submit or delete are two-step: the first call answers a preview and a confirm_token and does nothing; ' +
+  'show the preview to the user and, once they agree, call the same tool with the same arguments plus confirm_token. ' +
+  'Errors carry code, key and message; branch on code and key.'
+
+/** An MCP tool description of a catalogue tool: its schema with limits, annotations and required scope. */
+export function mcpToolOf(tool: Tool): McpTool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.scope ? `${tool.description} Scope: ${tool.scope}.` : tool.description,
+    inputSchema: JSON.parse(JSON.stringify(tool.input)) as McpTool['inputSchema'],
+    annotations: { title: tool.title, ...tool.annotations },
+    _meta: { 'herold/scope': tool.scope, 'herold/rest': tool.rest, 'herold/two_step': tool.preview !== undefined },
+  }
+}
+
+function toolResult(result: Record<string, unknown>, replayed: boolean): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(result) }],
+    structuredContent: result,
+    ...(replayed ? { _meta: { 'herold/idempotent_replayed': true } } : {}),
+  }
+}
+
+function errorResult(error: AppError): CallToolResult {
+  const body = error.toBody()
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${error.code} (${error.key}): ${error.message}` }],
+    structuredContent: { ...body, status: error.status },
+  }
+}
+
+/** An MCP server for one request, bound to its authenticated caller (stateless: any process can answer any call). */
+function mcpServerFor(runtime: ToolRuntime, caller: ToolCaller, log: FastifyRequest['log']): Server {
+  const server = new Server(
+    { name: 'herold', title: 'Herold', version: '1.0.0' },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  )
+  const listed = [...runtime.tools.values()].map(mcpToolOf)
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    try {
+      const outcome = await callTool(runtime, caller, request.params.name, request.params.arguments ?? {})
+      return toolResult(outcome.result, outcome.replayed)
+    } catch (error) {
+      if (error instanceof AppError) return errorResult(error)
+      log.error({ err: error, tool: request.params.name }, 'tool failed')
+      return errorResult(new AppError(500, 'internal_error', 'An unexpected error occurred'))
+    }
+  })
+  return server
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+function hostnameOf(host: string): string {
+  return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]
+}
+
+/**
+ * Against DNS rebinding (MCP transport specification): the Host header must name this server (HEROLD_PUBLIC_URL's
+ * host, or a loopback name, which a rebound foreign domain never is), and an Origin, when a browser sends one, must
+ * be HEROLD_PUBLIC_URL's origin or a loopback origin.
+ */
+export function checkHostAndOrigin(publicUrl: string, host: string | undefined, origin: string | undefined): void {
+  const own = new URL(publicUrl)
+  const hostOk =
+    host !== undefined &&
+    (host.toLowerCase() === own.host.toLowerCase() || LOOPBACK_HOSTS.has(hostnameOf(host.toLowerCase())))
+  if (!hostOk) {
+    throw new AppError(403, 'forbidden', `Host ${host ?? '(none)'} is not this server`, { key: 'host_not_allowed' })
+  }
+  if (origin === undefined) return
+  let parsed: URL | null = null
+  try {
+    parsed = new URL(origin)
+  } catch {
+    parsed = null
+  }
+  const originOk =
+    parsed !== null &&
+    (parsed.origin === own.origin ||
+      ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK_HOSTS.has(parsed.hostname)))
+  if (!originOk) {
+    throw new AppError(403, 'forbidden', `Origin ${origin} may not call the tool server`, { key: 'origin_not_allowed' })
+  }
+}
+
+function sendError(reply: FastifyReply, error: AppError, publicUrl: string): FastifyReply {
+  if (error.status === 401) {
+    // RFC 9728: where an assistant finds how to get a token for this resource
+    reply.header('www-authenticate', `Bearer realm="herold", resource_metadata="${resourceMetadataUrl(publicUrl)}"`)
+  }
+  return reply.headers(error.headers).code(error.status).send(error.toBody())
+}
+
+/**
+ * The tool server: MCP over Streamable HTTP at /mcp (official SDK, stateless, JSON responses), and every tool over
+ * plain HTTP at POST /v1/tools/{tool_name} (API key, through the REST pipeline).
+ */
+export function toolServer(options: ToolServerOptions) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const platform = { config: options.config, database: options.database, clock: options.clock }
+    const services = toolServicesFor(platform)
+    app.addHook('onClose', () => services.close())
+    const runtime: ToolRuntime = {
+      db: options.database.orm,
+      clock: options.clock,
+      rateLimiter: options.rateLimiter,
+      services,
+      platform,
+      tools: new Map(catalogue.map((tool) => [tool.name, tool])),
+    }
+    const publicUrl = options.config.publicUrl
+
+    app.post('/mcp', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+      let caller: ToolCaller
+      try {
+        checkHostAndOrigin(publicUrl, request.headers.host, request.headers.origin)
+        caller = await authenticateToolCaller(
+          runtime.db,
+          runtime.clock,
+          request.headers.authorization,
+          options.credentials,
+        )
+      } catch (error) {
+        if (error instanceof AppError) return sendError(reply, error, publicUrl)
+        throw error
+      }
+      const server = mcpServerFor(runtime, caller, request.log)
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      reply.hijack()
+      reply.raw.on('close', () => {
+        void transport.close()
+        void server.close()
+      })
+      await server.connect(transport)
+      await transport.handleRequest(request.raw, reply.raw, request.body)
+    })
+
+    // stateless: no server-initiated stream to open (GET) and no session to end (DELETE)
+    const notAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        checkHostAndOrigin(publicUrl, request.headers.host, request.headers.origin)
+      } catch (error) {
+        if (error instanceof AppError) return sendError(reply, error, publicUrl)
+        throw error
+      }
+      return reply
+        .code(405)
+        .header('allow', 'POST')
+        .send(new AppError(405, 'method_not_allowed', 'The tool server takes POST requests only').toBody())
+    }
+    app.get('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
+    app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
+
+    await app.register(oauthRoutes({ db: runtime.db, clock: runtime.clock, publicUrl }))
+
+    await app.register(
+      async (v1) => {
+        v1.post<{ Params: { tool_name: string }; Body: Record<string, unknown> | undefined }>(
+          '/tools/:tool_name',
+          {
+            schema: {
+              summary: 'Call a tool of the tool server over plain HTTP',
+              description:
+                'The body is the tool’s arguments (the JSON Schema of each tool is listed by the MCP server at /mcp; see docs/tool-server.md). ' +
+                'The tool’s own scope applies. Two-step tools (send, schedule, submit, delete) answer a preview with confirm_token first and do nothing; the same call with confirm_token executes. ' +
+                'Errors are the usual envelope with the REST status; a replayed idempotency_key answers Idempotent-Replayed: true.',
+              tags: ['tools'],
+              params: Type.Object({
+                tool_name: Type.String({ enum: [...runtime.tools.keys()], description: 'the tool’s name' }),
+              }),
+              // a plain object schema: Fastify's removeAdditional would empty one that declares additionalProperties
+              body: Type.Optional(
+                Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'the tool’s arguments' }),
+              ),
+              response: { 200: Type.Object({}, { additionalProperties: true, description: 'the tool’s result' }) },
+            },
+          },
+          async (request, reply) => {
+            const tenant = request.tenant
+            const keyId = tenant.actor.keyId as string
+            const caller = { tenant, credentialId: keyId, rateKey: `key:${keyId}` }
+            const outcome = await callTool(runtime, caller, request.params.tool_name, request.body ?? {}, {
+              rateCounted: true,
+            }).catch((error: unknown) => {
+              if (error instanceof AppError && (error as AppError & { replayed?: boolean }).replayed) {
+                reply.header('idempotent-replayed', 'true')
+              }
+              throw error
+            })
+            if (outcome.replayed) reply.header('idempotent-replayed', 'true')
+            return outcome.result
+          },
+        )
+      },
+      { prefix: '/v1' },
+    )
+  }
+}

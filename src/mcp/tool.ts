@@ -1,0 +1,167 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import { type Static, type TObject, type TSchema, Type } from 'typebox'
+import type { Scope } from '../platform/auth/scopes.ts'
+import type { TenantContext } from '../platform/auth/tenant.ts'
+import { AppError } from '../platform/http/errors.ts'
+import type { PlatformDeps } from '../platform/module.ts'
+import type { ToolCaller } from './auth.ts'
+import type { ToolServices } from './services.ts'
+
+/** What a tool's functions receive: the caller, its tenant, the module services and the platform. */
+export interface ToolContext {
+  caller: ToolCaller
+  tenant: TenantContext
+  services: ToolServices
+  platform: PlatformDeps
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean
+  destructiveHint: boolean
+  idempotentHint: boolean
+  openWorldHint: boolean
+}
+
+/** One tool of the catalogue, calling the module services with the scope of the REST operation behind it. */
+export interface Tool {
+  name: string
+  title: string
+  description: string
+  /** the scope of the REST operation it stands for; null: any valid credential (as GET /me) */
+  scope: Scope | null
+  /** the JSON Schema of its arguments, with the limits; two-step tools get confirm_token added */
+  input: TObject
+  annotations: ToolAnnotations
+  /** two-step: what the call will do (to whom, how many), computed without changing anything */
+  preview?: (ctx: ToolContext, args: Record<string, unknown>) => Promise<Record<string, unknown>>
+  /** the call carries idempotency_key: the same key replays the first result, as Idempotency-Key does on REST */
+  idempotencyKey: boolean
+  /** the REST operation it stands for, for the catalogue documentation */
+  rest: string
+  run: (ctx: ToolContext, args: Record<string, unknown>) => Promise<Record<string, unknown>>
+}
+
+export type ToolKind = 'read' | 'write' | 'destructive'
+
+/** Declares a tool; `kind` gives the MCP annotations, `preview` makes it two-step. */
+export function defineTool<S extends TObject>(definition: {
+  name: string
+  title: string
+  description: string
+  scope: Scope | null
+  rest: string
+  input: S
+  kind: ToolKind
+  /** calling it twice with the same arguments has no further effect */
+  idempotent?: boolean
+  /** it reaches outside Herold (a provider, a customer's phone) */
+  openWorld?: boolean
+  preview?: (ctx: ToolContext, args: Static<S>) => Promise<Record<string, unknown>>
+  run: (ctx: ToolContext, args: Static<S>) => Promise<Record<string, unknown>>
+}): Tool {
+  const twoStep = definition.preview !== undefined
+  const input = twoStep
+    ? Type.Object(
+        {
+          ...definition.input.properties,
+          confirm_token: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 100,
+              description:
+                'omit on the first call: it answers a preview and a confirm_token and does nothing; call again with the same arguments and this token to execute (valid 10 minutes, once)',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      )
+    : Type.Object(definition.input.properties, { additionalProperties: false })
+  const description = twoStep
+    ? `${definition.description} Two-step: the first call returns a preview and a confirm_token and changes nothing; repeat the call with the same arguments plus confirm_token to execute.`
+    : definition.description
+  return {
+    name: definition.name,
+    title: definition.title,
+    description,
+    scope: definition.scope,
+    rest: definition.rest,
+    input,
+    annotations: {
+      readOnlyHint: definition.kind === 'read',
+      destructiveHint: definition.kind === 'destructive',
+      idempotentHint: definition.kind === 'read' || definition.idempotent === true,
+      openWorldHint: definition.openWorld === true,
+    },
+    idempotencyKey: 'idempotency_key' in definition.input.properties,
+    preview: definition.preview as Tool['preview'],
+    run: definition.run as Tool['run'],
+  }
+}
+
+// Fastify's own validation options (src/app.ts), so a tool's arguments meet the same rules as a REST body
+const ajv = new Ajv({
+  removeAdditional: false,
+  coerceTypes: 'array',
+  useDefaults: true,
+  // an assistant corrects every argument at once
+  allErrors: true,
+  discriminator: true,
+  strict: false,
+})
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+addFormats(ajv)
+const restAjv = new Ajv({
+  removeAdditional: 'all',
+  coerceTypes: 'array',
+  useDefaults: true,
+  discriminator: true,
+  strict: false,
+})
+addFormats(restAjv)
+
+const compiled = new WeakMap<TSchema, ValidateFunction>()
+const restCompiled = new WeakMap<TSchema, ValidateFunction>()
+
+function validatorOf(cache: WeakMap<TSchema, ValidateFunction>, instance: Ajv, schema: TSchema): ValidateFunction {
+  let validate = cache.get(schema)
+  if (!validate) {
+    validate = instance.compile(schema)
+    cache.set(schema, validate)
+  }
+  return validate
+}
+
+function describe(where: string, error: ErrorObject | undefined): string {
+  if (!error) return `${where} is invalid`
+  const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty?: string }).additionalProperty
+    return `${where} has an unknown argument ${extra}`
+  }
+  return `${path ? `${where === 'arguments' ? '' : `${where}.`}${path}` : where} ${error.message ?? 'is invalid'}`
+}
+
+/** Checks a tool's arguments against its schema (defaults filled in); 400 bad_request naming the argument. */
+export function validateArguments(tool: Tool, args: unknown): Record<string, unknown> {
+  const value = structuredClone(args ?? {})
+  const validate = validatorOf(compiled, ajv, tool.input)
+  if (!validate(value)) {
+    const messages = [...new Set((validate.errors ?? []).map((error) => describe('arguments', error)))]
+    throw new AppError(400, 'bad_request', messages.slice(0, 5).join('; ') || 'arguments are invalid')
+  }
+  return value as Record<string, unknown>
+}
+
+/**
+ * The REST rule behind a tool decides where it is stricter than the tool (a 60-character tag against the API's 40):
+ * the value is checked against the REST operation's own schema and its error answered.
+ */
+export function restRule<S extends TSchema>(schema: S, value: unknown, where: string): Static<S> {
+  const copy = structuredClone(value)
+  const validate = validatorOf(restCompiled, restAjv, schema)
+  if (!validate(copy)) {
+    throw new AppError(400, 'bad_request', `${describe(where, validate.errors?.[0])} (the REST rule)`)
+  }
+  return copy as Static<S>
+}

@@ -1,0 +1,263 @@
+import { Type } from 'typebox'
+import {
+  CreateBody as NewsletterCreateBody,
+  UpdateBody as NewsletterUpdateBody,
+} from '../../modules/newsletters/newsletters.schemas.ts'
+import {
+  CreateBody as TemplateCreateBody,
+  ListQuery as TemplateListQuery,
+  UpdateBody as TemplateUpdateBody,
+} from '../../modules/templates/templates.schemas.ts'
+import { defineTool, restRule } from '../tool.ts'
+import { paging, Uuid } from './common.ts'
+
+/** Templates and newsletters beyond the named tools: every REST operation of /templates and /newsletters. */
+
+const TemplateId = Uuid('the template id, from list_templates')
+const NewsletterId = Uuid('the newsletter id, from list_newsletters')
+
+export const filterTemplates = defineTool({
+  name: 'filter_templates',
+  title: 'Find templates',
+  description:
+    'Templates newest first, filtered by channel (chat, email), state (draft, pending, approved, rejected, paused, disabled) or sendable, with paging.',
+  scope: 'templates:read',
+  rest: 'GET /templates',
+  kind: 'read',
+  input: Type.Object({
+    channel: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('email')])),
+    state: Type.Optional(
+      Type.Union(['draft', 'pending', 'approved', 'rejected', 'paused', 'disabled'].map((s) => Type.Literal(s))),
+    ),
+    sendable: Type.Optional(Type.Boolean({ description: 'true: only templates send_template can send now' })),
+    ...paging(200, 100),
+  }),
+  async run(ctx, args) {
+    const query = restRule(TemplateListQuery, args, 'query')
+    const { items, ...page } = await ctx.services.templates.list(ctx.tenant, query)
+    return { templates: items, ...page }
+  },
+})
+
+export const getTemplate = defineTool({
+  name: 'get_template',
+  title: 'Get a template',
+  description:
+    'One template with its state, provider status, whether it can be submitted (submittable) and the issues that stop it, in English.',
+  scope: 'templates:read',
+  rest: 'GET /templates/{id}',
+  kind: 'read',
+  input: Type.Object({ template_id: TemplateId }),
+  async run(ctx, args) {
+    return { template: await ctx.services.templates.get(ctx.tenant, args.template_id) }
+  },
+})
+
+export const createTemplateWithOptions = defineTool({
+  name: 'create_template_with_options',
+  title: 'Create a template (all options)',
+  description:
+    'Create a draft template with every option of the API: channel chat or email (email needs a subject), purpose (marketing, utility, optin_confirm), language, up to 20 buttons (QUICK_REPLY or URL, text at most 25 characters) and a header image. Nothing goes to the provider.',
+  scope: 'templates:write',
+  rest: 'POST /templates',
+  kind: 'write',
+  input: Type.Object(TemplateCreateBody.properties),
+  async run(ctx, args) {
+    const body = restRule(TemplateCreateBody, args, 'body')
+    return { ok: true, template: await ctx.services.templates.create(ctx.tenant, body) }
+  },
+})
+
+export const updateTemplate = defineTool({
+  name: 'update_template',
+  title: 'Change a template',
+  description:
+    'Change a template’s name, content, subject, language, buttons or header image; only given fields change. Any content change of a chat template resets its provider status: it must be submitted again.',
+  scope: 'templates:write',
+  rest: 'PATCH /templates/{id}',
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ template_id: TemplateId, ...TemplateUpdateBody.properties }),
+  async run(ctx, args) {
+    const { template_id, ...change } = args
+    const body = restRule(TemplateUpdateBody, change, 'body')
+    const result = await ctx.services.templates.update(ctx.tenant, template_id, body)
+    return { ok: true, template: result.template, provider_status_reset: result.providerStatusReset }
+  },
+})
+
+export const submitTemplate = defineTool({
+  name: 'submit_template',
+  title: 'Submit a template for approval',
+  description:
+    'Submit a chat template to WhatsApp for approval. The deterministic check runs first: a template with issues is not submitted (400 with the reasons). Already at the provider: already true.',
+  scope: 'templates:submit',
+  rest: 'POST /templates/{id}/submit',
+  kind: 'write',
+  idempotent: true,
+  openWorld: true,
+  input: Type.Object({ template_id: TemplateId }),
+  async preview(ctx, args) {
+    const template = await ctx.services.templates.get(ctx.tenant, args.template_id)
+    return {
+      action: 'submit a template to the provider (WhatsApp) for approval',
+      template: {
+        id: template.id,
+        name: template.name,
+        language: template.language,
+        purpose: template.purpose,
+        content: template.content,
+        state: template.state,
+        provider_status: template.provider_status,
+      },
+      submittable: template.submittable,
+      issues: template.issues,
+    }
+  },
+  async run(ctx, args) {
+    return { ok: true, ...(await ctx.services.templates.submit(ctx.tenant, args.template_id)) }
+  },
+})
+
+export const deleteTemplate = defineTool({
+  name: 'delete_template',
+  title: 'Delete a template',
+  description:
+    'Delete a template, also at the provider when it is known there. Refused (template_in_use) while a follow-up step or an automation uses it.',
+  scope: 'templates:delete',
+  rest: 'DELETE /templates/{id}',
+  kind: 'destructive',
+  openWorld: true,
+  input: Type.Object({ template_id: TemplateId }),
+  async preview(ctx, args) {
+    const template = await ctx.services.templates.get(ctx.tenant, args.template_id)
+    return {
+      action: 'delete a template (also at the provider)',
+      template: {
+        id: template.id,
+        name: template.name,
+        language: template.language,
+        state: template.state,
+        provider_status: template.provider_status,
+      },
+    }
+  },
+  async run(ctx, args) {
+    const result = await ctx.services.templates.delete(ctx.tenant, args.template_id)
+    return { ok: true, deleted: true, removed_at_provider: result.removedAtProvider, notice: result.notice }
+  },
+})
+
+export const createNewsletter = defineTool({
+  name: 'create_newsletter',
+  title: 'Create a newsletter draft',
+  description:
+    'Create a chat newsletter as a draft (it is never sent by creation): subject and content required, content may use {{name}}. Schedule it with schedule_newsletter.',
+  scope: 'newsletters:write',
+  rest: 'POST /newsletters',
+  kind: 'write',
+  input: Type.Object(NewsletterCreateBody.properties),
+  async run(ctx, args) {
+    const body = restRule(NewsletterCreateBody, args, 'body')
+    return { newsletter: await ctx.services.newsletters.create(ctx.tenant, body) }
+  },
+})
+
+export const getNewsletter = defineTool({
+  name: 'get_newsletter',
+  title: 'Get a newsletter',
+  description: 'One newsletter with its status, phase, segment, button, scheduled time and estimated recipients.',
+  scope: 'newsletters:read',
+  rest: 'GET /newsletters/{id}',
+  kind: 'read',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async run(ctx, args) {
+    return { newsletter: await ctx.services.newsletters.get(ctx.tenant, args.newsletter_id) }
+  },
+})
+
+export const updateNewsletter = defineTool({
+  name: 'update_newsletter',
+  title: 'Change a newsletter’s button or segment',
+  description:
+    'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude}; at least one of them. Not while sending or sent; segment tags must exist.',
+  scope: 'newsletters:write',
+  rest: 'PATCH /newsletters/{id}',
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ newsletter_id: NewsletterId, ...NewsletterUpdateBody.properties }),
+  async run(ctx, args) {
+    const { newsletter_id, ...change } = args
+    const body = restRule(NewsletterUpdateBody, change, 'body')
+    return { newsletter: await ctx.services.newsletters.update(ctx.tenant, newsletter_id, body) }
+  },
+})
+
+export const deleteNewsletter = defineTool({
+  name: 'delete_newsletter',
+  title: 'Delete a newsletter',
+  description:
+    'Delete a draft or scheduled newsletter (its queued sends are removed first); not while sending or sent.',
+  scope: 'newsletters:delete',
+  rest: 'DELETE /newsletters/{id}',
+  kind: 'destructive',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async preview(ctx, args) {
+    const newsletter = await ctx.services.newsletters.get(ctx.tenant, args.newsletter_id)
+    return {
+      action: 'delete a newsletter',
+      newsletter: {
+        id: newsletter.id,
+        name: newsletter.name,
+        subject: newsletter.subject,
+        status: newsletter.status,
+        scheduled_at: newsletter.scheduled_at,
+      },
+    }
+  },
+  async run(ctx, args) {
+    return { ...(await ctx.services.newsletters.remove(ctx.tenant, args.newsletter_id)) }
+  },
+})
+
+export const cancelNewsletter = defineTool({
+  name: 'cancel_newsletter',
+  title: 'Cancel a scheduled newsletter',
+  description: 'Take a scheduled newsletter back to draft; nothing goes out. Only while it is scheduled.',
+  scope: 'newsletters:schedule',
+  rest: 'POST /newsletters/{id}/cancel',
+  kind: 'write',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async run(ctx, args) {
+    return { newsletter: await ctx.services.newsletters.cancel(ctx.tenant, args.newsletter_id) }
+  },
+})
+
+export const getNewsletterStatus = defineTool({
+  name: 'get_newsletter_status',
+  title: 'Newsletter delivery status',
+  description:
+    'How a newsletter’s sending goes: counts per status (queued, sent, delivered, read, failed, skipped), skip and failure reasons, and the phase.',
+  scope: 'newsletters:read',
+  rest: 'GET /newsletters/{id}/status',
+  kind: 'read',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async run(ctx, args) {
+    return { ...(await ctx.services.newsletters.status(ctx.tenant, args.newsletter_id)) }
+  },
+})
+
+export const contentTools = [
+  filterTemplates,
+  getTemplate,
+  createTemplateWithOptions,
+  updateTemplate,
+  submitTemplate,
+  deleteTemplate,
+  createNewsletter,
+  getNewsletter,
+  updateNewsletter,
+  deleteNewsletter,
+  cancelNewsletter,
+  getNewsletterStatus,
+]
