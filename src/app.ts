@@ -62,7 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   })
 
-  const platform = { config: deps.config, database: deps.database, clock: deps.clock }
+  const platform = { config: deps.config, database: deps.database, clock: deps.clock, rateLimiter: deps.rateLimiter }
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)

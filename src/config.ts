@@ -26,6 +26,9 @@ const ConfigSchema = Type.Object({
   retentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   /** days the sandbox's outbox (its record of what it "sent") is kept */
   sandboxRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  /** the server's SMTP settings for the web app's e-mails (invitations, password resets) */
+  smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  mailFrom: Type.String({ minLength: 3 }),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -58,6 +61,8 @@ const variableOf: Record<string, string> = {
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   retentionDays: 'HEROLD_RETENTION_DAYS',
   sandboxRetentionDays: 'HEROLD_SANDBOX_RETENTION_DAYS',
+  smtpUrl: 'HEROLD_SMTP_URL',
+  mailFrom: 'HEROLD_MAIL_FROM',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -119,6 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sandboxRetentionDays:
       overrides.sandboxRetentionDays ??
       parseInteger('HEROLD_SANDBOX_RETENTION_DAYS', env.HEROLD_SANDBOX_RETENTION_DAYS, 7),
+    smtpUrl: overrides.smtpUrl ?? (env.HEROLD_SMTP_URL || undefined),
+    mailFrom: overrides.mailFrom ?? (env.HEROLD_MAIL_FROM || 'Herold <herold@localhost>'),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
   if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)

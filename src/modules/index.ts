@@ -7,6 +7,7 @@ import { contactsModule } from './contacts/index.ts'
 import { inboxModule } from './inbox/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
+import { peopleModule } from './people/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
@@ -22,4 +23,5 @@ export const modules: HeroldModule[] = [
   consentModule,
   automationsModule,
   newslettersModule,
+  peopleModule,
 ]
