@@ -23,17 +23,25 @@ import { AppDocument } from './app-document.ts'
 import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
   AcceptBody,
+  Accepted,
   IdParams,
+  InvitationResponse,
   InviteBody,
+  InviteResponse,
   KeyBody,
+  KeyCreated,
+  KeyResponse,
+  KeysResponse,
   type KeyView,
   LanguageBody,
+  MemberResponse,
   PasswordBody,
   ResetCompleteBody,
   ResetRequestBody,
   RoleBody,
   SessionResponse,
   SetupBody,
+  SetupLinkResponse,
   SignInBody,
   TokenParams,
 } from './people.schemas.ts'
@@ -227,7 +235,12 @@ export function appRoutes(deps: PlatformDeps) {
       '/setup/:token',
       {
         config: { public: true },
-        schema: { summary: 'Whether a first-start setup link is still valid', tags, params: TokenParams },
+        schema: {
+          summary: 'Whether a first-start setup link is still valid',
+          tags,
+          params: TokenParams,
+          response: { 200: SetupLinkResponse },
+        },
       },
       async (request) => {
         const row = await usableToken(db, clock, 'setup', request.params.token)
@@ -261,7 +274,15 @@ export function appRoutes(deps: PlatformDeps) {
 
     app.get<{ Params: Static<typeof TokenParams> }>(
       '/invitations/:token',
-      { config: { public: true }, schema: { summary: 'What an invitation link offers', tags, params: TokenParams } },
+      {
+        config: { public: true },
+        schema: {
+          summary: 'What an invitation link offers',
+          tags,
+          params: TokenParams,
+          response: { 200: InvitationResponse },
+        },
+      },
       async (request) => {
         const info = await invitationInfo(db, clock, request.params.token)
         return { ...info, account_name: (await accountName(info.account_id)).name }
@@ -291,6 +312,7 @@ export function appRoutes(deps: PlatformDeps) {
           description: 'Answers 202 whether or not the address belongs to someone, so it reveals no member.',
           tags,
           body: ResetRequestBody,
+          response: { 202: Accepted },
         },
       },
       async (request, reply) => {
@@ -336,19 +358,30 @@ export function appRoutes(deps: PlatformDeps) {
     )
 
     // API keys of the account (owners and admins)
-    app.get('/keys', { schema: { summary: "The account's API keys (never their secrets)", tags } }, async (request) => {
-      const session = need(request, 'keys:manage')
-      const rows = await db
-        .select()
-        .from(apiKeys)
-        .where(eq(apiKeys.accountId, session.tenant.accountId))
-        .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-      return { keys: rows.map(keyView) }
-    })
+    app.get(
+      '/keys',
+      { schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } } },
+      async (request) => {
+        const session = need(request, 'keys:manage')
+        const rows = await db
+          .select()
+          .from(apiKeys)
+          .where(eq(apiKeys.accountId, session.tenant.accountId))
+          .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+        return { keys: rows.map(keyView) }
+      },
+    )
 
     app.post<{ Body: Static<typeof KeyBody> }>(
       '/keys',
-      { schema: { summary: 'Create an API key; its secret is in this answer only', tags, body: KeyBody } },
+      {
+        schema: {
+          summary: 'Create an API key; its secret is in this answer only',
+          tags,
+          body: KeyBody,
+          response: { 201: KeyCreated },
+        },
+      },
       async (request, reply) => {
         const session = need(request, 'keys:manage')
         const unknown = request.body.scopes.filter((s) => !isScope(s))
@@ -373,7 +406,14 @@ export function appRoutes(deps: PlatformDeps) {
 
     app.delete<{ Params: Static<typeof IdParams> }>(
       '/keys/:id',
-      { schema: { summary: 'Revoke an API key (at once, on every process)', tags, params: IdParams } },
+      {
+        schema: {
+          summary: 'Revoke an API key (at once, on every process)',
+          tags,
+          params: IdParams,
+          response: { 200: KeyResponse },
+        },
+      },
       async (request) => {
         const session = need(request, 'keys:manage')
         const where = and(eq(apiKeys.accountId, session.tenant.accountId), eq(apiKeys.id, request.params.id))
@@ -398,6 +438,7 @@ export function appRoutes(deps: PlatformDeps) {
             'The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.',
           tags,
           body: InviteBody,
+          response: { 201: InviteResponse },
         },
       },
       async (request, reply) => {
@@ -421,7 +462,15 @@ export function appRoutes(deps: PlatformDeps) {
 
     app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleBody> }>(
       '/team/:id',
-      { schema: { summary: "Change a member's role", tags, params: IdParams, body: RoleBody } },
+      {
+        schema: {
+          summary: "Change a member's role",
+          tags,
+          params: IdParams,
+          body: RoleBody,
+          response: { 200: MemberResponse },
+        },
+      },
       async (request) => {
         const session = need(request, 'team:manage')
         return {
@@ -437,7 +486,14 @@ export function appRoutes(deps: PlatformDeps) {
 
     app.delete<{ Params: Static<typeof IdParams> }>(
       '/team/:id',
-      { schema: { summary: 'Remove a member from the account (their sessions end)', tags, params: IdParams } },
+      {
+        schema: {
+          summary: 'Remove a member from the account (their sessions end)',
+          tags,
+          params: IdParams,
+          response: { 200: MemberResponse },
+        },
+      },
       async (request) => {
         const session = need(request, 'team:manage')
         return {

@@ -72,3 +72,28 @@ export const KeyView = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 })
+
+export const SetupLinkResponse = Type.Object({
+  valid: Type.Boolean(),
+  account: Type.Object({ name: Type.String(), language: Type.String() }),
+})
+export const InvitationResponse = Type.Object({
+  email: Type.String(),
+  role: RoleSchema,
+  account_id: Type.String(),
+  account_name: Type.String(),
+  needs_password: Type.Boolean({ description: 'false when the person has a password already (a member elsewhere)' }),
+})
+export const KeysResponse = Type.Object({ keys: Type.Array(KeyView) })
+export const KeyCreated = Type.Object({
+  key: KeyView,
+  secret: Type.String({ description: 'the API key itself: shown in this answer only' }),
+})
+export const KeyResponse = Type.Object({ key: KeyView })
+export const MemberResponse = Type.Object({ member: Member })
+export const InviteResponse = Type.Object({
+  member: Member,
+  email_sent: Type.Boolean(),
+  invite_url: Type.Optional(Type.String({ description: 'only when no e-mail could be sent' })),
+})
+export const Accepted = Type.Object({ accepted: Type.Boolean() })

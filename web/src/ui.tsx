@@ -1,0 +1,40 @@
+import type { ReactNode } from 'react'
+import { useI18n } from './i18n.tsx'
+
+/** An error in words, announced to screen readers. */
+export function ErrorText({ error }: { error: unknown }) {
+  const { error: words } = useI18n()
+  if (!error) return null
+  return (
+    <p className="error" role="alert">
+      {words(error)}
+    </p>
+  )
+}
+
+/** A label wrapping its control, so the control is named by the visible text. */
+export function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      <span>{label}</span>
+      {children}
+    </label>
+  )
+}
+
+export function Card({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="card">
+      <h1>{title}</h1>
+      {children}
+    </main>
+  )
+}
+
+export function formatTime(iso: string | null | undefined, language: string, never: string): string {
+  if (!iso) return never
+  return new Intl.DateTimeFormat(language === 'de' ? 'de-DE' : 'en-GB', {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  }).format(new Date(iso))
+}
