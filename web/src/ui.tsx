@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react'
+import { cloneElement, type ReactElement, type ReactNode, useId } from 'react'
 import { useI18n } from './i18n.tsx'
 
 /** An error in words, announced to screen readers. */
@@ -12,13 +12,14 @@ export function ErrorText({ error }: { error: unknown }) {
   )
 }
 
-/** A label wrapping its control, so the control is named by the visible text. */
-export function Field({ label, children }: { label: string; children: ReactNode }) {
+/** A visible label tied to its control by id, so the control's accessible name is exactly the label. */
+export function Field({ label, children }: { label: string; children: ReactElement<{ id?: string }> }) {
+  const id = useId()
   return (
-    <label className="field">
-      <span>{label}</span>
-      {children}
-    </label>
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {cloneElement(children, { id })}
+    </div>
   )
 }
 
