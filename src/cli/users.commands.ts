@@ -60,7 +60,7 @@ export function userCommands(): Record<string, DataCommand> {
   const email = { type: 'string' as const, description: "the person's e-mail address" }
   return {
     'users create': {
-      usage: '--account ID --email ADDRESS --role owner|admin|member|viewer [--name NAME --password-stdin]',
+      usage: '--account ID --email E --role R [--name N --password-stdin]',
       summary:
         'Add a person to an account: with --password-stdin (the password on standard input) they can sign in at once; without, an invitation link is printed',
       options: {
@@ -123,7 +123,7 @@ export function userCommands(): Record<string, DataCommand> {
         (r.members as Result[]).length ? (r.members as Result[]).map(memberLine).join('\n') : 'no members',
     },
     'users remove': {
-      usage: '--account ID --email ADDRESS',
+      usage: '--account ID --email E',
       summary: 'Remove a person from an account; their sessions in it end at once',
       options: { account, email },
       async run(database, values) {
@@ -138,7 +138,7 @@ export function userCommands(): Record<string, DataCommand> {
       human: (r) => `removed ${r.email} from the account`,
     },
     'users set-role': {
-      usage: '--account ID --email ADDRESS --role owner|admin|member|viewer',
+      usage: '--account ID --email E --role R',
       summary: "Change a person's role (it applies to their next request)",
       options: { account, email, role: { type: 'string', description: 'owner, admin, member or viewer' } },
       async run(database, values) {
