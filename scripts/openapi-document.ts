@@ -16,3 +16,16 @@ export async function generateOpenApiDocument(): Promise<string> {
     await database.close()
   }
 }
+
+/** The web app's own routes (/app), the second document (openapi/app.json). */
+export async function generateAppDocument(): Promise<string> {
+  const database = await openDatabase({ dataDir: 'memory://' })
+  const app = await buildApp({ config: loadConfig({}), database, clock: systemClock, rateLimiter: memoryRateLimiter() })
+  try {
+    const response = await app.inject({ method: 'GET', url: '/app/openapi.json' })
+    return `${JSON.stringify(response.json(), null, 2)}\n`
+  } finally {
+    await app.close()
+    await database.close()
+  }
+}

@@ -9,6 +9,7 @@ import type { Database } from './platform/db/client.ts'
 import { homePage } from './platform/http/home.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
+import { webApp, webAppBuilt } from './platform/http/web-app.ts'
 import type { HeroldModule } from './platform/module.ts'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
 
@@ -50,7 +51,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await app.register(openapi, { publicUrl: deps.config.publicUrl })
 
-  await app.register(homePage(deps.config.serviceName))
+  // the web app when `npm install` built it; without a build (dev dependencies omitted) a plain page at /
+  await app.register(webAppBuilt() ? webApp() : homePage(deps.config.serviceName))
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     try {
@@ -63,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   })
 
-  const platform = { config: deps.config, database: deps.database, clock: deps.clock }
+  const platform = { config: deps.config, database: deps.database, clock: deps.clock, rateLimiter: deps.rateLimiter }
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)

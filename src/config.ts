@@ -34,6 +34,9 @@ const ConfigSchema = Type.Object({
   aiKey: Type.Optional(Type.String({ minLength: 1 })),
   /** the model to ask */
   aiModel: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  /** the server's SMTP settings for the web app's e-mails (invitations, password resets) */
+  smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  mailFrom: Type.String({ minLength: 3 }),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -70,6 +73,8 @@ const variableOf: Record<string, string> = {
   aiUrl: 'HEROLD_AI_URL',
   aiKey: 'HEROLD_AI_KEY',
   aiModel: 'HEROLD_AI_MODEL',
+  smtpUrl: 'HEROLD_SMTP_URL',
+  mailFrom: 'HEROLD_MAIL_FROM',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -135,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     aiUrl: (overrides.aiUrl ?? (env.HEROLD_AI_URL || undefined))?.replace(/\/+$/, ''),
     aiKey: overrides.aiKey ?? (env.HEROLD_AI_KEY || undefined),
     aiModel: overrides.aiModel ?? (env.HEROLD_AI_MODEL || undefined),
+    smtpUrl: overrides.smtpUrl ?? (env.HEROLD_SMTP_URL || undefined),
+    mailFrom: overrides.mailFrom ?? (env.HEROLD_MAIL_FROM || 'Herold <herold@localhost>'),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
   if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)

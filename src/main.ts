@@ -51,7 +51,7 @@ export async function serve(
     await migrate(database)
     if (embedded) {
       const first = await bootstrapFirstStart(database.orm)
-      if (first) printFirstKey(print, config, first.key)
+      if (first) printFirstKey(print, config, first.key, first.setupToken)
     }
     const rateLimiter = config.redisUrl ? redisRateLimiter(config.redisUrl) : memoryRateLimiter()
     stops.push(() => rateLimiter.close())
@@ -99,7 +99,7 @@ async function shutdown(stops: Array<() => Promise<void>>, database: Database, d
   if (dataDir) removeServerFile(dataDir)
 }
 
-function printFirstKey(print: (line: string) => void, config: Config, key: string): void {
+function printFirstKey(print: (line: string) => void, config: Config, key: string, setupToken: string): void {
   print(
     [
       '',
@@ -109,6 +109,10 @@ function printFirstKey(print: (line: string) => void, config: Config, key: strin
       `  HEROLD_API_KEY=${key}`,
       '',
       `Try it:  curl -H "Authorization: Bearer ${key}" ${config.publicUrl}/v1/me`,
+      '',
+      'Set up the web app: open this one-time link (valid for 7 days) and create the owner:',
+      '',
+      `  ${config.publicUrl}/setup/${setupToken}`,
       '',
     ].join('\n'),
   )

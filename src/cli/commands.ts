@@ -28,6 +28,7 @@ import { writeBackup } from '../platform/db/backup.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
+import { userCommands } from './users.commands.ts'
 
 type Values = Record<string, string | boolean | undefined>
 type Result = Record<string, unknown>
@@ -321,6 +322,7 @@ export const dataCommands: Record<string, DataCommand> = {
       ].join('\n')
     },
   },
+  ...userCommands(),
   'plans list': {
     usage: '',
     summary: 'List the plans',

@@ -10,6 +10,7 @@ import { knowledgeModule } from './knowledge/index.ts'
 import { mediaModule } from './media/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
+import { peopleModule } from './people/index.ts'
 import { statsModule } from './stats/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
@@ -30,4 +31,5 @@ export const modules: HeroldModule[] = [
   statsModule,
   mediaModule,
   knowledgeModule,
+  peopleModule,
 ]

@@ -2,15 +2,20 @@ import { eq, sql } from 'drizzle-orm'
 import { createAccount, createApiKey } from './auth/accounts.service.ts'
 import { accounts, systemState } from './auth/auth.tables.ts'
 import { SCOPES } from './auth/scopes.ts'
+import { issueToken, SETUP_TTL_MS } from './auth/user-tokens.ts'
+import { systemClock } from './clock.ts'
 import type { Db } from './db/client.ts'
 
 const BOOTSTRAP_KEY = 'bootstrap'
 
 /**
- * On the first start of an empty database: an account "Default" and a key with every scope. Recorded, so the
- * key is created and shown once, never again (even if every account is later removed).
+ * On the first start of an empty database: an account "Default", a key with every scope and a one-time setup link
+ * for the web app's first person (the account's owner). Recorded, so both are created and shown once, never again
+ * (even if every account is later removed).
  */
-export async function bootstrapFirstStart(db: Db): Promise<{ accountId: string; key: string } | null> {
+export async function bootstrapFirstStart(
+  db: Db,
+): Promise<{ accountId: string; key: string; setupToken: string } | null> {
   return db.transaction(async (tx) => {
     const claimed = await tx
       .insert(systemState)
@@ -26,6 +31,11 @@ export async function bootstrapFirstStart(db: Db): Promise<{ accountId: string; 
       .update(systemState)
       .set({ value: { account_id: account.id, key_id: key.id } })
       .where(eq(systemState.key, BOOTSTRAP_KEY))
-    return { accountId: account.id, key: key.key }
+    const setupToken = await issueToken(tx, systemClock, {
+      kind: 'setup',
+      ttlMs: SETUP_TTL_MS,
+      accountId: account.id,
+    })
+    return { accountId: account.id, key: key.key, setupToken }
   })
 }

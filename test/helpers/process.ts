@@ -39,8 +39,8 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs `herold …` the way a user would (bin/herold.mjs), to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+/** Runs `herold …` the way a user would (bin/herold.mjs), to completion; `input` is its standard input. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [path.join(ROOT, 'bin/herold.mjs'), ...args], { cwd: ROOT, env })
     let stdout = ''
@@ -52,6 +52,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResul
       stderr += chunk
     })
     child.on('error', reject)
+    child.stdin.end(input)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
 }

@@ -84,6 +84,10 @@ export async function authenticateApiKey(
 
 export function requireScope(tenant: TenantContext, scope: Scope): void {
   if (!tenant.actor.scopes.includes(scope)) {
-    throw new AppError(403, 'forbidden', `This API key lacks the scope ${scope}`, { key: 'apikey_scope_fehlt' })
+    const message =
+      tenant.actor.type === 'session'
+        ? `Your role (${tenant.actor.role}) does not allow this (scope ${scope})`
+        : `This API key lacks the scope ${scope}`
+    throw new AppError(403, 'forbidden', message, { key: 'apikey_scope_fehlt' })
   }
 }

@@ -1,3 +1,5 @@
+import type { Role } from './people.tables.ts'
+import type { Permission } from './roles.ts'
 import type { Scope } from './scopes.ts'
 
 /** Who is calling and for which account: the first argument of every service function. */
@@ -12,13 +14,17 @@ export interface TenantContext {
     timezone: string
   }
   actor: {
-    type: 'api_key' | 'oauth'
-    /** the API key's id; null for OAuth */
+    type: 'api_key' | 'oauth' | 'session'
+    /** the API key's id (a session's id for the web app); null for OAuth */
     keyId: string | null
     keyName: string | null
     keyPrefix: string | null
     scopes: Scope[]
     /** the credential's rate limit: its account's plan's requests per minute */
     requestsPerMinute: number
+    /** a web-app session: the member, their role and what the role may do beyond the scopes */
+    userId?: string
+    role?: Role
+    permissions?: Permission[]
   }
 }

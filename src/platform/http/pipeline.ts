@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { authenticateApiKey, bearerToken, type ResolvedKey, requireScope } from '../auth/authenticate.ts'
 import type { CredentialCache } from '../auth/credential-cache.ts'
 import type { Scope } from '../auth/scopes.ts'
+import { sessionOfRequest } from '../auth/sessions.ts'
 import type { TenantContext } from '../auth/tenant.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
@@ -53,7 +54,10 @@ export const pipeline = fp<PipelineOptions>(
 
     app.addHook('onRequest', async (request, reply) => {
       if (request.is404 || !isApiRoute(request.routeOptions.url) || request.routeOptions.config.public) return
-      request.tenant = await authenticateApiKey(db, bearerToken(request.headers.authorization), credentials)
+      // the web app calls /v1 with its session cookie (and its CSRF token on changes); integrations with a key
+      const session = await sessionOfRequest(db, clock, request)
+      request.tenant =
+        session?.tenant ?? (await authenticateApiKey(db, bearerToken(request.headers.authorization), credentials))
       const scope = request.routeOptions.config.scope
       if (scope) requireScope(request.tenant, scope)
       const rate = await rateLimiter.consume(

@@ -1,0 +1,520 @@
+import { randomUUID } from 'node:crypto'
+import { and, desc, eq, isNull } from 'drizzle-orm'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import { accounts, apiKeys } from '../../platform/auth/auth.tables.ts'
+import { credentialsChangedHere } from '../../platform/auth/credential-cache.ts'
+import { generateApiKey } from '../../platform/auth/credentials.ts'
+import { users } from '../../platform/auth/people.tables.ts'
+import type { Permission } from '../../platform/auth/roles.ts'
+import { isScope, type Scope } from '../../platform/auth/scopes.ts'
+import {
+  clearedSessionCookie,
+  csrfTokenFor,
+  type ResolvedSession,
+  resolveSession,
+  sessionCookie,
+  sessionOfRequest,
+} from '../../platform/auth/sessions.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import type { PlatformDeps } from '../../platform/module.ts'
+import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
+import { AppDocument } from './app-document.ts'
+import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
+import {
+  AcceptBody,
+  Accepted,
+  IdParams,
+  InvitationResponse,
+  InviteBody,
+  InviteResponse,
+  KeyBody,
+  KeyCreated,
+  KeyResponse,
+  KeysResponse,
+  type KeyView,
+  LanguageBody,
+  MemberResponse,
+  PasswordBody,
+  ResetCompleteBody,
+  ResetRequestBody,
+  RoleBody,
+  SessionResponse,
+  SetupBody,
+  SetupLinkResponse,
+  SignInBody,
+  TokenParams,
+} from './people.schemas.ts'
+import {
+  acceptInvitation,
+  changePassword,
+  completePasswordReset,
+  completeSetup,
+  invitationInfo,
+  invite,
+  membershipsOf,
+  normalizeEmail,
+  removeMember,
+  revokeSession,
+  setRole,
+  signIn,
+  startPasswordReset,
+  usableToken,
+} from './people.service.ts'
+
+/** Sign-in attempts per minute from one address and for one e-mail address. */
+export const SIGN_IN_PER_ADDRESS = 10
+export const SIGN_IN_PER_ACCOUNT = 5
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    appSession: (ResolvedSession & { token: string }) | null
+  }
+}
+
+const tags = ['app']
+
+/**
+ * The web app's own routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything
+ * but the sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token.
+ */
+export function appRoutes(deps: PlatformDeps) {
+  const db = deps.database.orm
+  const { clock, config } = deps
+  const secure = config.publicUrl.startsWith('https://')
+  const limiter = deps.rateLimiter ?? memoryRateLimiter()
+
+  const startSession = (reply: FastifyReply, token: string) => reply.header('set-cookie', sessionCookie(token, secure))
+
+  async function sessionView(token: string) {
+    const session = await resolveSession(db, clock, token)
+    const [user] = await db.select({ language: users.language }).from(users).where(eq(users.id, session.userId))
+    const language = (user?.language ?? session.tenant.account.language) === 'en' ? 'en' : 'de'
+    return {
+      user: { ...session.user, language },
+      account: {
+        id: session.tenant.accountId,
+        name: session.tenant.account.name,
+        language: session.tenant.account.language,
+      },
+      role: session.role,
+      scopes: session.tenant.actor.scopes,
+      permissions: session.tenant.actor.permissions ?? [],
+      csrf_token: csrfTokenFor(token),
+    }
+  }
+
+  function need(request: FastifyRequest, permission: Permission): ResolvedSession {
+    const session = request.appSession
+    if (!session) throw new AppError(401, 'unauthorized', 'Sign in first')
+    if (!session.tenant.actor.permissions?.includes(permission)) {
+      throw new AppError(403, 'forbidden', `Your role (${session.role}) does not allow this`, { key: 'rolle_fehlt' })
+    }
+    return session
+  }
+
+  async function limited(key: string, limit: number) {
+    const rate = await limiter.consume(key, limit)
+    if (!rate.allowed) {
+      throw new AppError(429, 'rate_limited', 'Too many sign-in attempts; wait a minute and try again', {
+        headers: { 'retry-after': String(rate.resetSeconds) },
+      })
+    }
+  }
+
+  async function accountName(accountId: string): Promise<{ name: string; language: string }> {
+    const [row] = await db
+      .select({ name: accounts.name, language: accounts.language })
+      .from(accounts)
+      .where(eq(accounts.id, accountId))
+    return row ?? { name: '', language: 'de' }
+  }
+
+  const document = new AppDocument()
+
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addHook('onRoute', (route) => document.collect(route))
+    app.decorateRequest('appSession', null)
+    app.addHook('onRequest', async (request) => {
+      if (request.is404 || request.routeOptions.config.public) return
+      const session = await sessionOfRequest(db, clock, request)
+      if (!session) throw new AppError(401, 'unauthorized', 'Sign in first')
+      request.appSession = session
+      request.tenant = session.tenant
+    })
+
+    app.get('/openapi.json', { config: { public: true } }, async () => document.document())
+
+    app.get(
+      '/session',
+      {
+        schema: {
+          summary: 'The signed-in member, their account, role and CSRF token',
+          tags,
+          response: { 200: SessionResponse },
+        },
+      },
+      async (request) => sessionView(request.appSession!.token),
+    )
+
+    app.put<{ Body: Static<typeof LanguageBody> }>(
+      '/session/language',
+      {
+        schema: {
+          summary: "The member's interface language",
+          tags,
+          body: LanguageBody,
+          response: { 200: SessionResponse },
+        },
+      },
+      async (request) => {
+        await db.update(users).set({ language: request.body.language }).where(eq(users.id, request.appSession!.userId))
+        return sessionView(request.appSession!.token)
+      },
+    )
+
+    app.post<{ Body: Static<typeof SignInBody> }>(
+      '/sign-in',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Sign in with e-mail and password',
+          tags,
+          body: SignInBody,
+          response: { 200: SessionResponse },
+        },
+      },
+      async (request, reply) => {
+        const email = request.body.email.trim().toLowerCase()
+        await limited(`signin-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
+        await limited(`signin-user:${email}`, SIGN_IN_PER_ACCOUNT)
+        const result = await signIn(db, clock, { email, password: request.body.password })
+        if (!result) {
+          throw new AppError(401, 'sign_in_failed', 'E-mail address or password is wrong', {
+            key: 'anmeldung_fehlgeschlagen',
+          })
+        }
+        startSession(reply, result.session.token)
+        return sessionView(result.session.token)
+      },
+    )
+
+    app.post(
+      '/sign-out',
+      { schema: { summary: 'Sign out: the session ends on the server', tags } },
+      async (request, reply) => {
+        await revokeSession(db, clock, request.appSession!.sessionId)
+        reply.header('set-cookie', clearedSessionCookie(secure)).code(204)
+      },
+    )
+
+    app.post<{ Body: Static<typeof PasswordBody> }>(
+      '/password',
+      {
+        schema: {
+          summary: 'Change the password: every session of the member ends, this browser gets a new one',
+          tags,
+          body: PasswordBody,
+          response: { 200: SessionResponse },
+        },
+      },
+      async (request, reply) => {
+        const session = request.appSession!
+        const next = await changePassword(db, clock, {
+          userId: session.userId,
+          accountId: session.tenant.accountId,
+          current: request.body.current_password,
+          next: request.body.new_password,
+        })
+        startSession(reply, next.token)
+        return sessionView(next.token)
+      },
+    )
+
+    app.get<{ Params: Static<typeof TokenParams> }>(
+      '/setup/:token',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Whether a first-start setup link is still valid',
+          tags,
+          params: TokenParams,
+          response: { 200: SetupLinkResponse },
+        },
+      },
+      async (request) => {
+        const row = await usableToken(db, clock, 'setup', request.params.token)
+        if (!row?.accountId) {
+          throw new AppError(410, 'link_invalid', 'This link is invalid, was already used or has expired', {
+            key: 'link_ungueltig',
+          })
+        }
+        return { valid: true, account: await accountName(row.accountId) }
+      },
+    )
+
+    app.post<{ Body: Static<typeof SetupBody> }>(
+      '/setup',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Create the owner through the first-start link',
+          tags,
+          body: SetupBody,
+          response: { 201: SessionResponse },
+        },
+      },
+      async (request, reply) => {
+        await limited(`setup-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
+        const result = await completeSetup(db, clock, request.body)
+        startSession(reply, result.session.token).code(201)
+        return sessionView(result.session.token)
+      },
+    )
+
+    app.get<{ Params: Static<typeof TokenParams> }>(
+      '/invitations/:token',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'What an invitation link offers',
+          tags,
+          params: TokenParams,
+          response: { 200: InvitationResponse },
+        },
+      },
+      async (request) => {
+        const info = await invitationInfo(db, clock, request.params.token)
+        return { ...info, account_name: (await accountName(info.account_id)).name }
+      },
+    )
+
+    app.post<{ Body: Static<typeof AcceptBody> }>(
+      '/invitations/accept',
+      {
+        config: { public: true },
+        schema: { summary: 'Accept an invitation', tags, body: AcceptBody, response: { 201: SessionResponse } },
+      },
+      async (request, reply) => {
+        await limited(`accept-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
+        const result = await acceptInvitation(db, clock, request.body)
+        startSession(reply, result.session.token).code(201)
+        return sessionView(result.session.token)
+      },
+    )
+
+    app.post<{ Body: Static<typeof ResetRequestBody> }>(
+      '/password-reset',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Send a password-reset link',
+          description: 'Answers 202 whether or not the address belongs to someone, so it reveals no member.',
+          tags,
+          body: ResetRequestBody,
+          response: { 202: Accepted },
+        },
+      },
+      async (request, reply) => {
+        let email: string
+        try {
+          email = normalizeEmail(request.body.email)
+        } catch {
+          reply.code(202)
+          return { accepted: true }
+        }
+        await limited(`reset-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
+        await limited(`reset-user:${email}`, SIGN_IN_PER_ACCOUNT)
+        const started = await startPasswordReset(db, clock, email)
+        if (started) {
+          const language = started.user.language === 'en' ? 'en' : 'de'
+          const link = `${config.publicUrl}/reset/${started.token}`
+          const accountId = await firstMembership(started.user.id)
+          const sent = await sendPeopleMail(deps, accountId, {
+            to: started.user.email,
+            ...resetMail(language, { link }),
+          })
+          if (!sent) request.log.warn('a password-reset e-mail could not be sent: set HEROLD_SMTP_URL')
+        }
+        reply.code(202)
+        return { accepted: true }
+      },
+    )
+
+    async function firstMembership(userId: string): Promise<string | null> {
+      return (await membershipsOf(db, userId)).find((m) => m.status === 'active')?.accountId ?? null
+    }
+
+    app.post<{ Body: Static<typeof ResetCompleteBody> }>(
+      '/password-reset/complete',
+      {
+        config: { public: true },
+        schema: { summary: 'Set a new password through a reset link', tags, body: ResetCompleteBody },
+      },
+      async (request, reply) => {
+        await completePasswordReset(db, clock, request.body)
+        reply.code(204)
+      },
+    )
+
+    // API keys of the account (owners and admins)
+    app.get(
+      '/keys',
+      { schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } } },
+      async (request) => {
+        const session = need(request, 'keys:manage')
+        const rows = await db
+          .select()
+          .from(apiKeys)
+          .where(eq(apiKeys.accountId, session.tenant.accountId))
+          .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+        return { keys: rows.map(keyView) }
+      },
+    )
+
+    app.post<{ Body: Static<typeof KeyBody> }>(
+      '/keys',
+      {
+        schema: {
+          summary: 'Create an API key; its secret is in this answer only',
+          tags,
+          body: KeyBody,
+          response: { 201: KeyCreated },
+        },
+      },
+      async (request, reply) => {
+        const session = need(request, 'keys:manage')
+        const unknown = request.body.scopes.filter((s) => !isScope(s))
+        if (unknown.length > 0) throw new AppError(400, 'bad_request', `unknown scope(s): ${unknown.join(', ')}`)
+        const scopes = [...new Set(request.body.scopes)] as Scope[]
+        const secret = generateApiKey()
+        const [row] = await db
+          .insert(apiKeys)
+          .values({
+            accountId: session.tenant.accountId,
+            id: randomUUID(),
+            name: request.body.name.trim() || 'key',
+            prefix: secret.prefix,
+            keyHash: secret.hash,
+            scopes,
+          })
+          .returning()
+        reply.code(201)
+        return { key: keyView(row), secret: secret.key }
+      },
+    )
+
+    app.delete<{ Params: Static<typeof IdParams> }>(
+      '/keys/:id',
+      {
+        schema: {
+          summary: 'Revoke an API key (at once, on every process)',
+          tags,
+          params: IdParams,
+          response: { 200: KeyResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'keys:manage')
+        const where = and(eq(apiKeys.accountId, session.tenant.accountId), eq(apiKeys.id, request.params.id))
+        await db
+          .update(apiKeys)
+          .set({ revokedAt: clock.now() })
+          .where(and(where, isNull(apiKeys.revokedAt)))
+        credentialsChangedHere()
+        const [row] = await db.select().from(apiKeys).where(where)
+        if (!row) throw new AppError(404, 'not_found', 'No such API key')
+        return { key: keyView(row) }
+      },
+    )
+
+    // Team management (owners and admins; owners alone touch owners)
+    app.post<{ Body: Static<typeof InviteBody> }>(
+      '/team/invitations',
+      {
+        schema: {
+          summary: 'Invite a person by e-mail',
+          description:
+            'The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.',
+          tags,
+          body: InviteBody,
+          response: { 201: InviteResponse },
+        },
+      },
+      async (request, reply) => {
+        const session = need(request, 'team:manage')
+        const { member, token } = await invite(db, clock, {
+          accountId: session.tenant.accountId,
+          email: request.body.email,
+          role: request.body.role,
+          actorRole: session.role,
+        })
+        const link = `${config.publicUrl}/invitations/${token}`
+        const language = session.tenant.account.language === 'en' ? 'en' : 'de'
+        const sent = await sendPeopleMail(deps, session.tenant.accountId, {
+          to: member.email,
+          ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
+        })
+        reply.code(201)
+        return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
+      },
+    )
+
+    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleBody> }>(
+      '/team/:id',
+      {
+        schema: {
+          summary: "Change a member's role",
+          tags,
+          params: IdParams,
+          body: RoleBody,
+          response: { 200: MemberResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'team:manage')
+        return {
+          member: await setRole(db, {
+            accountId: session.tenant.accountId,
+            userId: request.params.id,
+            role: request.body.role,
+            actorRole: session.role,
+          }),
+        }
+      },
+    )
+
+    app.delete<{ Params: Static<typeof IdParams> }>(
+      '/team/:id',
+      {
+        schema: {
+          summary: 'Remove a member from the account (their sessions end)',
+          tags,
+          params: IdParams,
+          response: { 200: MemberResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'team:manage')
+        return {
+          member: await removeMember(db, clock, {
+            accountId: session.tenant.accountId,
+            userId: request.params.id,
+            actorRole: session.role,
+          }),
+        }
+      },
+    )
+  }
+}
+
+function keyView(k: typeof apiKeys.$inferSelect): Static<typeof KeyView> {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    created_at: k.createdAt.toISOString(),
+    revoked_at: k.revokedAt ? k.revokedAt.toISOString() : null,
+  }
+}

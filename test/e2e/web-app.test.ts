@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import AxeBuilder from '@axe-core/playwright'
+import { simpleParser } from 'mailparser'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { launchBrowser } from '../helpers/browser.ts'
+import {
+  childEnv,
+  freePort,
+  listeningAt,
+  ROOT,
+  type ServerProcess,
+  startProcess,
+  tempDataDir,
+} from '../helpers/process.ts'
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts'
+
+// The web app in a real headless Chromium, against a server started as `npm start` starts it. Every test leaves a
+// screenshot of its page in test-results/web-app/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const OUTPUT = path.resolve(process.env.HEROLD_TEST_OUTPUT ?? path.join(ROOT, 'test-results'), 'web-app')
+const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
+
+let server: ServerProcess
+let smtp: SmtpSink
+let browser: Browser
+let owner: BrowserContext
+let page: Page
+let setupLink: string
+
+before(async () => {
+  mkdirSync(OUTPUT, { recursive: true })
+  smtp = await startSmtpSink()
+  const port = await freePort()
+  server = await startProcess(
+    npm,
+    ['start'],
+    childEnv({
+      HEROLD_DATA_DIR: tempDataDir(),
+      PORT: String(port),
+      HEROLD_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      HEROLD_MAIL_FROM: 'herold@example.org',
+    }),
+    listeningAt,
+    180_000,
+  )
+  const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\/[A-Za-z0-9_-]{43})/.exec(server.output())
+  assert.ok(link, `npm start prints the setup link:\n${server.output()}`)
+  setupLink = link[1]
+  browser = await launchBrowser()
+  owner = await browser.newContext({ locale: 'en-US' })
+  page = await owner.newPage()
+})
+
+after(async () => {
+  await browser?.close()
+  await server?.stop()
+  await smtp?.close()
+})
+
+async function shot(target: Page, name: string): Promise<void> {
+  await target.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true })
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function accessible(target: Page, name: string): Promise<void> {
+  const result = await new AxeBuilder({ page: target }).analyze()
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+  assert.deepEqual(
+    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+    [],
+    `${name}: axe violations`,
+  )
+}
+
+/** What a page's own script can do with the session: call the API with or without the CSRF token. */
+async function fetchFrom(
+  target: Page,
+  url: string,
+  init: { method?: string; body?: unknown; csrf?: boolean } = {},
+): Promise<{ status: number; body: { error?: { code: string } } & Record<string, unknown> }> {
+  return target.evaluate(
+    async ({ url, init }) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' }
+      if (init.csrf) {
+        const session = (await (await fetch('/app/session')).json()) as { csrf_token: string }
+        headers['x-csrf-token'] = session.csrf_token
+      }
+      const response = await fetch(url, {
+        method: init.method ?? 'GET',
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      })
+      const text = await response.text()
+      return { status: response.status, body: text ? JSON.parse(text) : {} }
+    },
+    { url, init },
+  )
+}
+
+async function mailLink(to: string, kind: 'invitations' | 'reset'): Promise<string> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const mail = [...smtp.arrived].reverse().find((m) => m.to.includes(to))
+    if (mail) {
+      const text = (await simpleParser(mail.raw)).text ?? ''
+      const match = new RegExp(`(http://127\\.0\\.0\\.1:\\d+/${kind}/[A-Za-z0-9_-]+)`).exec(text)
+      if (match) return match[1]
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`no ${kind} e-mail to ${to}`)
+}
+
+async function signIn(target: Page, email: string, password: string): Promise<void> {
+  await target.goto(`${server.url}/sign-in`)
+  await target.getByLabel('E-mail address').fill(email)
+  await target.getByLabel('Password', { exact: true }).fill(password)
+  await target.getByRole('button', { name: 'Sign in' }).click()
+  await target.getByRole('heading', { name: 'Contacts' }).waitFor()
+}
+
+describe('the web app', () => {
+  test('the owner is created through the setup link npm start printed, and the link works only once', async () => {
+    await page.goto(setupLink)
+    await page.getByRole('heading', { name: 'Set up Herold' }).waitFor()
+    await page.getByText('Create the owner of the account “Default”').waitFor()
+    await accessible(page, 'setup')
+    await page.getByLabel('Name').fill(OWNER.name)
+    await page.getByLabel('E-mail address').fill(OWNER.email)
+    await page.getByLabel('New password (at least 10 characters)').fill(OWNER.password)
+    await page.getByRole('button', { name: 'Create owner' }).click()
+    // signed in, the app speaks the account's language (German) until the member chooses another
+    await page.getByRole('heading', { name: 'Kontakte' }).waitFor()
+    await page.getByRole('link', { name: 'Mein Zugang' }).click()
+    await page.getByRole('combobox', { name: 'Sprache' }).selectOption('en')
+    await page.getByRole('heading', { name: 'My sign-in' }).waitFor()
+    await page.getByRole('link', { name: 'Contacts' }).click()
+    await page.getByRole('heading', { name: 'Contacts' }).waitFor()
+    const cookie = (await owner.cookies()).find((c) => c.name === 'herold_session')
+    assert.ok(cookie?.httpOnly, 'the session cookie is HTTP-only')
+    assert.equal(cookie?.sameSite, 'Lax')
+    await accessible(page, 'contacts')
+    await shot(page, 'setup-done')
+
+    const again = await browser.newPage({ locale: 'en-US' })
+    await again.goto(setupLink)
+    await again.getByText('This link is invalid, was used already or has expired.').waitFor()
+    await shot(again, 'setup-link-used')
+    await again.close()
+  })
+
+  test('sign-out ends the session on the server; signing in again works', async () => {
+    const before = (await owner.cookies()).find((c) => c.name === 'herold_session')!.value
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await accessible(page, 'sign-in')
+    const replay = await fetch(`${server.url}/v1/me`, { headers: { cookie: `herold_session=${before}` } })
+    assert.equal(replay.status, 401, 'the old cookie is dead on the server, not only in the browser')
+
+    await page.getByLabel('E-mail address').fill(OWNER.email)
+    await page.getByLabel('Password', { exact: true }).fill('not the password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByText('E-mail address or password is wrong.').waitFor()
+    await shot(page, 'sign-in-wrong-password')
+    await signIn(page, OWNER.email, OWNER.password)
+  })
+
+  test('an API key made in the app (shown once) works with curl-like requests; the contact is found as you type', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click()
+    await page.getByRole('heading', { name: 'API keys' }).waitFor()
+    await page.getByLabel('Label').fill('shop')
+    await page.getByRole('checkbox', { name: 'contacts:write' }).check()
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const key = (await page.getByTestId('new-key').textContent())?.trim() ?? ''
+    assert.match(key, /^hk_[A-Za-z0-9_-]+$/)
+    await page.getByText('This key is shown only now.').waitFor()
+    await accessible(page, 'keys')
+    await shot(page, 'key-created')
+
+    const created = await fetch(`${server.url}/v1/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Erika Mustermann', email: 'erika@example.com' }),
+    })
+    assert.equal(created.status, 201, await created.clone().text())
+    const team = await fetch(`${server.url}/v1/team`, { headers: { authorization: `Bearer ${key}` } })
+    assert.equal(team.status, 403, 'the key carries only the scopes chosen')
+
+    await page.reload()
+    assert.equal(await page.getByTestId('new-key').count(), 0, 'the key is not shown again')
+    await page.getByRole('link', { name: 'Contacts' }).click()
+    await page.getByLabel('Search (name, e-mail, phone)').pressSequentially('muster')
+    await page.getByRole('link', { name: 'Erika Mustermann' }).click()
+    await page.getByRole('heading', { name: 'Erika Mustermann' }).waitFor()
+    await page.getByText('erika@example.com').waitFor()
+    await accessible(page, 'contact')
+    await shot(page, 'contact')
+  })
+
+  test('a change without the CSRF token is refused, even from the app origin with the session cookie', async () => {
+    const refused = await fetchFrom(page, '/v1/contacts', { method: 'POST', body: { email: 'x@example.org' } })
+    assert.equal(refused.status, 403)
+    assert.equal(refused.body.error?.code, 'csrf_invalid')
+    const allowed = await fetchFrom(page, '/v1/contacts', {
+      method: 'POST',
+      body: { email: 'x@example.org' },
+      csrf: true,
+    })
+    assert.equal(allowed.status, 201)
+    await shot(page, 'csrf')
+  })
+
+  test('an invited viewer signs in and the server refuses every change they try', async () => {
+    await page.goto(`${server.url}/team`)
+    await page.getByRole('heading', { name: 'Team' }).waitFor()
+    await page.getByLabel('E-mail address').fill('vera@example.org')
+    await page.getByRole('combobox', { name: 'Role', exact: true }).selectOption('viewer')
+    await page.getByRole('button', { name: 'Invite' }).click()
+    await page.getByText('The invitation is on its way by e-mail.').waitFor()
+    await page.getByRole('cell', { name: 'vera@example.org', exact: true }).waitFor()
+    await accessible(page, 'team')
+    await shot(page, 'team-invited')
+
+    const link = await mailLink('vera@example.org', 'invitations')
+    const viewerContext = await browser.newContext({ locale: 'en-US' })
+    const viewer = await viewerContext.newPage()
+    await viewer.goto(link)
+    await viewer.getByText('You were invited as Viewer (vera@example.org).').waitFor()
+    await accessible(viewer, 'invitation')
+    await viewer.getByLabel('Name').fill('Vera Viewer')
+    await viewer.getByLabel('New password (at least 10 characters)').fill('viewer password')
+    await viewer.getByRole('button', { name: 'Accept invitation' }).click()
+    // a new member sees the account's language, German
+    await viewer.getByRole('heading', { name: 'Kontakte' }).waitFor()
+    assert.equal(await viewer.getByRole('link', { name: 'API-Schlüssel' }).count(), 0, 'no keys page for a viewer')
+
+    const write = await fetchFrom(viewer, '/v1/contacts', {
+      method: 'POST',
+      body: { email: 'v@example.org' },
+      csrf: true,
+    })
+    assert.equal(write.status, 403)
+    assert.equal(write.body.error?.code, 'forbidden')
+    const keys = await fetchFrom(viewer, '/app/keys', {
+      method: 'POST',
+      body: { name: 'x', scopes: ['contacts:read'] },
+      csrf: true,
+    })
+    assert.equal(keys.status, 403)
+    const promote = await fetchFrom(viewer, '/app/team/invitations', {
+      method: 'POST',
+      body: { email: 'eve@example.org', role: 'owner' },
+      csrf: true,
+    })
+    assert.equal(promote.status, 403)
+    await viewer.goto(`${server.url}/team`)
+    await viewer.getByText('Ihre Rolle erlaubt hier nur Lesen.').waitFor()
+    assert.equal(await viewer.getByRole('button', { name: 'Einladen' }).count(), 0)
+    await shot(viewer, 'viewer-team')
+    await viewerContext.close()
+  })
+
+  test('a password change ends every other session of the member', async () => {
+    const otherContext = await browser.newContext({ locale: 'en-US' })
+    const other = await otherContext.newPage()
+    await signIn(other, OWNER.email, OWNER.password)
+
+    await page.goto(`${server.url}/account`)
+    await page.getByLabel('Current password').fill(OWNER.password)
+    await page.getByLabel('New password (at least 10 characters)').fill('second password 2')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByText('Password changed. Every other session has ended.').waitFor()
+    await accessible(page, 'account')
+    await shot(page, 'password-changed')
+
+    assert.equal((await fetchFrom(other, '/app/session')).status, 401, 'the other browser is signed out')
+    assert.equal((await fetchFrom(page, '/app/session')).status, 200, 'this browser has a new session')
+    await other.goto(`${server.url}/contacts`)
+    await other.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await otherContext.close()
+  })
+
+  test('a forgotten password is reset through the e-mailed link, in German when the browser asks for it', async () => {
+    const context = await browser.newContext({ locale: 'de-DE' })
+    const german = await context.newPage()
+    await german.goto(`${server.url}/sign-in`)
+    await german.getByRole('link', { name: 'Passwort vergessen?' }).click()
+    await german.getByLabel('E-Mail-Adresse').fill(OWNER.email)
+    await german.getByRole('button', { name: 'Link senden' }).click()
+    await german.getByText('Falls die Adresse zu einem Konto gehört').waitFor()
+    await accessible(german, 'reset-request')
+    const link = await mailLink(OWNER.email, 'reset')
+    await german.goto(link)
+    await german.getByLabel('Neues Passwort (mindestens 10 Zeichen)').fill('third password 3')
+    await german.getByRole('button', { name: 'Neues Passwort speichern' }).click()
+    await german.getByText('Ihr Passwort ist geändert.').waitFor()
+    await accessible(german, 'reset-done')
+    await shot(german, 'reset-done')
+    assert.equal((await fetchFrom(page, '/app/session')).status, 401, 'a reset ends every session')
+    await context.close()
+    await signIn(page, OWNER.email, 'third password 3')
+    await shot(page, 'signed-in-after-reset')
+  })
+})

@@ -1,0 +1,259 @@
+import { useMutation, useQuery } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { type FormEvent, useState } from 'react'
+import { app, call } from '../api/client.ts'
+import { useI18n } from '../i18n.tsx'
+import { useSetSession } from '../session.ts'
+import { Card, ErrorText, Field } from '../ui.tsx'
+
+function useAfterSignIn() {
+  const setSession = useSetSession()
+  const navigate = useNavigate()
+  return (session: unknown) => {
+    setSession(session)
+    void navigate({ to: '/contacts' })
+  }
+}
+
+export function SignInPage() {
+  const { t } = useI18n()
+  const done = useAfterSignIn()
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const signIn = useMutation({
+    mutationFn: () => call(app.POST('/app/sign-in', { body: { email, password } })),
+    onSuccess: done,
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    signIn.mutate()
+  }
+  return (
+    <Card title={t('signIn')}>
+      <form onSubmit={submit}>
+        <Field label={t('email')}>
+          <input
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </Field>
+        <Field label={t('password')}>
+          <input
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </Field>
+        <ErrorText error={signIn.error} />
+        <button type="submit" disabled={signIn.isPending}>
+          {t('signIn')}
+        </button>
+      </form>
+      <p>
+        <Link to="/reset">{t('forgotPassword')}</Link>
+      </p>
+    </Card>
+  )
+}
+
+export function SetupPage({ token }: { token: string }) {
+  const { t } = useI18n()
+  const done = useAfterSignIn()
+  const [name, setName] = useState('')
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const link = useQuery({
+    queryKey: ['setup', token],
+    queryFn: () => call(app.GET('/app/setup/{token}', { params: { path: { token } } })),
+    retry: false,
+  })
+  const setup = useMutation({
+    mutationFn: () => call(app.POST('/app/setup', { body: { token, name, email, password } })),
+    onSuccess: done,
+  })
+  if (link.isPending) return <Card title={t('setupTitle')}>{t('loading')}</Card>
+  if (link.error)
+    return (
+      <Card title={t('setupTitle')}>
+        <ErrorText error={link.error} />
+      </Card>
+    )
+  return (
+    <Card title={t('setupTitle')}>
+      <p>{t('setupIntro', { account: link.data.account.name })}</p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          setup.mutate()
+        }}
+      >
+        <Field label={t('name')}>
+          <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <Field label={t('email')}>
+          <input
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </Field>
+        <Field label={t('newPassword')}>
+          <input
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </Field>
+        <ErrorText error={setup.error} />
+        <button type="submit" disabled={setup.isPending}>
+          {t('setupDone')}
+        </button>
+      </form>
+    </Card>
+  )
+}
+
+export function InvitationPage({ token }: { token: string }) {
+  const { t } = useI18n()
+  const done = useAfterSignIn()
+  const [name, setName] = useState('')
+  const [password, setPassword] = useState('')
+  const info = useQuery({
+    queryKey: ['invitation', token],
+    queryFn: () => call(app.GET('/app/invitations/{token}', { params: { path: { token } } })),
+    retry: false,
+  })
+  const accept = useMutation({
+    mutationFn: () =>
+      call(
+        app.POST('/app/invitations/accept', {
+          body: { token, password, ...(info.data?.needs_password ? { name } : {}) },
+        }),
+      ),
+    onSuccess: done,
+  })
+  if (info.isPending) return <Card title={t('accept')}>{t('loading')}</Card>
+  if (info.error)
+    return (
+      <Card title={t('accept')}>
+        <ErrorText error={info.error} />
+      </Card>
+    )
+  const invitation = info.data
+  return (
+    <Card title={t('invitationTitle', { account: invitation.account_name })}>
+      <p>{t('invitationIntro', { role: t(invitation.role), email: invitation.email })}</p>
+      {!invitation.needs_password && <p>{t('invitationExisting')}</p>}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          accept.mutate()
+        }}
+      >
+        {invitation.needs_password && (
+          <Field label={t('name')}>
+            <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
+          </Field>
+        )}
+        <Field label={invitation.needs_password ? t('newPassword') : t('password')}>
+          <input
+            type="password"
+            autoComplete={invitation.needs_password ? 'new-password' : 'current-password'}
+            minLength={invitation.needs_password ? 10 : undefined}
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </Field>
+        <ErrorText error={accept.error} />
+        <button type="submit" disabled={accept.isPending}>
+          {t('accept')}
+        </button>
+      </form>
+    </Card>
+  )
+}
+
+export function ResetRequestPage() {
+  const { t } = useI18n()
+  const [email, setEmail] = useState('')
+  const request = useMutation({ mutationFn: () => call(app.POST('/app/password-reset', { body: { email } })) })
+  return (
+    <Card title={t('resetTitle')}>
+      <p>{t('resetIntro')}</p>
+      {request.isSuccess ? (
+        <p role="status">{t('resetSent')}</p>
+      ) : (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault()
+            request.mutate()
+          }}
+        >
+          <Field label={t('email')}>
+            <input
+              type="email"
+              autoComplete="username"
+              required
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+          </Field>
+          <ErrorText error={request.error} />
+          <button type="submit" disabled={request.isPending}>
+            {t('resetSend')}
+          </button>
+        </form>
+      )}
+    </Card>
+  )
+}
+
+export function ResetCompletePage({ token }: { token: string }) {
+  const { t } = useI18n()
+  const [password, setPassword] = useState('')
+  const complete = useMutation({
+    mutationFn: () => call(app.POST('/app/password-reset/complete', { body: { token, password } })),
+  })
+  return (
+    <Card title={t('resetTitle')}>
+      {complete.isSuccess ? (
+        <p role="status">
+          {t('resetDone')} <Link to="/sign-in">{t('signIn')}</Link>
+        </p>
+      ) : (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault()
+            complete.mutate()
+          }}
+        >
+          <Field label={t('newPassword')}>
+            <input
+              type="password"
+              autoComplete="new-password"
+              minLength={10}
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          </Field>
+          <ErrorText error={complete.error} />
+          <button type="submit" disabled={complete.isPending}>
+            {t('resetSave')}
+          </button>
+        </form>
+      )}
+    </Card>
+  )
+}

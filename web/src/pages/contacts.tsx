@@ -1,0 +1,112 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query'
+import { Link } from '@tanstack/react-router'
+import { useEffect, useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useI18n } from '../i18n.tsx'
+import { ErrorText, Field, formatTime } from '../ui.tsx'
+
+/** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(timer)
+  }, [value, ms])
+  return settled
+}
+
+export function ContactsPage() {
+  const { t } = useI18n()
+  const [q, setQ] = useState('')
+  const [limit, setLimit] = useState(50)
+  const search = useDebounced(q.trim(), 200)
+  const contacts = useQuery({
+    queryKey: ['contacts', search, limit],
+    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { q: search, limit, offset: 0 } } })),
+    placeholderData: keepPreviousData,
+  })
+  return (
+    <main>
+      <h1>{t('contacts')}</h1>
+      <Field label={t('search')}>
+        <input
+          type="search"
+          value={q}
+          onChange={(e) => {
+            setQ(e.target.value)
+            setLimit(50)
+          }}
+        />
+      </Field>
+      <ErrorText error={contacts.error} />
+      <table aria-busy={contacts.isFetching}>
+        <thead>
+          <tr>
+            <th scope="col">{t('name')}</th>
+            <th scope="col">{t('email')}</th>
+            <th scope="col">{t('phone')}</th>
+            <th scope="col">{t('tags')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {contacts.data?.contacts.map((contact) => (
+            <tr key={contact.id}>
+              <td>
+                <Link to="/contacts/$id" params={{ id: contact.id }}>
+                  {contact.name || contact.email || contact.phone}
+                </Link>
+              </td>
+              <td>{contact.email}</td>
+              <td>{contact.phone}</td>
+              <td>{contact.tags.join(', ')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {contacts.data && contacts.data.contacts.length === 0 && <p>{t('noContacts')}</p>}
+      {contacts.data?.has_more && (
+        <button type="button" onClick={() => setLimit((n) => Math.min(200, n + 50))} disabled={limit >= 200}>
+          {t('more')}
+        </button>
+      )}
+    </main>
+  )
+}
+
+export function ContactPage({ id }: { id: string }) {
+  const { t, language } = useI18n()
+  const contact = useQuery({
+    queryKey: ['contact', id],
+    queryFn: () => call(v1.GET('/v1/contacts/{id}', { params: { path: { id } } })),
+  })
+  const c = contact.data?.contact
+  return (
+    <main>
+      <p>
+        <Link to="/contacts">← {t('back')}</Link>
+      </p>
+      <ErrorText error={contact.error} />
+      {c && (
+        <>
+          <h1>{c.name || c.email || c.phone}</h1>
+          <dl className="details">
+            <dt>{t('email')}</dt>
+            <dd>{c.email || '–'}</dd>
+            <dt>{t('phone')}</dt>
+            <dd>{c.phone || '–'}</dd>
+            <dt>{t('tags')}</dt>
+            <dd>{c.tags.length ? c.tags.join(', ') : '–'}</dd>
+            <dt>{t('optinChat')}</dt>
+            <dd>{c.optin_chat}</dd>
+            <dt>{t('optinEmail')}</dt>
+            <dd>{c.optin_email}</dd>
+            <dt>{t('source')}</dt>
+            <dd>{c.source}</dd>
+            <dt>{t('created')}</dt>
+            <dd>{formatTime(c.created_at, language, '')}</dd>
+          </dl>
+        </>
+      )}
+    </main>
+  )
+}

@@ -1,0 +1,148 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { app, call } from '../api/client.ts'
+import { useI18n } from '../i18n.tsx'
+import { ErrorText, Field, formatTime } from '../ui.tsx'
+
+// the scopes a key can carry (section 5 of the API); the server checks them again
+const SCOPES = [
+  'contacts:read',
+  'contacts:write',
+  'contacts:delete',
+  'messages:write',
+  'inbox:read',
+  'templates:read',
+  'templates:write',
+  'templates:submit',
+  'templates:delete',
+  'webhooks:read',
+  'webhooks:write',
+  'automations:read',
+  'automations:write',
+  'automations:delete',
+  'newsletters:read',
+  'newsletters:write',
+  'newsletters:schedule',
+  'newsletters:delete',
+  'followups:read',
+  'followups:write',
+  'settings:read',
+  'settings:write',
+  'team:read',
+  'stats:read',
+  'media:read',
+  'media:write',
+  'knowledge:write',
+]
+
+export function KeysPage() {
+  const { t, language } = useI18n()
+  const queryClient = useQueryClient()
+  const [name, setName] = useState('')
+  const [scopes, setScopes] = useState<string[]>(['contacts:read'])
+  const [secret, setSecret] = useState('')
+  const [copied, setCopied] = useState(false)
+  const keys = useQuery({
+    queryKey: ['keys'],
+    queryFn: () => call(app.GET('/app/keys')),
+  })
+  const create = useMutation({
+    mutationFn: () => call(app.POST('/app/keys', { body: { name, scopes } })),
+    onSuccess: (result) => {
+      setSecret(result.secret)
+      setCopied(false)
+      setName('')
+      void queryClient.invalidateQueries({ queryKey: ['keys'] })
+    },
+  })
+  const revoke = useMutation({
+    mutationFn: (id: string) => call(app.DELETE('/app/keys/{id}', { params: { path: { id } } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['keys'] }),
+  })
+  const toggle = (scope: string) =>
+    setScopes((current) => (current.includes(scope) ? current.filter((s) => s !== scope) : [...current, scope]))
+
+  return (
+    <main>
+      <h1>{t('keys')}</h1>
+      <ErrorText error={keys.error} />
+      <section aria-labelledby="create-key">
+        <h2 id="create-key">{t('createKey')}</h2>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault()
+            create.mutate()
+          }}
+        >
+          <Field label={t('keyName')}>
+            <input required maxLength={120} value={name} onChange={(e) => setName(e.target.value)} />
+          </Field>
+          <fieldset className="scopes">
+            <legend>{t('scopes')}</legend>
+            {SCOPES.map((scope) => (
+              <label key={scope} className="check">
+                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} />
+                <code>{scope}</code>
+              </label>
+            ))}
+          </fieldset>
+          <ErrorText error={create.error} />
+          <button type="submit" disabled={create.isPending || scopes.length === 0}>
+            {t('createKey')}
+          </button>
+        </form>
+        {secret && (
+          <div className="secret" role="status">
+            <p>{t('keyShownOnce')}</p>
+            <output data-testid="new-key">{secret}</output>{' '}
+            <button
+              type="button"
+              onClick={() => {
+                void navigator.clipboard?.writeText(secret).then(() => setCopied(true))
+              }}
+            >
+              {copied ? t('copied') : t('copy')}
+            </button>
+          </div>
+        )}
+      </section>
+      <ErrorText error={revoke.error} />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{t('keyName')}</th>
+            <th scope="col">{t('prefix')}</th>
+            <th scope="col">{t('scopes')}</th>
+            <th scope="col">{t('created')}</th>
+            <th scope="col">{t('status')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.data?.keys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.prefix}…</code>
+              </td>
+              <td>{key.scopes.join(', ')}</td>
+              <td>{formatTime(key.created_at, language, '')}</td>
+              <td>
+                {key.revoked_at ? (
+                  t('revoked')
+                ) : (
+                  <button
+                    type="button"
+                    onClick={() => revoke.mutate(key.id)}
+                    aria-label={`${t('revoke')}: ${key.name}`}
+                  >
+                    {t('revoke')}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </main>
+  )
+}

@@ -1,0 +1,41 @@
+import { cloneElement, type ReactElement, type ReactNode, useId } from 'react'
+import { useI18n } from './i18n.tsx'
+
+/** An error in words, announced to screen readers. */
+export function ErrorText({ error }: { error: unknown }) {
+  const { error: words } = useI18n()
+  if (!error) return null
+  return (
+    <p className="error" role="alert">
+      {words(error)}
+    </p>
+  )
+}
+
+/** A visible label tied to its control by id, so the control's accessible name is exactly the label. */
+export function Field({ label, children }: { label: string; children: ReactElement<{ id?: string }> }) {
+  const id = useId()
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {cloneElement(children, { id })}
+    </div>
+  )
+}
+
+export function Card({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="card">
+      <h1>{title}</h1>
+      {children}
+    </main>
+  )
+}
+
+export function formatTime(iso: string | null | undefined, language: string, never: string): string {
+  if (!iso) return never
+  return new Intl.DateTimeFormat(language === 'de' ? 'de-DE' : 'en-GB', {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  }).format(new Date(iso))
+}
