@@ -72,7 +72,7 @@ async function startWorker(harness: Harness, graphUrl: string): Promise<ChildPro
   })
   await Promise.race([
     ready,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 20_000)),
+    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 120_000)),
   ])
   return child
 }

@@ -36,7 +36,7 @@ async function startWorker(harness: Harness): Promise<ChildProcess> {
   })
   await Promise.race([
     ready,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 15_000)),
+    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 120_000)),
   ])
   return child
 }

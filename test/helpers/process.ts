@@ -71,7 +71,7 @@ export function startProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: (output: string) => string | null,
-  timeoutMs = 60_000,
+  timeoutMs = 180_000,
 ): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, env, detached: true })
