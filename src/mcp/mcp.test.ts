@@ -2,8 +2,7 @@ import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   createHarness,
   createKey,
@@ -11,6 +10,7 @@ import {
   type Harness,
   type TestAccount,
 } from '../../test/helpers/harness.ts'
+import { callTool, connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../modules/channels/index.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 import { blockAccount, createOAuthAccessToken, setAccountPlan, setPlan } from '../platform/auth/accounts.service.ts'
@@ -28,54 +28,21 @@ before(async () => {
 })
 after(() => harness.close())
 
-// biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely in tests
-type Json = Record<string, any>
 const clients: Client[] = []
 after(async () => {
   for (const client of clients) await client.close().catch(() => {})
 })
 
 async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: 'herold-test', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  })
-  await client.connect(transport)
+  const client = await connectMcp(base, token)
   clients.push(client)
   return client
 }
 
-interface Outcome {
-  isError: boolean
-  data: Json
-}
-
-async function call(client: Client, name: string, args: Json = {}): Promise<Outcome> {
-  const result = await client.callTool({ name, arguments: args })
-  return { isError: result.isError === true, data: (result.structuredContent ?? {}) as Json }
-}
-
-async function ok(client: Client, name: string, args: Json = {}): Promise<Json> {
-  const outcome = await call(client, name, args)
-  assert.equal(outcome.isError, false, `${name}: ${JSON.stringify(outcome.data)}`)
-  return outcome.data
-}
-
-async function fails(client: Client, name: string, args: Json, code: string, key?: string): Promise<Json> {
-  const outcome = await call(client, name, args)
-  assert.equal(outcome.isError, true, `${name} should fail: ${JSON.stringify(outcome.data)}`)
-  assert.equal(outcome.data.error.code, code, JSON.stringify(outcome.data))
-  if (key) assert.equal(outcome.data.error.key, key, JSON.stringify(outcome.data))
-  assert.equal(typeof outcome.data.error.message, 'string')
-  return outcome.data.error
-}
-
-/** Preview, then the same call with its confirm_token. */
-async function confirmed(client: Client, name: string, args: Json): Promise<Json> {
-  const preview = await ok(client, name, args)
-  assert.equal(preview.confirmation_required, true)
-  return ok(client, name, { ...args, confirm_token: preview.confirm_token })
-}
+const call = callTool
+const ok = toolOk
+const fails = toolFails
+const confirmed = toolConfirmed
 
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0

@@ -34,6 +34,7 @@ export async function toolFails(client: Client, name: string, args: Json, code: 
   assert.equal(outcome.isError, true, `${name} should fail: ${JSON.stringify(outcome.data)}`)
   assert.equal(outcome.data.error.code, code, JSON.stringify(outcome.data))
   if (key) assert.equal(outcome.data.error.key, key, JSON.stringify(outcome.data))
+  assert.equal(typeof outcome.data.error.message, 'string')
   return outcome.data.error
 }
 
