@@ -10,6 +10,7 @@ import {
 } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
+import { followupsServiceFor } from '../followups/index.ts'
 import { statsServiceFor } from './index.ts'
 
 let harness: Harness
@@ -251,5 +252,46 @@ describe('GET /stats', () => {
     const s = await stats(account, '7d')
     assert.equal(dayOf(s, '2026-05-02').automation_runs, 2)
     assert.equal(s.totals.followup_runs, 0)
+  })
+
+  test('follow-up runs (a contact enrolled in a sequence) are counted on the day they start', async () => {
+    harness.clock.set('2026-05-03T10:00:00Z')
+    const account = await createTestAccount(harness)
+    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    const sequence = (await followupsServiceFor(deps()).create(
+      { accountId: account.accountId, account: { language: 'de' } },
+      {
+        name: 'Nach dem Kauf',
+        trigger: { type: 'tag_added', tag: 'sommerfest' },
+        steps: [{ text: 'Hallo {{name}}, wie gefällt dir dein Einkauf bei uns?', delay: { amount: 1, unit: 'days' } }],
+      },
+    )) as { id: string }
+    const activated = await account.request({
+      method: 'PATCH',
+      url: `/v1/followups/${sequence.id}`,
+      payload: { status: 'active' },
+    })
+    assert.equal(activated.statusCode, 200, activated.body)
+    for (let i = 0; i < 3; i++) {
+      const c = await contact(account)
+      await harness.database.orm.transaction((tx) =>
+        recordOptinChange(tx, harness.clock, {
+          accountId: account.accountId,
+          contactId: c.id,
+          channel: 'chat',
+          to: 'confirmed',
+          source: 'test',
+        }),
+      )
+      const tagged = await account.request({
+        method: 'POST',
+        url: `/v1/contacts/${c.id}/tags`,
+        payload: { tag: 'sommerfest' },
+      })
+      assert.equal(tagged.statusCode, 200, tagged.body)
+    }
+    const s = await stats(account, '7d')
+    assert.equal(dayOf(s, '2026-05-03').followup_runs, 3)
+    assert.equal(s.totals.followup_runs, 3)
   })
 })
