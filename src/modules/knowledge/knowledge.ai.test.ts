@@ -188,6 +188,8 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     assert.equal(record.inbound_message_id, messages[0].id)
     assert.equal(record.model, 'herold-test-model')
     assert.equal(record.passages[0].heading, 'Rücksendungen')
+    assert.equal(record.passages[0].used, true)
+    assert.ok(record.passages.slice(1).every((p: Json) => p.used === false))
     assert.match(record.passages[0].text, /30 Tagen kostenlos/)
     const filtered = await account.request({ method: 'GET', url: `/v1/knowledge/ai-replies?message_id=${reply.id}` })
     assert.equal(filtered.json().ai_replies[0].id, record.id)

@@ -294,6 +294,7 @@ export function aiService(deps: AiServiceDeps) {
         heading: hit.heading,
         text: hit.text,
         rank: Math.round(hit.rank * 1e6) / 1e6,
+        used: false,
       }))
       // nothing in the documents touches the question: no model is asked
       if (passages.length === 0) return handOver(row, input, 'declined', 'no_passages')
@@ -303,7 +304,12 @@ export function aiService(deps: AiServiceDeps) {
         await complete(replyPrompt({ business: account.name, question: input.text, passages })),
         passages.length,
       )
-      await repo.updateReply(db, accountId, row.id, { passages, model: endpoint.model ?? null, updatedAt: clock.now() })
+      const cited = decision.kind === 'answer' ? decision.used : []
+      await repo.updateReply(db, accountId, row.id, {
+        passages: passages.map((p, i) => ({ ...p, used: cited.includes(i + 1) })),
+        model: endpoint.model ?? null,
+        updatedAt: clock.now(),
+      })
       if (decision.kind === 'decline') {
         await db.transaction(async (tx) => {
           const reason = decision.detail ? `${decision.reason}: ${decision.detail}` : decision.reason

@@ -117,6 +117,7 @@ export const PromptPassage = Type.Object({
   heading: Type.String(),
   text: Type.String(),
   rank: Type.Number(),
+  used: Type.Boolean({ description: 'the model named this passage as a source of its answer' }),
 })
 
 export const AiReply = Type.Object({

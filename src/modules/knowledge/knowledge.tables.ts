@@ -103,6 +103,8 @@ export interface PromptPassage {
   heading: string
   text: string
   rank: number
+  /** the model named it as a source of its answer */
+  used: boolean
 }
 
 export const aiReplies = pgTable(
