@@ -225,3 +225,8 @@ export function useI18n(): I18n {
   if (!value) throw new Error('useI18n outside I18nProvider')
   return value
 }
+
+/** A page's own words in both languages: `const w = useWords({ de: {...}, en: {...} })`. */
+export function useWords<T extends Record<string, string>>(words: { de: T; en: T }): T {
+  return words[useI18n().language]
+}
