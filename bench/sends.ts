@@ -18,6 +18,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
+import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
@@ -44,6 +45,19 @@ const t0 = performance.now()
 const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
 /** stop measuring after this many seconds (the rate is taken over the sends finished so far); default: until done */
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_INFINITY)
+
+/**
+ * Round trips to PostgreSQL while the workers send (every query of every pooled connection, BEGIN and COMMIT
+ * included; the benchmark's own progress counts are left out), to print statements per send. PGlite runs the same
+ * code, so the count holds for it too.
+ */
+let statements = 0
+let counting = false
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (counting) statements++
+  return query.apply(this, args)
+} as typeof pg.Client.prototype.query
 
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
 async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
@@ -148,6 +162,7 @@ async function main() {
   // fresh statistics for the planner after the bulk load (PostgreSQL's autovacuum would do it; PGlite has none)
   await db.execute(sql`ANALYZE`)
   const remaining = async () => {
+    if (counting) statements--
     const [row] = await database.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND status IN ('queued', 'sending')`,
       [account.id],
@@ -156,12 +171,14 @@ async function main() {
   }
   const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
   const started = performance.now()
+  counting = true
   const stop = await workers.start()
   // on PGlite (one connection) a count waits behind the workers' queries, so the time limit is a timer, not a poll
   if (SEND_SECONDS === Number.POSITIVE_INFINITY) {
     while ((await remaining()) > 0) await new Promise((r) => setTimeout(r, 500))
   } else await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
   await stop()
+  counting = false
   // taken after stop: the sends the running jobs finished during the stop are counted too
   const seconds = (performance.now() - started) / 1000
   const left = await remaining()
@@ -184,6 +201,11 @@ async function main() {
   console.log(
     `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
   )
+  if (database.kind === 'postgres') {
+    console.log(
+      `  statements while sending: ${statements} = ${(statements / Math.max(sent, 1)).toFixed(1)} per sent message`,
+    )
+  }
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
   await database.close()
