@@ -23,7 +23,7 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 30)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 
 const base = process.env.DATABASE_URL || undefined

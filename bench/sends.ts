@@ -11,9 +11,11 @@
  * Queueing: the first BENCH_ROUTE_SENDS (default 1,000) go through the service of POST /messages (every check, one
  * send record and one job per call); the rest are written in batches of 1,000 with the same two writes the route makes
  * (messaging.repository insertSends and platform enqueue, one transaction per batch), skipping the per-request checks.
- * Sending: the process's job runner (HEROLD_WORKER_CONCURRENCY, default 32) works the queue: each send is re-checked,
- * its quota unit reserved, paced, handed to the sandbox (which stores it and queues its delivered/read statuses),
- * stored in the inbox and marked sent. The figure is sends per second against the configured pace: the ratio says
+ * Sending: the process's job runner (HEROLD_WORKER_CONCURRENCY, here default 256; the server's default is 32) works the
+ * queue in batches of up to half of that: a batch is re-checked in one query, its quota units reserved in one
+ * statement, each send paced and handed to the sandbox (which stores the batch and queues one delivered and one read
+ * job for it), the batch stored in the inbox and its results recorded in one statement. On PostgreSQL the round trips
+ * while sending are counted (BENCH_STATEMENTS=1 lists the most costly statements). The figure is sends per second against the configured pace: the ratio says
  * how much of the number's allowed throughput Herold's own work leaves.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -39,7 +41,7 @@ const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
 const BATCH = 1_000
 const t0 = performance.now()
 const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
@@ -53,10 +55,24 @@ const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_IN
  */
 let statements = 0
 let counting = false
+/** BENCH_STATEMENTS=1: also print the most frequent statements (their first 90 characters) and their time */
+const byText = new Map<string, { n: number; ms: number }>()
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  if (counting) statements++
-  return query.apply(this, args)
+  const result = query.apply(this, args)
+  if (counting) {
+    statements++
+    if (process.env.BENCH_STATEMENTS && result instanceof Promise) {
+      const first = args[0] as string | { text?: string }
+      const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim().slice(0, 90)
+      const started = performance.now()
+      const entry = byText.get(text) ?? { n: 0, ms: 0 }
+      byText.set(text, entry)
+      entry.n++
+      result.finally(() => (entry.ms += performance.now() - started)).catch(() => {})
+    }
+  }
+  return result
 } as typeof pg.Client.prototype.query
 
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
@@ -205,6 +221,10 @@ async function main() {
     console.log(
       `  statements while sending: ${statements} = ${(statements / Math.max(sent, 1)).toFixed(1)} per sent message`,
     )
+    const top = [...byText].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
+    for (const [text, { n, ms }] of top) {
+      console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
+    }
   }
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)

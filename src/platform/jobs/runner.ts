@@ -10,7 +10,7 @@ import {
   JOBS_CHANNEL,
   killJob,
   LeaseLostError,
-  nextDueAt,
+  nextDueByQueue,
   retryJob,
 } from './jobs.ts'
 
@@ -304,14 +304,30 @@ export class JobRunner {
       return
     }
     this.#scheduledAt = performance.now()
-    const due = await nextDueAt(this.#options.database.orm, this.#options.clock, this.#queues)
+    const due = await nextDueByQueue(this.#options.database.orm, this.#options.clock, this.#queues)
     if (this.#stopped) return
     if (this.#timer) clearTimeout(this.#timer)
-    const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
+    const now = this.#options.clock.now().getTime()
+    const times = due.flatMap((d) => [d.runAt, d.leaseAt]).filter((t): t is Date => t !== null)
+    const untilDue = times.length > 0 ? Math.min(...times.map((t) => t.getTime())) - now : Number.POSITIVE_INFINITY
     const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
+    const polling = delay >= this.#options.pollMs
     this.#timer = setTimeout(() => {
-      for (const queue of this.#queues) this.#reapDue.add(queue)
-      this.wake(this.#queues)
+      if (polling) {
+        // the safety net: every queue, leases included
+        for (const queue of this.#queues) this.#reapDue.add(queue)
+        this.wake(this.#queues)
+        return
+      }
+      // only the queues whose work came due: under a stream of scheduled jobs (the sandbox's statuses) the others
+      // are not claimed for nothing
+      const at = this.#options.clock.now().getTime()
+      const woken: string[] = []
+      for (const d of due) {
+        if (d.leaseAt && d.leaseAt.getTime() <= at) this.#reapDue.add(d.queue)
+        if ((d.runAt && d.runAt.getTime() <= at) || this.#reapDue.has(d.queue)) woken.push(d.queue)
+      }
+      this.wake(woken)
     }, delay)
     this.#timer.unref()
   }
