@@ -20,8 +20,10 @@ import { ContactPage, ContactsPage } from './pages/contacts.tsx'
 import { DashboardPage, dashboardNav } from './pages/dashboard.tsx'
 import { InboxPage, inboxNav } from './pages/inbox.tsx'
 import { KeysPage } from './pages/keys.tsx'
+import { SettingsPage, settingsNav } from './pages/settings.tsx'
 import { TeamPage } from './pages/team.tsx'
 import { TemplatePage, TemplatesPage, templatesNav } from './pages/templates.tsx'
+import { WebhooksPage, webhooksNav } from './pages/webhooks.tsx'
 import { type SessionShape, useSession, useSetSession } from './session.ts'
 import './styles.css'
 
@@ -51,10 +53,14 @@ function Header({ session }: { session: SessionShape | null }) {
       <span className="brand">{t('appName')}</span>
       {session && (
         <nav aria-label={t('mainNav')}>
-          <Link to="/" activeOptions={{ exact: true }}>{dashboardNav[language]}</Link>
+          <Link to="/" activeOptions={{ exact: true }}>
+            {dashboardNav[language]}
+          </Link>
           <Link to="/contacts">{t('contacts')}</Link>
           <Link to="/inbox">{inboxNav[language]}</Link>
           <Link to="/templates">{templatesNav[language]}</Link>
+          <Link to="/webhooks">{webhooksNav[language]}</Link>
+          <Link to="/settings">{settingsNav[language]}</Link>
           <Link to="/team">{t('team')}</Link>
           {session.permissions.includes('keys:manage') && <Link to="/keys">{t('keys')}</Link>}
           <Link to="/account">{t('account')}</Link>
@@ -193,8 +199,27 @@ const invitationParams = () => invitationRoute.useParams() as { token: string }
 const resetParams = () => resetRoute.useParams() as { token: string }
 const contactParams = () => contactRoute.useParams() as { id: string }
 
+const webhooksRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/webhooks',
+  component: () => <Signed>{(session) => <WebhooksPage session={session} />}</Signed>,
+})
+const settingsRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/settings',
+  component: () => <Signed>{(session) => <SettingsPage session={session} />}</Signed>,
+})
+
 const router = createRouter({
-  routeTree: root.addChildren([...routes, inboxRoute, conversationRoute, templatesRoute, templateRoute]),
+  routeTree: root.addChildren([
+    ...routes,
+    inboxRoute,
+    conversationRoute,
+    templatesRoute,
+    templateRoute,
+    webhooksRoute,
+    settingsRoute,
+  ]),
   defaultPreload: false,
 })
 

@@ -70,7 +70,12 @@ export class AppDocument {
           ? { requestBody: { required: true, content: { 'application/json': { schema: op.schema.body } } } }
           : {}),
         ...(consumes
-          ? { requestBody: { required: true, content: { [consumes]: { schema: { type: 'string', format: 'binary' } } } } }
+          ? {
+              requestBody: {
+                required: true,
+                content: { [consumes]: { schema: { type: 'string', format: 'binary' } } },
+              },
+            }
           : {}),
         responses,
       }

@@ -19,7 +19,9 @@ const literals = <T extends readonly string[]>(values: T) => Type.Union(values.m
 /** A template as the editor holds it while typing: lax limits, so every draft can be checked. */
 export const CheckBody = Type.Object(
   {
-    id: Type.Optional(Type.String({ format: 'uuid', description: 'the template being edited (its own name is no clash)' })),
+    id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'the template being edited (its own name is no clash)' }),
+    ),
     name: Type.String({ maxLength: 1000 }),
     content: Type.String({ maxLength: 40000 }),
     channel: Type.Optional(literals(CHANNELS)),

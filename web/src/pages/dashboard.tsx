@@ -158,14 +158,15 @@ function DayChart({
         aria-labelledby={`${id}-title ${id}-desc`}
         preserveAspectRatio="xMidYMid meet"
       >
+        <title>{title}</title>
         <desc id={`${id}-desc`}>{summary}</desc>
-        {Array.from({ length: top / step + 1 }, (_, i) => {
-          const y = 8 + plotH - (i * step * plotH) / top
+        {Array.from({ length: top / step + 1 }, (_, i) => i * step).map((tick) => {
+          const y = 8 + plotH - (tick * plotH) / top
           return (
-            <g key={i}>
+            <g key={tick}>
               <line x1={left} x2={width - 8} y1={y} y2={y} stroke="#d0d0d0" />
               <text x={left - 6} y={y + 4} textAnchor="end" fontSize="11" fill="#3b3b3b">
-                {(i * step).toLocaleString(locale)}
+                {tick.toLocaleString(locale)}
               </text>
             </g>
           )
@@ -259,6 +260,7 @@ function StackChart({
         ))}
       </ul>
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`${id}-title ${id}-desc`}>
+        <title>{title}</title>
         <desc id={`${id}-desc`}>{summary}</desc>
         {rows.map((row, r) => {
           const total = row.values.reduce((a, b) => a + b, 0)

@@ -30,7 +30,8 @@ const words = {
     template: 'Vorlage',
     windowOpen: 'Freitext-Antworten sind bis {time} möglich (24 Stunden nach der letzten Nachricht der Kundschaft).',
     windowClosed: 'Das 24-Stunden-Fenster endete {time}. Senden Sie eine freigegebene Vorlage.',
-    windowNever: 'Die Kundschaft hat noch nicht geschrieben: Freitext ist erst nach ihrer Nachricht möglich. Senden Sie eine freigegebene Vorlage.',
+    windowNever:
+      'Die Kundschaft hat noch nicht geschrieben: Freitext ist erst nach ihrer Nachricht möglich. Senden Sie eine freigegebene Vorlage.',
     reply: 'Antwort',
     send: 'Senden',
     sendTemplate: 'Vorlage senden',
@@ -63,7 +64,8 @@ const words = {
     template: 'Template',
     windowOpen: "Free-text replies are possible until {time} (24 hours after the customer's last message).",
     windowClosed: 'The 24-hour window ended {time}. Send an approved template.',
-    windowNever: 'The customer has not written yet: free text is possible only after their message. Send an approved template.',
+    windowNever:
+      'The customer has not written yet: free text is possible only after their message. Send an approved template.',
     reply: 'Reply',
     send: 'Send',
     sendTemplate: 'Send template',
@@ -138,10 +140,13 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
             {shown.map((c) => (
               <li key={c.id}>
                 <Link to="/inbox/$id" params={{ id: c.id }}>
-                  <strong>{c.contact.name || c.contact_id.slice(0, 8)}</strong> <span className="badge">{c.channel}</span>
+                  <strong>{c.contact.name || c.contact_id.slice(0, 8)}</strong>{' '}
+                  <span className="badge">{c.channel}</span>
                   {c.automated_only && <span className="badge"> {w.automatedOnly}</span>}
                   {c.needs_person && <span className="badge"> {w.needsPerson}</span>}
-                  {c.unread_count > 0 && <span className="badge"> {w.unread.replace('{count}', String(c.unread_count))}</span>}
+                  {c.unread_count > 0 && (
+                    <span className="badge"> {w.unread.replace('{count}', String(c.unread_count))}</span>
+                  )}
                   <br />
                   <span className="muted">
                     {c.last_message.preview} · {formatTime(c.last_message.at, language, '')}
@@ -208,7 +213,10 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
         <p role="status" data-testid="window">
           {windowEnd === null
             ? w.windowNever
-            : (open ? w.windowOpen : w.windowClosed).replace('{time}', formatTime(windowEnd.toISOString(), language, ''))}
+            : (open ? w.windowOpen : w.windowClosed).replace(
+                '{time}',
+                formatTime(windowEnd.toISOString(), language, ''),
+              )}
         </p>
       )}
       {!canWrite && <p>{w.readOnly}</p>}
@@ -266,7 +274,9 @@ function TemplateSend({ contactId, onSent }: { contactId: string; onSent: () => 
             contact_id: contactId,
             template: {
               id: templateId,
-              variables: Object.fromEntries((chosen?.settable_variables ?? []).map((name) => [name, values[name] ?? ''])),
+              variables: Object.fromEntries(
+                (chosen?.settable_variables ?? []).map((name) => [name, values[name] ?? '']),
+              ),
             },
           },
         }),

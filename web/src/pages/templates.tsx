@@ -351,7 +351,8 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
     },
   })
   const issues = check.data?.issues ?? []
-  const bodyLimit = draft.channel === 'chat' ? (check.data?.limits.chat_body ?? 1024) : (check.data?.limits.content ?? 20000)
+  const bodyLimit =
+    draft.channel === 'chat' ? (check.data?.limits.chat_body ?? 1024) : (check.data?.limits.content ?? 20000)
   const fieldName = (field: string) => w[`field_${field.split('/')[0]}` as keyof typeof w] ?? field
   return (
     <section aria-labelledby="editor-title">
@@ -383,7 +384,13 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
         }}
       >
         <Field label={w.name}>
-          <input required maxLength={120} value={draft.name} onChange={(ev) => set({ name: ev.target.value })} readOnly={!canWrite} />
+          <input
+            required
+            maxLength={120}
+            value={draft.name}
+            onChange={(ev) => set({ name: ev.target.value })}
+            readOnly={!canWrite}
+          />
         </Field>
         {!id && (
           <Field label={w.channel}>
@@ -394,18 +401,33 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
           </Field>
         )}
         <Field label={w.purpose}>
-          <select value={draft.purpose} onChange={(ev) => set({ purpose: ev.target.value as Purpose })} disabled={!canWrite}>
+          <select
+            value={draft.purpose}
+            onChange={(ev) => set({ purpose: ev.target.value as Purpose })}
+            disabled={!canWrite}
+          >
             <option value="marketing">{w.marketing}</option>
             <option value="utility">{w.utility}</option>
             <option value="optin_confirm">{w.optin_confirm}</option>
           </select>
         </Field>
         <Field label={w.language}>
-          <input required maxLength={10} value={draft.language} onChange={(ev) => set({ language: ev.target.value })} readOnly={!canWrite} />
+          <input
+            required
+            maxLength={10}
+            value={draft.language}
+            onChange={(ev) => set({ language: ev.target.value })}
+            readOnly={!canWrite}
+          />
         </Field>
         {draft.channel === 'email' && (
           <Field label={w.subject}>
-            <input maxLength={200} value={draft.subject} onChange={(ev) => set({ subject: ev.target.value })} readOnly={!canWrite} />
+            <input
+              maxLength={200}
+              value={draft.subject}
+              onChange={(ev) => set({ subject: ev.target.value })}
+              readOnly={!canWrite}
+            />
           </Field>
         )}
         <Field label={w.content}>
