@@ -119,7 +119,7 @@ async function signIn(target: Page, email: string, password: string): Promise<vo
   await target.getByLabel('E-mail address').fill(email)
   await target.getByLabel('Password', { exact: true }).fill(password)
   await target.getByRole('button', { name: 'Sign in' }).click()
-  await target.getByRole('heading', { name: 'Contacts' }).waitFor()
+  await target.getByRole('heading', { name: 'Overview' }).waitFor()
 }
 
 describe('the web app', () => {
@@ -132,8 +132,8 @@ describe('the web app', () => {
     await page.getByLabel('E-mail address').fill(OWNER.email)
     await page.getByLabel('New password (at least 10 characters)').fill(OWNER.password)
     await page.getByRole('button', { name: 'Create owner' }).click()
-    // signed in, the app speaks the account's language (German) until the member chooses another
-    await page.getByRole('heading', { name: 'Kontakte' }).waitFor()
+    // signed in, on the dashboard, the app speaks the account's language (German) until the member chooses another
+    await page.getByRole('heading', { name: 'Übersicht' }).waitFor()
     await page.getByRole('link', { name: 'Mein Zugang' }).click()
     await page.getByRole('combobox', { name: 'Sprache' }).selectOption('en')
     await page.getByRole('heading', { name: 'My sign-in' }).waitFor()
@@ -234,7 +234,7 @@ describe('the web app', () => {
     await viewer.getByLabel('New password (at least 10 characters)').fill('viewer password')
     await viewer.getByRole('button', { name: 'Accept invitation' }).click()
     // a new member sees the account's language, German
-    await viewer.getByRole('heading', { name: 'Kontakte' }).waitFor()
+    await viewer.getByRole('heading', { name: 'Übersicht' }).waitFor()
     assert.equal(await viewer.getByRole('link', { name: 'API-Schlüssel' }).count(), 0, 'no keys page for a viewer')
 
     const write = await fetchFrom(viewer, '/v1/contacts', {

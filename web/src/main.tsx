@@ -17,8 +17,13 @@ import { I18nProvider, useI18n } from './i18n.tsx'
 import { AccountPage } from './pages/account.tsx'
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SetupPage, SignInPage } from './pages/auth.tsx'
 import { ContactPage, ContactsPage } from './pages/contacts.tsx'
+import { DashboardPage, dashboardNav } from './pages/dashboard.tsx'
+import { InboxPage, inboxNav } from './pages/inbox.tsx'
 import { KeysPage } from './pages/keys.tsx'
+import { SettingsPage, settingsNav } from './pages/settings.tsx'
 import { TeamPage } from './pages/team.tsx'
+import { TemplatePage, TemplatesPage, templatesNav } from './pages/templates.tsx'
+import { WebhooksPage, webhooksNav } from './pages/webhooks.tsx'
 import { type SessionShape, useSession, useSetSession } from './session.ts'
 import './styles.css'
 
@@ -48,7 +53,14 @@ function Header({ session }: { session: SessionShape | null }) {
       <span className="brand">{t('appName')}</span>
       {session && (
         <nav aria-label={t('mainNav')}>
+          <Link to="/" activeOptions={{ exact: true }}>
+            {dashboardNav[language]}
+          </Link>
           <Link to="/contacts">{t('contacts')}</Link>
+          <Link to="/inbox">{inboxNav[language]}</Link>
+          <Link to="/templates">{templatesNav[language]}</Link>
+          <Link to="/webhooks">{webhooksNav[language]}</Link>
+          <Link to="/settings">{settingsNav[language]}</Link>
           <Link to="/team">{t('team')}</Link>
           {session.permissions.includes('keys:manage') && <Link to="/keys">{t('keys')}</Link>}
           <Link to="/account">{t('account')}</Link>
@@ -102,7 +114,7 @@ const routes = [
   createRoute({
     getParentRoute: () => root,
     path: '/',
-    component: () => <Signed>{() => <Navigate to="/contacts" />}</Signed>,
+    component: () => <Signed>{() => <DashboardPage />}</Signed>,
   }),
   createRoute({ getParentRoute: () => root, path: '/sign-in', component: SignInPage }),
   createRoute({
@@ -156,12 +168,60 @@ const routes = [
   }),
 ] as const
 const [, , setupRoute, invitationRoute, , resetRoute, , , , contactRoute] = routes
+const inboxRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/inbox',
+  component: () => <Signed>{(session) => <InboxPage session={session} />}</Signed>,
+})
+const conversationRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/inbox/$id',
+  component: function Conversation() {
+    const { id } = conversationRoute.useParams() as { id: string }
+    return <Signed>{(session) => <InboxPage id={id} session={session} />}</Signed>
+  },
+})
+const templatesRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/templates',
+  component: () => <Signed>{(session) => <TemplatesPage session={session} />}</Signed>,
+})
+const templateRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/templates/$id',
+  component: function Template() {
+    const { id } = templateRoute.useParams() as { id: string }
+    return <Signed>{(session) => <TemplatePage id={id} session={session} />}</Signed>
+  },
+})
 const setupParams = () => setupRoute.useParams() as { token: string }
 const invitationParams = () => invitationRoute.useParams() as { token: string }
 const resetParams = () => resetRoute.useParams() as { token: string }
 const contactParams = () => contactRoute.useParams() as { id: string }
 
-const router = createRouter({ routeTree: root.addChildren([...routes]), defaultPreload: false })
+const webhooksRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/webhooks',
+  component: () => <Signed>{(session) => <WebhooksPage session={session} />}</Signed>,
+})
+const settingsRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/settings',
+  component: () => <Signed>{(session) => <SettingsPage session={session} />}</Signed>,
+})
+
+const router = createRouter({
+  routeTree: root.addChildren([
+    ...routes,
+    inboxRoute,
+    conversationRoute,
+    templatesRoute,
+    templateRoute,
+    webhooksRoute,
+    settingsRoute,
+  ]),
+  defaultPreload: false,
+})
 
 declare module '@tanstack/react-router' {
   interface Register {

@@ -32,6 +32,7 @@ export const contactsModule: HeroldModule = {
   routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
 }
 
+export { contactsAppRoutes, IMPORT_MAX_BYTES } from './contacts.app.ts'
 export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
 export type {
   ContactCleanup,

@@ -49,8 +49,11 @@ export class AppDocument {
           parameters.push({ name, in: where, required: where === 'path' || required.includes(name), schema })
       }
       const responses: Record<string, unknown> = {}
+      // a route with another body or answer than JSON names it in consumes and produces
+      const consumes = (op.schema.consumes as string[] | undefined)?.[0]
+      const produces = (op.schema.produces as string[] | undefined)?.[0] ?? 'application/json'
       for (const [status, schema] of Object.entries((op.schema.response as Schema | undefined) ?? {}))
-        responses[status] = { description: 'success', content: { 'application/json': { schema } } }
+        responses[status] = { description: 'success', content: { [produces]: { schema } } }
       if (Object.keys(responses).length === 0) responses['2XX'] = { description: 'success' }
       responses.default = {
         description: 'an error: {"error": {"code", "key", "message"}}',
@@ -65,6 +68,14 @@ export class AppDocument {
         ...(parameters.length ? { parameters } : {}),
         ...(op.schema.body
           ? { requestBody: { required: true, content: { 'application/json': { schema: op.schema.body } } } }
+          : {}),
+        ...(consumes
+          ? {
+              requestBody: {
+                required: true,
+                content: { [consumes]: { schema: { type: 'string', format: 'binary' } } },
+              },
+            }
           : {}),
         responses,
       }

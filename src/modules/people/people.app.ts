@@ -19,6 +19,8 @@ import {
 import { AppError } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
+import { contactsAppRoutes } from '../contacts/index.ts'
+import { templatesAppRoutes } from '../templates/index.ts'
 import { AppDocument } from './app-document.ts'
 import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
@@ -144,6 +146,9 @@ export function appRoutes(deps: PlatformDeps) {
     })
 
     app.get('/openapi.json', { config: { public: true } }, async () => document.document())
+    // the console's routes of other modules, behind the same session and CSRF check
+    await app.register(contactsAppRoutes(deps))
+    await app.register(templatesAppRoutes(deps))
 
     app.get(
       '/session',

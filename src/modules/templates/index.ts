@@ -160,6 +160,7 @@ export async function optinConfirmTemplateFor(
   }
 }
 
+export { templatesAppRoutes } from './templates.app.ts'
 export {
   checkTemplate,
   isSendable,

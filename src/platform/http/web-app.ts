@@ -19,6 +19,12 @@ export const APP_PAGES = [
   '/contacts',
   '/contacts/:id',
   '/account',
+  '/inbox',
+  '/inbox/:id',
+  '/templates',
+  '/templates/:id',
+  '/webhooks',
+  '/settings',
 ]
 
 /**

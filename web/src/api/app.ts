@@ -4,6 +4,179 @@
  */
 
 export interface paths {
+    "/app/contacts/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import contacts from a CSV file, answering with progress lines and the rejected lines
+         * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required, columns name, email, phone, tags as in `herold import contacts`). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": {
+                            /** @description progress: bytes of total_bytes read and rows so far; done: the report; error: the import stopped (error as in the error envelope) */
+                            type: "progress" | "done" | "error";
+                            bytes?: number;
+                            total_bytes?: number;
+                            rows?: number;
+                            report?: {
+                                rows: number;
+                                created: number;
+                                updated: number;
+                                unchanged: number;
+                                rejected: number;
+                                /** @description each rejected line with its reason (the first 10,000) */
+                                rejected_lines: {
+                                    line: number;
+                                    reason: string;
+                                }[];
+                                /** @description tags left out of imported lines (the first 10,000) */
+                                notes: {
+                                    line: number;
+                                    note: string;
+                                }[];
+                                seconds: number;
+                                rows_per_second: number;
+                            };
+                            error?: {
+                                code: string;
+                                key: string;
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/templates/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The deterministic check's issues of a template as typed, without saving it
+         * @description Needs templates:read. The same rules as issues of GET /v1/templates/{id} (templates.check.ts): name, language, content length, variables and their placement, buttons, header image, and whether another chat template of the account has the same provider name in that language. Changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the template being edited (its own name is no clash)
+                         */
+                        id?: string;
+                        name: string;
+                        content: string;
+                        channel?: "chat" | "email";
+                        subject?: string | null;
+                        purpose?: "marketing" | "utility" | "optin_confirm";
+                        /** @description default the account language */
+                        language?: string;
+                        buttons?: {
+                            type: "QUICK_REPLY" | "URL";
+                            text: string;
+                            url?: string | null;
+                        }[];
+                        header_media?: {
+                            url: string;
+                            mime_type?: string | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description every rule of the deterministic check the draft breaks; empty when it passes */
+                            issues: {
+                                /** @description stable reason, such as variables_adjacent */
+                                code: string;
+                                /** @description name, content, buttons/1/url, … */
+                                field: string;
+                                /** @description English */
+                                message: string;
+                            }[];
+                            provider_name: string;
+                            variables: string[];
+                            limits: {
+                                chat_body: number;
+                                content: number;
+                                subject: number;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/session": {
         parameters: {
             query?: never;

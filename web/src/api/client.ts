@@ -19,10 +19,13 @@ const csrf: Middleware = {
 export class ApiError extends Error {
   readonly status: number
   readonly code: string
-  constructor(status: number, code: string, message: string) {
+  /** the error's finer reason (the envelope's key), such as keywords_overlap */
+  readonly key: string
+  constructor(status: number, code: string, message: string, key = code) {
     super(message)
     this.status = status
     this.code = code
+    this.key = key
   }
 }
 
@@ -41,6 +44,11 @@ export async function call<T>(promise: Promise<{ data?: T; error?: unknown; resp
     throw new ApiError(0, 'network', '')
   }
   if (result.response.ok) return result.data as T
-  const body = result.error as { error?: { code?: string; message?: string } } | undefined
-  throw new ApiError(result.response.status, body?.error?.code ?? 'unknown', body?.error?.message ?? '')
+  const body = result.error as { error?: { code?: string; key?: string; message?: string } } | undefined
+  throw new ApiError(
+    result.response.status,
+    body?.error?.code ?? 'unknown',
+    body?.error?.message ?? '',
+    body?.error?.key ?? body?.error?.code ?? 'unknown',
+  )
 }

@@ -11,7 +11,7 @@ function useAfterSignIn() {
   const navigate = useNavigate()
   return (session: unknown) => {
     setSession(session)
-    void navigate({ to: '/contacts' })
+    void navigate({ to: '/' })
   }
 }
 

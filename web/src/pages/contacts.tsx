@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { call, v1 } from '../api/client.ts'
 import { useI18n } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
+import { ContactImport } from './contacts-import.tsx'
 
 /** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
 function useDebounced<T>(value: T, ms: number): T {
@@ -69,6 +70,7 @@ export function ContactsPage() {
           {t('more')}
         </button>
       )}
+      <ContactImport />
     </main>
   )
 }

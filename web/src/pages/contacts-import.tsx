@@ -1,0 +1,230 @@
+import { useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { ApiError, app } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import { useSession } from '../session.ts'
+import { Field } from '../ui.tsx'
+import { PageError } from './errors.tsx'
+
+// CSV import on the contacts page: the file goes up as it is (POST /app/contacts/import), the answer streams a
+// progress line per batch and the report with the rejected lines.
+
+interface ImportEventShape {
+  type: 'progress' | 'done' | 'error'
+  bytes?: number
+  total_bytes?: number
+  rows?: number
+  report?: {
+    rows: number
+    created: number
+    updated: number
+    unchanged: number
+    rejected: number
+    rejected_lines: Array<{ line: number; reason: string }>
+    notes: Array<{ line: number; note: string }>
+    seconds: number
+  }
+  error?: { code: string; key: string; message: string }
+}
+
+const words = {
+  de: {
+    title: 'Kontakte importieren (CSV)',
+    help: 'Eine CSV-Datei mit Kopfzeile und den Spalten name, email, phone, tags (Telefon international, z. B. +49 151 23456789). Bekannte Adressen werden aktualisiert, Einwilligungen nie erteilt.',
+    file: 'CSV-Datei',
+    start: 'Importieren',
+    progress: 'Fortschritt des Imports',
+    rows: '{rows} Zeilen gelesen',
+    uploading: 'Wird hochgeladen …',
+    done: 'Fertig: {created} neu, {updated} aktualisiert, {unchanged} unverändert, {rejected} abgelehnt von {rows} Zeilen ({seconds} s).',
+    rejected: 'Abgelehnte Zeilen',
+    line: 'Zeile',
+    reason: 'Grund',
+    notes: 'Hinweise',
+    more: '… und {count} weitere',
+  },
+  en: {
+    title: 'Import contacts (CSV)',
+    help: 'A CSV file with a header and the columns name, email, phone, tags (phone in international format, such as +49 151 23456789). Known addresses are updated; consent is never given.',
+    file: 'CSV file',
+    start: 'Import',
+    progress: 'Import progress',
+    rows: '{rows} rows read',
+    uploading: 'Uploading …',
+    done: 'Done: {created} new, {updated} updated, {unchanged} unchanged, {rejected} rejected of {rows} rows ({seconds} s).',
+    rejected: 'Rejected lines',
+    line: 'Line',
+    reason: 'Reason',
+    notes: 'Notes',
+    more: '… and {count} more',
+  },
+}
+
+const errors = {
+  de: {
+    csv_invalid: 'Die Datei ist keine brauchbare CSV-Datei: {message}',
+    payload_too_large: 'Die Datei ist zu groß (höchstens 200 MB).',
+    limit_reached: 'Das Kontaktlimit des Tarifs ist erreicht.',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+    internal_error: 'Der Import brach ab; die Zeilen davor sind importiert. Bitte versuchen Sie es erneut.',
+  },
+  en: {
+    csv_invalid: 'The file is not a usable CSV file: {message}',
+    payload_too_large: 'The file is too large (at most 200 MB).',
+    limit_reached: "The plan's contact limit is reached.",
+    forbidden: 'Your role does not allow this.',
+    internal_error: 'The import stopped; the lines before it are imported. Please try again.',
+  },
+}
+
+const SHOWN = 200
+
+const fill = (text: string, values: Record<string, string | number>) =>
+  text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''))
+
+export function ContactImport() {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const { language } = useI18n()
+  const session = useSession()
+  const queryClient = useQueryClient()
+  const [file, setFile] = useState<File | null>(null)
+  const [running, setRunning] = useState(false)
+  const [progress, setProgress] = useState<{ bytes: number; total: number; rows: number } | null>(null)
+  const [report, setReport] = useState<ImportEventShape['report'] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  if (!session.data?.scopes.includes('contacts:write')) return null
+  const locale = language === 'de' ? 'de-DE' : 'en-GB'
+
+  async function start() {
+    if (!file) return
+    setRunning(true)
+    setReport(null)
+    setError(null)
+    setProgress({ bytes: 0, total: file.size, rows: 0 })
+    try {
+      const { response } = await app.POST('/app/contacts/import', {
+        body: file as unknown as never,
+        bodySerializer: (body: unknown) => body as BodyInit,
+        headers: { 'content-type': 'text/csv' },
+        parseAs: 'stream',
+      })
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as {
+          error?: { code?: string; key?: string; message?: string }
+        }
+        throw new ApiError(response.status, body.error?.code ?? 'unknown', body.error?.message ?? '', body.error?.key)
+      }
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+      let buffered = ''
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (value) buffered += value
+        const lines = buffered.split('\n')
+        buffered = lines.pop() ?? ''
+        for (const line of lines) {
+          if (!line.trim()) continue
+          const event = JSON.parse(line) as ImportEventShape
+          if (event.type === 'progress') {
+            setProgress({ bytes: event.bytes ?? 0, total: event.total_bytes ?? file.size, rows: event.rows ?? 0 })
+          } else if (event.type === 'done' && event.report) {
+            setReport(event.report)
+            setProgress((p) => (p ? { ...p, bytes: p.total, rows: event.report?.rows ?? p.rows } : p))
+          } else if (event.type === 'error' && event.error) {
+            throw new ApiError(500, event.error.code, event.error.message, event.error.key)
+          }
+        }
+        if (done) break
+      }
+      void queryClient.invalidateQueries({ queryKey: ['contacts'] })
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught : new ApiError(0, 'network', ''))
+    } finally {
+      setRunning(false)
+    }
+  }
+
+  return (
+    <section aria-labelledby="import-title">
+      <h2 id="import-title">{w.title}</h2>
+      <p className="muted">{w.help}</p>
+      <form
+        className="inline"
+        onSubmit={(event) => {
+          event.preventDefault()
+          void start()
+        }}
+      >
+        <Field label={w.file}>
+          <input type="file" accept=".csv,text/csv" required onChange={(ev) => setFile(ev.target.files?.[0] ?? null)} />
+        </Field>
+        <div className="field">
+          <button type="submit" disabled={!file || running}>
+            {w.start}
+          </button>
+        </div>
+      </form>
+      {progress && (
+        <div>
+          <progress
+            aria-label={w.progress}
+            max={Math.max(1, progress.total)}
+            value={Math.min(progress.bytes, progress.total)}
+          />
+          <p role="status" data-testid="import-progress">
+            {progress.rows === 0 && running
+              ? w.uploading
+              : fill(w.rows, { rows: progress.rows.toLocaleString(locale) })}
+          </p>
+        </div>
+      )}
+      <PageError error={error} words={e} />
+      {report && (
+        <div>
+          <p role="status" data-testid="import-report">
+            {fill(w.done, {
+              created: report.created,
+              updated: report.updated,
+              unchanged: report.unchanged,
+              rejected: report.rejected,
+              rows: report.rows,
+              seconds: report.seconds.toLocaleString(locale),
+            })}
+          </p>
+          {report.rejected_lines.length > 0 && (
+            <table>
+              <caption>{w.rejected}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{w.line}</th>
+                  <th scope="col">{w.reason}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {report.rejected_lines.slice(0, SHOWN).map((r) => (
+                  <tr key={r.line}>
+                    <td>{r.line}</td>
+                    <td>{r.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {report.rejected > SHOWN && <p>{fill(w.more, { count: report.rejected - SHOWN })}</p>}
+          {report.notes.length > 0 && (
+            <details>
+              <summary>{w.notes}</summary>
+              <ul>
+                {report.notes.slice(0, SHOWN).map((n) => (
+                  <li key={`${n.line}-${n.note}`}>
+                    {w.line} {n.line}: {n.note}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          )}
+        </div>
+      )}
+    </section>
+  )
+}

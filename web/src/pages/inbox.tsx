@@ -1,0 +1,340 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link } from '@tanstack/react-router'
+import { useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import type { SessionShape } from '../session.ts'
+import { Field, formatTime } from '../ui.tsx'
+import { PageError } from './errors.tsx'
+
+// The inbox: conversations (newest activity first) and one conversation's thread, with a free-text reply while the
+// customer's 24-hour window is open and an approved template (with its variables) at any time.
+
+export const inboxNav = { de: 'Posteingang', en: 'Inbox' }
+
+const words = {
+  de: {
+    title: 'Posteingang',
+    conversations: 'Unterhaltungen',
+    hideAutomated: 'Nur Unterhaltungen mit Reaktion der Kundschaft',
+    automatedOnly: 'nur automatisch',
+    needsPerson: 'braucht eine Person',
+    unread: '{count} ungelesen',
+    none: 'Keine Unterhaltungen.',
+    choose: 'Wählen Sie links eine Unterhaltung.',
+    thread: 'Verlauf',
+    inbound: 'Kundin/Kunde',
+    outbound: 'Wir',
+    automated: 'automatisch',
+    ai: 'KI',
+    template: 'Vorlage',
+    windowOpen: 'Freitext-Antworten sind bis {time} möglich (24 Stunden nach der letzten Nachricht der Kundschaft).',
+    windowClosed: 'Das 24-Stunden-Fenster endete {time}. Senden Sie eine freigegebene Vorlage.',
+    windowNever:
+      'Die Kundschaft hat noch nicht geschrieben: Freitext ist erst nach ihrer Nachricht möglich. Senden Sie eine freigegebene Vorlage.',
+    reply: 'Antwort',
+    send: 'Senden',
+    sendTemplate: 'Vorlage senden',
+    chooseTemplate: 'Freigegebene Vorlage',
+    noTemplates: 'Keine freigegebene Vorlage vorhanden.',
+    variable: 'Variable {name}',
+    queued: 'Die Vorlage ist eingereiht und geht gleich hinaus.',
+    sent: 'Gesendet.',
+    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+    older: 'Ältere Nachrichten',
+    status_sent: 'gesendet',
+    status_delivered: 'zugestellt',
+    status_read: 'gelesen',
+    status_failed: 'fehlgeschlagen',
+  },
+  en: {
+    title: 'Inbox',
+    conversations: 'Conversations',
+    hideAutomated: 'Only conversations with a customer reaction',
+    automatedOnly: 'automated only',
+    needsPerson: 'needs a person',
+    unread: '{count} unread',
+    none: 'No conversations.',
+    choose: 'Choose a conversation on the left.',
+    thread: 'Thread',
+    inbound: 'Customer',
+    outbound: 'Us',
+    automated: 'automated',
+    ai: 'AI',
+    template: 'Template',
+    windowOpen: "Free-text replies are possible until {time} (24 hours after the customer's last message).",
+    windowClosed: 'The 24-hour window ended {time}. Send an approved template.',
+    windowNever:
+      'The customer has not written yet: free text is possible only after their message. Send an approved template.',
+    reply: 'Reply',
+    send: 'Send',
+    sendTemplate: 'Send template',
+    chooseTemplate: 'Approved template',
+    noTemplates: 'No approved template yet.',
+    variable: 'Variable {name}',
+    queued: 'The template is queued and goes out shortly.',
+    sent: 'Sent.',
+    readOnly: 'Your role can only read here.',
+    older: 'Older messages',
+    status_sent: 'sent',
+    status_delivered: 'delivered',
+    status_read: 'read',
+    status_failed: 'failed',
+  },
+}
+
+const errors = {
+  de: {
+    contact_not_optin: 'Diese Person hat dem Chat nicht zugestimmt: Freitext ist nicht erlaubt.',
+    contact_opted_out: 'Diese Person hat sich vom Chat abgemeldet.',
+    chat_not_connected: 'Es ist keine Chat-Nummer verbunden.',
+    contact_no_phone: 'Dieser Kontakt hat keine Telefonnummer.',
+    send_failed: 'Der Anbieter hat die Nachricht abgelehnt: {message}',
+    outside_window: 'Das 24-Stunden-Fenster ist geschlossen. Senden Sie eine freigegebene Vorlage.',
+    template_not_approved: 'Die Vorlage ist nicht freigegeben.',
+    invalid_variables: 'Bitte prüfen Sie die Variablen: {message}',
+    limit_reached: 'Das Monatskontingent ist aufgebraucht.',
+    subscription_locked: 'Der Versand ist für dieses Konto angehalten.',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+  },
+  en: {
+    contact_not_optin: 'This person has not agreed to chat messages: free text is not allowed.',
+    contact_opted_out: 'This person opted out of chat messages.',
+    chat_not_connected: 'No chat number is connected.',
+    contact_no_phone: 'This contact has no phone number.',
+    send_failed: 'The provider refused the message: {message}',
+    outside_window: 'The 24-hour window is closed. Send an approved template.',
+    template_not_approved: 'The template is not approved.',
+    invalid_variables: 'Please check the variables: {message}',
+    limit_reached: "The month's quota is used up.",
+    subscription_locked: 'Sending is paused for this account.',
+    forbidden: 'Your role does not allow this.',
+  },
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+export function InboxPage({ id, session }: { id?: string; session: SessionShape }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const [hideAutomated, setHideAutomated] = useState(false)
+  const list = useQuery({
+    queryKey: ['conversations'],
+    queryFn: () => call(v1.GET('/v1/inbox/conversations', { params: { query: { limit: 100, offset: 0 } } })),
+    refetchInterval: 5000,
+  })
+  const shown = (list.data?.conversations ?? []).filter((c) => !hideAutomated || !c.automated_only)
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      <div className="split">
+        <section aria-labelledby="conversations-title">
+          <h2 id="conversations-title">{w.conversations}</h2>
+          <label className="check">
+            <input type="checkbox" checked={hideAutomated} onChange={(e) => setHideAutomated(e.target.checked)} />
+            {w.hideAutomated}
+          </label>
+          <PageError error={list.error} words={{}} />
+          {list.data && shown.length === 0 && <p>{w.none}</p>}
+          <ul className="conversations">
+            {shown.map((c) => (
+              <li key={c.id}>
+                <Link to="/inbox/$id" params={{ id: c.id }}>
+                  <strong>{c.contact.name || c.contact_id.slice(0, 8)}</strong>{' '}
+                  <span className="badge">{c.channel}</span>
+                  {c.automated_only && <span className="badge"> {w.automatedOnly}</span>}
+                  {c.needs_person && <span className="badge"> {w.needsPerson}</span>}
+                  {c.unread_count > 0 && (
+                    <span className="badge"> {w.unread.replace('{count}', String(c.unread_count))}</span>
+                  )}
+                  <br />
+                  <span className="muted">
+                    {c.last_message.preview} · {formatTime(c.last_message.at, language, '')}
+                  </span>
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+        <section aria-labelledby="thread-title">
+          <h2 id="thread-title">{w.thread}</h2>
+          {id ? <Thread id={id} session={session} /> : <p>{w.choose}</p>}
+        </section>
+      </div>
+    </main>
+  )
+}
+
+function Thread({ id, session }: { id: string; session: SessionShape }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const [limit, setLimit] = useState(50)
+  const messages = useQuery({
+    queryKey: ['messages', id, limit],
+    queryFn: () =>
+      call(v1.GET('/v1/inbox/conversations/{id}/messages', { params: { path: { id }, query: { limit, offset: 0 } } })),
+    refetchInterval: 3000,
+  })
+  const list = messages.data?.messages ?? []
+  const contactId = list[0]?.contact_id
+  const lastInbound = [...list].reverse().find((m) => m.direction === 'inbound')
+  const windowEnd = lastInbound ? new Date(new Date(lastInbound.created_at).getTime() + DAY_MS) : null
+  const open = windowEnd !== null && windowEnd.getTime() > Date.now()
+  const canWrite = session.scopes.includes('messages:write')
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: ['messages', id] })
+    void queryClient.invalidateQueries({ queryKey: ['conversations'] })
+  }
+  return (
+    <div>
+      <PageError error={messages.error} words={e} />
+      {messages.data?.has_more && (
+        <button type="button" className="secondary" onClick={() => setLimit((n) => Math.min(200, n + 50))}>
+          {w.older}
+        </button>
+      )}
+      <ol className="thread" aria-label={w.thread}>
+        {list.map((m) => (
+          <li key={m.id} className={m.direction}>
+            <span className="muted">
+              {m.direction === 'inbound' ? w.inbound : w.outbound} · {formatTime(m.created_at, language, '')}
+              {m.automated && ` · ${w.automated}`}
+              {m.ai && ` · ${w.ai}`}
+              {m.template && ` · ${w.template} ${m.template.name}`}
+              {m.status && ` · ${w[`status_${m.status}`]}`}
+            </span>
+            <p>{m.text || `[${m.type}]`}</p>
+          </li>
+        ))}
+      </ol>
+      {messages.data && (
+        <p role="status" data-testid="window">
+          {windowEnd === null
+            ? w.windowNever
+            : (open ? w.windowOpen : w.windowClosed).replace(
+                '{time}',
+                formatTime(windowEnd.toISOString(), language, ''),
+              )}
+        </p>
+      )}
+      {!canWrite && <p>{w.readOnly}</p>}
+      {canWrite && contactId && open && <Reply contactId={contactId} onSent={refresh} />}
+      {canWrite && contactId && <TemplateSend contactId={contactId} onSent={refresh} />}
+    </div>
+  )
+}
+
+function Reply({ contactId, onSent }: { contactId: string; onSent: () => void }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const [text, setText] = useState('')
+  const send = useMutation({
+    mutationFn: () => call(v1.POST('/v1/messages', { body: { contact_id: contactId, text } })),
+    onSuccess: () => {
+      setText('')
+      onSent()
+    },
+  })
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        send.mutate()
+      }}
+    >
+      <Field label={w.reply}>
+        <textarea required maxLength={4000} rows={3} value={text} onChange={(event) => setText(event.target.value)} />
+      </Field>
+      <PageError error={send.error} words={e} />
+      <button type="submit" disabled={send.isPending || text.trim() === ''}>
+        {w.send}
+      </button>
+    </form>
+  )
+}
+
+function TemplateSend({ contactId, onSent }: { contactId: string; onSent: () => void }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const [templateId, setTemplateId] = useState('')
+  const [values, setValues] = useState<Record<string, string>>({})
+  const templates = useQuery({
+    queryKey: ['templates', 'sendable'],
+    queryFn: () =>
+      call(v1.GET('/v1/templates', { params: { query: { sendable: true, channel: 'chat', limit: 200, offset: 0 } } })),
+  })
+  const chosen = templates.data?.templates.find((t) => t.id === templateId)
+  const send = useMutation({
+    mutationFn: () =>
+      call(
+        v1.POST('/v1/messages', {
+          body: {
+            contact_id: contactId,
+            template: {
+              id: templateId,
+              variables: Object.fromEntries(
+                (chosen?.settable_variables ?? []).map((name) => [name, values[name] ?? '']),
+              ),
+            },
+          },
+        }),
+      ),
+    onSuccess: () => {
+      setValues({})
+      onSent()
+    },
+  })
+  const available = templates.data?.templates ?? []
+  return (
+    <form
+      aria-labelledby="send-template-title"
+      onSubmit={(event) => {
+        event.preventDefault()
+        send.mutate()
+      }}
+    >
+      <h3 id="send-template-title">{w.sendTemplate}</h3>
+      <PageError error={templates.error} words={e} />
+      {templates.data && available.length === 0 ? (
+        <p>{w.noTemplates}</p>
+      ) : (
+        <>
+          <Field label={w.chooseTemplate}>
+            <select
+              value={templateId}
+              onChange={(event) => {
+                setTemplateId(event.target.value)
+                setValues({})
+                send.reset()
+              }}
+            >
+              <option value="">–</option>
+              {available.map((t) => (
+                <option key={t.id} value={t.id}>
+                  {t.name} ({t.language})
+                </option>
+              ))}
+            </select>
+          </Field>
+          {chosen && <p className="muted">{chosen.content}</p>}
+          {chosen?.settable_variables.map((name) => (
+            <Field key={name} label={w.variable.replace('{name}', name)}>
+              <input
+                required
+                value={values[name] ?? ''}
+                onChange={(event) => setValues((v) => ({ ...v, [name]: event.target.value }))}
+              />
+            </Field>
+          ))}
+          <PageError error={send.error} words={e} />
+          {send.isSuccess && <p role="status">{w.queued}</p>}
+          <button type="submit" disabled={!chosen || send.isPending}>
+            {w.sendTemplate}
+          </button>
+        </>
+      )}
+    </form>
+  )
+}

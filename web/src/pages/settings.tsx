@@ -1,0 +1,375 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useWords } from '../i18n.tsx'
+import type { SessionShape } from '../session.ts'
+import { Field } from '../ui.tsx'
+import { PageError } from './errors.tsx'
+
+// Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
+// landing page's text, and follow-up timing.
+
+export const settingsNav = { de: 'Einstellungen', en: 'Settings' }
+
+const words = {
+  de: {
+    title: 'Einstellungen',
+    channels: 'Kanäle',
+    chat: 'Chat (WhatsApp)',
+    email: 'E-Mail',
+    connected: 'verbunden über {provider} ({address})',
+    notConnected: 'nicht verbunden (mit „herold channels connect“ verbinden)',
+    sendingPaused: 'Der Versand ist für dieses Konto angehalten.',
+    canSend: 'Versand möglich',
+    yes: 'ja',
+    no: 'nein',
+    coexistence: 'Koexistenz',
+    coexistenceLabel:
+      'Die Nummer wird auch in der WhatsApp-Business-App genutzt (Versand dann höchstens 20 Nachrichten pro Sekunde)',
+    coexistenceUnavailable: 'Erst verfügbar, wenn eine Chat-Nummer verbunden ist.',
+    pace: 'Aktuelles Tempo: {rate} Nachrichten pro Sekunde.',
+    consent: 'Einwilligung',
+    startKeywords: 'Start-Stichwörter (durch Komma getrennt)',
+    stopKeywords: 'Stopp-Stichwörter (durch Komma getrennt)',
+    stopConfirmation: 'Bestätigung nach einem Stopp-Stichwort',
+    landingText: 'Einwilligungstext der Anmeldeseite',
+    landingPage: 'Anmeldeseite',
+    optinTemplate: 'Vorlage zur Bestätigung der Einwilligung',
+    noOptinTemplate: 'keine freigegeben: Chat-Einwilligungen bleiben ausstehend',
+    waiting: '{count} Chat-Einwilligung(en) warten auf eine freigegebene Vorlage.',
+    followups: 'Zeitpunkt der Follow-ups',
+    fixedTime: 'Feste Uhrzeit',
+    noFixedTime: 'Keine feste Uhrzeit (jeder Schritt geht, sobald seine Wartezeit um ist)',
+    sendTime: 'Uhrzeit (HH:MM)',
+    timezone: 'Zeitzone (z. B. Europe/Berlin)',
+    stepTimes: '{count} Schritt(e) haben eine eigene Uhrzeit.',
+    save: 'Speichern',
+    saved: 'Gespeichert.',
+    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+  },
+  en: {
+    title: 'Settings',
+    channels: 'Channels',
+    chat: 'Chat (WhatsApp)',
+    email: 'E-mail',
+    connected: 'connected through {provider} ({address})',
+    notConnected: 'not connected (connect with “herold channels connect”)',
+    sendingPaused: 'Sending is paused for this account.',
+    canSend: 'Sending possible',
+    yes: 'yes',
+    no: 'no',
+    coexistence: 'Coexistence',
+    coexistenceLabel:
+      'The number is also used in the WhatsApp Business app (sending then at most 20 messages per second)',
+    coexistenceUnavailable: 'Available once a chat number is connected.',
+    pace: 'Pace in effect: {rate} messages per second.',
+    consent: 'Consent',
+    startKeywords: 'Start keywords (comma-separated)',
+    stopKeywords: 'Stop keywords (comma-separated)',
+    stopConfirmation: 'Confirmation after a stop keyword',
+    landingText: "The sign-up page's consent text",
+    landingPage: 'Sign-up page',
+    optinTemplate: 'Opt-in confirmation template',
+    noOptinTemplate: 'none approved: chat opt-ins stay pending',
+    waiting: '{count} chat opt-in(s) wait for an approved template.',
+    followups: 'Follow-up timing',
+    fixedTime: 'Fixed time of day',
+    noFixedTime: 'No fixed time (each step goes when its delay is over)',
+    sendTime: 'Time (HH:MM)',
+    timezone: 'Time zone (such as Europe/Berlin)',
+    stepTimes: '{count} step(s) have their own time.',
+    save: 'Save',
+    saved: 'Saved.',
+    readOnly: 'Your role can only read here.',
+  },
+}
+
+const errors = {
+  de: {
+    keywords_overlap: 'Ein Stichwort darf nicht zugleich Start- und Stopp-Stichwort sein.',
+    invalid_timezone: 'Diese Zeitzone ist unbekannt.',
+    coexistence_unavailable: 'Koexistenz braucht eine verbundene Chat-Nummer.',
+    chat_not_connected: 'Es ist keine Chat-Nummer verbunden.',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+  },
+  en: {
+    keywords_overlap: 'A keyword cannot be a start and a stop keyword at once.',
+    invalid_timezone: 'This time zone is unknown.',
+    coexistence_unavailable: 'Coexistence needs a connected chat number.',
+    chat_not_connected: 'No chat number is connected.',
+    forbidden: 'Your role does not allow this.',
+  },
+}
+
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '')
+
+export function SettingsPage({ session }: { session: SessionShape }) {
+  const w = useWords(words)
+  const canWrite = session.scopes.includes('settings:write')
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      {!canWrite && <p>{w.readOnly}</p>}
+      <Channels canWrite={canWrite} />
+      <Consent canWrite={canWrite} />
+      <FollowupTiming canWrite={canWrite} />
+    </main>
+  )
+}
+
+function Channels({ canWrite }: { canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const queryClient = useQueryClient()
+  const channels = useQuery({
+    queryKey: ['settings', 'channels'],
+    queryFn: () => call(v1.GET('/v1/settings/channels')),
+  })
+  const coexistence = useQuery({
+    queryKey: ['settings', 'coexistence'],
+    queryFn: () => call(v1.GET('/v1/settings/coexistence')),
+  })
+  const change = useMutation({
+    mutationFn: (enabled: boolean) => call(v1.PATCH('/v1/settings/coexistence', { body: { enabled } })),
+    onSuccess: (result) => {
+      queryClient.setQueryData(['settings', 'coexistence'], result)
+      void queryClient.invalidateQueries({ queryKey: ['settings', 'channels'] })
+    },
+  })
+  const c = channels.data
+  const state = (channel: { connected: boolean; provider?: string | null; address?: string | null }) =>
+    channel.connected
+      ? w.connected.replace('{provider}', channel.provider ?? '').replace('{address}', channel.address ?? '')
+      : w.notConnected
+  return (
+    <section aria-labelledby="channels-title">
+      <h2 id="channels-title">{w.channels}</h2>
+      <PageError error={channels.error} words={e} />
+      {c && (
+        <dl className="details">
+          <dt>{w.chat}</dt>
+          <dd data-testid="chat-state">{state(c.chat)}</dd>
+          <dt>{w.email}</dt>
+          <dd>{state(c.email)}</dd>
+          <dt>{w.canSend}</dt>
+          <dd>{c.versand_moeglich ? w.yes : w.no}</dd>
+        </dl>
+      )}
+      {c?.sending_paused && <p>{w.sendingPaused}</p>}
+      <h3>{w.coexistence}</h3>
+      <PageError error={coexistence.error ?? change.error} words={e} />
+      {coexistence.data && !coexistence.data.available && <p>{w.coexistenceUnavailable}</p>}
+      {coexistence.data?.available && (
+        <>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={coexistence.data.enabled}
+              disabled={!canWrite || change.isPending}
+              onChange={(event) => change.mutate(event.target.checked)}
+            />
+            {w.coexistenceLabel}
+          </label>
+          {coexistence.data.messages_per_second !== null && (
+            <p role="status">{w.pace.replace('{rate}', String(coexistence.data.messages_per_second))}</p>
+          )}
+        </>
+      )}
+    </section>
+  )
+}
+
+function Consent({ canWrite }: { canWrite: boolean }) {
+  const w = useWords(words)
+  const consent = useQuery({
+    queryKey: ['settings', 'consent'],
+    queryFn: () => call(v1.GET('/v1/settings/consent')),
+  })
+  const e = useWords(errors)
+  return (
+    <section aria-labelledby="consent-title">
+      <h2 id="consent-title">{w.consent}</h2>
+      <PageError error={consent.error} words={e} />
+      {consent.data && <ConsentForm key={JSON.stringify(consent.data)} data={consent.data} canWrite={canWrite} />}
+    </section>
+  )
+}
+
+type ConsentData = NonNullable<Awaited<ReturnType<typeof loadConsent>>>
+const loadConsent = () => call(v1.GET('/v1/settings/consent'))
+
+function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const queryClient = useQueryClient()
+  const [start, setStart] = useState(data.start_keywords.join(', '))
+  const [stop, setStop] = useState(data.stop_keywords.join(', '))
+  const [stopConfirmation, setStopConfirmation] = useState(data.stop_confirmation)
+  const [landing, setLanding] = useState(data.landing_consent_text)
+  const [saved, setSaved] = useState(false)
+  const save = useMutation({
+    mutationFn: () =>
+      call(
+        v1.PATCH('/v1/settings/consent', {
+          body: {
+            start_keywords: list(start),
+            stop_keywords: list(stop),
+            stop_confirmation: stopConfirmation,
+            landing_consent_text: landing,
+          },
+        }),
+      ),
+    onSuccess: (result) => {
+      queryClient.setQueryData(['settings', 'consent'], result)
+      setSaved(true)
+    },
+  })
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        setSaved(false)
+        save.mutate()
+      }}
+    >
+      <Field label={w.startKeywords}>
+        <input required value={start} onChange={(ev) => setStart(ev.target.value)} readOnly={!canWrite} />
+      </Field>
+      <Field label={w.stopKeywords}>
+        <input required value={stop} onChange={(ev) => setStop(ev.target.value)} readOnly={!canWrite} />
+      </Field>
+      <Field label={w.stopConfirmation}>
+        <textarea
+          required
+          maxLength={1000}
+          rows={2}
+          value={stopConfirmation}
+          onChange={(ev) => setStopConfirmation(ev.target.value)}
+          readOnly={!canWrite}
+        />
+      </Field>
+      <Field label={w.landingText}>
+        <textarea
+          required
+          maxLength={2000}
+          rows={3}
+          value={landing}
+          onChange={(ev) => setLanding(ev.target.value)}
+          readOnly={!canWrite}
+        />
+      </Field>
+      <dl className="details">
+        <dt>{w.landingPage}</dt>
+        <dd>
+          <a href={data.landing_page_url}>{data.landing_page_url}</a>
+        </dd>
+        <dt>{w.optinTemplate}</dt>
+        <dd>
+          {data.optin_confirm_template
+            ? `${data.optin_confirm_template.name} (${data.optin_confirm_template.language})`
+            : w.noOptinTemplate}
+        </dd>
+      </dl>
+      {data.chat_optins_without_template > 0 && (
+        <p>{w.waiting.replace('{count}', String(data.chat_optins_without_template))}</p>
+      )}
+      <PageError error={save.error} words={e} />
+      {saved && <p role="status">{w.saved}</p>}
+      {canWrite && (
+        <button type="submit" disabled={save.isPending}>
+          {w.save}
+        </button>
+      )}
+    </form>
+  )
+}
+
+function FollowupTiming({ canWrite }: { canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const timing = useQuery({
+    queryKey: ['settings', 'followup-timing'],
+    queryFn: () => call(v1.GET('/v1/settings/followup-timing')),
+  })
+  return (
+    <section aria-labelledby="followups-title">
+      <h2 id="followups-title">{w.followups}</h2>
+      <PageError error={timing.error} words={e} />
+      {timing.data && <TimingForm key={JSON.stringify(timing.data)} data={timing.data} canWrite={canWrite} />}
+    </section>
+  )
+}
+
+type TimingData = Awaited<ReturnType<typeof loadTiming>>
+const loadTiming = () => call(v1.GET('/v1/settings/followup-timing'))
+
+function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const queryClient = useQueryClient()
+  const [fixed, setFixed] = useState(data.send_time !== null)
+  const [time, setTime] = useState(data.send_time ?? '10:00')
+  const [timezone, setTimezone] = useState(data.timezone)
+  const [saved, setSaved] = useState(false)
+  const save = useMutation({
+    mutationFn: () =>
+      call(v1.PATCH('/v1/settings/followup-timing', { body: { send_time: fixed ? time : null, timezone } })),
+    onSuccess: (result) => {
+      queryClient.setQueryData(['settings', 'followup-timing'], result)
+      setSaved(true)
+    },
+  })
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        setSaved(false)
+        save.mutate()
+      }}
+    >
+      <fieldset>
+        <legend>{w.followups}</legend>
+        <label className="check">
+          <input type="radio" name="fixed" checked={!fixed} onChange={() => setFixed(false)} disabled={!canWrite} />
+          {w.noFixedTime}
+        </label>
+        <label className="check">
+          <input type="radio" name="fixed" checked={fixed} onChange={() => setFixed(true)} disabled={!canWrite} />
+          {w.fixedTime}
+        </label>
+      </fieldset>
+      {fixed && (
+        <Field label={w.sendTime}>
+          <input
+            required
+            pattern="([01][0-9]|2[0-3]):[0-5][0-9]"
+            value={time}
+            onChange={(ev) => setTime(ev.target.value)}
+            readOnly={!canWrite}
+          />
+        </Field>
+      )}
+      <Field label={w.timezone}>
+        <input
+          required
+          maxLength={64}
+          value={timezone}
+          onChange={(ev) => setTimezone(ev.target.value)}
+          readOnly={!canWrite}
+        />
+      </Field>
+      {data.steps.length > 0 && <p>{w.stepTimes.replace('{count}', String(data.steps.length))}</p>}
+      <PageError error={save.error} words={e} />
+      {saved && <p role="status">{w.saved}</p>}
+      {canWrite && (
+        <button type="submit" disabled={save.isPending}>
+          {w.save}
+        </button>
+      )}
+    </form>
+  )
+}

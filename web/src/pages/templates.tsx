@@ -1,0 +1,497 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { useEffect, useState } from 'react'
+import { app, call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import type { SessionShape } from '../session.ts'
+import { Field, formatTime } from '../ui.tsx'
+import { PageError } from './errors.tsx'
+
+// Templates: the list with provider status, and an editor that runs the deterministic check (POST
+// /app/templates/check) while typing, saves (PATCH) and submits to the provider.
+
+export const templatesNav = { de: 'Vorlagen', en: 'Templates' }
+
+const words = {
+  de: {
+    title: 'Vorlagen',
+    created: 'Erstellt',
+    newTemplate: 'Neue Vorlage',
+    name: 'Name',
+    channel: 'Kanal',
+    chat: 'Chat',
+    email: 'E-Mail',
+    purpose: 'Zweck',
+    marketing: 'Werbung',
+    utility: 'Service',
+    optin_confirm: 'Bestätigung der Einwilligung',
+    language: 'Sprache (z. B. de oder en_US)',
+    subject: 'Betreff',
+    content: 'Inhalt',
+    contentHelp: 'Variablen in doppelten geschweiften Klammern, z. B. {{name}} oder {{1}}.',
+    state: 'Status',
+    providerStatus: 'Status beim Anbieter',
+    none: 'Noch keine Vorlagen.',
+    create: 'Entwurf anlegen',
+    save: 'Speichern',
+    saved: 'Gespeichert.',
+    submit: 'Zur Prüfung einreichen',
+    submitted: 'Eingereicht. Status beim Anbieter: {status}.',
+    checkTitle: 'Prüfung',
+    checkPasses: 'Die Prüfung ist bestanden: Die Vorlage erfüllt die Regeln des Anbieters.',
+    checkIssues: 'Die Prüfung findet {count} Problem(e):',
+    checking: 'Prüft …',
+    unsaved: 'Es gibt ungespeicherte Änderungen.',
+    providerName: 'Name beim Anbieter',
+    variables: 'Variablen',
+    rejection: 'Ablehnungsgrund',
+    characters: '{count} von {max} Zeichen',
+    back: 'Zurück zu den Vorlagen',
+    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+    notSubmittable: 'Noch nicht einreichbar',
+    state_draft: 'Entwurf',
+    state_pending: 'in Prüfung',
+    state_approved: 'freigegeben',
+    state_rejected: 'abgelehnt',
+    state_paused: 'pausiert',
+    state_disabled: 'deaktiviert',
+    field_name: 'Name',
+    field_content: 'Inhalt',
+    field_language: 'Sprache',
+    field_subject: 'Betreff',
+    field_buttons: 'Schaltflächen',
+    field_header_media: 'Kopfbild',
+    field_id: 'Vorlage',
+  },
+  en: {
+    title: 'Templates',
+    created: 'Created',
+    newTemplate: 'New template',
+    name: 'Name',
+    channel: 'Channel',
+    chat: 'Chat',
+    email: 'E-mail',
+    purpose: 'Purpose',
+    marketing: 'Marketing',
+    utility: 'Utility',
+    optin_confirm: 'Opt-in confirmation',
+    language: 'Language (such as de or en_US)',
+    subject: 'Subject',
+    content: 'Content',
+    contentHelp: 'Variables in double curly braces, such as {{name}} or {{1}}.',
+    state: 'State',
+    providerStatus: 'Provider status',
+    none: 'No templates yet.',
+    create: 'Create draft',
+    save: 'Save',
+    saved: 'Saved.',
+    submit: 'Submit for review',
+    submitted: 'Submitted. Provider status: {status}.',
+    checkTitle: 'Check',
+    checkPasses: "The check passes: the template keeps the provider's rules.",
+    checkIssues: 'The check finds {count} issue(s):',
+    checking: 'Checking …',
+    unsaved: 'There are unsaved changes.',
+    providerName: 'Name at the provider',
+    variables: 'Variables',
+    rejection: 'Rejection reason',
+    characters: '{count} of {max} characters',
+    back: 'Back to the templates',
+    readOnly: 'Your role can only read here.',
+    notSubmittable: 'Not submittable yet',
+    state_draft: 'draft',
+    state_pending: 'pending',
+    state_approved: 'approved',
+    state_rejected: 'rejected',
+    state_paused: 'paused',
+    state_disabled: 'disabled',
+    field_name: 'Name',
+    field_content: 'Content',
+    field_language: 'Language',
+    field_subject: 'Subject',
+    field_buttons: 'Buttons',
+    field_header_media: 'Header image',
+    field_id: 'Template',
+  },
+}
+
+/** The check's most frequent findings in words; any other issue shows the check's own (English) sentence. */
+const issueWords = {
+  de: {
+    name_empty: 'Der Name ist leer.',
+    name_taken: 'Eine andere Chat-Vorlage hat in dieser Sprache schon denselben Namen beim Anbieter.',
+    content_empty: 'Der Inhalt ist leer.',
+    content_too_long: 'Der Inhalt ist zu lang.',
+    variable_at_start: 'Der Inhalt darf nicht mit einer Variablen beginnen.',
+    variable_at_end: 'Der Inhalt darf nicht mit einer Variablen enden (Satzzeichen danach zählen nicht als Text).',
+    variables_adjacent: 'Zwei Variablen stehen direkt nebeneinander.',
+    variable_invalid: 'Eine Variable ist ungültig.',
+    language_unknown: 'Diese Sprache kennt der Anbieter nicht.',
+    subject_not_allowed: 'Ein Betreff ist nur für E-Mail-Vorlagen.',
+  } as Record<string, string>,
+  en: {
+    name_empty: 'The name is empty.',
+    name_taken: 'Another chat template has the same provider name in this language.',
+    content_empty: 'The content is empty.',
+    content_too_long: 'The content is too long.',
+    variable_at_start: 'The content must not start with a variable.',
+    variable_at_end: 'The content must not end with a variable (punctuation after it does not count as text).',
+    variables_adjacent: 'Two variables stand right next to each other.',
+    variable_invalid: 'A variable is invalid.',
+    language_unknown: 'The provider does not know this language.',
+    subject_not_allowed: 'A subject is only for e-mail templates.',
+  } as Record<string, string>,
+}
+
+const errors = {
+  de: {
+    system_template: 'Systemvorlagen können nicht geändert werden.',
+    template_not_submittable: 'Die Vorlage ist noch nicht einreichbar: Bitte beheben Sie die Probleme der Prüfung.',
+    chat_not_connected: 'Es ist keine Chat-Nummer verbunden: Die Vorlage kann nicht eingereicht werden.',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+  },
+  en: {
+    system_template: 'System templates cannot be changed.',
+    template_not_submittable: 'The template cannot be submitted yet: please fix the issues of the check.',
+    chat_not_connected: 'No chat number is connected: the template cannot be submitted.',
+    forbidden: 'Your role does not allow this.',
+  },
+}
+
+type Channel = 'chat' | 'email'
+type Purpose = 'marketing' | 'utility' | 'optin_confirm'
+
+interface Draft {
+  name: string
+  channel: Channel
+  purpose: Purpose
+  language: string
+  subject: string
+  content: string
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(timer)
+  }, [value, ms])
+  return settled
+}
+
+export function TemplatesPage({ session }: { session: SessionShape }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const [creating, setCreating] = useState(false)
+  const templates = useQuery({
+    queryKey: ['templates', 'all'],
+    queryFn: () => call(v1.GET('/v1/templates', { params: { query: { limit: 200, offset: 0 } } })),
+  })
+  const canWrite = session.scopes.includes('templates:write')
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      {!canWrite && <p>{w.readOnly}</p>}
+      {canWrite && !creating && (
+        <button type="button" onClick={() => setCreating(true)}>
+          {w.newTemplate}
+        </button>
+      )}
+      {creating && <TemplateEditor session={session} />}
+      <PageError error={templates.error} words={{}} />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{w.name}</th>
+            <th scope="col">{w.channel}</th>
+            <th scope="col">{w.purpose}</th>
+            <th scope="col">{w.language}</th>
+            <th scope="col">{w.state}</th>
+            <th scope="col">{w.providerStatus}</th>
+            <th scope="col">{w.created}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {templates.data?.templates.map((t) => (
+            <tr key={t.id}>
+              <td>
+                <Link to="/templates/$id" params={{ id: t.id }}>
+                  {t.name}
+                </Link>
+              </td>
+              <td>{w[t.channel]}</td>
+              <td>{w[t.purpose]}</td>
+              <td>{t.language}</td>
+              <td>{w[`state_${t.state}`]}</td>
+              <td>{t.provider_status ?? '–'}</td>
+              <td>{formatTime(t.created_at, language, '')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {templates.data && templates.data.templates.length === 0 && <p>{w.none}</p>}
+    </main>
+  )
+}
+
+export function TemplatePage({ id, session }: { id: string; session: SessionShape }) {
+  const w = useWords(words)
+  const template = useQuery({
+    queryKey: ['template', id],
+    queryFn: () => call(v1.GET('/v1/templates/{id}', { params: { path: { id } } })),
+  })
+  return (
+    <main>
+      <p>
+        <Link to="/templates">← {w.back}</Link>
+      </p>
+      <PageError error={template.error} words={{}} />
+      {template.data && <TemplateEditor key={template.data.template.updated_at} session={session} id={id} />}
+    </main>
+  )
+}
+
+function TemplateEditor({ id, session }: { id?: string; session: SessionShape }) {
+  const w = useWords(words)
+  const issueText = useWords(issueWords)
+  const e = useWords(errors)
+  const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const stored = useQuery({
+    queryKey: ['template', id],
+    queryFn: () => call(v1.GET('/v1/templates/{id}', { params: { path: { id: id as string } } })),
+    enabled: id !== undefined,
+  })
+  const t = stored.data?.template
+  const [draft, setDraft] = useState<Draft>(() => ({
+    name: t?.name ?? '',
+    channel: (t?.channel ?? 'chat') as Channel,
+    purpose: (t?.purpose ?? 'marketing') as Purpose,
+    language: t?.language ?? session.account.language,
+    subject: t?.subject ?? '',
+    content: t?.content ?? '',
+  }))
+  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }))
+  const checked = useDebounced(draft, 250)
+  const check = useQuery({
+    queryKey: ['template-check', id, checked],
+    queryFn: () =>
+      call(
+        app.POST('/app/templates/check', {
+          body: {
+            ...(id ? { id } : {}),
+            name: checked.name,
+            content: checked.content,
+            channel: checked.channel,
+            purpose: checked.purpose,
+            language: checked.language,
+            subject: checked.channel === 'email' ? checked.subject || null : null,
+            buttons: (t?.buttons ?? []).map((b) => ({ type: b.type, text: b.text, url: b.url ?? null })),
+            header_media: t?.header_media ?? null,
+          },
+        }),
+      ),
+    placeholderData: (previous) => previous,
+  })
+  const canWrite = session.scopes.includes('templates:write')
+  const canSubmit = session.scopes.includes('templates:submit')
+  const changed =
+    !t ||
+    t.name !== draft.name ||
+    t.content !== draft.content ||
+    t.language !== draft.language ||
+    t.purpose !== draft.purpose ||
+    (t.subject ?? '') !== draft.subject
+
+  const save = useMutation({
+    mutationFn: async () => {
+      const subject = draft.channel === 'email' ? draft.subject : undefined
+      if (!id) {
+        return call(
+          v1.POST('/v1/templates', {
+            body: {
+              name: draft.name,
+              content: draft.content,
+              channel: draft.channel,
+              purpose: draft.purpose,
+              language: draft.language,
+              ...(subject ? { subject } : {}),
+            },
+          }),
+        )
+      }
+      return call(
+        v1.PATCH('/v1/templates/{id}', {
+          params: { path: { id } },
+          body: {
+            name: draft.name,
+            content: draft.content,
+            purpose: draft.purpose,
+            language: draft.language,
+            ...(subject ? { subject } : {}),
+          },
+        }),
+      )
+    },
+    onSuccess: (result) => {
+      void queryClient.invalidateQueries({ queryKey: ['templates'] })
+      if (!id) void navigate({ to: '/templates/$id', params: { id: result.template.id } })
+      else queryClient.setQueryData(['template', id], { template: result.template })
+    },
+  })
+  const submit = useMutation({
+    mutationFn: async () => {
+      if (changed) await save.mutateAsync()
+      return call(v1.POST('/v1/templates/{id}/submit', { params: { path: { id: id as string } } }))
+    },
+    onSuccess: (result) => {
+      queryClient.setQueryData(['template', id], { template: result.template })
+      void queryClient.invalidateQueries({ queryKey: ['templates'] })
+    },
+  })
+  const issues = check.data?.issues ?? []
+  const bodyLimit =
+    draft.channel === 'chat' ? (check.data?.limits.chat_body ?? 1024) : (check.data?.limits.content ?? 20000)
+  const fieldName = (field: string) => w[`field_${field.split('/')[0]}` as keyof typeof w] ?? field
+  return (
+    <section aria-labelledby="editor-title">
+      <h2 id="editor-title">{t ? t.name : w.newTemplate}</h2>
+      {t && (
+        <dl className="details">
+          <dt>{w.state}</dt>
+          <dd data-testid="template-state">{w[`state_${t.state}`]}</dd>
+          <dt>{w.providerStatus}</dt>
+          <dd data-testid="provider-status">{t.provider_status ?? '–'}</dd>
+          {t.rejection_reason_text && (
+            <>
+              <dt>{w.rejection}</dt>
+              <dd>{t.rejection_reason_text}</dd>
+            </>
+          )}
+          {t.submitted_at && (
+            <>
+              <dt>{w.submit}</dt>
+              <dd>{formatTime(t.submitted_at, language, '')}</dd>
+            </>
+          )}
+        </dl>
+      )}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          save.mutate()
+        }}
+      >
+        <Field label={w.name}>
+          <input
+            required
+            maxLength={120}
+            value={draft.name}
+            onChange={(ev) => set({ name: ev.target.value })}
+            readOnly={!canWrite}
+          />
+        </Field>
+        {!id && (
+          <Field label={w.channel}>
+            <select value={draft.channel} onChange={(ev) => set({ channel: ev.target.value as Channel })}>
+              <option value="chat">{w.chat}</option>
+              <option value="email">{w.email}</option>
+            </select>
+          </Field>
+        )}
+        <Field label={w.purpose}>
+          <select
+            value={draft.purpose}
+            onChange={(ev) => set({ purpose: ev.target.value as Purpose })}
+            disabled={!canWrite}
+          >
+            <option value="marketing">{w.marketing}</option>
+            <option value="utility">{w.utility}</option>
+            <option value="optin_confirm">{w.optin_confirm}</option>
+          </select>
+        </Field>
+        <Field label={w.language}>
+          <input
+            required
+            maxLength={10}
+            value={draft.language}
+            onChange={(ev) => set({ language: ev.target.value })}
+            readOnly={!canWrite}
+          />
+        </Field>
+        {draft.channel === 'email' && (
+          <Field label={w.subject}>
+            <input
+              maxLength={200}
+              value={draft.subject}
+              onChange={(ev) => set({ subject: ev.target.value })}
+              readOnly={!canWrite}
+            />
+          </Field>
+        )}
+        <Field label={w.content}>
+          <textarea
+            required
+            rows={6}
+            value={draft.content}
+            onChange={(ev) => set({ content: ev.target.value })}
+            readOnly={!canWrite}
+            aria-describedby="content-help"
+          />
+        </Field>
+        <p id="content-help" className="muted">
+          {w.contentHelp}{' '}
+          {w.characters.replace('{count}', String([...draft.content].length)).replace('{max}', String(bodyLimit))}
+        </p>
+        <div aria-live="polite" className="check-result">
+          <h3>{w.checkTitle}</h3>
+          <PageError error={check.error} words={e} />
+          {check.data && issues.length === 0 && <p className="ok">{w.checkPasses}</p>}
+          {issues.length > 0 && (
+            <>
+              <p>{w.checkIssues.replace('{count}', String(issues.length))}</p>
+              <ul className="issues">
+                {issues.map((issue) => (
+                  <li key={`${issue.code}-${issue.field}`}>
+                    {fieldName(issue.field)}: {issueText[issue.code] ?? issue.message}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {check.data && (
+            <p className="muted">
+              {w.providerName}: <code>{check.data.provider_name || '–'}</code>
+              {check.data.variables.length > 0 && ` · ${w.variables}: ${check.data.variables.join(', ')}`}
+            </p>
+          )}
+        </div>
+        <PageError error={save.error} words={e} />
+        <PageError error={submit.error} words={e} />
+        {save.isSuccess && !changed && <p role="status">{w.saved}</p>}
+        {submit.isSuccess && (
+          <p role="status">{w.submitted.replace('{status}', submit.data.template.provider_status ?? '–')}</p>
+        )}
+        {id && changed && <p>{w.unsaved}</p>}
+        {canWrite && (
+          <div className="inline">
+            <button type="submit" disabled={save.isPending || (!!id && !changed)}>
+              {id ? w.save : w.create}
+            </button>
+            {id && t?.channel === 'chat' && canSubmit && (
+              <button
+                type="button"
+                className="secondary"
+                disabled={submit.isPending || issues.length > 0}
+                onClick={() => submit.mutate()}
+              >
+                {w.submit}
+              </button>
+            )}
+          </div>
+        )}
+      </form>
+    </section>
+  )
+}

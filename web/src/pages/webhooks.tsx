@@ -1,0 +1,286 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import type { SessionShape } from '../session.ts'
+import { Field, formatTime } from '../ui.tsx'
+import { PageError } from './errors.tsx'
+
+// Webhook subscriptions: create (the signing secret shown once), the deliveries log, enable again, rotate the secret.
+
+export const webhooksNav = { de: 'Webhooks', en: 'Webhooks' }
+
+const EVENTS = ['contact.created', 'message.received', 'conversation.created'] as const
+
+const words = {
+  de: {
+    title: 'Webhook-Abonnements',
+    create: 'Abonnement anlegen',
+    url: 'Empfangsadresse (https)',
+    events: 'Ereignisse',
+    secretOnce: 'Das Signatur-Geheimnis wird nur jetzt angezeigt. Speichern Sie es sicher.',
+    copy: 'Kopieren',
+    copied: 'Kopiert',
+    status: 'Status',
+    enabled: 'aktiv',
+    disabled: 'deaktiviert',
+    gone_410: 'der Empfänger antwortete 410',
+    consecutive_failures: '25 Fehlversuche in Folge',
+    failures: 'Fehlversuche in Folge',
+    enable: 'Wieder aktivieren',
+    rotate: 'Geheimnis erneuern',
+    deliveries: 'Zustellungen',
+    hideDeliveries: 'Zustellungen ausblenden',
+    none: 'Noch keine Abonnements.',
+    noDeliveries: 'Noch keine Zustellversuche.',
+    attempted: 'Versucht',
+    event: 'Ereignis',
+    attempt: 'Versuch',
+    result: 'Ergebnis',
+    duration: 'Dauer',
+    ok: 'erfolgreich',
+    failed: 'fehlgeschlagen',
+    next: 'nächster Versuch {time}',
+    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+    created: 'Erstellt',
+  },
+  en: {
+    title: 'Webhook subscriptions',
+    create: 'Create subscription',
+    url: 'Receiving address (https)',
+    events: 'Events',
+    secretOnce: 'The signing secret is shown only now. Store it safely.',
+    copy: 'Copy',
+    copied: 'Copied',
+    status: 'Status',
+    enabled: 'enabled',
+    disabled: 'disabled',
+    gone_410: 'the receiver answered 410',
+    consecutive_failures: '25 failed attempts in a row',
+    failures: 'Failures in a row',
+    enable: 'Enable again',
+    rotate: 'Rotate secret',
+    deliveries: 'Deliveries',
+    hideDeliveries: 'Hide deliveries',
+    none: 'No subscriptions yet.',
+    noDeliveries: 'No delivery attempts yet.',
+    attempted: 'Attempted',
+    event: 'Event',
+    attempt: 'Attempt',
+    result: 'Result',
+    duration: 'Duration',
+    ok: 'succeeded',
+    failed: 'failed',
+    next: 'next attempt {time}',
+    readOnly: 'Your role can only read here.',
+    created: 'Created',
+  },
+}
+
+const errors = {
+  de: {
+    invalid_url: 'Die Adresse ist ungültig: {message}',
+    url_not_allowed: 'Diese Adresse ist nicht erlaubt: {message}',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+  },
+  en: {
+    invalid_url: 'The address is invalid: {message}',
+    url_not_allowed: 'This address is not allowed: {message}',
+    forbidden: 'Your role does not allow this.',
+  },
+}
+
+export function WebhooksPage({ session }: { session: SessionShape }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const [url, setUrl] = useState('')
+  const [events, setEvents] = useState<string[]>(['message.received'])
+  const [secret, setSecret] = useState<{ id: string; value: string } | null>(null)
+  const [copied, setCopied] = useState(false)
+  const [open, setOpen] = useState<string | null>(null)
+  const canWrite = session.scopes.includes('webhooks:write')
+  const subscriptions = useQuery({
+    queryKey: ['webhooks'],
+    queryFn: () => call(v1.GET('/v1/webhook-subscriptions', { params: { query: { limit: 100, offset: 0 } } })),
+  })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhooks'] })
+  const showSecret = (id: string, value: string) => {
+    setSecret({ id, value })
+    setCopied(false)
+  }
+  const create = useMutation({
+    mutationFn: () =>
+      call(v1.POST('/v1/webhook-subscriptions', { body: { url, events: events as (typeof EVENTS)[number][] } })),
+    onSuccess: (result) => {
+      showSecret(result.id, result.secret)
+      setUrl('')
+      void refresh()
+    },
+  })
+  const enable = useMutation({
+    mutationFn: (id: string) => call(v1.POST('/v1/webhook-subscriptions/{id}/enable', { params: { path: { id } } })),
+    onSuccess: () => refresh(),
+  })
+  const rotate = useMutation({
+    mutationFn: (id: string) =>
+      call(v1.POST('/v1/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id } } })),
+    onSuccess: (result) => {
+      showSecret(result.id, result.secret)
+      void refresh()
+    },
+  })
+  const toggle = (event: string) =>
+    setEvents((current) => (current.includes(event) ? current.filter((x) => x !== event) : [...current, event]))
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      {!canWrite && <p>{w.readOnly}</p>}
+      {canWrite && (
+        <section aria-labelledby="create-webhook">
+          <h2 id="create-webhook">{w.create}</h2>
+          <form
+            onSubmit={(event) => {
+              event.preventDefault()
+              create.mutate()
+            }}
+          >
+            <Field label={w.url}>
+              <input type="url" required maxLength={2048} value={url} onChange={(ev) => setUrl(ev.target.value)} />
+            </Field>
+            <fieldset className="scopes">
+              <legend>{w.events}</legend>
+              {EVENTS.map((event) => (
+                <label key={event} className="check">
+                  <input type="checkbox" checked={events.includes(event)} onChange={() => toggle(event)} />
+                  <code>{event}</code>
+                </label>
+              ))}
+            </fieldset>
+            <PageError error={create.error} words={e} />
+            <button type="submit" disabled={create.isPending || events.length === 0}>
+              {w.create}
+            </button>
+          </form>
+        </section>
+      )}
+      {secret && (
+        <div className="secret" role="status">
+          <p>{w.secretOnce}</p>
+          <output data-testid="webhook-secret">{secret.value}</output>{' '}
+          <button
+            type="button"
+            onClick={() => {
+              void navigator.clipboard?.writeText(secret.value).then(() => setCopied(true))
+            }}
+          >
+            {copied ? w.copied : w.copy}
+          </button>
+        </div>
+      )}
+      <PageError error={subscriptions.error} words={e} />
+      <PageError error={enable.error ?? rotate.error} words={e} />
+      {subscriptions.data && subscriptions.data.webhook_subscriptions.length === 0 && <p>{w.none}</p>}
+      {subscriptions.data?.webhook_subscriptions.map((s) => (
+        <article key={s.id} className="chart" aria-labelledby={`webhook-${s.id}`}>
+          <h2 id={`webhook-${s.id}`}>
+            <code>{s.url}</code>
+          </h2>
+          <dl className="details">
+            <dt>{w.events}</dt>
+            <dd>{s.events.join(', ')}</dd>
+            <dt>{w.status}</dt>
+            <dd>
+              {s.status === 'enabled' ? w.enabled : w.disabled}
+              {s.disabled_reason && ` (${w[s.disabled_reason]}, ${formatTime(s.disabled_at, language, '')})`}
+            </dd>
+            <dt>{w.failures}</dt>
+            <dd>{s.consecutive_failures}</dd>
+            <dt>{w.created}</dt>
+            <dd>{formatTime(s.created_at, language, '')}</dd>
+          </dl>
+          <div className="inline">
+            <button
+              type="button"
+              className="secondary"
+              aria-expanded={open === s.id}
+              onClick={() => setOpen(open === s.id ? null : s.id)}
+            >
+              {open === s.id ? w.hideDeliveries : w.deliveries}
+            </button>
+            {canWrite && s.status === 'disabled' && (
+              <button type="button" onClick={() => enable.mutate(s.id)} disabled={enable.isPending}>
+                {w.enable}
+              </button>
+            )}
+            {canWrite && (
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => rotate.mutate(s.id)}
+                disabled={rotate.isPending}
+              >
+                {w.rotate}
+              </button>
+            )}
+          </div>
+          {open === s.id && <Deliveries id={s.id} />}
+        </article>
+      ))}
+    </main>
+  )
+}
+
+function Deliveries({ id }: { id: string }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const deliveries = useQuery({
+    queryKey: ['webhook-deliveries', id],
+    queryFn: () =>
+      call(
+        v1.GET('/v1/webhook-subscriptions/{id}/deliveries', {
+          params: { path: { id }, query: { limit: 50, offset: 0 } },
+        }),
+      ),
+    refetchInterval: 5000,
+  })
+  return (
+    <>
+      <PageError error={deliveries.error} words={{}} />
+      {deliveries.data && deliveries.data.deliveries.length === 0 && <p>{w.noDeliveries}</p>}
+      {deliveries.data && deliveries.data.deliveries.length > 0 && (
+        <table>
+          <caption className="visually-hidden">{w.deliveries}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{w.attempted}</th>
+              <th scope="col">{w.event}</th>
+              <th scope="col">{w.attempt}</th>
+              <th scope="col">{w.result}</th>
+              <th scope="col">{w.duration}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.data.deliveries.map((d) => (
+              <tr key={d.id}>
+                <td>{formatTime(d.attempted_at, language, '')}</td>
+                <td>
+                  <code>{d.event}</code>
+                </td>
+                <td>{d.attempt}</td>
+                <td>
+                  {d.succeeded ? w.ok : w.failed}
+                  {d.status_code !== null && ` (HTTP ${d.status_code})`}
+                  {d.error && ` ${d.error}`}
+                  {d.next_attempt_at && ` · ${w.next.replace('{time}', formatTime(d.next_attempt_at, language, ''))}`}
+                </td>
+                <td>{d.duration_ms} ms</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  )
+}
