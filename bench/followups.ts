@@ -24,7 +24,7 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 30)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
 
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_fu') : null

@@ -29,7 +29,7 @@ const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_nl') : null
 const databaseUrl = fresh?.url
-const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
 try {
   await migrate(database)
   const config = loadConfig(

@@ -84,7 +84,7 @@ async function freshDatabase(base: string | undefined): Promise<{ url: string | 
 async function main() {
   const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
   const databaseUrl = fresh.url
-  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
   await migrate(database)
   const config = loadConfig(
     {},
