@@ -66,6 +66,7 @@ before(async () => {
         'contacts:write',
         'contacts:read',
         'messages:write',
+        'templates:read',
         'templates:write',
         'templates:submit',
         'inbox:read',
@@ -162,7 +163,8 @@ describe('the console', () => {
     await page.getByRole('columnheader', { name: 'Messages received' }).waitFor()
     await page.getByRole('combobox', { name: 'Period' }).selectOption('7d')
     // a header and seven days
-    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 7)
+    await page.locator('tbody tr').nth(6).waitFor()
+    await page.locator('tbody tr').nth(7).waitFor({ state: 'detached' })
     await accessible(page, 'dashboard')
     await shot(page, 'dashboard')
   })
@@ -330,14 +332,19 @@ describe('the console', () => {
       assert.equal(contact.status, 201)
       await page.reload()
       assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is not shown again')
-      await page
-        .getByText(/^disabled \(the receiver answered 410/)
-        .waitFor({ timeout: 30_000 })
-        .catch(async () => {
-          // the delivery runs in the background: look again
-          await page.reload()
-          await page.getByText(/^disabled \(the receiver answered 410/).waitFor({ timeout: 30_000 })
-        })
+      // the delivery runs in the background: wait until the subscription is disabled, then look at the page
+      await page.waitForFunction(
+        async () => {
+          const list = (await (await fetch('/v1/webhook-subscriptions')).json()) as {
+            webhook_subscriptions: Array<{ status: string }>
+          }
+          return list.webhook_subscriptions[0]?.status === 'disabled'
+        },
+        undefined,
+        { timeout: 120_000, polling: 500 },
+      )
+      await page.reload()
+      await page.getByText(/^disabled \(the receiver answered 410/).waitFor()
       await page.getByRole('button', { name: 'Deliveries' }).click()
       await page.getByRole('cell', { name: /^failed \(HTTP 410\)/ }).waitFor()
       await page.getByRole('button', { name: 'Enable again' }).click()

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, json } from '../../../test/helpers/harness.ts'
+import type { LightMyRequestResponse } from 'fastify'
+import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import { createMember } from './index.ts'
 
 // The console's own /app routes of other modules: the live template check and the CSV import with its progress
@@ -40,6 +41,9 @@ function importCsv(headers: Record<string, string>, csv: string, contentType = '
     payload: csv,
   })
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: answers read field by field
+const json = (response: LightMyRequestResponse): any => response.json()
 
 const lines = (body: string) =>
   body
@@ -134,7 +138,7 @@ describe('console routes', () => {
     const id = json(created).template.id as string
     const clash = await check({ name: 'Gutschein', content: 'Ihr Code {{code}} gilt.', language: 'de' })
     assert.deepEqual(
-      json(clash).issues.map((i: { code: string }) => i.field),
+      json(clash).issues.map((i: { field: string }) => i.field),
       ['name'],
     )
     const itself = await check({ id, name: 'Gutschein', content: 'Ihr Code {{code}} gilt.', language: 'de' })

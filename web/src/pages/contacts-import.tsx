@@ -183,11 +183,11 @@ export function ContactImport() {
         <div>
           <p role="status" data-testid="import-report">
             {fill(w.done, {
-              created: report.created,
-              updated: report.updated,
-              unchanged: report.unchanged,
-              rejected: report.rejected,
-              rows: report.rows,
+              created: report.created.toLocaleString(locale),
+              updated: report.updated.toLocaleString(locale),
+              unchanged: report.unchanged.toLocaleString(locale),
+              rejected: report.rejected.toLocaleString(locale),
+              rows: report.rows.toLocaleString(locale),
               seconds: report.seconds.toLocaleString(locale),
             })}
           </p>

@@ -87,14 +87,12 @@ const words = {
 const errors = {
   de: {
     keywords_overlap: 'Ein Stichwort darf nicht zugleich Start- und Stopp-Stichwort sein.',
-    invalid_timezone: 'Diese Zeitzone ist unbekannt.',
     coexistence_unavailable: 'Koexistenz braucht eine verbundene Chat-Nummer.',
     chat_not_connected: 'Es ist keine Chat-Nummer verbunden.',
     forbidden: 'Das erlaubt Ihre Rolle nicht.',
   },
   en: {
     keywords_overlap: 'A keyword cannot be a start and a stop keyword at once.',
-    invalid_timezone: 'This time zone is unknown.',
     coexistence_unavailable: 'Coexistence needs a connected chat number.',
     chat_not_connected: 'No chat number is connected.',
     forbidden: 'Your role does not allow this.',
@@ -223,8 +221,9 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
           },
         }),
       ),
-    onSuccess: (result) => {
-      queryClient.setQueryData(['settings', 'consent'], result)
+    // the form keeps what was typed; the next visit reads the stored settings
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ['settings', 'consent'], refetchType: 'none' })
       setSaved(true)
     },
   })
@@ -318,8 +317,8 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
   const save = useMutation({
     mutationFn: () =>
       call(v1.PATCH('/v1/settings/followup-timing', { body: { send_time: fixed ? time : null, timezone } })),
-    onSuccess: (result) => {
-      queryClient.setQueryData(['settings', 'followup-timing'], result)
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ['settings', 'followup-timing'], refetchType: 'none' })
       setSaved(true)
     },
   })
