@@ -19,6 +19,14 @@ export const APP_PAGES = [
   '/contacts',
   '/contacts/:id',
   '/account',
+  '/newsletters',
+  '/newsletters/:id',
+  '/followups',
+  '/followups/:id',
+  '/automations',
+  '/automations/:id',
+  '/media',
+  '/knowledge',
 ]
 
 /**
