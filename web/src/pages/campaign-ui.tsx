@@ -76,7 +76,7 @@ export interface Bar {
   value: number
 }
 
-const COLORS = ['#6b6b6b', '#0b57d0', '#137333', '#0a6b50', '#b3261e', '#8a5a00', '#5b3a9e']
+const COLORS = ['#6b6b6b', '#0b57d0', '#137333', '#5b3a9e', '#b3261e', '#8a5a00', '#0a6b50']
 
 /** A stacked bar of parts of a whole (e.g. sends per status), with its numbers as text beside it. */
 export function ProgressBar({ bars, total, label }: { bars: Bar[]; total: number; label: string }) {
@@ -120,7 +120,7 @@ export function BarChart({ bars, label }: { bars: Bar[]; label: string }) {
   return (
     <svg viewBox="0 0 1000 160" width="100%" height="160" role="img" aria-label={label} className="chart">
       {bars.map((bar, i) => {
-        const height = (bar.value / max) * 120
+        const height = (bar.value / max) * 100
         return (
           <g key={bar.key}>
             <rect
