@@ -7,7 +7,9 @@ import { isConsentKeyword } from '../consent/index.ts'
 import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
+import { registerAppRoutes } from '../people/index.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService } from './knowledge.ai.ts'
+import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
 import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
@@ -21,6 +23,8 @@ const AI_TIMEOUT_MS = 60_000
 registerInboundListener((tx, clock, message) => aiOnInbound(tx, clock, message, { isConsentKeyword }))
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
+// the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages)
+registerAppRoutes((deps) => knowledgeAppRoutes(deps.database.orm))
 
 export function knowledgeServiceFor({ config, database, clock }: PlatformDeps) {
   const http = createOutboundHttp({
