@@ -261,3 +261,11 @@ export async function deleteContactAiRecords(tx: Db, accountId: string, contactI
     .returning({ id: aiTagSuggestions.inboundMessageId })
   return { ai_replies: replies.length, ai_tag_suggestions: tags.length }
 }
+
+/** A failed call to the AI endpoint: the account's settings show the last one. */
+export async function recordAiFailure(db: Db, accountId: string, at: Date, reason: string): Promise<void> {
+  await db
+    .update(aiSettings)
+    .set({ lastFailureAt: at, lastFailureReason: reason })
+    .where(eq(aiSettings.accountId, accountId))
+}

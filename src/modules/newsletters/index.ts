@@ -17,6 +17,7 @@ export function newslettersServiceFor(deps: PlatformDeps) {
   return newslettersService({
     db: deps.database.orm,
     clock: deps.clock,
+    publicUrl: deps.config.publicUrl,
     templates: templates as unknown as NewsletterTemplates,
     async requireSendingPossible(accountId) {
       const account = await getAccount(deps.database.orm, accountId)

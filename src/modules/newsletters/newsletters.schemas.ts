@@ -1,6 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
-import { NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
+import { CTA_TRACKING, NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description ? { description } : {})
@@ -70,6 +70,19 @@ const newsletterFields = {
   status: literals(NEWSLETTER_STATUSES),
   phase: literals(NEWSLETTER_PHASES),
   cta: Nullable(Cta),
+  cta_tracking: Nullable(
+    literals(CTA_TRACKING),
+    'how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled',
+  ),
+  cta_tracking_note: Nullable(Type.String(), 'cta_tracking in words'),
+  header_media: Nullable(
+    Type.Object({
+      media_id: Type.Optional(Type.String({ description: 'the media library file, when it is one' })),
+      url: Type.String({ description: 'the https address WhatsApp fetches the image from' }),
+      mime_type: Type.Optional(Type.String()),
+    }),
+    'the header image above the text',
+  ),
   segment: Nullable(Segment),
   scheduled_at: Nullable(at, 'when it goes out (set by schedule)'),
   template_id: Nullable(Type.String({ format: 'uuid' }), 'the marketing template that carries it at the provider'),
@@ -121,6 +134,9 @@ export const StatusResponse = Type.Object({
   recipients: Type.Integer({ description: 'send records written for it (its recipients snapshot)' }),
   counts: Type.Object({ ...counts, ...germanCounts }, { description: 'send records per status' }),
   skip_reasons: Type.Record(Type.String(), Type.Integer(), { description: 'skipped and failed sends by reason' }),
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'whether CTA clicks are counted (tracked), else why not'),
+  cta_clicks: Type.Integer({ description: "clicks on the CTA button's tracked short links (every click)" }),
+  cta_clicked_contacts: Type.Integer({ description: 'recipients who clicked the CTA at least once' }),
   daily_limit: Nullable(Type.Integer(), "the number's daily limit of new conversations; null: not limited"),
   tageslimit: Nullable(Type.Integer()),
   resumes_at: Nullable(at, 'when a waiting newsletter tries again'),
