@@ -33,6 +33,27 @@ export const Cta = Type.Object(
   { additionalProperties: false, description: 'A URL button under the message; null removes it.' },
 )
 
+export const HeaderMediaInput = Type.Object(
+  {
+    media_id: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          "a media library file of this account (an image); another account's id is a 404 (key media_not_found)",
+      }),
+    ),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2000, description: 'a public https address of a JPEG or PNG' }),
+    ),
+    mime_type: Type.Optional(Type.String({ maxLength: 100, description: 'image/jpeg or image/png (url form only)' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image.",
+  },
+)
+
 export const CreateBody = Type.Object({
   name: Type.Optional(Type.String({ maxLength: LIMITS.name })),
   subject: Type.String({ minLength: 1, maxLength: LIMITS.subject }),
@@ -43,11 +64,13 @@ export const CreateBody = Type.Object({
       'The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled.',
   }),
   channel: Type.Optional(Type.Literal('chat')),
+  header_media: Type.Optional(Nullable(HeaderMediaInput)),
 })
 
 export const UpdateBody = Type.Object({
   cta: Type.Optional(Nullable(Cta)),
   segment: Type.Optional(Nullable(Segment)),
+  header_media: Type.Optional(Nullable(HeaderMediaInput)),
 })
 
 export const ScheduleBody = Type.Object({

@@ -46,6 +46,7 @@ export interface NewsletterTemplates {
       purpose: 'marketing'
       language: string
       buttons?: Array<{ type: 'URL'; text: string; url: string }>
+      header_media?: { media_id?: string; url?: string; mime_type?: string }
     },
   ): Promise<{ id: string }>
   submit(tenant: NewslettersTenant, id: string): Promise<unknown>
@@ -58,6 +59,11 @@ export interface NewslettersDeps {
   clock: Clock
   /** HEROLD_PUBLIC_URL: the tracked CTA button's short links live under it */
   publicUrl: string
+  /** a header image by media library id (of the account) or public address (the media module) */
+  resolveHeaderMedia(
+    accountId: string,
+    input: { media_id?: string; url?: string; mime_type?: string },
+  ): Promise<NewsletterHeaderMedia>
   templates: NewsletterTemplates
   /** throws an AppError (chat_not_connected, subscription_locked) when nothing can go out now */
   requireSendingPossible(accountId: string): Promise<void>
@@ -95,6 +101,14 @@ const CTA_TRACKING_NOTES: Record<CtaTracking, string> = {
     'Clicks on the CTA are not counted: WhatsApp URL buttons need an https address and HEROLD_PUBLIC_URL is not https, so the button opens the CTA address directly.',
   content_numbered_variables:
     "Clicks on the CTA are not counted: the text uses numbered variables such as {{1}}, which would share the tracked button's {{1}}, so the button opens the CTA address directly.",
+}
+
+type HeaderMediaInput = { media_id?: string; url?: string; mime_type?: string }
+
+/** The template's header image: the library file by its id (resolved again), else the address as given. */
+function headerMediaReference(header: NewsletterHeaderMedia): HeaderMediaInput {
+  if (header.media_id) return { media_id: header.media_id }
+  return { url: header.url, ...(header.mime_type ? { mime_type: header.mime_type } : {}) }
 }
 
 /** A short-link id made in SQL at the fan-out: 12 random bytes as base64url (16 characters). */
@@ -289,11 +303,17 @@ export function newslettersService(deps: NewslettersDeps) {
       return { ...page, items }
     },
 
-    async create(tenant: NewslettersTenant, input: { name?: string; subject: string; content: string }) {
+    async create(
+      tenant: NewslettersTenant,
+      input: { name?: string; subject: string; content: string; header_media?: HeaderMediaInput | null },
+    ) {
       const now = clock.now()
       const subject = input.subject.trim()
       const content = input.content.trim()
       if (subject === '' || content === '') throw badRequest('subject and content must not be blank')
+      const headerMedia = input.header_media
+        ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
+        : null
       const [row] = await db
         .insert(newsletters)
         .values({
@@ -305,6 +325,7 @@ export function newslettersService(deps: NewslettersDeps) {
           channel: 'chat',
           status: 'draft',
           phase: 'draft',
+          headerMedia,
           createdAt: now,
           updatedAt: now,
         })
@@ -319,15 +340,19 @@ export function newslettersService(deps: NewslettersDeps) {
     async update(
       tenant: NewslettersTenant,
       id: string,
-      input: { cta?: NewsletterCta | null; segment?: NewsletterSegment | null },
+      input: { cta?: NewsletterCta | null; segment?: NewsletterSegment | null; header_media?: HeaderMediaInput | null },
     ) {
-      if (input.cta === undefined && input.segment === undefined) {
-        throw badRequest('Give cta or segment (or both); nothing else can be changed')
+      if (input.cta === undefined && input.segment === undefined && input.header_media === undefined) {
+        throw badRequest('Give cta, segment or header_media; nothing else can be changed')
       }
       if (input.cta && !/^https:\/\/[^\s/$.?#][^\s]*$/i.test(input.cta.url)) {
         throw badRequest('cta.url must be an https address', 'cta_url_invalid')
       }
       if (input.segment) await assertTagsExist(tenant.accountId, input.segment)
+      // undefined: unchanged, null: removed
+      const headerMedia = input.header_media
+        ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
+        : input.header_media
       let dropped: string | null = null
       const saved = await db.transaction(async (tx) => {
         const row = await require(tx, tenant.accountId, id, true)
@@ -339,6 +364,15 @@ export function newslettersService(deps: NewslettersDeps) {
           change.cta = input.cta
           // the button is part of the template at the provider: a changed one needs a new template
           if (row.templateId && JSON.stringify(row.cta ?? null) !== JSON.stringify(input.cta)) {
+            dropped = row.templateId
+            change.templateId = null
+            change.ctaTracking = null
+          }
+        }
+        if (headerMedia !== undefined) {
+          change.headerMedia = headerMedia
+          // the header image is part of the template too
+          if (row.templateId && JSON.stringify(row.headerMedia ?? null) !== JSON.stringify(headerMedia)) {
             dropped = row.templateId
             change.templateId = null
             change.ctaTracking = null
@@ -412,6 +446,7 @@ export function newslettersService(deps: NewslettersDeps) {
           purpose: 'marketing',
           language: tenant.account.language,
           ...(button ? { buttons: [button] } : {}),
+          ...(current.headerMedia ? { header_media: headerMediaReference(current.headerMedia) } : {}),
         })
         try {
           await deps.templates.submit(tenant, template.id)

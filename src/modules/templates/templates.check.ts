@@ -29,6 +29,8 @@ export interface TemplateButton {
 }
 
 export interface HeaderMedia {
+  /** a media library file of the account, when it is one (url is then its public address) */
+  media_id?: string
   url: string
   mime_type?: string | null
 }
