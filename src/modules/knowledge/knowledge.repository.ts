@@ -287,3 +287,11 @@ export async function passagesOf(
     .limit(query.limit + 1)
     .offset(query.offset)
 }
+
+/** A failed call to the AI endpoint: the account's settings show the last one. */
+export async function recordAiFailure(db: Db, accountId: string, at: Date, reason: string): Promise<void> {
+  await db
+    .update(aiSettings)
+    .set({ lastFailureAt: at, lastFailureReason: reason })
+    .where(eq(aiSettings.accountId, accountId))
+}
