@@ -16,6 +16,7 @@ import { ApiError, app, call } from './api/client.ts'
 import { I18nProvider, useI18n } from './i18n.tsx'
 import { AccountPage } from './pages/account.tsx'
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SetupPage, SignInPage } from './pages/auth.tsx'
+import { ConsentPage } from './pages/consent.tsx'
 import { ContactPage, ContactsPage } from './pages/contacts.tsx'
 import { KeysPage } from './pages/keys.tsx'
 import { TeamPage } from './pages/team.tsx'
@@ -98,6 +99,7 @@ function Signed({ children }: { children: (session: SessionShape) => ReactNode }
 }
 
 const root = createRootRoute({ component: Layout })
+const consentRoute = createRoute({ getParentRoute: () => root, path: '/consent', component: ConsentPage })
 const routes = [
   createRoute({
     getParentRoute: () => root,
@@ -154,6 +156,7 @@ const routes = [
     path: '/account',
     component: () => <Signed>{(session) => <AccountPage session={session} />}</Signed>,
   }),
+  consentRoute,
 ] as const
 const [, , setupRoute, invitationRoute, , resetRoute, , , , contactRoute] = routes
 const setupParams = () => setupRoute.useParams() as { token: string }

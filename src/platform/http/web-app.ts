@@ -19,6 +19,7 @@ export const APP_PAGES = [
   '/contacts',
   '/contacts/:id',
   '/account',
+  '/consent',
 ]
 
 /**
