@@ -2731,6 +2731,8 @@ export interface paths {
                 query: {
                     /** @description `chat` or `email` */
                     channel?: "chat" | "email";
+                    /** @description true: only conversations the built-in AI handed to a person */
+                    needs_person?: boolean;
                     limit: number;
                     offset: number;
                 };
@@ -2769,6 +2771,10 @@ export interface paths {
                                 automated_only: boolean;
                                 /** @description inbound messages not yet read in the inbox */
                                 unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -3418,6 +3424,8 @@ export interface paths {
                                 coexistence?: boolean;
                                 /** @description outbound pacing of the number: 80 by default, at most 1000, 20 with coexistence */
                                 messages_per_second?: number;
+                                /** @description new conversations the number may start per rolling 24 hours (WhatsApp's tier: 250, 1000, 10000, 100000); null = unlimited */
+                                daily_limit?: number | null;
                             };
                             /** ChannelState */
                             email: {
@@ -3437,6 +3445,8 @@ export interface paths {
                                 coexistence?: boolean;
                                 /** @description outbound pacing of the number: 80 by default, at most 1000, 20 with coexistence */
                                 messages_per_second?: number;
+                                /** @description new conversations the number may start per rolling 24 hours (WhatsApp's tier: 250, 1000, 10000, 100000); null = unlimited */
+                                daily_limit?: number | null;
                             };
                         };
                     };
@@ -4400,6 +4410,14 @@ export interface paths {
                                     to: string[];
                                     subject: string;
                                     text: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "enroll_followup";
+                                    /**
+                                     * Format: uuid
+                                     * @description a follow-up sequence of this account
+                                     */
+                                    followup_id: string;
                                 })[];
                                 /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                                 webhook_url: string | null;
@@ -4610,6 +4628,14 @@ export interface paths {
                             to: string[];
                             subject: string;
                             text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "enroll_followup";
+                            /**
+                             * Format: uuid
+                             * @description a follow-up sequence of this account
+                             */
+                            followup_id: string;
                         })[];
                     };
                 };
@@ -4739,6 +4765,14 @@ export interface paths {
                                 to: string[];
                                 subject: string;
                                 text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
                             })[];
                             /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                             webhook_url: string | null;
@@ -4982,6 +5016,14 @@ export interface paths {
                                 to: string[];
                                 subject: string;
                                 text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
                             })[];
                             /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                             webhook_url: string | null;
@@ -5295,6 +5337,14 @@ export interface paths {
                             to: string[];
                             subject: string;
                             text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "enroll_followup";
+                            /**
+                             * Format: uuid
+                             * @description a follow-up sequence of this account
+                             */
+                            followup_id: string;
                         })[];
                     };
                 };
@@ -5424,6 +5474,14 @@ export interface paths {
                                 to: string[];
                                 subject: string;
                                 text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
                             })[];
                             /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                             webhook_url: string | null;
@@ -5674,6 +5732,14 @@ export interface paths {
                                 to: string[];
                                 subject: string;
                                 text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
                             })[];
                             /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                             webhook_url: string | null;
@@ -5910,6 +5976,14 @@ export interface paths {
                                 to: string[];
                                 subject: string;
                                 text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
                             })[];
                             /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
                             webhook_url: string | null;
@@ -7856,6 +7930,2422 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/followups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List follow-up sequences
+         * @description Newest first, with enrollment counts (active, completed, stopped) and the number of steps; GET /followups/{id} shows the steps.
+         *
+         *     Scope: `followups:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followups: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps_count: number;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/followups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A follow-up sequence with its steps
+         * @description Its trigger, enrollment counts (active, completed, stopped) and ordered steps: text, delay, send time, the template that carries the text at the provider with its approval state, and counts (scheduled, queued, sent, skipped, failed).
+         *
+         *     Scope: `followups:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Activate, pause or rename a follow-up sequence
+         * @description `status` (active, paused, draft) and `name`; any other field or a bad value is a 400. To `active`: the sequence runs, and the contacts whose chat opt-in is already confirmed (with a tag trigger: that carry the tag) are scheduled for its steps, counted from when they qualified, future times only (a step whose time for a contact has passed is not sent). To `paused` (or `draft`): every send of the sequence stops (queued step jobs and queued sends are removed, enrollments stop); reactivating continues with future times only. Creating sequences and steps is not offered here (the CLI `herold followups create` does it).
+         *
+         *     Scope: `followups:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        status?: "draft" | "paused" | "active";
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/followups/{id}/steps/{step_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit the text, delay or send time of a step
+         * @description A changed text changes the step's template, which needs a new approval at the provider (it is submitted again at once when a chat number is connected): the step shows needs_approval and nothing goes out until it is approved. A changed delay or send time moves the already scheduled times of this step. 400 for a text the template check refuses (key followup_template_invalid). Creating steps is deliberately not offered.
+         *
+         *     Scope: `followups:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                    /** @description step id (uuid) */
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        text?: string;
+                        /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                        delay?: {
+                            /** @description hours (0-8760) or days (0-365) */
+                            amount: number;
+                            unit: "hours" | "days";
+                        };
+                        /** @description local time HH:MM in the follow-up timezone */
+                        send_time?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/settings/followup-timing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow-up timing
+         * @description `send_time` (HH:MM, null: no fixed time), `timezone` (the account's unless set) and the steps with their own send time.
+         *
+         *     Scope: `settings:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the follow-up send time; null: no fixed time (steps go when their delay is over) */
+                            send_time: string | (never | null);
+                            /** @description the timezone of follow-up times (the account's unless set) */
+                            timezone: string;
+                            /** @description steps with their own send time */
+                            steps: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                sequence_id: string;
+                                position: number;
+                                /** @description local time HH:MM in the follow-up timezone */
+                                send_time: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the follow-up timing
+         * @description `send_time` (HH:MM or null for no fixed time), `timezone` (IANA name; an unknown one is a 400), `steps` (array of {id, send_time}: a step's own send time, null to use the account's; steps of other accounts are silently skipped). Times already scheduled move to the new setting.
+         *
+         *     Scope: `settings:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HH:MM, or null for no fixed time */
+                        send_time?: string | (never | null);
+                        /** @description IANA name such as Europe/Berlin */
+                        timezone?: string;
+                        /** @description per-step send times; steps of other accounts (and unknown ids) are silently skipped */
+                        steps?: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description local time HH:MM in the follow-up timezone */
+                            send_time: string | null;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the follow-up send time; null: no fixed time (steps go when their delay is over) */
+                            send_time: string | (never | null);
+                            /** @description the timezone of follow-up times (the account's unless set) */
+                            timezone: string;
+                            /** @description steps with their own send time */
+                            steps: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                sequence_id: string;
+                                position: number;
+                                /** @description local time HH:MM in the follow-up timezone */
+                                send_time: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Statistics of the last 7, 30 or 90 days
+         * @description Contacts (total, new in the range, per opt-in state of each channel, now), and per day in the account timezone: new contacts, opt-ins confirmed and opt-outs per channel, messages in and out, template and newsletter sends per status reached that day (`sending` is not counted; a send delivered counts under sent and delivered), link clicks, automation and follow-up runs started, replies written by the built-in AI. `totals` sums each series over the range. Answered from daily counters kept by the database as the data is written, so it costs the same at any size. 400 for a range other than 7d, 30d, 90d.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the last 7, 30 or 90 days, today included, in the account timezone */
+                    range: "7d" | "30d" | "90d";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            stats: {
+                                range: string;
+                                /** @description the account timezone; every day is a calendar day there */
+                                timezone: string;
+                                /** Format: date */
+                                from: string;
+                                /**
+                                 * Format: date
+                                 * @description today in the account timezone
+                                 */
+                                to: string;
+                                contacts: {
+                                    total: number;
+                                    new_in_range: number;
+                                    optin_chat: {
+                                        none: number;
+                                        pending: number;
+                                        confirmed: number;
+                                        opted_out: number;
+                                    };
+                                    optin_email: {
+                                        none: number;
+                                        pending: number;
+                                        confirmed: number;
+                                        opted_out: number;
+                                    };
+                                };
+                                /** @description each series summed over the range */
+                                totals: {
+                                    contacts_new: number;
+                                    optins_confirmed: {
+                                        chat: number;
+                                        email: number;
+                                    };
+                                    opt_outs: {
+                                        chat: number;
+                                        email: number;
+                                    };
+                                    messages_in: number;
+                                    messages_out: number;
+                                    /** @description sends that reached each status (a send that was delivered counts under sent and delivered) */
+                                    template_sends: {
+                                        queued: number;
+                                        sent: number;
+                                        delivered: number;
+                                        read: number;
+                                        failed: number;
+                                        skipped: number;
+                                    };
+                                    /** @description sends that reached each status (a send that was delivered counts under sent and delivered) */
+                                    newsletter_sends: {
+                                        queued: number;
+                                        sent: number;
+                                        delivered: number;
+                                        read: number;
+                                        failed: number;
+                                        skipped: number;
+                                    };
+                                    link_clicks: number;
+                                    automation_runs: number;
+                                    followup_runs: number;
+                                    ai_replies: number;
+                                };
+                                /** @description one entry per day, oldest first, days without activity as zeros */
+                                days: {
+                                    /** Format: date */
+                                    date: string;
+                                    contacts_new: number;
+                                    optins_confirmed: {
+                                        chat: number;
+                                        email: number;
+                                    };
+                                    opt_outs: {
+                                        chat: number;
+                                        email: number;
+                                    };
+                                    messages_in: number;
+                                    messages_out: number;
+                                    /** @description sends that reached each status (a send that was delivered counts under sent and delivered) */
+                                    template_sends: {
+                                        queued: number;
+                                        sent: number;
+                                        delivered: number;
+                                        read: number;
+                                        failed: number;
+                                        skipped: number;
+                                    };
+                                    /** @description sends that reached each status (a send that was delivered counts under sent and delivered) */
+                                    newsletter_sends: {
+                                        queued: number;
+                                        sent: number;
+                                        delivered: number;
+                                        read: number;
+                                        failed: number;
+                                        skipped: number;
+                                    };
+                                    link_clicks: number;
+                                    automation_runs: number;
+                                    followup_runs: number;
+                                    ai_replies: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the media library
+         * @description Newest first; `kind` filters (image, video, document).
+         *
+         *     Scope: `media:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    kind?: "image" | "video" | "document";
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            media: components["schemas"]["MediaItem"][];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Upload a file to the media library
+         * @description Three forms. (1) multipart/form-data with a `file` part and an optional `usage` field. (2) JSON `{url, usage?}`: a public https address, downloaded by Herold (redirects followed, every hop checked against private and loopback addresses; at most 100 MB, streamed to storage). (3) JSON `{data_base64, filename, mime, usage?}` (filename with extension). The kind is read from the bytes (magic numbers), never from the name or claimed type: `image` (JPEG, PNG; at most 5 MB), `video` (MP4, 3GP; 16 MB), `document` (PDF; 100 MB): WhatsApp’s limits per kind. 400 with key `media_type_unsupported`, `media_type_mismatch` (the bytes disagree with the claimed mime, the part’s Content-Type or the file name’s extension), `media_too_large`, `media_empty`, `media_invalid`, `media_url_invalid`, `media_url_blocked` (a private or loopback address) or `media_download_failed`; nothing is stored then. `usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images), filename, created_at}}`.
+         *
+         *     Scope: `media:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description form 2: public https address of the file (max 100 MB) */
+                        url?: string;
+                        /** @description form 3: the file, base64 */
+                        data_base64?: string;
+                        /** @description form 3, required there: the file name with extension */
+                        filename?: string;
+                        /** @description form 3, required there: the claimed type */
+                        mime?: string;
+                        usage?: "generic" | "landing" | "newsletter" | "template" | "logo" | "avatar" | "blog";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            media: components["schemas"]["MediaItem"];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A media file
+         * @description Scope: `media:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            media: components["schemas"]["MediaItem"];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a media file
+         * @description 409 media_in_use (with `used_by`) while a template’s header image refers to it (by its url); the row goes, then the stored bytes.
+         *
+         *     Scope: `media:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                            id: string;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List knowledge documents
+         * @description Newest first.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            documents: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the document's own title (HTML <title>, first heading), else the file name */
+                                title: string;
+                                filename: string;
+                                format: "pdf" | "docx" | "txt" | "markdown" | "html";
+                                /** @description the type detected from the content */
+                                mime: string;
+                                /** @description bytes */
+                                size: number;
+                                source: "upload" | "url" | "base64";
+                                /** @description the downloaded address (url form) */
+                                source_url: string | null;
+                                search_language: "german" | "english" | "simple";
+                                /** @description how many passages the text was split into */
+                                passages: number;
+                                /** @description characters of extracted text */
+                                characters: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Upload a knowledge document
+         * @description PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A public https address; the service downloads the file (at most 20 MB, no redirects, private and loopback addresses refused). Not together with data_base64. */
+                        url?: string;
+                        /** @description The file as base64 (at most 20 MB decoded). */
+                        data_base64?: string;
+                        /** @description Required with data_base64, with its extension (.pdf, .docx, .txt, .md, .html). */
+                        filename?: string;
+                        /** @description The claimed type, e.g. application/pdf. */
+                        mime?: string;
+                    };
+                    "multipart/form-data": {
+                        /** Format: binary */
+                        file?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            document: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the document's own title (HTML <title>, first heading), else the file name */
+                                title: string;
+                                filename: string;
+                                format: "pdf" | "docx" | "txt" | "markdown" | "html";
+                                /** @description the type detected from the content */
+                                mime: string;
+                                /** @description bytes */
+                                size: number;
+                                source: "upload" | "url" | "base64";
+                                /** @description the downloaded address (url form) */
+                                source_url: string | null;
+                                search_language: "german" | "english" | "simple";
+                                /** @description how many passages the text was split into */
+                                passages: number;
+                                /** @description characters of extracted text */
+                                characters: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a knowledge document
+         * @description Its passages leave the index at once; AI replies keep the passages they quoted.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description document id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                            /** @description passages removed from the index */
+                            passages: number;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the knowledge documents
+         * @description Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).
+         *
+         *     Scope: `knowledge:write`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description words to find; "quoted phrases", OR and -word work */
+                    q: string;
+                    limit: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            q: string;
+                            /** @description all: passages with every word; any: none had all, these have some; none: nothing found */
+                            match: "all" | "any" | "none";
+                            results: {
+                                document: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    title: string;
+                                    filename: string;
+                                    format: string;
+                                };
+                                /** @description the passage's place in its document, from 1 */
+                                position: number;
+                                /** @description the PDF page it starts on */
+                                page: number | null;
+                                /** @description the section heading the passage stands under */
+                                heading: string;
+                                text: string;
+                                /** @description the best fragments, matches in **bold** */
+                                snippet: string;
+                                /** @description relevance; higher is better (headings weigh most) */
+                                rank: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings/ai": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The built-in AI of the account
+         * @description Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.
+         *
+         *     Scope: `settings:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description answer inbound chat messages from the knowledge documents */
+                            replies_enabled: boolean;
+                            /** @description suggest tags (origin ki) from the account's existing tags */
+                            tags_enabled: boolean;
+                            /** @description AI replies one contact can get per hour */
+                            replies_per_contact_per_hour: number;
+                            /** @description an AI endpoint is configured for this installation */
+                            available: boolean;
+                            /** @description replies or tags are enabled and the endpoint is configured */
+                            active: boolean;
+                            /** @description why nothing is called (no endpoint configured, or both switched off) */
+                            reason: string | null;
+                            /** @description HEROLD_AI_MODEL */
+                            model: string | null;
+                            /** @description the host of HEROLD_AI_URL (the key is never shown) */
+                            endpoint: string | null;
+                        };
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Switch AI replies and AI tags on or off
+         * @description replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).
+         *
+         *     Scope: `settings:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        replies_enabled?: boolean;
+                        tags_enabled?: boolean;
+                        replies_per_contact_per_hour?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description answer inbound chat messages from the knowledge documents */
+                            replies_enabled: boolean;
+                            /** @description suggest tags (origin ki) from the account's existing tags */
+                            tags_enabled: boolean;
+                            /** @description AI replies one contact can get per hour */
+                            replies_per_contact_per_hour: number;
+                            /** @description an AI endpoint is configured for this installation */
+                            available: boolean;
+                            /** @description replies or tags are enabled and the endpoint is configured */
+                            active: boolean;
+                            /** @description why nothing is called (no endpoint configured, or both switched off) */
+                            reason: string | null;
+                            /** @description HEROLD_AI_MODEL */
+                            model: string | null;
+                            /** @description the host of HEROLD_AI_URL (the key is never shown) */
+                            endpoint: string | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/knowledge/ai-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the built-in AI did with inbound messages, with its prompt's passages
+         * @description Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.
+         *
+         *     Scope: `inbox:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                    conversation_id?: string;
+                    /** @description the inbound message or the reply */
+                    message_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ai_replies: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                inbound_message_id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description the reply (ai: true) when one was sent
+                                 */
+                                message_id: string | null;
+                                /** Format: uuid */
+                                contact_id: string;
+                                /** Format: uuid */
+                                conversation_id: string | null;
+                                state: "pending" | "sending" | "sent" | "declined" | "skipped" | "failed" | "interrupted";
+                                /** @description why it was declined, skipped or failed */
+                                reason: string | null;
+                                question: string;
+                                reply: string | null;
+                                /** @description the passages the prompt held, as they were then */
+                                passages: {
+                                    /** Format: uuid */
+                                    document_id: string;
+                                    document_title: string;
+                                    position: number;
+                                    heading: string;
+                                    text: string;
+                                    rank: number;
+                                    /** @description the model named this passage as a source of its answer */
+                                    used: boolean;
+                                }[];
+                                model: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/team": {
         parameters: {
             query?: never;
@@ -7973,6 +10463,138 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/{tool_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call a tool of the tool server over plain HTTP
+         * @description The body is the tool’s arguments (the JSON Schema of each tool is listed by the MCP server at /mcp; see docs/tool-server.md). The tool’s own scope applies. Two-step tools (send, schedule, submit, delete) answer a preview with confirm_token first and do nothing; the same call with confirm_token executes. Errors are the usual envelope with the REST status; a replayed idempotency_key answers Idempotent-Replayed: true.
+         *
+         *     Scope: none (any valid API key).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the tool’s name */
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics";
+                };
+                cookie?: never;
+            };
+            /** @description the tool’s arguments */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description the tool’s result */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -8157,6 +10779,26 @@ export interface components {
             issues: components["schemas"]["TemplateIssue"][];
             /** @description English text of rejection_reason; null when not rejected */
             rejection_reason_text: string | null;
+        };
+        /** MediaItem */
+        MediaItem: {
+            /** Format: uuid */
+            id: string;
+            /** @description image, video or document (PDF), from the bytes, not the name */
+            kind: string;
+            usage: string;
+            /** @description public address of the file; use it or the id in templates and newsletters */
+            url: string;
+            mime: string;
+            /** @description bytes */
+            size: number;
+            /** @description images only */
+            width?: number;
+            /** @description images only */
+            height?: number;
+            filename: string | null;
+            /** Format: date-time */
+            created_at: string;
         };
     };
     responses: never;
