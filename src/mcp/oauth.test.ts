@@ -49,7 +49,7 @@ function pkce() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
-/** Register, authorize (the approval the consent page will give), exchange the code: the token response. */
+/** Register, authorize (the approval the consent page gives, called directly), exchange the code: the token response. */
 async function signIn(accountId: string, scope = 'contacts:read contacts:write') {
   const clientId = await register()
   const { verifier, challenge } = pkce()
