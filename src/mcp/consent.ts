@@ -179,6 +179,7 @@ export function toolAppRoutes(deps: { db: Db; clock: Clock; publicUrl: string; r
           ...authorization,
           scopes: account.scopes,
           accountId: account.id,
+          userId: session.userId,
         })
         return { redirect_to: redirectTo }
       },

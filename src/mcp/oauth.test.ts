@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { createMember } from '../modules/people/index.ts'
+import { createMember, listMembers, removeMember, setRole } from '../modules/people/index.ts'
 import { hashSecret } from '../platform/auth/credentials.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
@@ -183,7 +183,12 @@ async function member(roles: Array<[string, 'owner' | 'admin' | 'member' | 'view
   })
   assert.equal(signedIn.statusCode, 200, signedIn.body)
   const cookie = String(signedIn.headers['set-cookie']).split(';')[0]
-  return { cookie, csrf: signedIn.json().csrf_token as string, accountId: signedIn.json().account.id as string }
+  return {
+    cookie,
+    csrf: signedIn.json().csrf_token as string,
+    accountId: signedIn.json().account.id as string,
+    email,
+  }
 }
 
 test('the consent step under /app: session and CSRF token required, accounts of the member, scopes of the role', async () => {
@@ -191,7 +196,7 @@ test('the consent step under /app: session and CSRF token required, accounts of 
   const florist = await createTestAccount(harness, { name: 'Florist' })
   const stranger = await createTestAccount(harness, { name: 'Stranger' })
   const mia = await member([
-    [bakery.accountId, 'owner'],
+    [bakery.accountId, 'admin'],
     [florist.accountId, 'viewer'],
   ])
   const clientId = await register()
@@ -221,7 +226,7 @@ test('the consent step under /app: session and CSRF token required, accounts of 
   assert.deepEqual(
     body.accounts.map((a: { id: string; role: string; scopes: string[] }) => [a.id, a.role, a.scopes]),
     [
-      [bakery.accountId, 'owner', ['contacts:read', 'contacts:write']],
+      [bakery.accountId, 'admin', ['contacts:read', 'contacts:write']],
       [florist.accountId, 'viewer', ['contacts:read']],
     ],
     'only the member’s own accounts, each with what its role allows',
@@ -264,7 +269,46 @@ test('the consent step under /app: session and CSRF token required, accounts of 
   assert.equal(tokens.json().scope, 'contacts:read', 'a viewer grants only what a viewer may')
   const client = await mcpWith(tokens.json().access_token)
   assert.equal((await toolOk(client, 'get_account')).account.id, florist.accountId)
+
+  // the grant follows the member who approved it: a lowered role lowers the token's scopes at once, and a member
+  // who leaves the account takes the assistant's access along (the tokens and the refresh token stop working)
+  const forBakery = await decide(session, { account_id: bakery.accountId, decision: 'approve' })
+  const bakeryBack = new URL(forBakery.json().redirect_to)
+  const bakeryTokens = await form('/oauth/token', {
+    grant_type: 'authorization_code',
+    code: bakeryBack.searchParams.get('code') as string,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+  })
+  assert.equal(bakeryTokens.statusCode, 200, bakeryTokens.body)
+  const bakeryClient = await mcpWith(bakeryTokens.json().access_token)
+  await toolOk(bakeryClient, 'create_contact', { name: 'Erika', email: 'erika@example.org' })
+  const userId = (await getMemberByEmail(bakery.accountId, mia.email)) as string
+  await setRole(harness.database.orm, { accountId: bakery.accountId, userId, role: 'viewer', actorRole: 'owner' })
+  await toolFails(bakeryClient, 'create_contact', { name: 'Max', email: 'max@example.org' }, 'forbidden')
+  await toolOk(bakeryClient, 'search_contacts', { query: 'erika' })
+  await removeMember(harness.database.orm, harness.clock, {
+    accountId: bakery.accountId,
+    userId,
+    actorRole: 'owner',
+  })
+  assert.equal(await mcpStatus(bakeryTokens.json().access_token), 401)
+  const refreshed = await form('/oauth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: bakeryTokens.json().refresh_token,
+    client_id: clientId,
+  })
+  assert.equal(refreshed.statusCode, 400)
+  assert.equal(refreshed.json().error, 'invalid_grant')
+  // the florist's grant is untouched
+  assert.equal((await toolOk(client, 'get_account')).account.id, florist.accountId)
 })
+
+async function getMemberByEmail(accountId: string, email: string): Promise<string | undefined> {
+  const { items } = await listMembers(harness.database.orm, accountId, 50, 0)
+  return items.find((m) => m.email === email)?.id
+}
 
 test('code with PKCE → tokens for the tool server only; refresh rotates; a reused refresh token revokes the grant', async () => {
   const account = await createTestAccount(harness)

@@ -3,6 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { oauthAccessTokens } from '../platform/auth/auth.tables.ts'
 import { generateOAuthToken, hashSecret } from '../platform/auth/credentials.ts'
+import { memberships } from '../platform/auth/people.tables.ts'
 import { isScope, SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
@@ -153,7 +154,7 @@ export async function approveAuthorization(
   db: Db,
   clock: Clock,
   urls: OAuthUrls,
-  input: AuthorizationRequest & { accountId: string },
+  input: AuthorizationRequest & { accountId: string; userId?: string },
 ): Promise<{ redirectTo: string }> {
   const code = randomBytes(32).toString('base64url')
   const grantId = randomUUID()
@@ -164,6 +165,7 @@ export async function approveAuthorization(
       clientId: input.clientId,
       scopes: input.scopes,
       resource: urls.resource,
+      userId: input.userId ?? null,
     })
     await tx.insert(oauthCodes).values({
       codeHash: hashSecret(code),
@@ -229,6 +231,20 @@ async function activeGrant(db: Db, accountId: string, grantId: string) {
     .from(oauthGrants)
     .where(and(eq(oauthGrants.accountId, accountId), eq(oauthGrants.id, grantId)))
   if (!grant || grant.revokedAt) throw new OAuthError('invalid_grant', 'The grant was revoked')
+  if (grant.userId) {
+    // the member who approved it must still be an active member of the account
+    const [membership] = await db
+      .select({ userId: memberships.userId })
+      .from(memberships)
+      .where(
+        and(
+          eq(memberships.accountId, accountId),
+          eq(memberships.userId, grant.userId),
+          eq(memberships.status, 'active'),
+        ),
+      )
+    if (!membership) throw new OAuthError('invalid_grant', 'The member who approved this grant left the account')
+  }
   return grant
 }
 
