@@ -19,6 +19,7 @@ import { AccountPage } from './pages/account.tsx'
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SetupPage, SignInPage } from './pages/auth.tsx'
 import { AutomationPage, AutomationsPage } from './pages/automations.tsx'
 import { useCampaignNav } from './pages/campaign-ui.tsx'
+import { ConsentPage } from './pages/consent.tsx'
 import { ContactPage, ContactsPage } from './pages/contacts.tsx'
 import { DashboardPage, dashboardNav } from './pages/dashboard.tsx'
 import { FollowupPage, FollowupsPage } from './pages/followups.tsx'
@@ -173,6 +174,7 @@ const knowledgeRoute = createRoute({
   path: '/knowledge',
   component: () => <Signed>{() => <KnowledgePage />}</Signed>,
 })
+const consentRoute = createRoute({ getParentRoute: () => root, path: '/consent', component: ConsentPage })
 const routes = [
   createRoute({
     getParentRoute: () => root,
@@ -237,6 +239,7 @@ const routes = [
   automationRoute,
   mediaRoute,
   knowledgeRoute,
+  consentRoute,
 ] as const
 const [, , setupRoute, invitationRoute, , resetRoute, , , , contactRoute] = routes
 const inboxRoute = createRoute({

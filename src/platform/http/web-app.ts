@@ -33,6 +33,7 @@ export const APP_PAGES = [
   '/automations/:id',
   '/media',
   '/knowledge',
+  '/consent',
 ]
 
 /**
