@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { call, v1 } from '../api/client.ts'
 import { useI18n, useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
@@ -465,9 +465,11 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
   )
 }
 
-function SendStatus({ id, timeZone, live }: { id: string; timeZone: string; live: boolean }) {
+function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; current: string }) {
   const w = useWords(words)
   const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const live = current !== 'sent'
   const status = useQuery({
     queryKey: ['newsletter-status', id],
     queryFn: () => call(v1.GET('/v1/newsletters/{id}/status', { params: { path: { id } } })),
@@ -476,6 +478,11 @@ function SendStatus({ id, timeZone, live }: { id: string; timeZone: string; live
     placeholderData: keepPreviousData,
   })
   const s = status.data
+  // the status moved on (sending, sent): the newsletter itself is read again, so its controls follow
+  const moved = s !== undefined && s.status !== current
+  useEffect(() => {
+    if (moved) void queryClient.invalidateQueries({ queryKey: ['newsletter', id] })
+  }, [moved, queryClient, id])
   if (!s) return <ErrorText error={status.error} />
   const keys = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
   const bars = keys.map((key) => ({ key, label: w[key], value: s.counts[key] }))
@@ -560,7 +567,7 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
           <SegmentBuilder key={`s-${n.updated_at}`} id={id} segment={n.segment} editable={editable} />
           <CtaEditor key={`c-${n.updated_at}`} id={id} cta={n.cta} editable={editable} />
           {editable && <Schedule id={id} timeZone={timeZone} status={n.status} />}
-          {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} live={n.status !== 'sent'} />}
+          {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} current={n.status} />}
           {editable && (
             <p>
               <button
