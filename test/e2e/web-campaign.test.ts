@@ -375,6 +375,7 @@ describe('the campaign pages', () => {
     await page.getByLabel('Choose a file').setInputFiles({ name: 'care.pdf', mimeType: 'application/pdf', buffer: pdf })
     await page.getByText('care.pdf is uploaded.').waitFor()
     await page.getByRole('img', { name: 'tulip.png' }).waitFor()
+    await page.getByTestId('media-item').filter({ hasText: 'care.pdf' }).waitFor()
     assert.equal(await page.getByTestId('media-item').count(), 2)
     // a file that is not an image, video or PDF is refused in words
     await page
