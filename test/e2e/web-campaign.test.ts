@@ -182,8 +182,8 @@ describe('the campaign pages', () => {
     await page.getByRole('heading', { name: 'Spring offers' }).waitFor()
     // every confirmed contact until a segment is set
     await page.getByText('Recipients now: 4').waitFor()
-    await page.getByLabel('with at least one of these tags').fill('spring')
-    await page.getByRole('button', { name: 'Save recipients' }).click()
+    // the estimate follows the builder as the member types a tag the account has
+    await page.getByLabel('with at least one of these tags').pressSequentially('spring')
     await page.getByText('Recipients now: 3').waitFor()
     // an unknown tag is refused in words, and nothing changes
     await page.getByLabel('without these tags').fill('no-such-tag')
@@ -236,7 +236,9 @@ describe('the campaign pages', () => {
     await page.getByTestId('count-read').filter({ hasText: '3' }).waitFor({ timeout: 15_000 })
     assert.equal(await page.getByTestId('count-queued').textContent(), '0')
     assert.equal(await page.getByTestId('count-skipped').textContent(), '0')
-    assert.equal(await page.getByRole('button', { name: 'Schedule', exact: true }).count(), 0)
+    // sent: nothing left to schedule, cancel or delete
+    await page.getByRole('button', { name: 'Schedule', exact: true }).waitFor({ state: 'detached' })
+    assert.equal(await page.getByRole('button', { name: 'Delete' }).count(), 0)
     await accessible('newsletter-sent')
     await shot('newsletter-sent')
   })
@@ -267,8 +269,22 @@ describe('the campaign pages', () => {
     await page.getByRole('button', { name: 'Activate' }).click()
     await page.getByTestId('followup-status').filter({ hasText: 'active' }).waitFor()
 
+    // the contacts confirmed earlier were scheduled on activation for their future steps only
+    const id = (await account.request({ method: 'GET', url: '/v1/followups' })).json().followups[0].id
+    const enrolled = async () =>
+      (await account.request({ method: 'GET', url: `/v1/followups/${id}` })).json().followup.enrollments
+        .active as number
+    const before = await enrolled()
+    await page
+      .getByTestId('enrollments')
+      .filter({ hasText: new RegExp(`^${before} /`) })
+      .waitFor()
     await contact('Frieda Neu', true)
-    await page.getByTestId('enrollments').filter({ hasText: /^1 \// }).waitFor({ timeout: 15_000 })
+    assert.equal(await enrolled(), before + 1, 'the newly confirmed contact is enrolled at once')
+    await page
+      .getByTestId('enrollments')
+      .filter({ hasText: new RegExp(`^${before + 1} /`) })
+      .waitFor({ timeout: 15_000 })
     await until(
       'the first step is sent',
       async () => {
@@ -359,6 +375,7 @@ describe('the campaign pages', () => {
     await page.getByLabel('Choose a file').setInputFiles({ name: 'care.pdf', mimeType: 'application/pdf', buffer: pdf })
     await page.getByText('care.pdf is uploaded.').waitFor()
     await page.getByRole('img', { name: 'tulip.png' }).waitFor()
+    await page.getByTestId('media-item').filter({ hasText: 'care.pdf' }).waitFor()
     assert.equal(await page.getByTestId('media-item').count(), 2)
     // a file that is not an image, video or PDF is refused in words
     await page

@@ -108,6 +108,7 @@ describe('POST /app/followups, /app/followups/{id}/steps, /app/followups/check',
     })
     assert.equal(refused.status, 400, JSON.stringify(refused.body))
     assert.equal(refused.body.error.code, 'bad_request')
+    assert.equal(refused.body.error.key, 'followup_template_invalid')
     const after = (await m.account.request({ method: 'GET', url: '/v1/followups' })).json().followups.length
     assert.equal(after, before)
 

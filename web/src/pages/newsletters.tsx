@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { call, v1 } from '../api/client.ts'
 import { useI18n, useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
@@ -295,6 +295,18 @@ function TagInput({
   )
 }
 
+type SegmentShape = { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
+
+/** A segment as the builder writes it: empty lists left out, nothing at all as null. */
+function normalized(segment: SegmentShape): SegmentShape {
+  if (!segment) return null
+  const s: NonNullable<SegmentShape> = {}
+  if (segment.tags_any?.length) s.tags_any = segment.tags_any
+  if (segment.tags_all?.length) s.tags_all = segment.tags_all
+  if (segment.tags_exclude?.length) s.tags_exclude = segment.tags_exclude
+  return Object.keys(s).length ? s : null
+}
+
 function SegmentBuilder({
   id,
   segment,
@@ -321,6 +333,19 @@ function SegmentBuilder({
     mutationFn: () => call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { segment: body() } })),
     onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
   })
+  // the estimate follows the builder: once typing pauses and every tag is one the account has, the segment is saved
+  // (a tag the list does not know waits for the button, whose refusal names it)
+  const known = new Set(tags.data?.tags.map((t) => t.name) ?? [])
+  const wanted = JSON.stringify(body())
+  const saved = JSON.stringify(normalized(segment))
+  const allKnown = [...tagList(any), ...tagList(all), ...tagList(exclude)].every((t) => known.has(t))
+  const { mutate, isPending } = save
+  const ready = tags.data !== undefined
+  useEffect(() => {
+    if (!editable || wanted === saved || !allKnown || !ready) return
+    const timer = setTimeout(() => mutate(), 600)
+    return () => clearTimeout(timer)
+  }, [editable, wanted, saved, allKnown, ready, mutate])
   const listId = `tags-${id}`
   return (
     <section>
@@ -342,7 +367,7 @@ function SegmentBuilder({
           <TagInput label={w.tagsAll} value={all} onChange={setAll} known={listId} />
           <TagInput label={w.tagsExclude} value={exclude} onChange={setExclude} known={listId} />
           <ErrorText error={save.error} />
-          <button type="submit" disabled={save.isPending}>
+          <button type="submit" disabled={isPending}>
             {w.saveSegment}
           </button>
         </fieldset>
@@ -465,9 +490,11 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
   )
 }
 
-function SendStatus({ id, timeZone, live }: { id: string; timeZone: string; live: boolean }) {
+function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; current: string }) {
   const w = useWords(words)
   const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const live = current !== 'sent'
   const status = useQuery({
     queryKey: ['newsletter-status', id],
     queryFn: () => call(v1.GET('/v1/newsletters/{id}/status', { params: { path: { id } } })),
@@ -476,6 +503,11 @@ function SendStatus({ id, timeZone, live }: { id: string; timeZone: string; live
     placeholderData: keepPreviousData,
   })
   const s = status.data
+  // the status moved on (sending, sent): the newsletter itself is read again, so its controls follow
+  const moved = s !== undefined && s.status !== current
+  useEffect(() => {
+    if (moved) void queryClient.invalidateQueries({ queryKey: ['newsletter', id] })
+  }, [moved, queryClient, id])
   if (!s) return <ErrorText error={status.error} />
   const keys = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
   const bars = keys.map((key) => ({ key, label: w[key], value: s.counts[key] }))
@@ -557,10 +589,10 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
           </p>
           <Preview subject={n.subject} content={n.content} />
           <p className="note">{w.headerImage}</p>
-          <SegmentBuilder key={`s-${n.updated_at}`} id={id} segment={n.segment} editable={editable} />
-          <CtaEditor key={`c-${n.updated_at}`} id={id} cta={n.cta} editable={editable} />
+          <SegmentBuilder id={id} segment={n.segment} editable={editable} />
+          <CtaEditor id={id} cta={n.cta} editable={editable} />
           {editable && <Schedule id={id} timeZone={timeZone} status={n.status} />}
-          {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} live={n.status !== 'sent'} />}
+          {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} current={n.status} />}
           {editable && (
             <p>
               <button
