@@ -469,13 +469,17 @@ export function channelsService(deps: ChannelsServiceDeps) {
       inputs: TemplateSendInput[],
       options: { automated?: boolean } = {},
     ): Promise<BatchSendOutcome[]> {
-      let chat: Awaited<ReturnType<typeof connectedChat>>
-      try {
-        await requireSendingPossible(accountId)
-        chat = await connectedChat(accountId)
-      } catch (error) {
+      // both checks at once (two connections on PostgreSQL); the paused account is reported first, as in sendTemplate
+      const [possible, connected] = await Promise.allSettled([
+        requireSendingPossible(accountId),
+        connectedChat(accountId),
+      ])
+      const refused = possible.status === 'rejected' ? possible : connected.status === 'rejected' ? connected : null
+      if (refused || connected.status === 'rejected') {
+        const error = refused?.reason
         return inputs.map(() => ({ ok: false as const, thrown: error }))
       }
+      const chat = connected.value
       const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
       const results = await Promise.all(
         inputs.map(async ({ contactId: _contact, shown: _shown, ...message }) => {

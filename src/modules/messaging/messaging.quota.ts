@@ -46,26 +46,7 @@ export async function reserveUnit(db: Db, accountId: string, month: string): Pro
 }
 
 /**
- * reserveUnit and, only when a unit was taken, the send moved to `sending` with this attempt's token, in one
- * statement. Call it under the send's row lock, with the send seen `queued`. False: no unit left, nothing changed.
- */
-export async function reserveUnitAndMarkSending(
-  tx: Db,
-  send: { accountId: string; id: string },
-  mark: { month: string; token: string; at: Date },
-): Promise<boolean> {
-  const at = mark.at.toISOString()
-  const result = await tx.execute(sql`
-    WITH unit AS (${reserveSql(send.accountId, mark.month)})
-    UPDATE template_sends SET status = 'sending', attempt_token = ${mark.token}::uuid, attempts = attempts + 1,
-      quota_month = ${mark.month}, sending_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
-    WHERE account_id = ${send.accountId}::uuid AND id = ${send.id}::uuid AND EXISTS (SELECT 1 FROM unit)
-    RETURNING id`)
-  return rowCount(result) === 1
-}
-
-/**
- * The batch form of reserveUnitAndMarkSending, in one statement: takes as many of the month's units as are free, up
+ * The send worker's reservation for a batch, in one statement: takes as many of the month's units as are free, up
  * to one per send (the database function herold_reserve_units, migration 0037, which locks the month's row so
  * concurrent batches never together go over the plan's limit), and moves that many sends, in the given order, to
  * `sending` with their attempt's token. Call it under the sends' row locks, with them seen `queued`. Returns the ids
