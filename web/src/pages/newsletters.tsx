@@ -54,9 +54,19 @@ const words = {
     noSkips: 'keine',
     progress: 'Fortschritt des Versands',
     chart: 'Nachrichten je Status',
-    ctaClicks: 'Klicks auf den Knopf: werden nicht gezählt (der Knopf ist ein einfacher Link).',
-    headerImage:
-      'Kopfbild: Newsletter haben in der API noch kein Bildfeld; Bilder liegen in der Mediathek für Vorlagen.',
+    ctaClicks: 'Klicks auf den Knopf',
+    ctaClickedContacts: 'Empfänger, die geklickt haben',
+    headerImage: 'Kopfbild',
+    headerImageIntro: 'Ein Bild aus der Mediathek über dem Text (laden Sie es unter „Medien“ hoch).',
+    headerImagePick: 'Bild aus der Mediathek',
+    headerImageNone: 'kein Kopfbild',
+    headerImageSave: 'Kopfbild speichern',
+    headerImageNoMedia: 'Die Mediathek hat noch keine Bilder.',
+    ctaTracked: 'Jeder Empfänger bekommt einen eigenen Kurzlink; Klicks werden gezählt.',
+    ctaNotHttps:
+      'Klicks werden nicht gezählt: WhatsApp-Knöpfe brauchen eine https-Adresse, und HEROLD_PUBLIC_URL ist nicht https.',
+    ctaNumbered:
+      'Klicks werden nicht gezählt: der Text nutzt nummerierte Variablen wie {{1}}, die der Knopf selbst braucht.',
     queued: 'wartet',
     sent: 'gesendet',
     delivered: 'zugestellt',
@@ -115,9 +125,18 @@ const words = {
     noSkips: 'none',
     progress: 'Sending progress',
     chart: 'Messages per status',
-    ctaClicks: 'Button clicks: not counted (the button is a plain link).',
-    headerImage:
-      'Header image: newsletters have no image field in the API yet; images live in the media library for templates.',
+    ctaClicks: 'Button clicks',
+    ctaClickedContacts: 'Recipients who clicked',
+    headerImage: 'Header image',
+    headerImageIntro: 'An image from the media library above the text (upload it under “Media”).',
+    headerImagePick: 'Image from the media library',
+    headerImageNone: 'no header image',
+    headerImageSave: 'Save header image',
+    headerImageNoMedia: 'The media library has no images yet.',
+    ctaTracked: 'Each recipient gets their own short link; clicks are counted.',
+    ctaNotHttps: 'Clicks are not counted: WhatsApp buttons need an https address and HEROLD_PUBLIC_URL is not https.',
+    ctaNumbered:
+      'Clicks are not counted: the text uses numbered variables such as {{1}}, which the button needs itself.',
     queued: 'queued',
     sent: 'sent',
     delivered: 'delivered',
@@ -380,12 +399,22 @@ function CtaEditor({
   id,
   cta,
   editable,
+  tracking,
 }: {
   id: string
   cta: { text: string; url: string } | null
   editable: boolean
+  tracking: string | null
 }) {
   const w = useWords(words)
+  const trackingNote =
+    tracking === 'tracked'
+      ? w.ctaTracked
+      : tracking === 'public_url_not_https'
+        ? w.ctaNotHttps
+        : tracking === 'content_numbered_variables'
+          ? w.ctaNumbered
+          : null
   const queryClient = useQueryClient()
   const [text, setText] = useState(cta?.text ?? '')
   const [url, setUrl] = useState(cta?.url ?? '')
@@ -421,7 +450,69 @@ function CtaEditor({
           )}
         </fieldset>
       </form>
-      <p className="note">{w.ctaClicks}</p>
+      {trackingNote && <p className="note">{trackingNote}</p>}
+    </section>
+  )
+}
+
+/** The header image: one of the media library's images, or none. */
+function HeaderImage({
+  id,
+  current,
+  editable,
+}: {
+  id: string
+  current: { media_id?: string; url: string } | null
+  editable: boolean
+}) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const images = useQuery({
+    queryKey: ['media', 'image'],
+    queryFn: () => call(v1.GET('/v1/media', { params: { query: { limit: 100, offset: 0, kind: 'image' } } })),
+  })
+  const [chosen, setChosen] = useState(current?.media_id ?? '')
+  const save = useMutation({
+    mutationFn: (mediaId: string) =>
+      call(
+        v1.PATCH('/v1/newsletters/{id}', {
+          params: { path: { id } },
+          body: { header_media: mediaId ? { media_id: mediaId } : null },
+        }),
+      ),
+    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+  })
+  const list = (images.data?.media ?? []) as Array<{ id: string; filename: string | null; url: string }>
+  return (
+    <section>
+      <h2>{w.headerImage}</h2>
+      <p>{w.headerImageIntro}</p>
+      {current && <img className="thumb" src={current.url} alt={w.headerImage} width={160} />}
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate(chosen)
+        }}
+      >
+        <fieldset disabled={!editable}>
+          <Field label={w.headerImagePick}>
+            <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
+              <option value="">{w.headerImageNone}</option>
+              {list.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.filename ?? m.id}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit" disabled={save.isPending}>
+            {w.headerImageSave}
+          </button>
+        </fieldset>
+      </form>
+      {images.isSuccess && list.length === 0 && <p className="note">{w.headerImageNoMedia}</p>}
+      <ErrorText error={save.error ?? images.error} />
     </section>
   )
 }
@@ -527,6 +618,10 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
         <dd>{formatInZone(s.resumes_at, language, timeZone)}</dd>
         <dt>{w.stopReason}</dt>
         <dd>{s.stop_reason ?? '–'}</dd>
+        <dt>{w.ctaClicks}</dt>
+        <dd data-testid="cta-clicks">{s.cta_clicks}</dd>
+        <dt>{w.ctaClickedContacts}</dt>
+        <dd>{s.cta_clicked_contacts}</dd>
       </dl>
       <ProgressBar bars={bars} total={s.recipients} label={w.progress} />
       <BarChart bars={bars} label={w.chart} />
@@ -588,9 +683,9 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
             {w.estimate.replace('{n}', String(n.recipients_estimate))}
           </p>
           <Preview subject={n.subject} content={n.content} />
-          <p className="note">{w.headerImage}</p>
+          <HeaderImage id={id} current={n.header_media} editable={editable} />
           <SegmentBuilder id={id} segment={n.segment} editable={editable} />
-          <CtaEditor id={id} cta={n.cta} editable={editable} />
+          <CtaEditor id={id} cta={n.cta} editable={editable} tracking={n.cta_tracking} />
           {editable && <Schedule id={id} timeZone={timeZone} status={n.status} />}
           {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} current={n.status} />}
           {editable && (
