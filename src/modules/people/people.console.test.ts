@@ -107,10 +107,8 @@ describe('console routes', () => {
     assert.equal(json(noToken).error.code, 'csrf_invalid')
     const allowed = await importCsv(someone, 'email\nm@example.org\n')
     assert.equal(allowed.statusCode, 200)
-    assert.deepEqual(lines(allowed.body).at(-1)?.report, {
-      ...(lines(allowed.body).at(-1)?.report as object),
-      created: 1,
-    })
+    const report = lines(allowed.body).at(-1)?.report as { created: number } | undefined
+    assert.equal(report?.created, 1)
     const anonymous = await importCsv({}, 'email\nx@example.org\n')
     assert.equal(anonymous.statusCode, 401)
   })
