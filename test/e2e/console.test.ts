@@ -229,7 +229,9 @@ describe('the console', () => {
       .getByText(/^Free-text replies are possible until /)
       .waitFor()
     await page.getByLabel('Reply').fill('Ja, von 9 bis 14 Uhr.')
-    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    // by keyboard: from the reply, Tab reaches the send button and Enter sends
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
     await page.getByRole('list', { name: 'Thread' }).getByText('Ja, von 9 bis 14 Uhr.').waitFor()
 
     await page.getByRole('combobox', { name: 'Approved template' }).selectOption({ label: 'Gutschein (de)' })
