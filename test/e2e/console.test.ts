@@ -335,16 +335,14 @@ describe('the console', () => {
       await page.reload()
       assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is not shown again')
       // the delivery runs in the background: wait until the subscription is disabled, then look at the page
-      await page.waitForFunction(
-        async () => {
-          const list = (await (await fetch('/v1/webhook-subscriptions')).json()) as {
-            webhook_subscriptions: Array<{ status: string }>
-          }
-          return list.webhook_subscriptions[0]?.status === 'disabled'
-        },
-        undefined,
-        { timeout: 120_000, polling: 500 },
-      )
+      let subscription: { status?: string; disabled_reason?: string | null } = {}
+      for (let attempt = 0; attempt < 600 && subscription.status !== 'disabled'; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200))
+        const list = await fetchFrom(page, '/v1/webhook-subscriptions')
+        subscription = (list.body.webhook_subscriptions as Array<typeof subscription>)[0] ?? {}
+      }
+      assert.equal(subscription.status, 'disabled')
+      assert.equal(subscription.disabled_reason, 'gone_410')
       await page.reload()
       await page.getByText(/^disabled \(the receiver answered 410/).waitFor()
       await page.getByRole('button', { name: 'Deliveries' }).click()
