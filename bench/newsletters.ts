@@ -7,6 +7,9 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/newsletters.ts   (a fresh database beside it)
  *   node bench/newsletters.ts                                                            embedded PGlite in memory
  *   BENCH_CONTACTS=100000 BENCH_SEND_SECONDS=20 node bench/newsletters.ts
+ *
+ * The newsletter has a CTA, tracked (an https public address): the fan-out writes a short link per recipient beside
+ * each send record. BENCH_CTA=0 sends it without one.
  */
 import { randomBytes } from 'node:crypto'
 import { loadConfig } from '../src/config.ts'
@@ -23,20 +26,21 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 30)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+const CTA = process.env.BENCH_CTA !== '0'
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_nl') : null
 const databaseUrl = fresh?.url
-const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
 try {
   await migrate(database)
   const config = loadConfig(
     {},
     {
       databaseUrl,
-      publicUrl: 'http://bench.herold',
+      publicUrl: 'https://bench.herold.example',
       workerConcurrency: WORKERS,
       secretKey: randomBytes(32).toString('base64'),
     },
@@ -69,6 +73,8 @@ try {
     subject: 'Sommerfest',
     content: 'Hallo {{name}}, wir feiern am Samstag.',
   })
+  if (CTA)
+    await newsletters.update(tenant, draft.id, { cta: { text: 'Anmelden', url: 'https://fest.example/anmelden' } })
   await newsletters.schedule(tenant, draft.id, { scheduled_at: new Date(Date.now() + 1000).toISOString() })
 
   let peak = process.memoryUsage().rss
@@ -105,7 +111,7 @@ try {
   clearInterval(sampler)
   const status = await newsletters.status(tenant, draft.id)
   console.log(
-    `newsletter to ${CONTACTS.toLocaleString('en')} confirmed contacts (${database.kind}, ${WORKERS} workers)`,
+    `newsletter to ${CONTACTS.toLocaleString('en')} confirmed contacts (${database.kind}, ${WORKERS} workers, CTA ${status.cta_tracking ?? 'none'})`,
   )
   console.log(
     `  fan-out: ${status.recipients.toLocaleString('en')} send records and jobs in ${fanoutSeconds.toFixed(1)} s = ${Math.round(status.recipients / Math.max(fanoutSeconds, 0.001)).toLocaleString('en')}/s`,

@@ -11,13 +11,16 @@
  * Queueing: the first BENCH_ROUTE_SENDS (default 1,000) go through the service of POST /messages (every check, one
  * send record and one job per call); the rest are written in batches of 1,000 with the same two writes the route makes
  * (messaging.repository insertSends and platform enqueue, one transaction per batch), skipping the per-request checks.
- * Sending: the process's job runner (HEROLD_WORKER_CONCURRENCY, default 32) works the queue: each send is re-checked,
- * its quota unit reserved, paced, handed to the sandbox (which stores it and queues its delivered/read statuses),
- * stored in the inbox and marked sent. The figure is sends per second against the configured pace: the ratio says
+ * Sending: the process's job runner (HEROLD_WORKER_CONCURRENCY, here default 256; the server's default is 32) works the
+ * queue in batches of up to half of that: a batch is re-checked in one query, its quota units reserved in one
+ * statement, each send paced and handed to the sandbox (which stores the batch and queues one delivered and one read
+ * job for it), the batch stored in the inbox and its results recorded in one statement. On PostgreSQL the round trips
+ * while sending are counted (BENCH_STATEMENTS=1 lists the most costly statements). The figure is sends per second against the configured pace: the ratio says
  * how much of the number's allowed throughput Herold's own work leaves.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
+import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
@@ -38,12 +41,39 @@ const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
 const BATCH = 1_000
 const t0 = performance.now()
 const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
 /** stop measuring after this many seconds (the rate is taken over the sends finished so far); default: until done */
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? Number.POSITIVE_INFINITY)
+
+/**
+ * Round trips to PostgreSQL while the workers send (every query of every pooled connection, BEGIN and COMMIT
+ * included; the benchmark's own progress counts are left out), to print statements per send. PGlite runs the same
+ * code, so the count holds for it too.
+ */
+let statements = 0
+let counting = false
+/** BENCH_STATEMENTS=1: also print the most frequent statements (their first 90 characters) and their time */
+const byText = new Map<string, { n: number; ms: number }>()
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const result = query.apply(this, args)
+  if (counting) {
+    statements++
+    if (process.env.BENCH_STATEMENTS && result instanceof Promise) {
+      const first = args[0] as string | { text?: string }
+      const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim().slice(0, 90)
+      const started = performance.now()
+      const entry = byText.get(text) ?? { n: 0, ms: 0 }
+      byText.set(text, entry)
+      entry.n++
+      result.finally(() => (entry.ms += performance.now() - started)).catch(() => {})
+    }
+  }
+  return result
+} as typeof pg.Client.prototype.query
 
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
 async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
@@ -54,7 +84,7 @@ async function freshDatabase(base: string | undefined): Promise<{ url: string | 
 async function main() {
   const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
   const databaseUrl = fresh.url
-  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
   await migrate(database)
   const config = loadConfig(
     {},
@@ -148,6 +178,7 @@ async function main() {
   // fresh statistics for the planner after the bulk load (PostgreSQL's autovacuum would do it; PGlite has none)
   await db.execute(sql`ANALYZE`)
   const remaining = async () => {
+    if (counting) statements--
     const [row] = await database.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND status IN ('queued', 'sending')`,
       [account.id],
@@ -156,12 +187,14 @@ async function main() {
   }
   const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
   const started = performance.now()
+  counting = true
   const stop = await workers.start()
   // on PGlite (one connection) a count waits behind the workers' queries, so the time limit is a timer, not a poll
   if (SEND_SECONDS === Number.POSITIVE_INFINITY) {
     while ((await remaining()) > 0) await new Promise((r) => setTimeout(r, 500))
   } else await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
   await stop()
+  counting = false
   // taken after stop: the sends the running jobs finished during the stop are counted too
   const seconds = (performance.now() - started) / 1000
   const left = await remaining()
@@ -184,6 +217,15 @@ async function main() {
   console.log(
     `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
   )
+  if (database.kind === 'postgres') {
+    console.log(
+      `  statements while sending: ${statements} = ${(statements / Math.max(sent, 1)).toFixed(1)} per sent message`,
+    )
+    const top = [...byText].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
+    for (const [text, { n, ms }] of top) {
+      console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
+    }
+  }
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
   await database.close()

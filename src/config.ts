@@ -34,6 +34,8 @@ const ConfigSchema = Type.Object({
   aiKey: Type.Optional(Type.String({ minLength: 1 })),
   /** the model to ask */
   aiModel: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  /** how long one call to the AI endpoint may take before it counts as failed */
+  aiTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
   /** the server's SMTP settings for the web app's e-mails (invitations, password resets) */
   smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   mailFrom: Type.String({ minLength: 3 }),
@@ -73,6 +75,7 @@ const variableOf: Record<string, string> = {
   aiUrl: 'HEROLD_AI_URL',
   aiKey: 'HEROLD_AI_KEY',
   aiModel: 'HEROLD_AI_MODEL',
+  aiTimeoutMs: 'HEROLD_AI_TIMEOUT_MS',
   smtpUrl: 'HEROLD_SMTP_URL',
   mailFrom: 'HEROLD_MAIL_FROM',
   logLevel: 'LOG_LEVEL',
@@ -140,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     aiUrl: (overrides.aiUrl ?? (env.HEROLD_AI_URL || undefined))?.replace(/\/+$/, ''),
     aiKey: overrides.aiKey ?? (env.HEROLD_AI_KEY || undefined),
     aiModel: overrides.aiModel ?? (env.HEROLD_AI_MODEL || undefined),
+    aiTimeoutMs: overrides.aiTimeoutMs ?? parseInteger('HEROLD_AI_TIMEOUT_MS', env.HEROLD_AI_TIMEOUT_MS, 60_000),
     smtpUrl: overrides.smtpUrl ?? (env.HEROLD_SMTP_URL || undefined),
     mailFrom: overrides.mailFrom ?? (env.HEROLD_MAIL_FROM || 'Herold <herold@localhost>'),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),

@@ -1,8 +1,10 @@
-import { and, eq, gt, isNull, or } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, isNull, or } from 'drizzle-orm'
 import { accounts, oauthAccessTokens, plans } from '../platform/auth/auth.tables.ts'
 import { authenticateApiKey, bearerToken, type ResolvedKey } from '../platform/auth/authenticate.ts'
 import type { CredentialCache } from '../platform/auth/credential-cache.ts'
 import { hashSecret, OAUTH_TOKEN_PREFIX } from '../platform/auth/credentials.ts'
+import { memberships, type Role } from '../platform/auth/people.tables.ts'
+import { ROLE_SCOPES } from '../platform/auth/roles.ts'
 import type { Scope } from '../platform/auth/scopes.ts'
 import type { TenantContext } from '../platform/auth/tenant.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -46,6 +48,10 @@ export async function authenticateToolCaller(
   if (!row) throw new AppError(401, 'unauthorized', 'Invalid or expired access token')
   if (row.account.status !== 'active') throw new AppError(403, 'account_blocked', 'This account is blocked')
   const { account } = row
+  // a member's grant carries no more than the member's role allows now (a role changed since the approval)
+  const scopes = (row.token.scopes as Scope[]).filter(
+    (scope) => row.role === null || ROLE_SCOPES[row.role as Role].includes(scope),
+  )
   return {
     credentialId: row.token.id,
     rateKey: `oauth:${row.token.id}`,
@@ -64,7 +70,7 @@ export async function authenticateToolCaller(
         keyId: null,
         keyName: null,
         keyPrefix: null,
-        scopes: row.token.scopes as Scope[],
+        scopes,
         requestsPerMinute: row.requestsPerMinute,
       },
     },
@@ -73,7 +79,13 @@ export async function authenticateToolCaller(
 
 async function loadOAuthToken(db: Db, hash: string, now: Date) {
   const [row] = await db
-    .select({ token: oauthAccessTokens, account: accounts, requestsPerMinute: plans.requestsPerMinute })
+    .select({
+      token: oauthAccessTokens,
+      account: accounts,
+      requestsPerMinute: plans.requestsPerMinute,
+      grantUserId: oauthGrants.userId,
+      role: memberships.role,
+    })
     .from(oauthAccessTokens)
     .innerJoin(accounts, eq(accounts.id, oauthAccessTokens.accountId))
     .innerJoin(plans, eq(plans.name, accounts.plan))
@@ -81,9 +93,19 @@ async function loadOAuthToken(db: Db, hash: string, now: Date) {
       oauthGrants,
       and(eq(oauthGrants.accountId, oauthAccessTokens.accountId), eq(oauthGrants.id, oauthAccessTokens.grantId)),
     )
+    .leftJoin(
+      memberships,
+      and(
+        eq(memberships.accountId, oauthGrants.accountId),
+        eq(memberships.userId, oauthGrants.userId),
+        eq(memberships.status, 'active'),
+      ),
+    )
     .where(
       and(
         eq(oauthAccessTokens.tokenHash, hash),
+        // a member's grant lives only while the member who approved it is an active member of the account
+        or(isNull(oauthGrants.userId), isNotNull(memberships.userId)),
         gt(oauthAccessTokens.expiresAt, now),
         // a token of a revoked grant is dead (revocation, a reused refresh token)
         or(

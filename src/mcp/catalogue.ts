@@ -2,11 +2,23 @@ import type { Tool } from './tool.ts'
 import { automationTools } from './tools/automations.ts'
 import { contactTools } from './tools/contacts.ts'
 import { contentTools } from './tools/content.ts'
+import { followupTools } from './tools/followups.ts'
 import { inboxTools } from './tools/inbox.ts'
+import { insightTools } from './tools/insights.ts'
+import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
 
 /**
  * Every tool of the tool server, in the order tools/list shows them: the spec's fourteen named tools first, then one
  * tool per further REST operation of the modules built so far. Names are unique (checked by a test).
  */
-export const catalogue: Tool[] = [...namedTools, ...contactTools, ...inboxTools, ...contentTools, ...automationTools]
+export const catalogue: Tool[] = [
+  ...namedTools,
+  ...contactTools,
+  ...inboxTools,
+  ...contentTools,
+  ...automationTools,
+  ...followupTools,
+  ...libraryTools,
+  ...insightTools,
+]

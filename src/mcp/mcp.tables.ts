@@ -1,5 +1,6 @@
 import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from '../platform/auth/auth.tables.ts'
+import { users } from '../platform/auth/people.tables.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -48,6 +49,8 @@ export const oauthGrants = pgTable(
     clientId: text('client_id').notNull(),
     scopes: text('scopes').array().notNull(),
     resource: text('resource').notNull(),
+    /** the member who approved it (migration 0041): the tokens live only while they are an active member */
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     revokedAt: at('revoked_at'),
     createdAt: at('created_at').notNull().defaultNow(),
   },

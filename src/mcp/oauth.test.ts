@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { createMember, listMembers, removeMember, setRole } from '../modules/people/index.ts'
 import { hashSecret } from '../platform/auth/credentials.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
@@ -48,7 +49,7 @@ function pkce() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
-/** Register, authorize (the approval the consent page will give), exchange the code: the token response. */
+/** Register, authorize (the approval the consent page gives, called directly), exchange the code: the token response. */
 async function signIn(accountId: string, scope = 'contacts:read contacts:write') {
   const clientId = await register()
   const { verifier, challenge } = pkce()
@@ -138,7 +139,7 @@ test('registration refuses unsafe redirect addresses and confidential clients', 
   assert.match(await register(), /^hoc_/)
 })
 
-test('/oauth/authorize checks the request; without the web app sign-in it answers temporarily_unavailable', async () => {
+test('/oauth/authorize checks the request and sends the browser to the consent page with it', async () => {
   const clientId = await register()
   const { challenge } = pkce()
   const query = (fields: Record<string, string>) =>
@@ -163,11 +164,151 @@ test('/oauth/authorize checks the request; without the web app sign-in it answer
   assert.equal(target.searchParams.get('error'), 'invalid_target')
   const answered = await query(valid)
   assert.equal(answered.statusCode, 302)
-  const back = new URL(String(answered.headers.location))
-  assert.equal(back.origin + back.pathname, REDIRECT)
-  assert.equal(back.searchParams.get('error'), 'temporarily_unavailable')
-  assert.equal(back.searchParams.get('code'), null, 'no code without a member’s approval')
+  const consent = new URL(String(answered.headers.location), 'http://herold.test')
+  assert.equal(consent.pathname, '/consent')
+  assert.deepEqual(Object.fromEntries(consent.searchParams), valid, 'the consent page gets the request as it came')
+  assert.equal(consent.searchParams.get('code'), null, 'no code without a member’s approval')
 })
+
+/** A member with a session in the first account and active memberships in the others; cookie and CSRF token. */
+async function member(roles: Array<[string, 'owner' | 'admin' | 'member' | 'viewer']>) {
+  const email = `m${randomBytes(6).toString('hex')}@example.org`
+  for (const [accountId, role] of roles) {
+    await createMember(harness.database.orm, { accountId, email, name: 'Mia', password: 'long password 12', role })
+  }
+  const signedIn = await harness.app.inject({
+    method: 'POST',
+    url: '/app/sign-in',
+    payload: { email, password: 'long password 12' },
+  })
+  assert.equal(signedIn.statusCode, 200, signedIn.body)
+  const cookie = String(signedIn.headers['set-cookie']).split(';')[0]
+  return {
+    cookie,
+    csrf: signedIn.json().csrf_token as string,
+    accountId: signedIn.json().account.id as string,
+    email,
+  }
+}
+
+test('the consent step under /app: session and CSRF token required, accounts of the member, scopes of the role', async () => {
+  const bakery = await createTestAccount(harness, { name: 'Bakery' })
+  const florist = await createTestAccount(harness, { name: 'Florist' })
+  const stranger = await createTestAccount(harness, { name: 'Stranger' })
+  const mia = await member([
+    [bakery.accountId, 'admin'],
+    [florist.accountId, 'viewer'],
+  ])
+  const clientId = await register()
+  const { verifier, challenge } = pkce()
+  const request = {
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'contacts:read contacts:write',
+    state: 'st',
+    resource: urls().resource,
+  }
+  const view = (headers: Record<string, string>, fields: Record<string, string> = request) =>
+    harness.app.inject({ method: 'GET', url: `/app/oauth/authorization?${new URLSearchParams(fields)}`, headers })
+  const decide = (headers: Record<string, string>, body: Record<string, unknown>) =>
+    harness.app.inject({ method: 'POST', url: '/app/oauth/authorization', headers, payload: { ...request, ...body } })
+  const session = { cookie: mia.cookie, 'x-csrf-token': mia.csrf }
+
+  assert.equal((await view({})).statusCode, 401, 'no session')
+  const shown = await view({ cookie: mia.cookie })
+  assert.equal(shown.statusCode, 200, shown.body)
+  const body = shown.json()
+  assert.equal(body.client.client_name, 'Test assistant')
+  assert.deepEqual(body.requested_scopes, ['contacts:read', 'contacts:write'])
+  assert.deepEqual(
+    body.accounts.map((a: { id: string; role: string; scopes: string[] }) => [a.id, a.role, a.scopes]),
+    [
+      [bakery.accountId, 'admin', ['contacts:read', 'contacts:write']],
+      [florist.accountId, 'viewer', ['contacts:read']],
+    ],
+    'only the member’s own accounts, each with what its role allows',
+  )
+  const tampered = await view({ cookie: mia.cookie }, { ...request, code_challenge_method: 'plain' })
+  assert.equal(tampered.statusCode, 400)
+  assert.equal(tampered.json().error.key, 'oauth_invalid_request')
+
+  const withoutCsrf = await decide({ cookie: mia.cookie }, { account_id: bakery.accountId, decision: 'approve' })
+  assert.equal(withoutCsrf.statusCode, 403)
+  assert.equal(withoutCsrf.json().error.code, 'csrf_invalid')
+  const foreign = await decide(session, { account_id: stranger.accountId, decision: 'approve' })
+  assert.equal(foreign.statusCode, 404, 'an account the member does not belong to')
+  const noneAllowed = await decide(session, {
+    account_id: florist.accountId,
+    decision: 'approve',
+    scope: 'contacts:write',
+  })
+  assert.equal(noneAllowed.statusCode, 403)
+  assert.equal(noneAllowed.json().error.key, 'rolle_fehlt')
+
+  const denied = await decide(session, { account_id: bakery.accountId, decision: 'deny' })
+  assert.equal(denied.statusCode, 200)
+  const deniedBack = new URL(denied.json().redirect_to)
+  assert.equal(deniedBack.searchParams.get('error'), 'access_denied')
+  assert.equal(deniedBack.searchParams.get('state'), 'st')
+
+  const approved = await decide(session, { account_id: florist.accountId, decision: 'approve' })
+  assert.equal(approved.statusCode, 200, approved.body)
+  const back = new URL(approved.json().redirect_to)
+  assert.equal(back.origin + back.pathname, REDIRECT)
+  const tokens = await form('/oauth/token', {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code') as string,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+  })
+  assert.equal(tokens.statusCode, 200, tokens.body)
+  assert.equal(tokens.json().scope, 'contacts:read', 'a viewer grants only what a viewer may')
+  const client = await mcpWith(tokens.json().access_token)
+  assert.equal((await toolOk(client, 'get_account')).account.id, florist.accountId)
+
+  // the grant follows the member who approved it: a lowered role lowers the token's scopes at once, and a member
+  // who leaves the account takes the assistant's access along (the tokens and the refresh token stop working)
+  const forBakery = await decide(session, { account_id: bakery.accountId, decision: 'approve' })
+  const bakeryBack = new URL(forBakery.json().redirect_to)
+  const bakeryTokens = await form('/oauth/token', {
+    grant_type: 'authorization_code',
+    code: bakeryBack.searchParams.get('code') as string,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+  })
+  assert.equal(bakeryTokens.statusCode, 200, bakeryTokens.body)
+  const bakeryClient = await mcpWith(bakeryTokens.json().access_token)
+  await toolOk(bakeryClient, 'create_contact', { name: 'Erika', email: 'erika@example.org' })
+  const userId = (await getMemberByEmail(bakery.accountId, mia.email)) as string
+  await setRole(harness.database.orm, { accountId: bakery.accountId, userId, role: 'viewer', actorRole: 'owner' })
+  await toolFails(bakeryClient, 'create_contact', { name: 'Max', email: 'max@example.org' }, 'forbidden')
+  await toolOk(bakeryClient, 'search_contacts', { query: 'erika' })
+  await removeMember(harness.database.orm, harness.clock, {
+    accountId: bakery.accountId,
+    userId,
+    actorRole: 'owner',
+  })
+  assert.equal(await mcpStatus(bakeryTokens.json().access_token), 401)
+  const refreshed = await form('/oauth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: bakeryTokens.json().refresh_token,
+    client_id: clientId,
+  })
+  assert.equal(refreshed.statusCode, 400)
+  assert.equal(refreshed.json().error, 'invalid_grant')
+  // the florist's grant is untouched
+  assert.equal((await toolOk(client, 'get_account')).account.id, florist.accountId)
+})
+
+async function getMemberByEmail(accountId: string, email: string): Promise<string | undefined> {
+  const { items } = await listMembers(harness.database.orm, accountId, 50, 0)
+  return items.find((m) => m.email === email)?.id
+}
 
 test('code with PKCE → tokens for the tool server only; refresh rotates; a reused refresh token revokes the grant', async () => {
   const account = await createTestAccount(harness)

@@ -3,6 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { oauthAccessTokens } from '../platform/auth/auth.tables.ts'
 import { generateOAuthToken, hashSecret } from '../platform/auth/credentials.ts'
+import { memberships } from '../platform/auth/people.tables.ts'
 import { isScope, SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
@@ -14,9 +15,9 @@ import { oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from './mcp
  * authorization code with PKCE S256 only, the resource parameter (RFC 8707) bound to {mcp_url}, short-lived access
  * tokens, rotating refresh tokens whose reuse revokes the grant, revocation (RFC 7009); every secret stored hashed.
  *
- * The approval itself (a signed-in member chooses the account and approves the scopes) belongs to the web app, which
- * does not exist yet: /oauth/authorize checks the request and answers the client `temporarily_unavailable`;
- * `approveAuthorization` is what the consent page will call once a member approves.
+ * The approval itself belongs to the web app: /oauth/authorize checks the request and sends the browser to the
+ * consent page (/consent), where a signed-in member chooses the account and approves or denies the scopes
+ * (src/mcp/consent.ts, POST /app/oauth/authorization, which calls `approveAuthorization` or `denyAuthorization`).
  */
 
 export const ACCESS_TOKEN_TTL_S = 3600
@@ -36,7 +37,7 @@ export function oauthUrls(publicUrl: string): OAuthUrls {
 export const resourceMetadataUrl = (publicUrl: string) =>
   `${oauthUrls(publicUrl).issuer}/.well-known/oauth-protected-resource/mcp`
 
-class OAuthError extends Error {
+export class OAuthError extends Error {
   readonly error: string
   readonly status: number
   constructor(error: string, description: string, status = 400) {
@@ -135,6 +136,16 @@ export async function checkAuthorizationRequest(
   }
 }
 
+/** The address the client hears a denial at (access_denied, RFC 6749 4.1.2.1). */
+export function denyAuthorization(urls: OAuthUrls, request: AuthorizationRequest): string {
+  const target = new URL(request.redirectUri)
+  target.searchParams.set('error', 'access_denied')
+  target.searchParams.set('error_description', 'The member denied the request')
+  if (request.state !== undefined) target.searchParams.set('state', request.state)
+  target.searchParams.set('iss', urls.issuer)
+  return target.href
+}
+
 /**
  * What the consent page calls once a signed-in member approved the request for an account: a grant and a
  * single-use code, returned as the address to send the browser to.
@@ -143,7 +154,7 @@ export async function approveAuthorization(
   db: Db,
   clock: Clock,
   urls: OAuthUrls,
-  input: AuthorizationRequest & { accountId: string },
+  input: AuthorizationRequest & { accountId: string; userId?: string },
 ): Promise<{ redirectTo: string }> {
   const code = randomBytes(32).toString('base64url')
   const grantId = randomUUID()
@@ -154,6 +165,7 @@ export async function approveAuthorization(
       clientId: input.clientId,
       scopes: input.scopes,
       resource: urls.resource,
+      userId: input.userId ?? null,
     })
     await tx.insert(oauthCodes).values({
       codeHash: hashSecret(code),
@@ -219,6 +231,20 @@ async function activeGrant(db: Db, accountId: string, grantId: string) {
     .from(oauthGrants)
     .where(and(eq(oauthGrants.accountId, accountId), eq(oauthGrants.id, grantId)))
   if (!grant || grant.revokedAt) throw new OAuthError('invalid_grant', 'The grant was revoked')
+  if (grant.userId) {
+    // the member who approved it must still be an active member of the account
+    const [membership] = await db
+      .select({ userId: memberships.userId })
+      .from(memberships)
+      .where(
+        and(
+          eq(memberships.accountId, accountId),
+          eq(memberships.userId, grant.userId),
+          eq(memberships.status, 'active'),
+        ),
+      )
+    if (!membership) throw new OAuthError('invalid_grant', 'The member who approved this grant left the account')
+  }
   return grant
 }
 
@@ -302,6 +328,16 @@ function sendOAuthError(reply: FastifyReply, error: unknown) {
 }
 
 const FORM = 'application/x-www-form-urlencoded'
+const AUTHORIZE_PARAMETERS = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'code_challenge',
+  'code_challenge_method',
+  'scope',
+  'state',
+  'resource',
+] as const
 
 /** The OAuth endpoints of the tool server, at the root of HEROLD_PUBLIC_URL. */
 export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string }) {
@@ -347,21 +383,16 @@ export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string }) {
 
     app.get('/oauth/authorize', { config, schema }, async (request, reply) => {
       try {
-        const checked = await checkAuthorizationRequest(
-          deps.db,
-          urls,
-          request.query as Record<string, string | undefined>,
-        )
-        // the consent step (a signed-in member approves) needs the web app's sign-in, which is not built yet
-        const target = new URL(checked.redirectUri)
-        target.searchParams.set('error', 'temporarily_unavailable')
-        target.searchParams.set(
-          'error_description',
-          'Approving assistants needs the web app sign-in, which this Herold does not have yet; use an API key',
-        )
-        if (checked.state !== undefined) target.searchParams.set('state', checked.state)
-        target.searchParams.set('iss', urls.issuer)
-        return reply.redirect(target.href, 302)
+        const query = request.query as Record<string, string | undefined>
+        await checkAuthorizationRequest(deps.db, urls, query)
+        // the consent step: the web app's page, where a member signs in, chooses the account and decides; it
+        // receives the request as it came and checks it again (src/mcp/consent.ts)
+        const target = new URL('/consent', urls.issuer)
+        for (const name of AUTHORIZE_PARAMETERS) {
+          const value = query[name]
+          if (typeof value === 'string') target.searchParams.set(name, value)
+        }
+        return reply.header('cache-control', 'no-store').redirect(`${target.pathname}${target.search}`, 302)
       } catch (error) {
         const withRedirect = error as OAuthError & { redirectUri?: string; state?: string }
         if (error instanceof OAuthError && withRedirect.redirectUri) {

@@ -16,6 +16,7 @@ import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { authenticateToolCaller, type ToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
+import { toolAppRoutes } from './consent.ts'
 import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
 import { toolServicesFor } from './services.ts'
 import type { Tool } from './tool.ts'
@@ -126,7 +127,8 @@ function sendError(reply: FastifyReply, error: AppError, publicUrl: string): Fas
 
 /**
  * The tool server: MCP over Streamable HTTP at /mcp (official SDK, stateless, JSON responses), and every tool over
- * plain HTTP at POST /v1/tools/{tool_name} (API key, through the REST pipeline).
+ * plain HTTP at POST /v1/tools/{tool_name} (API key, through the REST pipeline) and POST /app/{tool_name} (the web
+ * app's session), with the OAuth endpoints and the consent step.
  */
 export function toolServer(options: ToolServerOptions) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -185,6 +187,8 @@ export function toolServer(options: ToolServerOptions) {
     app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
 
     await app.register(oauthRoutes({ db: runtime.db, clock: runtime.clock, publicUrl }))
+    // the web app's side: the OAuth consent step and POST /app/{tool_name} with the member's session
+    await app.register(toolAppRoutes({ db: runtime.db, clock: runtime.clock, publicUrl, runtime }), { prefix: '/app' })
 
     await app.register(
       async (v1) => {

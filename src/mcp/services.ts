@@ -2,9 +2,13 @@ import { automationsServiceFor } from '../modules/automations/index.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { consentServiceFor } from '../modules/consent/index.ts'
 import { contactsServiceFor } from '../modules/contacts/index.ts'
+import { followupsServiceFor } from '../modules/followups/index.ts'
 import { inboxServiceFor } from '../modules/inbox/index.ts'
+import { aiServiceFor, knowledgeServiceFor } from '../modules/knowledge/index.ts'
+import { mediaServiceFor } from '../modules/media/index.ts'
 import { messagingServiceFor } from '../modules/messaging/index.ts'
 import { newslettersServiceFor } from '../modules/newsletters/index.ts'
+import { statsServiceFor } from '../modules/stats/index.ts'
 import { templatesServiceFor } from '../modules/templates/index.ts'
 import { webhooksServiceFor } from '../modules/webhooks/index.ts'
 import type { PlatformDeps } from '../platform/module.ts'
@@ -16,6 +20,8 @@ import { createOutboundHttp } from '../platform/outbound-http.ts'
  */
 export function toolServicesFor(deps: PlatformDeps) {
   const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })
+  const knowledge = knowledgeServiceFor(deps)
+  const ai = aiServiceFor(deps)
   return {
     contacts: contactsServiceFor(deps),
     messaging: messagingServiceFor(deps),
@@ -26,7 +32,16 @@ export function toolServicesFor(deps: PlatformDeps) {
     automations: automationsServiceFor(deps, http),
     channels: channelsServiceFor(deps),
     consent: consentServiceFor(deps),
-    close: () => http.close(),
+    followups: followupsServiceFor(deps),
+    media: mediaServiceFor(deps),
+    knowledge: knowledge.service,
+    ai: ai.service,
+    stats: statsServiceFor(deps),
+    close: async () => {
+      await http.close()
+      await knowledge.http.close()
+      await ai.http.close()
+    },
   }
 }
 

@@ -8,6 +8,7 @@ import {
   Outlet,
   RouterProvider,
   useNavigate,
+  useParams,
 } from '@tanstack/react-router'
 import type { ReactNode } from 'react'
 import { StrictMode } from 'react'
@@ -16,10 +17,16 @@ import { ApiError, app, call } from './api/client.ts'
 import { I18nProvider, useI18n } from './i18n.tsx'
 import { AccountPage } from './pages/account.tsx'
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SetupPage, SignInPage } from './pages/auth.tsx'
+import { AutomationPage, AutomationsPage } from './pages/automations.tsx'
+import { useCampaignNav } from './pages/campaign-ui.tsx'
+import { ConsentPage } from './pages/consent.tsx'
 import { ContactPage, ContactsPage } from './pages/contacts.tsx'
 import { DashboardPage, dashboardNav } from './pages/dashboard.tsx'
+import { FollowupPage, FollowupsPage } from './pages/followups.tsx'
 import { InboxPage, inboxNav } from './pages/inbox.tsx'
 import { KeysPage } from './pages/keys.tsx'
+import { KnowledgePage, MediaPage } from './pages/media.tsx'
+import { NewsletterPage, NewslettersPage } from './pages/newsletters.tsx'
 import { SettingsPage, settingsNav } from './pages/settings.tsx'
 import { TeamPage } from './pages/team.tsx'
 import { TemplatePage, TemplatesPage, templatesNav } from './pages/templates.tsx'
@@ -39,6 +46,7 @@ const queryClient = new QueryClient({
 
 function Header({ session }: { session: SessionShape | null }) {
   const { t, language, setLanguage } = useI18n()
+  const campaign = useCampaignNav()
   const setSession = useSetSession()
   const navigate = useNavigate()
   const signOut = useMutation({
@@ -61,6 +69,11 @@ function Header({ session }: { session: SessionShape | null }) {
           <Link to="/templates">{templatesNav[language]}</Link>
           <Link to="/webhooks">{webhooksNav[language]}</Link>
           <Link to="/settings">{settingsNav[language]}</Link>
+          <Link to="/newsletters">{campaign.newsletters}</Link>
+          <Link to="/followups">{campaign.followups}</Link>
+          <Link to="/automations">{campaign.automations}</Link>
+          <Link to="/media">{campaign.media}</Link>
+          <Link to="/knowledge">{campaign.knowledge}</Link>
           <Link to="/team">{t('team')}</Link>
           {session.permissions.includes('keys:manage') && <Link to="/keys">{t('keys')}</Link>}
           <Link to="/account">{t('account')}</Link>
@@ -110,6 +123,58 @@ function Signed({ children }: { children: (session: SessionShape) => ReactNode }
 }
 
 const root = createRootRoute({ component: Layout })
+/** A page's `$id`, for the campaign pages' detail routes. */
+const useId = () => (useParams({ strict: false }) as { id: string }).id
+const newslettersRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/newsletters',
+  component: () => <Signed>{() => <NewslettersPage />}</Signed>,
+})
+const newsletterRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/newsletters/$id',
+  component: function Newsletter() {
+    const id = useId()
+    return <Signed>{(session) => <NewsletterPage key={id} id={id} session={session} />}</Signed>
+  },
+})
+const followupsRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/followups',
+  component: () => <Signed>{() => <FollowupsPage />}</Signed>,
+})
+const followupRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/followups/$id',
+  component: function Followup() {
+    const id = useId()
+    return <Signed>{() => <FollowupPage key={id} id={id} />}</Signed>
+  },
+})
+const automationsRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/automations',
+  component: () => <Signed>{() => <AutomationsPage />}</Signed>,
+})
+const automationRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/automations/$id',
+  component: function Automation() {
+    const id = useId()
+    return <Signed>{() => <AutomationPage key={id} id={id} />}</Signed>
+  },
+})
+const mediaRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/media',
+  component: () => <Signed>{() => <MediaPage />}</Signed>,
+})
+const knowledgeRoute = createRoute({
+  getParentRoute: () => root,
+  path: '/knowledge',
+  component: () => <Signed>{() => <KnowledgePage />}</Signed>,
+})
+const consentRoute = createRoute({ getParentRoute: () => root, path: '/consent', component: ConsentPage })
 const routes = [
   createRoute({
     getParentRoute: () => root,
@@ -166,6 +231,15 @@ const routes = [
     path: '/account',
     component: () => <Signed>{(session) => <AccountPage session={session} />}</Signed>,
   }),
+  newslettersRoute,
+  newsletterRoute,
+  followupsRoute,
+  followupRoute,
+  automationsRoute,
+  automationRoute,
+  mediaRoute,
+  knowledgeRoute,
+  consentRoute,
 ] as const
 const [, , setupRoute, invitationRoute, , resetRoute, , , , contactRoute] = routes
 const inboxRoute = createRoute({

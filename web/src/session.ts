@@ -3,7 +3,7 @@ import { ApiError, app, call, setCsrfToken } from './api/client.ts'
 
 export interface SessionShape {
   user: { id: string; email: string; name: string; language: 'de' | 'en' }
-  account: { id: string; name: string; language: string }
+  account: { id: string; name: string; language: string; timezone: string }
   role: 'owner' | 'admin' | 'member' | 'viewer'
   scopes: string[]
   permissions: string[]

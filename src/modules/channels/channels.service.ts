@@ -49,7 +49,7 @@ export interface ChannelsServiceDeps {
   chatProviders: Record<string, ChatProvider>
   /** builds the e-mail provider of an smtp connection */
   smtp(url: string): EmailProvider
-  inbox: Pick<InboxService, 'receive' | 'applyStatuses' | 'recordOutbound' | 'optOut'>
+  inbox: Pick<InboxService, 'receive' | 'applyStatuses' | 'recordOutbound' | 'recordOutboundMany' | 'optOut'>
   /** HEROLD_PUBLIC_URL: the base of the webhook addresses a connect reports */
   publicUrl: string
   /** receives the template decisions a provider webhook carries (the templates module listens, see index.ts) */
@@ -68,6 +68,20 @@ export interface ShownTemplate {
 export type SendOutcome =
   | { ok: true; messageId: string | null; providerMessageId: string; message: StoredMessage }
   | { ok: false; error: MappedError; message: StoredMessage }
+
+/** One message of sendTemplates: as sendTemplate, the stored message by id; `thrown` when the send threw. */
+export type BatchSendOutcome =
+  | { ok: true; messageId: string | null; providerMessageId: string }
+  | { ok: false; error: MappedError; messageId: string | null }
+  | { ok: false; thrown: unknown }
+
+export type TemplateSendInput = Omit<TemplateMessage, 'sendId'> & {
+  contactId: string
+  text: string
+  sendId: string
+  /** what the message view shows: the template's id and name and the buttons the customer saw */
+  shown?: ShownTemplate
+}
 
 interface EmailCredentials {
   smtpUrl?: string
@@ -442,6 +456,86 @@ export function channelsService(deps: ChannelsServiceDeps) {
         template: shown ?? null,
         ...options,
       })
+    },
+
+    /**
+     * sendTemplate for many messages of one account (a batch of the send worker): the account and the number are
+     * checked once, every message waits for its own slot of the number's pacer and the provider calls run at the
+     * same time, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
+     * no number) answers `thrown` with its AppError for every message: none reached the provider.
+     */
+    async sendTemplates(
+      accountId: string,
+      inputs: TemplateSendInput[],
+      options: { automated?: boolean } = {},
+    ): Promise<BatchSendOutcome[]> {
+      // both checks at once (two connections on PostgreSQL); the paused account is reported first, as in sendTemplate
+      const [possible, connected] = await Promise.allSettled([
+        requireSendingPossible(accountId),
+        connectedChat(accountId),
+      ])
+      const refused = possible.status === 'rejected' ? possible : connected.status === 'rejected' ? connected : null
+      if (refused || connected.status === 'rejected') {
+        const error = refused?.reason
+        return inputs.map(() => ({ ok: false as const, thrown: error }))
+      }
+      const chat = connected.value
+      const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
+      const results = await Promise.all(
+        inputs.map(async ({ contactId: _contact, shown: _shown, ...message }) => {
+          await deps.pacer.pace(chat.row.phoneNumberId, rate)
+          return chat.provider.sendTemplate(chat.connection, message).then(
+            (result) => ({ result }),
+            (error: unknown) => ({ thrown: error }),
+          )
+        }),
+      )
+      // 131050: the customer stopped marketing messages at WhatsApp (rare; one at a time)
+      for (const [at, done] of results.entries()) {
+        if ('result' in done && !done.result.ok && done.result.error.kind === 'opted_out') {
+          await deps.inbox.optOut(accountId, inputs[at].contactId, { provider_code: done.result.error.providerCode })
+        }
+      }
+      const toStore = results.flatMap((done, at) =>
+        'result' in done && (done.result.ok || done.result.error.kind !== 'retry_later') ? [{ done, at }] : [],
+      )
+      const stored = await deps.inbox.recordOutboundMany(
+        accountId,
+        toStore.map(({ done, at }) => {
+          const result = (done as { result: Awaited<ReturnType<ChatProvider['sendTemplate']>> }).result
+          return {
+            channel: 'chat' as const,
+            contactId: inputs[at].contactId,
+            type: 'template',
+            text: inputs[at].text,
+            providerMessageId: result.ok ? result.providerMessageId : null,
+            automated: options.automated,
+            template: inputs[at].shown ?? null,
+            ...(result.ok ? {} : { failure: { errorCode: result.error.providerCode } }),
+          }
+        }),
+      )
+      const messageIds = new Map(toStore.map(({ at }, i) => [at, stored[i]]))
+      return results.map((done, at): BatchSendOutcome => {
+        if (!('result' in done)) return { ok: false, thrown: done.thrown }
+        const messageId = messageIds.get(at) ?? null
+        if (done.result.ok) return { ok: true, messageId, providerMessageId: done.result.providerMessageId }
+        return { ok: false, error: done.result.error, messageId }
+      })
+    },
+
+    /**
+     * claimConversation for the contacts of a batch, in order, with the connection read once: a number without a
+     * daily limit claims nothing (no statement).
+     */
+    async claimConversations(tx: Db, accountId: string, contactIds: string[]): Promise<ConversationClaim[]> {
+      const row = await repo.connectionOf(tx, accountId, 'chat')
+      const limit = row?.status === 'connected' ? row.dailyLimit : null
+      const claims: ConversationClaim[] = []
+      for (const contactId of contactIds) {
+        claims.push(await claimConversation(tx, { accountId, contactId, limit, now: clock.now() }))
+      }
+      return claims
     },
 
     /**

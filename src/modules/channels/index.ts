@@ -81,7 +81,8 @@ export function channelsServiceFor(deps: PlatformDeps) {
 
 registerDeletionConfirmation(queueDeletionConfirmation)
 
-type SandboxStatusJob = { providerMessageId: string; status: 'delivered' | 'read' }
+/** One status for the messages of one sandbox batch (`providerMessageIds`); jobs queued before carry one id. */
+type SandboxStatusJob = { providerMessageId?: string; providerMessageIds?: string[]; status: 'delivered' | 'read' }
 
 /**
  * The sandbox's simulated delivered/read statuses. Status jobs claimed together are applied in one transaction
@@ -97,9 +98,15 @@ function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHan
       await inbox.applyStatusesIn(
         tx,
         accountId,
-        ofAccount.map((job) => {
-          const { providerMessageId, status } = job.payload as SandboxStatusJob
-          return { channel: 'chat' as const, providerMessageId, status, errorCode: null, optedOut: false }
+        ofAccount.flatMap((job) => {
+          const { providerMessageId, providerMessageIds, status } = job.payload as SandboxStatusJob
+          return (providerMessageIds ?? (providerMessageId ? [providerMessageId] : [])).map((id) => ({
+            channel: 'chat' as const,
+            providerMessageId: id,
+            status,
+            errorCode: null,
+            optedOut: false,
+          }))
         }),
       )
     }
@@ -150,6 +157,6 @@ export const channelsModule: HeroldModule = {
 }
 
 export type { TemplateStatusUpdate } from './channels.provider.ts'
-export type { ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
+export type { BatchSendOutcome, ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
 export { sandboxOutboxOf } from './sandbox.provider.ts'
 export { type EdgeVariables, variablesAtEdges } from './whatsapp.rules.ts'

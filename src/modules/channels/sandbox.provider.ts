@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type ChatProvider,
@@ -95,35 +96,69 @@ export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${rando
 /**
  * chat `sandbox`: WhatsApp's behaviour without WhatsApp. Free text outside the 24-hour window fails with
  * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s (durable jobs, on
- * the injectable clock); templates are decided by sandboxTemplateDecision; a template to a customer beyond the
- * number's daily limit of new conversations fails with 131048 (spam rate limit), a throughput refusal.
+ * the injectable clock, one job per batch of messages sent together); templates are decided by
+ * sandboxTemplateDecision; a template to a customer beyond the number's daily limit of new conversations fails with
+ * 131048 (spam rate limit), a throughput refusal.
  */
 export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
   const { db, clock } = deps
 
+  /**
+   * Messages sent at the same time (a batch of the send worker) are kept together: one insert into the outbox and,
+   * per account, one delivered and one read job naming all of them, in one transaction. The simulation so costs a
+   * few statements per batch, less than the sends it follows.
+   */
+  const keepAll = groupCommit(
+    async (batch: Array<{ accountId: string; recipient: string; payload: Record<string, unknown> }>) => {
+      const now = clock.now()
+      const rows = batch.map((b) => ({ ...b, id: randomUUID(), channel: 'chat' as const, createdAt: now }))
+      const ids = new Map<string, string[]>()
+      for (const row of rows) ids.set(row.accountId, [...(ids.get(row.accountId) ?? []), `sandbox.${row.id}`])
+      await db.transaction(async (tx) => {
+        await tx.insert(sandboxOutbox).values(rows)
+        await enqueue(
+          tx,
+          clock,
+          [...ids].flatMap(([accountId, providerMessageIds]) => [
+            {
+              accountId,
+              queue: SANDBOX_STATUS_QUEUE,
+              payload: { providerMessageIds, status: 'delivered' },
+              runAt: new Date(now.getTime() + 1000),
+            },
+            {
+              accountId,
+              queue: SANDBOX_STATUS_QUEUE,
+              payload: { providerMessageIds, status: 'read' },
+              runAt: new Date(now.getTime() + 2000),
+            },
+          ]),
+        )
+      })
+      return rows.map((row) => `sandbox.${row.id}`)
+    },
+  )
+
   async function keep(accountId: string, recipient: string, payload: Record<string, unknown>) {
-    const id = randomUUID()
-    const providerMessageId = `sandbox.${id}`
-    const now = clock.now()
-    await db.transaction(async (tx) => {
-      await tx.insert(sandboxOutbox).values({ accountId, id, channel: 'chat', recipient, payload, createdAt: now })
-      await enqueue(tx, clock, [
-        {
-          accountId,
-          queue: SANDBOX_STATUS_QUEUE,
-          payload: { providerMessageId, status: 'delivered' },
-          runAt: new Date(now.getTime() + 1000),
-        },
-        {
-          accountId,
-          queue: SANDBOX_STATUS_QUEUE,
-          payload: { providerMessageId, status: 'read' },
-          runAt: new Date(now.getTime() + 2000),
-        },
-      ])
-    })
+    const providerMessageId = await keepAll({ accountId, recipient, payload })
     return { ok: true as const, providerMessageId }
   }
+
+  /** The template's sandbox status; the lookups of messages sent at the same time are one query per template. */
+  const templateStatus = groupCommit(async (batch: Array<{ accountId: string; name: string; language: string }>) => {
+    const keyOf = (t: { accountId: string; name: string; language: string }) =>
+      JSON.stringify([t.accountId, t.name, t.language])
+    const distinct = new Map(batch.map((t) => [keyOf(t), t]))
+    const found = new Map<string, string | null>()
+    for (const [key, t] of distinct) {
+      const [row] = await db
+        .select({ status: sandboxTemplates.status })
+        .from(sandboxTemplates)
+        .where(templateKey(t.accountId, t))
+      found.set(key, row?.status ?? null)
+    }
+    return batch.map((t) => found.get(keyOf(t)) ?? null)
+  })
 
   /** WhatsApp's messaging limit: a template to a customer not messaged in 24 hours needs room among them. */
   async function beyondDailyLimit(accountId: string, recipient: string, limit: number): Promise<boolean> {
@@ -159,8 +194,8 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
       return keep(c.accountId, input.to, { type: 'text', text: input.text, send_id: input.sendId })
     },
     async sendTemplate(c, input) {
-      const [template] = await db.select().from(sandboxTemplates).where(templateKey(c.accountId, input))
-      if (template?.status !== 'APPROVED') {
+      const status = await templateStatus({ accountId: c.accountId, name: input.name, language: input.language })
+      if (status !== 'APPROVED') {
         return { ok: false, error: mapWhatsAppError(132001, 'Template name does not exist in the translation') }
       }
       if (c.dailyLimit !== null && (await beyondDailyLimit(c.accountId, input.to, c.dailyLimit))) {

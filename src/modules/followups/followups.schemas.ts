@@ -126,3 +126,31 @@ export const Timing = Type.Object({
     description: 'steps with their own send time',
   }),
 })
+
+const NewStep = Type.Object({
+  text: Type.String({
+    minLength: 1,
+    maxLength: LIMITS.text,
+    description: 'the message; {{name}} and other contact variables',
+  }),
+  delay: Delay,
+  send_time: Type.Optional(Nullable(SendTime)),
+})
+export const NewStepBody = NewStep
+
+export const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
+  trigger: Type.Optional(Trigger),
+  steps: Type.Array(NewStep, { minItems: 1, maxItems: LIMITS.steps }),
+})
+
+export const CheckBody = Type.Object({ text: Type.String({ maxLength: 20_000 }) })
+export const CheckResponse = Type.Object({
+  issues: Type.Array(
+    Type.Object({
+      code: Type.String({ description: 'stable reason' }),
+      field: Type.String(),
+      message: Type.String({ description: 'English' }),
+    }),
+  ),
+})

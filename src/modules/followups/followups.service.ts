@@ -700,6 +700,37 @@ export function followupsService(deps: FollowupsDeps) {
       return detail(tenant, await require(db, tenant.accountId, id))
     },
 
+    /**
+     * The web app's add-a-step (POST /app/followups/{id}/steps): a new last step, its template made and submitted
+     * as on create. Contacts already past the previous last step (completed) do not get it.
+     */
+    async addStep(tenant: FollowupsTenant, id: string, input: StepInput) {
+      checkStep(input, 'step')
+      if (typeof input.text !== 'string' || input.delay === undefined) throw badRequest('Give text and delay')
+      const sequence = await require(db, tenant.accountId, id)
+      const before = await stepsOf(db, tenant.accountId, id)
+      if (before.length >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+      const position = before.length + 1
+      const templateId = await stepTemplate(tenant, id, position, input.text)
+      const now = clock.now().toISOString()
+      try {
+        await db.transaction(async (tx) => {
+          await require(tx, tenant.accountId, id, 'update')
+          // under the sequence's lock: two adds at once get positions one after the other
+          const count = (await stepsOf(tx, tenant.accountId, id)).length
+          if (count >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+          await tx.execute(sql`INSERT INTO followup_steps (account_id, id, sequence_id, position, text, delay_amount,
+              delay_unit, send_time, template_id, created_at, updated_at)
+            VALUES (${tenant.accountId}, ${randomUUID()}, ${id}, ${count + 1}, ${input.text}, ${input.delay.amount},
+              ${input.delay.unit}, ${input.send_time ?? null}, ${templateId}, ${now}::timestamptz, ${now}::timestamptz)`)
+        })
+      } catch (error) {
+        await deps.templates.delete(tenant, templateId).catch(() => {})
+        throw error
+      }
+      return detail(tenant, sequence)
+    },
+
     async list(tenant: FollowupsTenant, query: { limit: number; offset: number }) {
       const result = await db.execute(sql`SELECT * FROM followup_sequences WHERE account_id = ${tenant.accountId}
         ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1} OFFSET ${query.offset}`)

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { recordEvent } from '../../platform/events/events.ts'
+import { recordEvent, recordEvents } from '../../platform/events/events.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import { contactNames, findOrCreateInboundContact, recordOptinChange } from '../contacts/index.ts'
+import * as outbound from './inbox.outbound.ts'
 import * as repo from './inbox.repository.ts'
 import type { SentTemplate } from './inbox.tables.ts'
 
@@ -158,6 +159,9 @@ export function inboxService(deps: InboxServiceDeps) {
       )
       const current = new Map(rows.map((r) => [r.providerMessageId, r]))
       const heard: Parameters<MessageStatusListener>[2] = []
+      // the status changes are written together, one statement for the batch (the last change of a message wins:
+      // a status only moves forward)
+      const changes = new Map<string, { id: string; status: MessageStatus; errorCode: string | null }>()
       for (const update of ofChannel) {
         const row = current.get(update.providerMessageId)
         if (!row) continue
@@ -171,10 +175,11 @@ export function inboxService(deps: InboxServiceDeps) {
           })
         }
         if (!statusAdvances(row.status, update.status)) continue
-        await repo.setMessageStatus(tx, accountId, row.id, update.status, update.errorCode)
+        changes.set(row.id, { id: row.id, status: update.status, errorCode: update.errorCode })
         current.set(update.providerMessageId, { ...row, status: update.status })
         changed++
       }
+      await outbound.setMessageStatuses(tx, accountId, [...changes.values()])
       if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
     }
     return changed
@@ -338,6 +343,85 @@ export function inboxService(deps: InboxServiceDeps) {
         )
         return message ? messageView(message) : null
       })
+    },
+
+    /**
+     * recordOutbound for many messages of one account (a batch of template sends), in one transaction of a few
+     * statements: the conversations found or created together, conversation.created for the new ones, then every
+     * message in order in one statement. Answers the stored message id per input, in order (null: not stored).
+     */
+    async recordOutboundMany(
+      accountId: string,
+      inputs: Array<{
+        channel: Channel
+        contactId: string
+        type: string
+        text: string
+        providerMessageId: string | null
+        automated?: boolean
+        ai?: boolean
+        failure?: { errorCode: string }
+        template?: SentTemplate | null
+      }>,
+    ): Promise<Array<string | null>> {
+      if (inputs.length === 0) return []
+      const ids = inputs.map(() => randomUUID())
+      const stored = await db.transaction(async (tx) => {
+        let kept = new Set<string>()
+        for (const channel of new Set(inputs.map((i) => i.channel))) {
+          const ofChannel = inputs.flatMap((input, at) => (input.channel === channel ? [{ input, id: ids[at] }] : []))
+          const { byContact, created } = await outbound.findOrCreateConversations(tx, {
+            accountId,
+            channel,
+            contactIds: ofChannel.map((o) => o.input.contactId),
+            now: clock.now(),
+            newId: randomUUID,
+          })
+          await recordEvents(
+            tx,
+            clock,
+            created.map((conversation) => ({
+              accountId,
+              name: 'conversation.created' as const,
+              contactId: conversation.contactId,
+              data: {
+                id: conversation.id,
+                contact_id: conversation.contactId,
+                channel: conversation.channel,
+                created_at: conversation.createdAt.toISOString(),
+              },
+            })),
+          )
+          const written = await outbound.insertOutboundMessagesInOrder(tx, {
+            accountId,
+            channel,
+            now: clock.now(),
+            drafts: ofChannel.flatMap(({ input, id }) => {
+              const conversation = byContact.get(input.contactId)
+              if (!conversation) return []
+              return [
+                {
+                  id,
+                  conversationId: conversation.id,
+                  contactId: input.contactId,
+                  type: input.type,
+                  text: input.text,
+                  providerMessageId: input.providerMessageId,
+                  status: input.failure ? ('failed' as const) : ('sent' as const),
+                  errorCode: input.failure?.errorCode ?? null,
+                  automated: input.automated ?? false,
+                  ai: input.ai ?? false,
+                  template: input.template ?? null,
+                  preview: previewOf(input.type, input.text),
+                },
+              ]
+            }),
+          })
+          kept = new Set([...kept, ...written])
+        }
+        return kept
+      })
+      return ids.map((id) => (stored.has(id) ? id : null))
     },
 
     /** Applies provider status updates; a status never moves backwards. Unknown message ids are ignored. */

@@ -1,3 +1,4 @@
+import pino from 'pino'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Db } from '../../platform/db/client.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
@@ -7,20 +8,24 @@ import { isConsentKeyword } from '../consent/index.ts'
 import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
+import { registerAppRoutes } from '../people/index.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService } from './knowledge.ai.ts'
+import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
 import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
 
 /** Downloads of the url form: the SSRF guard, no redirects, 15 s, one byte past the limit to tell "too large". */
 const DOWNLOAD_TIMEOUT_MS = 15_000
-/** A model may think for a while; the reply is a background job, so nobody waits on it. */
-const AI_TIMEOUT_MS = 60_000
 
 // an inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on)
 registerInboundListener((tx, clock, message) => aiOnInbound(tx, clock, message, { isConsentKeyword }))
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
+// the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages)
+registerAppRoutes((deps) => knowledgeAppRoutes(deps.database.orm))
+
+const logger = pino({ name: 'herold.ai', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
 export function knowledgeServiceFor({ config, database, clock }: PlatformDeps) {
   const http = createOutboundHttp({
@@ -41,7 +46,8 @@ export function aiServiceFor(deps: PlatformDeps) {
   // the endpoint is the operator's own choice (often a local model server), not a customer's: no SSRF guard
   const http = createOutboundHttp({
     allowPrivateTargets: true,
-    timeoutMs: AI_TIMEOUT_MS,
+    // a model may think for a while (HEROLD_AI_TIMEOUT_MS, 60 s by default); the reply is a background job
+    timeoutMs: config.aiTimeoutMs,
     maxResponseBytes: 1024 * 1024,
   })
   const contacts = contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } })
@@ -66,6 +72,8 @@ export function aiServiceFor(deps: PlatformDeps) {
       release: (accountId, month) => releaseMessageUnit(db, accountId, month),
     },
     markForPerson: markConversationForPerson,
+    // never the key or the full address: the account, the endpoint's host, the model and what went wrong
+    logFailure: (data) => logger.warn(data, 'AI endpoint call failed'),
     async tagNames(accountId) {
       const counts = await contacts.tagCounts({ accountId, account: { plan: '', language: '' } })
       return counts.tags.filter((t) => t.origin !== 'system').map((t) => t.name)

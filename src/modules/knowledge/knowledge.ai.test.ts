@@ -9,7 +9,7 @@ import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { consentSubject, recordOptinChange } from '../contacts/index.ts'
 import { aiServiceFor } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
-import { AI_REPLY_QUEUE, aiService } from './knowledge.ai.ts'
+import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: request and response bodies are read loosely in tests
 type Json = Record<string, any>
@@ -22,6 +22,8 @@ interface FakeAi {
   answer: (question: string, passages: string) => Json
   /** the tag prompt's answer */
   tags: (message: string, offered: string[]) => string[]
+  /** how it answers: as a model, 500, never (the caller times out), or HTML instead of a chat completion */
+  mode: 'ok' | 'error500' | 'hang' | 'garbage'
   close(): Promise<void>
 }
 
@@ -32,6 +34,7 @@ async function startFakeAi(): Promise<FakeAi> {
     close: async () => {},
     answer: () => ({ answer: null, reason: 'unset' }),
     tags: () => [],
+    mode: 'ok',
   }
   const read = (request: IncomingMessage) =>
     new Promise<string>((resolve) => {
@@ -54,6 +57,10 @@ async function startFakeAi(): Promise<FakeAi> {
     if (request.method !== 'POST' || request.url !== '/v1/chat/completions') return fail(404, 'unknown route')
     if (request.headers.authorization !== 'Bearer sk-test-key') return fail(401, 'bad key')
     if (body.model !== 'herold-test-model' || !Array.isArray(body.messages)) return fail(400, 'bad request')
+    if (fake.mode === 'error500') return fail(500, 'the model server is overloaded')
+    if (fake.mode === 'hang') return
+    if (fake.mode === 'garbage')
+      return response.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>')
     const [system, user] = body.messages as Array<{ role: string; content: string }>
     let content: string
     if (system.content.includes('label customer chat messages')) {
@@ -73,7 +80,11 @@ async function startFakeAi(): Promise<FakeAi> {
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
-  fake.close = () => new Promise((resolve) => server.close(() => resolve()))
+  fake.close = () =>
+    new Promise((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
   return fake
 }
 
@@ -92,7 +103,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     ai = await startFakeAi()
     harness = await createHarness({
       workers: true,
-      config: { aiUrl: ai.url, aiKey: 'sk-test-key', aiModel: 'herold-test-model' },
+      config: { aiUrl: ai.url, aiKey: 'sk-test-key', aiModel: 'herold-test-model', aiTimeoutMs: 1000 },
     })
     // jobs run only inside drain(): a test sees the inbound stored before any reply exists
     await harness.jobs!.stop()
@@ -246,6 +257,60 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     assert.deepEqual(emptied.json().conversations, [])
   })
 
+  for (const [mode, reason] of [
+    ['error500', /^ai_call_failed: the AI endpoint answered 500$/],
+    ['hang', /^ai_call_failed: the AI endpoint did not answer in time$/],
+    ['garbage', /^ai_call_failed: the AI endpoint did not answer with JSON$/],
+  ] as const) {
+    test(`a failed model call (${mode}) loses nothing: the message waits for a person, the failure is shown`, async (t) => {
+      const account = await aiAccount({ replies_enabled: true, tags_enabled: true })
+      // a tag exists, so the tag job asks the endpoint too
+      const other = await account.request({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: { name: 'Max', phone: nextPhone() },
+      })
+      const tagged = await account.request({
+        method: 'POST',
+        url: `/v1/contacts/${other.json().contact.id}/tags`,
+        payload: { tag: 'retoure' },
+      })
+      assert.ok(tagged.statusCode < 300, tagged.body)
+      ai.mode = mode
+      t.after(() => {
+        ai.mode = 'ok'
+      })
+      const before = ai.requests.length
+      await inbound(account, nextPhone(), 'Kann ich meine Bestellung zurückschicken?')
+      await drain()
+      assert.ok(ai.requests.length > before, 'the endpoint was asked')
+      const { conversation: item, messages } = await conversation(account)
+      assert.equal(messages.length, 1, 'the customer message is kept, nothing was sent')
+      assert.equal(messages[0].direction, 'inbound')
+      assert.equal(item.needs_person, true)
+      assert.equal(item.needs_person_reason, 'ai_call_failed')
+      const [record] = await replies(account)
+      assert.equal(record.state, 'failed')
+      assert.match(record.reason, reason)
+      assert.ok(record.passages.length >= 1, 'the passages of the prompt are kept for review')
+      assert.equal(record.message_id, null)
+      const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+      assert.deepEqual(outbox, [])
+      const settings = await account.request({ method: 'GET', url: '/v1/settings/ai' })
+      const body = settings.json() as Json
+      assert.equal(body.active, true)
+      assert.match(body.last_failure.reason, new RegExp(reason.source.replace('^ai_call_failed: ', '^')))
+      assert.match(body.last_failure.at, /Z$/)
+      assert.ok(!settings.body.includes('sk-test-key'))
+      // no job is left behind to retry it later
+      const open = await harness.database.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue IN ($2, $3)`,
+        [account.accountId, AI_REPLY_QUEUE, AI_TAGS_QUEUE],
+      )
+      assert.equal(Number(open[0].n), 0)
+    })
+  }
+
   test('a question no passage touches asks no model and waits for a person', async () => {
     const account = await aiAccount()
     const before = ai.requests.length
@@ -369,6 +434,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
       },
       quota: { reserve: async () => '2026-01', release: async () => {} },
       markForPerson: async () => {},
+      logFailure: () => {},
       tagNames: async () => [],
       addTag: async () => false,
     })
@@ -400,6 +466,69 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     } finally {
       await real.http.close()
     }
+  })
+
+  test('a failed call is logged with the endpoint host, the model and the reason, never the key or the address', async (t) => {
+    const account = await aiAccount()
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'L', phone: nextPhone() },
+    })
+    const contactId = created.json().contact.id as string
+    const real = aiServiceFor(deps())
+    t.after(() => real.http.close())
+    ai.mode = 'error500'
+    t.after(() => {
+      ai.mode = 'ok'
+    })
+    const logged: Json[] = []
+    const marked: string[] = []
+    const service = aiService({
+      db: harness.database.orm,
+      clock: harness.clock,
+      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
+      http: real.http,
+      account: (id) => getAccount(harness.database.orm, id),
+      contact: (db, id, contact) => consentSubject(db, id, contact),
+      sendText: async () => assert.fail('nothing is sent'),
+      quota: { reserve: async () => '2026-01', release: async () => {} },
+      markForPerson: async (_db, _account, conversation, reason) => {
+        marked.push(`${conversation}:${reason}`)
+      },
+      logFailure: (data) => logged.push(data),
+      tagNames: async () => [],
+      addTag: async () => false,
+    })
+    const conversationId = randomUUID()
+    await service.reply({
+      accountId: account.accountId,
+      id: randomUUID(),
+      queue: AI_REPLY_QUEUE,
+      payload: {
+        message_id: randomUUID(),
+        contact_id: contactId,
+        conversation_id: conversationId,
+        text: 'Wie lange kann ich zurückschicken?',
+        received_at: harness.clock.now().toISOString(),
+      },
+      concurrencyKey: contactId,
+      attempts: 1,
+      runAt: harness.clock.now(),
+      createdAt: harness.clock.now(),
+      leaseToken: randomUUID(),
+    })
+    assert.deepEqual(marked, [`${conversationId}:ai_call_failed`])
+    assert.deepEqual(logged, [
+      {
+        account_id: account.accountId,
+        job: 'reply',
+        endpoint: new URL(ai.url).host,
+        model: 'herold-test-model',
+        reason: 'the AI endpoint answered 500',
+      },
+    ])
+    assert.ok(!JSON.stringify(logged).includes('sk-test-key'))
   })
 
   test('settings: off by default and say why; the endpoint host is shown, never the key', async () => {

@@ -7,7 +7,7 @@ import { AppError } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import type { ClaimedJob } from '../../platform/jobs/jobs.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
-import type { OutboundHttp } from '../../platform/outbound-http.ts'
+import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { InboundStored } from '../inbox/index.ts'
 import {
   type ChatMessage,
@@ -117,12 +117,40 @@ export interface AiServiceDeps {
     release(accountId: string, month: string): Promise<void>
   }
   markForPerson(db: Db, accountId: string, conversationId: string, reason: string): Promise<void>
+  /** a failed call to the endpoint, logged without secrets */
+  logFailure(data: {
+    account_id: string
+    job: 'reply' | 'tags'
+    endpoint: string | null
+    model: string | null
+    reason: string
+  }): void
   /** the account's tag names (not system tags), most used first */
   tagNames(accountId: string): Promise<string[]>
   addTag(tx: Db, input: { accountId: string; contactId: string; tag: string }): Promise<boolean>
 }
 
 export class AiCallFailed extends Error {}
+
+/** A failed call in words that hold no secret: our own message, or the transport's error code. */
+export function failureReason(error: unknown): string {
+  if (error instanceof AiCallFailed) return error.message
+  if (error instanceof OutboundError) {
+    if (error.code === 'timeout') return 'the AI endpoint did not answer in time'
+    if (error.code === 'dns_failed') return "the AI endpoint's host name does not resolve"
+    return `the AI endpoint could not be reached (${error.code})`
+  }
+  return 'the AI endpoint could not be called'
+}
+
+function hostOf(url: string | undefined): string | null {
+  if (!url) return null
+  try {
+    return new URL(url).host
+  } catch {
+    return null
+  }
+}
 
 export function replyView(row: repo.AiReplyRow) {
   return {
@@ -194,12 +222,28 @@ export function aiService(deps: AiServiceDeps) {
     job: InboundJob,
     state: AiReplyState,
     reason: string,
-    change: Parameters<typeof settle>[2] = {},
+    change: Parameters<typeof settle>[2] & { model?: string | null; detail?: string } = {},
   ) {
+    const { detail, ...fields } = change
+    const stored = detail ? `${reason}: ${detail}` : reason
     await db.transaction(async (tx) => {
-      await repo.updateReply(tx, row.accountId, row.id, { state, reason, ...change, updatedAt: clock.now() })
+      await repo.updateReply(tx, row.accountId, row.id, { state, reason: stored, ...fields, updatedAt: clock.now() })
       await deps.markForPerson(tx, row.accountId, job.conversation_id, reason)
     })
+  }
+
+  /** Records a failed call for the account (shown in GET /settings/ai) and logs it without secrets. */
+  async function recordFailure(accountId: string, job: 'reply' | 'tags', error: unknown): Promise<string> {
+    const reason = failureReason(error)
+    deps.logFailure({
+      account_id: accountId,
+      job,
+      endpoint: hostOf(endpoint.url),
+      model: endpoint.model ?? null,
+      reason,
+    })
+    await repo.recordAiFailure(db, accountId, clock.now(), reason)
+    return reason
   }
 
   return {
@@ -300,10 +344,20 @@ export function aiService(deps: AiServiceDeps) {
       if (passages.length === 0) return handOver(row, input, 'declined', 'no_passages')
 
       const account = await deps.account(accountId)
-      const decision = parseReplyDecision(
-        await complete(replyPrompt({ business: account.name, question: input.text, passages })),
-        passages.length,
-      )
+      let answer: string
+      try {
+        answer = await complete(replyPrompt({ business: account.name, question: input.text, passages }))
+      } catch (error) {
+        // the endpoint is down, answered 5xx, timed out or answered no chat completion: the customer's message
+        // is not lost, a person gets it at once (no retry that would keep them waiting)
+        const reason = await recordFailure(accountId, 'reply', error)
+        return handOver(row, input, 'failed', 'ai_call_failed', {
+          passages,
+          model: endpoint.model ?? null,
+          detail: reason,
+        })
+      }
+      const decision = parseReplyDecision(answer, passages.length)
       const cited = decision.kind === 'answer' ? decision.used : []
       await repo.updateReply(db, accountId, row.id, {
         passages: passages.map((p, i) => ({ ...p, used: cited.includes(i + 1) })),
@@ -358,7 +412,15 @@ export function aiService(deps: AiServiceDeps) {
       if (!contact) return
       const offered = (await deps.tagNames(accountId)).slice(0, MAX_TAGS_OFFERED)
       if (offered.length === 0) return
-      const suggested = parseTagSuggestion(await complete(tagPrompt({ tags: offered, message: input.text })), offered)
+      let answer: string
+      try {
+        answer = await complete(tagPrompt({ tags: offered, message: input.text }))
+      } catch (error) {
+        // tags are a help, not a duty: the failure is recorded and shown, the message stays as it is
+        await recordFailure(accountId, 'tags', error)
+        return
+      }
+      const suggested = parseTagSuggestion(answer, offered)
       await db.transaction(async (tx) => {
         const recorded = await repo.insertTagSuggestion(tx, {
           accountId,
@@ -401,6 +463,10 @@ function settingsView(row: repo.AiSettingsRow | undefined, endpoint: AiEndpoint)
     reason: unavailable ?? off,
     model: endpoint.model ?? null,
     endpoint: host,
+    last_failure:
+      row?.lastFailureAt && row.lastFailureReason
+        ? { at: row.lastFailureAt.toISOString(), reason: row.lastFailureReason }
+        : null,
   }
 }
 

@@ -261,3 +261,37 @@ export async function deleteContactAiRecords(tx: Db, accountId: string, contactI
     .returning({ id: aiTagSuggestions.inboundMessageId })
   return { ai_replies: replies.length, ai_tag_suggestions: tags.length }
 }
+
+/** A document's passages in order (the web app's document view); undefined when the document is not the account's. */
+export async function passagesOf(
+  db: Db,
+  accountId: string,
+  documentId: string,
+  query: { limit: number; offset: number },
+) {
+  const [document] = await db
+    .select({ id: knowledgeDocuments.id })
+    .from(knowledgeDocuments)
+    .where(and(eq(knowledgeDocuments.accountId, accountId), eq(knowledgeDocuments.id, documentId)))
+  if (!document) return undefined
+  return db
+    .select({
+      position: knowledgePassages.position,
+      page: knowledgePassages.page,
+      heading: knowledgePassages.heading,
+      text: knowledgePassages.text,
+    })
+    .from(knowledgePassages)
+    .where(and(eq(knowledgePassages.accountId, accountId), eq(knowledgePassages.documentId, documentId)))
+    .orderBy(knowledgePassages.position)
+    .limit(query.limit + 1)
+    .offset(query.offset)
+}
+
+/** A failed call to the AI endpoint: the account's settings show the last one. */
+export async function recordAiFailure(db: Db, accountId: string, at: Date, reason: string): Promise<void> {
+  await db
+    .update(aiSettings)
+    .set({ lastFailureAt: at, lastFailureReason: reason })
+    .where(eq(aiSettings.accountId, accountId))
+}

@@ -102,6 +102,15 @@ export const AiSettings = Type.Object({
   reason: Nullable(Type.String(), 'why nothing is called (no endpoint configured, or both switched off)'),
   model: Nullable(Type.String(), 'HEROLD_AI_MODEL'),
   endpoint: Nullable(Type.String(), 'the host of HEROLD_AI_URL (the key is never shown)'),
+  last_failure: Nullable(
+    Type.Object({
+      at: Type.String({ format: 'date-time' }),
+      reason: Type.String({
+        description: 'what went wrong: no answer in time, a status such as 500, no chat completion',
+      }),
+    }),
+    'the last failed call to the AI endpoint for this account; the message it was about went to a person',
+  ),
 })
 
 export const AiSettingsBody = Type.Object({

@@ -83,6 +83,9 @@ export const aiSettings = pgTable('ai_settings', {
   repliesEnabled: boolean('replies_enabled').notNull().default(false),
   tagsEnabled: boolean('tags_enabled').notNull().default(false),
   repliesPerContactPerHour: integer('replies_per_contact_per_hour').notNull().default(5),
+  /** the last failed call to the AI endpoint for this account (down, 5xx, timeout, a malformed answer) */
+  lastFailureAt: at('last_failure_at'),
+  lastFailureReason: text('last_failure_reason'),
   updatedAt: at('updated_at').notNull(),
 })
 

@@ -54,8 +54,11 @@ export const messagingModule: HeroldModule = {
     const sends = templateSendsFor(deps)
     return {
       handlers: {
-        // one queued template send: re-checked, quota reserved, sent at most once (messaging.sends.ts deliver)
-        [TEMPLATE_SEND_QUEUE]: { run: (job, context) => sends.deliver(job, context) },
+        // queued template sends, a claim at a time: re-checked, quota reserved, sent at most once (messaging.sends.ts)
+        [TEMPLATE_SEND_QUEUE]: {
+          run: (job, context) => sends.deliver(job, context),
+          runBatch: (jobs, context) => sends.deliverBatch(jobs, context),
+        },
       },
     }
   },

@@ -46,29 +46,42 @@ export async function reserveUnit(db: Db, accountId: string, month: string): Pro
 }
 
 /**
- * reserveUnit and, only when a unit was taken, the send moved to `sending` with this attempt's token, in one
- * statement. Call it under the send's row lock, with the send seen `queued`. False: no unit left, nothing changed.
+ * The send worker's reservation for a batch, in one statement: takes as many of the month's units as are free, up
+ * to one per send (the database function herold_reserve_units, migration 0037, which locks the month's row so
+ * concurrent batches never together go over the plan's limit), and moves that many sends, in the given order, to
+ * `sending` with their attempt's token. Call it under the sends' row locks, with them seen `queued`. Returns the ids
+ * moved; the others got no unit and are unchanged.
  */
-export async function reserveUnitAndMarkSending(
+export async function reserveUnitsAndMarkSending(
   tx: Db,
-  send: { accountId: string; id: string },
-  mark: { month: string; token: string; at: Date },
-): Promise<boolean> {
+  accountId: string,
+  sends: Array<{ id: string; token: string }>,
+  mark: { month: string; at: Date },
+): Promise<Set<string>> {
+  if (sends.length === 0) return new Set()
   const at = mark.at.toISOString()
+  const wanted = JSON.stringify(sends.map((s, i) => ({ id: s.id, token: s.token, ord: i + 1 })))
   const result = await tx.execute(sql`
-    WITH unit AS (${reserveSql(send.accountId, mark.month)})
-    UPDATE template_sends SET status = 'sending', attempt_token = ${mark.token}::uuid, attempts = attempts + 1,
+    WITH unit AS (SELECT herold_reserve_units(${accountId}::uuid, ${mark.month}, ${sends.length}::int) AS granted)
+    UPDATE template_sends s SET status = 'sending', attempt_token = w.token, attempts = s.attempts + 1,
       quota_month = ${mark.month}, sending_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
-    WHERE account_id = ${send.accountId}::uuid AND id = ${send.id}::uuid AND EXISTS (SELECT 1 FROM unit)
-    RETURNING id`)
-  return rowCount(result) === 1
+    FROM jsonb_to_recordset(${wanted}::jsonb) AS w(id uuid, token uuid, ord int), unit
+    WHERE s.account_id = ${accountId}::uuid AND s.id = w.id AND w.ord <= unit.granted
+    RETURNING s.id`)
+  return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((r) => r.id))
 }
 
 /** Gives a reserved unit back (the message was certainly not sent). */
 export async function releaseUnit(db: Db, accountId: string, month: string): Promise<void> {
+  await releaseUnits(db, accountId, month, 1)
+}
+
+/** Gives `count` reserved units back in one statement (those messages were certainly not sent). */
+export async function releaseUnits(db: Db, accountId: string, month: string, count: number): Promise<void> {
+  if (count < 1) return
   await db
     .update(messageQuota)
-    .set({ used: sql`GREATEST(${messageQuota.used} - 1, 0)` })
+    .set({ used: sql`GREATEST(${messageQuota.used} - ${count}::int, 0)` })
     .where(and(eq(messageQuota.accountId, accountId), eq(messageQuota.month, month)))
 }
 

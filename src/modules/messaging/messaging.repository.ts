@@ -1,4 +1,5 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
@@ -83,4 +84,139 @@ export async function deleteContactSends(db: Db, accountId: string, contactId: s
     .where(and(eq(templateSends.accountId, accountId), eq(templateSends.contactId, contactId)))
     .returning({ status: templateSends.status })
   return { send_jobs: removed.filter((r) => r.status === 'queued').length }
+}
+
+const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
+
+/** Provider statuses of many sends in one statement: each row's status fields as given (applySendStatuses). */
+export async function setSendStatuses(
+  tx: Db,
+  accountId: string,
+  sends: Array<
+    Pick<
+      TemplateSendRow,
+      'id' | 'status' | 'reason' | 'errorCode' | 'deliveredAt' | 'readAt' | 'failedAt' | 'updatedAt'
+    >
+  >,
+): Promise<void> {
+  if (sends.length === 0) return
+  const rows = JSON.stringify(
+    sends.map((s) => ({
+      id: s.id,
+      status: s.status,
+      reason: s.reason,
+      error_code: s.errorCode,
+      delivered_at: s.deliveredAt?.toISOString() ?? null,
+      read_at: s.readAt?.toISOString() ?? null,
+      failed_at: s.failedAt?.toISOString() ?? null,
+      updated_at: s.updatedAt.toISOString(),
+    })),
+  )
+  await tx.execute(sql`
+    UPDATE template_sends s SET status = r.status, reason = r.reason, error_code = r.error_code,
+      delivered_at = r.delivered_at, read_at = r.read_at, failed_at = r.failed_at, updated_at = r.updated_at
+    FROM jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, status text, reason text, error_code text,
+      delivered_at timestamptz, read_at timestamptz, failed_at timestamptz, updated_at timestamptz)
+    WHERE s.account_id = ${accountId}::uuid AND s.id = r.id`)
+}
+
+/**
+ * The worker's re-check of a batch of sends in one query: each send with its account (status, sending paused,
+ * language, timezone), its contact (null when deleted: name, e-mail, phone, chat opt-in) and whether the account's
+ * chat number is connected. The rules are applied by the caller. The contact and the number are read by name in
+ * subqueries (the contacts and channels modules own those tables; this read changes nothing), so the batch costs
+ * one round trip instead of a service call per send.
+ */
+export async function recheckSends(db: Db, accountId: string, ids: string[]) {
+  if (ids.length === 0) return []
+  return db
+    .select({
+      send: templateSends,
+      account: {
+        status: accounts.status,
+        sendingPaused: accounts.sendingPaused,
+        language: accounts.language,
+        timezone: accounts.timezone,
+      },
+      contact: sql<{ name: string; email: string; phone: string; optin_chat: string } | null>`(
+        SELECT json_build_object('name', c.name, 'email', c.email, 'phone', c.phone, 'optin_chat', c.optin_chat)
+        FROM contacts c WHERE c.account_id = ${templateSends.accountId} AND c.id = ${templateSends.contactId})`,
+      chatConnected: sql<boolean | null>`(SELECT cc.status = 'connected' FROM channel_connections cc
+        WHERE cc.account_id = ${templateSends.accountId} AND cc.channel = 'chat')`,
+    })
+    .from(templateSends)
+    .innerJoin(accounts, eq(accounts.id, templateSends.accountId))
+    .where(and(eq(templateSends.accountId, accountId), inArray(templateSends.id, ids)))
+}
+
+/** The sends of a batch, locked (in id order, so concurrent batches lock alike). */
+export async function lockSends(tx: Db, accountId: string, ids: string[]) {
+  if (ids.length === 0) return []
+  return tx
+    .select()
+    .from(templateSends)
+    .where(and(eq(templateSends.accountId, accountId), inArray(templateSends.id, ids)))
+    .orderBy(templateSends.id)
+    .for('update')
+}
+
+/** The columns patchSends can set, as the database names them. */
+const PATCHABLE = {
+  status: 'text',
+  reason: 'text',
+  errorCode: 'text',
+  attemptToken: 'uuid',
+  quotaMonth: 'text',
+  messageId: 'uuid',
+  providerMessageId: 'text',
+  sentAt: 'timestamptz',
+  failedAt: 'timestamptz',
+  skippedAt: 'timestamptz',
+  updatedAt: 'timestamptz',
+} as const
+const column = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+/**
+ * updateSend for many sends in one statement, each with its own patch (only the fields it names change); a patch
+ * with `token` only while that attempt still holds the send. Returns the ids changed.
+ */
+export async function patchSends(
+  tx: Db,
+  accountId: string,
+  patches: Array<{ id: string; patch: Pick<TemplateSendPatch, keyof typeof PATCHABLE>; token?: string }>,
+): Promise<Set<string>> {
+  if (patches.length === 0) return new Set()
+  const rows = JSON.stringify(
+    patches.map(({ id, patch, token }) => ({
+      id,
+      token: token ?? null,
+      p: Object.fromEntries(
+        Object.entries(patch).map(([field, value]) => [
+          column(field),
+          value instanceof Date ? value.toISOString() : (value ?? null),
+        ]),
+      ),
+    })),
+  )
+  const sets = Object.entries(PATCHABLE).map(([field, type]) => {
+    const name = column(field)
+    return sql.raw(`${name} = CASE WHEN r.p ? '${name}' THEN (r.p->>'${name}')::${type} ELSE s.${name} END`)
+  })
+  const result = await tx.execute(sql`
+    UPDATE template_sends s SET ${sql.join(sets, sql`, `)}
+    FROM jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, token uuid, p jsonb)
+    WHERE s.account_id = ${accountId}::uuid AND s.id = r.id AND (r.token IS NULL OR s.attempt_token = r.token)
+    RETURNING s.id`)
+  return new Set(rowsOf<{ id: string }>(result).map((r) => String(r.id)))
+}
+
+/** The short links of a batch of sends in one insert. */
+export async function insertLinksOf(
+  db: Db,
+  accountId: string,
+  links: Array<{ contactId: string; id: string; url: string }>,
+  now: Date,
+): Promise<void> {
+  if (links.length === 0) return
+  await db.insert(trackedLinks).values(links.map((link) => ({ accountId, ...link, createdAt: now })))
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { type Account, getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
-import { type ClaimedJob, completeJob, enqueue, retryJob } from '../../platform/jobs/jobs.ts'
-import type { JobContext } from '../../platform/jobs/runner.ts'
-import type { ChannelsService } from '../channels/index.ts'
+import { type ClaimedJob, completeJobs, enqueue, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
+import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
+import type { BatchSendOutcome, ChannelsService } from '../channels/index.ts'
 import type { ContactsService } from '../contacts/index.ts'
 import type { MessageStatusListener } from '../inbox/index.ts'
 import {
@@ -18,7 +18,7 @@ import {
   validateVariableValues,
 } from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
-import { hasUnitLeft, monthIn, releaseUnit, reserveUnitAndMarkSending } from './messaging.quota.ts'
+import { hasUnitLeft, monthIn, releaseUnits, reserveUnitsAndMarkSending } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
 import type { SendStatus } from './messaging.tables.ts'
 
@@ -38,7 +38,7 @@ export interface TemplateSendsDeps {
   db: Db
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
-  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplate' | 'claimConversation'>
+  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplates' | 'claimConversations'>
   templates: Pick<TemplatesService, 'get'>
   serviceName: string
   publicUrl: string
@@ -46,6 +46,7 @@ export interface TemplateSendsDeps {
 }
 
 type Contact = Awaited<ReturnType<ContactsService['get']>>
+type ContactValues = Pick<Contact, 'name' | 'email' | 'phone'>
 
 const unprocessable = (code: string, message: string, details?: Record<string, unknown>) =>
   new AppError(422, code, message, { details })
@@ -89,7 +90,7 @@ const nullWhenNotFound = (error: unknown) => {
   throw error
 }
 
-const contactValues = (contact: Contact) => ({ name: contact.name, email: contact.email, phone: contact.phone })
+const contactValues = (contact: ContactValues) => ({ name: contact.name, email: contact.email, phone: contact.phone })
 
 const RANK: Record<SendStatus, number> = {
   queued: 0,
@@ -189,7 +190,7 @@ export function templateSends(deps: TemplateSendsDeps) {
    * Renders for the provider: link addresses in the caller's values become tracked short links (the approved text
    * itself cannot change at the provider), then every placeholder is filled. Null when any placeholder would remain.
    */
-  function renderForSend(view: TemplateView, contact: Contact, supplied: Record<string, string>) {
+  function renderForSend(view: TemplateView, contact: ContactValues, supplied: Record<string, string>) {
     const links: Array<{ id: string; url: string }> = []
     const values: Record<string, string> = {}
     for (const [name, value] of Object.entries(supplied)) {
@@ -218,51 +219,6 @@ export function templateSends(deps: TemplateSendsDeps) {
       buttonParameters,
     }
   }
-
-  /**
-   * The checks right before a send (through the services, outside any transaction): the reason to skip, or what to
-   * send. The account's lock and pause, the contact (opt-out, opt-in, phone), the template, the number.
-   */
-  async function recheck(
-    send: repo.TemplateSendRow,
-    account: Account,
-  ): Promise<
-    | { skip: string }
-    | {
-        skip?: undefined
-        contact: Contact
-        view: TemplateView
-        rendered: NonNullable<ReturnType<typeof renderForSend>>
-      }
-  > {
-    if (account.status === 'blocked') return { skip: 'account_blocked' }
-    if (account.sendingPaused) return { skip: 'subscription_locked' }
-    const tenant = { accountId: account.id, account }
-    const contact = await deps.contacts.get(tenant, send.contactId).catch(nullWhenNotFound)
-    if (!contact) return { skip: 'contact_deleted' }
-    const refusal = recipientRefusal(contact)
-    if (refusal) return { skip: refusal.code }
-    const view = await template(tenant, send.templateId).catch(nullWhenNotFound)
-    if (!view) return { skip: 'template_deleted' }
-    const templateIssue = templateRefusal(view)
-    if (templateIssue) return { skip: templateIssue.code }
-    try {
-      await deps.channels.requireChatConnected(account.id)
-    } catch (error) {
-      if (error instanceof AppError) return { skip: error.code }
-      throw error
-    }
-    const rendered = renderForSend(view, contact, send.variables)
-    if (!rendered) return { skip: 'placeholder_remains' }
-    return { contact, view, rendered }
-  }
-
-  async function finish(tx: Db, send: repo.TemplateSendRow, patch: repo.TemplateSendPatch, token?: string) {
-    return repo.updateSend(tx, send.accountId, send.id, { ...patch, updatedAt: clock.now() }, { token })
-  }
-
-  const skip = (tx: Db, send: repo.TemplateSendRow, reason: string) =>
-    finish(tx, send, { status: 'skipped', reason, skippedAt: clock.now() })
 
   return {
     /**
@@ -326,164 +282,308 @@ export function templateSends(deps: TemplateSendsDeps) {
     },
 
     /**
-     * The worker's job for one send. Under the send's row lock: a send found `sending` was interrupted during an
+     * The worker's jobs, a batch of sends at once (one claim), per account. The batch is checked again in one query
+     * (account blocked or paused, contact deleted, opted out or not opted in, the number), with each template read
+     * once. Then, under the sends' row locks and in one commit: a send found `sending` was interrupted during an
      * earlier provider call (its worker died, the lease expired): it ends `failed` with reason `interrupted` and is
      * never sent again, because the provider may already have delivered it and a marketing message must not arrive
-     * twice. A queued send is checked again (account, contact opt-out and opt-in, template, number), the quota unit
-     * is reserved, and it moves to `sending` with this attempt's token, all in one commit; only then is the provider
-     * called. Refusals end `failed` (unit released); throughput refusals go back to `queued` and retry later.
+     * twice; a refused one is skipped (a campaign's send waits while sending is impossible for the moment); the
+     * others claim their place in the number's daily limit, reserve their quota units together (one statement; the
+     * ones without a unit are skipped with limit_reached) and move to `sending` with their attempt's token. Only
+     * then is the provider called, for all of them at once within the number's pacer, and the results are recorded
+     * together. Refusals end `failed` (unit released); throughput refusals go back to `queued` and retry later.
      */
-    async deliver(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
-      const sendId = String(job.payload.send_id)
-      const token = job.leaseToken
-      const found = await repo.findSend(db, job.accountId, sendId)
-      if (!found || (found.status !== 'queued' && found.status !== 'sending')) return
-      const account = await getAccount(db, job.accountId)
-      const checked = found.status === 'queued' ? await recheck(found, account) : null
-      // a final state is written in the same transaction that finishes the job
-      const ended = async (tx: Db) => {
-        await completeJob(tx, job)
-        context.settled()
-        return null
-      }
-      const prepared = await db.transaction(async (tx) => {
-        const send = await repo.findSend(tx, job.accountId, sendId, { lock: true })
-        if (!send) return null
-        if (send.status === 'sending') {
-          await finish(tx, send, { status: 'failed', reason: 'interrupted', failedAt: clock.now() })
-          return ended(tx)
-        }
-        if (send.status !== 'queued' || !checked) return null
-        // a campaign's send waits while sending is impossible for the moment and goes when it is possible again
-        const waitOrSkip = async (reason: string, retryAt: Date) => {
-          const waitUntil = waitingAllowedUntil(send, reason)
-          if (waitUntil !== null && retryAt.getTime() < waitUntil) {
-            await finish(tx, send, { reason })
-            await retryJob(tx, clock, job, retryAt, `waiting: ${reason}`)
-            context.settled()
-            return null
-          }
-          await skip(tx, send, waitUntil !== null ? 'late' : reason)
-          return ended(tx)
-        }
-        if (checked.skip !== undefined) {
-          return waitOrSkip(checked.skip, new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS))
-        }
-        const claim = await deps.channels.claimConversation(tx, job.accountId, send.contactId)
-        if (!claim.ok) return waitOrSkip('daily_limit_reached', claim.resumesAt)
-        const month = monthIn(clock.now(), account.timezone)
-        if (!(await reserveUnitAndMarkSending(tx, send, { month, token, at: clock.now() }))) {
-          await skip(tx, send, 'limit_reached')
-          return ended(tx)
-        }
-        await repo.insertLinks(tx, job.accountId, send.contactId, checked.rendered.links, clock.now())
-        return { send, ...checked, month }
-      })
-      if (!prepared) return
-      const { send, contact, view, rendered, month } = prepared
-      let outcome: Awaited<ReturnType<ChannelsService['sendTemplate']>>
-      try {
-        outcome = await deps.channels.sendTemplate(job.accountId, {
-          contactId: contact.id,
-          to: contact.phone,
-          name: view.provider_name,
-          language: view.language,
-          parameters: rendered.parameters,
-          ...(rendered.parameterNames ? { parameterNames: rendered.parameterNames } : {}),
-          ...(rendered.buttonParameters.length > 0 ? { buttonParameters: rendered.buttonParameters } : {}),
-          headerImageUrl: view.header_media?.url ?? null,
-          text: rendered.text,
-          sendId: send.id,
-          shown: {
-            id: view.id,
-            name: view.name,
-            buttons: view.buttons.map((b) => ({ type: b.type, text: b.text, ...(b.url ? { url: b.url } : {}) })),
-          },
-        })
-      } catch (error) {
-        // channels' own checks (paused, no number) fail before the provider is called: certainly not sent
-        const notSent = error instanceof AppError || refusedConnection(error)
-        await db.transaction(async (tx) => {
-          if (notSent) await releaseUnit(tx, job.accountId, month)
-          const reason = error instanceof AppError ? error.code : notSent ? 'provider_unreachable' : 'provider_error'
-          await finish(
-            tx,
-            send,
-            {
-              status: notSent ? 'skipped' : 'failed',
-              reason,
-              ...(notSent ? { skippedAt: clock.now() } : { failedAt: clock.now() }),
-            },
-            token,
-          )
-          await ended(tx)
-        })
-        return
-      }
-      if (outcome.ok) {
-        await db.transaction(async (tx) => {
-          await finish(
-            tx,
-            send,
-            {
-              status: 'sent',
-              reason: null,
-              messageId: outcome.message?.id ?? null,
-              providerMessageId: outcome.providerMessageId,
-              sentAt: clock.now(),
-              quotaMonth: null,
-            },
-            token,
-          )
-          await ended(tx)
-        })
-        return
-      }
-      const error = outcome.error
-      if (error.kind === 'retry_later' && send.attempts + 1 < MAX_RATE_LIMITED_ATTEMPTS) {
-        await db.transaction(async (tx) => {
-          await releaseUnit(tx, job.accountId, month)
-          await finish(
-            tx,
-            send,
-            { status: 'queued', attemptToken: null, quotaMonth: null, errorCode: error.providerCode, reason: null },
-            token,
-          )
-          const backoff = RATE_LIMIT_BACKOFF_MS * 2 ** send.attempts
-          await retryJob(
-            tx,
-            clock,
-            job,
-            new Date(clock.now().getTime() + backoff),
-            `${error.providerCode}: ${error.message}`,
-          )
-        })
-        context.settled()
-        return
-      }
-      await db.transaction(async (tx) => {
-        await releaseUnit(tx, job.accountId, month)
-        await finish(
-          tx,
-          send,
-          {
-            status: 'failed',
-            reason:
-              error.kind === 'opted_out'
-                ? 'contact_opted_out'
-                : error.kind === 'retry_later'
-                  ? 'rate_limited'
-                  : 'provider_refused',
-            errorCode: error.providerCode,
-            messageId: outcome.message?.id ?? null,
-            failedAt: clock.now(),
-            quotaMonth: null,
-          },
-          token,
-        )
-        await ended(tx)
-      })
+    async deliverBatch(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+      const byAccount = new Map<string, ClaimedJob[]>()
+      for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
+      const outcomes = await Promise.allSettled(
+        [...byAccount].map(([accountId, ofAccount]) => deliverGroup(accountId, ofAccount, context)),
+      )
+      const failed = outcomes.find((o) => o.status === 'rejected')
+      if (failed) throw failed.reason
     },
+
+    /** One send's job (deliverBatch with one job). */
+    async deliver(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      await this.deliverBatch([job], { settled: () => context.settled() })
+    },
+  }
+
+  type Checked =
+    | { skip: string }
+    | { skip?: undefined; view: TemplateView; rendered: NonNullable<ReturnType<typeof renderForSend>>; phone: string }
+
+  /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
+  async function recheckBatch(accountId: string, ids: string[]) {
+    const rows = await repo.recheckSends(db, accountId, ids)
+    const views = new Map<string, TemplateView | null>()
+    const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
+    for (const row of rows) {
+      const { send, account, contact } = row
+      const result = (async (): Promise<Checked | null> => {
+        if (send.status !== 'queued') return null
+        if (account.status === 'blocked') return { skip: 'account_blocked' }
+        if (account.sendingPaused) return { skip: 'subscription_locked' }
+        if (!contact) return { skip: 'contact_deleted' }
+        const refusal = recipientRefusal(contact)
+        if (refusal) return { skip: refusal.code }
+        if (!views.has(send.templateId)) {
+          const tenant = { accountId, account: { language: account.language } }
+          views.set(send.templateId, await deps.templates.get(tenant, send.templateId).catch(nullWhenNotFound))
+        }
+        const view = views.get(send.templateId)
+        if (!view) return { skip: 'template_deleted' }
+        const templateIssue = templateRefusal(view)
+        if (templateIssue) return { skip: templateIssue.code }
+        if (!row.chatConnected) return { skip: 'chat_not_connected' }
+        const rendered = renderForSend(view, contact, send.variables)
+        if (!rendered) return { skip: 'placeholder_remains' }
+        return { view, rendered, phone: contact.phone }
+      })()
+      checked.set(send.id, { send, timezone: account.timezone, checked: await result })
+    }
+    return checked
+  }
+
+  async function deliverGroup(accountId: string, jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+    const jobOf = new Map<string, ClaimedJob>()
+    for (const job of jobs) {
+      const sendId = String(job.payload.send_id)
+      // a second job for the same send, or a malformed one, is simply completed
+      if (UUID.test(sendId) && !jobOf.has(sendId)) jobOf.set(sendId, job)
+    }
+    if (jobOf.size === 0) return
+    const checked = await recheckBatch(accountId, [...jobOf.keys()])
+    const open = [...checked.values()].some((c) => c.send.status === 'queued' || c.send.status === 'sending')
+    const going = open ? await prepare(accountId, jobOf, checked, context) : []
+    if (going.length === 0) return
+    const month = going[0].month
+    const results = await deps.channels.sendTemplates(
+      accountId,
+      going.map(({ send, checked: c }) => ({
+        contactId: send.contactId,
+        to: c.phone,
+        name: c.view.provider_name,
+        language: c.view.language,
+        parameters: c.rendered.parameters,
+        ...(c.rendered.parameterNames ? { parameterNames: c.rendered.parameterNames } : {}),
+        ...(c.rendered.buttonParameters.length > 0 ? { buttonParameters: c.rendered.buttonParameters } : {}),
+        headerImageUrl: c.view.header_media?.url ?? null,
+        text: c.rendered.text,
+        sendId: send.id,
+        shown: {
+          id: c.view.id,
+          name: c.view.name,
+          buttons: c.view.buttons.map((b) => ({ type: b.type, text: b.text, ...(b.url ? { url: b.url } : {}) })),
+        },
+      })),
+    )
+    const records = going.map(({ send, job }, at) => resultRecord(send, job, results[at]))
+    const write = (list: ResultRecord[]) =>
+      db.transaction(async (tx) => {
+        await releaseUnits(tx, accountId, month, list.filter((r) => r.release).length)
+        await repo.patchSends(
+          tx,
+          accountId,
+          list.map((r) => ({ id: r.send.id, patch: { ...r.patch, updatedAt: clock.now() }, token: r.job.leaseToken })),
+        )
+        for (const r of list) {
+          if (r.retryAt) await retryJob(tx, clock, r.job, r.retryAt, r.retryError)
+        }
+        await completeJobs(
+          tx,
+          list.filter((r) => !r.retryAt).map((r) => r.job),
+        )
+      })
+    try {
+      await write(records)
+      for (const r of records) context.settled(r.job)
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error
+      // one lost lease must not undo the others' records: each on its own (a lost one stays for its new holder)
+      for (const r of records) {
+        await write([r]).then(
+          () => context.settled(r.job),
+          (e: unknown) => {
+            if (!(e instanceof LeaseLostError)) throw e
+          },
+        )
+      }
+    }
+  }
+
+  type Prepared = {
+    send: repo.TemplateSendRow
+    job: ClaimedJob
+    checked: Exclude<Checked, { skip: string }>
+    month: string
+  }
+
+  /** Under the sends' row locks, in one commit: interrupted, skipped and waiting ones settled; the rest `sending`. */
+  async function prepare(
+    accountId: string,
+    jobOf: Map<string, ClaimedJob>,
+    checked: Awaited<ReturnType<typeof recheckBatch>>,
+    context: Pick<BatchContext, 'settled'>,
+  ): Promise<Prepared[]> {
+    const settled: ClaimedJob[] = []
+    const prepared = await db.transaction(async (tx) => {
+      const now = clock.now()
+      const locked = await repo.lockSends(tx, accountId, [...checked.keys()])
+      const patches: Parameters<typeof repo.patchSends>[2] = []
+      const ended: ClaimedJob[] = []
+      const waiting: Array<{ job: ClaimedJob; retryAt: Date; reason: string }> = []
+      const candidates: Array<{ send: repo.TemplateSendRow; job: ClaimedJob; checked: Prepared['checked'] }> = []
+      // a campaign's send waits while sending is impossible for the moment and goes when it is possible again
+      const waitOrSkip = (send: repo.TemplateSendRow, job: ClaimedJob, reason: string, retryAt: Date) => {
+        const waitUntil = waitingAllowedUntil(send, reason)
+        if (waitUntil !== null && retryAt.getTime() < waitUntil) {
+          patches.push({ id: send.id, patch: { reason, updatedAt: now } })
+          waiting.push({ job, retryAt, reason })
+          return
+        }
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: waitUntil !== null ? 'late' : reason, skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+      }
+      for (const send of locked) {
+        const job = jobOf.get(send.id)
+        if (!job) continue
+        if (send.status === 'sending') {
+          patches.push({
+            id: send.id,
+            patch: { status: 'failed', reason: 'interrupted', failedAt: now, updatedAt: now },
+          })
+          ended.push(job)
+          continue
+        }
+        const check = checked.get(send.id)?.checked
+        if (send.status !== 'queued' || !check) continue
+        if (check.skip !== undefined) {
+          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS))
+          continue
+        }
+        candidates.push({ send, job, checked: check })
+      }
+      const claims = await deps.channels.claimConversations(
+        tx,
+        accountId,
+        candidates.map((c) => c.send.contactId),
+      )
+      const claimed = candidates.filter(({ send, job }, at) => {
+        const claim = claims[at]
+        if (!claim.ok) waitOrSkip(send, job, 'daily_limit_reached', claim.resumesAt)
+        return claim.ok
+      })
+      const timezone = checked.values().next().value?.timezone ?? 'UTC'
+      const month = monthIn(now, timezone)
+      const marked = await reserveUnitsAndMarkSending(
+        tx,
+        accountId,
+        claimed.map(({ send, job }) => ({ id: send.id, token: job.leaseToken })),
+        { month, at: now },
+      )
+      for (const { send, job } of claimed) {
+        if (marked.has(send.id)) continue
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: 'limit_reached', skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+      }
+      const going = claimed.filter(({ send }) => marked.has(send.id))
+      await repo.insertLinksOf(
+        tx,
+        accountId,
+        going.flatMap(({ send, checked: c }) =>
+          c.rendered.links.map((link) => ({ ...link, contactId: send.contactId })),
+        ),
+        now,
+      )
+      await repo.patchSends(tx, accountId, patches)
+      for (const w of waiting) await retryJob(tx, clock, w.job, w.retryAt, `waiting: ${w.reason}`)
+      await completeJobs(tx, ended)
+      settled.push(...ended, ...waiting.map((w) => w.job))
+      return going.map((g) => ({ ...g, month }))
+    })
+    for (const job of settled) context.settled(job)
+    return prepared
+  }
+
+  type ResultRecord = {
+    send: repo.TemplateSendRow
+    job: ClaimedJob
+    patch: Omit<repo.TemplateSendPatch, 'updatedAt'>
+    /** the quota unit goes back: certainly not sent, or refused */
+    release: boolean
+    retryAt?: Date
+    retryError: string | null
+  }
+
+  /** What a send's provider result writes (the same rules as one send at a time). */
+  function resultRecord(send: repo.TemplateSendRow, job: ClaimedJob, result: BatchSendOutcome): ResultRecord {
+    const now = clock.now()
+    if ('thrown' in result) {
+      const error = result.thrown
+      // channels' own checks (paused, no number) fail before the provider is called: certainly not sent
+      const notSent = error instanceof AppError || refusedConnection(error)
+      const reason = error instanceof AppError ? error.code : notSent ? 'provider_unreachable' : 'provider_error'
+      return {
+        send,
+        job,
+        release: notSent,
+        retryError: null,
+        patch: notSent ? { status: 'skipped', reason, skippedAt: now } : { status: 'failed', reason, failedAt: now },
+      }
+    }
+    if (result.ok) {
+      return {
+        send,
+        job,
+        release: false,
+        retryError: null,
+        patch: {
+          status: 'sent',
+          reason: null,
+          messageId: result.messageId,
+          providerMessageId: result.providerMessageId,
+          sentAt: now,
+          quotaMonth: null,
+        },
+      }
+    }
+    const error = result.error
+    if (error.kind === 'retry_later' && send.attempts + 1 < MAX_RATE_LIMITED_ATTEMPTS) {
+      return {
+        send,
+        job,
+        release: true,
+        retryAt: new Date(now.getTime() + RATE_LIMIT_BACKOFF_MS * 2 ** send.attempts),
+        retryError: `${error.providerCode}: ${error.message}`,
+        patch: { status: 'queued', attemptToken: null, quotaMonth: null, errorCode: error.providerCode, reason: null },
+      }
+    }
+    return {
+      send,
+      job,
+      release: true,
+      retryError: null,
+      patch: {
+        status: 'failed',
+        reason:
+          error.kind === 'opted_out'
+            ? 'contact_opted_out'
+            : error.kind === 'retry_later'
+              ? 'rate_limited'
+              : 'provider_refused',
+        errorCode: error.providerCode,
+        messageId: result.messageId,
+        failedAt: now,
+        quotaMonth: null,
+      },
+    }
   }
 }
 
@@ -522,14 +622,18 @@ export const applySendStatuses: MessageStatusListener = async (tx, accountId, up
     updates.map((u) => u.messageId),
   )
   const byMessage = new Map(rows.map((r) => [r.messageId, r]))
+  // the changes of the batch are written together, one statement (a send's later change builds on its earlier one)
+  const changed = new Map<string, repo.TemplateSendRow>()
   for (const update of updates) {
     const row = byMessage.get(update.messageId)
     if (!row) continue
     const change = sendStatusChange(row, update)
     if (!change) continue
-    const saved = await repo.updateSend(tx, accountId, row.id, { ...change, updatedAt: update.at })
-    if (saved) byMessage.set(update.messageId, saved)
+    const next = { ...row, ...change, updatedAt: update.at }
+    byMessage.set(update.messageId, next)
+    changed.set(row.id, next)
   }
+  await repo.setSendStatuses(tx, accountId, [...changed.values()])
 }
 
 /** A connection refused or a name not resolved: the request never reached the provider. */

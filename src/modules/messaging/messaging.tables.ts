@@ -43,9 +43,15 @@ export const trackedLinks = pgTable(
     id: text('id').notNull(),
     contactId: uuid('contact_id').notNull(),
     url: text('url').notNull(),
+    /** the newsletter whose CTA button this link is (one per recipient, written at the fan-out); null elsewhere */
+    newsletterId: uuid('newsletter_id'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('tracked_links_id_uq').on(t.id)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('tracked_links_id_uq').on(t.id),
+    index('tracked_links_newsletter_idx').on(t.accountId, t.newsletterId).where(sql`${t.newsletterId} IS NOT NULL`),
+  ],
 )
 
 /** One row per click on a short link: which link, which contact, when. */

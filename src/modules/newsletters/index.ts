@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
+import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { templatesServiceFor } from '../templates/index.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
 import {
@@ -10,6 +12,16 @@ import {
   type NewsletterTemplates,
   newslettersService,
 } from './newsletters.service.ts'
+import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
+
+// a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409
+registerMediaUsageCheck(async (db, accountId, item) => {
+  const result = await db.execute(sql`SELECT id, name FROM newsletters WHERE account_id = ${accountId}
+    AND (header_media->>'media_id' = ${item.id} OR header_media->>'url' = ${item.url})`)
+  return (result as unknown as { rows: Array<{ id: string; name: string }> }).rows.map(
+    (n) => `newsletter ${n.name} (${n.id})`,
+  )
+})
 
 export function newslettersServiceFor(deps: PlatformDeps) {
   const templates = templatesServiceFor(deps)
@@ -17,6 +29,9 @@ export function newslettersServiceFor(deps: PlatformDeps) {
   return newslettersService({
     db: deps.database.orm,
     clock: deps.clock,
+    publicUrl: deps.config.publicUrl,
+    resolveHeaderMedia: (accountId, input) =>
+      resolveHeaderImage(deps.database.orm, deps.config.publicUrl, accountId, input) as Promise<NewsletterHeaderMedia>,
     templates: templates as unknown as NewsletterTemplates,
     async requireSendingPossible(accountId) {
       const account = await getAccount(deps.database.orm, accountId)

@@ -43,7 +43,7 @@ export function newslettersRoutes(service: NewslettersService) {
         schema: {
           summary: 'Create a newsletter draft',
           description:
-            'Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject.',
+            'Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject. `header_media` (optional): a media library file (`media_id`) or a public https address (`url`) shown above the text.',
           tags,
           body: CreateBody,
           response: { 201: NewsletterResponse },
@@ -71,7 +71,7 @@ export function newslettersRoutes(service: NewslettersService) {
         schema: {
           summary: "Change a newsletter's call to action or segment",
           description:
-            'At least one of `cta` and `segment`. 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). A changed button needs a new template at the provider: it is made when the newsletter is scheduled.',
+            "At least one of `cta`, `segment` and `header_media` (the spec names cta and segment; the header image is an addition). 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). `header_media` is a media library file of this account (`media_id`; another account's is a 404, key media_not_found) or a public https address (`url`). A changed button or header image needs a new template at the provider: it is made when the newsletter is scheduled.",
           tags,
           params: NewsletterParams,
           body: UpdateBody,

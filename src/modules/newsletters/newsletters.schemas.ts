@@ -1,6 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
-import { NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
+import { CTA_TRACKING, NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description ? { description } : {})
@@ -33,6 +33,27 @@ export const Cta = Type.Object(
   { additionalProperties: false, description: 'A URL button under the message; null removes it.' },
 )
 
+export const HeaderMediaInput = Type.Object(
+  {
+    media_id: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          "a media library file of this account (an image); another account's id is a 404 (key media_not_found)",
+      }),
+    ),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2000, description: 'a public https address of a JPEG or PNG' }),
+    ),
+    mime_type: Type.Optional(Type.String({ maxLength: 100, description: 'image/jpeg or image/png (url form only)' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image.",
+  },
+)
+
 export const CreateBody = Type.Object({
   name: Type.Optional(Type.String({ maxLength: LIMITS.name })),
   subject: Type.String({ minLength: 1, maxLength: LIMITS.subject }),
@@ -43,11 +64,13 @@ export const CreateBody = Type.Object({
       'The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled.',
   }),
   channel: Type.Optional(Type.Literal('chat')),
+  header_media: Type.Optional(Nullable(HeaderMediaInput)),
 })
 
 export const UpdateBody = Type.Object({
   cta: Type.Optional(Nullable(Cta)),
   segment: Type.Optional(Nullable(Segment)),
+  header_media: Type.Optional(Nullable(HeaderMediaInput)),
 })
 
 export const ScheduleBody = Type.Object({
@@ -70,6 +93,19 @@ const newsletterFields = {
   status: literals(NEWSLETTER_STATUSES),
   phase: literals(NEWSLETTER_PHASES),
   cta: Nullable(Cta),
+  cta_tracking: Nullable(
+    literals(CTA_TRACKING),
+    'how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled',
+  ),
+  cta_tracking_note: Nullable(Type.String(), 'cta_tracking in words'),
+  header_media: Nullable(
+    Type.Object({
+      media_id: Type.Optional(Type.String({ description: 'the media library file, when it is one' })),
+      url: Type.String({ description: 'the https address WhatsApp fetches the image from' }),
+      mime_type: Type.Optional(Type.String()),
+    }),
+    'the header image above the text',
+  ),
   segment: Nullable(Segment),
   scheduled_at: Nullable(at, 'when it goes out (set by schedule)'),
   template_id: Nullable(Type.String({ format: 'uuid' }), 'the marketing template that carries it at the provider'),
@@ -121,6 +157,9 @@ export const StatusResponse = Type.Object({
   recipients: Type.Integer({ description: 'send records written for it (its recipients snapshot)' }),
   counts: Type.Object({ ...counts, ...germanCounts }, { description: 'send records per status' }),
   skip_reasons: Type.Record(Type.String(), Type.Integer(), { description: 'skipped and failed sends by reason' }),
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'whether CTA clicks are counted (tracked), else why not'),
+  cta_clicks: Type.Integer({ description: "clicks on the CTA button's tracked short links (every click)" }),
+  cta_clicked_contacts: Type.Integer({ description: 'recipients who clicked the CTA at least once' }),
   daily_limit: Nullable(Type.Integer(), "the number's daily limit of new conversations; null: not limited"),
   tageslimit: Nullable(Type.Integer()),
   resumes_at: Nullable(at, 'when a waiting newsletter tries again'),

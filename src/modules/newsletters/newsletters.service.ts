@@ -10,7 +10,9 @@ import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL }
 import type { JobContext } from '../../platform/jobs/runner.ts'
 import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
 import {
+  type CtaTracking,
   type NewsletterCta,
+  type NewsletterHeaderMedia,
   type NewsletterPhase,
   type NewsletterSegment,
   type NewsletterStatus,
@@ -44,6 +46,7 @@ export interface NewsletterTemplates {
       purpose: 'marketing'
       language: string
       buttons?: Array<{ type: 'URL'; text: string; url: string }>
+      header_media?: { media_id?: string; url?: string; mime_type?: string }
     },
   ): Promise<{ id: string }>
   submit(tenant: NewslettersTenant, id: string): Promise<unknown>
@@ -54,6 +57,13 @@ export interface NewsletterTemplates {
 export interface NewslettersDeps {
   db: Db
   clock: Clock
+  /** HEROLD_PUBLIC_URL: the tracked CTA button's short links live under it */
+  publicUrl: string
+  /** a header image by media library id (of the account) or public address (the media module) */
+  resolveHeaderMedia(
+    accountId: string,
+    input: { media_id?: string; url?: string; mime_type?: string },
+  ): Promise<NewsletterHeaderMedia>
   templates: NewsletterTemplates
   /** throws an AppError (chat_not_connected, subscription_locked) when nothing can go out now */
   requireSendingPossible(accountId: string): Promise<void>
@@ -72,6 +82,39 @@ function rows<T>(result: unknown): T[] {
 export function templateBody(newsletter: Pick<NewsletterRow, 'subject' | 'content'>): string {
   return `*${newsletter.subject}*\n\n${newsletter.content}`
 }
+
+/** The CTA button's address at the provider: one short link per recipient, its id the button's variable. */
+export function trackedCtaUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/public/t/c/{{1}}`
+}
+
+/** Whether the CTA can be a tracked short link, or why it goes out as the plain address. */
+export function ctaTrackingFor(publicUrl: string, content: string): CtaTracking {
+  if (!/^https:\/\//i.test(publicUrl)) return 'public_url_not_https'
+  if (/\{\{\s*\d+\s*\}\}/.test(content)) return 'content_numbered_variables'
+  return 'tracked'
+}
+
+const CTA_TRACKING_NOTES: Record<CtaTracking, string> = {
+  tracked: 'The CTA button opens a short link per recipient that counts the click and redirects to the CTA address.',
+  public_url_not_https:
+    'Clicks on the CTA are not counted: WhatsApp URL buttons need an https address and HEROLD_PUBLIC_URL is not https, so the button opens the CTA address directly.',
+  content_numbered_variables:
+    "Clicks on the CTA are not counted: the text uses numbered variables such as {{1}}, which would share the tracked button's {{1}}, so the button opens the CTA address directly.",
+}
+
+type HeaderMediaInput = { media_id?: string; url?: string; mime_type?: string }
+
+/** The template's header image: the library file by its id (resolved again), else the address as given. */
+function headerMediaReference(header: NewsletterHeaderMedia): HeaderMediaInput {
+  if (header.media_id) return { media_id: header.media_id }
+  return { url: header.url, ...(header.mime_type ? { mime_type: header.mime_type } : {}) }
+}
+
+/** A short-link id made in SQL at the fan-out: 12 random bytes as base64url (16 characters). */
+const LINK_ID_SQL = sql.raw(
+  `translate(encode(substr(uuid_send(gen_random_uuid()), 1, 6) || substr(uuid_send(gen_random_uuid()), 11, 6), 'base64'), '+/', '-_')`,
+)
 
 /** The segment's tag conditions on contacts `c` (confirmed chat opt-in is added by the callers). */
 function segmentSql(segment: NewsletterSegment | null) {
@@ -105,6 +148,9 @@ export function newsletterView(row: NewsletterRow, templateStatus: string | null
     status: row.status,
     phase: row.phase,
     cta: row.cta ?? null,
+    cta_tracking: row.cta ? (row.ctaTracking ?? null) : null,
+    cta_tracking_note: row.cta && row.ctaTracking ? CTA_TRACKING_NOTES[row.ctaTracking] : null,
+    header_media: row.headerMedia ?? null,
     segment: row.segment ?? null,
     scheduled_at: row.scheduledAt,
     template_id: row.templateId,
@@ -203,20 +249,28 @@ export function newslettersService(deps: NewslettersDeps) {
   async function fanoutBatch(tx: Db, row: NewsletterRow, templateId: string) {
     const now = clock.now().toISOString()
     const cursor = row.fanoutCursor ?? '00000000-0000-0000-0000-000000000000'
+    // a tracked CTA: each recipient's button gets its own short link, its id the send's variable {{1}}
+    const tracked = row.ctaTracking === 'tracked' && row.cta !== null
     const result = await tx.execute(sql`
       WITH picked AS (
-        SELECT c.id FROM contacts c
+        SELECT c.id, ${tracked ? LINK_ID_SQL : sql`NULL::text`} AS link_id FROM contacts c
         WHERE c.account_id = ${row.accountId} AND c.optin_chat = 'confirmed' AND c.id > ${cursor}::uuid
           AND ${segmentSql(row.segment ?? null)}
         ORDER BY c.id LIMIT ${FANOUT_BATCH}
       ), sends AS (
         INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, origin, origin_id,
           created_at, updated_at)
-        SELECT ${row.accountId}::uuid, gen_random_uuid(), p.id, ${templateId}::uuid, '{}'::jsonb, 'queued', 'newsletter',
+        SELECT ${row.accountId}::uuid, gen_random_uuid(), p.id, ${templateId}::uuid,
+          CASE WHEN p.link_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('1', p.link_id) END, 'queued', 'newsletter',
           ${row.id}::uuid, ${now}::timestamptz, ${now}::timestamptz
         FROM picked p
         ON CONFLICT DO NOTHING
-        RETURNING id
+        RETURNING id, contact_id, variables->>'1' AS link_id
+      ), links AS (
+        INSERT INTO tracked_links (account_id, id, contact_id, url, newsletter_id, created_at)
+        SELECT ${row.accountId}::uuid, s.link_id, s.contact_id, ${row.cta?.url ?? ''}, ${row.id}::uuid, ${now}::timestamptz
+        FROM sends s WHERE ${tracked ? sql`s.link_id IS NOT NULL` : sql`FALSE`}
+        RETURNING 1
       ), queued AS (
         INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
         SELECT ${row.accountId}::uuid, gen_random_uuid(), ${TEMPLATE_SEND_QUEUE}, jsonb_build_object('send_id', s.id),
@@ -249,11 +303,17 @@ export function newslettersService(deps: NewslettersDeps) {
       return { ...page, items }
     },
 
-    async create(tenant: NewslettersTenant, input: { name?: string; subject: string; content: string }) {
+    async create(
+      tenant: NewslettersTenant,
+      input: { name?: string; subject: string; content: string; header_media?: HeaderMediaInput | null },
+    ) {
       const now = clock.now()
       const subject = input.subject.trim()
       const content = input.content.trim()
       if (subject === '' || content === '') throw badRequest('subject and content must not be blank')
+      const headerMedia = input.header_media
+        ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
+        : null
       const [row] = await db
         .insert(newsletters)
         .values({
@@ -265,6 +325,7 @@ export function newslettersService(deps: NewslettersDeps) {
           channel: 'chat',
           status: 'draft',
           phase: 'draft',
+          headerMedia,
           createdAt: now,
           updatedAt: now,
         })
@@ -279,15 +340,19 @@ export function newslettersService(deps: NewslettersDeps) {
     async update(
       tenant: NewslettersTenant,
       id: string,
-      input: { cta?: NewsletterCta | null; segment?: NewsletterSegment | null },
+      input: { cta?: NewsletterCta | null; segment?: NewsletterSegment | null; header_media?: HeaderMediaInput | null },
     ) {
-      if (input.cta === undefined && input.segment === undefined) {
-        throw badRequest('Give cta or segment (or both); nothing else can be changed')
+      if (input.cta === undefined && input.segment === undefined && input.header_media === undefined) {
+        throw badRequest('Give cta, segment or header_media; nothing else can be changed')
       }
       if (input.cta && !/^https:\/\/[^\s/$.?#][^\s]*$/i.test(input.cta.url)) {
         throw badRequest('cta.url must be an https address', 'cta_url_invalid')
       }
       if (input.segment) await assertTagsExist(tenant.accountId, input.segment)
+      // undefined: unchanged, null: removed
+      const headerMedia = input.header_media
+        ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
+        : input.header_media
       let dropped: string | null = null
       const saved = await db.transaction(async (tx) => {
         const row = await require(tx, tenant.accountId, id, true)
@@ -301,6 +366,16 @@ export function newslettersService(deps: NewslettersDeps) {
           if (row.templateId && JSON.stringify(row.cta ?? null) !== JSON.stringify(input.cta)) {
             dropped = row.templateId
             change.templateId = null
+            change.ctaTracking = null
+          }
+        }
+        if (headerMedia !== undefined) {
+          change.headerMedia = headerMedia
+          // the header image is part of the template too
+          if (row.templateId && JSON.stringify(row.headerMedia ?? null) !== JSON.stringify(headerMedia)) {
+            dropped = row.templateId
+            change.templateId = null
+            change.ctaTracking = null
           }
         }
         return save(tx, row, change)
@@ -354,14 +429,24 @@ export function newslettersService(deps: NewslettersDeps) {
         throw new AppError(422, 'scheduled_at_invalid', 'scheduled_at may be at most one year ahead')
       }
       let templateId = current.templateId
+      let ctaTracking = current.cta ? current.ctaTracking : null
       if (!templateId) {
+        ctaTracking = current.cta ? ctaTrackingFor(deps.publicUrl, current.content) : null
+        const button = current.cta
+          ? {
+              type: 'URL' as const,
+              text: current.cta.text,
+              url: ctaTracking === 'tracked' ? trackedCtaUrl(deps.publicUrl) : current.cta.url,
+            }
+          : null
         const template = await deps.templates.create(tenant, {
           name: `newsletter ${current.id.slice(0, 8)} ${randomBytes(3).toString('hex')}`,
           content: templateBody(current),
           channel: 'chat',
           purpose: 'marketing',
           language: tenant.account.language,
-          ...(current.cta ? { buttons: [{ type: 'URL' as const, ...current.cta }] } : {}),
+          ...(button ? { buttons: [button] } : {}),
+          ...(current.headerMedia ? { header_media: headerMediaReference(current.headerMedia) } : {}),
         })
         try {
           await deps.templates.submit(tenant, template.id)
@@ -388,6 +473,7 @@ export function newslettersService(deps: NewslettersDeps) {
           phase: 'scheduled',
           scheduledAt: at,
           templateId,
+          ctaTracking,
           stopReason: null,
           resumesAt: null,
         })
@@ -431,6 +517,10 @@ export function newslettersService(deps: NewslettersDeps) {
       }
       const waiting = row.phase === 'waiting_for_approval' || row.phase === 'waiting_for_sending'
       const daily = await deps.dailyWindow(row.accountId)
+      const clicked = await db.execute(sql`SELECT count(*)::int AS clicks, count(DISTINCT k.contact_id)::int AS contacts
+        FROM tracked_links l JOIN link_clicks k ON k.account_id = l.account_id AND k.link_id = l.id
+        WHERE l.account_id = ${row.accountId} AND l.newsletter_id = ${row.id}`)
+      const [ctaClicks] = rows<{ clicks: number; contacts: number }>(clicked)
       return withGermanAliases(
         {
           id: row.id,
@@ -439,6 +529,9 @@ export function newslettersService(deps: NewslettersDeps) {
           recipients,
           counts: withGermanAliases(counts, ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped']),
           skip_reasons: reasons,
+          cta_tracking: row.cta ? (row.ctaTracking ?? null) : null,
+          cta_clicks: Number(ctaClicks?.clicks ?? 0),
+          cta_clicked_contacts: Number(ctaClicks?.contacts ?? 0),
           daily_limit: daily.limit,
           resumes_at: waiting ? row.resumesAt : null,
           stop_reason: row.stopReason,
@@ -601,6 +694,8 @@ function fromRaw(raw: Record<string, unknown>): NewsletterRow {
     status: raw.status as NewsletterStatus,
     phase: raw.phase as NewsletterPhase,
     cta: json<NewsletterCta>(raw.cta),
+    ctaTracking: (raw.cta_tracking as CtaTracking | null) ?? null,
+    headerMedia: json<NewsletterHeaderMedia>(raw.header_media),
     segment: json<NewsletterSegment>(raw.segment),
     scheduledAt: date(raw.scheduled_at),
     templateId: (raw.template_id as string | null) ?? null,

@@ -29,6 +29,22 @@ export interface NewsletterCta {
   url: string
 }
 
+/**
+ * How the CTA button goes out: `tracked` (its address is a short link per recipient, `{publicUrl}/public/t/c/<id>`,
+ * so clicks are counted), or the plain CTA address with the reason it could not be tracked: `public_url_not_https`
+ * (WhatsApp URL buttons need https and HEROLD_PUBLIC_URL is not), `content_numbered_variables` (the text uses
+ * numbered variables, which would share the button's `{{1}}`).
+ */
+export const CTA_TRACKING = ['tracked', 'public_url_not_https', 'content_numbered_variables'] as const
+export type CtaTracking = (typeof CTA_TRACKING)[number]
+
+/** A header image: `media_id` when it is a media library file (its `url` is then the media's public address). */
+export interface NewsletterHeaderMedia {
+  media_id?: string
+  url: string
+  mime_type?: string
+}
+
 /** A recipient filter by tags; every list optional, an empty filter selects every confirmed contact. */
 export interface NewsletterSegment {
   tags_any?: string[]
@@ -52,6 +68,10 @@ export const newsletters = pgTable(
     status: text('status', { enum: NEWSLETTER_STATUSES }).notNull(),
     phase: text('phase', { enum: NEWSLETTER_PHASES }).notNull(),
     cta: jsonb('cta').$type<NewsletterCta>(),
+    /** how the CTA button was made at scheduling (see CTA_TRACKING); null without a CTA or before scheduling */
+    ctaTracking: text('cta_tracking', { enum: CTA_TRACKING }),
+    /** the header image: a media library file of the account or a public https address */
+    headerMedia: jsonb('header_media').$type<NewsletterHeaderMedia>(),
     segment: jsonb('segment').$type<NewsletterSegment>(),
     scheduledAt: at('scheduled_at'),
     /** the marketing template that carries it at the provider (made and submitted when it is scheduled) */

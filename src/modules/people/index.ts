@@ -1,5 +1,8 @@
 import type { HeroldModule } from '../../platform/module.ts'
 import { appRoutes } from './people.app.ts'
+
+export { registerAppRoutes } from './people.app.ts'
+
 import { closePeopleMail } from './people.mail.ts'
 import { teamRoutes } from './people.routes.ts'
 

@@ -76,6 +76,12 @@ declare module 'fastify' {
 
 const tags = ['app']
 
+/** Routes other modules add under /app (session, CSRF and the app document as for people's own). */
+const extraAppRoutes: Array<(deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>> = []
+export function registerAppRoutes(routes: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>): void {
+  extraAppRoutes.push(routes)
+}
+
 /**
  * The web app's own routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything
  * but the sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token.
@@ -98,6 +104,7 @@ export function appRoutes(deps: PlatformDeps) {
         id: session.tenant.accountId,
         name: session.tenant.account.name,
         language: session.tenant.account.language,
+        timezone: session.tenant.account.timezone,
       },
       role: session.role,
       scopes: session.tenant.actor.scopes,
@@ -149,6 +156,7 @@ export function appRoutes(deps: PlatformDeps) {
     // the console's routes of other modules, behind the same session and CSRF check
     await app.register(contactsAppRoutes(deps))
     await app.register(templatesAppRoutes(deps))
+    for (const routes of extraAppRoutes) await app.register(routes(deps))
 
     app.get(
       '/session',

@@ -57,7 +57,12 @@ export const SessionResponse = Type.Object({
     name: Type.String(),
     language: Type.Union([Type.Literal('de'), Type.Literal('en')]),
   }),
-  account: Type.Object({ id: Type.String(), name: Type.String(), language: Type.String() }),
+  account: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    language: Type.String(),
+    timezone: Type.String({ description: "the account's IANA timezone (schedules are shown in it)" }),
+  }),
   role: RoleSchema,
   scopes: Type.Array(Type.String()),
   permissions: Type.Array(Type.String()),

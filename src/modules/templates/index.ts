@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
-import { registerMediaUsageCheck } from '../media/index.ts'
+import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
@@ -21,7 +21,12 @@ registerMediaUsageCheck(async (db, accountId, item) => {
   const rows = await db
     .select({ id: templates.id, name: templates.name })
     .from(templates)
-    .where(and(eq(templates.accountId, accountId), sql`${templates.headerMedia}->>'url' = ${item.url}`))
+    .where(
+      and(
+        eq(templates.accountId, accountId),
+        sql`(${templates.headerMedia}->>'media_id' = ${item.id} OR ${templates.headerMedia}->>'url' = ${item.url})`,
+      ),
+    )
   return rows.map((t) => `template ${t.name} (${t.id})`)
 })
 
@@ -114,6 +119,8 @@ export function templatesServiceFor(deps: PlatformDeps) {
     clock: deps.clock,
     hooks,
     channelProvider: channelsTemplateProvider(deps),
+    resolveHeaderMedia: (accountId, input) =>
+      resolveHeaderImage(deps.database.orm, deps.config.publicUrl, accountId, input),
   })
 }
 

@@ -83,6 +83,19 @@ describe('checkTemplate', () => {
     assert.deepEqual(codes({ content: 'Hi {{1}}, code {{code}} ok.' }), ['variables_mixed'])
   })
 
+  test("a URL button's own {{1}} beside a body with named variables is not a mix (WhatsApp numbers it apart)", () => {
+    const button = link('Zum Shop', 'https://herold.example/public/t/c/{{1}}')
+    assert.deepEqual(codes({ content: 'Hallo {{name}}, neu da.', buttons: [button] }), [])
+    assert.deepEqual(
+      codes({ content: 'Hallo {{name}}, neu da.', buttons: [link('x', 'https://a.example/{{code}}')] }),
+      [],
+    )
+    assert.deepEqual(codes({ content: 'Hallo {{name}}, neu da.', buttons: [link('x', 'https://a.example/{{2}}')] }), [
+      'variables_mixed',
+      'variables_not_sequential',
+    ])
+  })
+
   test('numbered variables run from {{1}} without gaps', () => {
     assert.deepEqual(codes({ content: 'Hi {{1}}, code {{3}} ok.' }), ['variables_not_sequential'])
     assert.deepEqual(codes({ content: 'Hi {{2}}, ok.' }), ['variables_not_sequential'])

@@ -29,6 +29,8 @@ export interface TemplateButton {
 }
 
 export interface HeaderMedia {
+  /** a media library file of the account, when it is one (url is then its public address) */
+  media_id?: string
   url: string
   mime_type?: string | null
 }
@@ -169,7 +171,12 @@ function contentIssues(content: string, maxLength: number): TemplateIssue[] {
 /** Rules on the placeholders of the texts (content and button addresses). */
 export function variableIssues(texts: TemplateTexts): TemplateIssue[] {
   const all = typeof texts === 'string' ? [texts] : [...texts]
-  const found = all.flatMap((text) => placeholders(text))
+  const perText = all.map((text) => placeholders(text))
+  const found = perText.flat()
+  // WhatsApp numbers a URL button's variable on its own: a button's {{1}} beside a body with named variables is
+  // not a mix (a newsletter's tracked CTA link is such a button)
+  const bodyNamed = (perText[0] ?? []).some((p) => p.kind === 'named')
+  const buttonOwn = new Set(perText.slice(1).flatMap((list) => list.filter((p) => bodyNamed && p.name === '1')))
   const issues: TemplateIssue[] = []
   for (const p of found.filter((f) => f.kind === 'invalid')) {
     issues.push(
@@ -180,7 +187,7 @@ export function variableIssues(texts: TemplateTexts): TemplateIssue[] {
       ),
     )
   }
-  const kinds = new Set(found.filter((f) => f.kind !== 'invalid').map((f) => f.kind))
+  const kinds = new Set(found.filter((f) => f.kind !== 'invalid' && !buttonOwn.has(f)).map((f) => f.kind))
   if (kinds.size > 1) {
     issues.push(
       issue(

@@ -30,17 +30,34 @@ const buttonFields = {
 const ButtonInput = Type.Object(buttonFields)
 export const TemplateButton = Type.Object(buttonFields, { $id: 'TemplateButton', title: 'TemplateButton' })
 
+const mediaId = Type.String({
+  maxLength: 40,
+  description:
+    "a media library file of this account (an image): its public address becomes the url. Another account's id is a 404 (key media_not_found)",
+})
+const mimeType = Type.Optional(
+  Type.String({
+    maxLength: 100,
+    description: 'image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png)',
+  }),
+)
 const headerMediaFields = {
+  media_id: Type.Optional(mediaId),
   url: Type.String({ minLength: 1, maxLength: LIMITS.url, description: 'https address of the header image' }),
-  mime_type: Type.Optional(
-    Type.String({
-      maxLength: 100,
-      description: 'image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png)',
-    }),
-  ),
+  mime_type: mimeType,
 }
-const headerMediaDescription = 'the header image of a chat template'
-const HeaderMediaInput = Type.Object(headerMediaFields, { description: headerMediaDescription })
+const headerMediaDescription =
+  'the header image of a chat template: a media library file (media_id) or a public https address (url), not both'
+const HeaderMediaInput = Type.Object(
+  {
+    media_id: Type.Optional(mediaId),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: LIMITS.url, description: 'https address of the header image' }),
+    ),
+    mime_type: mimeType,
+  },
+  { description: headerMediaDescription },
+)
 export const HeaderMedia = Type.Object(headerMediaFields, {
   $id: 'HeaderMedia',
   title: 'HeaderMedia',

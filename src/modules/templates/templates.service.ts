@@ -8,6 +8,7 @@ import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type CheckedTemplate,
+  type HeaderMedia,
   isSendable,
   optinConfirmButton,
   providerCategory,
@@ -103,7 +104,11 @@ export interface TemplatesServiceDeps {
   hooks: TemplateHooks
   /** the channels module's template operations; hooks.provider, when registered, takes precedence */
   channelProvider?: TemplateProviderPort | null
+  /** a header image given by media id becomes the library file's address (the media module's resolveHeaderImage) */
+  resolveHeaderMedia?: (accountId: string, input: HeaderMediaInput) => Promise<HeaderMedia>
 }
+
+export type HeaderMediaInput = NonNullable<CreateInput['header_media']>
 
 /** The durable job that reads a pending template's status from the provider, payload { template_id }. */
 export const TEMPLATE_POLL_QUEUE = 'templates.poll_status'
@@ -277,9 +282,19 @@ export function templatesService(deps: TemplatesServiceDeps) {
       runAt: new Date(clock.now().getTime() + TEMPLATE_POLL_INTERVAL_MS),
     })
 
+  /** A header image by media id or address (both or neither: 400); without the media module only an address. */
+  async function headerMediaOf(accountId: string, input: HeaderMediaInput): Promise<HeaderMedia> {
+    if (deps.resolveHeaderMedia) return deps.resolveHeaderMedia(accountId, input)
+    if (input.url === undefined || input.media_id !== undefined) {
+      throw badRequest('header_media needs a url', 'header_media_form', { field: 'header_media' })
+    }
+    return { url: input.url, ...(input.mime_type ? { mime_type: input.mime_type } : {}) }
+  }
+
   return {
     /** POST /templates: a draft; nothing is sent to the provider. `system` is for Herold's own flows only. */
     async create(tenant: TemplatesTenant, input: CreateInput, options: { system?: boolean } = {}) {
+      const headerMedia = input.header_media ? await headerMediaOf(tenant.accountId, input.header_media) : null
       const template: CheckedTemplate = {
         name: input.name,
         content: input.content,
@@ -288,7 +303,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
         purpose: input.purpose ?? 'marketing',
         language: input.language ?? tenant.account.language,
         buttons: normalizeButtons(input.buttons),
-        headerMedia: input.header_media ?? null,
+        headerMedia,
       }
       assertCoherent(template)
       const now = clock.now()
@@ -323,6 +338,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
      * of a chat template resets provider_status to null and the state to draft: it must be submitted again.
      */
     async update(tenant: TemplatesTenant, id: string, input: UpdateInput) {
+      const headerMedia = input.header_media ? await headerMediaOf(tenant.accountId, input.header_media) : null
       return db.transaction(async (tx) => {
         const row = await callerTemplate(tx, tenant, id, 'changed')
         const next: CheckedTemplate = {
@@ -332,7 +348,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
           subject: input.subject ?? row.subject,
           language: input.language ?? row.language,
           buttons: input.buttons === undefined ? row.buttons : normalizeButtons(input.buttons),
-          headerMedia: input.header_media === undefined ? row.headerMedia : input.header_media,
+          headerMedia: input.header_media === undefined ? row.headerMedia : headerMedia,
         }
         assertCoherent(next)
         const reset = next.channel === 'chat' && providerContentChanged(row, next)

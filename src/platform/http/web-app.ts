@@ -25,6 +25,15 @@ export const APP_PAGES = [
   '/templates/:id',
   '/webhooks',
   '/settings',
+  '/newsletters',
+  '/newsletters/:id',
+  '/followups',
+  '/followups/:id',
+  '/automations',
+  '/automations/:id',
+  '/media',
+  '/knowledge',
+  '/consent',
 ]
 
 /**

@@ -302,4 +302,86 @@ describe('durable jobs', () => {
       await jobs.stop()
     }
   })
+
+  test('a batch handler gets the due jobs of a claim together, never more than the concurrency allows', async () => {
+    const queue = queueName('batch')
+    const batches: number[][] = []
+    const jobs = runner(
+      {
+        [queue]: {
+          run: async () => assert.fail('a batch queue runs its jobs through runBatch'),
+          runBatch: async (claimed, context) => {
+            batches.push(claimed.map((job) => Number(job.payload.n)))
+            // the first one is settled in the handler's own transaction, the rest are completed by the runner
+            await context.db.transaction((tx: Db) => completeJob(tx, claimed[0]))
+            context.settled(claimed[0])
+          },
+        },
+      },
+      { concurrency: 6 },
+    )
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: 10 }, (_, n) => ({ accountId, queue, payload: { n } })),
+      ),
+    )
+    await jobs.start()
+    try {
+      await jobs.drain()
+      assert.deepEqual(
+        batches.flat().sort((a, b) => a - b),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      )
+      assert.ok(
+        batches.every((b) => b.length >= 1 && b.length <= 3),
+        `half the concurrency: ${JSON.stringify(batches)}`,
+      )
+      assert.ok(
+        batches.some((b) => b.length > 1),
+        'jobs claimed together run together',
+      )
+      assert.deepEqual(await jobRows(queue), [])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a batch handler that throws leaves its unsettled jobs to be retried, its settled ones done', async () => {
+    const queue = queueName('batch-throw')
+    const jobs = runner({
+      [queue]: {
+        run: async () => {},
+        batchMax: 4,
+        runBatch: async (claimed, context) => {
+          const first = claimed.find((job) => job.payload.n === 0)
+          if (first) {
+            await context.db.transaction((tx: Db) => completeJob(tx, first))
+            context.settled(first)
+          }
+          throw new Error('provider down')
+        },
+      },
+    })
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: 3 }, (_, n) => ({ accountId, queue, payload: { n } })),
+      ),
+    )
+    await jobs.start()
+    try {
+      await jobs.drain()
+      const left = await jobRows(queue)
+      assert.equal(left.length, 2)
+      for (const row of left) {
+        assert.equal(row.state, 'queued')
+        assert.equal(row.last_error, 'provider down')
+      }
+    } finally {
+      await jobs.stop()
+    }
+  })
 })

@@ -210,23 +210,28 @@ export async function extendLeases(db: Db, clock: Clock, jobs: ClaimedJob[], lea
 }
 
 /**
- * The next moment something may become claimable: a queued job's future run time, or a lease running out (which
- * frees its job and a slot of its key). Jobs already due but blocked by a busy key are woken by the finishing job.
+ * The next moments something may become claimable, per queue: its earliest future run time and its earliest lease to
+ * run out (which frees its job and a slot of its key), null when none; a timer wakes only the queues that have work
+ * then. Jobs already due but blocked by a busy key are woken by the finishing job.
  */
-export async function nextDueAt(db: Db, clock: Clock, queues: string[]): Promise<Date | null> {
-  if (queues.length === 0) return null
+export async function nextDueByQueue(
+  db: Db,
+  clock: Clock,
+  queues: string[],
+): Promise<Array<{ queue: string; runAt: Date | null; leaseAt: Date | null }>> {
+  if (queues.length === 0) return []
   const now = sql`${clock.now().toISOString()}::timestamptz`
-  const list = sql.join(
-    queues.map((q) => sql`${q}`),
-    sql`, `,
-  )
   const result = await db.execute(sql`
-    SELECT least(
-      (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue IN (${list}) AND run_at > ${now}),
-      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue IN (${list}) AND locked_until > ${now})
-    ) AS due`)
-  const due = rows<{ due: Date | string | null }>(result)[0]?.due
-  return due ? new Date(due) : null
+    SELECT q.queue,
+      (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue = q.queue AND run_at > ${now}) AS run_at,
+      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue = q.queue AND locked_until > ${now})
+        AS lease_at
+    FROM jsonb_array_elements_text(${JSON.stringify(queues)}::jsonb) AS q(queue)`)
+  return rows<{ queue: string; run_at: Date | string | null; lease_at: Date | string | null }>(result).map((r) => ({
+    queue: r.queue,
+    runAt: r.run_at ? new Date(r.run_at) : null,
+    leaseAt: r.lease_at ? new Date(r.lease_at) : null,
+  }))
 }
 
 /** Removes the queued (not running) jobs of one key: their reason to run is gone (a subscription was deleted). */

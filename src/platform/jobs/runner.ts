@@ -5,11 +5,12 @@ import {
   type ClaimedJob,
   claimJobs,
   completeJob,
+  completeJobs,
   extendLeases,
   JOBS_CHANNEL,
   killJob,
   LeaseLostError,
-  nextDueAt,
+  nextDueByQueue,
   retryJob,
 } from './jobs.ts'
 
@@ -23,9 +24,24 @@ export interface JobContext {
   settled(): void
 }
 
+export interface BatchContext {
+  db: Db
+  clock: Clock
+  /** Marks one job of the batch as handled inside the handler's own transaction (see JobContext.settled). */
+  settled(job: ClaimedJob): void
+}
+
 export interface JobHandler {
   /** Runs one job. Returning without settling completes it; throwing retries it with backoff. */
   run(job: ClaimedJob, context: JobContext): Promise<void>
+  /**
+   * Runs the jobs of one claim together (instead of `run`): the runner claims up to `batchMax` due jobs of the queue
+   * at once (default: half the process's concurrency, so one batch can be claimed while another runs) and each holds
+   * one of the process's slots until the batch returns. Jobs the handler did not settle are completed after it;
+   * when it throws, the unsettled ones are retried with backoff, one by one.
+   */
+  runBatch?(jobs: ClaimedJob[], context: BatchContext): Promise<void>
+  batchMax?: number
   /** how many jobs with the same concurrency key may run at once (across all workers); default 1 */
   perKey?: number
   /** a thrown error is retried until this many claims, then the job is kept as dead; default 20 */
@@ -175,16 +191,20 @@ export class JobRunner {
         this.#dirty.delete(queue)
         const handler = this.#options.handlers[queue]
         const reap = this.#reapDue.delete(queue)
+        const limit = handler.runBatch
+          ? Math.min(free, handler.batchMax ?? Math.max(1, Math.ceil(this.#options.concurrency / 2)))
+          : free
         const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
           queue,
-          limit: free,
+          limit,
           perKey: handler.perKey ?? 1,
           leaseMs: this.#options.leaseMs,
           reap,
           exclusive: this.#options.database.kind === 'postgres',
         })
-        for (const job of claimed) this.#launch(job, handler)
-        if (claimed.length === free) this.#dirty.add(queue)
+        if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
+        else for (const job of claimed) this.#launch(job, handler)
+        if (claimed.length === limit) this.#dirty.add(queue)
       }
     }
   }
@@ -197,6 +217,47 @@ export class JobRunner {
       this.wake([job.queue])
     })
     this.#running.set(job.leaseToken, { job, done })
+  }
+
+  #launchBatch(jobs: ClaimedJob[], handler: JobHandler): void {
+    const done = this.#executeBatch(jobs, handler)
+      .catch((error) => this.#options.log?.(`job batch ${jobs[0].queue} failed`, error))
+      .finally(() => {
+        for (const job of jobs) this.#running.delete(job.leaseToken)
+        this.#vacuumSometimes(jobs.length)
+        for (const resolve of this.#idleWaiters.splice(0)) resolve()
+        this.wake([jobs[0].queue])
+      })
+    for (const job of jobs) this.#running.set(job.leaseToken, { job, done })
+  }
+
+  async #executeBatch(jobs: ClaimedJob[], handler: JobHandler): Promise<void> {
+    const { database, clock } = this.#options
+    const settled = new Set<ClaimedJob>()
+    try {
+      await handler.runBatch?.(jobs, { db: database.orm, clock, settled: (job) => settled.add(job) })
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) this.#options.log?.(`job batch ${jobs[0].queue} failed`, error)
+      const message = error instanceof Error ? error.message : String(error)
+      for (const job of jobs.filter((j) => !settled.has(j))) {
+        await database.orm
+          .transaction(async (tx) => {
+            if (job.attempts >= (handler.maxAttempts ?? 20)) await killJob(tx, clock, job, message)
+            else await retryJob(tx, clock, job, new Date(clock.now().getTime() + backoffAfter(job.attempts)), message)
+          })
+          .catch(() => {})
+      }
+      return
+    }
+    const open = jobs.filter((job) => !settled.has(job))
+    if (open.length === 0) return
+    // one lost lease must not keep the others from completing
+    await database.orm
+      .transaction((tx) => completeJobs(tx, open))
+      .catch(async (error) => {
+        if (!(error instanceof LeaseLostError)) throw error
+        for (const job of open) await database.orm.transaction((tx) => completeJob(tx, job)).catch(() => {})
+      })
   }
 
   async #execute(job: ClaimedJob, handler: JobHandler): Promise<void> {
@@ -218,8 +279,10 @@ export class JobRunner {
     }
   }
 
-  #vacuumSometimes(): void {
-    if (this.#options.database.kind !== 'pglite' || ++this.#finishedSinceVacuum < PGLITE_VACUUM_EVERY) return
+  #vacuumSometimes(finished = 1): void {
+    if (this.#options.database.kind !== 'pglite') return
+    this.#finishedSinceVacuum += finished
+    if (this.#finishedSinceVacuum < PGLITE_VACUUM_EVERY) return
     this.#finishedSinceVacuum = 0
     this.#options.database.query('VACUUM jobs').catch((error) => this.#options.log?.('jobs vacuum failed', error))
   }
@@ -241,14 +304,30 @@ export class JobRunner {
       return
     }
     this.#scheduledAt = performance.now()
-    const due = await nextDueAt(this.#options.database.orm, this.#options.clock, this.#queues)
+    const due = await nextDueByQueue(this.#options.database.orm, this.#options.clock, this.#queues)
     if (this.#stopped) return
     if (this.#timer) clearTimeout(this.#timer)
-    const untilDue = due ? due.getTime() - this.#options.clock.now().getTime() : Number.POSITIVE_INFINITY
+    const now = this.#options.clock.now().getTime()
+    const times = due.flatMap((d) => [d.runAt, d.leaseAt]).filter((t): t is Date => t !== null)
+    const untilDue = times.length > 0 ? Math.min(...times.map((t) => t.getTime())) - now : Number.POSITIVE_INFINITY
     const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
+    const polling = delay >= this.#options.pollMs
     this.#timer = setTimeout(() => {
-      for (const queue of this.#queues) this.#reapDue.add(queue)
-      this.wake(this.#queues)
+      if (polling) {
+        // the safety net: every queue, leases included
+        for (const queue of this.#queues) this.#reapDue.add(queue)
+        this.wake(this.#queues)
+        return
+      }
+      // only the queues whose work came due: under a stream of scheduled jobs (the sandbox's statuses) the others
+      // are not claimed for nothing
+      const at = this.#options.clock.now().getTime()
+      const woken: string[] = []
+      for (const d of due) {
+        if (d.leaseAt && d.leaseAt.getTime() <= at) this.#reapDue.add(d.queue)
+        if ((d.runAt && d.runAt.getTime() <= at) || this.#reapDue.has(d.queue)) woken.push(d.queue)
+      }
+      this.wake(woken)
     }, delay)
     this.#timer.unref()
   }

@@ -177,6 +177,403 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/followups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a follow-up sequence with its steps (a draft)
+         * @description Each step's text becomes a marketing template, checked and submitted at once when a chat number is connected. A text the template check refuses is a 400 (key followup_template_invalid) and nothing is stored. 1 to 20 steps.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description what enrolls a contact */
+                        trigger?: {
+                            /** @constant */
+                            type: "optin_confirmed";
+                        } | {
+                            /** @constant */
+                            type: "tag_added";
+                            tag: string;
+                        };
+                        steps: {
+                            /** @description the message; {{name}} and other contact variables */
+                            text: string;
+                            /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                            delay: {
+                                /** @description hours (0-8760) or days (0-365) */
+                                amount: number;
+                                unit: "hours" | "days";
+                            };
+                            send_time?: string | null;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @constant */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @constant */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | null;
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | null;
+                                    /** @description the marketing template that carries the text at the provider */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/followups/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a step at the end of a follow-up sequence
+         * @description Its template is made and submitted as on create (400 key followup_template_invalid when the check refuses the text). Contacts that completed the sequence before do not get it; active enrollments do when they reach it. At most 20 steps.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the message; {{name}} and other contact variables */
+                        text: string;
+                        /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                        delay: {
+                            /** @description hours (0-8760) or days (0-365) */
+                            amount: number;
+                            unit: "hours" | "days";
+                        };
+                        send_time?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @constant */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @constant */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | null;
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | null;
+                                    /** @description the marketing template that carries the text at the provider */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/followups/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template check of a step's text
+         * @description The issues the template check finds in the text as a chat marketing template (the same check a create or a step change runs); an empty list when it can go out. Changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        text: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            issues: {
+                                /** @description stable reason */
+                                code: string;
+                                field: string;
+                                /** @description English */
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/knowledge/documents/{id}/passages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A knowledge document's passages, in order
+         * @description Each passage with its position, page (PDF) and heading, as the search indexes them; paginated (limit 1–200, default 50). Another account’s document is a 404.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            passages: {
+                                /** @description from 1 */
+                                position: number;
+                                /** @description the PDF page it starts on */
+                                page: number | null;
+                                heading: string;
+                                text: string;
+                            }[];
+                            has_more: boolean;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/session": {
         parameters: {
             query?: never;
@@ -211,6 +608,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -281,6 +680,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -352,6 +753,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -465,6 +868,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -590,6 +995,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -716,6 +1123,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 language: string;
+                                /** @description the account's IANA timezone (schedules are shown in it) */
+                                timezone: string;
                             };
                             /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
                             role: "owner" | "admin" | "member" | "viewer";

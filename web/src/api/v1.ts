@@ -1260,10 +1260,12 @@ export interface paths {
                             /** @description only for type URL, and required there: an https address that may end in one variable, such as https://shop.example/orders/{{order}} */
                             url?: string;
                         }[];
-                        /** @description the header image of a chat template */
+                        /** @description the header image of a chat template: a media library file (media_id) or a public https address (url), not both */
                         header_media?: {
+                            /** @description a media library file of this account (an image): its public address becomes the url. Another account's id is a 404 (key media_not_found) */
+                            media_id?: string;
                             /** @description https address of the header image */
-                            url: string;
+                            url?: string;
                             /** @description image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png) */
                             mime_type?: string;
                         } | null;
@@ -1616,8 +1618,10 @@ export interface paths {
                         }[];
                         /** @description null removes the header image */
                         header_media?: {
+                            /** @description a media library file of this account (an image): its public address becomes the url. Another account's id is a 404 (key media_not_found) */
+                            media_id?: string;
                             /** @description https address of the header image */
-                            url: string;
+                            url?: string;
                             /** @description image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png) */
                             mime_type?: string;
                         } | (never | null);
@@ -6718,6 +6722,18 @@ export interface paths {
                                     /** @description https address the button opens */
                                     url: string;
                                 } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
@@ -6816,7 +6832,7 @@ export interface paths {
         put?: never;
         /**
          * Create a newsletter draft
-         * @description Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject.
+         * @description Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject. `header_media` (optional): a media library file (`media_id`) or a public https address (`url`) shown above the text.
          *
          *     Scope: `newsletters:write`.
          */
@@ -6836,6 +6852,15 @@ export interface paths {
                         content: string;
                         /** @enum {string} */
                         channel?: "chat";
+                        /** @description A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image. */
+                        header_media?: {
+                            /** @description a media library file of this account (an image); another account's id is a 404 (key media_not_found) */
+                            media_id?: string;
+                            /** @description a public https address of a JPEG or PNG */
+                            url?: string;
+                            /** @description image/jpeg or image/png (url form only) */
+                            mime_type?: string;
+                        } | null;
                     };
                 };
             };
@@ -6862,6 +6887,18 @@ export interface paths {
                                     text: string;
                                     /** @description https address the button opens */
                                     url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
                                 } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
@@ -7025,6 +7062,18 @@ export interface paths {
                                     text: string;
                                     /** @description https address the button opens */
                                     url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
                                 } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
@@ -7231,7 +7280,7 @@ export interface paths {
         head?: never;
         /**
          * Change a newsletter's call to action or segment
-         * @description At least one of `cta` and `segment`. 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). A changed button needs a new template at the provider: it is made when the newsletter is scheduled.
+         * @description At least one of `cta`, `segment` and `header_media` (the spec names cta and segment; the header image is an addition). 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). `header_media` is a media library file of this account (`media_id`; another account's is a 404, key media_not_found) or a public https address (`url`). A changed button or header image needs a new template at the provider: it is made when the newsletter is scheduled.
          *
          *     Scope: `newsletters:write`.
          */
@@ -7263,6 +7312,15 @@ export interface paths {
                             /** @description contacts with none of these tags */
                             tags_exclude?: string[];
                         } | null;
+                        /** @description A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image. */
+                        header_media?: {
+                            /** @description a media library file of this account (an image); another account's id is a 404 (key media_not_found) */
+                            media_id?: string;
+                            /** @description a public https address of a JPEG or PNG */
+                            url?: string;
+                            /** @description image/jpeg or image/png (url form only) */
+                            mime_type?: string;
+                        } | null;
                     };
                 };
             };
@@ -7289,6 +7347,18 @@ export interface paths {
                                     text: string;
                                     /** @description https address the button opens */
                                     url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
                                 } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
@@ -7474,6 +7544,18 @@ export interface paths {
                                     text: string;
                                     /** @description https address the button opens */
                                     url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
                                 } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
@@ -7669,6 +7751,18 @@ export interface paths {
                                     /** @description https address the button opens */
                                     url: string;
                                 } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
                                 /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
@@ -7836,6 +7930,12 @@ export interface paths {
                             skip_reasons: {
                                 [key: string]: number;
                             };
+                            /** @description whether CTA clicks are counted (tracked), else why not */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                            /** @description clicks on the CTA button's tracked short links (every click) */
+                            cta_clicks: number;
+                            /** @description recipients who clicked the CTA at least once */
+                            cta_clicked_contacts: number;
                             /** @description the number's daily limit of new conversations; null: not limited */
                             daily_limit: number | null;
                             tageslimit: number | null;
@@ -9380,7 +9480,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a media file
-         * @description 409 media_in_use (with `used_by`) while a template’s header image refers to it (by its url); the row goes, then the stored bytes.
+         * @description 409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url); the row goes, then the stored bytes.
          *
          *     Scope: `media:write`.
          */
@@ -10023,6 +10123,13 @@ export interface paths {
                             model: string | null;
                             /** @description the host of HEROLD_AI_URL (the key is never shown) */
                             endpoint: string | null;
+                            /** @description the last failed call to the AI endpoint for this account; the message it was about went to a person */
+                            last_failure: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description what went wrong: no answer in time, a status such as 500, no chat completion */
+                                reason: string;
+                            } | null;
                         };
                     };
                 };
@@ -10124,6 +10231,13 @@ export interface paths {
                             model: string | null;
                             /** @description the host of HEROLD_AI_URL (the key is never shown) */
                             endpoint: string | null;
+                            /** @description the last failed call to the AI endpoint for this account; the message it was about went to a person */
+                            last_failure: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description what went wrong: no answer in time, a status such as 500, no chat completion */
+                                reason: string;
+                            } | null;
                         };
                     };
                 };
@@ -10490,7 +10604,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description the tool’s name */
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics";
                 };
                 cookie?: never;
             };
@@ -10667,9 +10781,11 @@ export interface components {
         };
         /**
          * HeaderMedia
-         * @description the header image of a chat template
+         * @description the header image of a chat template: a media library file (media_id) or a public https address (url), not both
          */
         HeaderMedia: {
+            /** @description a media library file of this account (an image): its public address becomes the url. Another account's id is a 404 (key media_not_found) */
+            media_id?: string;
             /** @description https address of the header image */
             url: string;
             /** @description image/jpeg or image/png; when omitted the type is read from the address (.jpg, .jpeg, .png) */

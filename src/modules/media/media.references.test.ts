@@ -1,0 +1,262 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { crc32, deflateSync } from 'node:zlib'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { recordOptinChange } from '../contacts/index.ts'
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
+type Json = Record<string, any>
+const HOUR = 3600_000
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(data.length)
+  const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(crc32(body))
+  return Buffer.concat([length, body, crc])
+}
+
+/** A valid RGB PNG of width × height. */
+function png(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr.set([8, 2, 0, 0, 0], 8)
+  const rows = Buffer.alloc((width * 3 + 1) * height, 0x7f)
+  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(rows)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n',
+)
+
+let harness: Harness
+let dataDir: string
+let counter = 0
+const nextPhone = () => `+4914${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+
+before(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'herold-refs-test-'))
+  // WhatsApp fetches header images by https address: the public address is https here
+  harness = await createHarness({ workers: true, config: { publicUrl: 'https://herold.example', dataDir } })
+  await harness.jobs!.stop()
+})
+after(async () => {
+  await harness.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+const errorOf = (response: { json(): unknown }) => (response.json() as { error: Json }).error
+
+async function drain() {
+  await harness.jobs!.start()
+  await harness.jobs!.drain()
+  await harness.jobs!.stop()
+}
+
+async function uploaded(account: TestAccount, data: Buffer, filename: string, mime: string): Promise<Json> {
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/media',
+    payload: { data_base64: data.toString('base64'), filename, mime },
+  })
+  assert.equal(response.statusCode, 200, response.body)
+  return response.json().media
+}
+
+const remove = (account: TestAccount, id: string) => account.request({ method: 'DELETE', url: `/v1/media/${id}` })
+
+describe('templates refer to a media library file by id', () => {
+  test('media_id becomes the file address and type; another account’s id is a 404, a PDF a 400, both forms a 400', async () => {
+    const account = await createTestAccount(harness)
+    const image = await uploaded(account, png(4, 3), 'kopf.png', 'image/png')
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/templates',
+      payload: { name: 'mit_bild', content: 'Hallo {{1}}, neu da.', header_media: { media_id: image.id } },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const template = created.json().template ?? created.json()
+    assert.deepEqual(template.header_media, { media_id: image.id, url: image.url, mime_type: 'image/png' })
+
+    // in use: the delete is a 409 in the spec's error format, naming the template
+    const blocked = await remove(account, image.id)
+    assert.equal(blocked.statusCode, 409, blocked.body)
+    assert.equal(errorOf(blocked).code, 'media_in_use')
+    assert.equal(errorOf(blocked).key, 'media_in_use')
+    assert.equal(typeof errorOf(blocked).message, 'string')
+    assert.deepEqual(errorOf(blocked).used_by, [`template mit_bild (${template.id})`])
+
+    const other = await createTestAccount(harness)
+    const foreign = await other.request({
+      method: 'POST',
+      url: '/v1/templates',
+      payload: { name: 'fremd', content: 'Hallo {{1}}, neu da.', header_media: { media_id: image.id } },
+    })
+    assert.equal(foreign.statusCode, 404, foreign.body)
+    assert.equal(errorOf(foreign).code, 'not_found')
+    assert.equal(errorOf(foreign).key, 'media_not_found')
+    const notUuid = await other.request({
+      method: 'POST',
+      url: '/v1/templates',
+      payload: { name: 'fremd', content: 'Hallo {{1}}, neu da.', header_media: { media_id: 'nope' } },
+    })
+    assert.equal(notUuid.statusCode, 404)
+    const listed = await other.request({ method: 'GET', url: '/v1/templates' })
+    assert.deepEqual(listed.json().templates, [], 'nothing was stored')
+
+    const pdf = await uploaded(account, PDF, 'preise.pdf', 'application/pdf')
+    const notImage = await account.request({
+      method: 'PATCH',
+      url: `/v1/templates/${template.id}`,
+      payload: { header_media: { media_id: pdf.id } },
+    })
+    assert.equal(notImage.statusCode, 400, notImage.body)
+    assert.equal(errorOf(notImage).key, 'header_media_not_image')
+    const both = await account.request({
+      method: 'PATCH',
+      url: `/v1/templates/${template.id}`,
+      payload: { header_media: { media_id: image.id, url: 'https://cdn.example/a.png' } },
+    })
+    assert.equal(both.statusCode, 400, both.body)
+    assert.equal(errorOf(both).key, 'header_media_form')
+    const unchanged = await account.request({ method: 'GET', url: `/v1/templates/${template.id}` })
+    assert.equal((unchanged.json().template ?? unchanged.json()).header_media.media_id, image.id)
+
+    // a public https address is the other form; then the file is free to go
+    const byUrl = await account.request({
+      method: 'PATCH',
+      url: `/v1/templates/${template.id}`,
+      payload: { header_media: { url: 'https://cdn.example/kopf.png' } },
+    })
+    assert.equal(byUrl.statusCode, 200, byUrl.body)
+    assert.deepEqual((byUrl.json().template ?? byUrl.json()).header_media, { url: 'https://cdn.example/kopf.png' })
+    assert.equal((await remove(account, image.id)).statusCode, 200)
+  })
+})
+
+describe('newsletters carry a header image from the media library', () => {
+  test('the media goes to the provider with each send; the file cannot be deleted while the newsletter uses it', async () => {
+    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
+    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    const contact = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'Erika Muster', phone: nextPhone() },
+    })
+    await harness.database.orm.transaction((tx) =>
+      recordOptinChange(tx, harness.clock, {
+        accountId: account.accountId,
+        contactId: contact.json().contact.id,
+        channel: 'chat',
+        to: 'confirmed',
+        source: 'test',
+      }),
+    )
+    const image = await uploaded(account, png(8, 8), 'tulpen.png', 'image/png')
+    const other = await createTestAccount(harness)
+    const foreign = await other.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 'Fremd', content: 'Hallo {{name}}.', header_media: { media_id: image.id } },
+    })
+    assert.equal(foreign.statusCode, 404, foreign.body)
+    assert.equal(errorOf(foreign).key, 'media_not_found')
+    assert.deepEqual((await other.request({ method: 'GET', url: '/v1/newsletters' })).json().newsletters, [])
+
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 'Frühling', content: 'Hallo {{name}}, unsere Tulpen sind da.' },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const id = created.json().newsletter.id as string
+    assert.equal(created.json().newsletter.header_media, null)
+    const patched = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${id}`,
+      payload: { header_media: { media_id: image.id } },
+    })
+    assert.equal(patched.statusCode, 200, patched.body)
+    assert.deepEqual(patched.json().newsletter.header_media, {
+      media_id: image.id,
+      url: image.url,
+      mime_type: 'image/png',
+    })
+    const blocked = await remove(account, image.id)
+    assert.equal(blocked.statusCode, 409, blocked.body)
+    assert.deepEqual(errorOf(blocked).used_by, [`newsletter Frühling (${id})`])
+
+    const at = new Date(harness.clock.now().getTime() + HOUR).toISOString()
+    const scheduled = await account.request({
+      method: 'POST',
+      url: `/v1/newsletters/${id}/schedule`,
+      payload: { scheduled_at: at },
+    })
+    assert.equal(scheduled.statusCode, 200, scheduled.body)
+    const template = await account.request({
+      method: 'GET',
+      url: `/v1/templates/${scheduled.json().newsletter.template_id}`,
+    })
+    assert.equal((template.json().template ?? template.json()).header_media.media_id, image.id)
+    harness.clock.advance(HOUR + 1000)
+    await drain()
+    const [sent] = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+    assert.equal((sent.payload as Json).header_image, image.url, 'the media address goes to the provider')
+    // the address serves the image
+    const served = await harness.app.inject({ method: 'GET', url: new URL(image.url).pathname })
+    assert.equal(served.statusCode, 200)
+    assert.equal(served.headers['content-type'], 'image/png')
+
+    const still = await remove(account, image.id)
+    assert.equal(still.statusCode, 409)
+    assert.equal(errorOf(still).used_by.length, 2, 'the newsletter and its template')
+  })
+
+  test('a draft can drop its header image (null) or take a public address; then the file can go', async () => {
+    const account = await createTestAccount(harness)
+    const image = await uploaded(account, png(2, 2), 'a.png', 'image/png')
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 'S', content: 'Hallo {{name}}.', header_media: { media_id: image.id } },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const id = created.json().newsletter.id as string
+    assert.equal(created.json().newsletter.header_media.media_id, image.id)
+    const both = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${id}`,
+      payload: { header_media: {} },
+    })
+    assert.equal(both.statusCode, 400)
+    assert.equal(errorOf(both).key, 'header_media_form')
+    const byUrl = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${id}`,
+      payload: { header_media: { url: 'https://cdn.example/b.jpg' } },
+    })
+    assert.equal(byUrl.statusCode, 200, byUrl.body)
+    assert.deepEqual(byUrl.json().newsletter.header_media, { url: 'https://cdn.example/b.jpg' })
+    assert.equal((await remove(account, image.id)).statusCode, 200)
+    const cleared = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${id}`,
+      payload: { header_media: null },
+    })
+    assert.equal(cleared.statusCode, 200)
+    assert.equal(cleared.json().newsletter.header_media, null)
+  })
+})

@@ -1,0 +1,986 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import { ErrorText, Field, formatTime } from '../ui.tsx'
+import { CopyButton } from './campaign-ui.tsx'
+
+const words = {
+  de: {
+    title: 'Automationen',
+    none: 'Noch keine Automationen.',
+    name: 'Name',
+    status: 'Status',
+    intent: 'Zweck',
+    create: 'Neue Automation',
+    trigger: 'Auslöser',
+    steps: 'Schritte',
+    step: 'Schritt {n}',
+    type: 'Art',
+    addStep: 'Schritt hinzufügen',
+    up: 'Schritt {n} nach oben',
+    down: 'Schritt {n} nach unten',
+    remove: 'Schritt {n} entfernen',
+    save: 'Automation anlegen',
+    update: 'Änderungen speichern',
+    back: 'Alle Automationen',
+    activate: 'Aktivieren',
+    pause: 'Pausieren',
+    notice: 'Die Sicherheitsregeln haben geändert:',
+    noticeIntro:
+      'Sicherheitsregeln beim Speichern: Newsletter und Verteiler beginnen immer mit einer Doppel-Opt-in-Stufe; eine als Automation getarnte Follow-up-Folge (eine Nachricht 24 Stunden oder mehr nach einer früheren) wird nach ihrer ersten solchen Nachricht abgeschnitten. Was sich ändert, steht nach dem Speichern hier.',
+    secret: 'Signaturgeheimnis der Webhook-Schritte (nur jetzt sichtbar)',
+    address: 'Webhook-Adresse',
+    state: 'Zustand',
+    events: 'Ereignisse',
+    firstEvent: 'erstes Ereignis',
+    lastEvent: 'letztes Ereignis',
+    lastError: 'letzter Fehler',
+    addresses: 'Auslöser-Quellen',
+    runs: 'Läufe',
+    noRuns: 'Noch keine Läufe.',
+    run: 'Lauf vom {at}',
+    source: 'Quelle',
+    result: 'Ergebnis',
+    reason: 'Grund',
+    triggerFor: 'Für einen Kontakt starten',
+    contact: 'Kontakt',
+    start: 'Starten',
+    started: 'Gestartet.',
+    keywords: 'Schlüsselwörter (durch Komma getrennt)',
+    tag: 'Tag',
+    channel: 'Kanal',
+    feedUrl: 'Kalender-Adresse (.ics)',
+    offset: 'Minuten vor dem Termin',
+    template: 'Vorlage',
+    text: 'Text',
+    minutes: 'Warten: Minuten',
+    hours: 'Warten: Stunden',
+    days: 'Warten: Tage',
+    untilTime: 'oder bis Uhrzeit (HH:MM)',
+    condition: 'Bedingung',
+    hasTag: 'hat Tag',
+    optin: 'Einwilligung',
+    field: 'Feld der Auslöser-Daten',
+    optinState: 'Zustand der Einwilligung',
+    fieldPath: 'Feld (Pfad, z. B. order.status)',
+    equals: 'ist gleich',
+    ifYes: 'wenn ja: weiter bei',
+    ifNo: 'wenn nein: weiter bei',
+    next: 'nächster Schritt',
+    end: 'Ende',
+    url: 'Adresse (https)',
+    to: 'An (E-Mail-Adressen, durch Komma getrennt)',
+    subject: 'Betreff',
+    followup: 'Follow-up-Sequenz',
+    choose: 'bitte wählen',
+    t_contact_created: 'Kontakt angelegt',
+    t_optin_confirmed: 'Einwilligung bestätigt',
+    t_tag_added: 'Tag hinzugefügt',
+    t_keyword: 'Schlüsselwort in einer Nachricht',
+    t_webhook: 'Webhook (Aufruf von außen)',
+    t_calendar: 'Kalendertermin',
+    t_manual: 'nur von Hand',
+    s_send_template: 'Vorlage senden',
+    s_send_text: 'Text senden (nur im 24-Stunden-Fenster)',
+    s_wait: 'Warten',
+    s_add_tag: 'Tag hinzufügen',
+    s_remove_tag: 'Tag entfernen',
+    s_branch: 'Verzweigen',
+    s_double_optin: 'Doppel-Opt-in starten',
+    s_webhook: 'Webhook aufrufen',
+    s_notify_team: 'Team per E-Mail benachrichtigen',
+    s_enroll_followup: 'In Follow-up-Sequenz einschreiben',
+  },
+  en: {
+    title: 'Automations',
+    none: 'No automations yet.',
+    name: 'Name',
+    status: 'Status',
+    intent: 'Purpose',
+    create: 'New automation',
+    trigger: 'Trigger',
+    steps: 'Steps',
+    step: 'Step {n}',
+    type: 'Kind',
+    addStep: 'Add step',
+    up: 'Move step {n} up',
+    down: 'Move step {n} down',
+    remove: 'Remove step {n}',
+    save: 'Create automation',
+    update: 'Save changes',
+    back: 'All automations',
+    activate: 'Activate',
+    pause: 'Pause',
+    notice: 'The safety rules changed:',
+    noticeIntro:
+      'Safety rules on saving: newsletters and mailing lists always start with a double opt-in step; a follow-up sequence disguised as an automation (a message 24 hours or more after an earlier one) is cut off after its first such message. What changes is shown here after saving.',
+    secret: "The webhook steps' signing secret (shown only now)",
+    address: 'Webhook address',
+    state: 'State',
+    events: 'Events',
+    firstEvent: 'first event',
+    lastEvent: 'last event',
+    lastError: 'last error',
+    addresses: 'Trigger sources',
+    runs: 'Runs',
+    noRuns: 'No runs yet.',
+    run: 'Run of {at}',
+    source: 'Source',
+    result: 'Result',
+    reason: 'Reason',
+    triggerFor: 'Start for a contact',
+    contact: 'Contact',
+    start: 'Start',
+    started: 'Started.',
+    keywords: 'Keywords (comma-separated)',
+    tag: 'Tag',
+    channel: 'Channel',
+    feedUrl: 'Calendar address (.ics)',
+    offset: 'Minutes before the event',
+    template: 'Template',
+    text: 'Text',
+    minutes: 'Wait: minutes',
+    hours: 'Wait: hours',
+    days: 'Wait: days',
+    untilTime: 'or until the time (HH:MM)',
+    condition: 'Condition',
+    hasTag: 'has tag',
+    optin: 'opt-in',
+    field: 'field of the trigger data',
+    optinState: 'Opt-in state',
+    fieldPath: 'Field (path, e.g. order.status)',
+    equals: 'equals',
+    ifYes: 'if yes: continue at',
+    ifNo: 'if no: continue at',
+    next: 'next step',
+    end: 'end',
+    url: 'Address (https)',
+    to: 'To (e-mail addresses, comma-separated)',
+    subject: 'Subject',
+    followup: 'Follow-up sequence',
+    choose: 'please choose',
+    t_contact_created: 'Contact created',
+    t_optin_confirmed: 'Opt-in confirmed',
+    t_tag_added: 'Tag added',
+    t_keyword: 'Keyword in a message',
+    t_webhook: 'Webhook (a call from outside)',
+    t_calendar: 'Calendar event',
+    t_manual: 'by hand only',
+    s_send_template: 'Send a template',
+    s_send_text: 'Send text (only in the 24-hour window)',
+    s_wait: 'Wait',
+    s_add_tag: 'Add a tag',
+    s_remove_tag: 'Remove a tag',
+    s_branch: 'Branch',
+    s_double_optin: 'Start a double opt-in',
+    s_webhook: 'Call a webhook',
+    s_notify_team: 'Notify the team by e-mail',
+    s_enroll_followup: 'Enroll in a follow-up sequence',
+  },
+}
+
+type Words = typeof words.en
+
+const TRIGGERS = [
+  'contact_created',
+  'optin_confirmed',
+  'tag_added',
+  'keyword',
+  'webhook',
+  'calendar',
+  'manual',
+] as const
+const STEPS = [
+  'send_template',
+  'send_text',
+  'wait',
+  'add_tag',
+  'remove_tag',
+  'branch',
+  'double_optin',
+  'webhook',
+  'notify_team',
+  'enroll_followup',
+] as const
+const INTENTS = ['transactional', 'service', 'mailing_list', 'newsletter', 'reminder', 'other'] as const
+
+type Json = Record<string, unknown>
+interface Automation {
+  id: string
+  name: string
+  status: 'draft' | 'active' | 'paused'
+  intent: string
+  trigger: Json & { type: string }
+  steps: Array<Json & { type: string }>
+  webhook_url: string | null
+  notice: string | null
+  created_at: string
+  signing_secret?: string
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+
+function defaultStep(type: string): Json & { type: string } {
+  switch (type) {
+    case 'wait':
+      return { type, duration: { hours: 1 } }
+    case 'branch':
+      return { type, condition: { type: 'has_tag', tag: '' } }
+    case 'double_optin':
+      return { type, channel: 'chat' }
+    default:
+      return { type }
+  }
+}
+
+function defaultTrigger(type: string): Json & { type: string } {
+  if (type === 'optin_confirmed') return { type, channel: 'chat' }
+  if (type === 'keyword') return { type, keywords: [] }
+  return { type }
+}
+
+function TriggerEditor({
+  value,
+  onChange,
+}: {
+  value: Json & { type: string }
+  onChange: (v: Json & { type: string }) => void
+}) {
+  const w = useWords(words)
+  const set = (patch: Json) => onChange({ ...value, ...patch })
+  return (
+    <fieldset>
+      <legend>{w.trigger}</legend>
+      <Field label={w.trigger}>
+        <select value={value.type} onChange={(e) => onChange(defaultTrigger(e.target.value))}>
+          {TRIGGERS.map((t) => (
+            <option key={t} value={t}>
+              {w[`t_${t}` as keyof Words]}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {value.type === 'optin_confirmed' && (
+        <Field label={w.channel}>
+          <select value={str(value.channel)} onChange={(e) => set({ channel: e.target.value })}>
+            <option value="chat">Chat</option>
+            <option value="email">E-Mail</option>
+          </select>
+        </Field>
+      )}
+      {value.type === 'tag_added' && (
+        <Field label={w.tag}>
+          <input value={str(value.tag)} required onChange={(e) => set({ tag: e.target.value })} />
+        </Field>
+      )}
+      {value.type === 'keyword' && (
+        <Field label={w.keywords}>
+          <input
+            defaultValue={((value.keywords as string[]) ?? []).join(', ')}
+            required
+            onChange={(e) => set({ keywords: list(e.target.value) })}
+          />
+        </Field>
+      )}
+      {value.type === 'calendar' && (
+        <>
+          <Field label={w.feedUrl}>
+            <input
+              type="url"
+              value={str(value.feed_url)}
+              required
+              onChange={(e) => set({ feed_url: e.target.value })}
+            />
+          </Field>
+          <Field label={w.offset}>
+            <input
+              type="number"
+              min={0}
+              value={str(value.offset_minutes ?? 1440)}
+              onChange={(e) => set({ offset_minutes: Number(e.target.value) })}
+            />
+          </Field>
+        </>
+      )}
+    </fieldset>
+  )
+}
+
+function Goto({
+  label,
+  value,
+  from,
+  count,
+  onChange,
+}: {
+  label: string
+  value: unknown
+  from: number
+  count: number
+  onChange: (v: number | 'end' | undefined) => void
+}) {
+  const w = useWords(words)
+  return (
+    <Field label={label}>
+      <select
+        value={value === undefined ? '' : String(value)}
+        onChange={(e) => {
+          const v = e.target.value
+          onChange(v === '' ? undefined : v === 'end' ? 'end' : Number(v))
+        }}
+      >
+        <option value="">{w.next}</option>
+        {Array.from({ length: count }, (_, i) => i)
+          .filter((i) => i > from)
+          .map((i) => (
+            <option key={i} value={i}>
+              {w.step.replace('{n}', String(i + 1))}
+            </option>
+          ))}
+        <option value="end">{w.end}</option>
+      </select>
+    </Field>
+  )
+}
+
+function StepEditor({
+  index,
+  count,
+  step,
+  onChange,
+}: {
+  index: number
+  count: number
+  step: Json & { type: string }
+  onChange: (s: Json & { type: string }) => void
+}) {
+  const w = useWords(words)
+  const set = (patch: Json) => onChange({ ...step, ...patch })
+  const templates = useQuery({
+    queryKey: ['templates', 'chat'],
+    queryFn: () => call(v1.GET('/v1/templates', { params: { query: { limit: 100, offset: 0 } as never } })),
+    enabled: step.type === 'send_template',
+  })
+  const followups = useQuery({
+    queryKey: ['followups'],
+    queryFn: () => call(v1.GET('/v1/followups', { params: { query: { limit: 100, offset: 0 } } })),
+    enabled: step.type === 'enroll_followup',
+  })
+  const n = w.step.replace('{n}', String(index + 1))
+  const duration = (step.duration as Json | undefined) ?? {}
+  const condition = (step.condition as Json & { type: string }) ?? { type: 'has_tag' }
+  const setCondition = (patch: Json) => set({ condition: { ...condition, ...patch } })
+  return (
+    <>
+      <Field label={`${n}: ${w.type}`}>
+        <select value={step.type} onChange={(e) => onChange(defaultStep(e.target.value))}>
+          {STEPS.map((t) => (
+            <option key={t} value={t}>
+              {w[`s_${t}` as keyof Words]}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {step.type === 'send_template' && (
+        <Field label={`${n}: ${w.template}`}>
+          <select value={str(step.template_id)} required onChange={(e) => set({ template_id: e.target.value })}>
+            <option value="">{w.choose}</option>
+            {(templates.data as { templates?: Array<{ id: string; name: string }> } | undefined)?.templates?.map(
+              (t) => (
+                <option key={t.id} value={t.id}>
+                  {t.name}
+                </option>
+              ),
+            )}
+          </select>
+        </Field>
+      )}
+      {step.type === 'send_text' && (
+        <Field label={`${n}: ${w.text}`}>
+          <textarea value={str(step.text)} required maxLength={4000} onChange={(e) => set({ text: e.target.value })} />
+        </Field>
+      )}
+      {step.type === 'wait' && (
+        <div className="inline">
+          {(['minutes', 'hours', 'days'] as const).map((unit) => (
+            <Field key={unit} label={`${n}: ${w[unit]}`}>
+              <input
+                type="number"
+                min={0}
+                value={str(duration[unit])}
+                onChange={(e) => {
+                  const next = { ...duration, [unit]: e.target.value === '' ? undefined : Number(e.target.value) }
+                  set({ duration: next, until_time: undefined })
+                }}
+              />
+            </Field>
+          ))}
+          <Field label={`${n}: ${w.untilTime}`}>
+            <input
+              type="time"
+              value={str(step.until_time)}
+              onChange={(e) =>
+                set({ until_time: e.target.value || undefined, duration: e.target.value ? undefined : duration })
+              }
+            />
+          </Field>
+        </div>
+      )}
+      {(step.type === 'add_tag' || step.type === 'remove_tag') && (
+        <Field label={`${n}: ${w.tag}`}>
+          <input value={str(step.tag)} required maxLength={40} onChange={(e) => set({ tag: e.target.value })} />
+        </Field>
+      )}
+      {step.type === 'double_optin' && (
+        <Field label={`${n}: ${w.channel}`}>
+          <select value={str(step.channel)} onChange={(e) => set({ channel: e.target.value })}>
+            <option value="chat">Chat</option>
+            <option value="email">E-Mail</option>
+          </select>
+        </Field>
+      )}
+      {step.type === 'webhook' && (
+        <Field label={`${n}: ${w.url}`}>
+          <input type="url" value={str(step.url)} required onChange={(e) => set({ url: e.target.value })} />
+        </Field>
+      )}
+      {step.type === 'notify_team' && (
+        <>
+          <Field label={`${n}: ${w.to}`}>
+            <input
+              defaultValue={((step.to as string[]) ?? []).join(', ')}
+              required
+              onChange={(e) => set({ to: list(e.target.value) })}
+            />
+          </Field>
+          <Field label={`${n}: ${w.subject}`}>
+            <input value={str(step.subject)} required onChange={(e) => set({ subject: e.target.value })} />
+          </Field>
+          <Field label={`${n}: ${w.text}`}>
+            <textarea value={str(step.text)} required onChange={(e) => set({ text: e.target.value })} />
+          </Field>
+        </>
+      )}
+      {step.type === 'enroll_followup' && (
+        <Field label={`${n}: ${w.followup}`}>
+          <select value={str(step.followup_id)} required onChange={(e) => set({ followup_id: e.target.value })}>
+            <option value="">{w.choose}</option>
+            {followups.data?.followups.map((f) => (
+              <option key={f.id} value={f.id}>
+                {f.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      {step.type === 'branch' && (
+        <>
+          <Field label={`${n}: ${w.condition}`}>
+            <select
+              value={condition.type}
+              onChange={(e) =>
+                set({
+                  condition:
+                    e.target.value === 'optin'
+                      ? { type: 'optin', channel: 'chat', state: 'confirmed' }
+                      : e.target.value === 'field'
+                        ? { type: 'field', field: '', equals: '' }
+                        : { type: 'has_tag', tag: '' },
+                })
+              }
+            >
+              <option value="has_tag">{w.hasTag}</option>
+              <option value="optin">{w.optin}</option>
+              <option value="field">{w.field}</option>
+            </select>
+          </Field>
+          {condition.type === 'has_tag' && (
+            <Field label={`${n}: ${w.tag}`}>
+              <input value={str(condition.tag)} required onChange={(e) => setCondition({ tag: e.target.value })} />
+            </Field>
+          )}
+          {condition.type === 'optin' && (
+            <div className="inline">
+              <Field label={`${n}: ${w.channel}`}>
+                <select value={str(condition.channel)} onChange={(e) => setCondition({ channel: e.target.value })}>
+                  <option value="chat">Chat</option>
+                  <option value="email">E-Mail</option>
+                </select>
+              </Field>
+              <Field label={`${n}: ${w.optinState}`}>
+                <select value={str(condition.state)} onChange={(e) => setCondition({ state: e.target.value })}>
+                  {['confirmed', 'pending', 'none', 'opted_out'].map((s) => (
+                    <option key={s} value={s}>
+                      {s}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            </div>
+          )}
+          {condition.type === 'field' && (
+            <div className="inline">
+              <Field label={`${n}: ${w.fieldPath}`}>
+                <input
+                  value={str(condition.field)}
+                  required
+                  onChange={(e) => setCondition({ field: e.target.value })}
+                />
+              </Field>
+              <Field label={`${n}: ${w.equals}`}>
+                <input value={str(condition.equals)} onChange={(e) => setCondition({ equals: e.target.value })} />
+              </Field>
+            </div>
+          )}
+          <div className="inline">
+            <Goto
+              label={`${n}: ${w.ifYes}`}
+              value={step.then_goto}
+              from={index}
+              count={count}
+              onChange={(v) => set({ then_goto: v })}
+            />
+            <Goto
+              label={`${n}: ${w.ifNo}`}
+              value={step.else_goto}
+              from={index}
+              count={count}
+              onChange={(v) => set({ else_goto: v })}
+            />
+          </div>
+        </>
+      )}
+    </>
+  )
+}
+
+/** Trigger and steps: add, reorder, remove, branch. */
+function Builder({
+  trigger,
+  steps,
+  onTrigger,
+  onSteps,
+}: {
+  trigger: Json & { type: string }
+  steps: Array<Json & { type: string }>
+  onTrigger: (t: Json & { type: string }) => void
+  onSteps: (s: Array<Json & { type: string }>) => void
+}) {
+  const w = useWords(words)
+  const move = (from: number, to: number) => {
+    const next = [...steps]
+    const [item] = next.splice(from, 1)
+    next.splice(to, 0, item)
+    onSteps(next)
+  }
+  return (
+    <>
+      <TriggerEditor value={trigger} onChange={onTrigger} />
+      <h2>{w.steps}</h2>
+      <ol className="steps">
+        {steps.map((step, i) => (
+          // a step being built has no id; its place is its identity
+          // biome-ignore lint/suspicious/noArrayIndexKey: see above
+          <li key={i} data-testid={`automation-step-${i + 1}`}>
+            <fieldset>
+              <legend>{w.step.replace('{n}', String(i + 1))}</legend>
+              <StepEditor
+                index={i}
+                count={steps.length}
+                step={step}
+                onChange={(s) => onSteps(steps.map((x, j) => (j === i ? s : x)))}
+              />
+              <div className="inline">
+                <button type="button" onClick={() => move(i, i - 1)} disabled={i === 0}>
+                  {w.up.replace('{n}', String(i + 1))}
+                </button>
+                <button type="button" onClick={() => move(i, i + 1)} disabled={i === steps.length - 1}>
+                  {w.down.replace('{n}', String(i + 1))}
+                </button>
+                <button
+                  type="button"
+                  onClick={() => onSteps(steps.filter((_, j) => j !== i))}
+                  disabled={steps.length === 1}
+                >
+                  {w.remove.replace('{n}', String(i + 1))}
+                </button>
+              </div>
+            </fieldset>
+          </li>
+        ))}
+      </ol>
+      <button type="button" onClick={() => onSteps([...steps, defaultStep('add_tag')])} disabled={steps.length >= 50}>
+        {w.addStep}
+      </button>
+      <p className="note">{w.noticeIntro}</p>
+    </>
+  )
+}
+
+function statusWord(status: string, language: string) {
+  const de: Record<string, string> = { draft: 'Entwurf', active: 'aktiv', paused: 'pausiert' }
+  const en: Record<string, string> = { draft: 'draft', active: 'active', paused: 'paused' }
+  return (language === 'de' ? de : en)[status] ?? status
+}
+
+export function AutomationsPage() {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const navigate = useNavigate()
+  const queryClient = useQueryClient()
+  const automations = useQuery({
+    queryKey: ['automations'],
+    queryFn: () => call(v1.GET('/v1/automations', { params: { query: { limit: 100, offset: 0 } } })),
+  })
+  const [name, setName] = useState('')
+  const [intent, setIntent] = useState<string>('transactional')
+  const [trigger, setTrigger] = useState<Json & { type: string }>({ type: 'webhook' })
+  const [steps, setSteps] = useState<Array<Json & { type: string }>>([defaultStep('add_tag')])
+  const create = useMutation({
+    mutationFn: async () =>
+      (await call(
+        v1.POST('/v1/automations', { body: { name, intent, trigger, steps } as never }),
+      )) as unknown as Automation,
+    onSuccess: (created) => {
+      // the signing secret is shown once: the detail page takes it from here
+      queryClient.setQueryData(['automation-created', created.id], created)
+      void navigate({ to: '/automations/$id', params: { id: created.id } })
+    },
+  })
+  const items = (automations.data as { automations?: Automation[] } | undefined)?.automations
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      <ErrorText error={automations.error} />
+      {items && items.length === 0 && <p>{w.none}</p>}
+      {items && items.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{w.name}</th>
+              <th scope="col">{w.status}</th>
+              <th scope="col">{w.trigger}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((a) => (
+              <tr key={a.id}>
+                <td>
+                  <Link to="/automations/$id" params={{ id: a.id }}>
+                    {a.name}
+                  </Link>
+                </td>
+                <td>{statusWord(a.status, language)}</td>
+                <td>{w[`t_${a.trigger.type}` as keyof Words] ?? a.trigger.type}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>{w.create}</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          create.mutate()
+        }}
+      >
+        <Field label={w.name}>
+          <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <Field label={w.intent}>
+          <select value={intent} onChange={(e) => setIntent(e.target.value)}>
+            {INTENTS.map((i) => (
+              <option key={i} value={i}>
+                {i}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Builder trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
+        <ErrorText error={create.error} />
+        <p>
+          <button type="submit" disabled={create.isPending}>
+            {w.save}
+          </button>
+        </p>
+      </form>
+    </main>
+  )
+}
+
+interface Source {
+  automation_id: string
+  url: string | null
+  kind: string
+  state: string
+  event_count: number
+  first_event_at: string | null
+  last_event_at: string | null
+  last_error: string | null
+}
+
+interface RunView {
+  id: string
+  contact_id: string | null
+  state: string
+  source: string
+  current_step: number | null
+  reason: string | null
+  started_at?: string
+  created_at?: string
+  steps: Array<{ step: number; type: string; at?: string; result: string; reason: string | null }>
+}
+
+function Runs({ id }: { id: string }) {
+  const w = useWords(words)
+  const { t, language } = useI18n()
+  const runs = useQuery({
+    queryKey: ['automation-runs', id],
+    queryFn: () =>
+      call(v1.GET('/v1/automations/{id}/runs', { params: { path: { id }, query: { limit: 25, offset: 0 } } })),
+    refetchInterval: 2000,
+  })
+  const items = (runs.data as { runs?: RunView[] } | undefined)?.runs ?? []
+  return (
+    <section aria-live="polite">
+      <h2>{w.runs}</h2>
+      <ErrorText error={runs.error} />
+      {runs.data && items.length === 0 && <p>{w.noRuns}</p>}
+      {items.map((run) => (
+        <article key={run.id} className="run" data-testid="run">
+          <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, t('never')))}</h3>
+          <p>
+            {w.state}: <strong data-testid="run-state">{run.state}</strong> · {w.source}: {run.source}
+            {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
+          </p>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">{w.type}</th>
+                <th scope="col">{w.result}</th>
+                <th scope="col">{w.reason}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {run.steps.map((s, i) => (
+                // a step can be logged twice (waiting, then done)
+                // biome-ignore lint/suspicious/noArrayIndexKey: see above
+                <tr key={i}>
+                  <td>{s.step + 1}</td>
+                  <td>{w[`s_${s.type}` as keyof Words] ?? s.type}</td>
+                  <td>{s.result}</td>
+                  <td>{s.reason ?? '–'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </article>
+      ))}
+    </section>
+  )
+}
+
+function TriggerForContact({ id }: { id: string }) {
+  const w = useWords(words)
+  const [contact, setContact] = useState('')
+  const contacts = useQuery({
+    queryKey: ['contacts', 'pick'],
+    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { limit: 100, offset: 0 } } })),
+  })
+  const queryClient = useQueryClient()
+  const start = useMutation({
+    mutationFn: () =>
+      call(v1.POST('/v1/automations/{id}/trigger', { params: { path: { id } }, body: { contact_id: contact } })),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['automation-runs', id] }),
+  })
+  return (
+    <section>
+      <h2>{w.triggerFor}</h2>
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault()
+          start.mutate()
+        }}
+      >
+        <Field label={w.contact}>
+          <select value={contact} required onChange={(e) => setContact(e.target.value)}>
+            <option value="">{w.choose}</option>
+            {contacts.data?.contacts.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name || c.email || c.phone}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit" disabled={start.isPending}>
+          {w.start}
+        </button>
+      </form>
+      <ErrorText error={start.error} />
+      {start.isSuccess && <p role="status">{w.started}</p>}
+    </section>
+  )
+}
+
+function Sources({ id }: { id: string }) {
+  const w = useWords(words)
+  const { t, language } = useI18n()
+  const sources = useQuery({
+    queryKey: ['automation-webhooks'],
+    queryFn: () => call(v1.GET('/v1/automation-webhooks', { params: { query: { limit: 100, offset: 0 } } })),
+    refetchInterval: 3000,
+  })
+  const mine = (
+    (sources.data as { webhooks?: Source[]; automation_webhooks?: Source[] } | undefined)?.webhooks ??
+    (sources.data as { automation_webhooks?: Source[] } | undefined)?.automation_webhooks ??
+    []
+  ).filter((s) => s.automation_id === id)
+  return (
+    <section>
+      <h2>{w.addresses}</h2>
+      <ErrorText error={sources.error} />
+      {mine.map((s) => (
+        <dl className="details" key={`${s.kind}-${s.url}`}>
+          {s.url && (
+            <>
+              <dt>{w.address}</dt>
+              <dd>
+                <code data-testid="webhook-url">{s.url}</code> <CopyButton text={s.url} label={w.address} />
+              </dd>
+            </>
+          )}
+          <dt>{w.state}</dt>
+          <dd data-testid="webhook-state">{s.state}</dd>
+          <dt>{w.events}</dt>
+          <dd data-testid="webhook-events">{s.event_count}</dd>
+          <dt>{w.firstEvent}</dt>
+          <dd>{formatTime(s.first_event_at, language, t('never'))}</dd>
+          <dt>{w.lastEvent}</dt>
+          <dd>{formatTime(s.last_event_at, language, t('never'))}</dd>
+          <dt>{w.lastError}</dt>
+          <dd>{s.last_error ?? '–'}</dd>
+        </dl>
+      ))}
+    </section>
+  )
+}
+
+function Editor({ automation }: { automation: Automation }) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [name, setName] = useState(automation.name)
+  const [trigger, setTrigger] = useState(automation.trigger)
+  const [steps, setSteps] = useState(automation.steps)
+  const save = useMutation({
+    mutationFn: async () =>
+      (await call(
+        v1.PATCH('/v1/automations/{id}', {
+          params: { path: { id: automation.id } },
+          body: { name, trigger, steps } as never,
+        }),
+      )) as unknown as Automation,
+    onSuccess: (data) => {
+      queryClient.setQueryData(['automation', automation.id], data)
+      setSteps(data.steps)
+      setTrigger(data.trigger)
+    },
+  })
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault()
+        save.mutate()
+      }}
+    >
+      <Field label={w.name}>
+        <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
+      </Field>
+      <Builder trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
+      <ErrorText error={save.error} />
+      <p>
+        <button type="submit" disabled={save.isPending}>
+          {w.update}
+        </button>
+      </p>
+    </form>
+  )
+}
+
+export function AutomationPage({ id }: { id: string }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const created = queryClient.getQueryData<Automation>(['automation-created', id])
+  const automation = useQuery({
+    queryKey: ['automation', id],
+    queryFn: async () =>
+      (await call(v1.GET('/v1/automations/{id}', { params: { path: { id } } }))) as unknown as Automation,
+  })
+  const setStatus = useMutation({
+    mutationFn: async (to: 'activate' | 'pause') =>
+      (await call(
+        to === 'activate'
+          ? v1.POST('/v1/automations/{id}/activate', { params: { path: { id } } })
+          : v1.POST('/v1/automations/{id}/pause', { params: { path: { id } } }),
+      )) as unknown as Automation,
+    onSuccess: (data) => {
+      queryClient.setQueryData(['automation', id], data)
+      void queryClient.invalidateQueries({ queryKey: ['automation-webhooks'] })
+    },
+  })
+  const a = automation.data
+  return (
+    <main>
+      <p>
+        <Link to="/automations">← {w.back}</Link>
+      </p>
+      <ErrorText error={automation.error} />
+      {a && (
+        <>
+          <h1>{a.name}</h1>
+          <dl className="details">
+            <dt>{w.status}</dt>
+            <dd data-testid="automation-status">{statusWord(a.status, language)}</dd>
+            <dt>{w.intent}</dt>
+            <dd>{a.intent}</dd>
+          </dl>
+          {a.notice && (
+            <div className="notice" role="status">
+              <strong>{w.notice}</strong> {a.notice}
+            </div>
+          )}
+          {created?.signing_secret && (
+            <p>
+              {w.secret}: <code>{created.signing_secret}</code>{' '}
+              <CopyButton text={created.signing_secret} label={w.secret} />
+            </p>
+          )}
+          {a.status === 'active' ? (
+            <button type="button" onClick={() => setStatus.mutate('pause')} disabled={setStatus.isPending}>
+              {w.pause}
+            </button>
+          ) : (
+            <button type="button" onClick={() => setStatus.mutate('activate')} disabled={setStatus.isPending}>
+              {w.activate}
+            </button>
+          )}
+          <ErrorText error={setStatus.error} />
+          <Sources id={id} />
+          {a.status === 'active' && <TriggerForContact id={id} />}
+          <Runs id={id} />
+          <h2>{w.update}</h2>
+          <Editor key={a.id} automation={a} />
+        </>
+      )}
+    </main>
+  )
+}

@@ -1,0 +1,563 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type ReactNode, useEffect, useId, useState } from 'react'
+import { app, call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import { ErrorText, Field, formatTime } from '../ui.tsx'
+
+const words = {
+  de: {
+    media: 'Mediathek',
+    knowledge: 'Wissen',
+    upload: 'Hochladen',
+    drop: 'Datei hierher ziehen und loslassen, oder:',
+    choose: 'Datei auswählen',
+    byUrl: 'Von einer Adresse laden',
+    url: 'Adresse (https)',
+    load: 'Laden',
+    usage: 'Verwendung',
+    kind: 'Art',
+    all: 'alle',
+    image: 'Bild',
+    video: 'Video',
+    document: 'Dokument',
+    none: 'Noch nichts hochgeladen.',
+    remove: '{name} löschen',
+    confirmRemove: 'Wirklich löschen?',
+    uploaded: '{name} ist hochgeladen.',
+    size: '{kb} KB',
+    documents: 'Dokumente',
+    passages: 'Abschnitte',
+    showPassages: 'Abschnitte von {name} zeigen',
+    hidePassages: 'Abschnitte von {name} ausblenden',
+    page: 'Seite {n}',
+    more: 'Mehr laden',
+    search: 'Im Wissen suchen',
+    noHits: 'Nichts gefunden.',
+    matchAll: 'Treffer mit allen Wörtern',
+    matchAny: 'Treffer mit einzelnen Wörtern',
+    ai: 'KI-Antworten',
+    aiUnavailable: 'Nicht verfügbar: {reason}',
+    aiActive: 'aktiv',
+    aiInactive: 'nicht aktiv',
+    replies: 'Fragen aus dem Wissen beantworten',
+    tags: 'Tags vorschlagen',
+    perHour: 'KI-Antworten je Kontakt und Stunde (1–60)',
+    save: 'Speichern',
+    saved: 'Gespeichert.',
+    model: 'Modell',
+    testQuestion: 'Testfrage',
+    testIntro:
+      'Zeigt die Abschnitte, aus denen die KI auf diese Frage antworten dürfte (die fünf besten). Ohne passende Abschnitte antwortet sie nicht und übergibt an einen Menschen. Das Modell selbst wird nur für echte Nachrichten gefragt; die API bietet keinen Testaufruf.',
+    ask: 'Prüfen',
+    wouldDecline: 'Keine passenden Abschnitte: die KI würde nicht antworten.',
+    format: 'Format',
+    created: 'Hochgeladen',
+  },
+  en: {
+    media: 'Media library',
+    knowledge: 'Knowledge',
+    upload: 'Upload',
+    drop: 'Drag a file here and drop it, or:',
+    choose: 'Choose a file',
+    byUrl: 'Load from an address',
+    url: 'Address (https)',
+    load: 'Load',
+    usage: 'Usage',
+    kind: 'Kind',
+    all: 'all',
+    image: 'image',
+    video: 'video',
+    document: 'document',
+    none: 'Nothing uploaded yet.',
+    remove: 'Delete {name}',
+    confirmRemove: 'Really delete?',
+    uploaded: '{name} is uploaded.',
+    size: '{kb} KB',
+    documents: 'Documents',
+    passages: 'Passages',
+    showPassages: 'Show the passages of {name}',
+    hidePassages: 'Hide the passages of {name}',
+    page: 'page {n}',
+    more: 'Load more',
+    search: 'Search the knowledge',
+    noHits: 'Nothing found.',
+    matchAll: 'Hits with every word',
+    matchAny: 'Hits with some of the words',
+    ai: 'AI replies',
+    aiUnavailable: 'Not available: {reason}',
+    aiActive: 'active',
+    aiInactive: 'not active',
+    replies: 'Answer questions from the knowledge',
+    tags: 'Suggest tags',
+    perHour: 'AI replies per contact and hour (1–60)',
+    save: 'Save',
+    saved: 'Saved.',
+    model: 'Model',
+    testQuestion: 'Test question',
+    testIntro:
+      'Shows the passages the AI would answer this question from (the best five). Without matching passages it does not answer and hands over to a person. The model itself is asked only for real messages; the API offers no test call.',
+    ask: 'Check',
+    wouldDecline: 'No matching passages: the AI would not answer.',
+    format: 'Format',
+    created: 'Uploaded',
+  },
+}
+
+const USAGES = ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] as const
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(timer)
+  }, [value, ms])
+  return settled
+}
+
+/** A drop zone with a file input beside it (the keyboard's way in). */
+function DropZone({ onFile, busy, accept }: { onFile: (file: File) => void; busy: boolean; accept?: string }) {
+  const w = useWords(words)
+  const [over, setOver] = useState(false)
+  const id = useId()
+  return (
+    // dragging is the mouse's way in; the file input inside is the keyboard's
+    // biome-ignore lint/a11y/noStaticElementInteractions: see above
+    <div
+      className={over ? 'dropzone over' : 'dropzone'}
+      data-testid="dropzone"
+      onDragOver={(e) => {
+        e.preventDefault()
+        setOver(true)
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault()
+        setOver(false)
+        const file = e.dataTransfer.files[0]
+        if (file) onFile(file)
+      }}
+    >
+      <p>{w.drop}</p>
+      <label htmlFor={id}>{w.choose}</label>{' '}
+      <input
+        id={id}
+        type="file"
+        accept={accept}
+        disabled={busy}
+        onChange={(e) => {
+          const file = e.target.files?.[0]
+          if (file) onFile(file)
+          e.target.value = ''
+        }}
+      />
+    </div>
+  )
+}
+
+function UrlForm({ onUrl, busy, children }: { onUrl: (url: string) => void; busy: boolean; children?: ReactNode }) {
+  const w = useWords(words)
+  const [url, setUrl] = useState('')
+  return (
+    <form
+      className="inline"
+      onSubmit={(e) => {
+        e.preventDefault()
+        onUrl(url)
+      }}
+    >
+      <Field label={w.url}>
+        <input type="url" value={url} required onChange={(e) => setUrl(e.target.value)} />
+      </Field>
+      {children}
+      <button type="submit" disabled={busy}>
+        {w.load}
+      </button>
+    </form>
+  )
+}
+
+interface MediaItem {
+  id: string
+  kind: 'image' | 'video' | 'document'
+  usage: string
+  url: string
+  mime: string
+  size: number
+  width: number | null
+  height: number | null
+  filename: string
+  created_at: string
+}
+
+export function MediaPage() {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [kind, setKind] = useState<'' | 'image' | 'video' | 'document'>('')
+  const [usageFilter, setUsageFilter] = useState('')
+  const [usage, setUsage] = useState<(typeof USAGES)[number]>('generic')
+  const media = useQuery({
+    queryKey: ['media', kind],
+    queryFn: () =>
+      call(v1.GET('/v1/media', { params: { query: { limit: 100, offset: 0, ...(kind ? { kind } : {}) } } })),
+    placeholderData: keepPreviousData,
+  })
+  const done = () => void queryClient.invalidateQueries({ queryKey: ['media'] })
+  const upload = useMutation({
+    mutationFn: async (file: File) => {
+      const form = new FormData()
+      form.append('usage', usage)
+      form.append('file', file, file.name)
+      return call(v1.POST('/v1/media', { body: form as never }))
+    },
+    onSuccess: done,
+  })
+  const fromUrl = useMutation({
+    mutationFn: (url: string) => call(v1.POST('/v1/media', { body: { url, usage } })),
+    onSuccess: done,
+  })
+  const remove = useMutation({
+    mutationFn: (id: string) => call(v1.DELETE('/v1/media/{id}', { params: { path: { id } } })),
+    onSuccess: done,
+  })
+  const items = ((media.data?.media ?? []) as MediaItem[]).filter((m) => !usageFilter || m.usage === usageFilter)
+  const last = (upload.data ?? fromUrl.data) as { media: MediaItem } | undefined
+  return (
+    <main>
+      <h1>{w.media}</h1>
+      <section>
+        <h2>{w.upload}</h2>
+        <Field label={w.usage}>
+          <select value={usage} onChange={(e) => setUsage(e.target.value as (typeof USAGES)[number])}>
+            {USAGES.map((u) => (
+              <option key={u} value={u}>
+                {u}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <DropZone
+          onFile={(f) => upload.mutate(f)}
+          busy={upload.isPending}
+          accept="image/jpeg,image/png,video/mp4,video/3gpp,application/pdf"
+        />
+        <h3>{w.byUrl}</h3>
+        <UrlForm onUrl={(u) => fromUrl.mutate(u)} busy={fromUrl.isPending} />
+        <ErrorText error={upload.error ?? fromUrl.error} />
+        {last && (upload.isSuccess || fromUrl.isSuccess) && (
+          <p role="status">{w.uploaded.replace('{name}', last.media.filename)}</p>
+        )}
+      </section>
+      <section>
+        <h2>{w.media}</h2>
+        <div className="inline">
+          <Field label={w.kind}>
+            <select value={kind} onChange={(e) => setKind(e.target.value as typeof kind)}>
+              <option value="">{w.all}</option>
+              <option value="image">{w.image}</option>
+              <option value="video">{w.video}</option>
+              <option value="document">{w.document}</option>
+            </select>
+          </Field>
+          <Field label={w.usage}>
+            <select value={usageFilter} onChange={(e) => setUsageFilter(e.target.value)}>
+              <option value="">{w.all}</option>
+              {USAGES.map((u) => (
+                <option key={u} value={u}>
+                  {u}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+        <ErrorText error={media.error ?? remove.error} />
+        {media.data && items.length === 0 && <p>{w.none}</p>}
+        <ul className="library" aria-busy={media.isFetching}>
+          {items.map((m) => (
+            <li key={m.id} data-testid="media-item" data-kind={m.kind}>
+              {m.kind === 'image' ? (
+                <img src={m.url} alt={m.filename} width={160} height={120} loading="lazy" />
+              ) : (
+                <span className="thumb" aria-hidden="true">
+                  {m.kind === 'document' ? 'PDF' : 'MP4'}
+                </span>
+              )}
+              <a href={m.url}>{m.filename}</a>
+              <small>
+                {w[m.kind]} · {m.usage} · {w.size.replace('{kb}', String(Math.ceil(m.size / 1024)))}
+                {m.width ? ` · ${m.width}×${m.height}` : ''}
+              </small>
+              <button
+                type="button"
+                onClick={() => {
+                  if (window.confirm(w.confirmRemove)) remove.mutate(m.id)
+                }}
+              >
+                {w.remove.replace('{name}', m.filename)}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </section>
+    </main>
+  )
+}
+
+/** `**bold**` in a search snippet as real emphasis, never as HTML. */
+function Snippet({ text }: { text: string }) {
+  const parts = text.split('**')
+  return (
+    <>
+      {parts.map((part, i) =>
+        // the parts of one snippet never move
+        // biome-ignore lint/suspicious/noArrayIndexKey: see above
+        i % 2 === 1 ? <mark key={i}>{part}</mark> : <span key={i}>{part}</span>,
+      )}
+    </>
+  )
+}
+
+function Passages({ id, name }: { id: string; name: string }) {
+  const w = useWords(words)
+  const [limit, setLimit] = useState(50)
+  const passages = useQuery({
+    queryKey: ['passages', id, limit],
+    queryFn: () =>
+      call(
+        app.GET('/app/knowledge/documents/{id}/passages', { params: { path: { id }, query: { limit, offset: 0 } } }),
+      ),
+    placeholderData: keepPreviousData,
+  })
+  return (
+    <section className="passages" aria-label={`${w.passages}: ${name}`}>
+      <ErrorText error={passages.error} />
+      <ol>
+        {passages.data?.passages.map((p) => (
+          <li key={p.position} data-testid="passage">
+            {p.heading && <strong>{p.heading}</strong>}
+            {p.page ? <small> ({w.page.replace('{n}', String(p.page))})</small> : null}
+            <p>{p.text}</p>
+          </li>
+        ))}
+      </ol>
+      {passages.data?.has_more && (
+        <button type="button" onClick={() => setLimit((n) => Math.min(200, n + 50))} disabled={limit >= 200}>
+          {w.more}
+        </button>
+      )}
+    </section>
+  )
+}
+
+function Search({ label, testId, limit = 10 }: { label: string; testId: string; limit?: number }) {
+  const w = useWords(words)
+  const [q, setQ] = useState('')
+  const search = useDebounced(q.trim(), 250)
+  const hits = useQuery({
+    queryKey: ['knowledge-search', search, limit],
+    queryFn: () => call(v1.GET('/v1/knowledge/search', { params: { query: { q: search, limit } } })),
+    enabled: search !== '',
+    placeholderData: keepPreviousData,
+  })
+  return (
+    <>
+      <Field label={label}>
+        <input type="search" value={q} maxLength={500} onChange={(e) => setQ(e.target.value)} />
+      </Field>
+      <ErrorText error={hits.error} />
+      {search !== '' && hits.data && (
+        <div aria-live="polite" data-testid={testId}>
+          {hits.data.results.length === 0 ? (
+            <p>{testId === 'ai-test' ? w.wouldDecline : w.noHits}</p>
+          ) : (
+            <>
+              <p>{hits.data.match === 'all' ? w.matchAll : w.matchAny}</p>
+              <ol>
+                {hits.data.results.map((hit) => (
+                  <li key={`${hit.document.id}-${hit.position}`}>
+                    <strong>{hit.document.title}</strong>
+                    {hit.heading ? ` · ${hit.heading}` : ''}
+                    {hit.page ? ` · ${w.page.replace('{n}', String(hit.page))}` : ''}
+                    <p>
+                      <Snippet text={hit.snippet} />
+                    </p>
+                  </li>
+                ))}
+              </ol>
+            </>
+          )}
+        </div>
+      )}
+    </>
+  )
+}
+
+function AiSettings() {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const settings = useQuery({ queryKey: ['ai-settings'], queryFn: () => call(v1.GET('/v1/settings/ai')) })
+  const [draft, setDraft] = useState<{ replies: boolean; tags: boolean; perHour: number } | null>(null)
+  const s = settings.data
+  const value =
+    draft ?? (s ? { replies: s.replies_enabled, tags: s.tags_enabled, perHour: s.replies_per_contact_per_hour } : null)
+  const save = useMutation({
+    mutationFn: () =>
+      call(
+        v1.PATCH('/v1/settings/ai', {
+          body: {
+            replies_enabled: value!.replies,
+            tags_enabled: value!.tags,
+            replies_per_contact_per_hour: value!.perHour,
+          },
+        }),
+      ),
+    onSuccess: (data) => {
+      queryClient.setQueryData(['ai-settings'], data)
+      setDraft(null)
+    },
+  })
+  return (
+    <section>
+      <h2>{w.ai}</h2>
+      <ErrorText error={settings.error} />
+      {s && value && (
+        <>
+          <p>
+            {s.active ? w.aiActive : w.aiInactive}
+            {!s.available || s.reason ? ` · ${w.aiUnavailable.replace('{reason}', s.reason ?? '')}` : ''}
+            {s.model ? ` · ${w.model}: ${s.model}` : ''}
+          </p>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault()
+              save.mutate()
+            }}
+          >
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={value.replies}
+                onChange={(e) => setDraft({ ...value, replies: e.target.checked })}
+              />{' '}
+              {w.replies}
+            </label>
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={value.tags}
+                onChange={(e) => setDraft({ ...value, tags: e.target.checked })}
+              />{' '}
+              {w.tags}
+            </label>
+            <Field label={w.perHour}>
+              <input
+                type="number"
+                min={1}
+                max={60}
+                value={value.perHour}
+                onChange={(e) => setDraft({ ...value, perHour: Number(e.target.value) })}
+              />
+            </Field>
+            <ErrorText error={save.error} />
+            <button type="submit" disabled={save.isPending}>
+              {w.save}
+            </button>
+            {save.isSuccess && <span role="status"> {w.saved}</span>}
+          </form>
+          <h3>{w.testQuestion}</h3>
+          <p className="note">{w.testIntro}</p>
+          <Search label={w.testQuestion} testId="ai-test" limit={5} />
+        </>
+      )}
+    </section>
+  )
+}
+
+interface DocumentItem {
+  id: string
+  title: string
+  filename: string
+  format: string
+  passages: number
+  created_at: string
+}
+
+export function KnowledgePage() {
+  const w = useWords(words)
+  const { t, language } = useI18n()
+  const queryClient = useQueryClient()
+  const [open, setOpen] = useState<string | null>(null)
+  const documents = useQuery({
+    queryKey: ['knowledge-documents'],
+    queryFn: () => call(v1.GET('/v1/knowledge/documents', { params: { query: { limit: 100, offset: 0 } } })),
+  })
+  const done = () => {
+    void queryClient.invalidateQueries({ queryKey: ['knowledge-documents'] })
+    void queryClient.invalidateQueries({ queryKey: ['knowledge-search'] })
+  }
+  const upload = useMutation({
+    mutationFn: async (file: File) => {
+      const form = new FormData()
+      form.append('file', file, file.name)
+      return call(v1.POST('/v1/knowledge/documents', { body: form as never }))
+    },
+    onSuccess: done,
+  })
+  const fromUrl = useMutation({
+    mutationFn: (url: string) => call(v1.POST('/v1/knowledge/documents', { body: { url } })),
+    onSuccess: done,
+  })
+  const remove = useMutation({
+    mutationFn: (id: string) => call(v1.DELETE('/v1/knowledge/documents/{id}', { params: { path: { id } } })),
+    onSuccess: done,
+  })
+  const items = (documents.data?.documents ?? []) as DocumentItem[]
+  const last = (upload.data ?? fromUrl.data) as { document: DocumentItem } | undefined
+  return (
+    <main>
+      <h1>{w.knowledge}</h1>
+      <section>
+        <h2>{w.upload}</h2>
+        <DropZone onFile={(f) => upload.mutate(f)} busy={upload.isPending} />
+        <h3>{w.byUrl}</h3>
+        <UrlForm onUrl={(u) => fromUrl.mutate(u)} busy={fromUrl.isPending} />
+        <ErrorText error={upload.error ?? fromUrl.error} />
+        {last && (upload.isSuccess || fromUrl.isSuccess) && (
+          <p role="status">{w.uploaded.replace('{name}', last.document.filename)}</p>
+        )}
+      </section>
+      <section>
+        <h2>{w.search}</h2>
+        <Search label={w.search} testId="knowledge-hits" />
+      </section>
+      <section>
+        <h2>{w.documents}</h2>
+        <ErrorText error={documents.error ?? remove.error} />
+        {documents.data && items.length === 0 && <p>{w.none}</p>}
+        <ul className="documents">
+          {items.map((d) => (
+            <li key={d.id} data-testid="document">
+              <strong>{d.title}</strong> <small>({d.filename})</small>
+              <p>
+                {w.format}: {d.format} · {w.passages}: {d.passages} · {w.created}:{' '}
+                {formatTime(d.created_at, language, t('never'))}
+              </p>
+              <button type="button" aria-expanded={open === d.id} onClick={() => setOpen(open === d.id ? null : d.id)}>
+                {(open === d.id ? w.hidePassages : w.showPassages).replace('{name}', d.title)}
+              </button>{' '}
+              <button
+                type="button"
+                onClick={() => {
+                  if (window.confirm(w.confirmRemove)) remove.mutate(d.id)
+                }}
+              >
+                {w.remove.replace('{name}', d.title)}
+              </button>
+              {open === d.id && <Passages id={d.id} name={d.title} />}
+            </li>
+          ))}
+        </ul>
+      </section>
+      <AiSettings />
+    </main>
+  )
+}

@@ -1,0 +1,614 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { useEffect, useState } from 'react'
+import { call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
+import type { SessionShape } from '../session.ts'
+import { ErrorText, Field } from '../ui.tsx'
+import { BarChart, dateInZone, formatInZone, ProgressBar, previewText, zonedToIso } from './campaign-ui.tsx'
+
+const words = {
+  de: {
+    title: 'Newsletter',
+    compose: 'Neuer Newsletter',
+    name: 'Name (intern, optional)',
+    subject: 'Betreff',
+    content: 'Inhalt ({{name}} wird der Vorname des Kontakts)',
+    create: 'Entwurf anlegen',
+    preview: 'Vorschau',
+    previewFor: 'Vorschau für Kontakt',
+    anyone: 'ohne Kontakt (Beispiel)',
+    fallback: 'Kundin',
+    none: 'Noch keine Newsletter.',
+    status: 'Status',
+    scheduledAt: 'Geplant für',
+    back: 'Alle Newsletter',
+    cta: 'Knopf (Call to Action)',
+    ctaText: 'Knopftext',
+    ctaUrl: 'Adresse (https)',
+    saveCta: 'Knopf speichern',
+    removeCta: 'Knopf entfernen',
+    segment: 'Empfänger',
+    segmentIntro: 'Nur Kontakte mit bestätigter Chat-Einwilligung. Alle Listen gelten zusammen (UND).',
+    tagsAny: 'mit mindestens einem dieser Tags',
+    tagsAll: 'mit allen diesen Tags',
+    tagsExclude: 'ohne diese Tags',
+    saveSegment: 'Empfänger speichern',
+    estimate: 'Empfänger jetzt: {n}',
+    schedule: 'Versand planen',
+    scheduleIntro: 'Zeit in der Zeitzone des Kontos ({zone}); in der Zukunft, höchstens ein Jahr voraus.',
+    date: 'Datum',
+    time: 'Uhrzeit',
+    scheduleButton: 'Planen',
+    cancel: 'Planung aufheben',
+    remove: 'Löschen',
+    confirmDelete: 'Diesen Newsletter wirklich löschen?',
+    sending: 'Versand',
+    recipients: 'Empfänger (Momentaufnahme)',
+    phase: 'Phase',
+    dailyLimit: 'Tageslimit',
+    unlimited: 'unbegrenzt',
+    resumesAt: 'Geht weiter ab',
+    stopReason: 'Grund',
+    skipReasons: 'Gründe für übersprungene und gescheiterte Nachrichten',
+    noSkips: 'keine',
+    progress: 'Fortschritt des Versands',
+    chart: 'Nachrichten je Status',
+    ctaClicks: 'Klicks auf den Knopf: werden nicht gezählt (der Knopf ist ein einfacher Link).',
+    headerImage:
+      'Kopfbild: Newsletter haben in der API noch kein Bildfeld; Bilder liegen in der Mediathek für Vorlagen.',
+    queued: 'wartet',
+    sent: 'gesendet',
+    delivered: 'zugestellt',
+    read: 'gelesen',
+    failed: 'gescheitert',
+    skipped: 'übersprungen',
+    draft: 'Entwurf',
+    scheduled: 'geplant',
+    sendingStatus: 'wird gesendet',
+    sentStatus: 'gesendet',
+    saved: 'Gespeichert.',
+  },
+  en: {
+    title: 'Newsletters',
+    compose: 'New newsletter',
+    name: 'Name (internal, optional)',
+    subject: 'Subject',
+    content: "Content ({{name}} becomes the contact's first name)",
+    create: 'Create draft',
+    preview: 'Preview',
+    previewFor: 'Preview for contact',
+    anyone: 'no contact (example)',
+    fallback: 'customer',
+    none: 'No newsletters yet.',
+    status: 'Status',
+    scheduledAt: 'Scheduled for',
+    back: 'All newsletters',
+    cta: 'Button (call to action)',
+    ctaText: 'Button text',
+    ctaUrl: 'Address (https)',
+    saveCta: 'Save button',
+    removeCta: 'Remove button',
+    segment: 'Recipients',
+    segmentIntro: 'Only contacts with a confirmed chat opt-in. All lists apply together (AND).',
+    tagsAny: 'with at least one of these tags',
+    tagsAll: 'with all of these tags',
+    tagsExclude: 'without these tags',
+    saveSegment: 'Save recipients',
+    estimate: 'Recipients now: {n}',
+    schedule: 'Schedule',
+    scheduleIntro: "Time in the account's timezone ({zone}); in the future, at most one year ahead.",
+    date: 'Date',
+    time: 'Time',
+    scheduleButton: 'Schedule',
+    cancel: 'Cancel schedule',
+    remove: 'Delete',
+    confirmDelete: 'Really delete this newsletter?',
+    sending: 'Sending',
+    recipients: 'Recipients (snapshot)',
+    phase: 'Phase',
+    dailyLimit: 'Daily limit',
+    unlimited: 'unlimited',
+    resumesAt: 'Resumes at',
+    stopReason: 'Reason',
+    skipReasons: 'Reasons for skipped and failed messages',
+    noSkips: 'none',
+    progress: 'Sending progress',
+    chart: 'Messages per status',
+    ctaClicks: 'Button clicks: not counted (the button is a plain link).',
+    headerImage:
+      'Header image: newsletters have no image field in the API yet; images live in the media library for templates.',
+    queued: 'queued',
+    sent: 'sent',
+    delivered: 'delivered',
+    read: 'read',
+    failed: 'failed',
+    skipped: 'skipped',
+    draft: 'draft',
+    scheduled: 'scheduled',
+    sendingStatus: 'sending',
+    sentStatus: 'sent',
+    saved: 'Saved.',
+  },
+}
+
+type Words = typeof words.en
+
+function statusWord(w: Words, status: string): string {
+  return (
+    (
+      { draft: w.draft, scheduled: w.scheduled, sending: w.sendingStatus, sent: w.sentStatus } as Record<string, string>
+    )[status] ?? status
+  )
+}
+
+/** A contact chosen for the preview: search as you type, pick one. */
+function PreviewContact({
+  value,
+  onChange,
+}: {
+  value: string
+  onChange: (contact: { id: string; name: string; email: string | null; phone: string | null } | null) => void
+}) {
+  const w = useWords(words)
+  const contacts = useQuery({
+    queryKey: ['contacts', 'preview'],
+    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { limit: 50, offset: 0 } } })),
+  })
+  const list = contacts.data?.contacts ?? []
+  return (
+    <Field label={w.previewFor}>
+      <select
+        value={value}
+        onChange={(e) => {
+          const c = list.find((x) => x.id === e.target.value)
+          onChange(c ? { id: c.id, name: c.name ?? '', email: c.email ?? null, phone: c.phone ?? null } : null)
+        }}
+      >
+        <option value="">{w.anyone}</option>
+        {list.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name || c.email || c.phone}
+          </option>
+        ))}
+      </select>
+    </Field>
+  )
+}
+
+function Preview({ subject, content }: { subject: string; content: string }) {
+  const w = useWords(words)
+  const [contact, setContact] = useState<{
+    id: string
+    name: string
+    email: string | null
+    phone: string | null
+  } | null>(null)
+  return (
+    <section aria-label={w.preview}>
+      <PreviewContact value={contact?.id ?? ''} onChange={setContact} />
+      <div className="bubble" data-testid="preview">
+        <strong>{previewText(subject, contact, w.fallback)}</strong>
+        <p>{previewText(content, contact, w.fallback)}</p>
+      </div>
+    </section>
+  )
+}
+
+export function NewslettersPage() {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const navigate = useNavigate()
+  const [name, setName] = useState('')
+  const [subject, setSubject] = useState('')
+  const [content, setContent] = useState('')
+  const list = useQuery({
+    queryKey: ['newsletters'],
+    queryFn: () => call(v1.GET('/v1/newsletters', { params: { query: { limit: 100, offset: 0 } } })),
+  })
+  const create = useMutation({
+    mutationFn: () =>
+      call(
+        v1.POST('/v1/newsletters', {
+          body: { subject, content, ...(name.trim() ? { name: name.trim() } : {}) },
+        }),
+      ),
+    onSuccess: (data) => void navigate({ to: '/newsletters/$id', params: { id: data.newsletter.id } }),
+  })
+  return (
+    <main>
+      <h1>{w.title}</h1>
+      <ErrorText error={list.error} />
+      {list.data && list.data.newsletters.length === 0 && <p>{w.none}</p>}
+      {list.data && list.data.newsletters.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{w.subject}</th>
+              <th scope="col">{w.status}</th>
+              <th scope="col">{w.scheduledAt}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.newsletters.map((n) => (
+              <tr key={n.id}>
+                <td>
+                  <Link to="/newsletters/$id" params={{ id: n.id }}>
+                    {n.name || n.subject}
+                  </Link>
+                </td>
+                <td>{statusWord(w, n.status)}</td>
+                <td>{n.scheduled_at ? new Date(n.scheduled_at).toLocaleString(language) : '–'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>{w.compose}</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          create.mutate()
+        }}
+      >
+        <Field label={w.name}>
+          <input value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <Field label={w.subject}>
+          <input value={subject} maxLength={200} required onChange={(e) => setSubject(e.target.value)} />
+        </Field>
+        <Field label={w.content}>
+          <textarea value={content} rows={6} required onChange={(e) => setContent(e.target.value)} />
+        </Field>
+        <Preview subject={subject} content={content} />
+        <ErrorText error={create.error} />
+        <button type="submit" disabled={create.isPending}>
+          {w.create}
+        </button>
+      </form>
+    </main>
+  )
+}
+
+/** Comma-separated tags as a list. */
+const tagList = (text: string) =>
+  text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+
+function TagInput({
+  label,
+  value,
+  onChange,
+  known,
+}: {
+  label: string
+  value: string
+  onChange: (v: string) => void
+  known: string
+}) {
+  return (
+    <Field label={label}>
+      <input value={value} list={known} onChange={(e) => onChange(e.target.value)} />
+    </Field>
+  )
+}
+
+type SegmentShape = { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
+
+/** A segment as the builder writes it: empty lists left out, nothing at all as null. */
+function normalized(segment: SegmentShape): SegmentShape {
+  if (!segment) return null
+  const s: NonNullable<SegmentShape> = {}
+  if (segment.tags_any?.length) s.tags_any = segment.tags_any
+  if (segment.tags_all?.length) s.tags_all = segment.tags_all
+  if (segment.tags_exclude?.length) s.tags_exclude = segment.tags_exclude
+  return Object.keys(s).length ? s : null
+}
+
+function SegmentBuilder({
+  id,
+  segment,
+  editable,
+}: {
+  id: string
+  segment: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
+  editable: boolean
+}) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [any, setAny] = useState((segment?.tags_any ?? []).join(', '))
+  const [all, setAll] = useState((segment?.tags_all ?? []).join(', '))
+  const [exclude, setExclude] = useState((segment?.tags_exclude ?? []).join(', '))
+  const tags = useQuery({ queryKey: ['tags'], queryFn: () => call(v1.GET('/v1/contacts/tags')) })
+  const body = () => {
+    const s: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } = {}
+    if (tagList(any).length) s.tags_any = tagList(any)
+    if (tagList(all).length) s.tags_all = tagList(all)
+    if (tagList(exclude).length) s.tags_exclude = tagList(exclude)
+    return Object.keys(s).length ? s : null
+  }
+  const save = useMutation({
+    mutationFn: () => call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { segment: body() } })),
+    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+  })
+  // the estimate follows the builder: once typing pauses and every tag is one the account has, the segment is saved
+  // (a tag the list does not know waits for the button, whose refusal names it)
+  const known = new Set(tags.data?.tags.map((t) => t.name) ?? [])
+  const wanted = JSON.stringify(body())
+  const saved = JSON.stringify(normalized(segment))
+  const allKnown = [...tagList(any), ...tagList(all), ...tagList(exclude)].every((t) => known.has(t))
+  const { mutate, isPending } = save
+  const ready = tags.data !== undefined
+  useEffect(() => {
+    if (!editable || wanted === saved || !allKnown || !ready) return
+    const timer = setTimeout(() => mutate(), 600)
+    return () => clearTimeout(timer)
+  }, [editable, wanted, saved, allKnown, ready, mutate])
+  const listId = `tags-${id}`
+  return (
+    <section>
+      <h2>{w.segment}</h2>
+      <p>{w.segmentIntro}</p>
+      <datalist id={listId}>
+        {tags.data?.tags.map((t) => (
+          <option key={t.name} value={t.name} />
+        ))}
+      </datalist>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate()
+        }}
+      >
+        <fieldset disabled={!editable}>
+          <TagInput label={w.tagsAny} value={any} onChange={setAny} known={listId} />
+          <TagInput label={w.tagsAll} value={all} onChange={setAll} known={listId} />
+          <TagInput label={w.tagsExclude} value={exclude} onChange={setExclude} known={listId} />
+          <ErrorText error={save.error} />
+          <button type="submit" disabled={isPending}>
+            {w.saveSegment}
+          </button>
+        </fieldset>
+      </form>
+    </section>
+  )
+}
+
+function CtaEditor({
+  id,
+  cta,
+  editable,
+}: {
+  id: string
+  cta: { text: string; url: string } | null
+  editable: boolean
+}) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [text, setText] = useState(cta?.text ?? '')
+  const [url, setUrl] = useState(cta?.url ?? '')
+  const save = useMutation({
+    mutationFn: (value: { text: string; url: string } | null) =>
+      call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { cta: value } })),
+    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+  })
+  return (
+    <section>
+      <h2>{w.cta}</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate({ text, url })
+        }}
+      >
+        <fieldset disabled={!editable}>
+          <Field label={w.ctaText}>
+            <input value={text} maxLength={200} required onChange={(e) => setText(e.target.value)} />
+          </Field>
+          <Field label={w.ctaUrl}>
+            <input type="url" value={url} required onChange={(e) => setUrl(e.target.value)} />
+          </Field>
+          <ErrorText error={save.error} />
+          <button type="submit" disabled={save.isPending}>
+            {w.saveCta}
+          </button>{' '}
+          {cta && (
+            <button type="button" onClick={() => save.mutate(null)}>
+              {w.removeCta}
+            </button>
+          )}
+        </fieldset>
+      </form>
+      <p className="note">{w.ctaClicks}</p>
+    </section>
+  )
+}
+
+function Schedule({ id, timeZone, status }: { id: string; timeZone: string; status: string }) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [date, setDate] = useState(dateInZone(timeZone, 1))
+  const [time, setTime] = useState('09:00')
+  const refresh = (data: unknown) => {
+    queryClient.setQueryData(['newsletter', id], data)
+    void queryClient.invalidateQueries({ queryKey: ['newsletter-status', id] })
+  }
+  const schedule = useMutation({
+    mutationFn: () => {
+      const at = zonedToIso(date, time, timeZone)
+      return call(
+        v1.POST('/v1/newsletters/{id}/schedule', {
+          params: { path: { id } },
+          body: { scheduled_at: at ?? `${date}T${time}` },
+        }),
+      )
+    },
+    onSuccess: refresh,
+  })
+  const cancel = useMutation({
+    mutationFn: () => call(v1.POST('/v1/newsletters/{id}/cancel', { params: { path: { id } } })),
+    onSuccess: refresh,
+  })
+  return (
+    <section>
+      <h2>{w.schedule}</h2>
+      <p>{w.scheduleIntro.replace('{zone}', timeZone)}</p>
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault()
+          schedule.mutate()
+        }}
+      >
+        <Field label={w.date}>
+          <input
+            type="date"
+            value={date}
+            min={dateInZone(timeZone)}
+            max={dateInZone(timeZone, 365)}
+            required
+            onChange={(e) => setDate(e.target.value)}
+          />
+        </Field>
+        <Field label={w.time}>
+          <input type="time" value={time} required onChange={(e) => setTime(e.target.value)} />
+        </Field>
+        <button type="submit" disabled={schedule.isPending}>
+          {w.scheduleButton}
+        </button>
+      </form>
+      <ErrorText error={schedule.error} />
+      {status === 'scheduled' && (
+        <button type="button" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+          {w.cancel}
+        </button>
+      )}
+      <ErrorText error={cancel.error} />
+    </section>
+  )
+}
+
+function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; current: string }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const queryClient = useQueryClient()
+  const live = current !== 'sent'
+  const status = useQuery({
+    queryKey: ['newsletter-status', id],
+    queryFn: () => call(v1.GET('/v1/newsletters/{id}/status', { params: { path: { id } } })),
+    // counts move while it sends: look again every two seconds until it is done
+    refetchInterval: (query) => (live || (query.state.data && query.state.data.phase !== 'done') ? 2000 : false),
+    placeholderData: keepPreviousData,
+  })
+  const s = status.data
+  // the status moved on (sending, sent): the newsletter itself is read again, so its controls follow
+  const moved = s !== undefined && s.status !== current
+  useEffect(() => {
+    if (moved) void queryClient.invalidateQueries({ queryKey: ['newsletter', id] })
+  }, [moved, queryClient, id])
+  if (!s) return <ErrorText error={status.error} />
+  const keys = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
+  const bars = keys.map((key) => ({ key, label: w[key], value: s.counts[key] }))
+  return (
+    <section aria-live="polite">
+      <h2>{w.sending}</h2>
+      <dl className="details">
+        <dt>{w.status}</dt>
+        <dd data-testid="newsletter-status">{statusWord(w, s.status)}</dd>
+        <dt>{w.phase}</dt>
+        <dd data-testid="newsletter-phase">{s.phase}</dd>
+        <dt>{w.recipients}</dt>
+        <dd>{s.recipients}</dd>
+        <dt>{w.dailyLimit}</dt>
+        <dd>{s.daily_limit ?? w.unlimited}</dd>
+        <dt>{w.resumesAt}</dt>
+        <dd>{formatInZone(s.resumes_at, language, timeZone)}</dd>
+        <dt>{w.stopReason}</dt>
+        <dd>{s.stop_reason ?? '–'}</dd>
+      </dl>
+      <ProgressBar bars={bars} total={s.recipients} label={w.progress} />
+      <BarChart bars={bars} label={w.chart} />
+      <h3>{w.skipReasons}</h3>
+      {Object.keys(s.skip_reasons).length === 0 ? (
+        <p>{w.noSkips}</p>
+      ) : (
+        <ul>
+          {Object.entries(s.skip_reasons).map(([reason, n]) => (
+            <li key={reason}>
+              {reason}: {n}
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorText error={status.error} />
+    </section>
+  )
+}
+
+export function NewsletterPage({ id, session }: { id: string; session: SessionShape }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const navigate = useNavigate()
+  const timeZone = session.account.timezone || 'UTC'
+  const newsletter = useQuery({
+    queryKey: ['newsletter', id],
+    queryFn: () => call(v1.GET('/v1/newsletters/{id}', { params: { path: { id } } })),
+    // the estimate follows the contacts; the status moves by itself while it is scheduled or sending
+    refetchInterval: (query) => {
+      const status = query.state.data?.newsletter.status
+      return status === 'scheduled' || status === 'sending' ? 3000 : false
+    },
+  })
+  const remove = useMutation({
+    mutationFn: () => call(v1.DELETE('/v1/newsletters/{id}', { params: { path: { id } } })),
+    onSuccess: () => void navigate({ to: '/newsletters' }),
+  })
+  const n = newsletter.data?.newsletter
+  const editable = n?.status === 'draft' || n?.status === 'scheduled'
+  return (
+    <main>
+      <p>
+        <Link to="/newsletters">← {w.back}</Link>
+      </p>
+      <ErrorText error={newsletter.error} />
+      {n && (
+        <>
+          <h1>{n.name || n.subject}</h1>
+          <dl className="details">
+            <dt>{w.status}</dt>
+            <dd>{statusWord(w, n.status)}</dd>
+            <dt>{w.scheduledAt}</dt>
+            <dd data-testid="scheduled-at">{formatInZone(n.scheduled_at, language, timeZone)}</dd>
+            <dt>{w.subject}</dt>
+            <dd>{n.subject}</dd>
+          </dl>
+          <p className="estimate" data-testid="estimate">
+            {w.estimate.replace('{n}', String(n.recipients_estimate))}
+          </p>
+          <Preview subject={n.subject} content={n.content} />
+          <p className="note">{w.headerImage}</p>
+          <SegmentBuilder id={id} segment={n.segment} editable={editable} />
+          <CtaEditor id={id} cta={n.cta} editable={editable} />
+          {editable && <Schedule id={id} timeZone={timeZone} status={n.status} />}
+          {n.status !== 'draft' && <SendStatus id={id} timeZone={timeZone} current={n.status} />}
+          {editable && (
+            <p>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  if (window.confirm(w.confirmDelete)) remove.mutate()
+                }}
+              >
+                {w.remove}
+              </button>
+            </p>
+          )}
+          <ErrorText error={remove.error} />
+        </>
+      )}
+    </main>
+  )
+}
