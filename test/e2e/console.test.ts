@@ -229,7 +229,9 @@ describe('the console', () => {
       .getByText(/^Free-text replies are possible until /)
       .waitFor()
     await page.getByLabel('Reply').fill('Ja, von 9 bis 14 Uhr.')
-    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    // by keyboard: from the reply, Tab reaches the send button and Enter sends
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
     await page.getByRole('list', { name: 'Thread' }).getByText('Ja, von 9 bis 14 Uhr.').waitFor()
 
     await page.getByRole('combobox', { name: 'Approved template' }).selectOption({ label: 'Gutschein (de)' })
@@ -333,16 +335,14 @@ describe('the console', () => {
       await page.reload()
       assert.equal(await page.getByTestId('webhook-secret').count(), 0, 'the secret is not shown again')
       // the delivery runs in the background: wait until the subscription is disabled, then look at the page
-      await page.waitForFunction(
-        async () => {
-          const list = (await (await fetch('/v1/webhook-subscriptions')).json()) as {
-            webhook_subscriptions: Array<{ status: string }>
-          }
-          return list.webhook_subscriptions[0]?.status === 'disabled'
-        },
-        undefined,
-        { timeout: 120_000, polling: 500 },
-      )
+      let subscription: { status?: string; disabled_reason?: string | null } = {}
+      for (let attempt = 0; attempt < 600 && subscription.status !== 'disabled'; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200))
+        const list = await fetchFrom(page, '/v1/webhook-subscriptions')
+        subscription = (list.body.webhook_subscriptions as Array<typeof subscription>)[0] ?? {}
+      }
+      assert.equal(subscription.status, 'disabled')
+      assert.equal(subscription.disabled_reason, 'gone_410')
       await page.reload()
       await page.getByText(/^disabled \(the receiver answered 410/).waitFor()
       await page.getByRole('button', { name: 'Deliveries' }).click()

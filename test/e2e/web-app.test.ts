@@ -138,7 +138,7 @@ describe('the web app', () => {
     await page.getByRole('combobox', { name: 'Sprache' }).selectOption('en')
     await page.getByRole('heading', { name: 'My sign-in' }).waitFor()
     await page.getByRole('link', { name: 'Contacts' }).click()
-    await page.getByRole('heading', { name: 'Contacts' }).waitFor()
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor()
     const cookie = (await owner.cookies()).find((c) => c.name === 'herold_session')
     assert.ok(cookie?.httpOnly, 'the session cookie is HTTP-only')
     assert.equal(cookie?.sameSite, 'Lax')

@@ -138,6 +138,9 @@ export async function importContacts(
   } catch {
     throw new ImportError(`cannot read ${input.file}`)
   }
+  // asked before the file is opened: an await between opening and reading would let a bad header's parse error
+  // go off with no one listening
+  const unchecked = await repo.importMayLoadUnchecked(db)
   let bytes = 0
   const stream = createReadStream(input.file)
   stream.on('data', (chunk) => {
@@ -162,7 +165,7 @@ export async function importContacts(
     reject,
     note,
     mostlyNew: true,
-    unchecked: await repo.importMayLoadUnchecked(db),
+    unchecked,
   }
   let batch: Line[] = []
   try {

@@ -86,7 +86,7 @@ export class AppDocument {
         title: 'Herold web app routes',
         version: '1.0.0',
         description:
-          'Routes only the web app uses (sign-in, setup, invitations, password resets, API keys, team management). They take the session cookie; every POST, PUT, PATCH and DELETE with a session must carry X-CSRF-Token (from GET /app/session). Not a public API: integrations use /v1 with an API key.',
+          'Routes only the web app uses (sign-in, setup, invitations, password resets, API keys, team management, the live template check, the CSV contact import). They take the session cookie; every POST, PUT, PATCH and DELETE with a session must carry X-CSRF-Token (from GET /app/session). Not a public API: integrations use /v1 with an API key.',
       },
       paths,
       components: {

@@ -103,16 +103,15 @@ export function ContactImport() {
     setError(null)
     setProgress({ bytes: 0, total: file.size, rows: 0 })
     try {
-      const { response } = await app.POST('/app/contacts/import', {
+      const { response, error: failure } = await app.POST('/app/contacts/import', {
         body: file as unknown as never,
         bodySerializer: (body: unknown) => body as BodyInit,
         headers: { 'content-type': 'text/csv' },
         parseAs: 'stream',
       })
       if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as {
-          error?: { code?: string; key?: string; message?: string }
-        }
+        // openapi-fetch has read the error envelope already
+        const body = (failure ?? {}) as { error?: { code?: string; key?: string; message?: string } }
         throw new ApiError(response.status, body.error?.code ?? 'unknown', body.error?.message ?? '', body.error?.key)
       }
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()

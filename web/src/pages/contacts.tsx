@@ -29,6 +29,7 @@ export function ContactsPage() {
   return (
     <main>
       <h1>{t('contacts')}</h1>
+      <ContactImport />
       <Field label={t('search')}>
         <input
           type="search"
@@ -70,7 +71,6 @@ export function ContactsPage() {
           {t('more')}
         </button>
       )}
-      <ContactImport />
     </main>
   )
 }

@@ -26,6 +26,7 @@ const words = {
     utility: 'Service',
     optin_confirm: 'Bestätigung der Einwilligung',
     language: 'Sprache (z. B. de oder en_US)',
+    languageColumn: 'Sprache',
     subject: 'Betreff',
     content: 'Inhalt',
     contentHelp: 'Variablen in doppelten geschweiften Klammern, z. B. {{name}} oder {{1}}.',
@@ -76,6 +77,7 @@ const words = {
     utility: 'Utility',
     optin_confirm: 'Opt-in confirmation',
     language: 'Language (such as de or en_US)',
+    languageColumn: 'Language',
     subject: 'Subject',
     content: 'Content',
     contentHelp: 'Variables in double curly braces, such as {{name}} or {{1}}.',
@@ -205,7 +207,7 @@ export function TemplatesPage({ session }: { session: SessionShape }) {
             <th scope="col">{w.name}</th>
             <th scope="col">{w.channel}</th>
             <th scope="col">{w.purpose}</th>
-            <th scope="col">{w.language}</th>
+            <th scope="col">{w.languageColumn}</th>
             <th scope="col">{w.state}</th>
             <th scope="col">{w.providerStatus}</th>
             <th scope="col">{w.created}</th>
