@@ -251,6 +251,22 @@ describe('the console', () => {
     )
     assert.ok(texts.includes('outbound: Ja, von 9 bis 14 Uhr.'), texts.join('\n'))
     assert.ok(texts.includes('outbound: Ihr Gutschein SOMMER10 gilt bis Sonntag.'), texts.join('\n'))
+
+    // the contact's page shows the consent history the keyword and the button wrote
+    const contactId = (conversation as unknown as { contact_id: string }).contact_id
+    await page.goto(`${server.url}/contacts/${contactId}`)
+    await page.getByRole('heading', { name: 'Consent history' }).waitFor()
+    const history = page.getByTestId('consent-history')
+    await history.getByText('pending → confirmed').waitFor()
+    assert.ok((await history.getByRole('row').count()) >= 3, 'a header row and at least two changes')
+    await accessible(page, 'contact-consent')
+    await shot(page, 'contact-consent')
+    // a contact that is not the account's is a 404, also with the member's session
+    const other = await page.evaluate(async () => {
+      const answer = await fetch('/app/contacts/00000000-0000-4000-8000-000000000000/consent-history')
+      return answer.status
+    })
+    assert.equal(other, 404)
   })
 
   test('a CSV import shows its progress and the rejected lines', async () => {

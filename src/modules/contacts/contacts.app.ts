@@ -7,9 +7,11 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
-import { AppError } from '../../platform/http/errors.ts'
+import { AppError, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
+import { findContact } from './contacts.repository.ts'
+import { consentHistory } from './contacts.service.ts'
 
 /** The largest CSV the web app may upload (about two million lines of name, e-mail, phone and tags). */
 export const IMPORT_MAX_BYTES = 200 * 1024 * 1024
@@ -47,6 +49,24 @@ export const ImportEvent = Type.Object(
   { title: 'ImportEvent' },
 )
 
+/** One change of a contact's opt-in state, as the contact page shows it. */
+export const ConsentChange = Type.Object(
+  {
+    channel: Type.Union([Type.Literal('chat'), Type.Literal('email')]),
+    from: Type.String({ description: 'the opt-in state before: none, pending, confirmed, opted_out' }),
+    to: Type.String({ description: 'the opt-in state after' }),
+    source: Type.String({ description: 'who or what changed it: api, import, double_opt_in, inbound_message, …' }),
+    address: Type.Union([Type.String(), Type.Null()], {
+      description: 'the phone number or e-mail address the consent was about',
+    }),
+    evidence: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'what proves it (the keyword, the confirmation link, the request)',
+    }),
+    recorded_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'ConsentChange' },
+)
+
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
  * progress lines and the report. The rules are those of `herold import contacts` (contacts.import.ts).
@@ -55,6 +75,40 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
   return async (app: FastifyInstance): Promise<void> => {
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
+
+    app.get(
+      '/contacts/:id/consent-history',
+      {
+        schema: {
+          summary: "A contact's consent history, oldest first",
+          description:
+            'Needs contacts:read. Every change of the chat and e-mail opt-in with its source, the address it was about ' +
+            "and its evidence (the contact page's audit view). Another account's contact, or none, is a 404.",
+          params: Type.Object({ id: Type.String() }),
+          tags: ['app'],
+          response: { 200: Type.Object({ history: Type.Array(ConsentChange) }) },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:read')
+        const { id } = request.params as { id: string }
+        const { accountId } = request.tenant
+        const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+        if (!uuid.test(id) || !(await findContact(deps.database.orm, accountId, id))) throw notFound('contact')
+        const records = await consentHistory(deps.database.orm, accountId, id)
+        return {
+          history: records.map((r) => ({
+            channel: r.channel,
+            from: r.fromState,
+            to: r.toState,
+            source: r.source,
+            address: r.address,
+            evidence: r.evidence,
+            recorded_at: r.recordedAt.toISOString(),
+          })),
+        }
+      },
+    )
 
     app.post(
       '/contacts/import',

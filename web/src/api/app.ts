@@ -4,6 +4,74 @@
  */
 
 export interface paths {
+    "/app/contacts/{id}/consent-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's consent history, oldest first
+         * @description Needs contacts:read. Every change of the chat and e-mail opt-in with its source, the address it was about and its evidence (the contact page's audit view). Another account's contact, or none, is a 404.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            history: {
+                                channel: "chat" | "email";
+                                /** @description the opt-in state before: none, pending, confirmed, opted_out */
+                                from: string;
+                                /** @description the opt-in state after */
+                                to: string;
+                                /** @description who or what changed it: api, import, double_opt_in, inbound_message, … */
+                                source: string;
+                                /** @description the phone number or e-mail address the consent was about */
+                                address: string | null;
+                                /** @description what proves it (the keyword, the confirmation link, the request) */
+                                evidence: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                recorded_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/import": {
         parameters: {
             query?: never;

@@ -1,8 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useI18n } from '../i18n.tsx'
+import { app, call, v1 } from '../api/client.ts'
+import { useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { ContactImport } from './contacts-import.tsx'
 
@@ -107,8 +107,74 @@ export function ContactPage({ id }: { id: string }) {
             <dt>{t('created')}</dt>
             <dd>{formatTime(c.created_at, language, '')}</dd>
           </dl>
+          <ConsentHistory id={id} />
         </>
       )}
     </main>
+  )
+}
+
+const historyWords = {
+  de: {
+    title: 'Einwilligungsverlauf',
+    none: 'Noch keine Änderung der Einwilligung.',
+    when: 'Wann',
+    channel: 'Kanal',
+    change: 'Änderung',
+    source: 'Quelle',
+    address: 'Adresse',
+  },
+  en: {
+    title: 'Consent history',
+    none: 'No change of consent yet.',
+    when: 'When',
+    channel: 'Channel',
+    change: 'Change',
+    source: 'Source',
+    address: 'Address',
+  },
+}
+
+/** Every change of the contact's opt-ins, oldest first, with its source (GET /app/contacts/{id}/consent-history). */
+function ConsentHistory({ id }: { id: string }) {
+  const w = useWords(historyWords)
+  const { language } = useI18n()
+  const history = useQuery({
+    queryKey: ['contact-consent', id],
+    queryFn: () => call(app.GET('/app/contacts/{id}/consent-history', { params: { path: { id } } })),
+  })
+  const rows = history.data?.history ?? []
+  return (
+    <section>
+      <h2>{w.title}</h2>
+      <ErrorText error={history.error} />
+      {history.isSuccess && rows.length === 0 && <p>{w.none}</p>}
+      {rows.length > 0 && (
+        <table data-testid="consent-history">
+          <thead>
+            <tr>
+              <th scope="col">{w.when}</th>
+              <th scope="col">{w.channel}</th>
+              <th scope="col">{w.change}</th>
+              <th scope="col">{w.source}</th>
+              <th scope="col">{w.address}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={`${r.recorded_at}-${r.channel}-${r.to}`}>
+                <td>{formatTime(r.recorded_at, language, '')}</td>
+                <td>{r.channel}</td>
+                <td>
+                  {r.from} → {r.to}
+                </td>
+                <td>{r.source}</td>
+                <td>{r.address ?? '–'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   )
 }
