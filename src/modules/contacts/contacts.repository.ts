@@ -47,6 +47,15 @@ export async function findByAddress(
     .for('update')
 }
 
+/** findByAddress's id alone as SQL (locked the same way), for a statement of another module (a CTE body). */
+export function idByAddressSql(accountId: string, address: { email: string; phone: string }): SQL {
+  const column = address.phone !== '' ? contacts.phone : contacts.email
+  const value = address.phone !== '' ? address.phone : address.email
+  return sql`SELECT ${contacts.id} FROM ${contacts}
+    WHERE ${contacts.accountId} = ${accountId}::uuid AND ${column} <> '' AND ${column} = ${value}
+    FOR UPDATE`
+}
+
 /** Inserts unless a unique index (email or phone) already holds the address; then returns undefined. */
 export async function insertContact(db: Db, row: NewContactRow): Promise<ContactRow | undefined> {
   const [inserted] = await db.insert(contacts).values(row).onConflictDoNothing().returning()

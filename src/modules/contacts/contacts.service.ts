@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { SQL } from 'drizzle-orm'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -505,6 +506,18 @@ export async function findOrCreateInboundContact(
     return { contactId: inserted.id, created: true }
   }
   throw new AppError(409, 'contact_exists', 'A concurrent request created this contact')
+}
+
+/**
+ * The contact an inbound message is from, as SQL for the inbox's first statement of the message (a CTE body
+ * giving its id, locked as findOrCreateInboundContact locks it, or no row); null when the sender is no valid
+ * address (findOrCreateInboundContact then says why).
+ */
+export function inboundContactSql(input: { accountId: string; phone?: string; email?: string }): SQL | null {
+  const phone = input.phone ? (normalizePhone(input.phone) ?? '') : ''
+  const email = input.email ? normalizeEmail(input.email) : ''
+  if (phone === '' && email === '') return null
+  return repo.idByAddressSql(input.accountId, phone ? { email: '', phone } : { email, phone: '' })
 }
 
 /** A contact's addresses and opt-in states for the consent flows (locked with `lock`), or null. */

@@ -48,5 +48,6 @@ export {
   contactNames,
   contactsService,
   findOrCreateInboundContact,
+  inboundContactSql,
   recordOptinChange,
 } from './contacts.service.ts'

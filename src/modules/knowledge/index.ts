@@ -7,7 +7,7 @@ import { isConsentKeyword } from '../consent/index.ts'
 import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
-import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService } from './knowledge.ai.ts'
+import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService, aiSettingsPreload } from './knowledge.ai.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
 import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
@@ -18,7 +18,10 @@ const DOWNLOAD_TIMEOUT_MS = 15_000
 const AI_TIMEOUT_MS = 60_000
 
 // an inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on)
-registerInboundListener((tx, clock, message) => aiOnInbound(tx, clock, message, { isConsentKeyword }))
+registerInboundListener({
+  preload: aiSettingsPreload,
+  run: (tx, clock, message, preloaded) => aiOnInbound(tx, clock, message, { isConsentKeyword }, preloaded),
+})
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
 
