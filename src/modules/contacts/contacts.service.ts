@@ -198,6 +198,16 @@ export function contactsService(deps: ContactsServiceDeps) {
       query: { q?: string; limit: number; offset: number; created_after?: string },
     ): Promise<ReturnType<typeof toPage<ContactView>> & { q?: string }> {
       const terms = query.q === undefined ? null : searchTerms(query.q)
+      if (!terms) {
+        const rows = await repo.pageOfContacts(db, tenant.accountId, {
+          createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+          limit: query.limit,
+          offset: query.offset,
+        })
+        const page = toPage(rows, query.limit, query.offset)
+        const items = page.items.map((r) => contactView(r.contact, r.tags))
+        return { ...page, items, ...(query.q === undefined ? {} : { q: query.q.trim() }) }
+      }
       const rows = await repo.listContacts(db, tenant.accountId, {
         terms,
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
@@ -210,10 +220,9 @@ export function contactsService(deps: ContactsServiceDeps) {
     },
 
     async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
-      const row = await repo.findContact(db, tenant.accountId, id)
-      if (!row) throw notFound('contact')
-      const [view] = await withTags(db, tenant.accountId, [row])
-      return view
+      const found = await repo.contactWithTags(db, tenant.accountId, id)
+      if (!found) throw notFound('contact')
+      return contactView(found.contact, found.tags)
     },
 
     /**

@@ -243,6 +243,37 @@ export async function conversationMessages(
     .offset(page.offset)
 }
 
+/**
+ * GET /messages, a hot read of the API: its four shapes (with or without created_after and conversation_id) are
+ * prepared once per database handle with placeholders, so a request binds its values and builds nothing.
+ */
+const preparedLists = new WeakMap<Db, ReturnType<typeof prepareLists>>()
+
+function prepareLists(db: Db) {
+  const shape = (after: boolean, conversation: boolean) =>
+    db
+      .select()
+      .from(messages)
+      .where(
+        and(
+          eq(messages.accountId, sql.placeholder('accountId')),
+          eq(messages.direction, sql.placeholder('direction')),
+          after ? gt(messages.createdAt, sql.placeholder('createdAfter')) : undefined,
+          conversation ? eq(messages.conversationId, sql.placeholder('conversationId')) : undefined,
+        ),
+      )
+      .orderBy(desc(messages.createdAt), desc(messages.id))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare(`messages_list${after ? '_after' : ''}${conversation ? '_conversation' : ''}`)
+  return {
+    all: shape(false, false),
+    after: shape(true, false),
+    conversation: shape(false, true),
+    afterConversation: shape(true, true),
+  }
+}
+
 export async function listMessages(
   db: Db,
   accountId: string,
@@ -254,20 +285,28 @@ export async function listMessages(
     offset: number
   },
 ): Promise<MessageRow[]> {
-  return db
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.accountId, accountId),
-        eq(messages.direction, filter.direction),
-        filter.createdAfter ? gt(messages.createdAt, filter.createdAfter) : undefined,
-        filter.conversationId ? eq(messages.conversationId, filter.conversationId) : undefined,
-      ),
-    )
-    .orderBy(desc(messages.createdAt), desc(messages.id))
-    .limit(filter.limit + 1)
-    .offset(filter.offset)
+  let lists = preparedLists.get(db)
+  if (!lists) {
+    lists = prepareLists(db)
+    preparedLists.set(db, lists)
+  }
+  const after = filter.createdAfter !== undefined
+  const conversation = filter.conversationId !== undefined
+  const query = after
+    ? conversation
+      ? lists.afterConversation
+      : lists.after
+    : conversation
+      ? lists.conversation
+      : lists.all
+  return query.execute({
+    accountId,
+    direction: filter.direction,
+    createdAfter: filter.createdAfter?.toISOString(),
+    conversationId: filter.conversationId,
+    limit: filter.limit + 1,
+    offset: filter.offset,
+  })
 }
 
 /** Outbound messages by provider id, locked: status updates of one message take turns. */
