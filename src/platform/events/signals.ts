@@ -71,7 +71,12 @@ export function acceptsSql(accountId: string, names: SignalName[]): { sql: SQL; 
   }
 }
 
-async function acceptedBy(tx: Db, listener: SignalListener, signals: Signal[], known?: KnownAccepts): Promise<Signal[]> {
+async function acceptedBy(
+  tx: Db,
+  listener: SignalListener,
+  signals: Signal[],
+  known?: KnownAccepts,
+): Promise<Signal[]> {
   const groups = new Map<string, boolean>(known?.get(listener))
   const kept: Signal[] = []
   for (const signal of signals) {
