@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { simpleParser } from 'mailparser'
 import { type Account, AdminError, getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -520,6 +519,8 @@ export function channelsService(deps: ChannelsServiceDeps) {
       if (!inboundToken || !sameSecret(token, inboundToken)) {
         throw new AppError(401, 'unauthorized', 'The inbound token does not match', { key: 'inbound_token_invalid' })
       }
+      // loaded on the first inbound e-mail: most processes never parse one (it is a large library)
+      const { simpleParser } = await import('mailparser')
       const mail = await simpleParser(raw)
       const sender = mail.from?.value[0]
       if (!sender?.address) throw badRequest('The message has no From address')
