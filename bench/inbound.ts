@@ -7,11 +7,13 @@
  *
  * Prints messages stored per second (signature checked, contact and conversation found or created, message,
  * message.received and conversation.created written in one transaction) beside the bare HTTP acceptance rate of
- * the same server: a route on it that reads the same raw body and answers 200 without any work.
+ * the same server: a route on it that reads the same raw body and answers 200 without any work. On PostgreSQL it
+ * also prints the statements (round trips, BEGIN and COMMIT included) the server sent per stored message.
  */
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
 import { Pool } from 'undici'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
@@ -94,6 +96,14 @@ async function post(pool: Pool, path: string, count: number, run: string): Promi
   return count / ((performance.now() - started) / 1000)
 }
 
+/** Round trips to PostgreSQL from this process (every pg client query, BEGIN and COMMIT included). */
+let roundTrips = 0
+const query = pg.Client.prototype.query
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  roundTrips++
+  return (query as (...a: unknown[]) => unknown).apply(this, args)
+} as typeof query
+
 async function main() {
   const databaseUrl = process.env.DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: CONCURRENCY + 2 })
@@ -128,7 +138,9 @@ async function main() {
   await post(pool, inboundPath, CUSTOMERS, 'warm')
 
   const bare = await post(pool, '/bench/accept', MESSAGES, 'bare')
+  const tripsBefore = roundTrips
   const stored = await post(pool, inboundPath, MESSAGES, 'run')
+  const tripsPerMessage = (roundTrips - tripsBefore) / MESSAGES
   const [count] = await database.query<{ n: string }>(
     "SELECT count(*) AS n FROM messages WHERE account_id = $1 AND provider_message_id LIKE 'wamid.run.%'",
     [account.id],
@@ -141,6 +153,9 @@ async function main() {
   console.log(`  bare HTTP acceptance of the same server (raw body, 200):  ${bare.toFixed(0)} req/s`)
   console.log(`  signed webhooks verified and stored:                      ${stored.toFixed(0)} messages/s`)
   console.log(`  ratio stored / bare:                                      ${((stored / bare) * 100).toFixed(1)} %`)
+  if (database.kind === 'postgres') {
+    console.log(`  round trips to the database per stored message:           ${tripsPerMessage.toFixed(1)}`)
+  }
   await pool.close()
   await app.close()
   await database.close()

@@ -1,228 +1,24 @@
-import path from 'node:path'
-import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig, type Role } from '../config.ts'
-import { serve } from '../main.ts'
-import { restoreBackup } from '../platform/db/backup.ts'
-import { openDatabase } from '../platform/db/client.ts'
-import { migrate } from '../platform/db/migrate.ts'
-import { readServerFile } from '../platform/embedded-lock.ts'
-import { AdminError, type DataCommand, dataCommands, parseCommandArgs } from './commands.ts'
+// The CLI's entry (`npm start`, bin/herold.mjs). The module hooks go in first: the modules a static import names are
+// all resolved before any code of the importing module runs, so the CLI itself (run.ts) is imported after them.
+import { installModuleHooks } from '../platform/module-hooks.ts'
 
-const HELP = `herold: the Herold server and its administration
-
-Usage: herold <command> [options]        (every command takes --help and --json)
-
-  serve [--role all|api|worker]          run the server (embedded database unless DATABASE_URL is set)
-  restore FILE                           restore a backup into an empty HEROLD_DATA_DIR (the server stopped)
-${Object.entries(dataCommands)
-  .map(([name, c]) => `  ${`${name} ${c.usage}`.padEnd(39)}${c.summary}`)
-  .join('\n')}
-
-Environment: PORT, HOST, HEROLD_DATA_DIR, DATABASE_URL, REDIS_URL, HEROLD_ROLE, HEROLD_PUBLIC_URL,
-HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WHATSAPP_GRAPH_URL, HEROLD_WORKER_CONCURRENCY,
-HEROLD_JOB_LEASE_SECONDS, HEROLD_RETENTION_DAYS, HEROLD_SANDBOX_RETENTION_DAYS, HEROLD_SMTP_URL, HEROLD_MAIL_FROM,
-LOG_LEVEL. See docs/operations.md.`
-
-function commandHelp(name: string, command: DataCommand): string {
-  const options = Object.entries(command.options ?? {})
-    .map(([option, spec]) => `  --${option.padEnd(22)}${spec.description}`)
-    .join('\n')
-  return `herold ${name} ${command.usage}\n\n${command.summary}.\n\nOptions:\n${options}${options ? '\n' : ''}  --json                  print one JSON object and nothing else\n  --help                  this text`
-}
-
-class UsageError extends Error {}
-
-/** herold restore FILE: a backup of `herold backup` into an empty data directory; no server may hold it. */
-async function runRestore(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { help: { type: 'boolean' }, json: { type: 'boolean' } },
-    allowPositionals: true,
-    strict: true,
-  })
-  if (values.help) {
-    console.log(
-      'herold restore FILE [--json]\n\nRestore a backup written by `herold backup` into HEROLD_DATA_DIR, which must be empty or missing.\nThe database and secret.key are restored; start the server afterwards.',
-    )
-    return
-  }
-  const file = positionals[0]
-  if (!file) throw new UsageError('FILE is required: herold restore FILE')
-  const config = loadConfig()
-  if (config.databaseUrl) throw new UsageError('restore is for the embedded database; with DATABASE_URL use pg_restore')
-  if (readServerFile(config.dataDir)) throw new UsageError(`a server holds ${config.dataDir}; stop it first`)
-  let manifest: Awaited<ReturnType<typeof restoreBackup>>
-  try {
-    manifest = await restoreBackup({ file: path.resolve(file), dataDir: config.dataDir })
-  } catch (error) {
-    throw new AdminError((error as Error).message)
-  }
-  const result = { data_dir: config.dataDir, ...manifest }
-  console.log(
-    values.json
-      ? JSON.stringify(result)
-      : `restored the backup of ${manifest.created_at} into ${config.dataDir}${manifest.secret_key_included ? ' (with secret.key)' : '; set HEROLD_SECRET_KEY to the key of the backed-up server'}`,
-  )
-}
-
-async function runServe(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { role: { type: 'string' }, help: { type: 'boolean' }, json: { type: 'boolean' } },
-    strict: true,
-  })
-  if (values.help) {
-    console.log(
-      'herold serve [--role all|api|worker] [--json]\n\nRun the API server and the workers (role all, the default), only the API, or only the workers.\n--json: print one JSON object {url, role} once listening; logs go to stderr.',
-    )
-    return
-  }
-  const role = values.role as Role | undefined
-  if (role !== undefined && !['all', 'api', 'worker'].includes(role))
-    throw new UsageError('--role must be all, api or worker')
-  const config = loadConfig(process.env, role ? { role } : {})
-  const server = await serve(config, values.json ? (line) => console.error(line) : console.log, {
-    logsToStderr: values.json === true,
-  })
-  if (values.json) console.log(JSON.stringify({ url: server.url, role: config.role, pid: process.pid }))
-  let stopping = false
-  const stop = async () => {
-    if (stopping) return
-    stopping = true
-    await server.stop()
-    process.exit(0)
-  }
-  process.on('SIGTERM', stop)
-  process.on('SIGINT', stop)
-}
-
-async function runDataCommand(name: string, command: DataCommand, argv: string[]): Promise<void> {
-  const { values, positionals } = parseCommandArgs(command, argv)
-  if (values.help) {
-    console.log(commandHelp(name, command))
-    return
-  }
-  command.prepare?.(values, positionals)
-  const config = loadConfig()
-  const result = config.databaseUrl
-    ? await runLocally(config, command, values, positionals)
-    : await runEmbedded(config, name, command, values, positionals)
-  console.log(values.json ? JSON.stringify(result) : command.human(result))
-}
-
-async function runLocally(
-  config: ReturnType<typeof loadConfig>,
-  command: DataCommand,
-  values: Record<string, string | boolean | undefined>,
-  positionals: string[],
+// glibc's malloc keeps what a server start frees (about 130 MB, mostly the WebAssembly compiler's work memory for
+// the embedded database) in its heap for the life of the process. With these thresholds large blocks are mapped and
+// returned on their own and the heap is trimmed. glibc reads them only at the start, so `serve` re-executes itself
+// once with them set (same process id, same arguments), before anything is loaded. Set either to opt out.
+if (
+  process.platform === 'linux' &&
+  process.argv[2] === 'serve' &&
+  process.env.MALLOC_TRIM_THRESHOLD_ === undefined &&
+  process.env.MALLOC_MMAP_THRESHOLD_ === undefined &&
+  typeof process.execve === 'function'
 ) {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
-  try {
-    if (command !== dataCommands.migrate) await migrate(database)
-    const bar = progressBar()
-    try {
-      return await command.run(database, values, positionals, { progress: bar.update, config })
-    } finally {
-      bar.end()
-    }
-  } finally {
-    await database.close()
-  }
-}
-
-/** A running server holds the embedded database: send it the command; otherwise open the directory ourselves. */
-async function runEmbedded(
-  config: ReturnType<typeof loadConfig>,
-  name: string,
-  command: DataCommand,
-  values: Record<string, string | boolean | undefined>,
-  positionals: string[],
-) {
-  const server = readServerFile(config.dataDir)
-  if (!server) return runLocally(config, command, values, positionals)
-  if (!server.url)
-    throw new AdminError(`the server (pid ${server.pid}) holding ${config.dataDir} is still starting; try again`)
-  const response = await fetch(`${server.url}/_admin/command`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-herold-admin-token': server.token },
-    body: JSON.stringify({ command: name, values: stripUndefined(values), positionals }),
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    ...process.env,
+    MALLOC_TRIM_THRESHOLD_: '131072',
+    MALLOC_MMAP_THRESHOLD_: '131072',
   })
-  const body = (await response.json()) as { result?: Record<string, unknown>; error?: { message: string } }
-  if (!response.ok || !body.result) throw new AdminError(body.error?.message ?? `server answered ${response.status}`)
-  return body.result
 }
 
-/** A progress bar on stderr (redrawn in place on a terminal, a line every few seconds otherwise). */
-function progressBar() {
-  const tty = process.stderr.isTTY === true
-  let last = 0
-  let drawn = false
-  return {
-    update(done: number, total: number, detail: string) {
-      const now = Date.now()
-      if (now - last < (tty ? 100 : 3000)) return
-      last = now
-      const share = total > 0 ? Math.min(1, done / total) : 0
-      const width = 30
-      const filled = Math.round(share * width)
-      const text = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${detail}`
-      process.stderr.write(tty ? `\r${text}` : `${text}\n`)
-      drawn = true
-    },
-    end() {
-      if (drawn && tty) process.stderr.write('\n')
-    },
-  }
-}
-
-function stripUndefined(values: Record<string, string | boolean | undefined>): Record<string, string | boolean> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Record<
-    string,
-    string | boolean
-  >
-}
-
-export async function main(argv: string[]): Promise<number> {
-  const json = argv.includes('--json')
-  try {
-    const [first, second] = argv
-    if (!first || first === '--help' || first === 'help' || first === '-h') {
-      console.log(HELP)
-      return first ? 0 : 1
-    }
-    if (first === 'serve') {
-      await runServe(argv.slice(1))
-      return -1
-    }
-    if (first === 'restore') {
-      await runRestore(argv.slice(1))
-      return 0
-    }
-    const twoWords = `${first} ${second ?? ''}`
-    if (dataCommands[twoWords]) {
-      await runDataCommand(twoWords, dataCommands[twoWords], argv.slice(2))
-      return 0
-    }
-    if (dataCommands[first]) {
-      await runDataCommand(first, dataCommands[first], argv.slice(1))
-      return 0
-    }
-    const group = Object.keys(dataCommands).filter((n) => n.startsWith(`${first} `))
-    if (group.length > 0 && (second === undefined || second === '--help')) {
-      console.log(
-        `herold ${first} <command>\n\n${group.map((n) => `  ${n} ${dataCommands[n].usage}\n      ${dataCommands[n].summary}`).join('\n')}`,
-      )
-      return second === '--help' ? 0 : 1
-    }
-    throw new UsageError(`unknown command "${argv.join(' ')}"; see herold --help`)
-  } catch (error) {
-    const known = error instanceof AdminError || error instanceof UsageError || error instanceof ConfigError
-    const message = known ? (error as Error).message : `unexpected failure: ${(error as Error).message}`
-    if (json) console.log(JSON.stringify({ error: { message } }))
-    else console.error(`herold: ${message}`)
-    return known ? 2 : 1
-  }
-}
-
-const code = await main(process.argv.slice(2))
-if (code >= 0) process.exitCode = code
+installModuleHooks()
+await import('./run.ts')

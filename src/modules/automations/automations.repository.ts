@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm'
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { automationCalendarEvents, automationRuns, automationSources, automations } from './automations.tables.ts'
 
@@ -64,10 +64,14 @@ export async function activeByTrigger(db: Db, accountId: string, kind: string) {
 }
 
 export async function anyActiveByTrigger(db: Db, accountId: string, kind: string): Promise<boolean> {
-  const result = await db.execute(sql`
-    SELECT 1 FROM automations
-    WHERE account_id = ${accountId} AND status = 'active' AND trigger_kind = ${kind} LIMIT 1`)
-  return rowsOf(result).length > 0
+  const result = await db.execute(sql`SELECT ${anyActiveByTriggerSql(accountId, kind)} AS found`)
+  return rowsOf<{ found: boolean }>(result)[0]?.found === true
+}
+
+/** anyActiveByTrigger as a boolean expression (folded into the inbound message's first statement). */
+export function anyActiveByTriggerSql(accountId: string, kind: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM automations
+    WHERE account_id = ${accountId}::uuid AND status = 'active' AND trigger_kind = ${kind})`
 }
 
 export async function sourceOf(db: Db, accountId: string, automationId: string) {

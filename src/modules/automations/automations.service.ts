@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import { type Account, getAccount } from '../../platform/auth/accounts.service.ts'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
@@ -179,6 +180,10 @@ export const automationSignals: SignalListener = {
   async accepts(tx, accountId, name) {
     const kind = SIGNAL_TRIGGERS[name]
     return kind ? repo.anyActiveByTrigger(tx, accountId, kind) : false
+  },
+  acceptsSql(accountId, name) {
+    const kind = SIGNAL_TRIGGERS[name]
+    return kind ? repo.anyActiveByTriggerSql(accountId, kind) : sql`false`
   },
   async handle(tx, clock, list) {
     const byGroup = new Map<string, Signal[]>()

@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm'
+import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { channelConnections } from './channels.tables.ts'
 
@@ -22,6 +23,19 @@ export async function connectionOf(
     .from(channelConnections)
     .where(and(eq(channelConnections.accountId, accountId), eq(channelConnections.channel, channel)))
   const [row] = options.lock ? await query.for('update') : await query
+  return row
+}
+
+/** The account and its connection on the channel, in one round trip (a provider webhook's first read). */
+export async function accountWithConnection(db: Db, accountId: string, channel: 'chat' | 'email') {
+  const [row] = await db
+    .select({ account: accounts, connection: channelConnections })
+    .from(accounts)
+    .leftJoin(
+      channelConnections,
+      and(eq(channelConnections.accountId, accounts.id), eq(channelConnections.channel, channel)),
+    )
+    .where(eq(accounts.id, accountId))
   return row
 }
 

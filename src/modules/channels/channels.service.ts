@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { simpleParser } from 'mailparser'
 import { type Account, AdminError, getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -130,10 +129,20 @@ export function channelsService(deps: ChannelsServiceDeps) {
     }
   }
 
+  // opened credentials by their sealed text: a webhook does not decrypt them again (a change seals new text)
+  const opened = new Map<string, ChatCredentials>()
+  function openCredentials(sealed: string): ChatCredentials {
+    let credentials = opened.get(sealed)
+    if (!credentials) {
+      credentials = JSON.parse(secrets.open(sealed)) as ChatCredentials
+      if (opened.size >= 1_000) opened.clear()
+      opened.set(sealed, credentials)
+    }
+    return { ...credentials }
+  }
+
   function chatConnection(row: repo.ConnectionRow): ChatConnection {
-    const credentials = row.credentialsSealed
-      ? (JSON.parse(secrets.open(row.credentialsSealed)) as ChatCredentials)
-      : {}
+    const credentials = row.credentialsSealed ? openCredentials(row.credentialsSealed) : {}
     return {
       accountId: row.accountId,
       provider: row.provider,
@@ -146,8 +155,8 @@ export function channelsService(deps: ChannelsServiceDeps) {
   }
 
   /** The connected chat number with its provider, or 409 chat_not_connected. */
-  async function connectedChat(accountId: string) {
-    const row = await repo.connectionOf(db, accountId, 'chat')
+  async function connectedChat(accountId: string, known?: repo.ConnectionRow | null) {
+    const row = known === undefined ? await repo.connectionOf(db, accountId, 'chat') : (known ?? undefined)
     if (row?.status !== 'connected') {
       throw new AppError(409, 'chat_not_connected', 'No chat number is connected')
     }
@@ -371,10 +380,12 @@ export function channelsService(deps: ChannelsServiceDeps) {
       providerName: string,
       request: { headers: Record<string, string | string[] | undefined>; rawBody: Buffer },
     ) {
-      const account = await accountOrNotFound(accountId)
-      const row = await repo.connectionOf(db, account.id, 'chat')
+      // the account and its number in one read
+      const found = UUID.test(accountId) ? await repo.accountWithConnection(db, accountId, 'chat') : undefined
+      if (!found) throw notFound('account')
+      const { account, connection: row } = found
       if (row?.status !== 'connected' || row.provider !== providerName) throw notFound('webhook')
-      const chat = await connectedChat(account.id)
+      const chat = await connectedChat(account.id, row)
       let batch: ReturnType<ChatProvider['parseInbound']>
       try {
         batch = chat.provider.parseInbound(chat.connection, request)
@@ -602,6 +613,8 @@ export function channelsService(deps: ChannelsServiceDeps) {
       if (!inboundToken || !sameSecret(token, inboundToken)) {
         throw new AppError(401, 'unauthorized', 'The inbound token does not match', { key: 'inbound_token_invalid' })
       }
+      // loaded on the first inbound e-mail: most processes never parse one (it is a large library)
+      const { simpleParser } = await import('mailparser')
       const mail = await simpleParser(raw)
       const sender = mail.from?.value[0]
       if (!sender?.address) throw badRequest('The message has no From address')

@@ -1,5 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
 
 // Every query here filters on account_id, except the look-up of a link token by its hash (the token is the key).
@@ -12,6 +13,11 @@ export async function settingsOf(db: Db, accountId: string): Promise<SettingsRow
   const [row] = await db.select().from(consentSettings).where(eq(consentSettings.accountId, accountId))
   return row ?? null
 }
+
+/** settingsOf as a jsonb expression for a statement of another module; settingsFromJson reads its value. */
+export const settingsAsJsonSql = (accountId: string) =>
+  rowAsJsonSql(consentSettings, eq(consentSettings.accountId, accountId))
+export const settingsFromJson = (value: unknown): SettingsRow | null => rowFromJson(consentSettings, value)
 
 export async function saveSettings(
   db: Db,

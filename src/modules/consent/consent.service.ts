@@ -195,9 +195,19 @@ export async function isConsentKeyword(db: Db, accountId: string, message: { typ
   return intent?.kind === 'start' || intent?.kind === 'stop'
 }
 
-export async function consentOnInbound(tx: Db, clock: Clock, message: InboundStored): Promise<void> {
+/** The consent settings' read of consentOnInbound, folded into the inbox's first statement of the message. */
+export const consentSettingsPreload = (accountId: string) => repo.settingsAsJsonSql(accountId)
+
+/** `preloaded`: the value of consentSettingsPreload, read with the inbox's own statement (else it is read here). */
+export async function consentOnInbound(
+  tx: Db,
+  clock: Clock,
+  message: InboundStored,
+  preloaded?: { value: unknown },
+): Promise<void> {
   if (message.channel !== 'chat') return
-  const settings = effective(await repo.settingsOf(tx, message.accountId), '')
+  const row = preloaded ? repo.settingsFromJson(preloaded.value) : await repo.settingsOf(tx, message.accountId)
+  const settings = effective(row, '')
   const intent = inboundIntent(message, settings)
   if (!intent) return
   const { accountId, contactId } = message

@@ -12,6 +12,7 @@ import {
   CHAT_OPTIN_QUEUE,
   consentOnInbound,
   consentService,
+  consentSettingsPreload,
   EMAIL_OPTIN_QUEUE,
   optOutOfChat,
   STOP_CONFIRMATION_QUEUE,
@@ -24,7 +25,10 @@ export const PUBLIC_POSTS_PER_MINUTE = 10
 const logger = pino({ name: 'herold.consent', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
 // start and stop keywords and the confirm button act inside the transaction that stores the inbound message
-registerInboundListener(consentOnInbound)
+registerInboundListener({
+  preload: consentSettingsPreload,
+  run: (tx, clock, message, preloaded) => consentOnInbound(tx, clock, message, preloaded),
+})
 // the provider's opt-out (131050) takes the same path as a stop keyword
 registerChatOptOut(optOutOfChat)
 // contacts whose double opt-in waited for an approved opt-in template get it once one is approved

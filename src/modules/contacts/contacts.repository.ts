@@ -47,6 +47,15 @@ export async function findByAddress(
     .for('update')
 }
 
+/** findByAddress's id alone as SQL (locked the same way), for a statement of another module (a CTE body). */
+export function idByAddressSql(accountId: string, address: { email: string; phone: string }): SQL {
+  const column = address.phone !== '' ? contacts.phone : contacts.email
+  const value = address.phone !== '' ? address.phone : address.email
+  return sql`SELECT ${contacts.id} FROM ${contacts}
+    WHERE ${contacts.accountId} = ${accountId}::uuid AND ${column} <> '' AND ${column} = ${value}
+    FOR UPDATE`
+}
+
 /** Inserts unless a unique index (email or phone) already holds the address; then returns undefined. */
 export async function insertContact(db: Db, row: NewContactRow): Promise<ContactRow | undefined> {
   const [inserted] = await db.insert(contacts).values(row).onConflictDoNothing().returning()
@@ -98,6 +107,86 @@ export async function listContacts(db: Db, accountId: string, filter: ListFilter
     .orderBy(desc(contacts.createdAt), desc(contacts.id))
     .limit(filter.limit + 1)
     .offset(filter.offset)
+}
+
+/**
+ * The hot reads of the API (GET /contacts/{id}, GET /contacts without a search), built once per database handle as
+ * prepared statements with placeholders: a request binds its values and skips building the query (on PostgreSQL,
+ * also the parse and plan: the statement is prepared once per connection). Each row comes with its tags.
+ */
+const preparedReads = new WeakMap<Db, ReturnType<typeof prepareReads>>()
+
+function withTagsColumns() {
+  return {
+    contact: contacts,
+    tags: sql<ContactTag[] | string>`(SELECT coalesce(jsonb_agg(jsonb_build_object('name', t.name, 'origin', t.origin)),
+      '[]'::jsonb) FROM ${contactTags} t WHERE t.account_id = ${contacts.accountId} AND t.contact_id = ${contacts.id})`,
+  }
+}
+
+function prepareReads(db: Db) {
+  const accountId = sql.placeholder('accountId')
+  const limit = sql.placeholder('limit')
+  const offset = sql.placeholder('offset')
+  const order = [desc(contacts.createdAt), desc(contacts.id)]
+  return {
+    byId: db
+      .select(withTagsColumns())
+      .from(contacts)
+      .where(and(eq(contacts.accountId, accountId), eq(contacts.id, sql.placeholder('id'))))
+      .prepare('contacts_by_id'),
+    page: db
+      .select(withTagsColumns())
+      .from(contacts)
+      .where(eq(contacts.accountId, accountId))
+      .orderBy(...order)
+      .limit(limit)
+      .offset(offset)
+      .prepare('contacts_page'),
+    pageAfter: db
+      .select(withTagsColumns())
+      .from(contacts)
+      .where(and(eq(contacts.accountId, accountId), gt(contacts.createdAt, sql.placeholder('createdAfter'))))
+      .orderBy(...order)
+      .limit(limit)
+      .offset(offset)
+      .prepare('contacts_page_after'),
+  }
+}
+
+function reads(db: Db) {
+  let prepared = preparedReads.get(db)
+  if (!prepared) {
+    prepared = prepareReads(db)
+    preparedReads.set(db, prepared)
+  }
+  return prepared
+}
+
+export type ContactWithTags = { contact: ContactRow; tags: ContactTag[] }
+
+const tagsOfRow = (row: { contact: ContactRow; tags: ContactTag[] | string }): ContactWithTags => ({
+  contact: row.contact,
+  tags: typeof row.tags === 'string' ? (JSON.parse(row.tags) as ContactTag[]) : row.tags,
+})
+
+/** One contact with its tags, in one prepared statement. */
+export async function contactWithTags(db: Db, accountId: string, id: string): Promise<ContactWithTags | undefined> {
+  const [row] = await reads(db).byId.execute({ accountId, id })
+  return row ? tagsOfRow(row) : undefined
+}
+
+/** listContacts without a search, with each contact's tags, in one prepared statement. */
+export async function pageOfContacts(
+  db: Db,
+  accountId: string,
+  filter: { createdAfter?: Date; limit: number; offset: number },
+): Promise<ContactWithTags[]> {
+  const page = { accountId, limit: filter.limit + 1, offset: filter.offset }
+  const rows = filter.createdAfter
+    ? await reads(db).pageAfter.execute({ ...page, createdAfter: filter.createdAfter.toISOString() })
+    : await reads(db).page.execute(page)
+  return rows.map(tagsOfRow)
 }
 
 export async function tagsOf(

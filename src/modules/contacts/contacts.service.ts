@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { SQL } from 'drizzle-orm'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -197,6 +198,16 @@ export function contactsService(deps: ContactsServiceDeps) {
       query: { q?: string; limit: number; offset: number; created_after?: string },
     ): Promise<ReturnType<typeof toPage<ContactView>> & { q?: string }> {
       const terms = query.q === undefined ? null : searchTerms(query.q)
+      if (!terms) {
+        const rows = await repo.pageOfContacts(db, tenant.accountId, {
+          createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+          limit: query.limit,
+          offset: query.offset,
+        })
+        const page = toPage(rows, query.limit, query.offset)
+        const items = page.items.map((r) => contactView(r.contact, r.tags))
+        return { ...page, items, ...(query.q === undefined ? {} : { q: query.q.trim() }) }
+      }
       const rows = await repo.listContacts(db, tenant.accountId, {
         terms,
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
@@ -209,10 +220,9 @@ export function contactsService(deps: ContactsServiceDeps) {
     },
 
     async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
-      const row = await repo.findContact(db, tenant.accountId, id)
-      if (!row) throw notFound('contact')
-      const [view] = await withTags(db, tenant.accountId, [row])
-      return view
+      const found = await repo.contactWithTags(db, tenant.accountId, id)
+      if (!found) throw notFound('contact')
+      return contactView(found.contact, found.tags)
     },
 
     /**
@@ -505,6 +515,18 @@ export async function findOrCreateInboundContact(
     return { contactId: inserted.id, created: true }
   }
   throw new AppError(409, 'contact_exists', 'A concurrent request created this contact')
+}
+
+/**
+ * The contact an inbound message is from, as SQL for the inbox's first statement of the message (a CTE body
+ * giving its id, locked as findOrCreateInboundContact locks it, or no row); null when the sender is no valid
+ * address (findOrCreateInboundContact then says why).
+ */
+export function inboundContactSql(input: { accountId: string; phone?: string; email?: string }): SQL | null {
+  const phone = input.phone ? (normalizePhone(input.phone) ?? '') : ''
+  const email = input.email ? normalizeEmail(input.email) : ''
+  if (phone === '' && email === '') return null
+  return repo.idByAddressSql(input.accountId, phone ? { email: '', phone } : { email, phone: '' })
 }
 
 /** A contact's addresses and opt-in states for the consent flows (locked with `lock`), or null. */

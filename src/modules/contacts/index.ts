@@ -49,5 +49,6 @@ export {
   contactNames,
   contactsService,
   findOrCreateInboundContact,
+  inboundContactSql,
   recordOptinChange,
 } from './contacts.service.ts'

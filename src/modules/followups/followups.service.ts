@@ -289,6 +289,15 @@ export const followupSignals: SignalListener = {
       WHERE account_id = ${accountId} AND trigger_kind = ${kind} AND status = 'active' LIMIT 1`)
     return rows(result).length > 0
   },
+  acceptsSql(accountId, name) {
+    if (name === 'optin.opted_out') {
+      return sql`EXISTS (SELECT 1 FROM followup_enrollments WHERE account_id = ${accountId}::uuid AND status = 'active')`
+    }
+    const kind = SIGNAL_KINDS[name]
+    if (!kind) return sql`false`
+    return sql`EXISTS (SELECT 1 FROM followup_sequences
+      WHERE account_id = ${accountId}::uuid AND trigger_kind = ${kind} AND status = 'active')`
+  },
   async handle(tx, clock, signals: Signal[]) {
     const cache = new Map<string, SequenceRow[]>()
     for (const signal of signals) {

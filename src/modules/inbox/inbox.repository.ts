@@ -1,6 +1,7 @@
-import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
+import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -62,21 +63,78 @@ export async function messageByProviderId(
 }
 
 /**
+ * The first statement of an inbound message's transaction: whether the provider message id is already stored, the
+ * sender's contact (`contact`: SQL giving its id, locked; null when there is none to find) and the contact's
+ * conversation on the channel (locked: the same order of locks as the slow path), and `extras` (other modules'
+ * reads folded in: their values come back in `preloaded`, in order).
+ */
+export async function resolveInbound(
+  db: Db,
+  input: { accountId: string; channel: string; providerMessageId: string; contact: SQL | null; extras: SQL[] },
+): Promise<{ duplicate: boolean; contactId: string | null; conversationId: string | null; preloaded: unknown[] }> {
+  const contact = input.contact ?? sql`SELECT NULL::uuid AS id WHERE false`
+  const result = await db.execute(sql`
+    WITH contact AS (${contact}), conversation AS (
+      SELECT ${conversations.id} FROM ${conversations}
+      WHERE ${conversations.accountId} = ${input.accountId}::uuid AND ${conversations.channel} = ${input.channel}
+        AND ${conversations.contactId} = (SELECT id FROM contact LIMIT 1)
+      FOR UPDATE
+    )
+    SELECT EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.accountId} = ${input.accountId}::uuid
+        AND ${messages.channel} = ${input.channel} AND ${messages.providerMessageId} = ${input.providerMessageId}
+      ) AS duplicate,
+      (SELECT id FROM contact LIMIT 1) AS contact_id,
+      (SELECT id FROM conversation LIMIT 1) AS conversation_id,
+      jsonb_build_array(${input.extras.length > 0 ? sql.join(input.extras, sql`, `) : sql``}) AS preloaded`)
+  const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
+  const preloaded = typeof raw.preloaded === 'string' ? JSON.parse(raw.preloaded) : raw.preloaded
+  return {
+    duplicate: raw.duplicate === true,
+    contactId: raw.contact_id ? String(raw.contact_id) : null,
+    conversationId: raw.conversation_id ? String(raw.conversation_id) : null,
+    preloaded: preloaded as unknown[],
+  }
+}
+
+/** An event recorded with the message it reports (message.received): its data gets the message's `created_at`. */
+export interface MessageEvent {
+  id: string
+  name: string
+  data: Record<string, unknown>
+  createdAt: Date
+  /** its dispatch job (enqueue's input) */
+  dispatch: { queue: string; payload: Record<string, unknown> }
+}
+
+/**
  * Stores a message with the account's next message time, in one statement: the time is later than every
  * earlier one (at least 1 ms after the last), the conversation's last message moves to it, and the given event
- * (message.received, recorded earlier in this transaction) gets `created_at` in its data. The message_clocks row
- * stays locked until the caller commits, so an account's message writers commit in the order of their times
- * and no message can appear later with a time a poller already passed; the statement is the transaction's last,
- * so the lock is held for one round trip and the commit. Returns undefined when the provider message id is
- * already stored (nothing else is changed then).
+ * (message.received) is written with `created_at` in its data, with its dispatch job and that job's NOTIFY. The
+ * message_clocks row stays locked until the caller commits, so an account's message writers commit in the order
+ * of their times and no message can appear later with a time a poller already passed; keep what follows the
+ * statement in the transaction short. Returns undefined when the provider message id is already stored (the
+ * caller rolls back then: the event and job of this statement are written regardless).
  */
 export async function insertMessageInOrder(
   db: Db,
   row: Omit<NewMessageRow, 'createdAt'> & { id: string; accountId: string; conversationId: string },
-  options: { now: Date; preview: string; eventId: string | null },
+  options: { now: Date; preview: string; event?: MessageEvent },
 ): Promise<MessageRow | undefined> {
   const inbound = row.direction === 'inbound'
   const automated = row.automated ?? false
+  const event = options.event
+  const dispatch = event
+    ? enqueueSql(options.now, [{ accountId: row.accountId, ...event.dispatch }])
+    : { insert: sql`SELECT NULL::text AS queue WHERE false` }
+  const eventInsert = event
+    ? sql`INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
+      SELECT stored.account_id, ${event.id}::uuid, ${event.name}, stored.contact_id,
+        ${JSON.stringify(event.data)}::jsonb || jsonb_build_object('created_at',
+          to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+        ${event.createdAt.toISOString()}::timestamptz
+      FROM stored
+      RETURNING id`
+    : sql`SELECT NULL::uuid AS id WHERE false`
   const result = await db.execute(sql`
     WITH clock AS (
       INSERT INTO ${messageClocks} (account_id, last_at)
@@ -108,15 +166,9 @@ export async function insertMessageInOrder(
       FROM stored
       WHERE c.account_id = stored.account_id AND c.id = stored.conversation_id
       RETURNING c.id
-    ), event AS (
-      UPDATE ${events} e
-      SET data = e.data || jsonb_build_object('created_at',
-        to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-      FROM stored
-      WHERE e.account_id = stored.account_id AND e.id = ${options.eventId}::uuid
-      RETURNING e.id
-    )
-    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM event) AS evented
+    ), event AS (${eventInsert}), dispatch AS (${dispatch.insert})
+    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM event) AS evented,
+      ${notifyJobsSql('dispatch')} AS notified
     FROM stored`)
   const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
   if (!raw) return undefined
@@ -191,6 +243,37 @@ export async function conversationMessages(
     .offset(page.offset)
 }
 
+/**
+ * GET /messages, a hot read of the API: its four shapes (with or without created_after and conversation_id) are
+ * prepared once per database handle with placeholders, so a request binds its values and builds nothing.
+ */
+const preparedLists = new WeakMap<Db, ReturnType<typeof prepareLists>>()
+
+function prepareLists(db: Db) {
+  const shape = (after: boolean, conversation: boolean) =>
+    db
+      .select()
+      .from(messages)
+      .where(
+        and(
+          eq(messages.accountId, sql.placeholder('accountId')),
+          eq(messages.direction, sql.placeholder('direction')),
+          after ? gt(messages.createdAt, sql.placeholder('createdAfter')) : undefined,
+          conversation ? eq(messages.conversationId, sql.placeholder('conversationId')) : undefined,
+        ),
+      )
+      .orderBy(desc(messages.createdAt), desc(messages.id))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare(`messages_list${after ? '_after' : ''}${conversation ? '_conversation' : ''}`)
+  return {
+    all: shape(false, false),
+    after: shape(true, false),
+    conversation: shape(false, true),
+    afterConversation: shape(true, true),
+  }
+}
+
 export async function listMessages(
   db: Db,
   accountId: string,
@@ -202,20 +285,28 @@ export async function listMessages(
     offset: number
   },
 ): Promise<MessageRow[]> {
-  return db
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.accountId, accountId),
-        eq(messages.direction, filter.direction),
-        filter.createdAfter ? gt(messages.createdAt, filter.createdAfter) : undefined,
-        filter.conversationId ? eq(messages.conversationId, filter.conversationId) : undefined,
-      ),
-    )
-    .orderBy(desc(messages.createdAt), desc(messages.id))
-    .limit(filter.limit + 1)
-    .offset(filter.offset)
+  let lists = preparedLists.get(db)
+  if (!lists) {
+    lists = prepareLists(db)
+    preparedLists.set(db, lists)
+  }
+  const after = filter.createdAfter !== undefined
+  const conversation = filter.conversationId !== undefined
+  const query = after
+    ? conversation
+      ? lists.afterConversation
+      : lists.after
+    : conversation
+      ? lists.conversation
+      : lists.all
+  return query.execute({
+    accountId,
+    direction: filter.direction,
+    createdAfter: filter.createdAfter?.toISOString(),
+    conversationId: filter.conversationId,
+    limit: filter.limit + 1,
+    offset: filter.offset,
+  })
 }
 
 /** Outbound messages by provider id, locked: status updates of one message take turns. */

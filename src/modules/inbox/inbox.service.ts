@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
+import { type SQL, sql } from 'drizzle-orm'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { recordEvent, recordEvents } from '../../platform/events/events.ts'
+import { EVENT_DISPATCH_QUEUE, recordEvent, recordEvents } from '../../platform/events/events.ts'
+import { acceptsSql, emitSignals } from '../../platform/events/signals.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
-import { contactNames, findOrCreateInboundContact, recordOptinChange } from '../contacts/index.ts'
+import { contactNames, findOrCreateInboundContact, inboundContactSql, recordOptinChange } from '../contacts/index.ts'
 import * as outbound from './inbox.outbound.ts'
 import * as repo from './inbox.repository.ts'
 import type { SentTemplate } from './inbox.tables.ts'
@@ -53,7 +55,14 @@ export interface InboundStored {
  * Reacts to an inbound message in the transaction that stores it (the consent module's keywords and confirm
  * button): what it writes or enqueues commits with the message, or not at all.
  */
-export type InboundListener = (tx: Db, clock: Clock, message: InboundStored) => Promise<void>
+export interface InboundListener {
+  /**
+   * What the listener reads for every message, as a scalar SQL expression (jsonb) the inbox folds into its own
+   * first statement of the transaction; its value comes to `run` as `preloaded`.
+   */
+  preload?(accountId: string): SQL
+  run(tx: Db, clock: Clock, message: InboundStored, preloaded?: { value: unknown }): Promise<void>
+}
 
 /**
  * Opts a contact out of chat after the provider refused a send with 131050 (the customer stopped marketing
@@ -192,41 +201,60 @@ export function inboxService(deps: InboxServiceDeps) {
      * transaction. Returns null for a duplicate.
      */
     async receive(accountId: string, language: string, incoming: IncomingMessage) {
-      if (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId)) return null
+      // a copy of a media message is known before its file is kept (a text message's copy is found in the transaction)
+      if (
+        incoming.media &&
+        (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId))
+      ) {
+        return null
+      }
       const mediaKey = incoming.media ? await storage.put(accountId, incoming.media.data, incoming.media.mime) : null
+      const listeners = deps.inboundListeners ?? []
+      const signalAccepts = acceptsSql(accountId, ['message.received'])
       const stored = await db
         .transaction(async (tx) => {
           const address = incoming.channel === 'chat' ? { phone: incoming.from } : { email: incoming.from }
-          const { contactId } = await findOrCreateInboundContact(tx, clock, {
+          // one statement: the copy check, the contact and its conversation (locked), what the listeners read
+          const known = await repo.resolveInbound(tx, {
             accountId,
-            language,
-            name: incoming.name,
-            ...address,
-          })
-          const { conversation, created } = await repo.findOrCreateConversation(tx, {
-            accountId,
-            id: randomUUID(),
-            contactId,
             channel: incoming.channel,
-            createdAt: clock.now(),
+            providerMessageId: incoming.providerMessageId,
+            contact: inboundContactSql({ accountId, ...address }),
+            extras: [signalAccepts.sql, ...listeners.map((l) => l.preload?.(accountId) ?? sql`NULL::jsonb`)],
           })
-          if (created) {
-            await recordEvent(tx, clock, {
+          if (known.duplicate) throw new DuplicateMessage()
+          const contactId =
+            known.contactId ??
+            (await findOrCreateInboundContact(tx, clock, { accountId, language, name: incoming.name, ...address }))
+              .contactId
+          let conversationId = known.conversationId
+          if (!conversationId || !known.contactId) {
+            const { conversation, created } = await repo.findOrCreateConversation(tx, {
               accountId,
-              name: 'conversation.created',
+              id: randomUUID(),
               contactId,
-              data: {
-                id: conversation.id,
-                contact_id: contactId,
-                channel: conversation.channel,
-                created_at: conversation.createdAt.toISOString(),
-              },
+              channel: incoming.channel,
+              createdAt: clock.now(),
             })
+            conversationId = conversation.id
+            if (created) {
+              await recordEvent(tx, clock, {
+                accountId,
+                name: 'conversation.created',
+                contactId,
+                data: {
+                  id: conversation.id,
+                  contact_id: contactId,
+                  channel: conversation.channel,
+                  created_at: conversation.createdAt.toISOString(),
+                },
+              })
+            }
           }
           const draft = {
             accountId,
             id: randomUUID(),
-            conversationId: conversation.id,
+            conversationId,
             contactId,
             channel: incoming.channel,
             direction: 'inbound' as const,
@@ -236,39 +264,54 @@ export function inboxService(deps: InboxServiceDeps) {
             mediaMime: incoming.media?.mime ?? '',
             providerMessageId: incoming.providerMessageId,
           }
-          // created_at is added by insertMessageInOrder, the transaction's last statement
-          const event = await recordEvent(tx, clock, {
-            accountId,
-            name: 'message.received',
-            contactId,
-            data: messageEventData({
-              ...draft,
-              status: null,
-              template: null,
-              errorCode: null,
-              automated: false,
-              ai: false,
-              createdAt: new Date(0),
-            }),
+          // created_at is added by insertMessageInOrder, which writes the event with the message
+          const data = messageEventData({
+            ...draft,
+            status: null,
+            template: null,
+            errorCode: null,
+            automated: false,
+            ai: false,
+            createdAt: new Date(0),
           })
+          const { created_at: _unknownYet, ...eventData } = data
+          // the automation triggers hear it before the message's clock is taken (that lock is held to the commit)
+          await emitSignals(
+            tx,
+            clock,
+            [{ accountId, name: 'message.received', contactId, data }],
+            signalAccepts.read(known.preloaded[0]),
+          )
+          const eventId = randomUUID()
           const message = await repo.insertMessageInOrder(tx, draft, {
             now: clock.now(),
             preview: previewOf(incoming.type, incoming.text),
-            eventId: event.id,
+            event: {
+              id: eventId,
+              name: 'message.received',
+              data: eventData,
+              createdAt: clock.now(),
+              dispatch: { queue: EVENT_DISPATCH_QUEUE, payload: { eventId } },
+            },
           })
           // a concurrent copy of the webhook stored it first: undo the contact, conversation and events too
           if (!message) throw new DuplicateMessage()
-          for (const listener of deps.inboundListeners ?? []) {
-            await listener(tx, clock, {
-              accountId,
-              contactId,
-              conversationId: conversation.id,
-              channel: incoming.channel,
-              messageId: message.id,
-              providerMessageId: incoming.providerMessageId,
-              type: incoming.type,
-              text: incoming.text,
-            })
+          for (const [i, listener] of listeners.entries()) {
+            await listener.run(
+              tx,
+              clock,
+              {
+                accountId,
+                contactId,
+                conversationId,
+                channel: incoming.channel,
+                messageId: message.id,
+                providerMessageId: incoming.providerMessageId,
+                type: incoming.type,
+                text: incoming.text,
+              },
+              listener.preload ? { value: known.preloaded[i + 1] } : undefined,
+            )
           }
           return message
         })
@@ -339,7 +382,7 @@ export function inboxService(deps: InboxServiceDeps) {
             ai: input.ai ?? false,
             template: input.template ?? null,
           },
-          { now: clock.now(), preview: previewOf(input.type, input.text), eventId: null },
+          { now: clock.now(), preview: previewOf(input.type, input.text) },
         )
         return message ? messageView(message) : null
       })

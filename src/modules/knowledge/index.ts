@@ -9,7 +9,7 @@ import { changeContactTag, consentSubject, contactsService, registerContactClean
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
 import { registerAppRoutes } from '../people/index.ts'
-import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService } from './knowledge.ai.ts'
+import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService, aiSettingsPreload } from './knowledge.ai.ts'
 import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
@@ -19,7 +19,10 @@ import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
 const DOWNLOAD_TIMEOUT_MS = 15_000
 
 // an inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on)
-registerInboundListener((tx, clock, message) => aiOnInbound(tx, clock, message, { isConsentKeyword }))
+registerInboundListener({
+  preload: aiSettingsPreload,
+  run: (tx, clock, message, preloaded) => aiOnInbound(tx, clock, message, { isConsentKeyword }, preloaded),
+})
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
 // the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages)

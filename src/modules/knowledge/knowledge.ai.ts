@@ -58,9 +58,19 @@ interface InboundJob {
  * consent keyword, a reply job and a tag job are queued. They run after the commit, so the inbound webhook is
  * answered without waiting for any model.
  */
-export async function aiOnInbound(tx: Db, clock: Clock, message: InboundStored, deps: AiListenerDeps): Promise<void> {
+/** The AI settings' read of aiOnInbound, folded into the inbox's first statement of the message. */
+export const aiSettingsPreload = (accountId: string) => repo.settingsAsJsonSql(accountId)
+
+/** `preloaded`: the value of aiSettingsPreload, read with the inbox's own statement (else it is read here). */
+export async function aiOnInbound(
+  tx: Db,
+  clock: Clock,
+  message: InboundStored,
+  deps: AiListenerDeps,
+  preloaded?: { value: unknown },
+): Promise<void> {
   if (message.channel !== 'chat' || message.type !== 'text' || message.text.trim() === '') return
-  const settings = await repo.settingsOf(tx, message.accountId)
+  const settings = preloaded ? repo.settingsFromJson(preloaded.value) : await repo.settingsOf(tx, message.accountId)
   if (!settings || (!settings.repliesEnabled && !settings.tagsEnabled)) return
   if (await deps.isConsentKeyword(tx, message.accountId, message)) return
   const payload: InboundJob = {

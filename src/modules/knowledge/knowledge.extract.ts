@@ -1,7 +1,4 @@
 import { Parser } from 'htmlparser2'
-import mammoth from 'mammoth'
-import { marked } from 'marked'
-import { extractTextItems, getDocumentProxy } from 'unpdf'
 import { badRequest } from '../../platform/http/errors.ts'
 import type { DocumentFormat } from './knowledge.tables.ts'
 
@@ -244,6 +241,8 @@ export function htmlBlocks(html: string): { blocks: Block[]; title: string | nul
  * heading (PDFs carry no structure, only font sizes).
  */
 async function pdfBlocks(data: Buffer): Promise<Block[]> {
+  // the document libraries load with the first document of their kind, not with every process
+  const { extractTextItems, getDocumentProxy } = await import('unpdf')
   let pages: Awaited<ReturnType<typeof extractTextItems>>['items']
   try {
     const pdf = await getDocumentProxy(new Uint8Array(data))
@@ -309,6 +308,7 @@ export async function extractDocument(data: Buffer, filename: string, mime: stri
   else if (format === 'docx') {
     let html: string
     try {
+      const { default: mammoth } = await import('mammoth')
       html = (await mammoth.convertToHtml({ buffer: data })).value
     } catch {
       throw badRequest('The Word document cannot be read: it is damaged', 'document_unreadable')
@@ -317,6 +317,7 @@ export async function extractDocument(data: Buffer, filename: string, mime: stri
     blocks = htmlBlocks(html).blocks
   } else if (format === 'html') ({ blocks, title } = htmlBlocks(decodeText(data)))
   else if (format === 'markdown') {
+    const { marked } = await import('marked')
     ;({ blocks, title } = htmlBlocks(await marked.parse(decodeText(data), { async: true })))
   } else blocks = textBlocks(decodeText(data))
   if (!blocks.some((b) => b.text.trim() !== '')) {

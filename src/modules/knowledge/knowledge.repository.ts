@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import type { Passage } from './knowledge.extract.ts'
 import {
   type AiReplyState,
@@ -137,6 +138,11 @@ export async function settingsOf(db: Db, accountId: string): Promise<AiSettingsR
   const [row] = await db.select().from(aiSettings).where(eq(aiSettings.accountId, accountId))
   return row
 }
+
+/** settingsOf as a jsonb expression for a statement of another module; settingsFromJson reads its value. */
+export const settingsAsJsonSql = (accountId: string) => rowAsJsonSql(aiSettings, eq(aiSettings.accountId, accountId))
+export const settingsFromJson = (value: unknown): AiSettingsRow | undefined =>
+  rowFromJson(aiSettings, value) ?? undefined
 
 export async function upsertSettings(
   db: Db,

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 
@@ -26,6 +26,8 @@ export interface Signal {
 export interface SignalListener {
   /** one cheap query: does anything of this account react to this signal now? (bulk writes skip loading otherwise) */
   accepts(tx: Db, accountId: string, name: SignalName): Promise<boolean>
+  /** the same question as a boolean SQL expression, so a hot path can ask it inside a statement of its own */
+  acceptsSql?(accountId: string, name: SignalName): SQL
   handle(tx: Db, clock: Clock, signals: Signal[]): Promise<void>
 }
 
@@ -36,8 +38,46 @@ export function onSignals(listener: SignalListener): void {
   if (!listeners.includes(listener)) listeners.push(listener)
 }
 
-async function acceptedBy(tx: Db, listener: SignalListener, signals: Signal[]): Promise<Signal[]> {
-  const groups = new Map<string, boolean>()
+/**
+ * Answers read ahead by the caller's own statement (see acceptsSql): listener, then `account/name`, to whether it
+ * accepts. What is not in it is asked with `accepts`.
+ */
+export type KnownAccepts = Map<SignalListener, Map<string, boolean>>
+
+/**
+ * Every listener's acceptance of these signals as one SQL expression (a jsonb array) to fold into a statement the
+ * caller runs anyway; `read` turns its value into the KnownAccepts for emitSignals.
+ */
+export function acceptsSql(accountId: string, names: SignalName[]): { sql: SQL; read(value: unknown): KnownAccepts } {
+  const asked: Array<[SignalListener, SignalName]> = []
+  for (const listener of listeners) {
+    if (!listener.acceptsSql) continue
+    for (const name of names) asked.push([listener, name])
+  }
+  const expressions = asked.map(([listener, name]) => sql`(${listener.acceptsSql?.(accountId, name)})`)
+  return {
+    sql: expressions.length > 0 ? sql`jsonb_build_array(${sql.join(expressions, sql`, `)})` : sql`'[]'::jsonb`,
+    read(value) {
+      const answers = (typeof value === 'string' ? JSON.parse(value) : value) as unknown[]
+      const known: KnownAccepts = new Map()
+      asked.forEach(([listener, name], i) => {
+        if (typeof answers?.[i] !== 'boolean') return
+        const ofListener = known.get(listener) ?? new Map<string, boolean>()
+        ofListener.set(`${accountId}/${name}`, answers[i] as boolean)
+        known.set(listener, ofListener)
+      })
+      return known
+    },
+  }
+}
+
+async function acceptedBy(
+  tx: Db,
+  listener: SignalListener,
+  signals: Signal[],
+  known?: KnownAccepts,
+): Promise<Signal[]> {
+  const groups = new Map<string, boolean>(known?.get(listener))
   const kept: Signal[] = []
   for (const signal of signals) {
     const group = `${signal.accountId}/${signal.name}`
@@ -51,10 +91,10 @@ async function acceptedBy(tx: Db, listener: SignalListener, signals: Signal[]): 
   return kept
 }
 
-export async function emitSignals(tx: Db, clock: Clock, signals: Signal[]): Promise<void> {
+export async function emitSignals(tx: Db, clock: Clock, signals: Signal[], known?: KnownAccepts): Promise<void> {
   if (signals.length === 0) return
   for (const listener of listeners) {
-    const accepted = await acceptedBy(tx, listener, signals)
+    const accepted = await acceptedBy(tx, listener, signals, known)
     if (accepted.length > 0) await listener.handle(tx, clock, accepted)
   }
 }

@@ -48,7 +48,19 @@ function rows<T>(result: unknown): T[] {
 export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | EnqueueInput[]): Promise<string[]> {
   const list = Array.isArray(input) ? input : [input]
   if (list.length === 0) return []
-  const now = clock.now()
+  const { ids, insert } = enqueueSql(clock.now(), list)
+  // the insert and one NOTIFY per queue in one statement
+  await tx.execute(sql`
+    WITH added AS (${insert})
+    SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (SELECT DISTINCT queue FROM added) q`)
+  return ids
+}
+
+/**
+ * The INSERT of enqueue as SQL (it returns `queue`), for a caller that folds it into a statement of its own as a
+ * data-modifying CTE; that statement must also run `notifyJobsSql` over the CTE's rows.
+ */
+export function enqueueSql(now: Date, list: EnqueueInput[]): { ids: string[]; insert: SQL } {
   const values = list.map((job) => ({ ...job, id: randomUUID(), runAt: job.runAt ?? now }))
   // One JSON parameter for all rows: no limit of 65,535 bound parameters on a large fan-out, and cheaper to build.
   const rowsJson = JSON.stringify(
@@ -61,17 +73,19 @@ export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | Enqueu
       run_at: job.runAt.toISOString(),
     })),
   )
-  // the insert and one NOTIFY per queue in one statement
-  await tx.execute(sql`
-    WITH added AS (
-      INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+  return {
+    ids: values.map((job) => job.id),
+    insert: sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
       SELECT r.account_id, r.id, r.queue, r.payload, r.concurrency_key, r.run_at, ${now.toISOString()}::timestamptz
       FROM jsonb_to_recordset(${rowsJson}::jsonb)
         AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz)
-      RETURNING queue
-    )
-    SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (SELECT DISTINCT queue FROM added) q`)
-  return values.map((job) => job.id)
+      RETURNING queue`,
+  }
+}
+
+/** A scalar expression that sends the NOTIFY of every queue in `cte` (a CTE over enqueueSql's insert). */
+export function notifyJobsSql(cte: string): SQL {
+  return sql`(SELECT count(pg_notify(${JOBS_CHANNEL}, q.queue)) FROM (SELECT DISTINCT queue FROM ${sql.identifier(cte)}) q)`
 }
 
 interface JobRow {
