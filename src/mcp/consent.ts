@@ -1,6 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { collectOutsideAppRoute } from '../modules/people/index.ts'
 import { accounts } from '../platform/auth/auth.tables.ts'
 import { memberships, type Role } from '../platform/auth/people.tables.ts'
 import { ROLE_SCOPES } from '../platform/auth/roles.ts'
@@ -114,6 +115,8 @@ export function toolAppRoutes(deps: { db: Db; clock: Clock; publicUrl: string; r
   const urls = oauthUrls(publicUrl)
   const tags = ['app']
   return async (app: FastifyInstance): Promise<void> => {
+    // documented in the web app's OpenAPI document beside the people module's /app routes
+    app.addHook('onRoute', (route) => collectOutsideAppRoute(route))
     app.addHook('onRequest', async (request) => {
       if (request.is404) return
       const session = await sessionOfRequest(db, clock, request)

@@ -10,6 +10,31 @@ interface Operation {
 }
 
 /**
+ * /app routes registered outside the people module's plugin (the tool server's consent step and POST
+ * /app/{tool_name}, which bring their own session check): kept by method and path, so a process that builds several
+ * servers (the tests) lists each once.
+ */
+const outside = new Map<string, Operation>()
+
+/** Adds a route of another plugin under /app to the app document (call it from that plugin's onRoute hook). */
+export function collectOutsideAppRoute(route: RouteOptions): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method]
+  const schema = { ...((route.schema ?? {}) as Schema) }
+  delete schema.hide
+  for (const method of methods) {
+    if (method === 'HEAD') continue
+    const operation = {
+      method: method.toLowerCase(),
+      url: route.url,
+      public: (route.config as { public?: boolean } | undefined)?.public === true,
+      schema,
+    }
+    outside.set(`${operation.method} ${operation.url}`, operation)
+  }
+  route.schema = { ...((route.schema ?? {}) as Schema), hide: true }
+}
+
+/**
  * The second OpenAPI document: the routes only the web app needs (under /app), which the public /v1 document leaves
  * out. Routes are collected as they are registered and written from their TypeBox schemas (plain JSON Schema).
  */
@@ -35,7 +60,12 @@ export class AppDocument {
 
   document(): Schema {
     const paths: Record<string, Record<string, unknown>> = {}
-    for (const op of this.#operations) {
+    const own = new Set(this.#operations.map((op) => `${op.method} ${op.url}`))
+    const operations = [
+      ...this.#operations,
+      ...[...outside.values()].filter((op) => !own.has(`${op.method} ${op.url}`)),
+    ]
+    for (const op of operations) {
       if (op.url.endsWith('/openapi.json')) continue
       const path = op.url.replace(/:([A-Za-z_]+)/g, '{$1}')
       const parameters: unknown[] = []

@@ -18,3 +18,4 @@ export const peopleModule: HeroldModule = {
     await app.register(appRoutes(deps), { prefix: '/app' })
   },
 }
+export { collectOutsideAppRoute } from './app-document.ts'

@@ -1684,6 +1684,181 @@ export interface paths {
         };
         trace?: never;
     };
+    "/app/oauth/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What an assistant asks for: the client, the scopes, and the accounts the member can grant them in */
+        get: {
+            parameters: {
+                query: {
+                    client_id: string;
+                    redirect_uri: string;
+                    response_type: string;
+                    code_challenge: string;
+                    code_challenge_method: string;
+                    scope?: string;
+                    state?: string;
+                    resource?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            client: {
+                                client_id: string;
+                                client_name: string;
+                                redirect_uri: string;
+                            };
+                            requested_scopes: string[];
+                            /** @description the tool server the tokens are bound to */
+                            resource: string;
+                            user: {
+                                name: string;
+                                email: string;
+                            };
+                            accounts: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description the member’s role in this account */
+                                role: string;
+                                /** @description the requested scopes this role allows: what approval grants */
+                                scopes: string[];
+                                /** @description the account of this session */
+                                current: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Approve or deny an assistant’s request for one account; the answer is where the browser goes next */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        redirect_uri: string;
+                        response_type: string;
+                        code_challenge: string;
+                        code_challenge_method: string;
+                        scope?: string;
+                        state?: string;
+                        resource?: string;
+                        /** Format: uuid */
+                        account_id: string;
+                        decision: "approve" | "deny";
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description where the browser goes next: the client, with the code or the error */
+                            redirect_to: string;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/{tool_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Call a tool of the tool server with the session (the scopes of the member’s role) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics";
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description success */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
