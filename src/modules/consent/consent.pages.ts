@@ -31,6 +31,8 @@ export interface SignupPageInput {
   action: string
   formToken: string
   consentText: string
+  /** the account's logo (a media library image), shown above the name */
+  logoUrl?: string | null
   values: { name: string; phone: string; email: string; consent: boolean }
   error?: string
 }
@@ -39,7 +41,7 @@ export function signupPage(input: SignupPageInput): string {
   const v = input.values
   return page(
     `Sign up: ${input.accountName}`,
-    `<h1>${e(input.accountName)}</h1>
+    `${input.logoUrl ? `<img class="logo" src="${e(input.logoUrl)}" alt="${e(input.accountName)}" height="64">\n` : ''}<h1>${e(input.accountName)}</h1>
 <p>Sign up for our messages.</p>
 ${input.error ? `<p class="error" role="alert" id="error">${e(input.error)}</p>` : ''}
 <form method="post" action="${e(input.action)}" id="signup">

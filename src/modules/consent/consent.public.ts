@@ -47,7 +47,7 @@ function html(reply: FastifyReply, status: number, body: string) {
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' https:; form-action 'self'; frame-ancestors 'none'",
     )
     .header('referrer-policy', 'no-referrer')
     .type('text/html; charset=utf-8')
@@ -123,6 +123,7 @@ export function publicConsentRoutes(deps: PublicConsentDeps) {
           action: `/public/signup/${landing.account.id}`,
           formToken: issueFormToken(landing.account.id, reply),
           consentText: landing.consentText,
+          logoUrl: landing.logoUrl,
           values: { name: '', phone: '', email: '', consent: false },
         })
         return html(reply, 200, page)
@@ -156,6 +157,7 @@ export function publicConsentRoutes(deps: PublicConsentDeps) {
               action: `/public/signup/${account.id}`,
               formToken: issueFormToken(account.id, reply),
               consentText: landing.consentText,
+              logoUrl: landing.logoUrl,
               values,
               error,
             }),

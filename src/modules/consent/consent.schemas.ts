@@ -17,6 +17,16 @@ export const ConsentSettings = Type.Object(
       description: 'the consent text shown beside the checkbox of the landing page',
     }),
     landing_page_url: Type.String({ description: 'the sign-up page: {app_url}/public/signup/<account id>' }),
+    landing_logo: Type.Union(
+      [
+        Type.Object({
+          media_id: Type.String({ format: 'uuid', description: 'the media library file' }),
+          url: Type.String({ description: 'its public address, shown above the sign-up form' }),
+        }),
+        Type.Null(),
+      ],
+      { description: "the landing page's logo from the media library, or null for none" },
+    ),
     optin_confirm_template: Type.Union(
       [
         Type.Object({
@@ -61,6 +71,21 @@ export const ConsentSettingsBody = Type.Object(
         maxLength: SETTINGS_LIMITS.landingConsentText,
         description: 'null restores the default',
       }),
+    ),
+    landing_logo: Type.Optional(
+      Type.Union(
+        [
+          Type.Object(
+            { media_id: Type.String({ description: "an image of the account's media library" }) },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        {
+          description:
+            "the landing page's logo: an image of the media library (another account's or an unknown id is a 404 media_not_found, a video or PDF a 400 header_media_not_image); null removes it. DELETE /media/{id} is a 409 media_in_use while it is the logo",
+        },
+      ),
     ),
   },
   { additionalProperties: false },

@@ -59,6 +59,8 @@ export interface ConsentServiceDeps {
   /** the account's approved opt-in confirmation template, in the contact's language when it has one */
   optinTemplate(accountId: string, language: string): Promise<OptinTemplate | null>
   log(level: 'info' | 'warn', message: string, data: Record<string, unknown>): void
+  /** an image of the account's media library by id, with its public address (404 media_not_found otherwise) */
+  resolveImage?(accountId: string, mediaId: string): Promise<{ url: string }>
 }
 
 /** What a form post or link click proves: where it came from. */
@@ -83,6 +85,7 @@ export interface SettingsChange {
   stop_keywords?: string[] | null
   stop_confirmation?: string | null
   landing_consent_text?: string | null
+  landing_logo?: { media_id: string } | null
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -93,6 +96,7 @@ function effective(row: repo.SettingsRow | null, language: string) {
     stopKeywords: row?.stopKeywords ?? [...DEFAULT_STOP_KEYWORDS],
     stopConfirmation: row?.stopConfirmation ?? defaultStopConfirmation(language),
     landingConsentText: row?.landingConsentText ?? defaultLandingConsentText(language),
+    landingLogo: row?.landingLogo ?? null,
   }
 }
 
@@ -289,6 +293,7 @@ export function consentService(deps: ConsentServiceDeps) {
         stop_confirmation: settings.stopConfirmation,
         landing_consent_text: settings.landingConsentText,
         landing_page_url: `${deps.publicUrl}/public/signup/${tenant.accountId}`,
+        landing_logo: settings.landingLogo,
         optin_confirm_template: template ? { id: template.id, name: template.name, language: template.language } : null,
         chat_optins_without_template: await repo.countChatRequests(db, tenant.accountId, 'no_template'),
         chat_optins_failed: await repo.countChatRequests(db, tenant.accountId, 'failed'),
@@ -316,6 +321,14 @@ export function consentService(deps: ConsentServiceDeps) {
           change.landing_consent_text === null
             ? null
             : requiredText('landing_consent_text', change.landing_consent_text, SETTINGS_LIMITS.landingConsentText)
+      }
+      if (change.landing_logo !== undefined) {
+        if (change.landing_logo === null) row.landingLogo = null
+        else {
+          if (!deps.resolveImage) throw badRequest('The media library is not available', 'media_unavailable')
+          const image = await deps.resolveImage(tenant.accountId, change.landing_logo.media_id)
+          row.landingLogo = { media_id: change.landing_logo.media_id, url: image.url }
+        }
       }
       const start =
         row.startKeywords === undefined ? current.startKeywords : (row.startKeywords ?? DEFAULT_START_KEYWORDS)
@@ -536,7 +549,9 @@ export function consentService(deps: ConsentServiceDeps) {
     },
 
     /** The landing page's account: null when unknown or blocked (the page answers 404). */
-    async landingAccount(accountId: string): Promise<{ account: Account; consentText: string } | null> {
+    async landingAccount(
+      accountId: string,
+    ): Promise<{ account: Account; consentText: string; logoUrl: string | null } | null> {
       let account: Account
       try {
         account = await getAccount(db, accountId)
@@ -545,7 +560,7 @@ export function consentService(deps: ConsentServiceDeps) {
       }
       if (account.status !== 'active') return null
       const settings = await settingsOf(account.id, account.language)
-      return { account, consentText: settings.landingConsentText }
+      return { account, consentText: settings.landingConsentText, logoUrl: settings.landingLogo?.url ?? null }
     },
 
     /**

@@ -13,6 +13,8 @@ export const consentSettings = pgTable('consent_settings', {
   stopKeywords: jsonb('stop_keywords').$type<string[]>(),
   stopConfirmation: text('stop_confirmation'),
   landingConsentText: text('landing_consent_text'),
+  /** the landing page's logo: a file of the media library (its id, and its public address when it was chosen) */
+  landingLogo: jsonb('landing_logo').$type<{ media_id: string; url: string }>(),
   updatedAt: at('updated_at').notNull().defaultNow(),
 })
 

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm'
 import pino from 'pino'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
@@ -5,6 +6,7 @@ import { secretBoxFor } from '../../platform/secrets.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { contactsService } from '../contacts/index.ts'
 import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
+import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { onOptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
 import { publicConsentRoutes } from './consent.public.ts'
 import { consentRoutes } from './consent.routes.ts'
@@ -18,6 +20,7 @@ import {
   STOP_CONFIRMATION_QUEUE,
   sendWaitingChatOptins,
 } from './consent.service.ts'
+import { consentSettings } from './consent.tables.ts'
 
 /** Form posts per account and client address and minute on the public pages. */
 export const PUBLIC_POSTS_PER_MINUTE = 10
@@ -48,8 +51,18 @@ export function consentServiceFor(deps: PlatformDeps) {
     contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
     optinTemplate: (accountId, language) => optinConfirmTemplateFor(deps, accountId, language),
     log: (level, message, data) => logger[level](data, message),
+    resolveImage: (accountId, mediaId) => resolveHeaderImage(db, config.publicUrl, accountId, { media_id: mediaId }),
   })
 }
+
+// DELETE /media/{id}: a 409 while the file is the landing page's logo
+registerMediaUsageCheck(async (db, accountId, item) => {
+  const [row] = await db
+    .select({ logo: consentSettings.landingLogo })
+    .from(consentSettings)
+    .where(eq(consentSettings.accountId, accountId))
+  return row?.logo?.media_id === item.id ? ['the landing page (logo)'] : []
+})
 
 const contactOf = (payload: Record<string, unknown>) => String(payload.contact_id)
 

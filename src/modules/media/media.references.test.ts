@@ -260,3 +260,50 @@ describe('newsletters carry a header image from the media library', () => {
     assert.equal(cleared.json().newsletter.header_media, null)
   })
 })
+
+describe('the landing page carries a logo from the media library', () => {
+  test('the logo shows on the sign-up page; the file cannot be deleted while it is the logo; other accounts’ ids are a 404', async () => {
+    const account = await createTestAccount(harness)
+    const image = await uploaded(account, png(6, 4), 'logo.png', 'image/png')
+    const setLogo = (who: TestAccount, logo: unknown) =>
+      who.request({ method: 'PATCH', url: '/v1/settings/consent', payload: { landing_logo: logo } })
+
+    const set = await setLogo(account, { media_id: image.id })
+    assert.equal(set.statusCode, 200, set.body)
+    const settings = set.json().settings ?? set.json()
+    assert.deepEqual(settings.landing_logo, { media_id: image.id, url: image.url })
+    const read = await account.request({ method: 'GET', url: '/v1/settings/consent' })
+    assert.deepEqual((read.json().settings ?? read.json()).landing_logo, { media_id: image.id, url: image.url })
+
+    const signup = await harness.app.inject({ method: 'GET', url: `/public/signup/${account.accountId}` })
+    assert.equal(signup.statusCode, 200)
+    assert.ok(signup.body.includes(`<img class="logo" src="${image.url}"`), signup.body)
+
+    const blocked = await remove(account, image.id)
+    assert.equal(blocked.statusCode, 409, blocked.body)
+    assert.equal(errorOf(blocked).key, 'media_in_use')
+    assert.deepEqual(errorOf(blocked).used_by, ['the landing page (logo)'])
+
+    // another account's file, an unknown id, a PDF, or another shape: refused, and the logo stays
+    const other = await createTestAccount(harness)
+    const foreign = await setLogo(other, { media_id: image.id })
+    assert.equal(foreign.statusCode, 404, foreign.body)
+    assert.equal(errorOf(foreign).key, 'media_not_found')
+    const pdf = await uploaded(account, PDF, 'flyer.pdf', 'application/pdf')
+    const notImage = await setLogo(account, { media_id: pdf.id })
+    assert.equal(notImage.statusCode, 400, notImage.body)
+    assert.equal(errorOf(notImage).key, 'header_media_not_image')
+    const byUrl = await setLogo(account, { url: 'https://cdn.example/logo.png' })
+    assert.equal(byUrl.statusCode, 400, byUrl.body)
+    const still = await account.request({ method: 'GET', url: '/v1/settings/consent' })
+    assert.equal((still.json().settings ?? still.json()).landing_logo.media_id, image.id)
+
+    // removed: the page has no logo, and the file may go
+    const cleared = await setLogo(account, null)
+    assert.equal(cleared.statusCode, 200, cleared.body)
+    const plain = await harness.app.inject({ method: 'GET', url: `/public/signup/${account.accountId}` })
+    assert.ok(!plain.body.includes('<img'), 'no logo')
+    const gone = await remove(account, image.id)
+    assert.ok(gone.statusCode < 300, gone.body)
+  })
+})

@@ -111,7 +111,7 @@ export function mediaRoutes(service: MediaService) {
         schema: {
           summary: 'Delete a media file',
           description:
-            '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url); the row goes, then the stored bytes.',
+            '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.',
           tags,
           params: MediaParams,
           response: { 200: Deleted },

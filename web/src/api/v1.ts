@@ -4061,6 +4061,16 @@ export interface paths {
                             landing_consent_text: string;
                             /** @description the sign-up page: {app_url}/public/signup/<account id> */
                             landing_page_url: string;
+                            /** @description the landing page's logo from the media library, or null for none */
+                            landing_logo: {
+                                /**
+                                 * Format: uuid
+                                 * @description the media library file
+                                 */
+                                media_id: string;
+                                /** @description its public address, shown above the sign-up form */
+                                url: string;
+                            } | null;
                             /** @description the approved opt-in confirmation template (purpose optin_confirm) sent after a start keyword or a sign-up, in the contact's language when there is one; null: none is approved, and chat opt-ins stay pending without a confirmation */
                             optin_confirm_template: {
                                 /** Format: uuid */
@@ -4152,6 +4162,11 @@ export interface paths {
                         stop_confirmation?: string | null;
                         /** @description null restores the default */
                         landing_consent_text?: string | null;
+                        /** @description the landing page's logo: an image of the media library (another account's or an unknown id is a 404 media_not_found, a video or PDF a 400 header_media_not_image); null removes it. DELETE /media/{id} is a 409 media_in_use while it is the logo */
+                        landing_logo?: {
+                            /** @description an image of the account's media library */
+                            media_id: string;
+                        } | null;
                     };
                 };
             };
@@ -4173,6 +4188,16 @@ export interface paths {
                             landing_consent_text: string;
                             /** @description the sign-up page: {app_url}/public/signup/<account id> */
                             landing_page_url: string;
+                            /** @description the landing page's logo from the media library, or null for none */
+                            landing_logo: {
+                                /**
+                                 * Format: uuid
+                                 * @description the media library file
+                                 */
+                                media_id: string;
+                                /** @description its public address, shown above the sign-up form */
+                                url: string;
+                            } | null;
                             /** @description the approved opt-in confirmation template (purpose optin_confirm) sent after a start keyword or a sign-up, in the contact's language when there is one; null: none is approved, and chat opt-ins stay pending without a confirmation */
                             optin_confirm_template: {
                                 /** Format: uuid */
@@ -9480,7 +9505,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a media file
-         * @description 409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url); the row goes, then the stored bytes.
+         * @description 409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.
          *
          *     Scope: `media:write`.
          */

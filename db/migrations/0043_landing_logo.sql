@@ -1,0 +1,1 @@
+ALTER TABLE "consent_settings" ADD COLUMN "landing_logo" jsonb;
