@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import AxeBuilder from '@axe-core/playwright'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchBrowser } from '../helpers/browser.ts'
+import { assertAccessible, fetchFrom, type PageAnswer, screenshot, screenshotFolder } from '../helpers/pages.ts'
 import {
   childEnv,
   freePort,
   listeningAt,
-  ROOT,
   runCli,
   type ServerProcess,
   startProcess,
@@ -23,7 +22,7 @@ import {
 // screenshots in test-results/console/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const OUTPUT = path.resolve(process.env.HEROLD_TEST_OUTPUT ?? path.join(ROOT, 'test-results'), 'console')
+const OUTPUT = screenshotFolder('console')
 const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
 const CUSTOMER = '+4915112345678'
 
@@ -36,7 +35,6 @@ let key: string
 let accountId: string
 
 before(async () => {
-  mkdirSync(OUTPUT, { recursive: true })
   const port = await freePort()
   env = childEnv({ HEROLD_DATA_DIR: tempDataDir(), PORT: String(port), HEROLD_ALLOW_PRIVATE_TARGETS: '1' })
   server = await startProcess(npm, ['start'], env, listeningAt, 180_000)
@@ -85,58 +83,8 @@ after(async () => {
   await server?.stop()
 })
 
-async function shot(target: Page, name: string): Promise<void> {
-  await target.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true })
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(target: Page, name: string): Promise<void> {
-  const result = await new AxeBuilder({ page: target }).analyze()
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name}: axe violations`,
-  )
-}
-
-type Answer = { status: number; body: { error?: { code: string; key: string } } & Record<string, unknown> }
-
-/** What a page's own script can do with the session: call the API, with the CSRF token when asked. */
-async function fetchFrom(
-  target: Page,
-  url: string,
-  init: { method?: string; body?: unknown; csrf?: boolean; csv?: string } = {},
-): Promise<Answer> {
-  return target.evaluate(
-    async ({ url, init }) => {
-      const headers: Record<string, string> = {
-        'content-type': init.csv === undefined ? 'application/json' : 'text/csv',
-      }
-      if (init.csrf) {
-        const session = (await (await fetch('/app/session')).json()) as { csrf_token: string }
-        headers['x-csrf-token'] = session.csrf_token
-      }
-      const response = await fetch(url, {
-        method: init.method ?? 'GET',
-        headers,
-        body: init.csv ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
-      })
-      const text = await response.text()
-      let body = {}
-      try {
-        body = text ? JSON.parse(text) : {}
-      } catch {
-        body = { text }
-      }
-      return { status: response.status, body }
-    },
-    { url, init },
-  )
-}
-
 /** The public API with the key made in before(). */
-async function api(method: string, url: string, body?: unknown): Promise<Answer> {
+async function api(method: string, url: string, body?: unknown): Promise<PageAnswer> {
   const response = await fetch(`${server.url}${url}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -165,7 +113,7 @@ describe('the console', () => {
     // a header and seven days
     await page.locator('tbody tr').nth(6).waitFor()
     await page.locator('tbody tr').nth(7).waitFor({ state: 'detached' })
-    await accessible(page, 'dashboard')
+    await assertAccessible(page, 'dashboard')
     await shot(page, 'dashboard')
   })
 
@@ -180,7 +128,7 @@ describe('the console', () => {
     await content.pressSequentially('{{1}} bitte bestätigen')
     await page.getByText('The content must not start with a variable.').waitFor()
     await page.getByText('The check finds 1 issue(s):').waitFor()
-    await accessible(page, 'template-issues')
+    await assertAccessible(page, 'template-issues')
     await shot(page, 'template-issues')
     await content.fill('')
     await content.pressSequentially('Bitte bestätigen Sie Ihre Anmeldung.')
@@ -192,7 +140,7 @@ describe('the console', () => {
     await page.getByText(/^Submitted\. Provider status: /).waitFor()
     await page.getByTestId('provider-status').getByText('approved').waitFor()
     await page.getByTestId('template-state').getByText('approved').waitFor()
-    await accessible(page, 'template-submitted')
+    await assertAccessible(page, 'template-submitted')
     await shot(page, 'template-submitted')
 
     const list = await api('GET', '/v1/templates?limit=10')
@@ -239,7 +187,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Send template' }).click()
     await page.getByText('The template is queued and goes out shortly.').waitFor()
     await page.getByRole('list', { name: 'Thread' }).getByText('Ihr Gutschein SOMMER10 gilt bis Sonntag.').waitFor()
-    await accessible(page, 'inbox')
+    await assertAccessible(page, 'inbox')
     await shot(page, 'inbox')
 
     const conversations = await api('GET', '/v1/inbox/conversations')
@@ -259,7 +207,7 @@ describe('the console', () => {
     const history = page.getByTestId('consent-history')
     await history.getByText('pending → confirmed').waitFor()
     assert.ok((await history.getByRole('row').count()) >= 3, 'a header row and at least two changes')
-    await accessible(page, 'contact-consent')
+    await assertAccessible(page, 'contact-consent')
     await shot(page, 'contact-consent')
     // a contact that is not the account's is a 404, also with the member's session
     const other = await page.evaluate(async () => {
@@ -299,7 +247,7 @@ describe('the console', () => {
       ['1002', '2003', '3004'],
       'the file lines of the rejected records',
     )
-    await accessible(page, 'import')
+    await assertAccessible(page, 'import')
     await shot(page, 'import')
 
     // the imported contacts are found as you type
@@ -343,7 +291,7 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Create subscription' }).click()
       const secret = (await page.getByTestId('webhook-secret').textContent())?.trim() ?? ''
       assert.match(secret, /^whsec_[0-9a-f]{64}$/)
-      await accessible(page, 'webhooks')
+      await assertAccessible(page, 'webhooks')
       await shot(page, 'webhook-created')
 
       const contact = await api('POST', '/v1/contacts', { name: 'Hanna Hook', email: 'hanna@example.org' })
@@ -370,7 +318,7 @@ describe('the console', () => {
       const rotated = (await page.getByTestId('webhook-secret').textContent())?.trim() ?? ''
       assert.match(rotated, /^whsec_[0-9a-f]{64}$/)
       assert.notEqual(rotated, secret)
-      await accessible(page, 'webhook-deliveries')
+      await assertAccessible(page, 'webhook-deliveries')
       await shot(page, 'webhook-deliveries')
     } finally {
       receiver.close()
@@ -402,7 +350,7 @@ describe('the console', () => {
     await page.getByLabel('Time zone (such as Europe/Berlin)').fill('Europe/Vienna')
     await page.getByRole('button', { name: 'Save' }).last().click()
     await page.getByText('Saved.').last().waitFor()
-    await accessible(page, 'settings')
+    await assertAccessible(page, 'settings')
     await shot(page, 'settings')
 
     const consent = await fetchFrom(page, '/v1/settings/consent')
@@ -432,7 +380,7 @@ describe('the console', () => {
     await viewer.getByRole('button', { name: 'Einladung annehmen' }).click()
     await viewer.getByRole('heading', { name: 'Übersicht' }).waitFor()
     await viewer.getByRole('img', { name: /^Nachrichten pro Tag/ }).waitFor()
-    await accessible(viewer, 'viewer-dashboard')
+    await assertAccessible(viewer, 'viewer-dashboard')
     await shot(viewer, 'viewer-dashboard')
 
     const pages: Array<[string, string, string]> = [
@@ -445,7 +393,7 @@ describe('the console', () => {
     for (const [link, heading, name] of pages) {
       await viewer.getByRole('link', { name: link, exact: true }).click()
       await viewer.getByRole('heading', { name: heading, level: 1 }).waitFor()
-      await accessible(viewer, name)
+      await assertAccessible(viewer, name)
       await shot(viewer, name)
     }
     assert.equal(await viewer.getByText('Ihre Rolle erlaubt hier nur Lesen.').count(), 1, 'settings say so')
@@ -495,3 +443,7 @@ describe('the console', () => {
     await context.close()
   })
 })
+
+async function shot(target: Page, name: string): Promise<void> {
+  await screenshot(target, OUTPUT, name)
+}

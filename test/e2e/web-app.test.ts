@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import AxeBuilder from '@axe-core/playwright'
 import { simpleParser } from 'mailparser'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchBrowser } from '../helpers/browser.ts'
-import {
-  childEnv,
-  freePort,
-  listeningAt,
-  ROOT,
-  type ServerProcess,
-  startProcess,
-  tempDataDir,
-} from '../helpers/process.ts'
+import { assertAccessible, fetchFrom, screenshot, screenshotFolder } from '../helpers/pages.ts'
+import { childEnv, freePort, listeningAt, type ServerProcess, startProcess, tempDataDir } from '../helpers/process.ts'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts'
 
 // The web app in a real headless Chromium, against a server started as `npm start` starts it. Every test leaves a
 // screenshot of its page in test-results/web-app/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const OUTPUT = path.resolve(process.env.HEROLD_TEST_OUTPUT ?? path.join(ROOT, 'test-results'), 'web-app')
+const OUTPUT = screenshotFolder('web-app')
 const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
 
 let server: ServerProcess
@@ -32,7 +22,6 @@ let page: Page
 let setupLink: string
 
 before(async () => {
-  mkdirSync(OUTPUT, { recursive: true })
   smtp = await startSmtpSink()
   const port = await freePort()
   server = await startProcess(
@@ -61,46 +50,6 @@ after(async () => {
   await smtp?.close()
 })
 
-async function shot(target: Page, name: string): Promise<void> {
-  await target.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true })
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(target: Page, name: string): Promise<void> {
-  const result = await new AxeBuilder({ page: target }).analyze()
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name}: axe violations`,
-  )
-}
-
-/** What a page's own script can do with the session: call the API with or without the CSRF token. */
-async function fetchFrom(
-  target: Page,
-  url: string,
-  init: { method?: string; body?: unknown; csrf?: boolean } = {},
-): Promise<{ status: number; body: { error?: { code: string } } & Record<string, unknown> }> {
-  return target.evaluate(
-    async ({ url, init }) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json' }
-      if (init.csrf) {
-        const session = (await (await fetch('/app/session')).json()) as { csrf_token: string }
-        headers['x-csrf-token'] = session.csrf_token
-      }
-      const response = await fetch(url, {
-        method: init.method ?? 'GET',
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      })
-      const text = await response.text()
-      return { status: response.status, body: text ? JSON.parse(text) : {} }
-    },
-    { url, init },
-  )
-}
-
 async function mailLink(to: string, kind: 'invitations' | 'reset'): Promise<string> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const mail = [...smtp.arrived].reverse().find((m) => m.to.includes(to))
@@ -127,7 +76,7 @@ describe('the web app', () => {
     await page.goto(setupLink)
     await page.getByRole('heading', { name: 'Set up Herold' }).waitFor()
     await page.getByText('Create the owner of the account “Default”').waitFor()
-    await accessible(page, 'setup')
+    await assertAccessible(page, 'setup')
     await page.getByLabel('Name').fill(OWNER.name)
     await page.getByLabel('E-mail address').fill(OWNER.email)
     await page.getByLabel('New password (at least 10 characters)').fill(OWNER.password)
@@ -142,7 +91,7 @@ describe('the web app', () => {
     const cookie = (await owner.cookies()).find((c) => c.name === 'herold_session')
     assert.ok(cookie?.httpOnly, 'the session cookie is HTTP-only')
     assert.equal(cookie?.sameSite, 'Lax')
-    await accessible(page, 'contacts')
+    await assertAccessible(page, 'contacts')
     await shot(page, 'setup-done')
 
     const again = await browser.newPage({ locale: 'en-US' })
@@ -156,7 +105,7 @@ describe('the web app', () => {
     const before = (await owner.cookies()).find((c) => c.name === 'herold_session')!.value
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
-    await accessible(page, 'sign-in')
+    await assertAccessible(page, 'sign-in')
     const replay = await fetch(`${server.url}/v1/me`, { headers: { cookie: `herold_session=${before}` } })
     assert.equal(replay.status, 401, 'the old cookie is dead on the server, not only in the browser')
 
@@ -177,7 +126,7 @@ describe('the web app', () => {
     const key = (await page.getByTestId('new-key').textContent())?.trim() ?? ''
     assert.match(key, /^hk_[A-Za-z0-9_-]+$/)
     await page.getByText('This key is shown only now.').waitFor()
-    await accessible(page, 'keys')
+    await assertAccessible(page, 'keys')
     await shot(page, 'key-created')
 
     const created = await fetch(`${server.url}/v1/contacts`, {
@@ -196,7 +145,7 @@ describe('the web app', () => {
     await page.getByRole('link', { name: 'Erika Mustermann' }).click()
     await page.getByRole('heading', { name: 'Erika Mustermann' }).waitFor()
     await page.getByText('erika@example.com').waitFor()
-    await accessible(page, 'contact')
+    await assertAccessible(page, 'contact')
     await shot(page, 'contact')
   })
 
@@ -221,7 +170,7 @@ describe('the web app', () => {
     await page.getByRole('button', { name: 'Invite' }).click()
     await page.getByText('The invitation is on its way by e-mail.').waitFor()
     await page.getByRole('cell', { name: 'vera@example.org', exact: true }).waitFor()
-    await accessible(page, 'team')
+    await assertAccessible(page, 'team')
     await shot(page, 'team-invited')
 
     const link = await mailLink('vera@example.org', 'invitations')
@@ -229,7 +178,7 @@ describe('the web app', () => {
     const viewer = await viewerContext.newPage()
     await viewer.goto(link)
     await viewer.getByText('You were invited as Viewer (vera@example.org).').waitFor()
-    await accessible(viewer, 'invitation')
+    await assertAccessible(viewer, 'invitation')
     await viewer.getByLabel('Name').fill('Vera Viewer')
     await viewer.getByLabel('New password (at least 10 characters)').fill('viewer password')
     await viewer.getByRole('button', { name: 'Accept invitation' }).click()
@@ -273,7 +222,7 @@ describe('the web app', () => {
     await page.getByLabel('New password (at least 10 characters)').fill('second password 2')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByText('Password changed. Every other session has ended.').waitFor()
-    await accessible(page, 'account')
+    await assertAccessible(page, 'account')
     await shot(page, 'password-changed')
 
     assert.equal((await fetchFrom(other, '/app/session')).status, 401, 'the other browser is signed out')
@@ -291,13 +240,13 @@ describe('the web app', () => {
     await german.getByLabel('E-Mail-Adresse').fill(OWNER.email)
     await german.getByRole('button', { name: 'Link senden' }).click()
     await german.getByText('Falls die Adresse zu einem Konto gehört').waitFor()
-    await accessible(german, 'reset-request')
+    await assertAccessible(german, 'reset-request')
     const link = await mailLink(OWNER.email, 'reset')
     await german.goto(link)
     await german.getByLabel('Neues Passwort (mindestens 10 Zeichen)').fill('third password 3')
     await german.getByRole('button', { name: 'Neues Passwort speichern' }).click()
     await german.getByText('Ihr Passwort ist geändert.').waitFor()
-    await accessible(german, 'reset-done')
+    await assertAccessible(german, 'reset-done')
     await shot(german, 'reset-done')
     assert.equal((await fetchFrom(page, '/app/session')).status, 401, 'a reset ends every session')
     await context.close()
@@ -305,3 +254,7 @@ describe('the web app', () => {
     await shot(page, 'signed-in-after-reset')
   })
 })
+
+async function shot(target: Page, name: string): Promise<void> {
+  await screenshot(target, OUTPUT, name)
+}
