@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import { call, v1 } from '../api/client.ts'
 import { useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
@@ -202,13 +202,11 @@ const loadConsent = () => call(v1.GET('/v1/settings/consent'))
 
 function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean }) {
   const w = useWords(words)
-  const e = useWords(errors)
   const queryClient = useQueryClient()
   const [start, setStart] = useState(data.start_keywords.join(', '))
   const [stop, setStop] = useState(data.stop_keywords.join(', '))
   const [stopConfirmation, setStopConfirmation] = useState(data.stop_confirmation)
   const [landing, setLanding] = useState(data.landing_consent_text)
-  const [saved, setSaved] = useState(false)
   const save = useMutation({
     mutationFn: () =>
       call(
@@ -224,17 +222,10 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
     // the form keeps what was typed; the next visit reads the stored settings
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ['settings', 'consent'], refetchType: 'none' })
-      setSaved(true)
     },
   })
   return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault()
-        setSaved(false)
-        save.mutate()
-      }}
-    >
+    <SaveForm save={save} canWrite={canWrite}>
       <Field label={w.startKeywords}>
         <input required value={start} onChange={(ev) => setStart(ev.target.value)} readOnly={!canWrite} />
       </Field>
@@ -276,14 +267,7 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
       {data.chat_optins_without_template > 0 && (
         <p>{w.waiting.replace('{count}', String(data.chat_optins_without_template))}</p>
       )}
-      <PageError error={save.error} words={e} />
-      {saved && <p role="status">{w.saved}</p>}
-      {canWrite && (
-        <button type="submit" disabled={save.isPending}>
-          {w.save}
-        </button>
-      )}
-    </form>
+    </SaveForm>
   )
 }
 
@@ -308,28 +292,19 @@ const loadTiming = () => call(v1.GET('/v1/settings/followup-timing'))
 
 function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean }) {
   const w = useWords(words)
-  const e = useWords(errors)
   const queryClient = useQueryClient()
   const [fixed, setFixed] = useState(data.send_time !== null)
   const [time, setTime] = useState(data.send_time ?? '10:00')
   const [timezone, setTimezone] = useState(data.timezone)
-  const [saved, setSaved] = useState(false)
   const save = useMutation({
     mutationFn: () =>
       call(v1.PATCH('/v1/settings/followup-timing', { body: { send_time: fixed ? time : null, timezone } })),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ['settings', 'followup-timing'], refetchType: 'none' })
-      setSaved(true)
     },
   })
   return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault()
-        setSaved(false)
-        save.mutate()
-      }}
-    >
+    <SaveForm save={save} canWrite={canWrite}>
       <fieldset>
         <legend>{w.followups}</legend>
         <label className="check">
@@ -362,8 +337,32 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
         />
       </Field>
       {data.steps.length > 0 && <p>{w.stepTimes.replace('{count}', String(data.steps.length))}</p>}
+    </SaveForm>
+  )
+}
+
+/** A settings form: saves on submit, then says so or shows why not; a viewer sees it without the button. */
+function SaveForm({
+  save,
+  canWrite,
+  children,
+}: {
+  save: { mutate: () => void; error: unknown; isPending: boolean; isSuccess: boolean }
+  canWrite: boolean
+  children: ReactNode
+}) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        save.mutate()
+      }}
+    >
+      {children}
       <PageError error={save.error} words={e} />
-      {saved && <p role="status">{w.saved}</p>}
+      {save.isSuccess && <p role="status">{w.saved}</p>}
       {canWrite && (
         <button type="submit" disabled={save.isPending}>
           {w.save}
