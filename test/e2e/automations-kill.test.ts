@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { createHarness, createTestAccount, type Harness } from '../helpers/harness.ts'
+import { startWorker } from '../helpers/worker.ts'
 
 const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL
-const root = fileURLToPath(new URL('../../', import.meta.url))
 const RUNS = 24
 const PHONE_NUMBER_ID = '777000222'
 
@@ -47,34 +46,13 @@ function startSlowPeer() {
   )
 }
 
-async function startWorker(harness: Harness, graphUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli/main.ts', 'serve', '--role', 'worker', '--json'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: harness.config.databaseUrl,
-      HEROLD_SECRET_KEY: harness.config.secretKey,
-      HEROLD_ALLOW_PRIVATE_TARGETS: 'true',
-      HEROLD_WHATSAPP_GRAPH_URL: graphUrl,
-      HEROLD_JOB_LEASE_SECONDS: '2',
-      HEROLD_WORKER_CONCURRENCY: '4',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+/** A worker process talking to the fake Graph API. */
+function startWorkerFor(harness: Harness, graphUrl: string): Promise<ChildProcess> {
+  return startWorker(harness, {
+    HEROLD_WHATSAPP_GRAPH_URL: graphUrl,
+    HEROLD_JOB_LEASE_SECONDS: '2',
+    HEROLD_WORKER_CONCURRENCY: '4',
   })
-  let out = ''
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      out += chunk
-      if (out.includes('"role":"worker"')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)))
-  })
-  await Promise.race([
-    ready,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 120_000)),
-  ])
-  return child
 }
 
 describe('a worker killed in the middle of automation runs', {
@@ -159,7 +137,7 @@ describe('a worker killed in the middle of automation runs', {
       assert.equal(started.statusCode, 202, started.body)
     }
 
-    const first = await startWorker(harness, `${peer.base}/v21.0`)
+    const first = await startWorkerFor(harness, `${peer.base}/v21.0`)
     children.push(first)
     const killAt = Date.now() + 30_000
     while (peer.hooks.length < 6) {
@@ -170,7 +148,7 @@ describe('a worker killed in the middle of automation runs', {
     await once(first, 'exit')
     const hooksAtKill = peer.hooks.length
 
-    const second = await startWorker(harness, `${peer.base}/v21.0`)
+    const second = await startWorkerFor(harness, `${peer.base}/v21.0`)
     children.push(second)
     const runs = () =>
       harness.database.query<{ id: string; state: string; reason: string | null }>(

@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createHarness, createTestAccount, type Harness } from '../helpers/harness.ts'
+import { startWorker } from '../helpers/worker.ts'
 
 const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL
-const root = fileURLToPath(new URL('../../', import.meta.url))
 const LEASE_SECONDS = 2
 const CONCURRENCY = 8
 const CONTACTS = 2_000
@@ -48,34 +47,13 @@ function startGraph() {
   )
 }
 
-async function startWorker(harness: Harness, graphUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli/main.ts', 'serve', '--role', 'worker', '--json'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: harness.config.databaseUrl,
-      HEROLD_SECRET_KEY: harness.config.secretKey,
-      HEROLD_ALLOW_PRIVATE_TARGETS: 'true',
-      HEROLD_WHATSAPP_GRAPH_URL: graphUrl,
-      HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
-      HEROLD_WORKER_CONCURRENCY: String(CONCURRENCY),
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+/** A worker process talking to the fake Graph API. */
+function startWorkerFor(harness: Harness, graphUrl: string): Promise<ChildProcess> {
+  return startWorker(harness, {
+    HEROLD_WHATSAPP_GRAPH_URL: graphUrl,
+    HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
+    HEROLD_WORKER_CONCURRENCY: String(CONCURRENCY),
   })
-  let out = ''
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      out += chunk
-      if (out.includes('"role":"worker"')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)))
-  })
-  await Promise.race([
-    ready,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 120_000)),
-  ])
-  return child
 }
 
 describe('a worker killed while 2,000 follow-up steps are due', {
@@ -137,7 +115,7 @@ describe('a worker killed while 2,000 follow-up steps are due', {
     assert.equal(activated.statusCode, 200, activated.body)
     assert.equal(activated.json().followup.steps[0].counts.scheduled, CONTACTS)
 
-    const first = await startWorker(harness, graph.url)
+    const first = await startWorkerFor(harness, graph.url)
     children.push(first)
     const killBy = Date.now() + 120_000
     while (graph.received.length < 300) {
@@ -148,7 +126,7 @@ describe('a worker killed while 2,000 follow-up steps are due', {
     await once(first, 'exit')
     const receivedAtKill = graph.received.length
 
-    const second = await startWorker(harness, graph.url)
+    const second = await startWorkerFor(harness, graph.url)
     children.push(second)
     const counts = async () => {
       return harness.database.query<{ status: string; reason: string | null; n: number }>(

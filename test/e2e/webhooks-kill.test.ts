@@ -1,44 +1,19 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { systemClock } from '../../src/platform/clock.ts'
 import { recordEvent } from '../../src/platform/events/events.ts'
 import { createHarness, createTestAccount, type Harness, json } from '../helpers/harness.ts'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
+import { startWorker } from '../helpers/worker.ts'
 
 const databaseUrl = process.env.HEROLD_TEST_DATABASE_URL
-const root = fileURLToPath(new URL('../../', import.meta.url))
 const LEASE_SECONDS = 2
 
-/** `herold serve --role worker` as its own process, against the test database. */
-async function startWorker(harness: Harness): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli/main.ts', 'serve', '--role', 'worker', '--json'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HEROLD_SECRET_KEY: harness.config.secretKey,
-      HEROLD_ALLOW_PRIVATE_TARGETS: 'true',
-      HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  let out = ''
-  child.stdout!.on('data', (chunk) => {
-    out += chunk
-  })
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => out.includes('"role":"worker"') && resolve())
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)))
-  })
-  await Promise.race([
-    ready,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('worker did not start')), 120_000)),
-  ])
-  return child
+/** A worker process. */
+function startWorkerFor(harness: Harness): Promise<ChildProcess> {
+  return startWorker(harness, { DATABASE_URL: databaseUrl!, HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS) })
 }
 
 describe('a worker killed mid-delivery', {
@@ -69,7 +44,7 @@ describe('a worker killed mid-delivery', {
     const { id, secret } = json<{ id: string; secret: string }>(created)
     receiver.secret = secret
 
-    const first = await startWorker(harness)
+    const first = await startWorkerFor(harness)
     children.push(first)
     const eventIds: string[] = []
     for (let i = 0; i < 20; i++) {
@@ -84,7 +59,7 @@ describe('a worker killed mid-delivery', {
     const heldWhenKilled = new Set(inFlight.map((d) => d.deliveryId))
 
     answering = true
-    const second = await startWorker(harness)
+    const second = await startWorkerFor(harness)
     children.push(second)
     const deadline = Date.now() + 20_000
     // Done when all 20 arrived and each delivery held at the kill arrived again (its first receipt counted already).
