@@ -8,8 +8,10 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/followups.ts   (a fresh database beside it)
  *   node bench/followups.ts                                                            embedded PGlite in memory
  *   BENCH_CONTACTS=10000 BENCH_SEND_SECONDS=10 node bench/followups.ts
+ *   HEROLD_WORKER_CONCURRENCY=32 BENCH_STATEMENTS=1 …                                   32 in flight; the costliest statements
  */
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { followupsServiceFor } from '../src/modules/followups/index.ts'
@@ -24,12 +26,38 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 30)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+// as bench/sends.ts: a number paced at 1,000/s wants batches of 128 (half the slots), so 256 in flight
+const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+
+/**
+ * Round trips to PostgreSQL while the workers run (every query of every pooled connection, BEGIN and COMMIT included;
+ * the benchmark's own counts are left out), to print statements per send. BENCH_STATEMENTS=1 also lists the costliest.
+ */
+let statements = 0
+let counting = false
+const byText = new Map<string, { n: number; ms: number }>()
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const result = query.apply(this, args)
+  if (counting) {
+    statements++
+    if (process.env.BENCH_STATEMENTS && result instanceof Promise) {
+      const first = args[0] as string | { text?: string }
+      const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim().slice(0, 90)
+      const started = performance.now()
+      const entry = byText.get(text) ?? { n: 0, ms: 0 }
+      byText.set(text, entry)
+      entry.n++
+      result.finally(() => (entry.ms += performance.now() - started)).catch(() => {})
+    }
+  }
+  return result
+} as typeof pg.Client.prototype.query
 
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_fu') : null
 const databaseUrl = fresh?.url
-const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WORKERS + 4 })
+const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
 try {
   await migrate(database)
   const config = loadConfig(
@@ -82,6 +110,7 @@ try {
   if (wait > 0) await new Promise((r) => setTimeout(r, wait))
 
   const count = async (statuses: string[]) => {
+    if (counting) statements--
     const [row] = await database.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND status = ANY($2::text[])`,
       [account.id, `{${statuses.join(',')}}`],
@@ -91,7 +120,9 @@ try {
   const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
   const stop = await workers.start()
   const started = performance.now()
+  counting = true
   await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
+  counting = false
   const sent = await count(['sent', 'delivered', 'read'])
   const queued = await count(['queued', 'sending', 'sent', 'delivered', 'read', 'skipped', 'failed'])
   const seconds = (performance.now() - started) / 1000
@@ -108,6 +139,15 @@ try {
   console.log(
     `  sends: ${sent.toLocaleString('en')} in ${seconds.toFixed(1)} s = ${(sent / seconds).toFixed(0)}/s | pace ${PACE}/s | ratio ${(sent / seconds / PACE).toFixed(2)} (goal ≥ 0.9 on PostgreSQL)`,
   )
+  if (database.kind === 'postgres') {
+    console.log(
+      `  statements while the workers ran: ${statements.toLocaleString('en')} = ${(statements / Math.max(sent, 1)).toFixed(2)} per sent message`,
+    )
+    const top = [...byText].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
+    for (const [text, { n, ms }] of top) {
+      console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
+    }
+  }
 } finally {
   await database.close()
   await fresh?.drop()

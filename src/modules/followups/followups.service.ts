@@ -6,8 +6,8 @@ import type { Signal, SignalListener, SignalName } from '../../platform/events/s
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
-import { type ClaimedJob, completeJob, enqueue, retryJob } from '../../platform/jobs/jobs.ts'
-import type { JobContext } from '../../platform/jobs/runner.ts'
+import { type ClaimedJob, enqueue, enqueueSql, JOBS_CHANNEL, LeaseLostError } from '../../platform/jobs/jobs.ts'
+import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
 import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
 import { dueAt, isTimezone, SEND_TIME } from './followups.timing.ts'
@@ -88,6 +88,28 @@ interface StepRow {
   delayUnit: DelayUnit
   sendTime: string | null
   templateId: string | null
+}
+
+/** One enrollment of a batch of due steps, re-checked in one query (runSteps). */
+interface StepCheck {
+  id: string
+  status: string
+  next_position: number
+  next_due_at: string | Date
+  contact_id: string
+  sequence_status: SequenceStatus
+  contact_found: string | null
+  optin_chat: string | null
+  step_id: string | null
+  template_id: string | null
+  provider_status: string | null
+  next_position_after: number | null
+  next_delay_amount: number | null
+  next_delay_unit: DelayUnit | null
+  next_send_time: string | null
+  account_timezone: string | null
+  timing_send_time: string | null
+  timing_timezone: string | null
 }
 
 interface Timing {
@@ -601,15 +623,21 @@ export function followupsService(deps: FollowupsDeps) {
             ? sql`AND EXISTS (SELECT 1 FROM contact_tags t WHERE t.account_id = c.account_id AND t.contact_id = c.id
                 AND t.name = ${trigger.tag})`
             : sql``
+        // a page of the selected contacts, then which of them are enrolled already: as one anti-join the planner,
+        // with the statistics of before the activation (the enrollments growing under it), walked every enrollment
+        // of the sequence once per contact (a 100,000-contact activation took many minutes)
         const result = await tx.execute(sql`SELECT c.id, coalesce(${since}, c.created_at) AS since
           FROM contacts c
           WHERE c.account_id = ${accountId} AND c.optin_chat = 'confirmed' AND c.id > ${cursor}::uuid ${tagged}
-            AND NOT EXISTS (SELECT 1 FROM followup_enrollments e WHERE e.account_id = c.account_id
-              AND e.sequence_id = ${sequence.id} AND e.contact_id = c.id AND e.status IN ('active', 'completed'))
           ORDER BY c.id LIMIT ${ACTIVATION_BATCH}`)
-        const list = rows<{ id: string; since: string }>(result)
-        if (list.length === 0) return true
-        cursor = list[list.length - 1].id
+        const page = rows<{ id: string; since: string }>(result)
+        if (page.length === 0) return true
+        cursor = page[page.length - 1].id
+        const enrolled = await tx.execute(sql`SELECT e.contact_id FROM followup_enrollments e
+          WHERE e.account_id = ${accountId} AND e.contact_id = ANY(${uuidList(page.map((c) => c.id))}::uuid[])
+            AND e.sequence_id = ${sequence.id} AND e.status IN ('active', 'completed')`)
+        const taken = new Set(rows<{ contact_id: string }>(enrolled).map((r) => r.contact_id))
+        const list = page.filter((c) => !taken.has(c.id))
         const now = clock.now()
         const enrollments: Array<Record<string, unknown>> = []
         const scheduled: Scheduled[] = []
@@ -658,16 +686,6 @@ export function followupsService(deps: FollowupsDeps) {
       FROM followup_steps st
       WHERE st.account_id = ${sequence.accountId} AND st.sequence_id = ${sequence.id}
         AND s.account_id = st.account_id AND s.origin = 'followup' AND s.origin_id = st.id AND s.status = 'queued'`)
-  }
-
-  /** Records a step as skipped for a contact (a send record `skipped`, so it is counted and never sent). */
-  async function skipStep(tx: Db, accountId: string, step: StepRow, contactId: string, reason: string) {
-    const now = clock.now().toISOString()
-    await tx.execute(sql`INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, reason,
-        origin, origin_id, created_at, updated_at, skipped_at)
-      VALUES (${accountId}, ${randomUUID()}, ${contactId}, ${step.templateId ?? step.id}, '{}'::jsonb, 'skipped',
-        ${reason}, 'followup', ${step.id}, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
-      ON CONFLICT DO NOTHING`)
   }
 
   return {
@@ -915,106 +933,238 @@ export function followupsService(deps: FollowupsDeps) {
     },
 
     /**
-     * One enrollment's due step. Under the enrollment's lock: a stale job (the enrollment moved on, stopped) ends;
-     * a contact whose chat opt-in is no longer confirmed stops the enrollment; a step more than a day late is skipped
-     * (reason `late`); while its template is not approved or sending is not possible it waits and looks again;
-     * otherwise its send record is queued into the template send pipeline (consent checked again right before
-     * sending, quota, pacing; the unique index keeps it to one per step and contact) and the next step is scheduled,
-     * all in the transaction that finishes the job.
+     * Due steps, a claim of jobs at once (the batch handler of FOLLOWUP_STEP_QUEUE), per account. Whether sending is
+     * possible is read once per account; then, in one transaction: the batch's sequences are share-locked (a pause
+     * committing meanwhile waits, then removes what this queued), the enrollments locked, and in the same query
+     * re-checked with their contact's chat opt-in, the step and its template's approval, the next step and the
+     * account's timing. Per enrollment: a stale job (the enrollment moved on, stopped, or a second job for it) ends;
+     * a sequence no longer active or a contact deleted, opted out or no longer confirmed stops the enrollment; a step
+     * more than a day late is skipped (reason `late`); while its template is not approved or sending is not possible
+     * it waits and looks again; otherwise its send record goes into the template send pipeline (which checks consent
+     * again right before sending, reserves the quota and paces; the unique index keeps it to one per step and
+     * contact). Then one statement writes everything: the send records with their send jobs, the skips, the
+     * enrollments' changes with their next step jobs, the finished and the waiting step jobs.
      */
-    async runStep(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
-      const accountId = job.accountId
-      const enrollmentId = String(job.payload.enrollment_id)
-      const position = Number(job.payload.position)
-      // one read for the stale check and the step's template approval (the template's provider status)
-      const peek = await db.execute(sql`SELECT e.status, e.next_position, s.template_id, t.provider_status
-        FROM followup_enrollments e
-        LEFT JOIN followup_steps s ON s.account_id = e.account_id AND s.sequence_id = e.sequence_id
-          AND s.position = e.next_position
-        LEFT JOIN templates t ON t.account_id = s.account_id AND t.id = s.template_id
-        WHERE e.account_id = ${accountId} AND e.id = ${enrollmentId}`)
-      const [seen] = rows<{
-        status: string
-        next_position: number
-        template_id: string | null
-        provider_status: string | null
-      }>(peek)
-      if (seen?.status !== 'active' || Number(seen.next_position) !== position) return
-      // the waits: sending not possible (through the channels service), the text not approved
-      let wait: string | null = await deps.sendingBlocked(accountId)
-      if (!wait && seen.template_id && seen.provider_status !== 'approved') wait = 'template_not_approved'
-      await db.transaction(async (tx) => {
-        const found = await tx.execute(sql`SELECT * FROM followup_enrollments
-          WHERE account_id = ${accountId} AND id = ${enrollmentId} FOR UPDATE`)
-        const [enrollment] = rows<Record<string, unknown>>(found)
-        const done = async () => {
-          await completeJob(tx, job)
-          context.settled()
-        }
-        if (enrollment?.status !== 'active' || Number(enrollment.next_position) !== position) {
-          return done()
-        }
-        const now = clock.now()
-        const nowIso = now.toISOString()
-        const stop = async (status: 'stopped' | 'completed', reason: string | null) => {
-          await tx.execute(sql`UPDATE followup_enrollments SET status = ${status}, stop_reason = ${reason},
-              job_id = NULL, finished_at = ${nowIso}::timestamptz, updated_at = ${nowIso}::timestamptz
-            WHERE account_id = ${accountId} AND id = ${enrollmentId}`)
-          return done()
-        }
-        const sequenceId = String(enrollment.sequence_id)
-        const contactId = String(enrollment.contact_id)
-        // FOR SHARE: a pause committing meanwhile waits for this transaction, then removes what it queued
-        const sequence = await findSequence(tx, accountId, sequenceId, 'share')
-        if (sequence?.status !== 'active') {
-          return stop('stopped', sequence?.status === 'draft' ? 'sequence_draft' : 'sequence_paused')
-        }
-        const contact = await tx.execute(
-          sql`SELECT optin_chat FROM contacts WHERE account_id = ${accountId} AND id = ${contactId}`,
-        )
-        const [person] = rows<{ optin_chat: string }>(contact)
-        if (!person) return stop('stopped', 'contact_deleted')
-        if (person.optin_chat !== 'confirmed') {
-          return stop('stopped', person.optin_chat === 'opted_out' ? 'contact_opted_out' : 'contact_not_optin')
-        }
-        const steps = await stepsOf(tx, accountId, sequenceId)
-        const step = steps.find((s) => s.position === position)
-        if (!step) return stop('completed', null)
-        const due = new Date(enrollment.next_due_at as string)
-        const late = now.getTime() - due.getTime() > LATE_AFTER_MS
-        if (!late && wait) {
-          await retryJob(tx, clock, job, new Date(now.getTime() + WAIT_RETRY_MS), wait)
-          context.settled()
-          return
-        }
-        if (late || !step.templateId) {
-          await skipStep(tx, accountId, step, contactId, late ? 'late' : 'template_missing')
-        } else {
-          const sendId = randomUUID()
-          const inserted = await tx.execute(sql`INSERT INTO template_sends (account_id, id, contact_id, template_id,
-              variables, status, origin, origin_id, created_at, updated_at)
-            VALUES (${accountId}, ${sendId}, ${contactId}, ${step.templateId}, '{}'::jsonb, 'queued', 'followup',
-              ${step.id}, ${nowIso}::timestamptz, ${nowIso}::timestamptz)
-            ON CONFLICT DO NOTHING RETURNING id`)
-          if (rows(inserted).length > 0) {
-            await enqueue(tx, clock, { accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: sendId } })
+    async runSteps(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+      const byAccount = new Map<string, ClaimedJob[]>()
+      for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
+      for (const [accountId, ofAccount] of byAccount) {
+        try {
+          for (const job of await runStepGroup(accountId, ofAccount)) context.settled(job)
+        } catch (error) {
+          if (!(error instanceof LeaseLostError)) throw error
+          // one lost lease must not undo the others: each on its own (a lost one stays for its new holder)
+          for (const job of ofAccount) {
+            try {
+              for (const done of await runStepGroup(accountId, [job])) context.settled(done)
+            } catch (e) {
+              if (!(e instanceof LeaseLostError)) throw e
+            }
           }
         }
-        const timing = await timingOf(tx, accountId)
-        const following = steps.find((s) => s.position === position + 1)
-        if (!following) return stop('completed', null)
-        await scheduleSteps(tx, clock, [
-          {
-            accountId,
-            enrollmentId,
-            position: following.position,
-            base: due,
-            due: stepDue(following, due, timing),
-          },
-        ])
-        return done()
-      })
+      }
     },
+
+    /** One enrollment's due step (runSteps with one job). */
+    async runStep(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      await this.runSteps([job], { settled: () => context.settled() })
+    },
+  }
+
+  /** The due steps of one account's jobs, in one transaction (see runSteps); returns the jobs it settled. */
+  async function runStepGroup(accountId: string, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
+    const jobOf = new Map<string, ClaimedJob>()
+    const finished: ClaimedJob[] = []
+    for (const job of jobs) {
+      const enrollmentId = String(job.payload.enrollment_id)
+      // a malformed job, or a second one for the same enrollment, is simply completed
+      if (UUID.test(enrollmentId) && !jobOf.has(enrollmentId)) jobOf.set(enrollmentId, job)
+      else finished.push(job)
+    }
+    // sending not possible (through the channels service): due steps wait
+    const blocked = jobOf.size > 0 ? await deps.sendingBlocked(accountId) : null
+    await db.transaction(async (tx) => {
+      const ids = uuidList([...jobOf.keys()])
+      if (jobOf.size > 0) {
+        // sequences first, then enrollments: the order a pause (sequence, then its enrollments) locks them in
+        await tx.execute(sql`SELECT 1 FROM followup_sequences q
+          WHERE q.account_id = ${accountId} AND q.id IN (SELECT e.sequence_id FROM followup_enrollments e
+            WHERE e.account_id = ${accountId} AND e.id = ANY(${ids}::uuid[]))
+          ORDER BY q.id FOR SHARE`)
+      }
+      const found =
+        jobOf.size === 0
+          ? []
+          : rows<StepCheck>(
+              await tx.execute(sql`SELECT e.id, e.status, e.next_position, e.next_due_at, e.contact_id,
+                q.status AS sequence_status, c.id AS contact_found, c.optin_chat,
+                s.id AS step_id, s.template_id, t.provider_status,
+                n.position AS next_position_after, n.delay_amount AS next_delay_amount,
+                n.delay_unit AS next_delay_unit, n.send_time AS next_send_time,
+                (SELECT a.timezone FROM accounts a WHERE a.id = ${accountId}) AS account_timezone,
+                (SELECT fs.send_time FROM followup_settings fs WHERE fs.account_id = ${accountId}) AS timing_send_time,
+                (SELECT fs.timezone FROM followup_settings fs WHERE fs.account_id = ${accountId}) AS timing_timezone
+              FROM followup_enrollments e
+              JOIN followup_sequences q ON q.account_id = e.account_id AND q.id = e.sequence_id
+              LEFT JOIN contacts c ON c.account_id = e.account_id AND c.id = e.contact_id
+              LEFT JOIN followup_steps s ON s.account_id = e.account_id AND s.sequence_id = e.sequence_id
+                AND s.position = e.next_position
+              LEFT JOIN templates t ON t.account_id = s.account_id AND t.id = s.template_id
+              LEFT JOIN followup_steps n ON n.account_id = e.account_id AND n.sequence_id = e.sequence_id
+                AND n.position = e.next_position + 1
+              WHERE e.account_id = ${accountId} AND e.id = ANY(${ids}::uuid[])
+              ORDER BY e.id FOR UPDATE OF e`),
+            )
+      const now = clock.now()
+      const nowIso = now.toISOString()
+      const sends: Array<Record<string, unknown>> = []
+      const changes: Array<Record<string, unknown>> = []
+      const next: Array<Scheduled & { index: number }> = []
+      const waiting: Array<{ job: ClaimedJob; reason: string }> = []
+      const checked = new Map(found.map((r) => [r.id, r]))
+      for (const [enrollmentId, job] of jobOf) {
+        const row = checked.get(enrollmentId)
+        if (row?.status !== 'active' || Number(row.next_position) !== Number(job.payload.position)) {
+          finished.push(job)
+          continue
+        }
+        const stop = (status: 'stopped' | 'completed', reason: string | null) => {
+          changes.push({ id: enrollmentId, status, stop_reason: reason, finished: true })
+          finished.push(job)
+        }
+        if (row.sequence_status !== 'active') {
+          stop('stopped', row.sequence_status === 'draft' ? 'sequence_draft' : 'sequence_paused')
+          continue
+        }
+        if (!row.contact_found) {
+          stop('stopped', 'contact_deleted')
+          continue
+        }
+        if (row.optin_chat !== 'confirmed') {
+          stop('stopped', row.optin_chat === 'opted_out' ? 'contact_opted_out' : 'contact_not_optin')
+          continue
+        }
+        if (!row.step_id) {
+          stop('completed', null)
+          continue
+        }
+        const due = new Date(row.next_due_at)
+        const late = now.getTime() - due.getTime() > LATE_AFTER_MS
+        const wait = blocked ?? (row.template_id && row.provider_status !== 'approved' ? 'template_not_approved' : null)
+        if (!late && wait) {
+          waiting.push({ job, reason: wait })
+          continue
+        }
+        const skip = late ? 'late' : row.template_id ? null : 'template_missing'
+        sends.push({
+          id: randomUUID(),
+          contact_id: row.contact_id,
+          template_id: row.template_id ?? row.step_id,
+          status: skip ? 'skipped' : 'queued',
+          reason: skip,
+          origin_id: row.step_id,
+        })
+        if (row.next_position_after === null) {
+          stop('completed', null)
+          continue
+        }
+        finished.push(job)
+        const timing: Timing = {
+          sendTime: row.timing_send_time ?? null,
+          timezone: row.timing_timezone ?? row.account_timezone ?? 'Europe/Berlin',
+        }
+        const following = {
+          delayAmount: Number(row.next_delay_amount),
+          delayUnit: row.next_delay_unit as DelayUnit,
+          sendTime: row.next_send_time,
+        } as StepRow
+        next.push({
+          index: changes.length,
+          accountId,
+          enrollmentId,
+          position: Number(row.next_position_after),
+          base: due,
+          due: stepDue(following, due, timing),
+        })
+        changes.push({ id: enrollmentId, status: 'active', stop_reason: null, finished: false })
+      }
+      // the next steps' jobs, at their times (a time already passed: now)
+      const { ids: jobIds, insert } = enqueueSql(
+        now,
+        next.map((s) => ({
+          accountId,
+          queue: FOLLOWUP_STEP_QUEUE,
+          payload: { enrollment_id: s.enrollmentId, position: s.position },
+          runAt: s.due.getTime() < now.getTime() ? now : s.due,
+        })),
+      )
+      next.forEach((s, i) => {
+        Object.assign(changes[s.index], {
+          next_position: s.position,
+          base_at: s.base.toISOString(),
+          next_due_at: s.due.toISOString(),
+          job_id: jobIds[i],
+        })
+      })
+      const held = (list: ClaimedJob[]) =>
+        JSON.stringify(list.map((j) => ({ account_id: j.accountId, id: j.id, lease_token: j.leaseToken })))
+      const retryAt = new Date(now.getTime() + WAIT_RETRY_MS).toISOString()
+      const waitingJson = JSON.stringify(
+        waiting.map(({ job, reason }) => ({ id: job.id, lease_token: job.leaseToken, error: reason })),
+      )
+      const result = await tx.execute(sql`WITH
+        done AS (
+          DELETE FROM jobs USING jsonb_to_recordset(${held(finished)}::jsonb) AS h(account_id uuid, id uuid, lease_token uuid)
+          WHERE jobs.account_id = h.account_id AND jobs.id = h.id AND jobs.lease_token = h.lease_token
+            AND jobs.state = 'running'
+          RETURNING jobs.id),
+        waited AS (
+          UPDATE jobs SET state = 'queued', run_at = ${retryAt}::timestamptz, lease_token = NULL, locked_until = NULL,
+            last_error = w.error, updated_at = ${nowIso}::timestamptz
+          FROM jsonb_to_recordset(${waitingJson}::jsonb) AS w(id uuid, lease_token uuid, error text)
+          WHERE jobs.account_id = ${accountId} AND jobs.id = w.id AND jobs.lease_token = w.lease_token
+            AND jobs.state = 'running'
+          RETURNING jobs.id),
+        sends AS (
+          INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, reason, origin,
+            origin_id, created_at, updated_at, skipped_at)
+          SELECT ${accountId}::uuid, r.id, r.contact_id, r.template_id, '{}'::jsonb, r.status, r.reason, 'followup',
+            r.origin_id, ${nowIso}::timestamptz, ${nowIso}::timestamptz,
+            CASE WHEN r.status = 'skipped' THEN ${nowIso}::timestamptz END
+          FROM jsonb_to_recordset(${JSON.stringify(sends)}::jsonb)
+            AS r(id uuid, contact_id uuid, template_id uuid, status text, reason text, origin_id uuid)
+          ON CONFLICT DO NOTHING
+          RETURNING id, status),
+        send_jobs AS (
+          INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at)
+          SELECT ${accountId}::uuid, gen_random_uuid(), ${TEMPLATE_SEND_QUEUE}, jsonb_build_object('send_id', sends.id),
+            ${nowIso}::timestamptz, ${nowIso}::timestamptz
+          FROM sends WHERE sends.status = 'queued'
+          RETURNING queue),
+        next_jobs AS (${insert}),
+        enrollments AS (
+          UPDATE followup_enrollments e SET status = c.status, stop_reason = c.stop_reason,
+            next_position = CASE WHEN c.finished THEN e.next_position ELSE c.next_position END,
+            base_at = CASE WHEN c.finished THEN e.base_at ELSE c.base_at END,
+            next_due_at = CASE WHEN c.finished THEN e.next_due_at ELSE c.next_due_at END,
+            job_id = c.job_id,
+            finished_at = CASE WHEN c.finished THEN ${nowIso}::timestamptz END,
+            updated_at = ${nowIso}::timestamptz
+          FROM jsonb_to_recordset(${JSON.stringify(changes)}::jsonb) AS c(id uuid, status text, stop_reason text,
+            finished boolean, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid)
+          WHERE e.account_id = ${accountId} AND e.id = c.id
+          RETURNING e.id)
+      SELECT (SELECT coalesce(json_agg(id), '[]') FROM (SELECT id FROM done UNION ALL SELECT id FROM waited) h) AS held,
+        (SELECT count(*) FROM enrollments) AS changed,
+        (SELECT count(pg_notify(${JOBS_CHANNEL}, q.queue))
+          FROM (SELECT queue FROM send_jobs UNION SELECT queue FROM next_jobs) q) AS notified`)
+      const [outcome] = rows<{ held: string[] | string }>(result)
+      const kept = new Set(json<string[]>(outcome.held))
+      const lost = [...finished, ...waiting.map((w) => w.job)].find((j) => !kept.has(j.id))
+      if (lost) throw new LeaseLostError(lost)
+    })
+    // every job of the group was completed or put back to wait in that commit
+    return jobs
   }
 }
 

@@ -3,9 +3,10 @@ import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
+import { claimJobs } from '../../platform/jobs/jobs.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
-import { followupsServiceFor, type SequenceInput } from './index.ts'
+import { FOLLOWUP_STEP_QUEUE, followupsServiceFor, type SequenceInput } from './index.ts'
 
 let harness: Harness
 
@@ -388,6 +389,75 @@ describe('follow-ups: enrollment and sending', () => {
     const view = await get(account, sequence.id)
     assert.equal(view.steps[1].counts.skipped, 1)
     assert.deepEqual(view.enrollments, { active: 0, completed: 1, stopped: 0 })
+  })
+})
+
+describe('follow-ups: a batch of due steps', () => {
+  test('claimed before a pause, an opt-out, a deletion and a lost opt-in: only the rest is queued, each once', async () => {
+    const account = await sandboxAccount()
+    const other = await sandboxAccount()
+    const kept = await create(account)
+    const paused = await create(account, {
+      name: 'Zweite',
+      steps: [{ text: 'Hallo {{name}}, hier ist die zweite Folge.', delay: { amount: 2, unit: 'hours' } }],
+    })
+    const elsewhere = await create(other)
+    await activate(account, kept.id)
+    await activate(account, paused.id)
+    await activate(other, elsewhere.id)
+    const staying = await contact(account, 'confirmed')
+    const leaving = await contact(account, 'confirmed')
+    const deleted = await contact(account, 'confirmed')
+    const unconfirmed = await contact(account, 'confirmed')
+    const foreign = await contact(other, 'confirmed')
+    harness.clock.advance(2 * HOUR + 1000)
+    // every due step job claimed at once, as the runner does; the changes below commit while the batch is held
+    const claimed = await claimJobs(harness.database.orm, harness.clock, {
+      queue: FOLLOWUP_STEP_QUEUE,
+      limit: 1000,
+      perKey: 1,
+      leaseMs: 60_000,
+    })
+    const mine = claimed.filter((j) => j.accountId === account.accountId || j.accountId === other.accountId)
+    assert.equal(mine.length, 9, 'two enrollments for each of the four contacts, one for the other account')
+    assert.equal((await patch(account, paused.id, { status: 'paused' })).statusCode, 200)
+    await setOptin(account, leaving, 'opted_out')
+    assert.equal((await account.request({ method: 'DELETE', url: `/v1/contacts/${deleted}` })).statusCode, 200)
+    // no longer confirmed without an opt-out (no signal stops it): only the re-check sees it
+    await setOptin(account, unconfirmed, 'pending')
+    const settled = new Set<string>()
+    await followupsServiceFor(deps()).runSteps(claimed, { settled: (job) => settled.add(job.id) })
+    assert.equal(settled.size, claimed.length, 'every job of the batch settled in its commit')
+    const left = await harness.database.orm.execute(sql`SELECT count(*)::int AS n FROM jobs
+      WHERE id = ANY(${`{${claimed.map((j) => j.id).join(',')}}`}::uuid[])`)
+    assert.equal(Number((left as unknown as { rows: Array<{ n: number }> }).rows[0].n), 0, 'the claimed jobs are done')
+    const enrollments = await harness.database.orm.execute(sql`SELECT contact_id, sequence_id, status, stop_reason,
+        next_position FROM followup_enrollments WHERE account_id = ${account.accountId} AND contact_id = ${unconfirmed}
+        AND sequence_id = ${kept.id}`)
+    assert.deepEqual(
+      (enrollments as unknown as { rows: Json[] }).rows.map((r) => [r.status, r.stop_reason]),
+      [['stopped', 'contact_not_optin']],
+    )
+    // running the same claimed jobs again (a worker that lost them) writes nothing twice
+    await followupsServiceFor(deps()).runSteps(claimed, { settled: () => {} })
+    await drain()
+    assert.deepEqual(await sendsOf(account, staying), [{ position: 1, status: 'sent', reason: null }])
+    assert.deepEqual(await sendsOf(account, leaving), [])
+    assert.deepEqual(await sendsOf(account, deleted), [])
+    assert.deepEqual(await sendsOf(account, unconfirmed), [])
+    assert.deepEqual(await sendsOf(other, foreign), [{ position: 1, status: 'sent', reason: null }])
+    const view = await get(account, kept.id)
+    assert.equal(view.steps[1].counts.scheduled, 1, 'the staying contact is scheduled for step 2')
+    assert.deepEqual((await get(account, paused.id)).enrollments, { active: 0, completed: 0, stopped: 3 })
+    // step 2 of both accounts, a day later, again in one batch
+    harness.clock.advance(DAY + 1000)
+    await drain()
+    assert.deepEqual(await sendsOf(account, staying), [
+      { position: 1, status: 'sent', reason: null },
+      { position: 2, status: 'sent', reason: null },
+    ])
+    assert.equal((await sendsOf(other, foreign)).length, 2)
+    assert.deepEqual((await get(account, kept.id)).enrollments, { active: 0, completed: 1, stopped: 2 })
   })
 })
 

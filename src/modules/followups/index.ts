@@ -54,8 +54,11 @@ export const followupsModule: HeroldModule = {
     const service = followupsServiceFor(deps)
     return {
       handlers: {
-        // one enrollment's due step: queued into the template send pipeline, the next one scheduled
-        [FOLLOWUP_STEP_QUEUE]: { run: (job, context) => service.runStep(job, context) },
+        // due steps, a claim at a time: re-checked together, queued into the template send pipeline, next ones scheduled
+        [FOLLOWUP_STEP_QUEUE]: {
+          run: (job, context) => service.runStep(job, context),
+          runBatch: (jobs, context) => service.runSteps(jobs, context),
+        },
       },
     }
   },
