@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
@@ -30,14 +32,43 @@ let browser: Browser
 let context: BrowserContext
 let page: Page
 let counter = 0
+/** The AI model: an OpenAI-compatible chat-completions server on loopback that answers from the prompt it gets. */
+let model: Server
+let modelMode: 'ok' | 'error500' = 'ok'
+const modelPrompts: Array<{ system: string; user: string }> = []
 const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
 before(async () => {
   assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
   mkdirSync(OUTPUT, { recursive: true })
+  model = createServer((request, response) => {
+    let body = ''
+    request.on('data', (chunk) => {
+      body += chunk
+    })
+    request.on('end', () => {
+      if (modelMode === 'error500') return response.writeHead(500).end('{"error":"overloaded"}')
+      const [system, user] = (JSON.parse(body) as { messages: Array<{ content: string }> }).messages
+      modelPrompts.push({ system: system.content, user: user.content })
+      const question = user.content.split('\n\nCustomer message:\n')[1] ?? ''
+      // grounded only when the question is about shipping and a passage says so
+      const content =
+        /ship/i.test(question) && /\[1\] \(care\)\n[^\n]*Bouquets ship within two days/.test(user.content)
+          ? { answer: 'Bouquets ship within two days.', passages: [1] }
+          : { answer: null, reason: 'the passages do not say' }
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: JSON.stringify(content) } }] }))
+    })
+  })
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve))
+  const aiUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  harness = await createHarness({ workers: true, config: { publicUrl: base } })
+  harness = await createHarness({
+    workers: true,
+    config: { publicUrl: base, aiUrl, aiModel: 'flower-model', aiTimeoutMs: 5000 },
+  })
   await harness.app.listen({ host: '127.0.0.1', port })
   account = await createTestAccount(harness, { name: 'Blumen Becker', plan: { messagesPerMonth: 1000 } })
   const deps = { config: harness.config, database: harness.database, clock: harness.clock }
@@ -58,6 +89,8 @@ before(async () => {
 after(async () => {
   await browser?.close()
   await harness?.close()
+  model?.closeAllConnections()
+  await new Promise((resolve) => model?.close(resolve))
 })
 
 async function shot(name: string): Promise<void> {
@@ -340,7 +373,44 @@ describe('the campaign pages', () => {
     await page.getByRole('heading', { name: 'Automations' }).waitFor()
     await page.getByLabel('Name', { exact: true }).fill('Shop orders')
     await page.getByRole('combobox', { name: 'Trigger' }).selectOption('webhook')
+    // before anything is saved, the builder shows what the API would refuse: the first step has no tag yet
+    await page.getByTestId('safety-refused').waitFor()
+    await page.getByText('Saving would be refused:').waitFor()
     await page.getByLabel('Step 1: Tag').fill('customer')
+    await page.getByTestId('safety-none').filter({ hasText: 'The safety rules change nothing' }).waitFor()
+    // a follow-up sequence in disguise: the cut the save would make is shown live, before saving
+    await page.getByRole('button', { name: 'Add step' }).click()
+    await page.getByLabel('Step 2: Kind').selectOption('send_text')
+    await page.getByLabel('Step 2: Text').fill('Thank you for your order!')
+    await page.getByRole('button', { name: 'Add step' }).click()
+    await page.getByLabel('Step 3: Kind').selectOption('wait')
+    await page.getByLabel('Step 3: Wait: hours').fill('')
+    await page.getByLabel('Step 3: Wait: days').fill('2')
+    await page.getByRole('button', { name: 'Add step' }).click()
+    await page.getByLabel('Step 4: Kind').selectOption('send_text')
+    await page.getByLabel('Step 4: Text').fill('How do you like the flowers?')
+    await page
+      .getByTestId('safety-changes')
+      .filter({ hasText: 'it ends after step 2 (the first such message); steps 3 to 4 are removed' })
+      .waitFor()
+    await page.getByText('2 steps are then saved.').waitFor()
+    // a newsletter intent adds the double opt-in the save would put first
+    await page.getByLabel('Purpose').selectOption('newsletter')
+    await page
+      .getByTestId('safety-changes')
+      .filter({ hasText: 'A newsletter always starts with a double opt-in: a double opt-in step (Chat) is put first.' })
+      .waitFor()
+    await page.getByText('3 steps are then saved.').waitFor()
+    await accessible('automation-safety-check')
+    await shot('automation-safety-check')
+    assert.equal(
+      (await account.request({ method: 'GET', url: '/v1/automations' })).json().automations.length,
+      0,
+      'nothing saved by the check',
+    )
+    await page.getByLabel('Purpose').selectOption('transactional')
+    for (const step of [4, 3, 2]) await page.getByRole('button', { name: `Remove step ${step}` }).click()
+    await page.getByTestId('safety-none').waitFor()
     await page.getByRole('button', { name: 'Add step' }).click()
     await page.getByLabel('Step 2: Kind').selectOption('branch')
     await page.getByLabel('Step 2: Condition').selectOption('field')
@@ -434,10 +504,49 @@ describe('the campaign pages', () => {
     await page.getByLabel('Search the knowledge').fill('wilted')
     await page.getByTestId('knowledge-hits').locator('mark').first().waitFor()
     assert.match((await page.getByTestId('knowledge-hits').textContent()) ?? '', /Returns/)
+    // the AI reply settings' test question: the configured model answers it from the PDF, nothing is sent
+    const conversationsBefore = (await account.request({ method: 'GET', url: '/v1/inbox/conversations' })).json()
+    const messagesBefore = (await account.request({ method: 'GET', url: '/v1/messages' })).json()
+    await page.getByText('Model: flower-model').waitFor()
     await page.getByLabel('Test question').fill('How fast do bouquets ship?')
-    await page.getByTestId('ai-test').getByText('Shipping').first().waitFor()
+    await page.getByRole('button', { name: 'Ask the AI' }).click()
+    await page.getByTestId('ai-answer').filter({ hasText: 'Bouquets ship within two days.' }).waitFor()
+    await page.getByTestId('ai-passage').filter({ hasText: 'Shipping' }).filter({ hasText: 'cited' }).waitFor()
+    const prompt = modelPrompts.at(-1)!
+    assert.match(prompt.system, /You answer customer chat messages for Blumen Becker\./)
+    assert.match(prompt.user, /Customer message:\nHow fast do bouquets ship\?$/)
+    await accessible('knowledge-ai-answer')
+    await shot('knowledge-ai-answer')
+    // a question the passages do not answer: the model declines, in words
+    const asked = modelPrompts.length
+    await page.getByLabel('Test question').fill('Are wilted flowers refunded in cash?')
+    await page.getByRole('button', { name: 'Ask the AI' }).click()
+    await page.getByTestId('ai-declined').waitFor()
+    await page.getByText('Reason: The model says the passages do not answer the question.').waitFor()
+    await page.getByText('The model says: the passages do not say').waitFor()
+    assert.equal(modelPrompts.length, asked + 1)
+    // nothing in the knowledge touches it: declined without asking the model
+    await page.getByLabel('Test question').fill('Do you sell chocolate?')
+    await page.getByRole('button', { name: 'Ask the AI' }).click()
+    await page.getByText('Reason: Nothing in the knowledge touches the question; the model was not asked.').waitFor()
+    assert.equal(modelPrompts.length, asked + 1)
+    // the model fails: the API's refusal in words, and still nothing is sent
+    modelMode = 'error500'
+    try {
+      await page.getByLabel('Test question').fill('How fast do bouquets ship?')
+      await page.getByRole('button', { name: 'Ask the AI' }).click()
+      await page.getByRole('alert').filter({ hasText: 'The AI endpoint refused the call with status 500.' }).waitFor()
+    } finally {
+      modelMode = 'ok'
+    }
     await accessible('knowledge')
     await shot('knowledge')
+    const conversations = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
+    assert.deepEqual(conversations.json(), conversationsBefore, 'the test question touches no conversation')
+    const messages = await account.request({ method: 'GET', url: '/v1/messages' })
+    assert.deepEqual(messages.json(), messagesBefore, 'and sends no message')
+    const aiReplies = await account.request({ method: 'GET', url: '/v1/knowledge/ai-replies' })
+    assert.deepEqual(aiReplies.json().ai_replies, [])
   })
 
   test('the pages speak German when the member chooses it', async () => {
@@ -453,6 +562,16 @@ describe('the campaign pages', () => {
     await page.getByRole('heading', { name: 'Neuer Newsletter' }).waitFor()
     await page.getByRole('link', { name: 'Automationen' }).click()
     await page.getByRole('heading', { name: 'Neue Automation' }).waitFor()
+    // the builder's check speaks German too
+    await page.getByText('Speichern würde abgelehnt:').waitFor()
+    await page.getByLabel('Zweck').selectOption('mailing_list')
+    await page.getByLabel('Schritt 1: Tag').fill('liste')
+    await page
+      .getByTestId('safety-changes')
+      .filter({ hasText: 'Ein Verteiler beginnt immer mit einem Doppel-Opt-in' })
+      .waitFor()
+    await accessible('automations-de')
+    await shot('automations-de')
     await page.getByRole('link', { name: 'Follow-ups' }).click()
     await page.getByRole('heading', { name: 'Neue Sequenz' }).waitFor()
     await accessible('followups-de')

@@ -19,8 +19,9 @@ const wait = (hours: number): Step => ({ type: 'wait', duration: { hours } })
 
 describe('safety rules', () => {
   test('a mailing-list intent gets an e-mail double opt-in step prepended, with a notice', () => {
-    const { steps, notices } = applySafetyRules('mailing_list', [{ type: 'add_tag', tag: 'liste' }])
+    const { steps, notices, changes } = applySafetyRules('mailing_list', [{ type: 'add_tag', tag: 'liste' }])
     assert.deepEqual(steps[0], { type: 'double_optin', channel: 'email' })
+    assert.deepEqual(changes, [{ kind: 'double_optin_prepended', channel: 'email' }])
     assert.equal(steps.length, 2)
     assert.equal(notices.length, 1)
     assert.match(notices[0], /double opt-in/)
@@ -28,19 +29,20 @@ describe('safety rules', () => {
 
   test('a newsletter intent that already starts with a double opt-in is left alone', () => {
     const input: Step[] = [{ type: 'double_optin', channel: 'chat' }, send]
-    assert.deepEqual(applySafetyRules('newsletter', input), { steps: input, notices: [] })
+    assert.deepEqual(applySafetyRules('newsletter', input), { steps: input, notices: [], changes: [] })
   })
 
   test('messages at least 24 hours apart are cut off after the first such message', () => {
-    const { steps, notices } = applySafetyRules('transactional', [send, wait(24), text, wait(1), send])
+    const { steps, notices, changes } = applySafetyRules('transactional', [send, wait(24), text, wait(1), send])
     assert.deepEqual(steps, [send])
+    assert.deepEqual(changes, [{ kind: 'followup_cut', kept_through: 0, removed_from: 1, removed_to: 4 }])
     assert.equal(notices.length, 1)
     assert.match(notices[0], /follow-up sequence/)
   })
 
   test('messages less than 24 hours apart stay', () => {
     const input: Step[] = [send, wait(23), text, { type: 'wait', until_time: '09:00' }, send]
-    assert.deepEqual(applySafetyRules('service', input), { steps: input, notices: [] })
+    assert.deepEqual(applySafetyRules('service', input), { steps: input, notices: [], changes: [] })
   })
 
   test('branch targets beyond a cut become the end; a prepended step moves them by one', () => {

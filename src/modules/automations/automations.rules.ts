@@ -68,8 +68,17 @@ function retarget(steps: Step[], shift: number, length: number): Step[] {
  * such message. A mailing-list or newsletter intent always starts with a double opt-in step. Returns the steps to
  * keep and a notice for each change.
  */
-export function applySafetyRules(intent: string, input: Step[]): { steps: Step[]; notices: string[] } {
+/** One change of the safety rules, for a page to word in its own language (steps counted from 0). */
+export type SafetyChange =
+  | { kind: 'followup_cut'; kept_through: number; removed_from: number; removed_to: number }
+  | { kind: 'double_optin_prepended'; channel: 'chat' | 'email' }
+
+export function applySafetyRules(
+  intent: string,
+  input: Step[],
+): { steps: Step[]; notices: string[]; changes: SafetyChange[] } {
   const notices: string[] = []
+  const changes: SafetyChange[] = []
   let steps = input
   let lastMessage: number | null = null
   let sinceLast = 0
@@ -82,6 +91,12 @@ export function applySafetyRules(intent: string, input: Step[]): { steps: Step[]
       notices.push(
         `Messages at least 24 hours apart make a follow-up sequence, not an automation: the automation was cut off after its first such message (step ${lastMessage}); steps ${keep} to ${steps.length - 1} were removed. Use a follow-up sequence for timed messages.`,
       )
+      changes.push({
+        kind: 'followup_cut',
+        kept_through: lastMessage,
+        removed_from: keep,
+        removed_to: steps.length - 1,
+      })
       steps = retarget(steps.slice(0, keep), 0, keep)
       break
     }
@@ -89,13 +104,14 @@ export function applySafetyRules(intent: string, input: Step[]): { steps: Step[]
     sinceLast = 0
   }
   if ((intent === 'mailing_list' || intent === 'newsletter') && steps[0]?.type !== 'double_optin') {
-    const channel = intent === 'mailing_list' ? 'email' : 'chat'
+    const channel = intent === 'mailing_list' ? ('email' as const) : ('chat' as const)
+    changes.push({ kind: 'double_optin_prepended', channel })
     steps = [{ type: 'double_optin', channel }, ...retarget(steps, 1, steps.length + 1)]
     notices.push(
       `An automation with a ${intent === 'mailing_list' ? 'mailing-list' : 'newsletter'} intent always starts with a double opt-in: a ${channel} double opt-in step was prepended.`,
     )
   }
-  return { steps, notices }
+  return { steps, notices, changes }
 }
 
 /** What a branch condition is tested against. */

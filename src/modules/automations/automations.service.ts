@@ -737,6 +737,23 @@ export function automationsService(deps: AutomationsDeps) {
       return view(row, await repo.sourceOf(db, tenant.accountId, row.id))
     },
 
+    /**
+     * POST /app/automations/check: what saving this definition would do, with nothing saved. `problems` are the
+     * reasons a save is refused (400 automation_invalid, the same validation); `changes` and `notice` what the
+     * safety rules change, and `steps` the steps as they would be stored.
+     */
+    async check(tenant: AutomationsTenant, input: Omit<CreateInput, 'name'>) {
+      let problems: string[] = []
+      try {
+        await validate(tenant, input)
+      } catch (error) {
+        if (!(error instanceof AppError) || error.key !== 'automation_invalid') throw error
+        problems = error.details.problems as string[]
+      }
+      const { steps, notices, changes } = applySafetyRules(input.intent, input.steps)
+      return { problems, changes, notice: notices.length > 0 ? notices.join(' ') : null, steps }
+    },
+
     /** POST /automations: a draft, with the safety rules applied and what they changed in `notice`. */
     async create(tenant: AutomationsTenant, input: CreateInput) {
       await validate(tenant, input)

@@ -8,8 +8,10 @@ import { startChatOptin, startEmailOptin } from '../consent/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
 import { messagingServiceFor, queueAutomationTemplateSend } from '../messaging/index.ts'
+import { registerAppRoutes } from '../people/index.ts'
 import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
+import { automationAppRoutes } from './automations.app.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
 import {
@@ -56,6 +58,9 @@ export function automationsServiceFor(
 // keyword received)
 onSignals(automationSignals)
 registerTemplateUsageCheck(automationTemplateUses)
+
+// the builder's dry run of the safety rules (POST /app/automations/check)
+registerAppRoutes((deps) => automationAppRoutes(automationsServiceFor(deps)))
 
 registerContactCleanup(async (tx, accountId, contactId) => ({
   automation_runs: await deleteContactRuns(tx, accountId, contactId),

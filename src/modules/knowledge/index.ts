@@ -25,8 +25,15 @@ registerInboundListener({
 })
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
-// the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages)
-registerAppRoutes((deps) => knowledgeAppRoutes(deps.database.orm))
+// the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages) and asks the AI a test
+// question (POST /app/knowledge/ask)
+registerAppRoutes((deps) => {
+  const ai = aiServiceFor(deps)
+  return async (app) => {
+    app.addHook('onClose', () => ai.http.close())
+    await knowledgeAppRoutes(deps.database.orm, ai.service)(app)
+  }
+})
 
 const logger = pino({ name: 'herold.ai', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 

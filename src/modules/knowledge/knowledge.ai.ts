@@ -14,6 +14,7 @@ import {
   PROMPT_PASSAGES,
   parseReplyDecision,
   parseTagSuggestion,
+  type ReplyDecision,
   replyPrompt,
   tagPrompt,
 } from './knowledge.ai.rules.ts'
@@ -130,7 +131,7 @@ export interface AiServiceDeps {
   /** a failed call to the endpoint, logged without secrets */
   logFailure(data: {
     account_id: string
-    job: 'reply' | 'tags'
+    job: 'reply' | 'tags' | 'test'
     endpoint: string | null
     model: string | null
     reason: string
@@ -140,7 +141,30 @@ export interface AiServiceDeps {
   addTag(tx: Db, input: { accountId: string; contactId: string; tag: string }): Promise<boolean>
 }
 
-export class AiCallFailed extends Error {}
+export class AiCallFailed extends Error {
+  /** the finer reason, for the envelope's key of the web app's test question */
+  readonly key: string
+  constructor(message: string, key = 'ai_call_failed') {
+    super(message)
+    this.key = key
+  }
+}
+
+/** The envelope's key of a failed call: the page words each one (ai_timeout, ai_unreachable, ai_status …). */
+export function failureKey(error: unknown): string {
+  if (error instanceof AiCallFailed) return error.key
+  if (error instanceof OutboundError) {
+    if (error.code === 'timeout') return 'ai_timeout'
+    if (error.code === 'dns_failed') return 'ai_dns_failed'
+    return 'ai_unreachable'
+  }
+  return 'ai_call_failed'
+}
+
+/** Why nothing can be asked, as the envelope's key. */
+export function unavailableKey(endpoint: AiEndpoint): string {
+  return endpoint.url ? 'ai_model_missing' : 'ai_not_configured'
+}
 
 /** A failed call in words that hold no secret: our own message, or the transport's error code. */
 export function failureReason(error: unknown): string {
@@ -160,6 +184,12 @@ function hostOf(url: string | undefined): string | null {
   } catch {
     return null
   }
+}
+
+/** The passages with `used` set for those the answer cites. */
+function markUsed(passages: PromptPassage[], decision: ReplyDecision): PromptPassage[] {
+  const cited = decision.kind === 'answer' ? decision.used : []
+  return passages.map((p, i) => ({ ...p, used: cited.includes(i + 1) }))
 }
 
 export function replyView(row: repo.AiReplyRow) {
@@ -198,7 +228,7 @@ export function aiService(deps: AiServiceDeps) {
       body: JSON.stringify({ model: endpoint.model, messages, temperature: 0 }),
     })
     if (response.status < 200 || response.status > 299) {
-      throw new AiCallFailed(`the AI endpoint answered ${response.status}`)
+      throw new AiCallFailed(`the AI endpoint answered ${response.status}`, 'ai_status')
     }
     let content: unknown
     try {
@@ -207,9 +237,10 @@ export function aiService(deps: AiServiceDeps) {
       }
       content = body.choices?.[0]?.message?.content
     } catch {
-      throw new AiCallFailed('the AI endpoint did not answer with JSON')
+      throw new AiCallFailed('the AI endpoint did not answer with JSON', 'ai_not_json')
     }
-    if (typeof content !== 'string') throw new AiCallFailed('the AI endpoint answered without a message')
+    if (typeof content !== 'string')
+      throw new AiCallFailed('the AI endpoint answered without a message', 'ai_no_message')
     return content
   }
 
@@ -256,8 +287,62 @@ export function aiService(deps: AiServiceDeps) {
     return reason
   }
 
+  /** The best passages for a question, as a reply's prompt holds them (none: no model is asked). */
+  async function promptPassages(accountId: string, question: string): Promise<PromptPassage[]> {
+    const found = await searchRanked(db, accountId, question, PROMPT_PASSAGES, { mode: 'any' })
+    return found.hits.map((hit) => ({
+      document_id: hit.document_id,
+      document_title: hit.title,
+      position: hit.position,
+      heading: hit.heading,
+      text: hit.text,
+      rank: Math.round(hit.rank * 1e6) / 1e6,
+      used: false,
+    }))
+  }
+
+  /** The model's decision on a question from the passages: the reply prompt, one call, the strict reading. */
+  async function decide(business: string, question: string, passages: PromptPassage[]): Promise<ReplyDecision> {
+    const answer = await complete(replyPrompt({ business, question, passages }))
+    return parseReplyDecision(answer, passages.length)
+  }
+
   return {
     unavailable,
+
+    /**
+     * POST /app/knowledge/ask: a question answered exactly as an inbound chat text would be (the same passages,
+     * prompt, model and reading of its answer), with nothing sent, stored or marked. A failed call is logged, not
+     * recorded as the account's last failure (that one tells what happened to real messages).
+     */
+    async ask(accountId: string, question: string) {
+      if (unavailable) throw new AppError(409, 'ai_unavailable', unavailable, { key: unavailableKey(endpoint) })
+      const passages = await promptPassages(accountId, question)
+      const model = endpoint.model ?? null
+      if (passages.length === 0) {
+        return { outcome: 'declined' as const, answer: null, reason: 'no_passages', detail: null, passages, model }
+      }
+      const account = await deps.account(accountId)
+      let decision: ReplyDecision
+      try {
+        decision = await decide(account.name, question, passages)
+      } catch (error) {
+        const reason = failureReason(error)
+        deps.logFailure({ account_id: accountId, job: 'test', endpoint: hostOf(endpoint.url), model, reason })
+        throw new AppError(502, 'ai_call_failed', `The AI could not answer: ${reason}`, { key: failureKey(error) })
+      }
+      const used = markUsed(passages, decision)
+      return decision.kind === 'answer'
+        ? { outcome: 'answer' as const, answer: decision.text, reason: null, detail: null, passages: used, model }
+        : {
+            outcome: 'declined' as const,
+            answer: null,
+            reason: decision.reason,
+            detail: decision.detail,
+            passages: used,
+            model,
+          }
+    },
 
     async settings(accountId: string) {
       return settingsView(await repo.settingsOf(db, accountId), endpoint)
@@ -340,23 +425,14 @@ export function aiService(deps: AiServiceDeps) {
         return handOver(row, input, 'skipped', 'rate_limited')
       }
 
-      const found = await searchRanked(db, accountId, input.text, PROMPT_PASSAGES, { mode: 'any' })
-      const passages: PromptPassage[] = found.hits.map((hit) => ({
-        document_id: hit.document_id,
-        document_title: hit.title,
-        position: hit.position,
-        heading: hit.heading,
-        text: hit.text,
-        rank: Math.round(hit.rank * 1e6) / 1e6,
-        used: false,
-      }))
+      const passages = await promptPassages(accountId, input.text)
       // nothing in the documents touches the question: no model is asked
       if (passages.length === 0) return handOver(row, input, 'declined', 'no_passages')
 
       const account = await deps.account(accountId)
-      let answer: string
+      let decision: ReplyDecision
       try {
-        answer = await complete(replyPrompt({ business: account.name, question: input.text, passages }))
+        decision = await decide(account.name, input.text, passages)
       } catch (error) {
         // the endpoint is down, answered 5xx, timed out or answered no chat completion: the customer's message
         // is not lost, a person gets it at once (no retry that would keep them waiting)
@@ -367,10 +443,8 @@ export function aiService(deps: AiServiceDeps) {
           detail: reason,
         })
       }
-      const decision = parseReplyDecision(answer, passages.length)
-      const cited = decision.kind === 'answer' ? decision.used : []
       await repo.updateReply(db, accountId, row.id, {
-        passages: passages.map((p, i) => ({ ...p, used: cited.includes(i + 1) })),
+        passages: markUsed(passages, decision),
         model: endpoint.model ?? null,
         updatedAt: clock.now(),
       })

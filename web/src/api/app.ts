@@ -577,6 +577,369 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/automations/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What saving an automation would change or refuse (a dry run)
+         * @description Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description ignored; the builder may send it along */
+                        name?: string;
+                        /** @default transactional */
+                        intent: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                        /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
+                        trigger: {
+                            /** @constant */
+                            type: "contact_created";
+                        } | {
+                            /** @constant */
+                            type: "optin_confirmed";
+                            channel: "chat" | "email";
+                        } | {
+                            /** @constant */
+                            type: "tag_added";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "keyword";
+                            /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
+                            keywords: string[];
+                        } | {
+                            /** @constant */
+                            type: "webhook";
+                        } | {
+                            /** @constant */
+                            type: "calendar";
+                            /** @description an iCalendar (.ics) feed address */
+                            feed_url: string;
+                            /** @description how long before an event starts its run begins (default 1440: one day) */
+                            offset_minutes?: number;
+                            /** @description how often the feed is read (default 15) */
+                            poll_minutes?: number;
+                        } | {
+                            /** @constant */
+                            type: "manual";
+                        };
+                        steps: ({
+                            /** @constant */
+                            type: "send_template";
+                            /**
+                             * Format: uuid
+                             * @description an approved chat template of this account
+                             */
+                            template_id: string;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        } | {
+                            /** @constant */
+                            type: "send_text";
+                            /** @description free text; only inside the 24-hour window */
+                            text: string;
+                        } | {
+                            /** @constant */
+                            type: "wait";
+                            /** @description a positive duration of at most a year */
+                            duration?: {
+                                minutes?: number;
+                                hours?: number;
+                                days?: number;
+                            };
+                            /** @description HH:MM in the account timezone: wait until the next such time */
+                            until_time?: string;
+                        } | {
+                            /** @constant */
+                            type: "add_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "remove_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "branch";
+                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            condition: {
+                                /** @constant */
+                                type: "has_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "optin";
+                                channel: "chat" | "email";
+                                state: "none" | "pending" | "confirmed" | "opted_out";
+                            } | {
+                                /** @constant */
+                                type: "field";
+                                /** @description a dotted path into the trigger data */
+                                field: string;
+                                /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                equals: string | number | boolean | null;
+                            };
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            then_goto?: number | "end";
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            else_goto?: number | "end";
+                        } | {
+                            /** @constant */
+                            type: "double_optin";
+                            channel: "chat" | "email";
+                        } | {
+                            /** @constant */
+                            type: "webhook";
+                            /** @description https address; signed like event deliveries */
+                            url: string;
+                        } | {
+                            /** @constant */
+                            type: "notify_team";
+                            to: string[];
+                            subject: string;
+                            text: string;
+                        } | {
+                            /** @constant */
+                            type: "enroll_followup";
+                            /**
+                             * Format: uuid
+                             * @description a follow-up sequence of this account
+                             */
+                            followup_id: string;
+                        })[];
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description why saving would be refused (400 automation_invalid); empty when it would be accepted */
+                            problems: string[];
+                            /** @description the safety rules' changes, in the order they apply */
+                            changes: ({
+                                /** @constant */
+                                kind: "followup_cut";
+                                /** @description the first message 24 hours or more after an earlier one (from 0) */
+                                kept_through: number;
+                                /** @description the first removed step (from 0) */
+                                removed_from: number;
+                                /** @description the last removed step (from 0) */
+                                removed_to: number;
+                            } | {
+                                /** @constant */
+                                kind: "double_optin_prepended";
+                                channel: "chat" | "email";
+                            })[];
+                            /** @description the `notice` the saved automation would carry */
+                            notice: string | null;
+                            /** @description the steps as they would be stored */
+                            steps: ({
+                                /** @constant */
+                                type: "send_template";
+                                /**
+                                 * Format: uuid
+                                 * @description an approved chat template of this account
+                                 */
+                                template_id: string;
+                                variables?: {
+                                    [key: string]: string;
+                                };
+                            } | {
+                                /** @constant */
+                                type: "send_text";
+                                /** @description free text; only inside the 24-hour window */
+                                text: string;
+                            } | {
+                                /** @constant */
+                                type: "wait";
+                                /** @description a positive duration of at most a year */
+                                duration?: {
+                                    minutes?: number;
+                                    hours?: number;
+                                    days?: number;
+                                };
+                                /** @description HH:MM in the account timezone: wait until the next such time */
+                                until_time?: string;
+                            } | {
+                                /** @constant */
+                                type: "add_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "remove_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "branch";
+                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                condition: {
+                                    /** @constant */
+                                    type: "has_tag";
+                                    /** @description a tag name (max 40 characters) */
+                                    tag: string;
+                                } | {
+                                    /** @constant */
+                                    type: "optin";
+                                    channel: "chat" | "email";
+                                    state: "none" | "pending" | "confirmed" | "opted_out";
+                                } | {
+                                    /** @constant */
+                                    type: "field";
+                                    /** @description a dotted path into the trigger data */
+                                    field: string;
+                                    /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                    equals: string | number | boolean | null;
+                                };
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                then_goto?: number | "end";
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                else_goto?: number | "end";
+                            } | {
+                                /** @constant */
+                                type: "double_optin";
+                                channel: "chat" | "email";
+                            } | {
+                                /** @constant */
+                                type: "webhook";
+                                /** @description https address; signed like event deliveries */
+                                url: string;
+                            } | {
+                                /** @constant */
+                                type: "notify_team";
+                                to: string[];
+                                subject: string;
+                                text: string;
+                            } | {
+                                /** @constant */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
+                            })[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/knowledge/ask": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test question answered from the knowledge, as an AI reply would be
+         * @description The question goes through exactly what an inbound chat text goes through when AI replies are on: the best five passages (none: declined with reason no_passages, no model is asked), the same prompt to the configured model, the same strict reading of its answer. Nothing is sent, stored or marked for a person, and it works while AI replies are switched off. 409 ai_unavailable when the installation has no AI endpoint or model (key ai_not_configured or ai_model_missing); 502 ai_call_failed when the call fails (key ai_timeout after HEROLD_AI_TIMEOUT_MS, ai_unreachable, ai_dns_failed, ai_status, ai_not_json, ai_no_message), which is logged but not recorded as the account's last_failure. Scope knowledge:write, as every knowledge route (members, admins, owners).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the test question, as a customer would write it */
+                        question: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description answer: the AI would send `answer`; declined: it would send nothing and hand over to a person */
+                            outcome: "answer" | "declined";
+                            /** @description the reply the AI would send */
+                            answer: string | null;
+                            /** @description why it declines: no_passages (nothing in the documents touches the question; no model was asked), not_answered (the model said the passages do not answer it), unparseable_answer, answer_not_grounded (no passage cited), answer_too_long */
+                            reason: string | null;
+                            /** @description the model's own words on why it declined */
+                            detail: string | null;
+                            /** @description the passages the prompt held, best first; `used`: cited */
+                            passages: {
+                                /** Format: uuid */
+                                document_id: string;
+                                document_title: string;
+                                position: number;
+                                heading: string;
+                                text: string;
+                                rank: number;
+                                /** @description the model named this passage as a source of its answer */
+                                used: boolean;
+                            }[];
+                            model: string | null;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/knowledge/documents/{id}/passages": {
         parameters: {
             query?: never;

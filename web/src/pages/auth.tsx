@@ -1,10 +1,11 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { app, call } from '../api/client.ts'
 import { useI18n } from '../i18n.tsx'
 import { useSetSession } from '../session.ts'
 import { Card, ErrorText, Field } from '../ui.tsx'
+import { SignInForm } from './sign-in-form.tsx'
 
 function useAfterSignIn() {
   const setSession = useSetSession()
@@ -18,42 +19,9 @@ function useAfterSignIn() {
 export function SignInPage() {
   const { t } = useI18n()
   const done = useAfterSignIn()
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const signIn = useMutation({
-    mutationFn: () => call(app.POST('/app/sign-in', { body: { email, password } })),
-    onSuccess: done,
-  })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    signIn.mutate()
-  }
   return (
     <Card title={t('signIn')}>
-      <form onSubmit={submit}>
-        <Field label={t('email')}>
-          <input
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </Field>
-        <Field label={t('password')}>
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
-        <ErrorText error={signIn.error} />
-        <button type="submit" disabled={signIn.isPending}>
-          {t('signIn')}
-        </button>
-      </form>
+      <SignInForm onSignedIn={done} />
       <p>
         <Link to="/reset">{t('forgotPassword')}</Link>
       </p>

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
-import { call, v1 } from '../api/client.ts'
+import { app, call, v1 } from '../api/client.ts'
 import { useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
-import { CopyButton } from './campaign-ui.tsx'
+import { CopyButton, useDebounced } from './campaign-ui.tsx'
 
 const words = {
   de: {
@@ -29,7 +29,19 @@ const words = {
     pause: 'Pausieren',
     notice: 'Die Sicherheitsregeln haben geändert:',
     noticeIntro:
-      'Sicherheitsregeln beim Speichern: Newsletter und Verteiler beginnen immer mit einer Doppel-Opt-in-Stufe; eine als Automation getarnte Follow-up-Folge (eine Nachricht 24 Stunden oder mehr nach einer früheren) wird nach ihrer ersten solchen Nachricht abgeschnitten. Was sich ändert, steht nach dem Speichern hier.',
+      'Sicherheitsregeln beim Speichern: Newsletter und Verteiler beginnen immer mit einer Doppel-Opt-in-Stufe; eine als Automation getarnte Follow-up-Folge (eine Nachricht 24 Stunden oder mehr nach einer früheren) wird nach ihrer ersten solchen Nachricht abgeschnitten. Was sie ändern würden, steht schon vor dem Speichern hier.',
+    checkTitle: 'Vor dem Speichern',
+    checking: 'Wird geprüft …',
+    checkNone: 'Die Sicherheitsregeln ändern nichts; so kann gespeichert werden.',
+    checkChanges: 'Beim Speichern ändern die Sicherheitsregeln:',
+    checkRefused: 'Speichern würde abgelehnt:',
+    checkAfter: 'Gespeichert werden dann {n} Schritte.',
+    c_followup_cut:
+      'Nachrichten mit 24 Stunden oder mehr Abstand sind eine Follow-up-Folge, keine Automation: sie endet nach Schritt {kept} (der ersten solchen Nachricht); die Schritte {from} bis {to} werden entfernt. Für zeitversetzte Nachrichten gibt es Follow-up-Sequenzen.',
+    c_double_optin_prepended:
+      'Ein {intent} beginnt immer mit einem Doppel-Opt-in: ein Doppel-Opt-in-Schritt ({channel}) wird an den Anfang gesetzt.',
+    i_newsletter: 'Newsletter',
+    i_mailing_list: 'Verteiler',
     secret: 'Signaturgeheimnis der Webhook-Schritte (nur jetzt sichtbar)',
     address: 'Webhook-Adresse',
     state: 'Zustand',
@@ -115,7 +127,19 @@ const words = {
     pause: 'Pause',
     notice: 'The safety rules changed:',
     noticeIntro:
-      'Safety rules on saving: newsletters and mailing lists always start with a double opt-in step; a follow-up sequence disguised as an automation (a message 24 hours or more after an earlier one) is cut off after its first such message. What changes is shown here after saving.',
+      'Safety rules on saving: newsletters and mailing lists always start with a double opt-in step; a follow-up sequence disguised as an automation (a message 24 hours or more after an earlier one) is cut off after its first such message. What they would change is shown here before saving.',
+    checkTitle: 'Before saving',
+    checking: 'Checking …',
+    checkNone: 'The safety rules change nothing; this can be saved.',
+    checkChanges: 'On saving, the safety rules change:',
+    checkRefused: 'Saving would be refused:',
+    checkAfter: '{n} steps are then saved.',
+    c_followup_cut:
+      'Messages 24 hours or more apart make a follow-up sequence, not an automation: it ends after step {kept} (the first such message); steps {from} to {to} are removed. Timed messages belong in a follow-up sequence.',
+    c_double_optin_prepended:
+      'A {intent} always starts with a double opt-in: a double opt-in step ({channel}) is put first.',
+    i_newsletter: 'newsletter',
+    i_mailing_list: 'mailing list',
     secret: "The webhook steps' signing secret (shown only now)",
     address: 'Webhook address',
     state: 'State',
@@ -561,13 +585,97 @@ function StepEditor({
   )
 }
 
-/** Trigger and steps: add, reorder, remove, branch. */
+type SafetyChange =
+  | { kind: 'followup_cut'; kept_through: number; removed_from: number; removed_to: number }
+  | { kind: 'double_optin_prepended'; channel: 'chat' | 'email' }
+
+/**
+ * What saving would do, before the member saves: the API's dry run (POST /app/automations/check) of the same
+ * validation and safety rules, asked again as the builder changes (debounced).
+ */
+function SafetyCheck({
+  intent,
+  trigger,
+  steps,
+}: {
+  intent: string
+  trigger: Json & { type: string }
+  steps: Array<Json & { type: string }>
+}) {
+  const w = useWords(words)
+  const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
+  const check = useQuery({
+    queryKey: ['automation-check', definition],
+    queryFn: () => call(app.POST('/app/automations/check', { body: JSON.parse(definition) as never })),
+    retry: false,
+    staleTime: 60_000,
+  })
+  const result = check.data as
+    | { problems: string[]; changes: SafetyChange[]; notice: string | null; steps: unknown[] }
+    | undefined
+  const n = (i: number) => String(i + 1)
+  const said = (change: SafetyChange) =>
+    change.kind === 'followup_cut'
+      ? w.c_followup_cut
+          .replace('{kept}', n(change.kept_through))
+          .replace('{from}', n(change.removed_from))
+          .replace('{to}', n(change.removed_to))
+      : w.c_double_optin_prepended
+          .replace('{intent}', intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter)
+          .replace('{channel}', change.channel === 'email' ? 'E-Mail' : 'Chat')
+  return (
+    <section className="safety-check" aria-live="polite" data-testid="safety-check">
+      <h3>{w.checkTitle}</h3>
+      {check.isFetching && !result && !check.error && <p>{w.checking}</p>}
+      {check.error ? (
+        <div data-testid="safety-refused">
+          <p>
+            <strong>{w.checkRefused}</strong>
+          </p>
+          <ErrorText error={check.error} />
+        </div>
+      ) : null}
+      {!check.error && result && result.problems.length > 0 && (
+        <div data-testid="safety-refused">
+          <p>
+            <strong>{w.checkRefused}</strong>
+          </p>
+          <ul>
+            {result.problems.map((problem) => (
+              <li key={problem}>{problem}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {!check.error && result && result.changes.length > 0 && (
+        <div className="notice" data-testid="safety-changes">
+          <p>
+            <strong>{w.checkChanges}</strong>
+          </p>
+          <ul>
+            {result.changes.map((change) => (
+              <li key={change.kind}>{said(change)}</li>
+            ))}
+          </ul>
+          <p>{w.checkAfter.replace('{n}', String(result.steps.length))}</p>
+        </div>
+      )}
+      {!check.error && result && result.problems.length === 0 && result.changes.length === 0 && (
+        <p data-testid="safety-none">{w.checkNone}</p>
+      )}
+    </section>
+  )
+}
+
+/** Trigger and steps: add, reorder, remove, branch; what the safety rules would change, before saving. */
 function Builder({
+  intent,
   trigger,
   steps,
   onTrigger,
   onSteps,
 }: {
+  intent: string
   trigger: Json & { type: string }
   steps: Array<Json & { type: string }>
   onTrigger: (t: Json & { type: string }) => void
@@ -620,6 +728,7 @@ function Builder({
         {w.addStep}
       </button>
       <p className="note">{w.noticeIntro}</p>
+      <SafetyCheck intent={intent} trigger={trigger} steps={steps} />
     </>
   )
 }
@@ -703,7 +812,7 @@ export function AutomationsPage() {
             ))}
           </select>
         </Field>
-        <Builder trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
+        <Builder intent={intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
         <ErrorText error={create.error} />
         <p>
           <button type="submit" disabled={create.isPending}>
@@ -904,7 +1013,7 @@ function Editor({ automation }: { automation: Automation }) {
       <Field label={w.name}>
         <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
       </Field>
-      <Builder trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
+      <Builder intent={automation.intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
       <ErrorText error={save.error} />
       <p>
         <button type="submit" disabled={save.isPending}>

@@ -1,8 +1,18 @@
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { useWords } from '../i18n.tsx'
 import './campaign.css'
 
 // Small pieces the campaign pages (newsletters, follow-ups, automations, media and knowledge) share.
+
+/** A value once it has stopped changing for `ms` (a search or a check as the member types). */
+export function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(timer)
+  }, [value, ms])
+  return settled
+}
 
 /** The offset of a timezone from UTC at an instant, in milliseconds. */
 function zoneOffset(instant: number, timeZone: string): number {

@@ -1,9 +1,10 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
-import { type FormEvent, useId, useState } from 'react'
-import { ApiError, app, call } from '../api/client.ts'
+import { useId, useState } from 'react'
+import { ApiError } from '../api/client.ts'
 import { useWords } from '../i18n.tsx'
 import { type SessionShape, useSession, useSetSession } from '../session.ts'
-import { Card, ErrorText, Field } from '../ui.tsx'
+import { Card, ErrorText } from '../ui.tsx'
+import { SignInForm } from './sign-in-form.tsx'
 
 // The consent step of OAuth for assistants (docs/tool-server.md): /oauth/authorize sends the browser here with the
 // request; a member signs in if needed, chooses the account, sees the client and the scopes, and approves or denies.
@@ -59,9 +60,6 @@ const WORDS = {
   de: {
     title: 'Assistent verbinden',
     signInFirst: 'Melden Sie sich an, um dem Assistenten Zugriff zu geben.',
-    email: 'E-Mail-Adresse',
-    password: 'Passwort',
-    signIn: 'Anmelden',
     loading: 'Lädt …',
     asks: '„{client}“ möchte mit Ihrem Herold-Zugang arbeiten.',
     signedInAs: 'Angemeldet als {name} ({email}).',
@@ -79,9 +77,6 @@ const WORDS = {
   en: {
     title: 'Connect an assistant',
     signInFirst: 'Sign in to give the assistant access.',
-    email: 'E-mail address',
-    password: 'Password',
-    signIn: 'Sign in',
     loading: 'Loading …',
     asks: '“{client}” wants to work with your Herold access.',
     signedInAs: 'Signed in as {name} ({email}).',
@@ -112,43 +107,10 @@ export function ConsentPage() {
 function ConsentSignIn() {
   const w = useWords(WORDS)
   const setSession = useSetSession()
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const signIn = useMutation({
-    mutationFn: () => call(app.POST('/app/sign-in', { body: { email, password } })),
-    onSuccess: setSession,
-  })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    signIn.mutate()
-  }
   return (
     <Card title={w.title}>
       <p>{w.signInFirst}</p>
-      <form onSubmit={submit}>
-        <Field label={w.email}>
-          <input
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </Field>
-        <Field label={w.password}>
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
-        <ErrorText error={signIn.error} />
-        <button type="submit" disabled={signIn.isPending}>
-          {w.signIn}
-        </button>
-      </form>
+      <SignInForm onSignedIn={setSession} />
     </Card>
   )
 }

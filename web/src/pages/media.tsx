@@ -1,8 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type ReactNode, useEffect, useId, useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
+import { type ReactNode, useId, useState } from 'react'
+import { ApiError, app, call, v1 } from '../api/client.ts'
 import { useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
+import { useDebounced } from './campaign-ui.tsx'
 
 const words = {
   de: {
@@ -47,9 +48,30 @@ const words = {
     model: 'Modell',
     testQuestion: 'Testfrage',
     testIntro:
-      'Zeigt die Abschnitte, aus denen die KI auf diese Frage antworten dürfte (die fünf besten). Ohne passende Abschnitte antwortet sie nicht und übergibt an einen Menschen. Das Modell selbst wird nur für echte Nachrichten gefragt; die API bietet keinen Testaufruf.',
-    ask: 'Prüfen',
-    wouldDecline: 'Keine passenden Abschnitte: die KI würde nicht antworten.',
+      'Die KI beantwortet die Frage genau so, wie sie eine Chat-Nachricht eines Kunden beantworten würde: aus den fünf besten Abschnitten, mit dem eingestellten Modell. Es wird nichts gesendet und kein Gespräch verändert; das geht auch, solange die KI-Antworten ausgeschaltet sind.',
+    ask: 'KI fragen',
+    asking: 'Die KI denkt nach …',
+    wouldAnswer: 'Die KI würde antworten:',
+    wouldDecline: 'Die KI würde nicht antworten und an einen Menschen übergeben.',
+    why: 'Grund: {reason}',
+    modelSaid: 'Das Modell sagt: {detail}',
+    promptPassages: 'Abschnitte im Prompt (die besten zuerst)',
+    cited: 'zitiert',
+    d_no_passages: 'Nichts im Wissen berührt die Frage; das Modell wurde nicht gefragt.',
+    d_not_answered: 'Das Modell sagt, die Abschnitte beantworten die Frage nicht.',
+    d_unparseable_answer: 'Die Antwort des Modells ist nicht lesbar.',
+    d_answer_not_grounded: 'Das Modell hat keinen Abschnitt als Quelle genannt.',
+    d_answer_too_long: 'Die Antwort ist für eine Chat-Nachricht zu lang.',
+    e_ai_not_configured:
+      'Diese Installation hat keinen KI-Endpunkt (HEROLD_AI_URL): es wird nichts an eine KI gesendet.',
+    e_ai_model_missing: 'Es ist kein KI-Modell eingestellt (HEROLD_AI_MODEL): es wird nichts an den Endpunkt gesendet.',
+    e_ai_timeout: 'Die KI hat nicht rechtzeitig geantwortet (HEROLD_AI_TIMEOUT_MS).',
+    e_ai_unreachable: 'Der KI-Endpunkt ist nicht erreichbar.',
+    e_ai_dns_failed: 'Der Hostname des KI-Endpunkts lässt sich nicht auflösen.',
+    e_ai_status: 'Der KI-Endpunkt hat den Aufruf mit dem Status {status} abgelehnt.',
+    e_ai_not_json: 'Der KI-Endpunkt hat nicht mit JSON geantwortet.',
+    e_ai_no_message: 'Der KI-Endpunkt hat ohne Nachricht geantwortet.',
+    e_ai_call_failed: 'Die KI konnte nicht gefragt werden: {message}',
     format: 'Format',
     created: 'Hochgeladen',
   },
@@ -95,24 +117,35 @@ const words = {
     model: 'Model',
     testQuestion: 'Test question',
     testIntro:
-      'Shows the passages the AI would answer this question from (the best five). Without matching passages it does not answer and hands over to a person. The model itself is asked only for real messages; the API offers no test call.',
-    ask: 'Check',
-    wouldDecline: 'No matching passages: the AI would not answer.',
+      "The AI answers the question exactly as it would answer a customer's chat message: from the best five passages, with the configured model. Nothing is sent and no conversation changes; it works while AI replies are switched off, too.",
+    ask: 'Ask the AI',
+    asking: 'The AI is thinking …',
+    wouldAnswer: 'The AI would answer:',
+    wouldDecline: 'The AI would not answer and hands over to a person.',
+    why: 'Reason: {reason}',
+    modelSaid: 'The model says: {detail}',
+    promptPassages: 'Passages in the prompt (best first)',
+    cited: 'cited',
+    d_no_passages: 'Nothing in the knowledge touches the question; the model was not asked.',
+    d_not_answered: 'The model says the passages do not answer the question.',
+    d_unparseable_answer: "The model's answer cannot be read.",
+    d_answer_not_grounded: 'The model named no passage as its source.',
+    d_answer_too_long: 'The answer is too long for a chat message.',
+    e_ai_not_configured: 'This installation has no AI endpoint (HEROLD_AI_URL): nothing is sent to any AI.',
+    e_ai_model_missing: 'No AI model is set (HEROLD_AI_MODEL): nothing is sent to the endpoint.',
+    e_ai_timeout: 'The AI did not answer in time (HEROLD_AI_TIMEOUT_MS).',
+    e_ai_unreachable: 'The AI endpoint cannot be reached.',
+    e_ai_dns_failed: "The AI endpoint's host name does not resolve.",
+    e_ai_status: 'The AI endpoint refused the call with status {status}.',
+    e_ai_not_json: 'The AI endpoint did not answer with JSON.',
+    e_ai_no_message: 'The AI endpoint answered without a message.',
+    e_ai_call_failed: 'The AI could not be asked: {message}',
     format: 'Format',
     created: 'Uploaded',
   },
 }
 
 const USAGES = ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] as const
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms)
-    return () => clearTimeout(timer)
-  }, [value, ms])
-  return settled
-}
 
 /** A drop zone with a file input beside it (the keyboard's way in). */
 function DropZone({ onFile, busy, accept }: { onFile: (file: File) => void; busy: boolean; accept?: string }) {
@@ -367,7 +400,7 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
       {search !== '' && hits.data && (
         <div aria-live="polite" data-testid={testId}>
           {hits.data.results.length === 0 ? (
-            <p>{testId === 'ai-test' ? w.wouldDecline : w.noHits}</p>
+            <p>{w.noHits}</p>
           ) : (
             <>
               <p>{hits.data.match === 'all' ? w.matchAll : w.matchAny}</p>
@@ -388,6 +421,112 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
         </div>
       )}
     </>
+  )
+}
+
+interface AskResult {
+  outcome: 'answer' | 'declined'
+  answer: string | null
+  reason: string | null
+  detail: string | null
+  passages: Array<{
+    document_id: string
+    document_title: string
+    position: number
+    heading: string
+    text: string
+    used: boolean
+  }>
+  model: string | null
+}
+
+/** A refusal of POST /app/knowledge/ask in the page's words (by the envelope's key), else as every error. */
+function AskError({ error }: { error: unknown }) {
+  const w = useWords(words)
+  if (error instanceof ApiError && (error.code === 'ai_unavailable' || error.code === 'ai_call_failed')) {
+    const said = (w as Record<string, string>)[`e_${error.key}`] ?? w.e_ai_call_failed
+    return (
+      <p className="error" role="alert">
+        {said
+          .replace('{message}', error.message)
+          .replace('{status}', /answered (\d{3})/.exec(error.message)?.[1] ?? '?')}
+      </p>
+    )
+  }
+  return <ErrorText error={error} />
+}
+
+/** The AI reply settings' test question: the configured model answers it from the knowledge, nothing is sent. */
+function AskTheAi() {
+  const w = useWords(words)
+  const [question, setQuestion] = useState('')
+  const ask = useMutation({
+    mutationFn: async () =>
+      (await call(app.POST('/app/knowledge/ask', { body: { question } }))) as unknown as AskResult,
+  })
+  const result = ask.data
+  return (
+    <section>
+      <h3>{w.testQuestion}</h3>
+      <p className="note">{w.testIntro}</p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          ask.mutate()
+        }}
+      >
+        <Field label={w.testQuestion}>
+          <textarea value={question} maxLength={2000} required onChange={(e) => setQuestion(e.target.value)} />
+        </Field>
+        <button type="submit" disabled={ask.isPending}>
+          {w.ask}
+        </button>
+      </form>
+      <div aria-live="polite" data-testid="ai-test">
+        {ask.isPending && <p>{w.asking}</p>}
+        {!ask.isPending && <AskError error={ask.error} />}
+        {!ask.isPending && result && (
+          <>
+            {result.outcome === 'answer' ? (
+              <>
+                <p>
+                  <strong>{w.wouldAnswer}</strong>
+                </p>
+                <blockquote data-testid="ai-answer">{result.answer}</blockquote>
+              </>
+            ) : (
+              <div data-testid="ai-declined">
+                <p>
+                  <strong>{w.wouldDecline}</strong>
+                </p>
+                <p>
+                  {w.why.replace(
+                    '{reason}',
+                    (w as Record<string, string>)[`d_${result.reason}`] ?? result.reason ?? '',
+                  )}
+                </p>
+                {result.detail && <p>{w.modelSaid.replace('{detail}', result.detail)}</p>}
+              </div>
+            )}
+            {result.passages.length > 0 && (
+              <>
+                <h4>{w.promptPassages}</h4>
+                <ol>
+                  {result.passages.map((p) => (
+                    <li key={`${p.document_id}-${p.position}`} data-testid="ai-passage">
+                      <strong>{p.document_title}</strong>
+                      {p.heading ? ` · ${p.heading}` : ''}
+                      {p.used ? <em className="cited"> · {w.cited}</em> : null}
+                      <p>{p.text}</p>
+                    </li>
+                  ))}
+                </ol>
+              </>
+            )}
+          </>
+        )}
+      </div>
+    </section>
   )
 }
 
@@ -463,9 +602,7 @@ function AiSettings() {
             </button>
             {save.isSuccess && <span role="status"> {w.saved}</span>}
           </form>
-          <h3>{w.testQuestion}</h3>
-          <p className="note">{w.testIntro}</p>
-          <Search label={w.testQuestion} testId="ai-test" limit={5} />
+          <AskTheAi />
         </>
       )}
     </section>

@@ -1,0 +1,43 @@
+import { useMutation } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import { app, call } from '../api/client.ts'
+import { useI18n } from '../i18n.tsx'
+import { ErrorText, Field } from '../ui.tsx'
+
+/**
+ * E-mail and password, `POST /app/sign-in`, the refusal in words. The sign-in page and the OAuth consent step use it;
+ * `onSignedIn` gets the new session (what happens next is theirs).
+ */
+export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => void }) {
+  const { t } = useI18n()
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const signIn = useMutation({
+    mutationFn: () => call(app.POST('/app/sign-in', { body: { email, password } })),
+    onSuccess: onSignedIn,
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    signIn.mutate()
+  }
+  return (
+    <form onSubmit={submit}>
+      <Field label={t('email')}>
+        <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      </Field>
+      <Field label={t('password')}>
+        <input
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </Field>
+      <ErrorText error={signIn.error} />
+      <button type="submit" disabled={signIn.isPending}>
+        {t('signIn')}
+      </button>
+    </form>
+  )
+}
