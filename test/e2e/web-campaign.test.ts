@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
-import AxeBuilder from '@axe-core/playwright'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
@@ -14,14 +11,15 @@ import { webAppBuilt } from '../../src/platform/http/web-app.ts'
 import { launchBrowser } from '../helpers/browser.ts'
 import { makePdf } from '../helpers/documents.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
-import { freePort, ROOT } from '../helpers/process.ts'
+import { assertAccessible, screenshot, screenshotFolder } from '../helpers/pages.ts'
+import { freePort } from '../helpers/process.ts'
 
 // The campaign pages in a real headless Chromium. The server is the in-process harness listening on loopback, so
 // the test moves its clock (a newsletter's time, a follow-up step's delay) and runs the due jobs (`drain()`) while
 // the browser watches the pages update by themselves. Every test leaves screenshots in test-results/web-campaign/
 // (HEROLD_TEST_OUTPUT overrides).
 
-const OUTPUT = path.resolve(process.env.HEROLD_TEST_OUTPUT ?? path.join(ROOT, 'test-results'), 'web-campaign')
+const OUTPUT = screenshotFolder('web-campaign')
 const OWNER = { name: 'Olga Owner', email: 'olga.campaign@example.org', password: 'campaign password 1' }
 const HOUR = 3600_000
 
@@ -40,7 +38,6 @@ const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${St
 
 before(async () => {
   assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
-  mkdirSync(OUTPUT, { recursive: true })
   model = createServer((request, response) => {
     let body = ''
     request.on('data', (chunk) => {
@@ -94,18 +91,12 @@ after(async () => {
 })
 
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true })
+  await screenshot(page, OUTPUT, name)
 }
 
 /** axe-core on the page as it is: no serious or critical violation. */
 async function accessible(name: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).analyze()
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name}: axe violations`,
-  )
+  await assertAccessible(page, name)
 }
 
 /** Moves the server's clock and runs every job that is due then. */
