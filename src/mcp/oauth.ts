@@ -184,7 +184,7 @@ export async function approveAuthorization(
   return { redirectTo: target.href }
 }
 
-async function revokeGrant(db: Db, clock: Clock, accountId: string, grantId: string): Promise<void> {
+export async function revokeGrant(db: Db, clock: Clock, accountId: string, grantId: string): Promise<void> {
   await db.transaction(async (tx) => {
     await tx
       .update(oauthGrants)

@@ -18,6 +18,7 @@ import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
 import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
+import { plainSchema } from './outputs.ts'
 import { toolServicesFor } from './services.ts'
 import type { Tool } from './tool.ts'
 
@@ -39,6 +40,7 @@ export function mcpToolOf(tool: Tool): McpTool {
     title: tool.title,
     description: tool.scope ? `${tool.description} Scope: ${tool.scope}.` : tool.description,
     inputSchema: JSON.parse(JSON.stringify(tool.input)) as McpTool['inputSchema'],
+    outputSchema: plainSchema(tool.output) as McpTool['outputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'herold/scope': tool.scope, 'herold/rest': tool.rest, 'herold/two_step': tool.preview !== undefined },
   }
