@@ -188,7 +188,17 @@ export function toolServer(options: ToolServerOptions) {
     app.get('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
     app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
 
-    await app.register(oauthRoutes({ db: runtime.db, clock: runtime.clock, publicUrl }))
+    await app.register(
+      oauthRoutes({
+        db: runtime.db,
+        clock: runtime.clock,
+        publicUrl,
+        clientMetadata: {
+          httpLoopback: options.config.devOAuthClientMetadataOverHttpLoopback,
+          allowPrivateTargets: options.config.allowPrivateTargets,
+        },
+      }),
+    )
     // the web app's side: the OAuth consent step and POST /app/{tool_name} with the member's session
     await app.register(toolAppRoutes({ db: runtime.db, clock: runtime.clock, publicUrl, runtime }), { prefix: '/app' })
 
