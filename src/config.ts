@@ -14,6 +14,11 @@ const ConfigSchema = Type.Object({
   publicUrl: Type.String({ pattern: '^https?://' }),
   serviceName: Type.String({ minLength: 1, maxLength: 60 }),
   allowPrivateTargets: Type.Boolean(),
+  /**
+   * development and tests only: an OAuth client_id may be a client ID metadata document at http://127.0.0.1:<port>/...
+   * (otherwise only https addresses; never set it in production)
+   */
+  devOAuthClientMetadataOverHttpLoopback: Type.Boolean(),
   /** object storage for media instead of the data directory: s3://bucket?endpoint=...&region=...&path_style=true */
   storageUrl: Type.Optional(Type.String({ pattern: '^s3://[^/?]+' })),
   /** 32 bytes, base64 or hex: encrypts secrets kept at rest (webhook signing secrets) */
@@ -65,6 +70,7 @@ const variableOf: Record<string, string> = {
   publicUrl: 'HEROLD_PUBLIC_URL',
   serviceName: 'HEROLD_SERVICE_NAME',
   allowPrivateTargets: 'HEROLD_ALLOW_PRIVATE_TARGETS',
+  devOAuthClientMetadataOverHttpLoopback: 'HEROLD_DEV_OAUTH_CLIENT_METADATA_HTTP_LOOPBACK',
   storageUrl: 'HEROLD_STORAGE_URL',
   secretKey: 'HEROLD_SECRET_KEY',
   whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
@@ -126,6 +132,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     serviceName: overrides.serviceName ?? (env.HEROLD_SERVICE_NAME || 'herold'),
     allowPrivateTargets:
       overrides.allowPrivateTargets ?? parseBoolean('HEROLD_ALLOW_PRIVATE_TARGETS', env.HEROLD_ALLOW_PRIVATE_TARGETS),
+    devOAuthClientMetadataOverHttpLoopback:
+      overrides.devOAuthClientMetadataOverHttpLoopback ??
+      parseBoolean(
+        'HEROLD_DEV_OAUTH_CLIENT_METADATA_HTTP_LOOPBACK',
+        env.HEROLD_DEV_OAUTH_CLIENT_METADATA_HTTP_LOOPBACK,
+      ),
     secretKey: overrides.secretKey ?? (env.HEROLD_SECRET_KEY || undefined),
     storageUrl: overrides.storageUrl ?? (env.HEROLD_STORAGE_URL || undefined),
     whatsappGraphUrl: (

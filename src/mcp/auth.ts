@@ -4,8 +4,8 @@ import { authenticateApiKey, bearerToken, type ResolvedKey } from '../platform/a
 import type { CredentialCache } from '../platform/auth/credential-cache.ts'
 import { hashSecret, OAUTH_TOKEN_PREFIX } from '../platform/auth/credentials.ts'
 import { memberships, type Role } from '../platform/auth/people.tables.ts'
-import { ROLE_SCOPES } from '../platform/auth/roles.ts'
-import type { Scope } from '../platform/auth/scopes.ts'
+import { ROLE_PERMISSIONS, ROLE_SCOPES } from '../platform/auth/roles.ts'
+import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { TenantContext } from '../platform/auth/tenant.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
@@ -52,6 +52,9 @@ export async function authenticateToolCaller(
   const scopes = (row.token.scopes as Scope[]).filter(
     (scope) => row.role === null || ROLE_SCOPES[row.role as Role].includes(scope),
   )
+  // team and credential management: only an assistant the member trusted with everything acts as the member there
+  const member = row.grantUserId !== null && row.role !== null ? (row.role as Role) : null
+  const fullGrant = SCOPES.every((scope) => scopes.includes(scope))
   return {
     credentialId: row.token.id,
     rateKey: `oauth:${row.token.id}`,
@@ -72,6 +75,13 @@ export async function authenticateToolCaller(
         keyPrefix: null,
         scopes,
         requestsPerMinute: row.requestsPerMinute,
+        ...(member
+          ? {
+              userId: row.grantUserId as string,
+              role: member,
+              permissions: fullGrant ? [...ROLE_PERMISSIONS[member]] : [],
+            }
+          : {}),
       },
     },
   }

@@ -1,4 +1,5 @@
 import { requireScope } from '../platform/auth/authenticate.ts'
+import type { Permission } from '../platform/auth/roles.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
 import { AppError, type ErrorBody } from '../platform/http/errors.ts'
@@ -57,6 +58,8 @@ export async function callTool(
     }
   }
   const args = validateArguments(tool, rawArgs)
+  // as the web app's routes: the body is checked first, then the member's permission
+  if (tool.permission) requirePermission(caller, tool.permission)
   const ctx = { caller, tenant: caller.tenant, services: runtime.services, platform: runtime.platform }
   const { confirm_token: confirmToken, ...callArgs } = args as Record<string, unknown> & { confirm_token?: string }
 
@@ -99,6 +102,22 @@ export async function callTool(
 
   if (!scope) return { replayed: false, result: toWire(await tool.run(ctx, callArgs)) as Record<string, unknown> }
   return runOnce(runtime, scope, fingerprint, () => tool.run(ctx, callArgs))
+}
+
+/**
+ * Team and credential management needs a member who may do it (as /app/team and /app/keys do): the web app's session
+ * of an owner or admin, or an assistant such a member signed in with every scope. An API key is no member.
+ */
+function requirePermission(caller: ToolCaller, permission: Permission): void {
+  const { actor } = caller.tenant
+  if (actor.permissions?.includes(permission)) return
+  const why =
+    actor.type === 'api_key'
+      ? 'An API key cannot do this: owners and admins do it in the web app, or through an assistant they signed in with every scope'
+      : actor.type === 'oauth'
+        ? 'This assistant cannot do this: it needs a sign-in by an owner or admin that grants every scope'
+        : `Your role (${actor.role ?? 'none'}) does not allow this`
+  throw new AppError(403, 'forbidden', why, { key: 'rolle_fehlt', details: { permission } })
 }
 
 /** A completed first result of this key, or null when the key is new; a different call with it is 422. */

@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { isScope } from '../platform/auth/scopes.ts'
 import { catalogue } from './catalogue.ts'
 import { catalogueMarkdown, DOC_END, DOC_START } from './catalogue-doc.ts'
+import { mcpToolOf } from './server.ts'
 
 let harness: Harness
 let base: string
@@ -30,6 +32,8 @@ async function connect(token: string): Promise<Client> {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   )
+  // listing the tools makes the SDK validate every call's structuredContent against the tool's outputSchema
+  await client.listTools()
   clients.push(client)
   return client
 }
@@ -63,6 +67,29 @@ test('every tool has a unique snake_case name, a description, a known scope, an 
   }
 })
 
+test('every tool declares an outputSchema an SDK client compiles: its answer, the preview of two-step tools, the error', () => {
+  const ajv = new AjvJsonSchemaValidator()
+  const preview = {
+    confirmation_required: true,
+    executed: false,
+    preview: { action: 'x' },
+    confirm_token: 'hct_x',
+    expires_at: new Date().toISOString(),
+    next: 'call again',
+  }
+  const error = { error: { code: 'not_found', key: 'not_found', message: 'No such thing' }, status: 404 }
+  for (const tool of catalogue) {
+    const listed = mcpToolOf(tool)
+    assert.equal(listed.outputSchema?.type, 'object', tool.name)
+    const validate = ajv.getValidator(listed.outputSchema as Record<string, unknown>)
+    assert.equal(validate(error).valid, true, `${tool.name}: a tool error validates`)
+    assert.equal(validate(preview).valid, tool.preview !== undefined, `${tool.name}: a preview validates iff two-step`)
+    const answer = (listed.outputSchema as unknown as { anyOf: Array<{ required?: string[] }> }).anyOf[0]
+    assert.ok((answer.required ?? []).length > 0, `${tool.name}: its answer names the fields it always has`)
+    assert.equal(validate({}).valid, false, `${tool.name}: an empty answer does not validate`)
+  }
+})
+
 test('tools/list shows exactly the catalogue; every tool is reachable and enforces its scope', async () => {
   const account = await createTestAccount(harness)
   const client = await connect(account.key)
@@ -74,6 +101,8 @@ test('tools/list shows exactly the catalogue; every tool is reachable and enforc
   for (const tool of tools) {
     assert.ok(tool.description && tool.description.length >= 40, tool.name)
     assert.equal(tool.inputSchema.type, 'object')
+    assert.equal(tool.outputSchema?.type, 'object', `${tool.name} declares an outputSchema`)
+    assert.ok(!JSON.stringify(tool.outputSchema).includes('"$ref"'), `${tool.name}: its outputSchema is self-contained`)
     assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name)
     assert.equal(typeof tool.annotations?.destructiveHint, 'boolean', tool.name)
     assert.equal(typeof tool.annotations?.idempotentHint, 'boolean', tool.name)
@@ -89,7 +118,9 @@ test('tools/list shows exactly the catalogue; every tool is reachable and enforc
   }
 
   // read-only tools without required arguments run on an empty account
-  for (const tool of catalogue.filter((t) => t.annotations.readOnlyHint && !(t.input.required ?? []).length)) {
+  for (const tool of catalogue.filter(
+    (t) => t.annotations.readOnlyHint && !(t.input.required ?? []).length && !t.permission,
+  )) {
     const result = await client.callTool({ name: tool.name, arguments: {} })
     assert.notEqual(result.isError, true, `${tool.name}: ${JSON.stringify(result.structuredContent)}`)
     assert.equal(typeof result.structuredContent, 'object')
@@ -100,8 +131,72 @@ test('tools/list shows exactly the catalogue; every tool is reachable and enforc
   for (const tool of catalogue) {
     const result = await narrow.callTool({ name: tool.name, arguments: {} })
     const error = (result.structuredContent as { error?: { code: string; key: string } }).error
-    if (tool.scope === null || tool.scope === 'team:read') assert.notEqual(result.isError, true, tool.name)
-    else assert.equal(error?.key, 'apikey_scope_fehlt', tool.name)
+    if (tool.scope !== null && tool.scope !== 'team:read') assert.equal(error?.key, 'apikey_scope_fehlt', tool.name)
+    else if ((tool.input.required ?? []).length) assert.equal(error?.code, 'bad_request', tool.name)
+    // team and credential management needs a member's permission: an API key is refused whatever its scopes
+    else if (tool.permission) assert.equal(error?.key, 'rolle_fehlt', tool.name)
+    else assert.notEqual(result.isError, true, tool.name)
+  }
+})
+
+/**
+ * Operations of the two OpenAPI documents that are no tool, each with the reason. Everything else a person can do
+ * through REST or the web app has a tool whose `rest` names the operation.
+ */
+const NOT_TOOLS: Record<string, string> = {
+  'GET /v1/openapi.json': 'the API’s own description, not an action (tools/list describes the tools)',
+  'GET /v1/openapi.yaml': 'the same description as YAML',
+  'POST /v1/tools/{tool_name}': 'the tools themselves over plain HTTP',
+  'POST /app/{tool_name}': 'the tools themselves with the session',
+  'POST /app/sign-in': 'a person signs in in the browser; a tool caller is authenticated already',
+  'POST /app/sign-out': 'ends the browser’s session',
+  'GET /app/session': 'the browser’s session and CSRF token',
+  'PUT /app/session/language': 'the web app’s interface language of the signed-in person',
+  'POST /app/password': 'a person’s own password: never through an assistant',
+  'POST /app/password-reset': 'a person’s own password reset, by e-mail link',
+  'POST /app/password-reset/complete': 'the reset link’s page',
+  'POST /app/setup': 'the first-start link creates the first owner before any credential exists',
+  'GET /app/setup/{token}': 'the first-start link’s page',
+  'GET /app/invitations/{token}': 'the invited person’s own link (invite_team_member sends it)',
+  'POST /app/invitations/accept': 'only the invited person accepts, with their password',
+  'GET /app/oauth/authorization':
+    'the consent page: a person approves an assistant; an assistant cannot consent for itself',
+  'POST /app/oauth/authorization': 'the consent page’s approval (see above)',
+}
+
+function operationsOf(document: string, prefix: string): string[] {
+  const spec = JSON.parse(readFileSync(new URL(document, root), 'utf8')) as { paths: Record<string, object> }
+  return Object.entries(spec.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+      .map((method) => `${method.toUpperCase()} ${path.startsWith(prefix) ? path : prefix + path}`),
+  )
+}
+
+/** The operation a tool's `rest` names: `POST /contacts?upsert=true` is POST /v1/contacts, `/app/...` the web app's. */
+function operationOf(rest: string): string | null {
+  const match = /^(GET|POST|PUT|PATCH|DELETE) (\/[^\s?]*)/.exec(rest)
+  if (!match) return null
+  const [, method, path] = match
+  if (path.startsWith('/oauth/')) return null
+  return `${method} ${path.startsWith('/app/') ? path : `/v1${path}`}`
+}
+
+test('every REST operation (openapi/v1.json) and web-app function (openapi/app.json) has a tool, or a reason why not', () => {
+  const operations = [...operationsOf('openapi/v1.json', '/v1'), ...operationsOf('openapi/app.json', '/app')]
+  assert.ok(operations.length > 90, 'both documents are read')
+  const covered = new Map<string, string[]>()
+  for (const tool of catalogue) {
+    const operation = operationOf(tool.rest)
+    if (!operation) continue
+    assert.ok(operations.includes(operation), `${tool.name} names ${operation}, which neither document has`)
+    covered.set(operation, [...(covered.get(operation) ?? []), tool.name])
+  }
+  const missing = operations.filter((op) => !covered.has(op) && !(op in NOT_TOOLS))
+  assert.deepEqual(missing, [], 'operations without a tool: add one, or a reason to NOT_TOOLS')
+  for (const op of Object.keys(NOT_TOOLS)) {
+    assert.ok(operations.includes(op), `${op} (excluded) is an operation`)
+    assert.ok(!covered.has(op), `${op} is excluded but has a tool`)
   }
 })
 

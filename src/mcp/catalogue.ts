@@ -1,4 +1,5 @@
 import type { Tool } from './tool.ts'
+import { appTools } from './tools/app.ts'
 import { automationTools } from './tools/automations.ts'
 import { contactTools } from './tools/contacts.ts'
 import { contentTools } from './tools/content.ts'
@@ -7,6 +8,7 @@ import { inboxTools } from './tools/inbox.ts'
 import { insightTools } from './tools/insights.ts'
 import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
+import { teamTools } from './tools/team.ts'
 
 /**
  * Every tool of the tool server, in the order tools/list shows them: the spec's fourteen named tools first, then one
@@ -21,4 +23,6 @@ export const catalogue: Tool[] = [
   ...followupTools,
   ...libraryTools,
   ...insightTools,
+  ...appTools,
+  ...teamTools,
 ]

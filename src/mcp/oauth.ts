@@ -7,6 +7,7 @@ import { memberships } from '../platform/auth/people.tables.ts'
 import { isScope, SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
+import { type ClientMetadataOptions, clientMetadataFetcher, isClientMetadataUrl } from './client-metadata.ts'
 import { oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from './mcp.tables.ts'
 
 /**
@@ -47,7 +48,7 @@ export class OAuthError extends Error {
   }
 }
 
-function isAllowedRedirect(uri: string): boolean {
+export function isAllowedRedirect(uri: string): boolean {
   let url: URL
   try {
     url = new URL(uri)
@@ -184,7 +185,7 @@ export async function approveAuthorization(
   return { redirectTo: target.href }
 }
 
-async function revokeGrant(db: Db, clock: Clock, accountId: string, grantId: string): Promise<void> {
+export async function revokeGrant(db: Db, clock: Clock, accountId: string, grantId: string): Promise<void> {
   await db.transaction(async (tx) => {
     await tx
       .update(oauthGrants)
@@ -340,9 +341,11 @@ const AUTHORIZE_PARAMETERS = [
 ] as const
 
 /** The OAuth endpoints of the tool server, at the root of HEROLD_PUBLIC_URL. */
-export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string }) {
+export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string; clientMetadata: ClientMetadataOptions }) {
   const urls = oauthUrls(deps.publicUrl)
   return async (app: FastifyInstance): Promise<void> => {
+    const metadata = clientMetadataFetcher(deps.clientMetadata)
+    app.addHook('onClose', () => metadata.close())
     app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))))
     })
@@ -370,6 +373,7 @@ export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string }) {
       revocation_endpoint_auth_methods_supported: ['none'],
       scopes_supported: SCOPES,
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     }))
 
     app.post('/oauth/register', { config, schema }, async (request, reply) => {
@@ -384,6 +388,13 @@ export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string }) {
     app.get('/oauth/authorize', { config, schema }, async (request, reply) => {
       try {
         const query = request.query as Record<string, string | undefined>
+        // a client ID metadata document is fetched again at each authorization request (its current redirects)
+        if (
+          query.client_id &&
+          isClientMetadataUrl(query.client_id, { httpLoopback: deps.clientMetadata.httpLoopback })
+        ) {
+          await metadata.resolve(deps.db, query.client_id)
+        }
         await checkAuthorizationRequest(deps.db, urls, query)
         // the consent step: the web app's page, where a member signs in, chooses the account and decides; it
         // receives the request as it came and checks it again (src/mcp/consent.ts)

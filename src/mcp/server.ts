@@ -18,6 +18,7 @@ import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
 import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
+import { plainSchema } from './outputs.ts'
 import { toolServicesFor } from './services.ts'
 import type { Tool } from './tool.ts'
 
@@ -39,6 +40,7 @@ export function mcpToolOf(tool: Tool): McpTool {
     title: tool.title,
     description: tool.scope ? `${tool.description} Scope: ${tool.scope}.` : tool.description,
     inputSchema: JSON.parse(JSON.stringify(tool.input)) as McpTool['inputSchema'],
+    outputSchema: plainSchema(tool.output) as McpTool['outputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'herold/scope': tool.scope, 'herold/rest': tool.rest, 'herold/two_step': tool.preview !== undefined },
   }
@@ -186,7 +188,17 @@ export function toolServer(options: ToolServerOptions) {
     app.get('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
     app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, notAllowed)
 
-    await app.register(oauthRoutes({ db: runtime.db, clock: runtime.clock, publicUrl }))
+    await app.register(
+      oauthRoutes({
+        db: runtime.db,
+        clock: runtime.clock,
+        publicUrl,
+        clientMetadata: {
+          httpLoopback: options.config.devOAuthClientMetadataOverHttpLoopback,
+          allowPrivateTargets: options.config.allowPrivateTargets,
+        },
+      }),
+    )
     // the web app's side: the OAuth consent step and POST /app/{tool_name} with the member's session
     await app.register(toolAppRoutes({ db: runtime.db, clock: runtime.clock, publicUrl, runtime }), { prefix: '/app' })
 

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { type Static, type TObject, type TSchema, Type } from 'typebox'
+import type { Permission } from '../platform/auth/roles.ts'
 import type { Scope } from '../platform/auth/scopes.ts'
 import type { TenantContext } from '../platform/auth/tenant.ts'
 import { AppError } from '../platform/http/errors.ts'
@@ -30,8 +31,15 @@ export interface Tool {
   description: string
   /** the scope of the REST operation it stands for; null: any valid credential (as GET /me) */
   scope: Scope | null
+  /**
+   * a member's permission beyond the scope (team and credential management, as the web app's routes ask): a web-app
+   * session of an owner or admin has it, an OAuth token of such a member granted every scope too; API keys never
+   */
+  permission?: Permission
   /** the JSON Schema of its arguments, with the limits; two-step tools get confirm_token added */
   input: TObject
+  /** the JSON Schema of its result (structuredContent): its answer, for two-step tools or the preview, or the error */
+  output: TSchema
   annotations: ToolAnnotations
   /** two-step: what the call will do (to whom, how many), computed without changing anything */
   preview?: (ctx: ToolContext, args: Record<string, unknown>) => Promise<Record<string, unknown>>
@@ -50,8 +58,11 @@ export function defineTool<S extends TObject>(definition: {
   title: string
   description: string
   scope: Scope | null
+  permission?: Permission
   rest: string
   input: S
+  /** what run answers (structuredContent of a successful call) */
+  output: TObject
   kind: ToolKind
   /** calling it twice with the same arguments has no further effect */
   idempotent?: boolean
@@ -85,8 +96,10 @@ export function defineTool<S extends TObject>(definition: {
     title: definition.title,
     description,
     scope: definition.scope,
+    permission: definition.permission,
     rest: definition.rest,
     input,
+    output: outputSchemaOf(definition.output, twoStep),
     annotations: {
       readOnlyHint: definition.kind === 'read',
       destructiveHint: definition.kind === 'destructive',
@@ -97,6 +110,45 @@ export function defineTool<S extends TObject>(definition: {
     preview: definition.preview as Tool['preview'],
     run: definition.run as Tool['run'],
   }
+}
+
+const Preview = Type.Object(
+  {
+    confirmation_required: Type.Literal(true),
+    executed: Type.Literal(false),
+    preview: Type.Object(
+      {},
+      { additionalProperties: true, description: 'what will happen, to whom and to how many; nothing was done' },
+    ),
+    confirm_token: Type.String({ description: 'call the same tool with the same arguments and this token' }),
+    expires_at: Type.String({ format: 'date-time' }),
+    next: Type.String(),
+  },
+  { title: 'Preview', description: 'the first call of a two-step tool: a preview and a confirm_token, nothing done' },
+)
+
+/** The REST error envelope a failed call carries as structuredContent (isError: true), with the HTTP status. */
+export const ToolError = Type.Object(
+  {
+    error: Type.Object(
+      { code: Type.String(), key: Type.String(), message: Type.String() },
+      { additionalProperties: true },
+    ),
+    status: Type.Integer(),
+  },
+  { title: 'Error', description: 'isError: true; code and key to branch on, the REST status' },
+)
+
+/**
+ * A tool's outputSchema (MCP): an object that is its answer, or for a two-step tool the preview of the first call,
+ * or the error envelope of a failed call (SDK clients validate structuredContent whenever it is present).
+ */
+function outputSchemaOf(result: TObject, twoStep: boolean): TSchema {
+  const answer = { ...result, title: (result as { title?: string }).title ?? 'Result' }
+  return Type.Unsafe({
+    type: 'object',
+    anyOf: twoStep ? [answer, Preview, ToolError] : [answer, ToolError],
+  })
 }
 
 // Fastify's own validation options (src/app.ts), so a tool's arguments meet the same rules as a REST body

@@ -34,6 +34,7 @@ let context: BrowserContext
 let page: Page
 let callback: Server
 let redirectUri: string
+let metadataClientId: string
 const arrived: URL[] = []
 let as: oauth.AuthorizationServer
 let client: oauth.Client
@@ -52,7 +53,8 @@ async function cli(args: string[], env: NodeJS.ProcessEnv, input = '') {
 before(async () => {
   mkdirSync(OUTPUT, { recursive: true })
   // two accounts: Mia owns the bakery and may only read in the florist's
-  const env = childEnv({ HEROLD_DATA_DIR: tempDataDir() })
+  // the development setting that lets a client ID metadata document live on loopback http (the test's callback server)
+  const env = childEnv({ HEROLD_DATA_DIR: tempDataDir(), HEROLD_DEV_OAUTH_CLIENT_METADATA_HTTP_LOOPBACK: 'true' })
   bakeryId = (await cli(['accounts', 'create', '--name', 'Bakery Becker', '--language', 'en'], env)).id
   floristId = (await cli(['accounts', 'create', '--name', 'Florist Frey', '--language', 'en'], env)).id
   for (const [account, role] of [
@@ -67,11 +69,23 @@ before(async () => {
 
   // the assistant's loopback redirect (RFC 8252): it records where the browser comes back
   callback = createServer((request, response) => {
+    if (request.url === '/client.json') {
+      // the assistant's client ID metadata document: its address is its client_id
+      const document = {
+        client_id: metadataClientId,
+        client_name: 'Herold test assistant',
+        redirect_uris: [redirectUri],
+        token_endpoint_auth_method: 'none',
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document))
+      return
+    }
     arrived.push(new URL(request.url ?? '/', redirectUri))
     response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>back</title><p>done</p>')
   })
   await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve))
   redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
+  metadataClientId = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/client.json`
 
   browser = await launchBrowser()
   context = await browser.newContext({ locale: 'en-US' })
@@ -91,12 +105,14 @@ async function authorize(options: {
   decision?: 'Approve' | 'Deny'
   signIn?: boolean
   check?: (page: Page) => Promise<void>
+  client?: oauth.Client
 }) {
+  const asClient = options.client ?? client
   const verifier = oauth.generateRandomCodeVerifier()
   const state = oauth.generateRandomState()
   const url = new URL(as.authorization_endpoint as string)
   for (const [name, value] of Object.entries({
-    client_id: client.client_id,
+    client_id: asClient.client_id,
     redirect_uri: redirectUri,
     response_type: 'code',
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
@@ -123,13 +139,13 @@ async function authorize(options: {
   return { back: arrived[arrived.length - 1], verifier, state }
 }
 
-async function exchange(back: URL, verifier: string, state: string) {
-  const params = oauth.validateAuthResponse(as, client, back, state)
-  const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, verifier, {
+async function exchange(back: URL, verifier: string, state: string, asClient: oauth.Client = client) {
+  const params = oauth.validateAuthResponse(as, asClient, back, state)
+  const response = await oauth.authorizationCodeGrantRequest(as, asClient, auth, params, redirectUri, verifier, {
     ...http,
     additionalParameters: { resource },
   })
-  return oauth.processAuthorizationCodeResponse(as, client, response)
+  return oauth.processAuthorizationCodeResponse(as, asClient, response)
 }
 
 const refresh = async (token: string) =>
@@ -274,4 +290,51 @@ test('an assistant signs in with OAuth: discovery, registration, PKCE, consent i
   assert.equal(denied.back.searchParams.get('error'), 'access_denied')
   assert.equal(denied.back.searchParams.get('code'), null)
   assert.equal(denied.back.searchParams.get('state'), denied.state)
+})
+
+test('an assistant identified by a client ID metadata document: no registration; consent, tokens, refresh, tools', async () => {
+  // the first test discovered the server and signed Mia in in this browser
+  assert.equal(as.client_id_metadata_document_supported, true)
+  const metadataClient: oauth.Client = { client_id: metadataClientId, token_endpoint_auth_method: 'none' }
+  const { back, verifier, state } = await authorize({
+    scope: 'contacts:read',
+    account: 'Bakery Becker',
+    client: metadataClient,
+    async check(consent) {
+      await consent.getByText(`After your decision you return to ${new URL(redirectUri).origin}.`).waitFor()
+    },
+  })
+  assert.equal(back.searchParams.get('iss'), as.issuer)
+  const tokens = await exchange(back, verifier, state, metadataClient)
+  assert.match(tokens.access_token, /^hoa_/)
+  assert.equal(tokens.scope, 'contacts:read')
+  const mcp = await connectMcp(server.url, tokens.access_token)
+  assert.equal((await toolOk(mcp, 'get_account')).account.id, bakeryId)
+  const found = await toolOk(mcp, 'search_contacts', { query: 'erika' })
+  assert.deepEqual(
+    found.contacts.map((c: { name: string }) => c.name),
+    ['Erika Muster'],
+    'the contact the first assistant created in the bakery',
+  )
+  await toolFails(mcp, 'create_contact', { name: 'Nope', email: 'nope@example.org' }, 'forbidden')
+  await mcp.close()
+  const rotated = await oauth.processRefreshTokenResponse(
+    as,
+    metadataClient,
+    await oauth.refreshTokenGrantRequest(as, metadataClient, auth, tokens.refresh_token as string, {
+      ...http,
+      additionalParameters: { resource },
+    }),
+  )
+  assert.equal(await mcpStatus(rotated.access_token), 200)
+  // a redirect address the document does not list is refused before any consent
+  const url = new URL(as.authorization_endpoint as string)
+  url.searchParams.set('client_id', metadataClientId)
+  url.searchParams.set('redirect_uri', `${new URL(redirectUri).origin}/not-listed`)
+  url.searchParams.set('response_type', 'code')
+  url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()))
+  url.searchParams.set('code_challenge_method', 'S256')
+  const refused = await fetch(url, { redirect: 'manual' })
+  assert.equal(refused.status, 400)
+  assert.equal(((await refused.json()) as { error: string }).error, 'invalid_request')
 })

@@ -5,7 +5,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 // biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely in tests
 export type Json = Record<string, any>
 
-/** An MCP client of the official SDK, over Streamable HTTP, with a Bearer credential. */
+/**
+ * An MCP client of the official SDK, over Streamable HTTP, with a Bearer credential. It lists the tools first, so the
+ * SDK validates every call's structuredContent against the tool's outputSchema (a mismatch throws).
+ */
 export async function connectMcp(base: string, token: string): Promise<Client> {
   const client = new Client({ name: 'herold-test', version: '1.0.0' })
   await client.connect(
@@ -13,6 +16,7 @@ export async function connectMcp(base: string, token: string): Promise<Client> {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   )
+  await client.listTools()
   return client
 }
 

@@ -6,6 +6,7 @@ import {
   UpdateAutomationBody,
 } from '../../modules/automations/automations.schemas.ts'
 import { CreateSubscriptionBody, ListQuery as WebhookListQuery } from '../../modules/webhooks/webhooks.schemas.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { ContactId, paging, Uuid } from './common.ts'
 
@@ -20,6 +21,7 @@ export const listAutomations = defineTool({
   description: 'Automations newest first with their status (draft, active, paused), trigger and steps.',
   scope: 'automations:read',
   rest: 'GET /automations',
+  output: out.list_automations,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -35,6 +37,7 @@ export const getAutomation = defineTool({
   description: 'One automation with its trigger, steps and status.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}',
+  output: out.get_automation,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId }),
   async run(ctx, args) {
@@ -49,6 +52,7 @@ export const createAutomation = defineTool({
     'Create an automation as a draft: a trigger (contact created, opt-in confirmed, tag added, keyword, webhook address, calendar feed, manual) and up to 50 steps. A mailing_list or newsletter intent always gets a double opt-in step first; a follow-up sequence in disguise is cut. Activate it with activate_automation.',
   scope: 'automations:write',
   rest: 'POST /automations',
+  output: out.create_automation,
   kind: 'write',
   input: Type.Object(CreateAutomationBody.properties),
   async run(ctx, args) {
@@ -63,6 +67,7 @@ export const updateAutomation = defineTool({
   description: 'Change an automation’s name, intent, trigger or steps; the same safety rules as on creation apply.',
   scope: 'automations:write',
   rest: 'PATCH /automations/{id}',
+  output: out.update_automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId, ...UpdateAutomationBody.properties }),
@@ -79,6 +84,7 @@ export const activateAutomation = defineTool({
   description: 'Make an automation live: from now on its trigger starts runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/activate',
+  output: out.activate_automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -93,6 +99,7 @@ export const pauseAutomation = defineTool({
   description: 'Stop an automation from starting new runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/pause',
+  output: out.pause_automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -108,6 +115,7 @@ export const triggerAutomation = defineTool({
     'Start a run of an active automation for one contact, with optional trigger data for its conditions; its steps may send messages.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/trigger',
+  output: out.trigger_automation,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -141,6 +149,7 @@ export const deleteAutomation = defineTool({
   description: 'Delete an automation with its runs.',
   scope: 'automations:delete',
   rest: 'DELETE /automations/{id}',
+  output: out.delete_automation,
   kind: 'destructive',
   input: Type.Object({ automation_id: AutomationId }),
   async preview(ctx, args) {
@@ -161,6 +170,7 @@ export const listAutomationRuns = defineTool({
   description: 'The runs of an automation, newest first, with their state and current step.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs',
+  output: out.list_automation_runs,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, ...paging(100, 25) }),
   async run(ctx, args) {
@@ -177,6 +187,7 @@ export const getAutomationRun = defineTool({
   description: 'One run of an automation with its steps’ outcomes.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs/{run_id}',
+  output: out.get_automation_run,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, run_id: Uuid('the run id, from list_automation_runs') }),
   async run(ctx, args) {
@@ -191,6 +202,7 @@ export const listAutomationWebhooks = defineTool({
     'The incoming webhook addresses of automations with a webhook trigger; each address contains its secret, so treat it as a password.',
   scope: 'webhooks:read',
   rest: 'GET /automation-webhooks',
+  output: out.list_automation_webhooks,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -207,6 +219,7 @@ export const createWebhookSubscription = defineTool({
     'Register an https address that receives contact.created, message.received and/or conversation.created as signed POST requests. The answer shows the signing secret once.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions',
+  output: out.create_webhook_subscription,
   kind: 'write',
   openWorld: true,
   input: Type.Object(CreateSubscriptionBody.properties),
@@ -222,6 +235,7 @@ export const listWebhookSubscriptions = defineTool({
   description: 'The webhook subscriptions with their events, state and last error (secrets are not shown).',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions',
+  output: out.list_webhook_subscriptions,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -237,6 +251,7 @@ export const getWebhookSubscription = defineTool({
   description: 'One webhook subscription with its events, state, failures in a row and last error.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions/{id}',
+  output: out.get_webhook_subscription,
   kind: 'read',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async run(ctx, args) {
@@ -250,6 +265,7 @@ export const deleteWebhookSubscription = defineTool({
   description: 'Stop delivering events to an address and delete the subscription.',
   scope: 'webhooks:write',
   rest: 'DELETE /webhook-subscriptions/{id}',
+  output: out.delete_webhook_subscription,
   kind: 'destructive',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async preview(ctx, args) {
@@ -267,6 +283,7 @@ export const enableWebhookSubscription = defineTool({
   description: 'Turn a subscription that was disabled (by a 410 answer or 25 failures in a row) back on.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/enable',
+  output: out.enable_webhook_subscription,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ subscription_id: SubscriptionId }),
@@ -282,6 +299,7 @@ export const rotateWebhookSecret = defineTool({
     'Replace the signing secret of a subscription; the answer shows the new secret once, and the old one stops signing at once.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/rotate-secret',
+  output: out.rotate_webhook_secret,
   kind: 'destructive',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async run(ctx, args) {
@@ -295,6 +313,7 @@ export const listWebhookDeliveries = defineTool({
   description: 'The delivery attempts of a webhook subscription, newest first, with status code, error and timing.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions/{id}/deliveries',
+  output: out.list_webhook_deliveries,
   kind: 'read',
   input: Type.Object({ subscription_id: SubscriptionId, ...paging(100, 25) }),
   async run(ctx, args) {

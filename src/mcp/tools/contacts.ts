@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { AddTagsBody, CreateBody, ListQuery, TagParams, UpdateBody } from '../../modules/contacts/contacts.schemas.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { ContactId, paging } from './common.ts'
 
@@ -12,6 +13,7 @@ export const getAccount = defineTool({
     'The account this credential belongs to (id, name), how it is authenticated (api_key or oauth), its scopes and its rate limit. Call it first to learn what the other tools may do.',
   scope: null,
   rest: 'GET /me',
+  output: out.get_account,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -33,6 +35,7 @@ export const listContacts = defineTool({
     'Contacts newest first with full paging: an optional search term, limit up to 200, offset, and created_after to fetch only contacts created strictly after a time.',
   scope: 'contacts:read',
   rest: 'GET /contacts',
+  output: out.list_contacts,
   kind: 'read',
   input: Type.Object({
     q: Type.Optional(Type.String({ maxLength: 100, description: 'search term on name, e-mail and phone' })),
@@ -53,6 +56,7 @@ export const upsertContact = defineTool({
     'Create a contact, or update the one that already has this e-mail or phone (name, email, phone). Never raises an opt-in; a changed phone or e-mail resets its opt-in to none. An e-mail and a phone of two different contacts answer contact_conflict.',
   scope: 'contacts:write',
   rest: 'POST /contacts?upsert=true',
+  output: out.upsert_contact,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -79,6 +83,7 @@ export const clearContactField = defineTool({
     'Remove the e-mail address or the phone number of a contact (its opt-in on that channel becomes none). The contact must keep one of them.',
   scope: 'contacts:write',
   rest: 'PATCH /contacts/{id} with null',
+  output: out.clear_contact_field,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({
@@ -98,6 +103,7 @@ export const addContactTags = defineTool({
     'Add several tags at once (each at most 40 characters, at most 30 tags per contact). Tags it already has change nothing; refused names are listed in rejected.',
   scope: 'contacts:write',
   rest: 'POST /contacts/{id}/tags',
+  output: out.add_contact_tags,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -117,6 +123,7 @@ export const removeContactTag = defineTool({
     'Remove a tag from a contact. System tags cannot be removed. Removing a tag the contact does not carry answers removed false.',
   scope: 'contacts:write',
   rest: 'DELETE /contacts/{id}/tags/{tag}',
+  output: out.remove_contact_tag,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ contact_id: ContactId, tag: Type.String({ minLength: 1, maxLength: 60 }) }),
@@ -134,6 +141,7 @@ export const listTags = defineTool({
     'The tags of the newest 1000 contacts with how many carry each, strongest origin first; capped true means more contacts exist and the counts are incomplete.',
   scope: 'contacts:read',
   rest: 'GET /contacts/tags',
+  output: out.list_tags,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -148,6 +156,7 @@ export const deleteContact = defineTool({
     'Permanently delete a contact with its conversations, messages, pending sends and automation runs; consent records and events stay anonymized. requested_by_contact: the person asked for it, and gets a deletion confirmation by e-mail.',
   scope: 'contacts:delete',
   rest: 'DELETE /contacts/{id}',
+  output: out.delete_contact,
   kind: 'destructive',
   input: Type.Object({
     contact_id: ContactId,

@@ -8,6 +8,7 @@ import {
   ListQuery as TemplateListQuery,
   UpdateBody as TemplateUpdateBody,
 } from '../../modules/templates/templates.schemas.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { paging, Uuid } from './common.ts'
 
@@ -23,6 +24,7 @@ export const filterTemplates = defineTool({
     'Templates newest first, filtered by channel (chat, email), state (draft, pending, approved, rejected, paused, disabled) or sendable, with paging.',
   scope: 'templates:read',
   rest: 'GET /templates',
+  output: out.filter_templates,
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('email')])),
@@ -46,6 +48,7 @@ export const getTemplate = defineTool({
     'One template with its state, provider status, whether it can be submitted (submittable) and the issues that stop it, in English.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}',
+  output: out.get_template,
   kind: 'read',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -60,6 +63,7 @@ export const createTemplateWithOptions = defineTool({
     'Create a draft template with every option of the API: channel chat or email (email needs a subject), purpose (marketing, utility, optin_confirm), language, up to 20 buttons (QUICK_REPLY or URL, text at most 25 characters) and a header image. Nothing goes to the provider.',
   scope: 'templates:write',
   rest: 'POST /templates',
+  output: out.create_template_with_options,
   kind: 'write',
   input: Type.Object(TemplateCreateBody.properties),
   async run(ctx, args) {
@@ -75,6 +79,7 @@ export const updateTemplate = defineTool({
     'Change a template’s name, content, subject, language, buttons or header image; only given fields change. Any content change of a chat template resets its provider status: it must be submitted again.',
   scope: 'templates:write',
   rest: 'PATCH /templates/{id}',
+  output: out.update_template,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ template_id: TemplateId, ...TemplateUpdateBody.properties }),
@@ -93,6 +98,7 @@ export const submitTemplate = defineTool({
     'Submit a chat template to WhatsApp for approval. The deterministic check runs first: a template with issues is not submitted (400 with the reasons). Already at the provider: already true.',
   scope: 'templates:submit',
   rest: 'POST /templates/{id}/submit',
+  output: out.submit_template,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -126,6 +132,7 @@ export const deleteTemplate = defineTool({
     'Delete a template, also at the provider when it is known there. Refused (template_in_use) while a follow-up step or an automation uses it.',
   scope: 'templates:delete',
   rest: 'DELETE /templates/{id}',
+  output: out.delete_template,
   kind: 'destructive',
   openWorld: true,
   input: Type.Object({ template_id: TemplateId }),
@@ -155,6 +162,7 @@ export const createNewsletter = defineTool({
     'Create a chat newsletter as a draft (it is never sent by creation): subject and content required, content may use {{name}}. Schedule it with schedule_newsletter.',
   scope: 'newsletters:write',
   rest: 'POST /newsletters',
+  output: out.create_newsletter,
   kind: 'write',
   input: Type.Object(NewsletterCreateBody.properties),
   async run(ctx, args) {
@@ -169,6 +177,7 @@ export const getNewsletter = defineTool({
   description: 'One newsletter with its status, phase, segment, button, scheduled time and estimated recipients.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}',
+  output: out.get_newsletter,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -183,6 +192,7 @@ export const updateNewsletter = defineTool({
     'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude}; at least one of them. Not while sending or sent; segment tags must exist.',
   scope: 'newsletters:write',
   rest: 'PATCH /newsletters/{id}',
+  output: out.update_newsletter,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ newsletter_id: NewsletterId, ...NewsletterUpdateBody.properties }),
@@ -200,6 +210,7 @@ export const deleteNewsletter = defineTool({
     'Delete a draft or scheduled newsletter (its queued sends are removed first); not while sending or sent.',
   scope: 'newsletters:delete',
   rest: 'DELETE /newsletters/{id}',
+  output: out.delete_newsletter,
   kind: 'destructive',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async preview(ctx, args) {
@@ -226,6 +237,7 @@ export const cancelNewsletter = defineTool({
   description: 'Take a scheduled newsletter back to draft; nothing goes out. Only while it is scheduled.',
   scope: 'newsletters:schedule',
   rest: 'POST /newsletters/{id}/cancel',
+  output: out.cancel_newsletter,
   kind: 'write',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -240,6 +252,7 @@ export const getNewsletterStatus = defineTool({
     'How a newsletter’s sending goes: counts per status (queued, sent, delivered, read, failed, skipped), skip and failure reasons, and the phase.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/status',
+  output: out.get_newsletter_status,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {

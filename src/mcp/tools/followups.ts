@@ -7,6 +7,7 @@ import {
   TimingBody,
 } from '../../modules/followups/followups.schemas.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { paging, Uuid } from './common.ts'
 
@@ -25,6 +26,7 @@ export const listFollowups = defineTool({
     'Follow-up sequences newest first: name, status (draft, active, paused), trigger (optin_confirmed or tag_added with its tag), enrolled contacts by state and the number of steps.',
   scope: 'followups:read',
   rest: 'GET /followups',
+  output: out.list_followups,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -41,6 +43,7 @@ export const getFollowup = defineTool({
     'One sequence with its steps: text, delay, send time, the template that carries the text and its approval (a step whose text is not approved sends nothing), and per-step counts of scheduled, queued, sent, skipped and failed messages.',
   scope: 'followups:read',
   rest: 'GET /followups/{id}',
+  output: out.get_followup,
   kind: 'read',
   input: Type.Object({ followup_id: FollowupId }),
   async run(ctx, args) {
@@ -63,7 +66,8 @@ export const createFollowup = defineTool({
   description:
     'Create a follow-up sequence as a draft: a name, the trigger that enrolls contacts (optin_confirmed, or tag_added with a tag) and 1 to 20 steps, each a text with a delay after the previous step (hours or days) and an optional send time. Each step’s text becomes a marketing template that is submitted to WhatsApp for approval; nothing is sent until activate_followup.',
   scope: 'followups:write',
-  rest: 'followups service create (the web app and the CLI; no REST route)',
+  rest: 'POST /app/followups',
+  output: out.create_followup,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -105,6 +109,7 @@ export const activateFollowup = defineTool({
     'Set a sequence active: step templates not yet submitted are submitted to WhatsApp, and the contacts its trigger selects are scheduled (future times only); each step goes out once its template is approved. Already active: nothing changes.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (status active)',
+  output: out.activate_followup,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -133,6 +138,7 @@ export const pauseFollowup = defineTool({
     'Pause a sequence (status paused) or set it back to draft: every pending send of it stops at once; enrolled contacts keep their place.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (status paused or draft)',
+  output: out.pause_followup,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -153,6 +159,7 @@ export const renameFollowup = defineTool({
   description: 'Change the name of a sequence; nothing else changes.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (name)',
+  output: out.rename_followup,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ followup_id: FollowupId, name: Type.String({ minLength: 1, maxLength: 200 }) }),
@@ -171,6 +178,7 @@ export const updateFollowupStep = defineTool({
     'Change a step’s text, delay or send time; only given fields change. A changed text changes the step’s template, which is submitted to WhatsApp again and needs a new approval (nothing unapproved goes out); a changed delay or send time moves the scheduled times of that step.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id}/steps/{step_id}',
+  output: out.update_followup_step,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -213,6 +221,7 @@ export const getFollowupTiming = defineTool({
     'The account’s follow-up send time (HH:MM, or null: steps go when their delay is over), its timezone, and the steps that have a send time of their own.',
   scope: 'settings:read',
   rest: 'GET /settings/followup-timing',
+  output: out.get_followup_timing,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -227,6 +236,7 @@ export const updateFollowupTiming = defineTool({
     'Set the account’s follow-up send time (HH:MM or null), the timezone (IANA name such as Europe/Berlin) and per-step send times; scheduled steps move accordingly.',
   scope: 'settings:write',
   rest: 'PATCH /settings/followup-timing',
+  output: out.update_followup_timing,
   kind: 'write',
   idempotent: true,
   input: Type.Object(TimingBody.properties),

@@ -3,6 +3,7 @@ import { CoexistenceBody, SandboxInboundBody } from '../../modules/channels/chan
 import { ConsentSettingsBody } from '../../modules/consent/consent.schemas.ts'
 import { MessagesQuery } from '../../modules/inbox/inbox.schemas.ts'
 import { badRequest } from '../../platform/http/errors.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { paging, Uuid } from './common.ts'
 
@@ -15,6 +16,7 @@ export const listMessages = defineTool({
     'Messages across all conversations, newest first: inbound (default) or outbound, optionally of one conversation or only those created strictly after a time (for polling new inbound messages).',
   scope: 'inbox:read',
   rest: 'GET /messages',
+  output: out.list_messages,
   kind: 'read',
   input: Type.Object({
     direction: Type.Optional(Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], { default: 'inbound' })),
@@ -37,6 +39,7 @@ export const simulateInboundMessage = defineTool({
     'Only while the sandbox is the chat provider: a customer with this phone number writes a text (or presses a button). It runs through the real inbound processing: contact and conversation found or created, keywords, events, automations.',
   scope: 'messages:write',
   rest: 'POST /sandbox/inbound',
+  output: out.simulate_inbound_message,
   kind: 'write',
   input: Type.Object({
     from: Type.String({ minLength: 1, maxLength: 40, description: 'the customer’s phone, international format' }),
@@ -60,6 +63,7 @@ export const getChannelSettings = defineTool({
     'Per channel (chat, email): connected, provider and versand_moeglich (sending possible). While sending is not possible nothing goes out: no newsletters, follow-ups or automations.',
   scope: 'settings:read',
   rest: 'GET /settings/channels',
+  output: out.get_channel_settings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -74,6 +78,7 @@ export const getCoexistence = defineTool({
     'Whether the WhatsApp number is also used in the WhatsApp Business app (coexistence: sending is paced at 20 messages per second), and whether it can be turned on (a chat number is connected).',
   scope: 'settings:read',
   rest: 'GET /settings/coexistence',
+  output: out.get_coexistence,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -87,6 +92,7 @@ export const setCoexistence = defineTool({
   description: 'Turn coexistence on or off; turning it on needs a connected chat number.',
   scope: 'settings:write',
   rest: 'PATCH /settings/coexistence',
+  output: out.set_coexistence,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ enabled: Type.Boolean() }),
@@ -103,6 +109,7 @@ export const getConsentSettings = defineTool({
     'The start and stop keywords of the chat double opt-in and opt-out, the stop confirmation text, the landing page consent text and address, and whether an approved opt-in confirmation template exists.',
   scope: 'settings:read',
   rest: 'GET /settings/consent',
+  output: out.get_consent_settings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -117,6 +124,7 @@ export const updateConsentSettings = defineTool({
     'Change keywords and texts of the opt-in and opt-out; only given fields change, null restores a default. A keyword in both lists is refused. Never changes anyone’s opt-in.',
   scope: 'settings:write',
   rest: 'PATCH /settings/consent',
+  output: out.update_consent_settings,
   kind: 'write',
   idempotent: true,
   input: Type.Object(ConsentSettingsBody.properties),

@@ -10,6 +10,7 @@ import { knowledgeDocuments } from '../../modules/knowledge/knowledge.tables.ts'
 import { ListQuery as MediaListQuery, Usage } from '../../modules/media/media.schemas.ts'
 import type { MediaUsage } from '../../modules/media/media.tables.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule, type ToolContext } from '../tool.ts'
 import { paging, Uuid } from './common.ts'
 
@@ -25,6 +26,7 @@ export const listMedia = defineTool({
     'Files of the media library newest first (images, videos, PDF documents), each with its public url to use in templates and newsletters; filter by kind.',
   scope: 'media:read',
   rest: 'GET /media',
+  output: out.list_media,
   kind: 'read',
   input: Type.Object({
     kind: Type.Optional(Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('document')])),
@@ -43,6 +45,7 @@ export const getMedia = defineTool({
   description: 'One media file: kind, usage, public url, type, size, image dimensions and file name.',
   scope: 'media:read',
   rest: 'GET /media/{id}',
+  output: out.get_media,
   kind: 'read',
   input: Type.Object({ media_id: MediaId }),
   async run(ctx, args) {
@@ -57,6 +60,7 @@ export const uploadMediaFromUrl = defineTool({
     'Download a file from a public https address into the media library (images, videos, PDF; at most 100 MB; private and loopback addresses are refused). The kind comes from the bytes. Returns the file with its public url.',
   scope: 'media:write',
   rest: 'POST /media (url)',
+  output: out.upload_media_from_url,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -76,6 +80,7 @@ export const deleteMedia = defineTool({
     'Delete a file from the media library and its storage. A file still used by a template, newsletter or other content is refused (409 media_in_use, naming the users).',
   scope: 'media:write',
   rest: 'DELETE /media/{id}',
+  output: out.delete_media,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ media_id: MediaId }),
@@ -95,6 +100,7 @@ export const listKnowledgeDocuments = defineTool({
     'The documents the built-in AI answers customers from, newest first: title, file name, format, size, source and the number of indexed passages.',
   scope: 'knowledge:write',
   rest: 'GET /knowledge/documents',
+  output: out.list_knowledge_documents,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -111,6 +117,7 @@ export const searchKnowledge = defineTool({
     'Full-text search over the passages of the knowledge documents in the account’s language ("quoted phrases", OR and -word work); the best passages first with a snippet (matches in **bold**). match says whether passages hold every word (all), only some (any) or none.',
   scope: 'knowledge:write',
   rest: 'GET /knowledge/search',
+  output: out.search_knowledge,
   kind: 'read',
   input: Type.Object({
     q: Type.String({ minLength: 1, maxLength: 500, description: 'words to find' }),
@@ -128,6 +135,7 @@ export const addKnowledgeFromUrl = defineTool({
     'Download a document (PDF, DOCX, plain text, Markdown or HTML, at most 20 MB) from a public https address, extract its text and index it for the built-in AI. A file without text (a scanned PDF) is refused with the reason.',
   scope: 'knowledge:write',
   rest: 'POST /knowledge/documents (url)',
+  output: out.add_knowledge_document_from_url,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -146,6 +154,7 @@ export const addKnowledgeFromText = defineTool({
     'Add a document written here (opening hours, prices, answers to common questions) to the knowledge the built-in AI answers from. Markdown headings (# ...) become the passages’ headings; the title is the file name without extension.',
   scope: 'knowledge:write',
   rest: 'POST /knowledge/documents (data_base64 of a .md file)',
+  output: out.add_knowledge_document_from_text,
   kind: 'write',
   input: Type.Object({
     title: Type.String({
@@ -187,6 +196,7 @@ export const deleteKnowledgeDocument = defineTool({
   description: 'Delete a knowledge document and its passages: the built-in AI no longer answers from it.',
   scope: 'knowledge:write',
   rest: 'DELETE /knowledge/documents/{id}',
+  output: out.delete_knowledge_document,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ document_id: DocumentId }),
@@ -208,6 +218,7 @@ export const getAiSettings = defineTool({
     'Whether the built-in AI answers inbound chat messages from the knowledge documents and suggests tags, its per-contact hourly limit, and whether an AI endpoint is configured (and if not, why nothing is called).',
   scope: 'settings:read',
   rest: 'GET /settings/ai',
+  output: out.get_ai_settings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -222,6 +233,7 @@ export const updateAiSettings = defineTool({
     'Switch the built-in AI’s replies to customers (replies_enabled) and its tag suggestions (tags_enabled) on or off, and set how many replies one contact can get per hour (1-60).',
   scope: 'settings:write',
   rest: 'PATCH /settings/ai',
+  output: out.update_ai_settings,
   kind: 'write',
   idempotent: true,
   input: Type.Object(AiSettingsBody.properties),
@@ -238,6 +250,7 @@ export const listAiReplies = defineTool({
     'What the built-in AI did with inbound messages, newest first: sent, declined (handed to a person), skipped, failed, with the passages its prompt held; filter by conversation_id or message_id.',
   scope: 'inbox:read',
   rest: 'GET /knowledge/ai-replies',
+  output: out.list_ai_replies,
   kind: 'read',
   input: Type.Object({
     conversation_id: Type.Optional(Uuid('only this conversation')),

@@ -9,6 +9,7 @@ import { ConversationsQuery, HistoryQuery } from '../../modules/inbox/inbox.sche
 import { SendBody } from '../../modules/messaging/messaging.schemas.ts'
 import { ScheduleBody } from '../../modules/newsletters/newsletters.schemas.ts'
 import { CreateBody as TemplateCreateBody } from '../../modules/templates/templates.schemas.ts'
+import { out } from '../outputs.ts'
 import { defineTool, restRule, type ToolContext } from '../tool.ts'
 
 /** The fourteen tools the spec names (section 4, "Tool server"), with exactly its names, fields and limits. */
@@ -43,6 +44,7 @@ export const searchContacts = defineTool({
     'Find contacts by a partial, case-insensitive match on name, e-mail or phone (spaces and hyphens in phone numbers do not matter), newest first. An empty query lists the newest contacts.',
   scope: 'contacts:read',
   rest: 'GET /contacts',
+  output: out.search_contacts,
   kind: 'read',
   input: Type.Object({
     query: Type.Optional(Type.String({ maxLength: 100, description: 'search term; empty: no filter' })),
@@ -63,6 +65,7 @@ export const getContact = defineTool({
   description: 'One contact with its tags, opt-in states (optin_chat, optin_email) and source.',
   scope: 'contacts:read',
   rest: 'GET /contacts/{id}',
+  output: out.get_contact,
   kind: 'read',
   input: Type.Object({ contact_id: ContactId }),
   async run(ctx, args) {
@@ -77,6 +80,7 @@ export const createContact = defineTool({
     'Create a contact with a name and an e-mail address or a phone number in international format (+49...). Opt-ins start at none: this never subscribes anyone. A duplicate e-mail or phone answers contact_exists with the existing contact_id.',
   scope: 'contacts:write',
   rest: 'POST /contacts',
+  output: out.create_contact,
   kind: 'write',
   input: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 120 }),
@@ -102,6 +106,7 @@ export const updateContact = defineTool({
     'Change the name, phone or e-mail of a contact; only the given fields change. A changed phone resets the chat opt-in, a changed e-mail the e-mail opt-in, to none.',
   scope: 'contacts:write',
   rest: 'PATCH /contacts/{id}',
+  output: out.update_contact,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -124,6 +129,7 @@ export const addContactTag = defineTool({
     'Add a tag to a contact (at most 30 tags per contact; a tag it already has changes nothing). System tags such as kauf, marketing or herkunft:... cannot be added.',
   scope: 'contacts:write',
   rest: 'POST /contacts/{id}/tags',
+  output: out.add_contact_tag,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -144,6 +150,7 @@ export const sendMessage = defineTool({
     'Send a free-text WhatsApp message to a contact whose chat opt-in is confirmed. The channel only delivers free text within 24 hours of the contact’s last message (otherwise send_failed); use send_template outside that window.',
   scope: 'messages:write',
   rest: 'POST /messages',
+  output: out.send_message,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -175,6 +182,7 @@ export const sendTemplate = defineTool({
     'Queue an approved chat template to a contact whose chat opt-in is confirmed; works at any time. Variables that come from the contact (name, full_name, email, phone) are filled in; give values for the others. The result has a send_id: read its status with get_send_status.',
   scope: 'messages:write',
   rest: 'POST /messages',
+  output: out.send_template,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -223,6 +231,7 @@ export const getSendStatus = defineTool({
     'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
   scope: 'messages:write',
   rest: 'GET /sends/{id}',
+  output: out.get_send_status,
   kind: 'read',
   input: Type.Object({ send_id: Uuid('the send_id answered by send_template') }),
   async run(ctx, args) {
@@ -238,6 +247,7 @@ export const listConversations = defineTool({
   description: 'Inbox conversations, newest first, optionally of one channel (chat or email).',
   scope: 'inbox:read',
   rest: 'GET /inbox/conversations',
+  output: out.list_conversations,
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Channel),
@@ -258,6 +268,7 @@ export const getConversationMessages = defineTool({
     'The newest messages of a conversation, oldest first within the page; offset pages backwards from the newest end.',
   scope: 'inbox:read',
   rest: 'GET /inbox/conversations/{id}/messages',
+  output: out.get_conversation_messages,
   kind: 'read',
   input: Type.Object({
     conversation_id: Uuid('the conversation id, from list_conversations'),
@@ -277,6 +288,7 @@ export const listNewsletters = defineTool({
   description: 'The newest newsletters with their status (draft, scheduled, sending, sent) and scheduled time.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters',
+  output: out.list_newsletters,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -292,6 +304,7 @@ export const scheduleNewsletter = defineTool({
     'Schedule a draft newsletter (or move a scheduled one) to a time in the future, at most one year ahead. It goes to every contact with a confirmed chat opt-in in its segment.',
   scope: 'newsletters:schedule',
   rest: 'POST /newsletters/{id}/schedule',
+  output: out.schedule_newsletter,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -334,6 +347,7 @@ export const listTemplates = defineTool({
     'Message templates with their state, whether they can be sent now (sendable), their variables and the variables a caller may set (settable_variables).',
   scope: 'templates:read',
   rest: 'GET /templates',
+  output: out.list_templates,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -349,6 +363,7 @@ export const createTemplate = defineTool({
     'Create a chat template as a draft (nothing goes to the provider). Variables in double curly braces, such as {{name}} or {{code}}. The answer lists issues that would stop a submission.',
   scope: 'templates:write',
   rest: 'POST /templates',
+  output: out.create_template,
   kind: 'write',
   input: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 120 }),

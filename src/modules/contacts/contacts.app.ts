@@ -21,6 +21,19 @@ const CSV = 'text/csv'
 const Line = Type.Object({ line: Type.Integer(), reason: Type.String() })
 const Note = Type.Object({ line: Type.Integer(), note: Type.String() })
 
+/** The report of a finished import. */
+export const ImportReportSchema = Type.Object({
+  rows: Type.Integer(),
+  created: Type.Integer(),
+  updated: Type.Integer(),
+  unchanged: Type.Integer(),
+  rejected: Type.Integer(),
+  rejected_lines: Type.Array(Line, { description: 'each rejected line with its reason (the first 10,000)' }),
+  notes: Type.Array(Note, { description: 'tags left out of imported lines (the first 10,000)' }),
+  seconds: Type.Number(),
+  rows_per_second: Type.Number(),
+})
+
 /** One line of the import's answer (newline-delimited JSON). */
 export const ImportEvent = Type.Object(
   {
@@ -31,19 +44,7 @@ export const ImportEvent = Type.Object(
     bytes: Type.Optional(Type.Integer()),
     total_bytes: Type.Optional(Type.Integer()),
     rows: Type.Optional(Type.Integer()),
-    report: Type.Optional(
-      Type.Object({
-        rows: Type.Integer(),
-        created: Type.Integer(),
-        updated: Type.Integer(),
-        unchanged: Type.Integer(),
-        rejected: Type.Integer(),
-        rejected_lines: Type.Array(Line, { description: 'each rejected line with its reason (the first 10,000)' }),
-        notes: Type.Array(Note, { description: 'tags left out of imported lines (the first 10,000)' }),
-        seconds: Type.Number(),
-        rows_per_second: Type.Number(),
-      }),
-    ),
+    report: Type.Optional(ImportReportSchema),
     error: Type.Optional(Type.Object({ code: Type.String(), key: Type.String(), message: Type.String() })),
   },
   { title: 'ImportEvent' },

@@ -381,7 +381,8 @@ function checkSteps(steps: StepInput[]) {
   for (const [i, step] of steps.entries()) checkStep(step, `steps[${i}]`)
 }
 
-function checkStep(step: Partial<StepInput>, field: string) {
+/** A step's own rules (text length, delay within its unit's limit, send time), as create and addStep check them. */
+export function checkStep(step: Partial<StepInput>, field: string) {
   if (step.text !== undefined && (step.text.trim() === '' || step.text.length > LIMITS.text)) {
     throw badRequest(`${field}.text must hold 1 to ${LIMITS.text} characters`)
   }

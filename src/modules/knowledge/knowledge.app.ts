@@ -12,7 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const Params = Type.Object({ id: Type.String({ description: 'document id (uuid)' }) })
 const Query = Type.Object(paginationQuery({ maxLimit: 200, defaultLimit: 50, maxOffset: 100_000 }))
-const PassagesResponse = Type.Object({
+export const PassagesResponse = Type.Object({
   passages: Type.Array(
     Type.Object({
       position: Type.Integer({ description: 'from 1' }),

@@ -1,13 +1,9 @@
-import { randomUUID } from 'node:crypto'
-import { and, desc, eq, isNull } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import { accounts, apiKeys } from '../../platform/auth/auth.tables.ts'
-import { credentialsChangedHere } from '../../platform/auth/credential-cache.ts'
-import { generateApiKey } from '../../platform/auth/credentials.ts'
+import { accounts } from '../../platform/auth/auth.tables.ts'
 import { users } from '../../platform/auth/people.tables.ts'
 import type { Permission } from '../../platform/auth/roles.ts'
-import { isScope, type Scope } from '../../platform/auth/scopes.ts'
 import {
   clearedSessionCookie,
   csrfTokenFor,
@@ -22,6 +18,7 @@ import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { contactsAppRoutes } from '../contacts/index.ts'
 import { templatesAppRoutes } from '../templates/index.ts'
 import { AppDocument } from './app-document.ts'
+import { createKey, listKeys, revokeKey } from './people.keys.ts'
 import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
   AcceptBody,
@@ -34,7 +31,6 @@ import {
   KeyCreated,
   KeyResponse,
   KeysResponse,
-  type KeyView,
   LanguageBody,
   MemberResponse,
   PasswordBody,
@@ -376,12 +372,7 @@ export function appRoutes(deps: PlatformDeps) {
       { schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } } },
       async (request) => {
         const session = need(request, 'keys:manage')
-        const rows = await db
-          .select()
-          .from(apiKeys)
-          .where(eq(apiKeys.accountId, session.tenant.accountId))
-          .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-        return { keys: rows.map(keyView) }
+        return { keys: await listKeys(db, session.tenant.accountId) }
       },
     )
 
@@ -397,23 +388,13 @@ export function appRoutes(deps: PlatformDeps) {
       },
       async (request, reply) => {
         const session = need(request, 'keys:manage')
-        const unknown = request.body.scopes.filter((s) => !isScope(s))
-        if (unknown.length > 0) throw new AppError(400, 'bad_request', `unknown scope(s): ${unknown.join(', ')}`)
-        const scopes = [...new Set(request.body.scopes)] as Scope[]
-        const secret = generateApiKey()
-        const [row] = await db
-          .insert(apiKeys)
-          .values({
-            accountId: session.tenant.accountId,
-            id: randomUUID(),
-            name: request.body.name.trim() || 'key',
-            prefix: secret.prefix,
-            keyHash: secret.hash,
-            scopes,
-          })
-          .returning()
+        const created = await createKey(db, {
+          accountId: session.tenant.accountId,
+          name: request.body.name,
+          scopes: request.body.scopes,
+        })
         reply.code(201)
-        return { key: keyView(row), secret: secret.key }
+        return created
       },
     )
 
@@ -429,15 +410,7 @@ export function appRoutes(deps: PlatformDeps) {
       },
       async (request) => {
         const session = need(request, 'keys:manage')
-        const where = and(eq(apiKeys.accountId, session.tenant.accountId), eq(apiKeys.id, request.params.id))
-        await db
-          .update(apiKeys)
-          .set({ revokedAt: clock.now() })
-          .where(and(where, isNull(apiKeys.revokedAt)))
-        credentialsChangedHere()
-        const [row] = await db.select().from(apiKeys).where(where)
-        if (!row) throw new AppError(404, 'not_found', 'No such API key')
-        return { key: keyView(row) }
+        return { key: await revokeKey(db, clock, session.tenant.accountId, request.params.id) }
       },
     )
 
@@ -518,16 +491,5 @@ export function appRoutes(deps: PlatformDeps) {
         }
       },
     )
-  }
-}
-
-function keyView(k: typeof apiKeys.$inferSelect): Static<typeof KeyView> {
-  return {
-    id: k.id,
-    name: k.name,
-    prefix: k.prefix,
-    scopes: k.scopes,
-    created_at: k.createdAt.toISOString(),
-    revoked_at: k.revokedAt ? k.revokedAt.toISOString() : null,
   }
 }

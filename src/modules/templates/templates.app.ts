@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
+import type { Db } from '../../platform/db/client.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   BUTTON_TYPES,
@@ -84,39 +86,50 @@ export function templatesAppRoutes(deps: Pick<PlatformDeps, 'database'>) {
       },
       async (request) => {
         requireScope(request.tenant, 'templates:read')
-        const body = request.body
-        const channel = body.channel ?? 'chat'
-        const draft: CheckedTemplate = {
-          name: body.name,
-          content: body.content,
-          channel: channel as CheckedTemplate['channel'],
-          subject: body.subject ?? null,
-          purpose: (body.purpose ?? 'marketing') as CheckedTemplate['purpose'],
-          language: body.language || request.tenant.account.language,
-          buttons: (body.buttons ?? []).map((b) => ({
-            type: b.type as CheckedTemplate['buttons'][number]['type'],
-            text: b.text,
-            url: b.url ?? null,
-          })),
-          headerMedia: body.header_media ?? null,
-        }
-        const name = providerName(draft.name)
-        const taken =
-          channel === 'chat' &&
-          name !== '' &&
-          (await providerNameTaken(deps.database.orm, request.tenant.accountId, {
-            // no template has the nil id: a new draft clashes with every other one
-            id: body.id ?? '00000000-0000-0000-0000-000000000000',
-            providerName: name,
-            language: draft.language,
-          }))
-        return {
-          issues: checkTemplate(draft, { providerNameTaken: taken }),
-          provider_name: name,
-          variables: templateVariables(draft),
-          limits: { chat_body: LIMITS.chatBody, content: LIMITS.content, subject: LIMITS.subject },
-        }
+        return checkDraft(deps.database.orm, request.tenant, request.body)
       },
     )
+  }
+}
+
+/**
+ * The deterministic check of a template as typed (the web app's editor, the check_template tool): its issues, its
+ * provider name, its variables and the limits. Changes nothing.
+ */
+export async function checkDraft(
+  db: Db,
+  tenant: TenantContext,
+  body: Static<typeof CheckBody>,
+): Promise<Static<typeof CheckResponse>> {
+  const channel = body.channel ?? 'chat'
+  const draft: CheckedTemplate = {
+    name: body.name,
+    content: body.content,
+    channel: channel as CheckedTemplate['channel'],
+    subject: body.subject ?? null,
+    purpose: (body.purpose ?? 'marketing') as CheckedTemplate['purpose'],
+    language: body.language || tenant.account.language,
+    buttons: (body.buttons ?? []).map((b) => ({
+      type: b.type as CheckedTemplate['buttons'][number]['type'],
+      text: b.text,
+      url: b.url ?? null,
+    })),
+    headerMedia: body.header_media ?? null,
+  }
+  const name = providerName(draft.name)
+  const taken =
+    channel === 'chat' &&
+    name !== '' &&
+    (await providerNameTaken(db, tenant.accountId, {
+      // no template has the nil id: a new draft clashes with every other one
+      id: body.id ?? '00000000-0000-0000-0000-000000000000',
+      providerName: name,
+      language: draft.language,
+    }))
+  return {
+    issues: checkTemplate(draft, { providerNameTaken: taken }),
+    provider_name: name,
+    variables: templateVariables(draft),
+    limits: { chat_body: LIMITS.chatBody, content: LIMITS.content, subject: LIMITS.subject },
   }
 }

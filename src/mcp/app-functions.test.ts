@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { recordOptinChange } from '../modules/contacts/index.ts'
+
+// The tools for the web app's own functions (/app): consent history, CSV import, the template and follow-up checks,
+// adding a follow-up step, a document's passages. Through the SDK's Client, so every answer is validated against
+// the tool's outputSchema; the scopes and the account isolation of the /app routes.
+
+let harness: Harness
+let base: string
+const clients: Client[] = []
+
+before(async () => {
+  harness = await createHarness()
+  await harness.app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+})
+after(async () => {
+  for (const client of clients) await client.close().catch(() => {})
+  await harness.close()
+})
+
+async function mcp(token: string) {
+  const client = await connectMcp(base, token)
+  clients.push(client)
+  return client
+}
+
+async function account() {
+  const created = await createTestAccount(harness)
+  return { ...created, client: await mcp(created.key) }
+}
+
+test('consent history: every opt-in change with its source, oldest first; another account’s contact is a 404', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const { contact } = await toolOk(client, 'create_contact', { name: 'Erika', phone: '+4915112340001' })
+  assert.deepEqual((await toolOk(client, 'get_contact_consent_history', { contact_id: contact.id })).history, [])
+  for (const to of ['confirmed', 'opted_out'] as const) {
+    await harness.database.orm.transaction((tx) =>
+      recordOptinChange(tx, harness.clock, { accountId, contactId: contact.id, channel: 'chat', to, source: 'test' }),
+    )
+  }
+  const { history } = await toolOk(client, 'get_contact_consent_history', { contact_id: contact.id })
+  assert.deepEqual(
+    history.map((h: Json) => [h.channel, h.from, h.to, h.source]),
+    [
+      ['chat', 'none', 'confirmed', 'test'],
+      ['chat', 'confirmed', 'opted_out', 'test'],
+    ],
+  )
+  await toolFails(other.client, 'get_contact_consent_history', { contact_id: contact.id }, 'not_found')
+  const narrow = await mcp(await createKey(harness, accountId, ['stats:read']))
+  assert.equal(
+    (await toolFails(narrow, 'get_contact_consent_history', { contact_id: contact.id }, 'forbidden')).key,
+    'apikey_scope_fehlt',
+  )
+})
+
+test('import_contacts_csv: created, updated, rejected with reasons; opt-ins never raised; a header without address is 400', async () => {
+  const { client } = await account()
+  const other = await account()
+  const csv = [
+    'name,email,phone,tags',
+    'Anna,anna@example.org,,stammkunde',
+    'Ben,,+49 151 2345 0002,',
+    'Nobody,,,',
+    'Carl,not-an-address,,',
+  ].join('\n')
+  const first = await toolOk(client, 'import_contacts_csv', { csv })
+  assert.equal(first.report.rows, 4)
+  assert.equal(first.report.created, 2)
+  assert.equal(first.report.rejected, 2)
+  assert.deepEqual(
+    first.report.rejected_lines.map((l: Json) => l.line),
+    [4, 5],
+  )
+  const again = await toolOk(client, 'import_contacts_csv', { csv: 'name,email\nAnna Berg,anna@example.org\n' })
+  assert.equal(again.report.updated, 1)
+  assert.equal(again.report.created, 0)
+  const found = await toolOk(client, 'search_contacts', { query: 'anna' })
+  assert.equal(found.contacts[0].name, 'Anna Berg')
+  assert.equal(found.contacts[0].optin_chat, 'none')
+  assert.deepEqual(found.contacts[0].tags, ['stammkunde'])
+  assert.equal((await toolOk(other.client, 'search_contacts', { query: 'anna' })).contacts.length, 0)
+
+  const refused = await toolFails(client, 'import_contacts_csv', { csv: 'name,city\nAnna,Berlin\n' }, 'bad_request')
+  assert.equal(refused.key, 'csv_invalid')
+  await toolFails(client, 'import_contacts_csv', { csv: '' }, 'bad_request')
+})
+
+test('check_template and check_followup_step_text: the deterministic check, nothing stored', async () => {
+  const { client } = await account()
+  const clean = await toolOk(client, 'check_template', { name: 'Welcome', content: 'Hello {{name}}, welcome!' })
+  assert.deepEqual(clean.issues, [])
+  assert.deepEqual(clean.variables, ['name'])
+  assert.equal(clean.provider_name, 'welcome')
+  const broken = await toolOk(client, 'check_template', { name: 'Broken', content: '{{1}}' })
+  assert.ok(broken.issues.length > 0, JSON.stringify(broken))
+  assert.equal((await toolOk(client, 'list_templates')).templates.length, 0, 'nothing was stored')
+  await toolOk(client, 'create_template', { name: 'Welcome', text: 'Hello {{name}}!' })
+  const clash = await toolOk(client, 'check_template', { name: 'Welcome', content: 'Hi {{name}}' })
+  assert.ok(
+    clash.issues.some((i: Json) => i.field === 'name'),
+    `another chat template has this provider name: ${JSON.stringify(clash.issues)}`,
+  )
+
+  assert.deepEqual(
+    (await toolOk(client, 'check_followup_step_text', { text: 'Hallo {{name}}, wie geht es?' })).issues,
+    [],
+  )
+  assert.ok((await toolOk(client, 'check_followup_step_text', { text: '{{1}}' })).issues.length > 0)
+})
+
+test('add_followup_step (two-step, it submits a template) and get_knowledge_document_passages; isolation', async () => {
+  const { client } = await account()
+  const other = await account()
+  const created = await toolConfirmed(client, 'create_followup', {
+    name: 'Willkommen',
+    steps: [{ text: 'Hallo {{name}}, schön, dass Sie da sind!', delay: { amount: 1, unit: 'hours' } }],
+  })
+  const id = created.followup.id as string
+  const step = { followup_id: id, text: 'Haben Sie noch Fragen?', delay: { amount: 2, unit: 'days' } }
+  const preview = await toolOk(client, 'add_followup_step', step)
+  assert.equal(preview.executed, false)
+  assert.equal(preview.preview.followup.steps, 1)
+  assert.equal((await toolOk(client, 'get_followup', { followup_id: id })).followup.steps.length, 1, 'preview')
+  const added = await toolOk(client, 'add_followup_step', { ...step, confirm_token: preview.confirm_token })
+  assert.equal(added.followup.steps.length, 2)
+  assert.equal(added.followup.steps[1].text, 'Haben Sie noch Fragen?')
+  await toolFails(other.client, 'add_followup_step', step, 'not_found')
+  await toolFails(client, 'add_followup_step', { ...step, delay: { amount: 400, unit: 'days' } }, 'bad_request')
+
+  const document = await toolOk(client, 'add_knowledge_document_from_text', {
+    title: 'Öffnungszeiten',
+    text: '# Öffnungszeiten\n\nMontags bis samstags von 9 bis 18 Uhr.\n\n# Lieferung\n\nWir liefern in ganz Berlin.\n',
+  })
+  const passages = await toolOk(client, 'get_knowledge_document_passages', { document_id: document.document.id })
+  assert.deepEqual(
+    passages.passages.map((p: Json) => p.heading),
+    ['Öffnungszeiten', 'Lieferung'],
+  )
+  assert.equal(passages.has_more, false)
+  const page = await toolOk(client, 'get_knowledge_document_passages', { document_id: document.document.id, limit: 1 })
+  assert.equal(page.passages.length, 1)
+  assert.equal(page.has_more, true)
+  await toolFails(other.client, 'get_knowledge_document_passages', { document_id: document.document.id }, 'not_found')
+})

@@ -1,0 +1,214 @@
+import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
+import { MeResponse } from '../modules/account/account.schemas.ts'
+import * as automations from '../modules/automations/automations.schemas.ts'
+import * as channels from '../modules/channels/channels.schemas.ts'
+import { ConsentSettings } from '../modules/consent/consent.schemas.ts'
+import { ConsentChange, ImportReportSchema } from '../modules/contacts/contacts.app.ts'
+import * as contacts from '../modules/contacts/contacts.schemas.ts'
+import * as followups from '../modules/followups/followups.schemas.ts'
+import * as inbox from '../modules/inbox/inbox.schemas.ts'
+import { PassagesResponse } from '../modules/knowledge/knowledge.app.ts'
+import * as knowledge from '../modules/knowledge/knowledge.schemas.ts'
+import * as media from '../modules/media/media.schemas.ts'
+import * as messaging from '../modules/messaging/messaging.schemas.ts'
+import * as newsletters from '../modules/newsletters/newsletters.schemas.ts'
+import * as people from '../modules/people/people.schemas.ts'
+import * as stats from '../modules/stats/stats.schemas.ts'
+import { CheckResponse as TemplateCheckResponse } from '../modules/templates/templates.app.ts'
+import * as templates from '../modules/templates/templates.schemas.ts'
+import * as webhooks from '../modules/webhooks/webhooks.schemas.ts'
+import { GERMAN_TO_ENGLISH } from '../platform/http/serializer.ts'
+
+/**
+ * The output schemas of the tools (MCP outputSchema): the REST operation's own response schema wherever the tool
+ * answers what REST answers, so a tool's structuredContent and the REST body are described by one schema.
+ */
+
+/** The REST schemas other schemas name with Type.Ref (registered with app.addSchema by their modules). */
+const REGISTERED: Record<string, TSchema> = Object.fromEntries(
+  [
+    contacts.Contact,
+    contacts.ContactTag,
+    contacts.TagCount,
+    media.MediaItem,
+    templates.TemplateButton,
+    templates.HeaderMedia,
+    templates.TemplateIssue,
+    templates.Template,
+    templates.TemplateDetail,
+  ].map((schema) => [(schema as unknown as { $id: string }).$id, schema]),
+)
+
+const GERMAN = new Set(Object.keys(GERMAN_TO_ENGLISH))
+
+/**
+ * A schema as plain JSON for a client: the REST schemas' references resolved and their $id names dropped (one output
+ * schema embeds an entity more than once, and a client compiles all of them with one validator, where a repeated $id
+ * is an error); the deprecated German aliases, which REST adds and a tool's answer may lack, are not required.
+ */
+export function plainSchema(schema: unknown): Record<string, unknown> {
+  const resolve = (value: unknown, depth: number): unknown => {
+    if (Array.isArray(value)) return value.map((v) => resolve(v, depth))
+    if (value === null || typeof value !== 'object') return value
+    const node = value as Record<string, unknown>
+    if (typeof node.$ref === 'string' && REGISTERED[node.$ref] && depth < 10) {
+      return resolve(REGISTERED[node.$ref], depth + 1)
+    }
+    const out: Record<string, unknown> = {}
+    for (const [key, inner] of Object.entries(node)) {
+      if (key === '$id') continue
+      if (key === 'required' && Array.isArray(inner)) {
+        out.required = inner.filter((name) => !GERMAN.has(name as string))
+        continue
+      }
+      out[key] = key === 'properties' ? resolveProperties(inner, depth) : resolve(inner, depth)
+    }
+    return out
+  }
+  const resolveProperties = (properties: unknown, depth: number) =>
+    Object.fromEntries(Object.entries(properties as Record<string, unknown>).map(([k, v]) => [k, resolve(v, depth)]))
+  return JSON.parse(JSON.stringify(resolve(schema, 0)))
+}
+
+const obj = (properties: TProperties, description?: string) =>
+  Type.Object(properties, description ? { description } : {})
+const ok = { ok: Type.Boolean() }
+const withOk = (schema: TObject) => obj({ ...ok, ...schema.properties })
+
+const Assistant = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'the grant id' }),
+  client_id: Type.String(),
+  client_name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  resource: Type.String({ description: 'the tool server the tokens are bound to' }),
+  approved_by: Type.Union([
+    Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), email: Type.String() }),
+    Type.Null(),
+  ]),
+  approved_at: Type.String({ format: 'date-time' }),
+  last_token_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+})
+
+export const out = {
+  // contacts
+  get_account: MeResponse,
+  search_contacts: contacts.ListResponse,
+  list_contacts: contacts.ListResponse,
+  get_contact: contacts.ContactResponse,
+  create_contact: contacts.CreatedResponse,
+  upsert_contact: contacts.CreatedResponse,
+  update_contact: contacts.UpdatedResponse,
+  clear_contact_field: contacts.UpdatedResponse,
+  add_contact_tag: contacts.AddTagsResponse,
+  add_contact_tags: contacts.AddTagsResponse,
+  remove_contact_tag: contacts.RemoveTagResponse,
+  list_tags: contacts.TagCountsResponse,
+  delete_contact: contacts.DeleteResponse,
+  // messages and inbox
+  send_message: obj(
+    {
+      sent: Type.Boolean({ description: 'true: the message went out (message); false: it was queued (send_id)' }),
+      message: Type.Optional(inbox.Message),
+      send_id: Type.Optional(Type.String({ format: 'uuid' })),
+      status: Type.Optional(Type.String()),
+    },
+    'POST /messages: the sent message (201), or the queued send (202)',
+  ),
+  send_template: obj(
+    {
+      queued: Type.Boolean({ description: 'true: queued with send_id (read it with get_send_status)' }),
+      send_id: Type.Optional(Type.String({ format: 'uuid' })),
+      status: Type.Optional(Type.String()),
+      message: Type.Optional(inbox.Message),
+    },
+    'POST /messages with a template: the queued send (202)',
+  ),
+  get_send_status: messaging.SendRecord,
+  list_conversations: inbox.ConversationPage,
+  get_conversation_messages: inbox.HistoryPage,
+  list_messages: inbox.MessagePage,
+  simulate_inbound_message: withOk(channels.InboundResult),
+  get_channel_settings: channels.ChannelsSettings,
+  get_coexistence: channels.Coexistence,
+  set_coexistence: channels.Coexistence,
+  get_consent_settings: ConsentSettings,
+  update_consent_settings: ConsentSettings,
+  // templates and newsletters
+  list_templates: templates.ListResponse,
+  filter_templates: templates.ListResponse,
+  get_template: templates.TemplateResponse,
+  create_template: templates.CreatedResponse,
+  create_template_with_options: templates.CreatedResponse,
+  update_template: templates.UpdatedResponse,
+  submit_template: templates.SubmitResponse,
+  delete_template: templates.DeleteResponse,
+  list_newsletters: newsletters.NewsletterPage,
+  create_newsletter: newsletters.NewsletterResponse,
+  get_newsletter: newsletters.NewsletterResponse,
+  update_newsletter: newsletters.NewsletterResponse,
+  schedule_newsletter: newsletters.NewsletterResponse,
+  cancel_newsletter: newsletters.NewsletterResponse,
+  delete_newsletter: newsletters.Deleted,
+  get_newsletter_status: newsletters.StatusResponse,
+  // automations and webhooks
+  list_automations: automations.AutomationPage,
+  get_automation: automations.Automation,
+  create_automation: automations.CreatedAutomation,
+  update_automation: automations.Automation,
+  activate_automation: automations.Automation,
+  pause_automation: automations.Automation,
+  trigger_automation: automations.TriggeredRun,
+  delete_automation: obj({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) }),
+  list_automation_runs: automations.RunPage,
+  get_automation_run: automations.Run,
+  list_automation_webhooks: automations.AutomationWebhookPage,
+  create_webhook_subscription: webhooks.SubscriptionWithSecret,
+  list_webhook_subscriptions: webhooks.SubscriptionPage,
+  get_webhook_subscription: webhooks.Subscription,
+  delete_webhook_subscription: webhooks.DeletedSubscription,
+  enable_webhook_subscription: webhooks.Subscription,
+  rotate_webhook_secret: webhooks.SubscriptionWithSecret,
+  list_webhook_deliveries: webhooks.DeliveryAttemptPage,
+  // follow-ups
+  list_followups: followups.FollowupPage,
+  get_followup: followups.FollowupResponse,
+  create_followup: withOk(followups.FollowupResponse),
+  activate_followup: withOk(followups.FollowupResponse),
+  pause_followup: withOk(followups.FollowupResponse),
+  rename_followup: withOk(followups.FollowupResponse),
+  update_followup_step: withOk(followups.FollowupResponse),
+  get_followup_timing: followups.Timing,
+  update_followup_timing: withOk(followups.Timing),
+  // media and knowledge
+  list_media: media.MediaPage,
+  get_media: media.MediaResponse,
+  upload_media_from_url: withOk(media.MediaResponse),
+  delete_media: media.Deleted,
+  list_knowledge_documents: knowledge.DocumentPage,
+  search_knowledge: knowledge.SearchResponse,
+  add_knowledge_document_from_url: withOk(knowledge.DocumentResponse),
+  add_knowledge_document_from_text: withOk(knowledge.DocumentResponse),
+  delete_knowledge_document: knowledge.Deleted,
+  get_ai_settings: knowledge.AiSettings,
+  update_ai_settings: withOk(knowledge.AiSettings),
+  list_ai_replies: knowledge.AiReplyPage,
+  // the web app's functions
+  get_contact_consent_history: obj({ history: Type.Array(ConsentChange) }),
+  import_contacts_csv: obj({ ...ok, report: ImportReportSchema }),
+  check_template: TemplateCheckResponse,
+  check_followup_step_text: followups.CheckResponse,
+  add_followup_step: withOk(followups.FollowupResponse),
+  get_knowledge_document_passages: PassagesResponse,
+  // team and statistics
+  list_team_members: people.TeamPage,
+  get_team_member: people.MemberResponse,
+  invite_team_member: people.InviteResponse,
+  change_team_member_role: people.MemberResponse,
+  remove_team_member: people.MemberResponse,
+  list_api_keys: people.KeysResponse,
+  create_api_key: people.KeyCreated,
+  revoke_api_key: people.KeyResponse,
+  list_connected_assistants: obj({ assistants: Type.Array(Assistant) }),
+  disconnect_assistant: obj({ ...ok, assistant: Assistant }),
+  get_statistics: stats.StatsResponse,
+} satisfies Record<string, TObject>

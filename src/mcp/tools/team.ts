@@ -1,0 +1,268 @@
+import { Type } from 'typebox'
+import { createKey, getKey, listKeys, revokeKey } from '../../modules/people/people.keys.ts'
+import { invitationMail, sendPeopleMail } from '../../modules/people/people.mail.ts'
+import { KeyBody } from '../../modules/people/people.schemas.ts'
+import { getMember, invite, removeMember, setRole } from '../../modules/people/people.service.ts'
+import { SCOPES } from '../../platform/auth/scopes.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import { disconnectAssistant, getConnectedAssistant, listConnectedAssistants, liveTokens } from '../grants.ts'
+import { out } from '../outputs.ts'
+import { defineTool, restRule, type ToolContext } from '../tool.ts'
+import { Uuid } from './common.ts'
+
+/**
+ * The team and the account's credentials, as the web app's team and API-key pages manage them (/app/team,
+ * /app/keys): a member's permission decides (team:manage, keys:manage: owners and admins), never an API key.
+ */
+
+const MemberId = Uuid('the member’s id (the user id), from list_team_members')
+const Role = Type.Union(
+  [Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')],
+  {
+    description: 'owner, admin, member or viewer; only an owner makes or changes owners',
+  },
+)
+
+const db = (ctx: ToolContext) => ctx.platform.database.orm
+const actorRole = (ctx: ToolContext) => {
+  const role = ctx.tenant.actor.role
+  if (!role) throw new AppError(403, 'forbidden', 'Only a member can manage the team', { key: 'rolle_fehlt' })
+  return role
+}
+
+export const getTeamMember = defineTool({
+  name: 'get_team_member',
+  title: 'Get a team member',
+  description:
+    'One person of this account: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app.',
+  scope: 'team:read',
+  rest: 'GET /team (one member)',
+  output: out.get_team_member,
+  kind: 'read',
+  input: Type.Object({ member_id: MemberId }),
+  async run(ctx, args) {
+    return { member: await getMember(db(ctx), ctx.tenant.accountId, args.member_id) }
+  },
+})
+
+export const inviteTeamMember = defineTool({
+  name: 'invite_team_member',
+  title: 'Invite a person to the team',
+  description:
+    'Invite a person by e-mail with a role: they get an invitation link by e-mail and appear as invited until they accept (when no e-mail can be sent, the answer carries invite_url to pass on). Admins invite admins, members and viewers; only owners invite owners. Someone already active here answers already_member.',
+  scope: 'team:read',
+  permission: 'team:manage',
+  rest: 'POST /app/team/invitations',
+  output: out.invite_team_member,
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }), role: Role }),
+  async preview(ctx, args) {
+    const role = actorRole(ctx)
+    if (role !== 'owner' && args.role === 'owner') {
+      throw new AppError(403, 'forbidden', 'Only an owner can change owners', { key: 'rolle_fehlt' })
+    }
+    return {
+      action: 'invite a person to this account: an invitation e-mail goes out',
+      to: { email: args.email.trim().toLowerCase(), role: args.role },
+      recipients: 1,
+      account: ctx.tenant.account.name,
+    }
+  },
+  async run(ctx, args) {
+    const { member, token } = await invite(db(ctx), ctx.platform.clock, {
+      accountId: ctx.tenant.accountId,
+      email: args.email,
+      role: args.role,
+      actorRole: actorRole(ctx),
+    })
+    const link = `${ctx.platform.config.publicUrl}/invitations/${token}`
+    const language = ctx.tenant.account.language === 'en' ? 'en' : 'de'
+    const sent = await sendPeopleMail(ctx.platform, ctx.tenant.accountId, {
+      to: member.email,
+      ...invitationMail(language, { accountName: ctx.tenant.account.name, link, role: member.role }),
+    })
+    return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
+  },
+})
+
+export const changeTeamMemberRole = defineTool({
+  name: 'change_team_member_role',
+  title: 'Change a team member’s role',
+  description:
+    'Give a member another role (owner, admin, member, viewer): what they and the assistants they signed in may do changes at once. Admins change admins, members and viewers; only owners touch owners; the last active owner stays owner (409 last_owner).',
+  scope: 'team:read',
+  permission: 'team:manage',
+  rest: 'PATCH /app/team/{id}',
+  output: out.change_team_member_role,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ member_id: MemberId, role: Role }),
+  async run(ctx, args) {
+    return {
+      member: await setRole(db(ctx), {
+        accountId: ctx.tenant.accountId,
+        userId: args.member_id,
+        role: args.role,
+        actorRole: actorRole(ctx),
+      }),
+    }
+  },
+})
+
+export const removeTeamMember = defineTool({
+  name: 'remove_team_member',
+  title: 'Remove a team member',
+  description:
+    'Remove a person from this account: their sessions here end at once, a pending invitation stops working, and the assistants they signed in lose access; their other accounts stay. Only owners remove owners; the last active owner stays.',
+  scope: 'team:read',
+  permission: 'team:manage',
+  rest: 'DELETE /app/team/{id}',
+  output: out.remove_team_member,
+  kind: 'destructive',
+  idempotent: true,
+  input: Type.Object({ member_id: MemberId }),
+  async preview(ctx, args) {
+    const member = await getMember(db(ctx), ctx.tenant.accountId, args.member_id)
+    return {
+      action: 'remove a member from this account; their sessions and the assistants they signed in stop working',
+      member,
+    }
+  },
+  async run(ctx, args) {
+    return {
+      member: await removeMember(db(ctx), ctx.platform.clock, {
+        accountId: ctx.tenant.accountId,
+        userId: args.member_id,
+        actorRole: actorRole(ctx),
+      }),
+    }
+  },
+})
+
+export const listApiKeys = defineTool({
+  name: 'list_api_keys',
+  title: 'List API keys',
+  description:
+    'The account’s API keys newest first, revoked ones too: name, prefix (the key’s first characters), scopes, created_at and revoked_at. Never their secrets.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'GET /app/keys',
+  output: out.list_api_keys,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    return { keys: await listKeys(db(ctx), ctx.tenant.accountId) }
+  },
+})
+
+export const createApiKey = defineTool({
+  name: 'create_api_key',
+  title: 'Create an API key',
+  description:
+    'Create an API key with a name and scopes for a program that uses the REST API. The secret is in this answer only (store it now; it cannot be shown again). A key never gets a scope the caller lacks.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'POST /app/keys',
+  output: out.create_api_key,
+  kind: 'write',
+  input: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 120, description: 'what the key is for' }),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      description: 'the REST scopes the key carries',
+    }),
+  }),
+  async run(ctx, args) {
+    const body = restRule(KeyBody, args, 'body')
+    const beyond = body.scopes.filter((s) => !(ctx.tenant.actor.scopes as string[]).includes(s))
+    if (beyond.length > 0) {
+      throw new AppError(403, 'forbidden', `A key cannot get scopes the caller lacks: ${beyond.join(', ')}`, {
+        key: 'apikey_scope_fehlt',
+      })
+    }
+    return await createKey(db(ctx), { accountId: ctx.tenant.accountId, name: body.name, scopes: body.scopes })
+  },
+})
+
+export const revokeApiKey = defineTool({
+  name: 'revoke_api_key',
+  title: 'Revoke an API key',
+  description:
+    'Revoke an API key at once, on every process: programs using it get 401 from then on. Cannot be undone (create a new key instead); revoking a revoked key changes nothing.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'DELETE /app/keys/{id}',
+  output: out.revoke_api_key,
+  kind: 'destructive',
+  idempotent: true,
+  input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
+  async preview(ctx, args) {
+    const key = await getKey(db(ctx), ctx.tenant.accountId, args.key_id)
+    return {
+      action: key.revoked_at
+        ? 'nothing: this key is revoked already'
+        : 'revoke an API key: every program using it gets 401 from now on',
+      key,
+    }
+  },
+  async run(ctx, args) {
+    return { key: await revokeKey(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.key_id) }
+  },
+})
+
+export const listConnectedAssistantsTool = defineTool({
+  name: 'list_connected_assistants',
+  title: 'List connected assistants',
+  description:
+    'The AI assistants connected to this account through OAuth sign-in (Claude, ChatGPT, Cursor, ...), newest first: the client’s name, the scopes granted, who approved it and when, and when it last got a token.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'the OAuth grants of the account (no REST route)',
+  output: out.list_connected_assistants,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    return { assistants: await listConnectedAssistants(db(ctx), ctx.tenant.accountId) }
+  },
+})
+
+export const disconnectAssistantTool = defineTool({
+  name: 'disconnect_assistant',
+  title: 'Disconnect an assistant',
+  description:
+    'Revoke an assistant’s OAuth grant: its access tokens stop at once and its refresh token no longer works; to use Herold again it must be signed in and approved anew.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'POST /oauth/revoke for a grant (by its id)',
+  output: out.disconnect_assistant,
+  kind: 'destructive',
+  idempotent: true,
+  input: Type.Object({ assistant_id: Uuid('the grant id, from list_connected_assistants') }),
+  async preview(ctx, args) {
+    const assistant = await getConnectedAssistant(db(ctx), ctx.tenant.accountId, args.assistant_id)
+    return {
+      action: 'disconnect an assistant: its tokens stop working at once',
+      assistant,
+      live_access_tokens: await liveTokens(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id),
+    }
+  },
+  async run(ctx, args) {
+    const assistant = await disconnectAssistant(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id)
+    return { ok: true, assistant }
+  },
+})
+
+export const teamTools = [
+  getTeamMember,
+  inviteTeamMember,
+  changeTeamMemberRole,
+  removeTeamMember,
+  listApiKeys,
+  createApiKey,
+  revokeApiKey,
+  listConnectedAssistantsTool,
+  disconnectAssistantTool,
+]

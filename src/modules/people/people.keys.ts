@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto'
+import { and, desc, eq, isNull } from 'drizzle-orm'
+import type { Static } from 'typebox'
+import { apiKeys } from '../../platform/auth/auth.tables.ts'
+import { credentialsChangedHere } from '../../platform/auth/credential-cache.ts'
+import { generateApiKey } from '../../platform/auth/credentials.ts'
+import { isScope, type Scope } from '../../platform/auth/scopes.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import type { KeyView } from './people.schemas.ts'
+
+/**
+ * The account's API keys, managed by its owners and admins (the web app's /app/keys and the tool server's key
+ * tools). Only the key's hash is stored; its secret is in the answer that creates it and nowhere else.
+ */
+
+export function keyView(k: typeof apiKeys.$inferSelect): Static<typeof KeyView> {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    created_at: k.createdAt.toISOString(),
+    revoked_at: k.revokedAt ? k.revokedAt.toISOString() : null,
+  }
+}
+
+/** Every key of the account, newest first, revoked ones too (never their secrets). */
+export async function listKeys(db: Db, accountId: string): Promise<Array<Static<typeof KeyView>>> {
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.accountId, accountId))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+  return rows.map(keyView)
+}
+
+/** A new key with these scopes (400 naming unknown ones); its secret is answered once. */
+export async function createKey(
+  db: Db,
+  input: { accountId: string; name: string; scopes: string[] },
+): Promise<{ key: Static<typeof KeyView>; secret: string }> {
+  const unknown = input.scopes.filter((s) => !isScope(s))
+  if (unknown.length > 0) throw new AppError(400, 'bad_request', `unknown scope(s): ${unknown.join(', ')}`)
+  const scopes = [...new Set(input.scopes)] as Scope[]
+  const secret = generateApiKey()
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      accountId: input.accountId,
+      id: randomUUID(),
+      name: input.name.trim() || 'key',
+      prefix: secret.prefix,
+      keyHash: secret.hash,
+      scopes,
+    })
+    .returning()
+  return { key: keyView(row), secret: secret.key }
+}
+
+/** One key of the account; another account's key is 404. */
+export async function getKey(db: Db, accountId: string, keyId: string): Promise<Static<typeof KeyView>> {
+  const [row] = /^[0-9a-f-]{36}$/i.test(keyId)
+    ? await db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId)))
+    : []
+  if (!row) throw new AppError(404, 'not_found', 'No such API key')
+  return keyView(row)
+}
+
+/** Revokes a key at once, on every process (a revoked key stays revoked; another account's key is 404). */
+export async function revokeKey(db: Db, clock: Clock, accountId: string, keyId: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(keyId)) throw new AppError(404, 'not_found', 'No such API key')
+  const where = and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId))
+  await db
+    .update(apiKeys)
+    .set({ revokedAt: clock.now() })
+    .where(and(where, isNull(apiKeys.revokedAt)))
+  credentialsChangedHere()
+  return getKey(db, accountId, keyId)
+}
