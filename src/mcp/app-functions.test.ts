@@ -150,3 +150,44 @@ test('add_followup_step (two-step, it submits a template) and get_knowledge_docu
   assert.equal(page.has_more, true)
   await toolFails(other.client, 'get_knowledge_document_passages', { document_id: document.document.id }, 'not_found')
 })
+
+test('check_automation: the safety rules’ changes and the refusals of a save, nothing stored; a narrow key is refused', async () => {
+  const { accountId, client } = await account()
+  const definition = {
+    intent: 'newsletter',
+    trigger: { type: 'manual' },
+    steps: [
+      { type: 'send_text', text: 'Willkommen' },
+      { type: 'wait', duration: { days: 1 } },
+      { type: 'send_text', text: 'Schon gesehen?' },
+    ],
+  }
+  const checked = await toolOk(client, 'check_automation', definition)
+  assert.deepEqual(checked.problems, [])
+  assert.deepEqual(
+    checked.changes.map((c: Json) => c.kind),
+    ['followup_cut', 'double_optin_prepended'],
+  )
+  assert.equal(checked.steps[0].type, 'double_optin')
+  const refused = await toolOk(client, 'check_automation', {
+    trigger: { type: 'manual' },
+    steps: [{ type: 'send_template', template_id: '00000000-0000-4000-8000-000000000000' }],
+  })
+  assert.equal(refused.problems.length, 1, JSON.stringify(refused))
+  assert.equal((await toolOk(client, 'list_automations', {})).automations.length, 0)
+  const narrow = await mcp(await createKey(harness, accountId, ['automations:read']))
+  await toolFails(narrow, 'check_automation', definition, 'forbidden')
+})
+
+test('ask_knowledge_test_question: without an AI endpoint a 409 ai_unavailable, and nothing is stored', async () => {
+  const { client } = await account()
+  const failed = await toolFails(
+    client,
+    'ask_knowledge_test_question',
+    { question: 'Wann habt ihr offen?' },
+    'ai_unavailable',
+  )
+  assert.equal(failed.key, 'ai_not_configured')
+  await toolFails(client, 'ask_knowledge_test_question', { question: '' }, 'bad_request')
+  assert.deepEqual((await toolOk(client, 'list_ai_replies', {})).ai_replies, [])
+})

@@ -1,5 +1,6 @@
 import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { MeResponse } from '../modules/account/account.schemas.ts'
+import { CheckResponse as AutomationCheckResponse } from '../modules/automations/automations.app.ts'
 import * as automations from '../modules/automations/automations.schemas.ts'
 import * as channels from '../modules/channels/channels.schemas.ts'
 import { ConsentSettings } from '../modules/consent/consent.schemas.ts'
@@ -7,7 +8,7 @@ import { ConsentChange, ImportReportSchema } from '../modules/contacts/contacts.
 import * as contacts from '../modules/contacts/contacts.schemas.ts'
 import * as followups from '../modules/followups/followups.schemas.ts'
 import * as inbox from '../modules/inbox/inbox.schemas.ts'
-import { PassagesResponse } from '../modules/knowledge/knowledge.app.ts'
+import { AskResponse, PassagesResponse } from '../modules/knowledge/knowledge.app.ts'
 import * as knowledge from '../modules/knowledge/knowledge.schemas.ts'
 import * as media from '../modules/media/media.schemas.ts'
 import * as messaging from '../modules/messaging/messaging.schemas.ts'
@@ -199,6 +200,8 @@ export const out = {
   check_followup_step_text: followups.CheckResponse,
   add_followup_step: withOk(followups.FollowupResponse),
   get_knowledge_document_passages: PassagesResponse,
+  ask_knowledge_test_question: AskResponse,
+  check_automation: AutomationCheckResponse,
   // team and statistics
   list_team_members: people.TeamPage,
   get_team_member: people.MemberResponse,

@@ -94,7 +94,7 @@ export async function createTestAccount(
   options: {
     scopes?: Scope[]
     name?: string
-    plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number }
+    plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number; requestsPerMinute?: number }
   } = {},
 ): Promise<TestAccount> {
   let plan: string | undefined
@@ -105,6 +105,7 @@ export async function createTestAccount(
       contactsLimit: options.plan.contacts ?? 1000,
       messagesPerMonth: options.plan.messagesPerMonth ?? 1000,
       webhooksLimit: options.plan.webhooks ?? 10,
+      ...(options.plan.requestsPerMinute === undefined ? {} : { requestsPerMinute: options.plan.requestsPerMinute }),
     })
   }
   const account = await createAccount(harness.database.orm, { name: options.name ?? 'Test account', plan })

@@ -2,11 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Type } from 'typebox'
+import { CheckBody as AutomationCheckBody } from '../../modules/automations/automations.app.ts'
 import { ImportError, importContacts } from '../../modules/contacts/contacts.import.ts'
 import { findContact } from '../../modules/contacts/contacts.repository.ts'
 import { consentHistory } from '../../modules/contacts/contacts.service.ts'
 import { NewStepBody } from '../../modules/followups/followups.schemas.ts'
 import { checkStep, LIMITS as FOLLOWUP_LIMITS } from '../../modules/followups/followups.service.ts'
+import { AskBody } from '../../modules/knowledge/knowledge.app.ts'
 import { passagesOf } from '../../modules/knowledge/knowledge.repository.ts'
 import { checkDraft, CheckBody as TemplateCheckBody } from '../../modules/templates/templates.app.ts'
 import { checkTemplate } from '../../modules/templates/templates.check.ts'
@@ -227,6 +229,38 @@ export const getKnowledgeDocumentPassages = defineTool({
   },
 })
 
+export const askKnowledgeTestQuestion = defineTool({
+  name: 'ask_knowledge_test_question',
+  title: 'Ask the AI a test question',
+  description:
+    'How the built-in AI would answer a customer’s chat question from the knowledge documents, without sending or storing anything: the same five best passages, the same prompt to the configured model, the same strict reading of its answer. Answers outcome (answer or declined), the answer, the reason for a decline (no_passages: no model asked) and the passages with the cited ones marked. Works while AI replies are switched off; 409 ai_unavailable without an AI endpoint, 502 ai_call_failed when the model fails.',
+  scope: 'knowledge:write',
+  rest: 'POST /app/knowledge/ask',
+  output: out.ask_knowledge_test_question,
+  kind: 'read',
+  openWorld: true,
+  input: AskBody,
+  async run(ctx, args) {
+    const { question } = restRule(AskBody, args, 'body')
+    return await ctx.services.ai.ask(ctx.tenant.accountId, question)
+  },
+})
+
+export const checkAutomation = defineTool({
+  name: 'check_automation',
+  title: 'Check an automation before saving',
+  description:
+    'A dry run of create_automation and update_automation on an unsaved definition (intent, trigger, steps): `problems` lists every reason saving would be refused, `changes` and `notice` what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut after the first such message), `steps` the steps as they would be stored. Saves nothing.',
+  scope: 'automations:write',
+  rest: 'POST /app/automations/check',
+  output: out.check_automation,
+  kind: 'read',
+  input: AutomationCheckBody,
+  async run(ctx, args) {
+    return await ctx.services.automations.check(ctx.tenant, restRule(AutomationCheckBody, args, 'body'))
+  },
+})
+
 export const appTools = [
   getContactConsentHistory,
   importContactsCsv,
@@ -234,4 +268,6 @@ export const appTools = [
   checkFollowupStepText,
   addFollowupStep,
   getKnowledgeDocumentPassages,
+  askKnowledgeTestQuestion,
+  checkAutomation,
 ]

@@ -4,7 +4,7 @@ import { requireScope } from '../../platform/auth/authenticate.ts'
 import { INTENTS, Step, Trigger } from './automations.schemas.ts'
 import type { AutomationsService } from './automations.service.ts'
 
-const CheckBody = Type.Object(
+export const CheckBody = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 200, description: 'ignored; the builder may send it along' })),
     intent: Type.Union(
@@ -30,7 +30,7 @@ const SafetyChange = Type.Union([
   }),
 ])
 
-const CheckResponse = Type.Object({
+export const CheckResponse = Type.Object({
   problems: Type.Array(Type.String(), {
     description: 'why saving would be refused (400 automation_invalid); empty when it would be accepted',
   }),

@@ -26,7 +26,7 @@ export const PassagesResponse = Type.Object({
   offset: Type.Integer(),
 })
 
-const AskBody = Type.Object(
+export const AskBody = Type.Object(
   {
     question: Type.String({
       minLength: 1,
@@ -36,7 +36,7 @@ const AskBody = Type.Object(
   },
   { additionalProperties: false },
 )
-const AskResponse = Type.Object({
+export const AskResponse = Type.Object({
   outcome: Type.Union([Type.Literal('answer'), Type.Literal('declined')], {
     description: 'answer: the AI would send `answer`; declined: it would send nothing and hand over to a person',
   }),
