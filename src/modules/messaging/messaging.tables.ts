@@ -43,7 +43,7 @@ export const trackedLinks = pgTable(
     id: text('id').notNull(),
     contactId: uuid('contact_id').notNull(),
     url: text('url').notNull(),
-    /** the newsletter whose CTA button this link is (one per recipient, written at the fan-out); null elsewhere */
+    /** the newsletter whose CTA button this link is (one per recipient, written with its send job); null elsewhere */
     newsletterId: uuid('newsletter_id'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },

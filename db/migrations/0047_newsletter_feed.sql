@@ -1,0 +1,5 @@
+-- The newsletter's send jobs are written ahead of the sender, not all at the fan-out: `feed_cursor` is the last
+-- contact whose send record has its job. Newsletters already sending or sent have a job for every send record.
+ALTER TABLE "newsletters" ADD COLUMN IF NOT EXISTS "feed_cursor" uuid;
+--> statement-breakpoint
+UPDATE "newsletters" SET "feed_cursor" = 'ffffffff-ffff-ffff-ffff-ffffffffffff' WHERE "status" IN ('sending', 'sent') AND "feed_cursor" IS NULL;
