@@ -114,10 +114,14 @@ try {
   let stop = await jobRunnerFor(deps, alone ? fanoutModules : modules, log).start()
   let fanoutSeconds = 0
   for (;;) {
-    const view = await newsletters.get(tenant, draft.id)
+    // the row alone (GET /newsletters/{id} would count the audience for recipients_estimate on every poll)
+    const [view] = await database.query<{ phase: string; started_at: Date | string | null }>(
+      'SELECT phase, started_at FROM newsletters WHERE account_id = $1 AND id = $2',
+      [account.id, draft.id],
+    )
     if (view.phase === 'sending' || view.phase === 'done') {
       // from the move to `sending` (started_at) to the phase seen after the last batch (polled every 100 ms)
-      fanoutSeconds = (Date.now() - (view.started_at as Date).getTime()) / 1000
+      fanoutSeconds = (Date.now() - new Date(view.started_at as string).getTime()) / 1000
       break
     }
     await new Promise((r) => setTimeout(r, 100))
