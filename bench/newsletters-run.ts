@@ -150,6 +150,10 @@ try {
     gc()
     console.error(`after a full garbage collection, sends still running: ${memory()}`)
   }
+  const [queuedJobs] = await database.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
+    [account.id],
+  )
   await stop()
   clearInterval(sampler)
   const status = await newsletters.status(tenant, draft.id)
@@ -165,6 +169,9 @@ try {
   )
   console.log(
     `  V8 heap used: peak ${mb(fanoutHeapPeak)} during the fan-out, ${mb(sendHeapPeak)} while sending | VmHWM ${hwm ? mb(hwm) : 'n/a'} (${fanoutHighWater ? mb(fanoutHighWater) : 'n/a'} at the end of the fan-out)`,
+  )
+  console.log(
+    `  at the end: ${status.counts.queued.toLocaleString('en')} send records open, ${Number(queuedJobs.n).toLocaleString('en')} send jobs written ahead of the sender; sent ${(status.counts.sent + status.counts.delivered + status.counts.read).toLocaleString('en')}, skipped ${status.counts.skipped}, failed ${status.counts.failed}`,
   )
   console.log(
     `  sends: ${sent.toLocaleString('en')} in ${seconds.toFixed(1)} s = ${(sent / seconds).toFixed(0)}/s | pace ${PACE}/s | ratio ${(sent / seconds / PACE).toFixed(2)} (goal ≥ 0.9)`,
