@@ -43,7 +43,7 @@ export const trackedLinks = pgTable(
     id: text('id').notNull(),
     contactId: uuid('contact_id').notNull(),
     url: text('url').notNull(),
-    /** the newsletter whose CTA button this link is (one per recipient, written at the fan-out); null elsewhere */
+    /** the newsletter whose CTA button this link is (one per recipient, written with its send job); null elsewhere */
     newsletterId: uuid('newsletter_id'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
@@ -123,5 +123,9 @@ export const templateSends = pgTable(
     index('template_sends_origin_idx').on(t.accountId, t.originId, t.status).where(sql`${t.originId} IS NOT NULL`),
     index('template_sends_contact_idx').on(t.accountId, t.contactId),
     index('template_sends_message_idx').on(t.accountId, t.messageId).where(sql`${t.messageId} IS NOT NULL`),
+    // the campaign sends waiting for sending to be possible again (a newsletter's progress check; migration 0047)
+    index('template_sends_waiting_idx')
+      .on(t.accountId, t.originId)
+      .where(sql`${t.status} = 'queued' AND ${t.reason} IS NOT NULL`),
   ],
 )

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import type { JobHandlers } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
@@ -23,7 +24,7 @@ registerMediaUsageCheck(async (db, accountId, item) => {
   )
 })
 
-export function newslettersServiceFor(deps: PlatformDeps) {
+export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?: number } = {}) {
   const templates = templatesServiceFor(deps)
   const channels = channelsServiceFor(deps)
   return newslettersService({
@@ -39,19 +40,23 @@ export function newslettersServiceFor(deps: PlatformDeps) {
       await channels.requireChatConnected(accountId)
     },
     dailyWindow: (accountId) => channels.dailyWindow(accountId),
+    ...options,
   })
 }
 
 export const newslettersModule: HeroldModule = {
   name: 'newsletters',
   routes: (deps) => newslettersRoutes(newslettersServiceFor(deps)),
-  jobs: (deps) => {
-    const service = newslettersServiceFor(deps)
-    return {
-      handlers: {
-        [NEWSLETTER_START_QUEUE]: { run: (job, context) => service.start(job, context), perKey: 1 },
-        [NEWSLETTER_PROGRESS_QUEUE]: { run: (job, context) => service.progress(job, context) },
-      },
-    }
-  },
+  jobs: (deps) => newslettersJobs(deps),
+}
+
+/** The newsletter's queues: its start (fan-out) and its progress checks, which also feed its send jobs. */
+export function newslettersJobs(deps: PlatformDeps, options: { feedAhead?: number } = {}) {
+  const service = newslettersServiceFor(deps, options)
+  return {
+    handlers: {
+      [NEWSLETTER_START_QUEUE]: { run: (job, context) => service.start(job, context), perKey: 1 },
+      [NEWSLETTER_PROGRESS_QUEUE]: { run: (job, context) => service.progress(job, context) },
+    } satisfies JobHandlers,
+  }
 }

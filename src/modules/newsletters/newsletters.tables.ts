@@ -80,6 +80,8 @@ export const newsletters = pgTable(
     resumesAt: at('resumes_at'),
     /** the last contact id written by the fan-out: a restarted fan-out continues after it */
     fanoutCursor: uuid('fanout_cursor'),
+    /** the last contact whose send record has its send job (written ahead of the sender, see FEED_AHEAD) */
+    feedCursor: uuid('feed_cursor'),
     startedAt: at('started_at'),
     finishedAt: at('finished_at'),
     createdAt: at('created_at').notNull(),

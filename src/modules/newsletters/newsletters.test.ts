@@ -3,10 +3,13 @@ import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import type { HeroldModule } from '../../platform/module.ts'
+import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
+import { modules } from '../index.ts'
 import { templatesModule } from '../templates/index.ts'
-import { newslettersModule } from './index.ts'
+import { newslettersJobs, newslettersModule } from './index.ts'
+import { PROGRESS_EVERY_MS } from './newsletters.service.ts'
 
 let harness: Harness
 
@@ -520,6 +523,59 @@ describe('newsletters: sending', () => {
     assert.equal(!refused.ok && refused.error.providerCode, '131048')
     harness.clock.advance(24 * HOUR + 1000)
     assert.equal((await send(second, await phoneOf(second))).ok, true)
+  })
+
+  test('its send jobs are written ahead of the sender a few at a time: every recipient gets it exactly once', async () => {
+    const account = await sandboxAccount()
+    const recipients = new Set<string>()
+    for (let i = 0; i < 7; i++) recipients.add(await contact(account, 'confirmed'))
+    await contact(account, 'pending')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    harness.clock.advance(HOUR + 1000)
+    // the newsletter's queues with 2 send jobs kept ahead instead of 20,000
+    const feeding: HeroldModule = { ...newslettersModule, jobs: (d) => newslettersJobs(d, { feedAhead: 2 }) }
+    const queuedJobs = async () =>
+      Number(
+        (
+          await harness.database.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
+            [account.accountId],
+          )
+        )[0].n,
+      )
+    const fanout = jobRunnerFor(deps(), [templatesModule, feeding])
+    const stopFanout = await fanout.start()
+    await fanout.runner.drain()
+    await stopFanout()
+    const written = await status(account, newsletter.id)
+    assert.equal(written.phase, 'sending')
+    assert.equal(written.recipients, 7, 'the whole snapshot is written at once')
+    assert.equal(written.counts.queued, 7)
+    assert.equal(await queuedJobs(), 2, 'but only two of them have their send job')
+    const all = jobRunnerFor(
+      deps(),
+      modules.map((m) => (m.name === 'newsletters' ? feeding : m)),
+    )
+    let done = written
+    for (let round = 0; round < 20 && done.status !== 'sent'; round++) {
+      const stop = await all.start()
+      await all.runner.drain()
+      await stop()
+      harness.clock.advance(PROGRESS_EVERY_MS)
+      done = await status(account, newsletter.id)
+    }
+    assert.equal(done.status, 'sent')
+    assert.equal(done.recipients, 7)
+    assert.equal(done.counts.read, 7, 'the sandbox delivers and reads at once')
+    assert.equal(await queuedJobs(), 0)
+    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+    assert.equal(outbox.length, 7, 'one message per recipient, none twice')
+    const phones = await harness.database.query<{ phone: string }>(
+      'SELECT phone FROM contacts WHERE account_id = $1 AND id = ANY($2::uuid[])',
+      [account.accountId, `{${[...recipients].join(',')}}`],
+    )
+    assert.deepEqual(new Set(outbox.map((m) => m.recipient)), new Set(phones.map((p) => p.phone)))
   })
 
   test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {

@@ -161,9 +161,11 @@ export class JobRunner {
         if (this.#again) {
           this.#again = false
           this.wake([])
-        } else {
-          this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
         }
+        // also while work keeps waking the runner (#again): otherwise, under a stream of sends, the timer for jobs
+        // scheduled in other queues (a newsletter's progress check) was never set and they waited for the poll or for
+        // the stream to end. #schedule queries at most every SCHEDULE_MIN_INTERVAL_MS.
+        this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
       })
   }
 
