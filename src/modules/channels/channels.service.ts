@@ -184,7 +184,8 @@ export function channelsService(deps: ChannelsServiceDeps) {
           void readFor(next)
         }
       }
-      void readFor([{ resolve, reject }])
+      // after the other webhooks already read by this turn of the event loop (see the inbox's receive)
+      setImmediate(() => void readFor([{ resolve, reject }, ...(webhookReads.get(accountId) ?? []).splice(0)]))
     })
   }
 

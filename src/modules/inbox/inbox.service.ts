@@ -404,7 +404,12 @@ export function inboxService(deps: InboxServiceDeps) {
           receiving.set(key, line)
         }
         line.waiting.push({ accountId, language, incoming, mediaKey, resolve, reject })
-        if (!line.running) void drain(key, line)
+        if (!line.running) {
+          line.running = true
+          // after the other requests already read by this turn of the event loop (PGlite runs a query at once,
+          // inside the call: started here, it would finish before any other webhook is even parsed)
+          setImmediate(() => void drain(key, line))
+        }
       })
       // A concurrent copy of the same webhook won: its media is the one kept.
       if (!stored && mediaKey) await storage.delete(mediaKey)
