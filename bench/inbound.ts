@@ -8,9 +8,11 @@
  * Prints messages stored per second (signature checked, contact and conversation found or created, message,
  * message.received and conversation.created written in one transaction) beside the bare HTTP acceptance rate of
  * the same server: a route on it that reads the same raw body and answers 200 without any work. On PostgreSQL it
- * also prints the statements (round trips, BEGIN and COMMIT included) the server sent per stored message.
+ * also prints the statements (round trips, BEGIN and COMMIT included) the server sent per stored message; the CPU
+ * time of this process and of the database's backends (read from /proc) per request say what each costs.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
@@ -104,6 +106,21 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return (query as (...a: unknown[]) => unknown).apply(this, args)
 } as typeof query
 
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
+
+/** CPU time of the given server processes (Linux /proc, on this machine; 0 for a remote server). */
+function postgresCpuMs(pids: number[]): number {
+  let ticks = 0
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {}
+  }
+  return ticks * 10
+}
+
 async function main() {
   const databaseUrl = process.env.DATABASE_URL || undefined
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: CONCURRENCY + 2 })
@@ -136,10 +153,28 @@ async function main() {
   // warm-up: JIT, connections, the first contacts
   await post(pool, '/bench/accept', 500, 'warm')
   await post(pool, inboundPath, CUSTOMERS, 'warm')
+  // the statistics autovacuum would gather by now (off on some machines; PGlite has none): without them the
+  // planner takes the just-filled tables for empty and scans them
+  await database.query('ANALYZE contacts, conversations, messages, events, jobs')
 
+  let cpu = process.cpuUsage()
   const bare = await post(pool, '/bench/accept', MESSAGES, 'bare')
+  const bareCpu = cpuMs(process.cpuUsage(cpu)) / MESSAGES
   const tripsBefore = roundTrips
+  cpu = process.cpuUsage()
+  // the backends of this benchmark's connections (the warm-up opened them all)
+  const backends =
+    database.kind === 'postgres'
+      ? (
+          await database.query<{ pid: number }>(
+            'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+          )
+        ).map((r) => Number(r.pid))
+      : []
+  const databaseCpu = postgresCpuMs(backends)
   const stored = await post(pool, inboundPath, MESSAGES, 'run')
+  const storedCpu = cpuMs(process.cpuUsage(cpu)) / MESSAGES
+  const storedDatabaseCpu = (postgresCpuMs(backends) - databaseCpu) / MESSAGES
   const tripsPerMessage = (roundTrips - tripsBefore) / MESSAGES
   const [count] = await database.query<{ n: string }>(
     "SELECT count(*) AS n FROM messages WHERE account_id = $1 AND provider_message_id LIKE 'wamid.run.%'",
@@ -153,8 +188,12 @@ async function main() {
   console.log(`  bare HTTP acceptance of the same server (raw body, 200):  ${bare.toFixed(0)} req/s`)
   console.log(`  signed webhooks verified and stored:                      ${stored.toFixed(0)} messages/s`)
   console.log(`  ratio stored / bare:                                      ${((stored / bare) * 100).toFixed(1)} %`)
+  console.log(`  CPU of this process (server and load generator) per request: bare ${bareCpu.toFixed(2)} ms, stored ${storedCpu.toFixed(2)} ms`)
   if (database.kind === 'postgres') {
     console.log(`  round trips to the database per stored message:           ${tripsPerMessage.toFixed(1)}`)
+    if (storedDatabaseCpu > 0) {
+      console.log(`  CPU of the database's backends per stored message:         ${storedDatabaseCpu.toFixed(2)} ms`)
+    }
   }
   await pool.close()
   await app.close()

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { channelConnections } from './channels.tables.ts'
@@ -28,15 +28,28 @@ export async function connectionOf(
 
 /** The account and its connection on the channel, in one round trip (a provider webhook's first read). */
 export async function accountWithConnection(db: Db, accountId: string, channel: 'chat' | 'email') {
-  const [row] = await db
+  let query = preparedAccountWithConnection.get(db)
+  if (!query) {
+    query = prepareAccountWithConnection(db)
+    preparedAccountWithConnection.set(db, query)
+  }
+  const [row] = await query.execute({ accountId, channel })
+  return row
+}
+
+// prepared once per database handle (a hot read: every provider webhook)
+const preparedAccountWithConnection = new WeakMap<Db, ReturnType<typeof prepareAccountWithConnection>>()
+
+function prepareAccountWithConnection(db: Db) {
+  return db
     .select({ account: accounts, connection: channelConnections })
     .from(accounts)
     .leftJoin(
       channelConnections,
-      and(eq(channelConnections.accountId, accounts.id), eq(channelConnections.channel, channel)),
+      and(eq(channelConnections.accountId, accounts.id), eq(channelConnections.channel, sql.placeholder('channel'))),
     )
-    .where(eq(accounts.id, accountId))
-  return row
+    .where(eq(accounts.id, sql.placeholder('accountId')))
+    .prepare('channels_account_with_connection')
 }
 
 export async function upsertConnection(db: Db, row: NewConnectionRow): Promise<ConnectionRow> {

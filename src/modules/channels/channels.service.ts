@@ -155,6 +155,40 @@ export function channelsService(deps: ChannelsServiceDeps) {
   }
 
   /** The connected chat number with its provider, or 409 chat_not_connected. */
+  /**
+   * The account and its chat number for a provider webhook. Webhooks of one account that arrive while its read runs
+   * share the next read (started after they arrived, so none sees older state than a read of its own would): a burst
+   * costs one read per round trip instead of one per request.
+   */
+  const webhookReads = new Map<string, Array<{ resolve(row: WebhookTarget): void; reject(error: unknown): void }>>()
+  type WebhookTarget = Awaited<ReturnType<typeof repo.accountWithConnection>>
+  function webhookTarget(accountId: string): Promise<WebhookTarget> {
+    return new Promise((resolve, reject) => {
+      const waiting = webhookReads.get(accountId)
+      if (waiting) {
+        waiting.push({ resolve, reject })
+        return
+      }
+      webhookReads.set(accountId, [])
+      const readFor = async (group: Array<{ resolve(row: WebhookTarget): void; reject(error: unknown): void }>) => {
+        try {
+          const row = await repo.accountWithConnection(db, accountId, 'chat')
+          for (const one of group) one.resolve(row)
+        } catch (error) {
+          for (const one of group) one.reject(error)
+        }
+        const next = webhookReads.get(accountId) ?? []
+        if (next.length === 0) webhookReads.delete(accountId)
+        else {
+          webhookReads.set(accountId, [])
+          void readFor(next)
+        }
+      }
+      // after the other webhooks already read by this turn of the event loop (see the inbox's receive)
+      setImmediate(() => void readFor([{ resolve, reject }, ...(webhookReads.get(accountId) ?? []).splice(0)]))
+    })
+  }
+
   async function connectedChat(accountId: string, known?: repo.ConnectionRow | null) {
     const row = known === undefined ? await repo.connectionOf(db, accountId, 'chat') : (known ?? undefined)
     if (row?.status !== 'connected') {
@@ -381,7 +415,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       request: { headers: Record<string, string | string[] | undefined>; rawBody: Buffer },
     ) {
       // the account and its number in one read
-      const found = UUID.test(accountId) ? await repo.accountWithConnection(db, accountId, 'chat') : undefined
+      const found = UUID.test(accountId) ? await webhookTarget(accountId) : undefined
       if (!found) throw notFound('account')
       const { account, connection: row } = found
       if (row?.status !== 'connected' || row.provider !== providerName) throw notFound('webhook')

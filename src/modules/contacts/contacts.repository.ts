@@ -47,13 +47,25 @@ export async function findByAddress(
     .for('update')
 }
 
-/** findByAddress's id alone as SQL (locked the same way), for a statement of another module (a CTE body). */
-export function idByAddressSql(accountId: string, address: { email: string; phone: string }): SQL {
-  const column = address.phone !== '' ? contacts.phone : contacts.email
-  const value = address.phone !== '' ? address.phone : address.email
-  return sql`SELECT ${contacts.id} FROM ${contacts}
-    WHERE ${contacts.accountId} = ${accountId}::uuid AND ${column} <> '' AND ${column} = ${value}
-    FOR UPDATE`
+/**
+ * findByAddress's id for many addresses as SQL (locked the same way), for a statement of another module (a CTE body
+ * with the columns `ord` and `id`: the position of the address in the list and the contact's id; an address with no
+ * contact has no row). Every address is a phone or an e-mail address, the other field ''.
+ */
+export function idsByAddressesSql(accountId: string, addresses: Array<{ email: string; phone: string }>): SQL {
+  const rows = JSON.stringify(addresses.map((a, ord) => ({ ord, email: a.email, phone: a.phone })))
+  const phones = JSON.stringify(addresses.flatMap((a) => (a.phone !== '' ? [a.phone] : [])))
+  const emails = JSON.stringify(addresses.flatMap((a) => (a.phone === '' && a.email !== '' ? [a.email] : [])))
+  // the contacts are found through the unique address indexes (arrays, not a join the planner would scan)
+  return sql`SELECT a.ord, c.id
+    FROM jsonb_to_recordset(${rows}::jsonb) AS a(ord int, email text, phone text)
+    JOIN (
+      SELECT ${contacts.id} AS id, ${contacts.phone} AS phone, ${contacts.email} AS email FROM ${contacts}
+      WHERE ${contacts.accountId} = ${accountId}::uuid AND (
+        (${contacts.phone} <> '' AND ${contacts.phone} = ANY(ARRAY(SELECT jsonb_array_elements_text(${phones}::jsonb))))
+        OR (${contacts.email} <> '' AND ${contacts.email} = ANY(ARRAY(SELECT jsonb_array_elements_text(${emails}::jsonb)))))
+      FOR UPDATE
+    ) c ON (a.phone <> '' AND c.phone = a.phone) OR (a.phone = '' AND a.email <> '' AND c.email = a.email)`
 }
 
 /** Inserts unless a unique index (email or phone) already holds the address; then returns undefined. */

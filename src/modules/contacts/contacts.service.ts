@@ -518,15 +518,19 @@ export async function findOrCreateInboundContact(
 }
 
 /**
- * The contact an inbound message is from, as SQL for the inbox's first statement of the message (a CTE body
- * giving its id, locked as findOrCreateInboundContact locks it, or no row); null when the sender is no valid
- * address (findOrCreateInboundContact then says why).
+ * The contacts inbound messages are from, as SQL for the inbox's first statement of a batch of messages (a CTE body
+ * with the columns `ord`, the sender's position in `senders`, and `id`, locked as findOrCreateInboundContact locks
+ * it). A sender with no contact, or with no valid address (findOrCreateInboundContact then says why), has no row.
  */
-export function inboundContactSql(input: { accountId: string; phone?: string; email?: string }): SQL | null {
-  const phone = input.phone ? (normalizePhone(input.phone) ?? '') : ''
-  const email = input.email ? normalizeEmail(input.email) : ''
-  if (phone === '' && email === '') return null
-  return repo.idByAddressSql(input.accountId, phone ? { email: '', phone } : { email, phone: '' })
+export function inboundContactsSql(accountId: string, senders: Array<{ phone?: string; email?: string }>): SQL {
+  return repo.idsByAddressesSql(
+    accountId,
+    senders.map((input) => {
+      const phone = input.phone ? (normalizePhone(input.phone) ?? '') : ''
+      const email = input.email ? normalizeEmail(input.email) : ''
+      return phone ? { email: '', phone } : { email, phone: '' }
+    }),
+  )
 }
 
 /** A contact's addresses and opt-in states for the consent flows (locked with `lock`), or null. */

@@ -49,6 +49,6 @@ export {
   contactNames,
   contactsService,
   findOrCreateInboundContact,
-  inboundContactSql,
+  inboundContactsSql,
   recordOptinChange,
 } from './contacts.service.ts'

@@ -63,37 +63,153 @@ export async function messageByProviderId(
 }
 
 /**
- * The first statement of an inbound message's transaction: whether the provider message id is already stored, the
- * sender's contact (`contact`: SQL giving its id, locked; null when there is none to find) and the contact's
- * conversation on the channel (locked: the same order of locks as the slow path), and `extras` (other modules'
- * reads folded in: their values come back in `preloaded`, in order).
+ * The first statement of a batch of inbound messages of one account and channel (one transaction): which provider
+ * message ids are already stored, the senders' contacts (`contacts`: SQL with the columns `ord`, the message's
+ * position, and `id`, locked) and their conversations on the channel (locked: the same order of locks as the slow
+ * path), and `extras` (other modules' reads folded in: their values come back in `preloaded`, in order).
  */
 export async function resolveInbound(
   db: Db,
-  input: { accountId: string; channel: string; providerMessageId: string; contact: SQL | null; extras: SQL[] },
-): Promise<{ duplicate: boolean; contactId: string | null; conversationId: string | null; preloaded: unknown[] }> {
-  const contact = input.contact ?? sql`SELECT NULL::uuid AS id WHERE false`
+  input: { accountId: string; channel: string; providerMessageIds: string[]; contacts: SQL; extras: SQL[] },
+): Promise<{
+  duplicates: Set<string>
+  contactIds: Map<number, string>
+  conversationIds: Map<string, string>
+  preloaded: unknown[]
+}> {
   const result = await db.execute(sql`
-    WITH contact AS (${contact}), conversation AS (
-      SELECT ${conversations.id} FROM ${conversations}
+    WITH contact AS (${input.contacts}), conversation AS (
+      SELECT ${conversations.contactId} AS contact_id, ${conversations.id} AS id FROM ${conversations}
       WHERE ${conversations.accountId} = ${input.accountId}::uuid AND ${conversations.channel} = ${input.channel}
-        AND ${conversations.contactId} = (SELECT id FROM contact LIMIT 1)
+        AND ${conversations.contactId} = ANY(ARRAY(SELECT id FROM contact))
       FOR UPDATE
     )
-    SELECT EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.accountId} = ${input.accountId}::uuid
-        AND ${messages.channel} = ${input.channel} AND ${messages.providerMessageId} = ${input.providerMessageId}
-      ) AS duplicate,
-      (SELECT id FROM contact LIMIT 1) AS contact_id,
-      (SELECT id FROM conversation LIMIT 1) AS conversation_id,
+    SELECT (SELECT coalesce(jsonb_agg(${messages.providerMessageId}), '[]'::jsonb) FROM ${messages}
+        WHERE ${messages.accountId} = ${input.accountId}::uuid AND ${messages.channel} = ${input.channel}
+          AND ${messages.providerMessageId} = ANY(ARRAY(
+            SELECT jsonb_array_elements_text(${JSON.stringify(input.providerMessageIds)}::jsonb)))) AS duplicates,
+      (SELECT coalesce(jsonb_agg(jsonb_build_array(ord, id)), '[]'::jsonb) FROM contact) AS contacts,
+      (SELECT coalesce(jsonb_agg(jsonb_build_array(contact_id, id)), '[]'::jsonb) FROM conversation) AS conversations,
       jsonb_build_array(${input.extras.length > 0 ? sql.join(input.extras, sql`, `) : sql``}) AS preloaded`)
   const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
-  const preloaded = typeof raw.preloaded === 'string' ? JSON.parse(raw.preloaded) : raw.preloaded
+  const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T
   return {
-    duplicate: raw.duplicate === true,
-    contactId: raw.contact_id ? String(raw.contact_id) : null,
-    conversationId: raw.conversation_id ? String(raw.conversation_id) : null,
-    preloaded: preloaded as unknown[],
+    duplicates: new Set(json<string[]>(raw.duplicates)),
+    contactIds: new Map(json<Array<[number, string]>>(raw.contacts)),
+    conversationIds: new Map(json<Array<[string, string]>>(raw.conversations)),
+    preloaded: json<unknown[]>(raw.preloaded),
   }
+}
+
+/** An inbound message of insertInboundMessagesInOrder, with its message.received event. */
+export interface InboundDraft {
+  id: string
+  conversationId: string
+  contactId: string
+  type: string
+  text: string
+  mediaUrl: string
+  mediaMime: string
+  providerMessageId: string
+  preview: string
+  /** the event's id and its data without `created_at` (added from the message's time) */
+  eventId: string
+  eventData: Record<string, unknown>
+}
+
+/**
+ * insertMessageInOrder for many inbound messages of one account and channel, in one statement: the account's
+ * message clock moves once by as many milliseconds as there are messages, each message gets its own strictly
+ * increasing time in the given order, each touched conversation takes its latest message and counts the unread
+ * ones, and every stored message gets its message.received event (`created_at` in its data), all of them one
+ * dispatch job and that job's NOTIFY. The clock row stays locked until the caller commits (see
+ * insertMessageInOrder). Returns the stored messages in order; a provider message id stored before is skipped, and
+ * its event is not written.
+ */
+export async function insertInboundMessagesInOrder(
+  tx: Db,
+  input: { accountId: string; channel: string; drafts: InboundDraft[]; now: Date; dispatchQueue: string },
+): Promise<MessageRow[]> {
+  const { accountId, drafts } = input
+  if (drafts.length === 0) return []
+  const spread = drafts.length - 1
+  const now = input.now.toISOString()
+  const rows = JSON.stringify(
+    drafts.map((d, i) => ({
+      ord: i,
+      id: d.id,
+      conversation_id: d.conversationId,
+      contact_id: d.contactId,
+      type: d.type,
+      text: d.text,
+      media_url: d.mediaUrl,
+      media_mime: d.mediaMime,
+      provider_message_id: d.providerMessageId,
+      preview: d.preview,
+      event_id: d.eventId,
+      event_data: d.eventData,
+    })),
+  )
+  const result = await tx.execute(sql`
+    WITH clock AS (
+      INSERT INTO ${messageClocks} (account_id, last_at)
+      VALUES (${accountId}::uuid, ${now}::timestamptz + ${spread}::int * interval '1 millisecond')
+      ON CONFLICT (account_id) DO UPDATE
+        SET last_at = GREATEST(${now}::timestamptz, ${messageClocks}.last_at + interval '1 millisecond')
+          + ${spread}::int * interval '1 millisecond'
+      RETURNING last_at
+    ), draft AS (
+      SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(ord int, id uuid, conversation_id uuid, contact_id uuid,
+        type text, text text, media_url text, media_mime text, provider_message_id text, preview text, event_id uuid,
+        event_data jsonb)
+    ), stored AS (
+      INSERT INTO ${messages} (account_id, id, conversation_id, contact_id, channel, direction, type, text, media_url,
+        media_mime, provider_message_id, status, error_code, automated, ai, template, created_at)
+      SELECT ${accountId}::uuid, d.id, d.conversation_id, d.contact_id, ${input.channel}, 'inbound', d.type, d.text,
+        d.media_url, d.media_mime, d.provider_message_id, NULL, NULL, false, false, NULL,
+        clock.last_at - (${spread}::int - d.ord) * interval '1 millisecond'
+      FROM draft d, clock
+      ON CONFLICT DO NOTHING
+      RETURNING *
+    ), touched AS (
+      SELECT stored.conversation_id,
+        max(stored.created_at) AS last_at,
+        (array_agg(draft.preview ORDER BY stored.created_at DESC))[1] AS preview,
+        count(*)::int AS received
+      FROM stored JOIN draft ON draft.id = stored.id
+      GROUP BY stored.conversation_id
+    ), conversation AS (
+      UPDATE ${conversations} c SET
+        last_message_at = touched.last_at,
+        last_message_preview = touched.preview,
+        last_message_direction = 'inbound',
+        last_inbound_at = touched.last_at,
+        unread_count = c.unread_count + touched.received,
+        automated_only = false
+      FROM touched
+      WHERE c.account_id = ${accountId}::uuid AND c.id = touched.conversation_id
+      RETURNING c.id
+    ), event AS (
+      INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
+      SELECT stored.account_id, draft.event_id, 'message.received', stored.contact_id,
+        draft.event_data || jsonb_build_object('created_at',
+          to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+        ${now}::timestamptz
+      FROM stored JOIN draft ON draft.id = stored.id
+      RETURNING id, data->>'created_at' AS at
+    ), dispatch AS (
+      INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+      SELECT ${accountId}::uuid, gen_random_uuid(), ${input.dispatchQueue},
+        jsonb_build_object('eventIds', jsonb_agg(event.id ORDER BY event.at)), NULL, ${now}::timestamptz,
+        ${now}::timestamptz
+      FROM event
+      HAVING count(*) > 0
+      RETURNING queue
+    )
+    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM dispatch) AS dispatched,
+      ${notifyJobsSql('dispatch')} AS notified
+    FROM stored ORDER BY stored.created_at`)
+  return (result as unknown as { rows: Array<Record<string, unknown>> }).rows.map(messageFromRaw)
 }
 
 /** An event recorded with the message it reports (message.received): its data gets the message's `created_at`. */
@@ -171,7 +287,10 @@ export async function insertMessageInOrder(
       ${notifyJobsSql('dispatch')} AS notified
     FROM stored`)
   const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
-  if (!raw) return undefined
+  return raw ? messageFromRaw(raw) : undefined
+}
+
+function messageFromRaw(raw: Record<string, unknown>): MessageRow {
   return {
     accountId: String(raw.account_id),
     id: String(raw.id),

@@ -8,7 +8,7 @@ import { acceptsSql, emitSignals } from '../../platform/events/signals.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
-import { contactNames, findOrCreateInboundContact, inboundContactSql, recordOptinChange } from '../contacts/index.ts'
+import { contactNames, findOrCreateInboundContact, inboundContactsSql, recordOptinChange } from '../contacts/index.ts'
 import * as outbound from './inbox.outbound.ts'
 import * as repo from './inbox.repository.ts'
 import type { SentTemplate } from './inbox.tables.ts'
@@ -133,6 +133,19 @@ function messageEventData(row: repo.MessageRow): Record<string, unknown> {
 
 class DuplicateMessage extends Error {}
 
+/** An inbound message waiting for its batch (receive). */
+interface Receipt {
+  accountId: string
+  language: string
+  incoming: IncomingMessage
+  mediaKey: string | null
+  resolve(message: repo.MessageRow | null): void
+  reject(error: unknown): void
+}
+
+/** At most this many inbound messages are stored in one transaction. */
+const RECEIVE_BATCH = 100
+
 const STATUS_RANK: Record<MessageStatus, number> = { sent: 1, delivered: 2, read: 3, failed: 4 }
 
 /**
@@ -194,46 +207,84 @@ export function inboxService(deps: InboxServiceDeps) {
     return changed
   }
 
-  return {
-    /**
-     * Stores one inbound message: contact and conversation found or created, message stored once per provider
-     * message id, media kept in our storage, message.received (and conversation.created) in the same
-     * transaction. Returns null for a duplicate.
-     */
-    async receive(accountId: string, language: string, incoming: IncomingMessage) {
-      // a copy of a media message is known before its file is kept (a text message's copy is found in the transaction)
-      if (
-        incoming.media &&
-        (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId))
-      ) {
-        return null
+  /**
+   * Inbound messages waiting for their account and channel's transaction: one transaction at a time per account and
+   * channel in this process (they would take turns on the account's message clock anyway), and whatever arrived
+   * meanwhile goes into the next one, so a burst costs a few statements per batch instead of per message.
+   */
+  const receiving = new Map<string, { waiting: Receipt[]; running: boolean }>()
+
+  async function drain(key: string, line: { waiting: Receipt[]; running: boolean }) {
+    line.running = true
+    try {
+      while (line.waiting.length > 0) {
+        const batch = line.waiting.splice(0, RECEIVE_BATCH)
+        await receiveBatch(batch).catch(async (error) => {
+          if (batch.length === 1) {
+            batch[0].reject(error)
+            return
+          }
+          // one message's trouble (a concurrent copy in another process, an invalid sender, a deadlock with another
+          // process's batch) must not cost the others: each on its own, as a batch of one
+          for (const receipt of batch) await receiveBatch([receipt]).catch((e) => receipt.reject(e))
+        })
       }
-      const mediaKey = incoming.media ? await storage.put(accountId, incoming.media.data, incoming.media.mime) : null
-      const listeners = deps.inboundListeners ?? []
-      const signalAccepts = acceptsSql(accountId, ['message.received'])
-      const stored = await db
-        .transaction(async (tx) => {
-          const address = incoming.channel === 'chat' ? { phone: incoming.from } : { email: incoming.from }
-          // one statement: the copy check, the contact and its conversation (locked), what the listeners read
-          const known = await repo.resolveInbound(tx, {
+    } finally {
+      line.running = false
+      if (line.waiting.length === 0) receiving.delete(key)
+      else void drain(key, line)
+    }
+  }
+
+  /**
+   * Stores inbound messages of one account and channel in one transaction: one statement reads the copies already
+   * stored, the senders' contacts and conversations (locked) and what the listeners read; new senders get their
+   * contact and conversation (with their events); the automation triggers hear message.received; one statement
+   * writes every message in order with its clock, conversations, events, dispatch job and NOTIFY; then the
+   * listeners run. Settles every receipt (null for a duplicate) or throws, having settled none.
+   */
+  async function receiveBatch(batch: Receipt[]): Promise<void> {
+    const { accountId, incoming: first } = batch[0]
+    const channel = first.channel
+    const listeners = deps.inboundListeners ?? []
+    const signalAccepts = acceptsSql(accountId, ['message.received'])
+    const addressOf = (m: IncomingMessage) => (m.channel === 'chat' ? { phone: m.from } : { email: m.from })
+    // the same provider message id twice in the batch: the later copy is a duplicate
+    const seen = new Set<string>()
+    const copies = new Set<Receipt>()
+    for (const receipt of batch) {
+      if (seen.has(receipt.incoming.providerMessageId)) copies.add(receipt)
+      seen.add(receipt.incoming.providerMessageId)
+    }
+    const stored = await db
+      .transaction(async (tx) => {
+        const known = await repo.resolveInbound(tx, {
+          accountId,
+          channel,
+          providerMessageIds: [...seen],
+          contacts: inboundContactsSql(
             accountId,
-            channel: incoming.channel,
-            providerMessageId: incoming.providerMessageId,
-            contact: inboundContactSql({ accountId, ...address }),
-            extras: [signalAccepts.sql, ...listeners.map((l) => l.preload?.(accountId) ?? sql`NULL::jsonb`)],
-          })
-          if (known.duplicate) throw new DuplicateMessage()
+            batch.map((r) => addressOf(r.incoming)),
+          ),
+          extras: [signalAccepts.sql, ...listeners.map((l) => l.preload?.(accountId) ?? sql`NULL::jsonb`)],
+        })
+        const fresh = batch.filter((r) => !copies.has(r) && !known.duplicates.has(r.incoming.providerMessageId))
+        const drafts: Array<repo.InboundDraft & { receipt: Receipt; data: Record<string, unknown> }> = []
+        for (const receipt of fresh) {
+          const { incoming, language } = receipt
+          const address = addressOf(incoming)
+          const knownContact = known.contactIds.get(batch.indexOf(receipt))
           const contactId =
-            known.contactId ??
+            knownContact ??
             (await findOrCreateInboundContact(tx, clock, { accountId, language, name: incoming.name, ...address }))
               .contactId
-          let conversationId = known.conversationId
-          if (!conversationId || !known.contactId) {
+          let conversationId = knownContact ? known.conversationIds.get(knownContact) : undefined
+          if (!conversationId) {
             const { conversation, created } = await repo.findOrCreateConversation(tx, {
               accountId,
               id: randomUUID(),
               contactId,
-              channel: incoming.channel,
+              channel,
               createdAt: clock.now(),
             })
             conversationId = conversation.id
@@ -256,15 +307,15 @@ export function inboxService(deps: InboxServiceDeps) {
             id: randomUUID(),
             conversationId,
             contactId,
-            channel: incoming.channel,
+            channel,
             direction: 'inbound' as const,
             type: incoming.type,
             text: incoming.text,
-            mediaUrl: mediaKey ? mediaUrl(mediaKey) : '',
+            mediaUrl: receipt.mediaKey ? mediaUrl(receipt.mediaKey) : '',
             mediaMime: incoming.media?.mime ?? '',
             providerMessageId: incoming.providerMessageId,
           }
-          // created_at is added by insertMessageInOrder, which writes the event with the message
+          // created_at is added by insertInboundMessagesInOrder, which writes the event with the message
           const data = messageEventData({
             ...draft,
             status: null,
@@ -275,50 +326,91 @@ export function inboxService(deps: InboxServiceDeps) {
             createdAt: new Date(0),
           })
           const { created_at: _unknownYet, ...eventData } = data
-          // the automation triggers hear it before the message's clock is taken (that lock is held to the commit)
-          await emitSignals(
-            tx,
-            clock,
-            [{ accountId, name: 'message.received', contactId, data }],
-            signalAccepts.read(known.preloaded[0]),
-          )
-          const eventId = randomUUID()
-          const message = await repo.insertMessageInOrder(tx, draft, {
-            now: clock.now(),
+          drafts.push({
+            ...draft,
             preview: previewOf(incoming.type, incoming.text),
-            event: {
-              id: eventId,
-              name: 'message.received',
-              data: eventData,
-              createdAt: clock.now(),
-              dispatch: { queue: EVENT_DISPATCH_QUEUE, payload: { eventId } },
-            },
+            eventId: randomUUID(),
+            eventData,
+            receipt,
+            data,
           })
-          // a concurrent copy of the webhook stored it first: undo the contact, conversation and events too
-          if (!message) throw new DuplicateMessage()
+        }
+        // the automation triggers hear them before the account's message clock is taken (held to the commit)
+        await emitSignals(
+          tx,
+          clock,
+          drafts.map((d) => ({ accountId, name: 'message.received' as const, contactId: d.contactId, data: d.data })),
+          signalAccepts.read(known.preloaded[0]),
+        )
+        const messages = await repo.insertInboundMessagesInOrder(tx, {
+          accountId,
+          channel,
+          drafts,
+          now: clock.now(),
+          dispatchQueue: EVENT_DISPATCH_QUEUE,
+        })
+        // a concurrent copy of a webhook (in another process) stored one first: undo the contacts, conversations and
+        // events of the batch too, and store its messages again one by one
+        if (messages.length < drafts.length) throw new DuplicateMessage()
+        for (const [at, message] of messages.entries()) {
           for (const [i, listener] of listeners.entries()) {
             await listener.run(
               tx,
               clock,
               {
                 accountId,
-                contactId,
-                conversationId,
-                channel: incoming.channel,
+                contactId: message.contactId,
+                conversationId: message.conversationId,
+                channel,
                 messageId: message.id,
-                providerMessageId: incoming.providerMessageId,
-                type: incoming.type,
-                text: incoming.text,
+                providerMessageId: drafts[at].providerMessageId,
+                type: message.type,
+                text: message.text,
               },
               listener.preload ? { value: known.preloaded[i + 1] } : undefined,
             )
           }
-          return message
-        })
-        .catch((error) => {
-          if (error instanceof DuplicateMessage) return null
-          throw error
-        })
+        }
+        return new Map(messages.map((m, at) => [drafts[at].receipt, m]))
+      })
+      .catch((error) => {
+        if (error instanceof DuplicateMessage && batch.length === 1) return new Map<Receipt, repo.MessageRow>()
+        throw error
+      })
+    for (const receipt of batch) receipt.resolve(stored.get(receipt) ?? null)
+  }
+
+  return {
+    /**
+     * Stores one inbound message: contact and conversation found or created, message stored once per provider
+     * message id, media kept in our storage, message.received (and conversation.created) in the same
+     * transaction. Returns null for a duplicate. Messages of one account and channel that arrive while its
+     * previous transaction runs are stored together in the next one (see receiveBatch).
+     */
+    async receive(accountId: string, language: string, incoming: IncomingMessage) {
+      // a copy of a media message is known before its file is kept (a text message's copy is found in the transaction)
+      if (
+        incoming.media &&
+        (await repo.messageByProviderId(db, accountId, incoming.channel, incoming.providerMessageId))
+      ) {
+        return null
+      }
+      const mediaKey = incoming.media ? await storage.put(accountId, incoming.media.data, incoming.media.mime) : null
+      const stored = await new Promise<repo.MessageRow | null>((resolve, reject) => {
+        const key = `${accountId}/${incoming.channel}`
+        let line = receiving.get(key)
+        if (!line) {
+          line = { waiting: [], running: false }
+          receiving.set(key, line)
+        }
+        line.waiting.push({ accountId, language, incoming, mediaKey, resolve, reject })
+        if (!line.running) {
+          line.running = true
+          // after the other requests already read by this turn of the event loop (PGlite runs a query at once,
+          // inside the call: started here, it would finish before any other webhook is even parsed)
+          setImmediate(() => void drain(key, line))
+        }
+      })
       // A concurrent copy of the same webhook won: its media is the one kept.
       if (!stored && mediaKey) await storage.delete(mediaKey)
       return stored ? messageView(stored) : null

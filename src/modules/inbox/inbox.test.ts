@@ -376,6 +376,71 @@ describe('GET /messages', () => {
     assert.equal(new Set(everything.map((m) => m.created_at)).size, 20, 'created_at values are distinct')
   })
 
+  test('messages arriving together are stored once each, in arrival order per sender, with their events', async () => {
+    const account = await sandboxAccount()
+    const { inboxServiceFor } = await import('./index.ts')
+    const inbox = inboxServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+    // 8 new senders, 3 messages each, all at once (one transaction runs while the rest wait and go together), and
+    // 4 copies of messages already sent (a provider's retry)
+    const sends = Array.from({ length: 24 }, (_, i) => ({
+      id: `wamid.batch.${i}`,
+      sender: i % 8,
+      n: Math.floor(i / 8),
+    }))
+    const copies = [0, 5, 13, 22].map((i) => sends[i])
+    const results = await Promise.all(
+      [...sends, ...copies].map((s) =>
+        inbox.receive(account.accountId, 'en', {
+          channel: 'chat',
+          providerMessageId: s.id,
+          from: `+49152300000${s.sender}`,
+          name: `Sender ${s.sender}`,
+          type: 'text',
+          text: `${s.sender}.${s.n}`,
+          media: null,
+        }),
+      ),
+    )
+    assert.equal(results.filter((r) => r !== null).length, 24, 'every copy is a duplicate')
+    assert.deepEqual(results.slice(24), [null, null, null, null])
+    const rows = await harness.database.query<{ id: string; text: string; contact_id: string; created_at: Date }>(
+      'SELECT id, text, contact_id, created_at FROM messages WHERE account_id = $1 ORDER BY created_at',
+      [account.accountId],
+    )
+    assert.equal(rows.length, 24)
+    assert.equal(new Set(rows.map((r) => new Date(r.created_at).getTime())).size, 24, 'created_at values are distinct')
+    for (let sender = 0; sender < 8; sender++) {
+      const own = rows.filter((r) => r.text.startsWith(`${sender}.`)).map((r) => r.text)
+      assert.deepEqual(own, [`${sender}.0`, `${sender}.1`, `${sender}.2`], "a sender's messages keep their order")
+      assert.equal(new Set(rows.filter((r) => r.text.startsWith(`${sender}.`)).map((r) => r.contact_id)).size, 1)
+    }
+    const events = await harness.database.query<{ name: string; data: Record<string, unknown> | string }>(
+      'SELECT name, data FROM events WHERE account_id = $1',
+      [account.accountId],
+    )
+    const count = (name: string) => events.filter((e) => e.name === name).length
+    assert.equal(count('contact.created'), 8)
+    assert.equal(count('conversation.created'), 8)
+    assert.equal(count('message.received'), 24)
+    const byId = new Map(rows.map((r) => [r.id, r]))
+    for (const event of events.filter((e) => e.name === 'message.received')) {
+      const data = (typeof event.data === 'string' ? JSON.parse(event.data) : event.data) as Record<string, string>
+      const row = byId.get(data.id)
+      assert.ok(row, 'the event names a stored message')
+      assert.equal(data.created_at, new Date(row.created_at).toISOString())
+      assert.equal(data.text, row.text)
+    }
+    const conversations = await harness.database.query<{ unread_count: number; last_message_preview: string }>(
+      'SELECT unread_count, last_message_preview FROM conversations WHERE account_id = $1',
+      [account.accountId],
+    )
+    assert.equal(conversations.length, 8)
+    for (const c of conversations) {
+      assert.equal(c.unread_count, 3)
+      assert.match(c.last_message_preview, /^\d\.2$/)
+    }
+  })
+
   test('offset above 100000 is refused', async () => {
     const account = await createTestAccount(harness)
     const response = await account.request({ method: 'GET', url: '/v1/messages?offset=100001' })
