@@ -188,7 +188,9 @@ async function main() {
   console.log(`  bare HTTP acceptance of the same server (raw body, 200):  ${bare.toFixed(0)} req/s`)
   console.log(`  signed webhooks verified and stored:                      ${stored.toFixed(0)} messages/s`)
   console.log(`  ratio stored / bare:                                      ${((stored / bare) * 100).toFixed(1)} %`)
-  console.log(`  CPU of this process (server and load generator) per request: bare ${bareCpu.toFixed(2)} ms, stored ${storedCpu.toFixed(2)} ms`)
+  console.log(
+    `  CPU of this process (server and load generator) per request: bare ${bareCpu.toFixed(2)} ms, stored ${storedCpu.toFixed(2)} ms`,
+  )
   if (database.kind === 'postgres') {
     console.log(`  round trips to the database per stored message:           ${tripsPerMessage.toFixed(1)}`)
     if (storedDatabaseCpu > 0) {
