@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { createMember } from '../modules/people/index.ts'
@@ -22,6 +22,8 @@ async function member(accountId: string, role: 'owner' | 'admin' | 'member' | 'v
     method: 'POST',
     url: '/app/sign-in',
     payload: { email, password: 'long password 12' },
+    // an address of its own: sign-ins are limited per address, and on Redis the limit is shared by every test file
+    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
   })
   assert.equal(signedIn.statusCode, 200, signedIn.body)
   return { cookie: String(signedIn.headers['set-cookie']).split(';')[0], 'x-csrf-token': signedIn.json().csrf_token }

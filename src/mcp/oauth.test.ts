@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, randomInt } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -180,6 +180,8 @@ async function member(roles: Array<[string, 'owner' | 'admin' | 'member' | 'view
     method: 'POST',
     url: '/app/sign-in',
     payload: { email, password: 'long password 12' },
+    // an address of its own: sign-ins are limited per address, and on Redis the limit is shared by every test file
+    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
   })
   assert.equal(signedIn.statusCode, 200, signedIn.body)
   const cookie = String(signedIn.headers['set-cookie']).split(';')[0]

@@ -171,7 +171,7 @@ describe('the console', () => {
     await page.goto(`${server.url}/inbox`)
     await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor()
     await page.getByRole('link', { name: /Kim Kunde/ }).click()
-    await page.getByText('Habt ihr am Samstag offen?').waitFor()
+    await page.getByText('Habt ihr am Samstag offen?', { exact: true }).waitFor()
     await page
       .getByTestId('window')
       .getByText(/^Free-text replies are possible until /)
@@ -401,7 +401,7 @@ describe('the console', () => {
     assert.equal(await viewer.getByRole('heading', { name: 'Kontakte importieren (CSV)' }).count(), 0)
     await viewer.getByRole('link', { name: 'Posteingang', exact: true }).click()
     await viewer.getByRole('link', { name: /Kim Kunde/ }).click()
-    await viewer.getByText('Habt ihr am Samstag offen?').waitFor()
+    await viewer.getByText('Habt ihr am Samstag offen?', { exact: true }).waitFor()
     assert.equal(await viewer.getByLabel('Antwort').count(), 0, 'no reply form for a viewer')
     await shot(viewer, 'viewer-conversation')
 
