@@ -28,7 +28,11 @@ import { JobRunner } from '../src/platform/jobs/runner.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 10_000)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 32)
+/** the server's own settings, so the figures are what `herold serve` gets (HEROLD_WORKER_CONCURRENCY, HEROLD_DATABASE_POOL_SIZE) */
+const SERVER_DEFAULTS = loadConfig(process.env)
+const WORKERS = SERVER_DEFAULTS.workerConcurrency
+/** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
+const POOL = SERVER_DEFAULTS.databasePoolSize
 
 function csv(prefix: string): string {
   const file = path.join(tmpdir(), `herold-bench-automations-${prefix}-${process.pid}.csv`)
@@ -42,7 +46,7 @@ function csv(prefix: string): string {
 async function main() {
   const base = process.env.DATABASE_URL || undefined
   const fresh = base ? await createScratchDatabase(base, 'herold_bench_auto') : null
-  const database = await openDatabase({ databaseUrl: fresh?.url, dataDir: 'memory://', poolSize: WORKERS + 4 })
+  const database = await openDatabase({ databaseUrl: fresh?.url, dataDir: 'memory://', poolSize: POOL })
   await migrate(database)
   const config = loadConfig(
     {},

@@ -27,7 +27,11 @@ const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 30)
 // as bench/sends.ts: a number paced at 1,000/s wants batches of 128 (half the slots), so 256 in flight
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+/** the server's own settings, so the figures are what `herold serve` gets (HEROLD_WORKER_CONCURRENCY, HEROLD_DATABASE_POOL_SIZE) */
+const SERVER_DEFAULTS = loadConfig(process.env)
+const WORKERS = SERVER_DEFAULTS.workerConcurrency
+/** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
+const POOL = SERVER_DEFAULTS.databasePoolSize
 
 /**
  * Round trips to PostgreSQL while the workers run (every query of every pooled connection, BEGIN and COMMIT included;
@@ -57,7 +61,7 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_fu') : null
 const databaseUrl = fresh?.url
-const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
+const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: POOL })
 try {
   await migrate(database)
   const config = loadConfig(

@@ -15,7 +15,11 @@ import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 60)
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+/** the server's own settings, so the figures are what `herold serve` gets (HEROLD_WORKER_CONCURRENCY, HEROLD_DATABASE_POOL_SIZE) */
+const SERVER_DEFAULTS = loadConfig(process.env)
+const WORKERS = SERVER_DEFAULTS.workerConcurrency
+/** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
+const POOL = SERVER_DEFAULTS.databasePoolSize
 const CTA = process.env.BENCH_CTA !== '0'
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 /** the kernel's peak resident set of this process so far (VmHWM), in bytes; null where /proc is missing */
@@ -32,7 +36,7 @@ const memory = () => {
 const base = process.env.DATABASE_URL || undefined
 const fresh = base ? await createScratchDatabase(base, 'herold_bench_nl') : null
 const databaseUrl = fresh?.url
-const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
+const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: POOL })
 try {
   await migrate(database)
   const config = loadConfig(

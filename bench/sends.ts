@@ -19,6 +19,8 @@
  * how much of the number's allowed throughput Herold's own work leaves.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
@@ -41,7 +43,11 @@ const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
-const WORKERS = Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256)
+/** the server's own settings, so the figures are what `herold serve` gets (HEROLD_WORKER_CONCURRENCY, HEROLD_DATABASE_POOL_SIZE) */
+const SERVER_DEFAULTS = loadConfig(process.env)
+const WORKERS = SERVER_DEFAULTS.workerConcurrency
+/** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
+const POOL = SERVER_DEFAULTS.databasePoolSize
 const BATCH = 1_000
 const t0 = performance.now()
 const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
@@ -75,6 +81,19 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return result
 } as typeof pg.Client.prototype.query
 
+/** CPU milliseconds of each given process (Linux /proc, this machine; a PostgreSQL elsewhere counts nothing). */
+function cpuOf(pids: number[]): Map<number, number> {
+  const cpu = new Map<number, number>()
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10)
+    } catch {}
+  }
+  return cpu
+}
+
 /** On PostgreSQL a fresh database beside the given one, so no earlier run's jobs take part; dropped at the end. */
 async function freshDatabase(base: string | undefined): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   if (!base) return { url: undefined, drop: async () => {} }
@@ -84,7 +103,7 @@ async function freshDatabase(base: string | undefined): Promise<{ url: string | 
 async function main() {
   const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
   const databaseUrl = fresh.url
-  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: Math.min(WORKERS + 4, 36) })
+  const database = await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: POOL })
   await migrate(database)
   const config = loadConfig(
     {},
@@ -185,16 +204,32 @@ async function main() {
     )
     return Number(row.n)
   }
+  // the database's CPU while sending: its backends serving this database (one per pooled connection)
+  const backends = async () =>
+    (
+      await database.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      )
+    ).map((r) => Number(r.pid))
+  const backendsBefore = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
   const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
+  const cpuBefore = process.cpuUsage()
   const started = performance.now()
   counting = true
   const stop = await workers.start()
-  // on PGlite (one connection) a count waits behind the workers' queries, so the time limit is a timer, not a poll
-  if (SEND_SECONDS === Number.POSITIVE_INFINITY) {
-    while ((await remaining()) > 0) await new Promise((r) => setTimeout(r, 500))
+  // on PGlite (one connection) a count waits behind the workers' queries, so there the time limit is a timer alone;
+  // on PostgreSQL the queue is polled within the limit too, so a run that empties the queue early is not undercounted
+  const deadline = started + SEND_SECONDS * 1000
+  if (SEND_SECONDS === Number.POSITIVE_INFINITY || database.kind === 'postgres') {
+    while (performance.now() < deadline && (await remaining()) > 0) {
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(250, deadline - performance.now()))))
+    }
   } else await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
   await stop()
   counting = false
+  const nodeCpuMs = (({ user, system }) => (user + system) / 1000)(process.cpuUsage(cpuBefore))
+  const backendsAfter = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
+  const databaseCpuMs = [...backendsAfter].reduce((sum, [pid, ms]) => sum + ms - (backendsBefore.get(pid) ?? 0), 0)
   // taken after stop: the sends the running jobs finished during the stop are counted too
   const seconds = (performance.now() - started) / 1000
   const left = await remaining()
@@ -216,6 +251,10 @@ async function main() {
   console.log(`  outcome: ${outcome.map((o) => `${o.status} ${o.n}`).join(', ')}`)
   console.log(
     `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
+  )
+  const perSend = (ms: number) => (ms / Math.max(sent, 1)).toFixed(2)
+  console.log(
+    `  CPU per sent message: this process ${perSend(nodeCpuMs)} ms${database.kind === 'postgres' ? `, the database's backends ${perSend(databaseCpuMs)} ms` : ''} (the machine has ${availableParallelism()} cores)`,
   )
   if (database.kind === 'postgres') {
     console.log(

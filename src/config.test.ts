@@ -12,6 +12,9 @@ test('defaults: port 3000 on 127.0.0.1, ./data, role all, public url from host a
   assert.equal(config.serviceName, 'herold')
   assert.equal(config.allowPrivateTargets, false)
   assert.equal(config.databaseUrl, undefined)
+  // a number paced at 1,000 messages a second needs about 256 sends in flight (docs/sending.md)
+  assert.equal(config.workerConcurrency, 256)
+  assert.equal(config.databasePoolSize, 20)
 })
 
 test('a bad variable fails fast with its name in the message', () => {
@@ -25,6 +28,9 @@ test('a bad variable fails fast with its name in the message', () => {
     [{ HEROLD_ALLOW_PRIVATE_TARGETS: 'maybe' }, /HEROLD_ALLOW_PRIVATE_TARGETS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ HEROLD_AI_URL: 'ftp://models' }, /HEROLD_AI_URL/],
+    [{ HEROLD_WORKER_CONCURRENCY: '0' }, /HEROLD_WORKER_CONCURRENCY/],
+    [{ HEROLD_DATABASE_POOL_SIZE: 'many' }, /HEROLD_DATABASE_POOL_SIZE/],
+    [{ HEROLD_DATABASE_POOL_SIZE: '0' }, /HEROLD_DATABASE_POOL_SIZE/],
   ]
   for (const [env, pattern] of cases) {
     assert.throws(

@@ -25,8 +25,13 @@ const ConfigSchema = Type.Object({
   secretKey: Type.Optional(Type.String({ minLength: 1 })),
   /** the WhatsApp Cloud API's Graph base address, version included (tests point it at a fake on loopback) */
   whatsappGraphUrl: Type.String({ pattern: '^https?://' }),
-  /** background jobs one worker process runs at once */
+  /**
+   * background jobs one worker process runs at once; the send pipeline takes batches of half of it, and a number
+   * paced at 1,000 messages a second needs about 256 sends in flight (docs/sending.md)
+   */
   workerConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
+  /** PostgreSQL connections one process keeps at most (the embedded database has one) */
+  databasePoolSize: Type.Integer({ minimum: 1, maximum: 500 }),
   /** how long a claimed job stays with its worker without a heartbeat before another worker takes it */
   jobLeaseSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
   /** days finished records are kept: dead jobs, webhook deliveries and attempts, expired tokens */
@@ -75,6 +80,7 @@ const variableOf: Record<string, string> = {
   secretKey: 'HEROLD_SECRET_KEY',
   whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
   workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
+  databasePoolSize: 'HEROLD_DATABASE_POOL_SIZE',
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   retentionDays: 'HEROLD_RETENTION_DAYS',
   sandboxRetentionDays: 'HEROLD_SANDBOX_RETENTION_DAYS',
@@ -145,7 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       (env.HEROLD_WHATSAPP_GRAPH_URL || 'https://graph.facebook.com/v21.0')
     ).replace(/\/+$/, ''),
     workerConcurrency:
-      overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 32),
+      overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 256),
+    databasePoolSize:
+      overrides.databasePoolSize ?? parseInteger('HEROLD_DATABASE_POOL_SIZE', env.HEROLD_DATABASE_POOL_SIZE, 20),
     jobLeaseSeconds:
       overrides.jobLeaseSeconds ?? parseInteger('HEROLD_JOB_LEASE_SECONDS', env.HEROLD_JOB_LEASE_SECONDS, 30),
     retentionDays: overrides.retentionDays ?? parseInteger('HEROLD_RETENTION_DAYS', env.HEROLD_RETENTION_DAYS, 30),

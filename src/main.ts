@@ -44,7 +44,11 @@ export async function serve(
       )
     }
   }
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  })
   const lockFile = embedded ? writeServerFile(config.dataDir, null) : null
   const stops: Array<() => Promise<void>> = []
   try {
