@@ -260,6 +260,16 @@ async function main() {
     console.log(
       `  statements while sending: ${statements} = ${(statements / Math.max(sent, 1)).toFixed(1)} per sent message`,
     )
+    // row versions written by updates, and how many of them stayed on their page without new index entries (HOT)
+    const updates = await database.query<{ relname: string; upd: number; hot: number; ins: number; del: number }>(
+      `SELECT relname, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot, n_tup_ins::int AS ins, n_tup_del::int AS del
+       FROM pg_stat_user_tables WHERE n_tup_upd + n_tup_ins > 0 ORDER BY n_tup_upd + n_tup_ins + n_tup_del DESC LIMIT 8`,
+    )
+    for (const t of updates) {
+      console.log(
+        `    ${t.relname}: ${(t.ins / Math.max(sent, 1)).toFixed(2)} inserts, ${(t.upd / Math.max(sent, 1)).toFixed(2)} updates (${t.hot} HOT of ${t.upd}), ${(t.del / Math.max(sent, 1)).toFixed(2)} deletes per sent message (whole run)`,
+      )
+    }
     const top = [...byText].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
     for (const [text, { n, ms }] of top) {
       console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
