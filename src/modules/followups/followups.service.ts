@@ -6,7 +6,15 @@ import type { Signal, SignalListener, SignalName } from '../../platform/events/s
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
-import { type ClaimedJob, enqueue, enqueueSql, JOBS_CHANNEL, LeaseLostError } from '../../platform/jobs/jobs.ts'
+import {
+  type ClaimedJob,
+  enqueue,
+  enqueueSql,
+  JOBS_CHANNEL,
+  type JobRow,
+  LeaseLostError,
+  toClaimed,
+} from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
 import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
@@ -946,18 +954,26 @@ export function followupsService(deps: FollowupsDeps) {
      * contact). Then one statement writes everything: the send records with their send jobs, the skips, the
      * enrollments' changes with their next step jobs, the finished and the waiting step jobs.
      */
-    async runSteps(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+    async runSteps(
+      jobs: ClaimedJob[],
+      context: Pick<BatchContext, 'settled'> & Partial<Pick<BatchContext, 'handOff' | 'leaseMs'>>,
+    ) {
       const byAccount = new Map<string, ClaimedJob[]>()
       for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
+      const run = async (accountId: string, group: ClaimedJob[]) => {
+        const { settled, claimed } = await runStepGroup(accountId, group, context)
+        for (const job of settled) context.settled(job)
+        if (claimed.length > 0) context.handOff?.(claimed)
+      }
       for (const [accountId, ofAccount] of byAccount) {
         try {
-          for (const job of await runStepGroup(accountId, ofAccount)) context.settled(job)
+          await run(accountId, ofAccount)
         } catch (error) {
           if (!(error instanceof LeaseLostError)) throw error
           // one lost lease must not undo the others: each on its own (a lost one stays for its new holder)
           for (const job of ofAccount) {
             try {
-              for (const done of await runStepGroup(accountId, [job])) context.settled(done)
+              await run(accountId, [job])
             } catch (e) {
               if (!(e instanceof LeaseLostError)) throw e
             }
@@ -972,8 +988,17 @@ export function followupsService(deps: FollowupsDeps) {
     },
   }
 
-  /** The due steps of one account's jobs, in one transaction (see runSteps); returns the jobs it settled. */
-  async function runStepGroup(accountId: string, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
+  /**
+   * The due steps of one account's jobs, in one transaction (see runSteps); returns the jobs it settled and, when the
+   * runner takes hand-offs, the send jobs it wrote already claimed by this process (they go straight into the send
+   * pipeline in the slots the step jobs free; otherwise the send jobs are queued and wake the workers).
+   */
+  async function runStepGroup(
+    accountId: string,
+    jobs: ClaimedJob[],
+    runner: Partial<Pick<BatchContext, 'handOff' | 'leaseMs'>>,
+  ): Promise<{ settled: ClaimedJob[]; claimed: ClaimedJob[] }> {
+    const handOff = runner.handOff !== undefined && runner.leaseMs !== undefined
     const jobOf = new Map<string, ClaimedJob>()
     const finished: ClaimedJob[] = []
     for (const job of jobs) {
@@ -984,7 +1009,7 @@ export function followupsService(deps: FollowupsDeps) {
     }
     // sending not possible (through the channels service): due steps wait
     const blocked = jobOf.size > 0 ? await deps.sendingBlocked(accountId) : null
-    await db.transaction(async (tx) => {
+    const claimed = await db.transaction(async (tx) => {
       const ids = uuidList([...jobOf.keys()])
       if (jobOf.size > 0) {
         // sequences first, then enrollments: the order a pause (sequence, then its enrollments) locks them in
@@ -1018,6 +1043,7 @@ export function followupsService(deps: FollowupsDeps) {
             )
       const now = clock.now()
       const nowIso = now.toISOString()
+      const leaseUntil = handOff ? new Date(now.getTime() + (runner.leaseMs ?? 0)).toISOString() : null
       const sends: Array<Record<string, unknown>> = []
       const changes: Array<Record<string, unknown>> = []
       const next: Array<Scheduled & { index: number }> = []
@@ -1137,11 +1163,13 @@ export function followupsService(deps: FollowupsDeps) {
           ON CONFLICT DO NOTHING
           RETURNING id, status),
         send_jobs AS (
-          INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at)
+          INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at, state, lease_token, locked_until,
+            attempts)
           SELECT ${accountId}::uuid, gen_random_uuid(), ${TEMPLATE_SEND_QUEUE}, jsonb_build_object('send_id', sends.id),
-            ${nowIso}::timestamptz, ${nowIso}::timestamptz
+            ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${handOff ? 'running' : 'queued'},
+            CASE WHEN ${handOff}::boolean THEN gen_random_uuid() END, ${leaseUntil}::timestamptz, ${handOff ? 1 : 0}::int
           FROM sends WHERE sends.status = 'queued'
-          RETURNING queue),
+          RETURNING account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token),
         next_jobs AS (${insert}),
         enrollments AS (
           UPDATE followup_enrollments e SET status = c.status, stop_reason = c.stop_reason,
@@ -1157,15 +1185,17 @@ export function followupsService(deps: FollowupsDeps) {
           RETURNING e.id)
       SELECT (SELECT coalesce(json_agg(id), '[]') FROM (SELECT id FROM done UNION ALL SELECT id FROM waited) h) AS held,
         (SELECT count(*) FROM enrollments) AS changed,
+        (SELECT coalesce(json_agg(c), '[]') FROM send_jobs c WHERE c.lease_token IS NOT NULL) AS claimed,
         (SELECT count(pg_notify(${JOBS_CHANNEL}, q.queue))
-          FROM (SELECT queue FROM send_jobs UNION SELECT queue FROM next_jobs) q) AS notified`)
-      const [outcome] = rows<{ held: string[] | string }>(result)
+          FROM (SELECT queue FROM send_jobs WHERE lease_token IS NULL UNION SELECT queue FROM next_jobs) q) AS notified`)
+      const [outcome] = rows<{ held: string[] | string; claimed: JobRow[] | string }>(result)
       const kept = new Set(json<string[]>(outcome.held))
       const lost = [...finished, ...waiting.map((w) => w.job)].find((j) => !kept.has(j.id))
       if (lost) throw new LeaseLostError(lost)
+      return json<JobRow[]>(outcome.claimed).map(toClaimed)
     })
     // every job of the group was completed or put back to wait in that commit
-    return jobs
+    return { settled: jobs, claimed }
   }
 }
 

@@ -3,7 +3,16 @@ import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import type { Db } from '../db/client.ts'
-import { type ClaimedJob, claimJobs, completeJob, completeJobs, enqueue, LeaseLostError } from './jobs.ts'
+import {
+  type ClaimedJob,
+  claimJobs,
+  completeJob,
+  completeJobs,
+  enqueue,
+  type JobRow,
+  LeaseLostError,
+  toClaimed,
+} from './jobs.ts'
 import { type JobHandlers, JobRunner } from './runner.ts'
 
 let harness: Harness
@@ -346,6 +355,96 @@ describe('durable jobs', () => {
     } finally {
       await jobs.stop()
     }
+  })
+
+  /** Writes one job of `queue` per given job, already claimed by the writer (running, its own lease), as followups do. */
+  async function writeClaimed(db: Db, queue: string, from: ClaimedJob[], leaseMs: number): Promise<ClaimedJob[]> {
+    const until = new Date(harness.clock.now().getTime() + leaseMs).toISOString()
+    const result = await db.execute(sql`INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at, state,
+        lease_token, locked_until, attempts)
+      SELECT ${accountId}::uuid, gen_random_uuid(), ${queue}, jsonb_build_object('n', n), now(), now(), 'running',
+        gen_random_uuid(), ${until}::timestamptz, 1
+      FROM unnest(${`{${from.map((j) => Number(j.payload.n)).join(',')}}`}::int[]) AS n
+      RETURNING account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token`)
+    return (result as unknown as { rows: JobRow[] }).rows.map(toClaimed)
+  }
+
+  test('jobs a batch writes already claimed and hands off run in this process, in the slots it frees', async () => {
+    const first = queueName('handoff-first')
+    const second = queueName('handoff-second')
+    const ranSecond: ClaimedJob[] = []
+    let most = 0
+    const jobs: JobRunner = runner(
+      {
+        [first]: {
+          run: async () => assert.fail('runs as a batch'),
+          runBatch: async (claimed, context) => {
+            const next = await context.db.transaction(async (tx: Db) => {
+              await completeJobs(tx, claimed)
+              return writeClaimed(tx, second, claimed, context.leaseMs)
+            })
+            for (const job of claimed) context.settled(job)
+            context.handOff(next)
+          },
+        },
+        [second]: {
+          run: async () => assert.fail('runs as a batch'),
+          runBatch: async (claimed) => {
+            most = Math.max(most, jobs.inFlight)
+            ranSecond.push(...claimed)
+          },
+        },
+      },
+      { concurrency: 4 },
+    )
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: 12 }, (_, n) => ({ accountId, queue: first, payload: { n } })),
+      ),
+    )
+    await jobs.start()
+    try {
+      await jobs.drain()
+      assert.deepEqual(
+        ranSecond.map((job) => Number(job.payload.n)).sort((a, b) => a - b),
+        Array.from({ length: 12 }, (_, n) => n),
+      )
+      // never claimed: the attempt and the lease are the ones written with them
+      assert.ok(ranSecond.every((job) => job.attempts === 1))
+      assert.ok(most <= 4, `never more than the concurrency in flight: ${most}`)
+      assert.deepEqual(await jobRows(first), [])
+      assert.deepEqual(await jobRows(second), [], 'the handed-off jobs were completed')
+    } finally {
+      await jobs.stop()
+    }
+  })
+
+  test('a job handed off but never run (its runner stopped) is claimed again when its lease runs out', async () => {
+    const queue = queueName('handoff-orphan')
+    const [written] = await harness.database.orm.transaction((tx) =>
+      writeClaimed(tx, queue, [{ payload: { n: 7 } } as unknown as ClaimedJob], 5_000),
+    )
+    assert.equal(written.attempts, 1)
+    assert.deepEqual(
+      await claimJobs(harness.database.orm, harness.clock, { queue, limit: 5, perKey: 1, leaseMs: 30_000, reap: true }),
+      [],
+    )
+    harness.clock.advance(6_000)
+    const again = await claimJobs(harness.database.orm, harness.clock, {
+      queue,
+      limit: 5,
+      perKey: 1,
+      leaseMs: 30_000,
+      reap: true,
+    })
+    assert.deepEqual(
+      again.map((job) => [job.id, job.attempts]),
+      [[written.id, 2]],
+    )
+    assert.notEqual(again[0].leaseToken, written.leaseToken)
+    await harness.database.orm.transaction((tx) => completeJob(tx, again[0]))
   })
 
   test('a batch handler that throws leaves its unsettled jobs to be retried, its settled ones done', async () => {

@@ -88,7 +88,7 @@ export function notifyJobsSql(cte: string): SQL {
   return sql`(SELECT count(pg_notify(${JOBS_CHANNEL}, q.queue)) FROM (SELECT DISTINCT queue FROM ${sql.identifier(cte)}) q)`
 }
 
-interface JobRow {
+export interface JobRow {
   account_id: string
   id: string
   queue: string
@@ -100,7 +100,8 @@ interface JobRow {
   lease_token: string
 }
 
-function toClaimed(row: JobRow): ClaimedJob {
+/** A job row as its claimer holds it (a claim's, or one written already claimed for BatchContext.handOff). */
+export function toClaimed(row: JobRow): ClaimedJob {
   return {
     accountId: row.account_id,
     id: row.id,

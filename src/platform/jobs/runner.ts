@@ -29,6 +29,15 @@ export interface BatchContext {
   clock: Clock
   /** Marks one job of the batch as handled inside the handler's own transaction (see JobContext.settled). */
   settled(job: ClaimedJob): void
+  /** how long a lease of this process lasts: a job written already claimed (claimedJobSql) holds one this long */
+  leaseMs: number
+  /**
+   * Hands jobs this batch wrote already claimed (claimedJobSql, committed) to their queue's handler in this process,
+   * in the slots the batch frees when it returns: no claim and no wake-up of other workers. At most as many jobs as
+   * the batch has, so the process never runs more than its concurrency. A job handed off but never run (the process
+   * died or stopped) is claimed again by any worker when its lease runs out.
+   */
+  handOff(jobs: ClaimedJob[]): void
 }
 
 export interface JobHandler {
@@ -192,10 +201,13 @@ export class JobRunner {
         // cleared before the claim, so a NOTIFY arriving during it marks the queue again
         this.#dirty.delete(queue)
         const handler = this.#options.handlers[queue]
+        const batchMax = handler.batchMax ?? Math.max(1, Math.ceil(this.#options.concurrency / 2))
+        const limit = handler.runBatch ? Math.min(free, batchMax) : free
+        // a batch queue with batches still running waits for half a batch of free slots: claiming the few slots each
+        // finishing batch frees made ever smaller batches, and every batch costs its round trips whatever its size
+        // (the running batches wake the queue again when they finish)
+        if (handler.runBatch && limit < batchMax / 2 && this.#runningIn(queue)) continue
         const reap = this.#reapDue.delete(queue)
-        const limit = handler.runBatch
-          ? Math.min(free, handler.batchMax ?? Math.max(1, Math.ceil(this.#options.concurrency / 2)))
-          : free
         const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
           queue,
           limit,
@@ -211,6 +223,11 @@ export class JobRunner {
     }
   }
 
+  #runningIn(queue: string): boolean {
+    for (const { job } of this.#running.values()) if (job.queue === queue) return true
+    return false
+  }
+
   #launch(job: ClaimedJob, handler: JobHandler): void {
     const done = this.#execute(job, handler).finally(() => {
       this.#running.delete(job.leaseToken)
@@ -222,10 +239,13 @@ export class JobRunner {
   }
 
   #launchBatch(jobs: ClaimedJob[], handler: JobHandler): void {
-    const done = this.#executeBatch(jobs, handler)
+    const handed: ClaimedJob[] = []
+    const done = this.#executeBatch(jobs, handler, handed)
       .catch((error) => this.#options.log?.(`job batch ${jobs[0].queue} failed`, error))
       .finally(() => {
         for (const job of jobs) this.#running.delete(job.leaseToken)
+        // the jobs handed off take the slots this batch frees (never more of them)
+        this.#adopt(handed.slice(0, jobs.length))
         this.#vacuumSometimes(jobs.length)
         for (const resolve of this.#idleWaiters.splice(0)) resolve()
         this.wake([jobs[0].queue])
@@ -233,11 +253,31 @@ export class JobRunner {
     for (const job of jobs) this.#running.set(job.leaseToken, { job, done })
   }
 
-  async #executeBatch(jobs: ClaimedJob[], handler: JobHandler): Promise<void> {
+  /** Runs jobs written already claimed by a batch of this process (BatchContext.handOff), per queue as batches. */
+  #adopt(jobs: ClaimedJob[]): void {
+    // a stopping runner leaves them to be claimed again when their leases run out
+    if (this.#stopped || jobs.length === 0) return
+    const byQueue = new Map<string, ClaimedJob[]>()
+    for (const job of jobs) byQueue.set(job.queue, [...(byQueue.get(job.queue) ?? []), job])
+    for (const [queue, ofQueue] of byQueue) {
+      const handler = this.#options.handlers[queue]
+      if (!handler) continue
+      if (handler.runBatch) this.#launchBatch(ofQueue, handler)
+      else for (const job of ofQueue) this.#launch(job, handler)
+    }
+  }
+
+  async #executeBatch(jobs: ClaimedJob[], handler: JobHandler, handed: ClaimedJob[] = []): Promise<void> {
     const { database, clock } = this.#options
     const settled = new Set<ClaimedJob>()
     try {
-      await handler.runBatch?.(jobs, { db: database.orm, clock, settled: (job) => settled.add(job) })
+      await handler.runBatch?.(jobs, {
+        db: database.orm,
+        clock,
+        settled: (job) => settled.add(job),
+        leaseMs: this.#options.leaseMs,
+        handOff: (next) => handed.push(...next),
+      })
     } catch (error) {
       if (!(error instanceof LeaseLostError)) this.#options.log?.(`job batch ${jobs[0].queue} failed`, error)
       const message = error instanceof Error ? error.message : String(error)
