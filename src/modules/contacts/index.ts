@@ -52,3 +52,6 @@ export {
   inboundContactsSql,
   recordOptinChange,
 } from './contacts.service.ts'
+
+/** The contacts the account holds, as counted against the plan's limit. */
+export { contactCount } from './contacts.repository.ts'
