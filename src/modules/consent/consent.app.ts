@@ -102,7 +102,15 @@ export async function recordOptOut(
   const evidence = { ...actorOf(tenant), reason: 'requested_by_contact' }
   await db.transaction(async (tx) => {
     if (channel === 'chat') await optOutOfChat(tx, clock, { accountId, contactId, source: 'team_request', evidence })
-    else await recordOptinChange(tx, clock, { accountId, contactId, channel, to: 'opted_out', source: 'team_request', evidence })
+    else
+      await recordOptinChange(tx, clock, {
+        accountId,
+        contactId,
+        channel,
+        to: 'opted_out',
+        source: 'team_request',
+        evidence,
+      })
   })
   return { contact_id: contactId, channel, optin: 'opted_out' as const, changed: before !== 'opted_out' }
 }

@@ -25,10 +25,10 @@ import {
 } from './contacts.bulk.ts'
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
-import { ContactResponse } from './contacts.schemas.ts'
+import { Contact } from './contacts.schemas.ts'
 import { consentHistory } from './contacts.service.ts'
-import { contactsServiceFor } from './index.ts'
 import { OPTIN_STATES } from './contacts.tables.ts'
+import { contactsServiceFor } from './index.ts'
 
 /** The largest CSV the web app may upload (about two million lines of name, e-mail, phone and tags). */
 export const IMPORT_MAX_BYTES = 200 * 1024 * 1024
@@ -97,12 +97,18 @@ export const ContactFilterSchema = Type.Object(
     optin_chat: Type.Optional(Optin),
     optin_email: Type.Optional(Optin),
     source: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 40, description: 'where they came from: api, import, landing, inbound …' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'where they came from: api, import, landing, inbound …',
+      }),
     ),
   },
   { additionalProperties: false },
 )
 
+/** The Contact inline: the app document does not resolve the /v1 document's named schemas. */
+export const LookupResponse = Type.Object({ contact: Type.Object(Contact.properties, { title: 'Contact' }) })
 export const LookupQuery = Type.Object({
   email: Type.Optional(Type.String({ maxLength: 254 })),
   phone: Type.Optional(Type.String({ maxLength: 40 })),
@@ -323,10 +329,11 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         schema: {
           summary: 'The contact with exactly this e-mail address or phone number',
-          description: 'Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.',
+          description:
+            'Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.',
           tags,
           querystring: LookupQuery,
-          response: { 200: ContactResponse },
+          response: { 200: LookupResponse },
         },
       },
       async (request) => {
@@ -437,7 +444,8 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         schema: {
           summary: 'One tag: how many contacts carry it',
-          description: 'Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.',
+          description:
+            'Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.',
           tags,
           params: TagParams,
           response: { 200: Type.Object({ tag: TagInfo }) },

@@ -137,7 +137,11 @@ export async function renameTag(db: Db, accountId: string, rawFrom: string, rawT
   const to = checkTagName(rawTo, 'new_name')
   if (from === to) throw badRequest('The new name is the same as the old one')
   return db.transaction(async (tx) => {
-    const where = and(eq(contactTags.accountId, accountId), eq(contactTags.name, from), ne(contactTags.origin, 'system'))
+    const where = and(
+      eq(contactTags.accountId, accountId),
+      eq(contactTags.name, from),
+      ne(contactTags.origin, 'system'),
+    )
     const affected = await tx.selectDistinct({ id: contactTags.contactId }).from(contactTags).where(where)
     if (affected.length === 0) throw notFound('tag')
     await tx.execute(sql`INSERT INTO ${contactTags} (account_id, contact_id, name, origin, created_at)
@@ -210,7 +214,10 @@ export async function untagMatching(db: Db, accountId: string, filter: ContactFi
         eq(contactTags.accountId, accountId),
         eq(contactTags.name, tag),
         ne(contactTags.origin, 'system'),
-        inArray(contactTags.contactId, db.select({ id: contacts.id }).from(contacts).where(filterSql(accountId, filter))),
+        inArray(
+          contactTags.contactId,
+          db.select({ id: contacts.id }).from(contacts).where(filterSql(accountId, filter)),
+        ),
       ),
     )
     .returning({ id: contactTags.contactId })

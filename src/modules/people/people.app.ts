@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Static, Type } from 'typebox'
+import type { Static } from 'typebox'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import { users } from '../../platform/auth/people.tables.ts'
 import type { Permission } from '../../platform/auth/roles.ts'
@@ -19,7 +19,7 @@ import { contactsAppRoutes } from '../contacts/index.ts'
 import { templatesAppRoutes } from '../templates/index.ts'
 import { AppDocument } from './app-document.ts'
 import { extraAppRoutes } from './people.app-registry.ts'
-import { Invitation, listInvitations, renewInvitation } from './people.invitations.ts'
+import { renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
 import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
@@ -449,22 +449,6 @@ export function appRoutes(deps: PlatformDeps) {
     )
 
     // Team management (owners and admins; owners alone touch owners)
-    app.get(
-      '/team/invitations',
-      {
-        schema: {
-          summary: 'Pending invitations, newest first',
-          description: 'Each invited person with the role, when they were invited and whether their link still works.',
-          tags,
-          response: { 200: Type.Object({ invitations: Type.Array(Invitation) }) },
-        },
-      },
-      async (request) => {
-        const session = need(request, 'team:manage')
-        return { invitations: await listInvitations(db, clock, session.tenant.accountId) }
-      },
-    )
-
     app.post<{ Params: Static<typeof IdParams> }>(
       '/team/invitations/:id/resend',
       {

@@ -320,7 +320,13 @@ export async function restartDelivery(tx: Db, accountId: string, id: string, now
   const [row] = await tx
     .update(webhookDeliveries)
     .set({ state: 'pending', attempts: 0, nextAttemptAt: now, finishedAt: null })
-    .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, id), ne(webhookDeliveries.state, 'pending')))
+    .where(
+      and(
+        eq(webhookDeliveries.accountId, accountId),
+        eq(webhookDeliveries.id, id),
+        ne(webhookDeliveries.state, 'pending'),
+      ),
+    )
     .returning()
   return row ?? null
 }

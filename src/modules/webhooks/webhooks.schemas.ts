@@ -134,10 +134,7 @@ export const Delivery = Type.Object(
   { title: 'WebhookDelivery' },
 )
 
-export const TestEventBody = Type.Object(
-  { event: Type.Optional(EventNameSchema) },
-  { additionalProperties: false },
-)
+export const TestEventBody = Type.Object({ event: Type.Optional(EventNameSchema) }, { additionalProperties: false })
 
 export const TestEventResponse = Type.Object({
   delivery: Delivery,

@@ -3,12 +3,11 @@ import type { Static } from 'typebox'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { EVENT_NAMES, type EventName } from '../../platform/events/events.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
-import { cancelQueuedJobs } from '../../platform/jobs/jobs.ts'
+import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
-import { EVENT_NAMES, type EventName } from '../../platform/events/events.ts'
-import { enqueue } from '../../platform/jobs/jobs.ts'
 import { checkSubscriptionUrl, deliveryBody, generateSigningSecret, wireEventId } from './webhooks.fns.ts'
 import * as repository from './webhooks.repository.ts'
 import type {
@@ -68,7 +67,18 @@ export const EVENT_TYPES: Array<{ name: EventName; description: string; data_fie
   {
     name: 'contact.created',
     description: 'a contact was created (API, import, landing page, or a first inbound message)',
-    data_fields: ['id', 'name', 'email', 'phone', 'optin_chat', 'optin_email', 'tags', 'language', 'source', 'created_at'],
+    data_fields: [
+      'id',
+      'name',
+      'email',
+      'phone',
+      'optin_chat',
+      'optin_email',
+      'tags',
+      'language',
+      'source',
+      'created_at',
+    ],
   },
   {
     name: 'message.received',
@@ -246,7 +256,10 @@ export function webhooksService(deps: WebhooksServiceDeps) {
     /** Preview of a redelivery or a test event: the subscription it goes to. */
     async deliveryTarget(tenant: TenantContext, deliveryId: string) {
       const delivery = await requireDelivery(tenant, deliveryId)
-      return { delivery: await deliveryView(tenant, delivery), subscription: subscriptionView(await requireSubscription(tenant, delivery.subscriptionId)) }
+      return {
+        delivery: await deliveryView(tenant, delivery),
+        subscription: subscriptionView(await requireSubscription(tenant, delivery.subscriptionId)),
+      }
     },
 
     /**
