@@ -15,6 +15,7 @@ import {
   tagMatching,
   untagMatching,
 } from '../../modules/contacts/contacts.bulk.ts'
+import { isSystemTagName } from '../../modules/contacts/contacts.rules.ts'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { out } from '../outputs.ts'
@@ -35,6 +36,12 @@ const Filter = Type.Object(ContactFilterSchema.properties, {
 })
 const TagName = Type.String({ minLength: 1, maxLength: 60, description: 'the tag’s name as list_tags shows it' })
 const Channel = ChannelBody.properties.channel
+
+function refuseSystemTag(name: string): void {
+  if (isSystemTagName(name)) {
+    throw badRequest(`The system tag ${name} cannot be changed through the API`, 'system_tag', { tags: [name] })
+  }
+}
 
 export const findContact = defineTool({
   name: 'find_contact',
@@ -123,6 +130,8 @@ export const renameTagTool = defineTool({
   input: Type.Object({ tag: TagName, new_name: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
     restRule(RenameTagBody, { new_name: args.new_name }, 'body')
+    refuseSystemTag(args.tag)
+    refuseSystemTag(args.new_name)
     const contacts = await contactsWithTag(db(ctx), ctx.tenant.accountId, args.tag.trim())
     if (contacts === 0) throw notFound('tag')
     return { action: `rename the tag ${args.tag} to ${args.new_name} on every contact`, contacts }
@@ -144,6 +153,7 @@ export const deleteTagTool = defineTool({
   kind: 'destructive',
   input: Type.Object({ tag: TagName }),
   async preview(ctx, args) {
+    refuseSystemTag(args.tag)
     const contacts = await contactsWithTag(db(ctx), ctx.tenant.accountId, args.tag.trim())
     if (contacts === 0) throw notFound('tag')
     return { action: `remove the tag ${args.tag} from every contact`, contacts }
@@ -165,6 +175,7 @@ export const tagContacts = defineTool({
   idempotent: true,
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
+    refuseSystemTag(args.tag)
     const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter)
     return { action: `add the tag ${args.tag} to every matching contact`, filter: args.filter, contacts: matching }
   },
@@ -185,6 +196,7 @@ export const untagContacts = defineTool({
   idempotent: true,
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
+    refuseSystemTag(args.tag)
     const matching = await countMatching(db(ctx), ctx.tenant.accountId, { ...args.filter, tag: args.tag })
     return { action: `remove the tag ${args.tag} from the matching contacts`, filter: args.filter, contacts: matching }
   },

@@ -272,7 +272,7 @@ const CSV_COLUMNS = [
 /** A CSV cell: quoted when needed; text a spreadsheet would run as a formula gets a leading apostrophe. */
 function cell(value: string, guard: boolean): string {
   const safe = guard && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-  return /[",\r\n;]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
 /**
