@@ -177,8 +177,8 @@ export function webhooksService(deps: WebhooksServiceDeps) {
     }
   }
 
-  async function requireDelivery(tenant: TenantContext, id: string) {
-    const row = UUID.test(id) ? await repository.findDelivery(db, tenant.accountId, id) : null
+  async function requireDelivery(tenant: TenantContext, id: string, tx: Db = db) {
+    const row = UUID.test(id) ? await repository.findDelivery(tx, tenant.accountId, id) : null
     if (!row) throw notFound('webhook delivery')
     return row
   }
@@ -240,7 +240,7 @@ export function webhooksService(deps: WebhooksServiceDeps) {
      */
     async redeliver(tenant: TenantContext, id: string): Promise<DeliveryView> {
       const row = await db.transaction(async (tx) => {
-        const current = await requireDelivery(tenant, id)
+        const current = await requireDelivery(tenant, id, tx)
         const subscription = await requireSubscription(tenant, current.subscriptionId, tx, true)
         if (subscription.status !== 'enabled') {
           throw new AppError(409, 'subscription_disabled', 'The subscription is disabled: enable it first')
