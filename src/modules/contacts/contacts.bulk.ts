@@ -224,7 +224,8 @@ export async function untagMatching(db: Db, accountId: string, filter: ContactFi
   return { tag, untagged: new Set(removed.map((r) => r.id)).size }
 }
 
-function hasCriterion(filter: ContactFilter): boolean {
+/** Whether a filter names at least one criterion (bulk deletion needs one). */
+export function hasCriterion(filter: ContactFilter): boolean {
   return Object.values(filter).some((v) => v !== undefined)
 }
 
@@ -253,8 +254,6 @@ export async function deleteMatching(
   }
   return { deleted, has_more: ids.length > BULK_DELETE_MAX }
 }
-
-export { hasCriterion }
 
 const CSV_COLUMNS = [
   'id',
