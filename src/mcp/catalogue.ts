@@ -1,14 +1,18 @@
 import type { Tool } from './tool.ts'
+import { accountTools } from './tools/account.ts'
 import { appTools } from './tools/app.ts'
+import { audienceTools } from './tools/audience.ts'
 import { automationTools } from './tools/automations.ts'
 import { contactTools } from './tools/contacts.ts'
 import { contentTools } from './tools/content.ts'
+import { conversationTools } from './tools/conversations.ts'
 import { followupTools } from './tools/followups.ts'
 import { inboxTools } from './tools/inbox.ts'
 import { insightTools } from './tools/insights.ts'
 import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
 import { teamTools } from './tools/team.ts'
+import { webhookTools } from './tools/webhooks.ts'
 
 /**
  * Every tool of the tool server, in the order tools/list shows them: the spec's fourteen named tools first, then one
@@ -17,12 +21,16 @@ import { teamTools } from './tools/team.ts'
 export const catalogue: Tool[] = [
   ...namedTools,
   ...contactTools,
+  ...audienceTools,
   ...inboxTools,
+  ...conversationTools,
   ...contentTools,
   ...automationTools,
+  ...webhookTools,
   ...followupTools,
   ...libraryTools,
   ...insightTools,
   ...appTools,
   ...teamTools,
+  ...accountTools,
 ]

@@ -1,12 +1,26 @@
 import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { MeResponse } from '../modules/account/account.schemas.ts'
+import { AccountSettings, Usage } from '../modules/account/account.service.ts'
 import { CheckResponse as AutomationCheckResponse } from '../modules/automations/automations.app.ts'
 import * as automations from '../modules/automations/automations.schemas.ts'
+import { ChatStatus } from '../modules/channels/channels.app.ts'
 import * as channels from '../modules/channels/channels.schemas.ts'
+import { OptinRequestResponse, OptOutResponse } from '../modules/consent/consent.app.ts'
 import { ConsentSettings } from '../modules/consent/consent.schemas.ts'
-import { ConsentChange, ImportReportSchema } from '../modules/contacts/contacts.app.ts'
+import {
+  BulkDeleteResponse,
+  BulkTagResponse,
+  BulkUntagResponse,
+  ConsentChange,
+  DeleteTagResponse,
+  ImportReportSchema,
+  MatchingResponse,
+  RenameTagResponse,
+  TagInfo,
+} from '../modules/contacts/contacts.app.ts'
 import * as contacts from '../modules/contacts/contacts.schemas.ts'
 import * as followups from '../modules/followups/followups.schemas.ts'
+import { ActivityResponse, ConversationResponse, MessageDetail } from '../modules/inbox/inbox.app.ts'
 import * as inbox from '../modules/inbox/inbox.schemas.ts'
 import { AskResponse, PassagesResponse } from '../modules/knowledge/knowledge.app.ts'
 import * as knowledge from '../modules/knowledge/knowledge.schemas.ts'
@@ -214,4 +228,45 @@ export const out = {
   list_connected_assistants: obj({ assistants: Type.Array(Assistant) }),
   disconnect_assistant: obj({ ...ok, assistant: Assistant }),
   get_statistics: stats.StatsResponse,
+  // the audience: lookup, counts, export, tags account-wide, bulk changes, consent requests
+  find_contact: contacts.ContactResponse,
+  count_contacts: MatchingResponse,
+  export_contacts_csv: obj({
+    csv: Type.String({ description: 'the CSV text, header line first' }),
+    rows: Type.Integer({ description: 'contacts in this page' }),
+    has_more: Type.Boolean(),
+    next_offset: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  get_tag: obj({ tag: TagInfo }),
+  rename_tag: RenameTagResponse,
+  delete_tag: DeleteTagResponse,
+  tag_contacts: BulkTagResponse,
+  untag_contacts: BulkUntagResponse,
+  delete_contacts: BulkDeleteResponse,
+  request_contact_optin: OptinRequestResponse,
+  record_contact_opt_out: OptOutResponse,
+  // handling conversations
+  get_conversation: ConversationResponse,
+  close_conversation: ConversationResponse,
+  reopen_conversation: ConversationResponse,
+  assign_conversation: ConversationResponse,
+  mark_conversation_read: ConversationResponse,
+  get_message: obj({ message: MessageDetail }),
+  get_contact_activity: ActivityResponse,
+  // webhook subscriptions and deliveries
+  list_webhook_event_types: webhooks.EventTypes,
+  update_webhook_subscription: webhooks.Subscription,
+  disable_webhook_subscription: webhooks.Subscription,
+  send_test_webhook_event: webhooks.TestEventResponse,
+  get_webhook_delivery: obj({ delivery: webhooks.Delivery }),
+  redeliver_webhook_delivery: obj({ delivery: webhooks.Delivery }),
+  // the account, its usage and its chat number
+  get_account_settings: obj({ account: AccountSettings }),
+  update_account_settings: obj({ account: AccountSettings }),
+  get_usage: Usage,
+  get_chat_channel_status: ChatStatus,
+  // invitations and keys
+  resend_invitation: people.InviteResponse,
+  get_api_key: people.KeyResponse,
+  update_api_key: people.KeyResponse,
 } satisfies Record<string, TObject>

@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
-import { createKey, getKey, listKeys, revokeKey } from '../../modules/people/people.keys.ts'
+import { pendingInvitation, renewInvitation } from '../../modules/people/people.invitations.ts'
+import { createKey, getKey, listKeys, revokeKey, updateKey } from '../../modules/people/people.keys.ts'
 import { invitationMail, sendPeopleMail } from '../../modules/people/people.mail.ts'
-import { KeyBody } from '../../modules/people/people.schemas.ts'
+import { KeyBody, KeyChangeBody } from '../../modules/people/people.schemas.ts'
 import { getMember, invite, removeMember, setRole } from '../../modules/people/people.service.ts'
 import { SCOPES } from '../../platform/auth/scopes.ts'
 import { AppError } from '../../platform/http/errors.ts'
@@ -255,13 +256,98 @@ export const disconnectAssistantTool = defineTool({
   },
 })
 
+export const resendInvitation = defineTool({
+  name: 'resend_invitation',
+  title: 'Send an invitation again',
+  description:
+    'Send a person who has not accepted yet (status invited in list_team_members) a new invitation link by e-mail, valid 7 days, with the role they were invited with; earlier links stop working. When no e-mail can be sent the answer carries invite_url to pass on. An active member is 409 already_member.',
+  scope: 'team:read',
+  permission: 'team:manage',
+  rest: 'POST /app/team/invitations/{id}/resend',
+  output: out.resend_invitation,
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({ member_id: MemberId }),
+  async preview(ctx, args) {
+    const member = await pendingInvitation(db(ctx), ctx.tenant.accountId, args.member_id)
+    return {
+      action: 'send the invitation again: a new link goes out by e-mail, earlier links stop working',
+      to: { email: member.email, role: member.role },
+      recipients: 1,
+    }
+  },
+  async run(ctx, args) {
+    const { member, token } = await renewInvitation(db(ctx), ctx.platform.clock, {
+      accountId: ctx.tenant.accountId,
+      memberId: args.member_id,
+      actorRole: actorRole(ctx),
+    })
+    const link = `${ctx.platform.config.publicUrl}/invitations/${token}`
+    const language = ctx.tenant.account.language === 'en' ? 'en' : 'de'
+    const sent = await sendPeopleMail(ctx.platform, ctx.tenant.accountId, {
+      to: member.email,
+      ...invitationMail(language, { accountName: ctx.tenant.account.name, link, role: member.role }),
+    })
+    return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
+  },
+})
+
+export const getApiKey = defineTool({
+  name: 'get_api_key',
+  title: 'Get an API key',
+  description:
+    'One API key of the account: name, prefix (its first characters, to recognize it), scopes, created_at and revoked_at. Never its secret.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'GET /app/keys/{id}',
+  output: out.get_api_key,
+  kind: 'read',
+  input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
+  async run(ctx, args) {
+    return { key: await getKey(db(ctx), ctx.tenant.accountId, args.key_id) }
+  },
+})
+
+export const updateApiKey = defineTool({
+  name: 'update_api_key',
+  title: 'Rename an API key or narrow its scopes',
+  description:
+    'Rename an API key, or take scopes away from it (the program using it loses them at once). A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'PATCH /app/keys/{id}',
+  output: out.update_api_key,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({
+    key_id: Uuid('the key’s id, from list_api_keys'),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    scopes: Type.Optional(
+      Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+        minItems: 1,
+        maxItems: SCOPES.length,
+        uniqueItems: true,
+        description: 'the scopes the key keeps: a subset of its own',
+      }),
+    ),
+  }),
+  async run(ctx, args) {
+    const { key_id: id, ...change } = args
+    const body = restRule(KeyChangeBody, change, 'body')
+    return { key: await updateKey(db(ctx), ctx.tenant.accountId, id, body) }
+  },
+})
+
 export const teamTools = [
   getTeamMember,
   inviteTeamMember,
   changeTeamMemberRole,
   removeTeamMember,
+  resendInvitation,
   listApiKeys,
+  getApiKey,
   createApiKey,
+  updateApiKey,
   revokeApiKey,
   listConnectedAssistantsTool,
   disconnectAssistantTool,

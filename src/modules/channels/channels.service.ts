@@ -17,7 +17,13 @@ import {
   type TemplateStatusUpdate,
 } from './channels.provider.ts'
 import * as repo from './channels.repository.ts'
-import { type ConversationClaim, claimConversation, dailyWindow, MAX_DAILY_LIMIT } from './daily-limit.ts'
+import {
+  type ConversationClaim,
+  claimConversation,
+  DAILY_LIMIT_TIERS,
+  dailyWindow,
+  MAX_DAILY_LIMIT,
+} from './daily-limit.ts'
 import { DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
 import { type SandboxInbound, sandboxEmailProvider } from './sandbox.provider.ts'
 
@@ -367,6 +373,34 @@ export function channelsService(deps: ChannelsServiceDeps) {
         sending_paused: account.sendingPaused,
         chat,
         email,
+      }
+    },
+
+    /**
+     * The chat number as a person checks it: connected or not, provider and number, sending pace, and the daily
+     * limit (WhatsApp's tier) with the different customers reached in the last 24 hours and when room returns.
+     */
+    async chatStatus(accountId: string, account: Pick<Account, 'sendingPaused'>) {
+      const row = await repo.connectionOf(db, accountId, 'chat')
+      const connected = row?.status === 'connected'
+      const window = await dailyWindow(db, { accountId, limit: connected ? row.dailyLimit : null, now: clock.now() })
+      return {
+        connected,
+        provider: connected ? row.provider : null,
+        number: connected ? row.address : null,
+        connected_at: connected ? row.connectedAt.toISOString() : null,
+        disconnected_at: row?.disconnectedAt ? row.disconnectedAt.toISOString() : null,
+        sending_possible: connected && !account.sendingPaused,
+        sending_paused: account.sendingPaused,
+        coexistence: connected ? row.coexistence : false,
+        messages_per_second: connected ? effectiveRate(row.messagesPerSecond, row.coexistence) : null,
+        daily_limit: {
+          limit: window.limit,
+          tier: window.limit === null ? null : (DAILY_LIMIT_TIERS.find((t) => t >= (window.limit as number)) ?? null),
+          used_last_24h: window.used,
+          left: window.limit === null ? null : Math.max(0, window.limit - window.used),
+          resumes_at: window.resumesAt ? window.resumesAt.toISOString() : null,
+        },
       }
     },
 

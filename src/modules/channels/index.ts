@@ -7,6 +7,8 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
 import { inboxServiceFor } from '../inbox/index.ts'
+import { registerAppRoutes } from '../people/people.app-registry.ts'
+import { channelsAppRoutes } from './channels.app.ts'
 import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
 import { channelsService } from './channels.service.ts'
@@ -139,6 +141,9 @@ function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHan
     },
   }
 }
+
+// the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
+registerAppRoutes((deps) => channelsAppRoutes(channelsServiceFor(deps)))
 
 export const channelsModule: HeroldModule = {
   name: 'channels',

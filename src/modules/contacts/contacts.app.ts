@@ -5,13 +5,30 @@ import path from 'node:path'
 import { PassThrough, type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
+import {
+  BULK_DELETE_MAX,
+  BULK_MAX,
+  countMatching,
+  deleteMatching,
+  deleteTag,
+  EXPORT_MAX,
+  exportCsv,
+  getTag,
+  lookupContact,
+  renameTag,
+  tagMatching,
+  untagMatching,
+} from './contacts.bulk.ts'
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
+import { Contact } from './contacts.schemas.ts'
 import { consentHistory } from './contacts.service.ts'
+import { OPTIN_STATES } from './contacts.tables.ts'
+import { contactsServiceFor } from './index.ts'
 
 /** The largest CSV the web app may upload (about two million lines of name, e-mail, phone and tags). */
 export const IMPORT_MAX_BYTES = 200 * 1024 * 1024
@@ -68,12 +85,92 @@ export const ConsentChange = Type.Object(
   { title: 'ConsentChange' },
 )
 
+const Optin = Type.Union(
+  OPTIN_STATES.map((s) => Type.Literal(s)),
+  { description: 'none, pending, confirmed or opted_out' },
+)
+
+/** Which contacts an account-wide operation is about; every criterion given must hold; none: every contact. */
+export const ContactFilterSchema = Type.Object(
+  {
+    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'contacts carrying this tag' })),
+    optin_chat: Type.Optional(Optin),
+    optin_email: Type.Optional(Optin),
+    source: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'where they came from: api, import, landing, inbound …',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** The Contact inline: the app document does not resolve the /v1 document's named schemas. */
+export const LookupResponse = Type.Object({ contact: Type.Object(Contact.properties, { title: 'Contact' }) })
+export const LookupQuery = Type.Object({
+  email: Type.Optional(Type.String({ maxLength: 254 })),
+  phone: Type.Optional(Type.String({ maxLength: 40 })),
+})
+export const ExportQuery = Type.Object({
+  ...ContactFilterSchema.properties,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EXPORT_MAX, default: EXPORT_MAX })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+})
+export const TagParams = Type.Object({ tag: Type.String({ minLength: 1, maxLength: 60 }) })
+export const TagInfo = Type.Object(
+  {
+    name: Type.String(),
+    origin: Type.String({ description: 'the strongest origin it has: system, ki or manuell' }),
+    system: Type.Boolean({ description: 'a system tag: it cannot be renamed, removed or deleted through the API' }),
+    contacts: Type.Integer({ description: 'contacts carrying it (every contact counted)' }),
+    by_origin: Type.Record(Type.String(), Type.Integer(), { description: 'contacts per origin' }),
+  },
+  { title: 'TagInfo' },
+)
+export const RenameTagBody = Type.Object(
+  { new_name: Type.String({ minLength: 1, maxLength: 40 }) },
+  { additionalProperties: false },
+)
+export const RenameTagResponse = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  contacts: Type.Integer({ description: 'contacts whose tag was renamed' }),
+})
+export const DeleteTagResponse = Type.Object({
+  tag: Type.String(),
+  contacts: Type.Integer({ description: 'contacts that lost the tag' }),
+})
+export const BulkTagBody = Type.Object(
+  { filter: ContactFilterSchema, tag: Type.String({ minLength: 1, maxLength: 40 }) },
+  { additionalProperties: false },
+)
+export const BulkTagResponse = Type.Object({
+  tag: Type.String(),
+  matched: Type.Integer({ description: `matching contacts handled (at most ${BULK_MAX} a call)` }),
+  tagged: Type.Integer({ description: 'contacts that got the tag' }),
+  skipped_full: Type.Integer({ description: 'contacts skipped: they carry 30 tags already' }),
+  has_more: Type.Boolean({ description: 'more contacts match: call again' }),
+})
+export const BulkUntagResponse = Type.Object({
+  tag: Type.String(),
+  untagged: Type.Integer({ description: 'contacts that lost the tag' }),
+})
+export const BulkDeleteBody = Type.Object({ filter: ContactFilterSchema }, { additionalProperties: false })
+export const BulkDeleteResponse = Type.Object({
+  deleted: Type.Integer(),
+  has_more: Type.Boolean({ description: `more contacts match (at most ${BULK_DELETE_MAX} are deleted a call)` }),
+})
+export const MatchingResponse = Type.Object({ matching: Type.Integer() })
+
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
  * progress lines and the report. The rules are those of `herold import contacts` (contacts.import.ts).
  */
 export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
   return async (app: FastifyInstance): Promise<void> => {
+    await app.register(contactBulkRoutes(deps))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
 
@@ -219,5 +316,181 @@ async function saveCapped(body: Readable, file: string): Promise<void> {
       throw new AppError(413, 'payload_too_large', `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB`)
     }
     throw new AppError(400, 'bad_request', `The upload broke off: ${(error as Error).message}`)
+  }
+}
+
+/** Looking contacts up, exporting them, tags account-wide, and bulk changes by filter (contacts.bulk.ts). */
+function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
+  const db = deps.database.orm
+  const tags = ['app']
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Querystring: Static<typeof LookupQuery> }>(
+      '/contacts/lookup',
+      {
+        schema: {
+          summary: 'The contact with exactly this e-mail address or phone number',
+          description:
+            'Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.',
+          tags,
+          querystring: LookupQuery,
+          response: { 200: LookupResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:read')
+        return { contact: await lookupContact(db, request.tenant.accountId, request.query) }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ExportQuery> }>(
+      '/contacts/export',
+      {
+        schema: {
+          summary: 'Export the matching contacts as CSV',
+          description:
+            'Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at), oldest first; limit and offset page through large accounts (header x-has-more).',
+          tags,
+          querystring: ExportQuery,
+          produces: ['text/csv'],
+        },
+      },
+      async (request, reply) => {
+        requireScope(request.tenant, 'contacts:read')
+        const { limit, offset, ...filter } = request.query
+        const result = await exportCsv(db, request.tenant.accountId, filter, {
+          limit: limit ?? EXPORT_MAX,
+          offset: offset ?? 0,
+        })
+        return reply
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="contacts.csv"')
+          .header('x-has-more', String(result.has_more))
+          .send(result.csv)
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ContactFilterSchema> }>(
+      '/contacts/count',
+      {
+        schema: {
+          summary: 'How many contacts match a filter',
+          description:
+            'Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state and source (all criteria given must hold).',
+          tags,
+          querystring: ContactFilterSchema,
+          response: { 200: MatchingResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:read')
+        return { matching: await countMatching(db, request.tenant.accountId, request.query) }
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkTagBody> }>(
+      '/contacts/bulk/tag',
+      {
+        schema: {
+          summary: 'Tag every matching contact',
+          description: `Needs contacts:write. Origin manuell; at most ${BULK_MAX} contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.`,
+          tags,
+          body: BulkTagBody,
+          response: { 200: BulkTagResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:write')
+        return tagMatching(db, deps.clock, request.tenant.accountId, request.body.filter, request.body.tag)
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkTagBody> }>(
+      '/contacts/bulk/untag',
+      {
+        schema: {
+          summary: 'Remove a tag from every matching contact',
+          description: 'Needs contacts:write. System tags 400.',
+          tags,
+          body: BulkTagBody,
+          response: { 200: BulkUntagResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:write')
+        return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag)
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkDeleteBody> }>(
+      '/contacts/bulk/delete',
+      {
+        schema: {
+          summary: 'Delete every matching contact',
+          description: `Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most ${BULK_DELETE_MAX} a call; a filter without criterion is 400 filter_required.`,
+          tags,
+          body: BulkDeleteBody,
+          response: { 200: BulkDeleteResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:delete')
+        const service = contactsServiceFor(deps)
+        return deleteMatching(db, service, request.tenant, request.body.filter)
+      },
+    )
+
+    app.get<{ Params: Static<typeof TagParams> }>(
+      '/tags/:tag',
+      {
+        schema: {
+          summary: 'One tag: how many contacts carry it',
+          description:
+            'Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.',
+          tags,
+          params: TagParams,
+          response: { 200: Type.Object({ tag: TagInfo }) },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:read')
+        return { tag: await getTag(db, request.tenant.accountId, request.params.tag) }
+      },
+    )
+
+    app.post<{ Params: Static<typeof TagParams>; Body: Static<typeof RenameTagBody> }>(
+      '/tags/:tag/rename',
+      {
+        schema: {
+          summary: 'Rename a tag on every contact',
+          description:
+            'Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.',
+          tags,
+          params: TagParams,
+          body: RenameTagBody,
+          response: { 200: RenameTagResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:write')
+        return renameTag(db, request.tenant.accountId, request.params.tag, request.body.new_name)
+      },
+    )
+
+    app.delete<{ Params: Static<typeof TagParams> }>(
+      '/tags/:tag',
+      {
+        schema: {
+          summary: 'Remove a tag from every contact',
+          description: 'Needs contacts:write. System tags 400; 404 when no contact has it.',
+          tags,
+          params: TagParams,
+          response: { 200: DeleteTagResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:write')
+        return deleteTag(db, request.tenant.accountId, request.params.tag)
+      },
+    )
   }
 }

@@ -548,3 +548,12 @@ export async function updateContacts(
       AS v(id uuid, name text, email text, phone text, optin_chat text, optin_email text)
     WHERE ${contacts.accountId} = ${accountId}::uuid AND ${contacts.id} = v.id`)
 }
+
+/** The account's contacts as the plan counts them (the counter every create and import reserves in). */
+export async function contactCount(db: Db, accountId: string): Promise<number> {
+  const [row] = await db
+    .select({ count: contactCounts.count })
+    .from(contactCounts)
+    .where(eq(contactCounts.accountId, accountId))
+  return row?.count ?? 0
+}

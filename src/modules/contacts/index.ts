@@ -34,6 +34,8 @@ export const contactsModule: HeroldModule = {
 
 export { contactsAppRoutes, IMPORT_MAX_BYTES } from './contacts.app.ts'
 export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
+/** The contacts the account holds, as counted against the plan's limit. */
+export { contactCount } from './contacts.repository.ts'
 export type {
   ContactCleanup,
   ContactsService,

@@ -185,7 +185,9 @@ export async function insertInboundMessagesInOrder(
         last_message_direction = 'inbound',
         last_inbound_at = touched.last_at,
         unread_count = c.unread_count + touched.received,
-        automated_only = false
+        automated_only = false,
+        status = 'open',
+        closed_at = NULL
       FROM touched
       WHERE c.account_id = ${accountId}::uuid AND c.id = touched.conversation_id
       RETURNING c.id
@@ -275,6 +277,8 @@ export async function insertMessageInOrder(
         last_message_direction = stored.direction,
         last_inbound_at = CASE WHEN ${inbound} THEN stored.created_at ELSE c.last_inbound_at END,
         unread_count = c.unread_count + CASE WHEN ${inbound} THEN 1 ELSE 0 END,
+        status = CASE WHEN ${inbound} THEN 'open' ELSE c.status END,
+        closed_at = CASE WHEN ${inbound} THEN NULL ELSE c.closed_at END,
         automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated}),
         needs_person = c.needs_person AND (${inbound} OR ${automated} OR ${row.ai ?? false}),
         needs_person_reason = CASE WHEN ${inbound} OR ${automated} OR ${row.ai ?? false}

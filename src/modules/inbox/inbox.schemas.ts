@@ -87,6 +87,13 @@ export const Conversation = Type.Object(
     needs_person_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, …',
     }),
+    status: Type.Union([Type.Literal('open'), Type.Literal('closed')], {
+      description: 'closed by a person; the customer’s next message opens it again',
+    }),
+    closed_at: Type.Union([DateTime, Type.Null()]),
+    assignee_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description: 'the team member (user id) who handles it; null: nobody',
+    }),
     created_at: DateTime,
     last_message_at: DateTime,
   },

@@ -640,6 +640,9 @@ export function conversationView(row: repo.ConversationRow, contactName: string)
     unread_count: row.unreadCount,
     needs_person: row.needsPerson,
     needs_person_reason: row.needsPersonReason,
+    status: row.status,
+    closed_at: row.closedAt ? row.closedAt.toISOString() : null,
+    assignee_id: row.assigneeId,
     created_at: row.createdAt.toISOString(),
     last_message_at: row.lastMessageAt.toISOString(),
   }

@@ -41,6 +41,13 @@ export const conversations = pgTable(
     /** the built-in AI could not answer: a person should; a person's reply clears it */
     needsPerson: boolean('needs_person').notNull().default(false),
     needsPersonReason: text('needs_person_reason'),
+    /** closed by a person; the customer's next message opens it again */
+    status: text('status', { enum: ['open', 'closed'] })
+      .notNull()
+      .default('open'),
+    closedAt: at('closed_at'),
+    /** the member (user id) who handles it; null: nobody */
+    assigneeId: uuid('assignee_id'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -3,6 +3,8 @@ import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
+import { registerAppRoutes } from '../people/people.app-registry.ts'
+import { inboxAppRoutes } from './inbox.app.ts'
 import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
 import { type ChatOptOut, type InboundListener, inboxService, type MessageStatusListener } from './inbox.service.ts'
@@ -46,6 +48,9 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
     statusListeners,
   })
 }
+
+// the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
+registerAppRoutes((deps) => inboxAppRoutes(deps))
 
 export const DELETE_MEDIA_QUEUE = 'inbox.delete_media'
 

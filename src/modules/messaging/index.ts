@@ -66,6 +66,11 @@ export const messagingModule: HeroldModule = {
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
 /** The monthly message quota, for other modules' own sends (the built-in AI's replies). */
-export { monthIn, releaseUnit as releaseMessageUnit, reserveUnit as reserveMessageUnit } from './messaging.quota.ts'
+export {
+  monthIn,
+  releaseUnit as releaseMessageUnit,
+  reserveUnit as reserveMessageUnit,
+  usedIn as messagesUsedIn,
+} from './messaging.quota.ts'
 export { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from './messaging.sends.ts'
 export type { MessagingService } from './messaging.service.ts'

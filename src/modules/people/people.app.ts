@@ -18,7 +18,9 @@ import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { contactsAppRoutes } from '../contacts/index.ts'
 import { templatesAppRoutes } from '../templates/index.ts'
 import { AppDocument } from './app-document.ts'
-import { createKey, listKeys, revokeKey } from './people.keys.ts'
+import { extraAppRoutes } from './people.app-registry.ts'
+import { renewInvitation } from './people.invitations.ts'
+import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
 import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
   AcceptBody,
@@ -28,6 +30,7 @@ import {
   InviteBody,
   InviteResponse,
   KeyBody,
+  KeyChangeBody,
   KeyCreated,
   KeyResponse,
   KeysResponse,
@@ -72,11 +75,7 @@ declare module 'fastify' {
 
 const tags = ['app']
 
-/** Routes other modules add under /app (session, CSRF and the app document as for people's own). */
-const extraAppRoutes: Array<(deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>> = []
-export function registerAppRoutes(routes: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>): void {
-  extraAppRoutes.push(routes)
-}
+export { registerAppRoutes } from './people.app-registry.ts'
 
 /**
  * The web app's own routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything
@@ -414,7 +413,71 @@ export function appRoutes(deps: PlatformDeps) {
       },
     )
 
+    app.get<{ Params: Static<typeof IdParams> }>(
+      '/keys/:id',
+      {
+        schema: {
+          summary: 'One API key (never its secret)',
+          tags,
+          params: IdParams,
+          response: { 200: KeyResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'keys:manage')
+        return { key: await getKey(db, session.tenant.accountId, request.params.id) }
+      },
+    )
+
+    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof KeyChangeBody> }>(
+      '/keys/:id',
+      {
+        schema: {
+          summary: 'Rename an API key or narrow its scopes',
+          description:
+            'A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.',
+          tags,
+          params: IdParams,
+          body: KeyChangeBody,
+          response: { 200: KeyResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'keys:manage')
+        return { key: await updateKey(db, session.tenant.accountId, request.params.id, request.body) }
+      },
+    )
+
     // Team management (owners and admins; owners alone touch owners)
+    app.post<{ Params: Static<typeof IdParams> }>(
+      '/team/invitations/:id/resend',
+      {
+        schema: {
+          summary: 'Send an invitation again with a new link',
+          description:
+            'For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.',
+          tags,
+          params: IdParams,
+          response: { 200: InviteResponse },
+        },
+      },
+      async (request) => {
+        const session = need(request, 'team:manage')
+        const { member, token } = await renewInvitation(db, clock, {
+          accountId: session.tenant.accountId,
+          memberId: request.params.id,
+          actorRole: session.role,
+        })
+        const link = `${config.publicUrl}/invitations/${token}`
+        const language = session.tenant.account.language === 'en' ? 'en' : 'de'
+        const sent = await sendPeopleMail(deps, session.tenant.accountId, {
+          to: member.email,
+          ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
+        })
+        return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
+      },
+    )
+
     app.post<{ Body: Static<typeof InviteBody> }>(
       '/team/invitations',
       {

@@ -82,3 +82,43 @@ export async function revokeKey(db: Db, clock: Clock, accountId: string, keyId: 
   credentialsChangedHere()
   return getKey(db, accountId, keyId)
 }
+
+/**
+ * Renames a key or narrows its scopes. A key never gains power through an update it did not have when issued
+ * (spec, section 5 rule 6): scopes beyond its own are refused; a revoked key is 409.
+ */
+export async function updateKey(
+  db: Db,
+  accountId: string,
+  keyId: string,
+  change: { name?: string; scopes?: string[] },
+): Promise<Static<typeof KeyView>> {
+  const key = await getKey(db, accountId, keyId)
+  if (change.name === undefined && change.scopes === undefined) {
+    throw new AppError(400, 'bad_request', 'Give name or scopes')
+  }
+  if (key.revoked_at) throw new AppError(409, 'key_revoked', 'This API key is revoked; create a new one')
+  const name = change.name?.trim()
+  if (name === '') throw new AppError(400, 'bad_request', 'name must not be blank')
+  let scopes: Scope[] | undefined
+  if (change.scopes !== undefined) {
+    const unknown = change.scopes.filter((s) => !isScope(s))
+    if (unknown.length > 0) throw new AppError(400, 'bad_request', `unknown scope(s): ${unknown.join(', ')}`)
+    const beyond = change.scopes.filter((s) => !key.scopes.includes(s))
+    if (beyond.length > 0) {
+      throw new AppError(
+        403,
+        'forbidden',
+        `A key never gains scopes after it was issued (create a new key instead): ${beyond.join(', ')}`,
+        { key: 'apikey_scope_erweiterung', details: { scopes: beyond } },
+      )
+    }
+    scopes = [...new Set(change.scopes)] as Scope[]
+  }
+  await db
+    .update(apiKeys)
+    .set({ ...(name === undefined ? {} : { name }), ...(scopes === undefined ? {} : { scopes }) })
+    .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId)))
+  credentialsChangedHere()
+  return getKey(db, accountId, keyId)
+}

@@ -45,6 +45,19 @@ export const KeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 120 }),
   scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 64 }),
 })
+export const KeyChangeBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ maxLength: 40 }), {
+        minItems: 1,
+        maxItems: 64,
+        description: 'the key’s new scopes: only fewer than it has, never more',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 export const InviteBody = Type.Object({ email: Email, role: RoleSchema })
 export const RoleBody = Type.Object({ role: RoleSchema })

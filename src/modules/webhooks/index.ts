@@ -31,3 +31,4 @@ export const webhooksModule: HeroldModule = {
   },
 }
 export { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from './webhooks.fns.ts'
+export { countSubscriptions as countWebhookSubscriptions } from './webhooks.repository.ts'

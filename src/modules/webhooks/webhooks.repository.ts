@@ -298,3 +298,43 @@ export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now:
   )
   return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((row) => row.id))
 }
+
+/** The attempts of one delivery, newest first (the list index narrows to its subscription). */
+export function attemptsOfDelivery(db: Db, accountId: string, subscriptionId: string, deliveryId: string) {
+  return db
+    .select()
+    .from(webhookDeliveryAttempts)
+    .where(
+      and(
+        eq(webhookDeliveryAttempts.accountId, accountId),
+        eq(webhookDeliveryAttempts.subscriptionId, subscriptionId),
+        eq(webhookDeliveryAttempts.deliveryId, deliveryId),
+      ),
+    )
+    .orderBy(desc(webhookDeliveryAttempts.attemptedAt), desc(webhookDeliveryAttempts.id))
+    .limit(50)
+}
+
+/** A delivery due again from its first attempt (redelivery): pending, no attempts counted, due now. */
+export async function restartDelivery(tx: Db, accountId: string, id: string, now: Date): Promise<DeliveryRow | null> {
+  const [row] = await tx
+    .update(webhookDeliveries)
+    .set({ state: 'pending', attempts: 0, nextAttemptAt: now, finishedAt: null })
+    .where(
+      and(
+        eq(webhookDeliveries.accountId, accountId),
+        eq(webhookDeliveries.id, id),
+        ne(webhookDeliveries.state, 'pending'),
+      ),
+    )
+    .returning()
+  return row ?? null
+}
+
+/** A test event: stored for its delivery only, never dispatched to other subscriptions or automations. */
+export async function insertTestEvent(
+  tx: Db,
+  row: { accountId: string; id: string; name: string; data: Record<string, unknown>; createdAt: Date },
+): Promise<void> {
+  await tx.insert(events).values({ ...row, contactId: null })
+}

@@ -1,14 +1,20 @@
 import type { FastifyInstance } from 'fastify'
-import type { Static } from 'typebox'
+import { type Static, Type } from 'typebox'
 import {
   CreateSubscriptionBody,
   DeletedSubscription,
+  Delivery,
   DeliveryAttemptPage,
+  DeliveryParams,
+  EventTypes,
   ListQuery,
   Subscription,
   SubscriptionPage,
   SubscriptionParams,
   SubscriptionWithSecret,
+  TestEventBody,
+  TestEventResponse,
+  UpdateSubscriptionBody,
 } from './webhooks.schemas.ts'
 import type { WebhooksService } from './webhooks.service.ts'
 
@@ -132,6 +138,104 @@ export function webhooksRoutes(service: WebhooksService) {
         const { items, ...rest } = await service.deliveries(request.tenant, request.params.id, request.query)
         return { deliveries: items, ...rest }
       },
+    )
+    app.get(
+      '/webhook-event-types',
+      {
+        config: { scope: 'webhooks:read' },
+        schema: {
+          summary: 'The events a subscription can receive',
+          description: 'Each event name with what it reports and the fields of its data.',
+          tags,
+          response: { 200: EventTypes },
+        },
+      },
+      async () => ({ event_types: service.eventTypes() }),
+    )
+
+    app.patch<{ Params: Params; Body: Static<typeof UpdateSubscriptionBody> }>(
+      '/webhook-subscriptions/:id',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Change a subscription’s address or events',
+          description:
+            'Only given fields change; a new url is checked as on create (400 webhook_url_invalid, webhook_url_https_required, webhook_url_not_public). The signing secret stays; deliveries already owed go to the new address.',
+          tags,
+          params: SubscriptionParams,
+          body: UpdateSubscriptionBody,
+          response: { 200: Subscription },
+        },
+      },
+      async (request) => service.update(request.tenant, request.params.id, request.body),
+    )
+
+    app.post<{ Params: Params }>(
+      '/webhook-subscriptions/:id/disable',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Disable a subscription',
+          description:
+            'Nothing is delivered until POST /webhook-subscriptions/{id}/enable; pending deliveries are dropped (disabled_reason manual). Disabling a disabled subscription changes nothing.',
+          tags,
+          params: SubscriptionParams,
+          response: { 200: Subscription },
+        },
+      },
+      async (request) => service.disable(request.tenant, request.params.id),
+    )
+
+    app.post<{ Params: Params; Body: Static<typeof TestEventBody> }>(
+      '/webhook-subscriptions/:id/test',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Send a signed test event to this subscription',
+          description:
+            'One event the subscription receives (default its first), with example data and test: true, signed and retried like any delivery, to this subscription only. 409 subscription_disabled; 400 event_not_subscribed.',
+          tags,
+          params: SubscriptionParams,
+          body: TestEventBody,
+          response: { 202: TestEventResponse },
+        },
+      },
+      async (request, reply) => {
+        const delivery = await service.sendTest(request.tenant, request.params.id, request.body?.event)
+        return reply.code(202).send({ delivery, notice: 'The test event is queued; its attempts appear in history.' })
+      },
+    )
+
+    app.get<{ Params: Static<typeof DeliveryParams> }>(
+      '/webhook-deliveries/:id',
+      {
+        config: { scope: 'webhooks:read' },
+        schema: {
+          summary: 'One delivery: its state, payload and attempts',
+          description: 'The id is the delivery_id of an attempt in GET /webhook-subscriptions/{id}/deliveries.',
+          tags,
+          params: DeliveryParams,
+          response: { 200: Type.Object({ delivery: Delivery }) },
+        },
+      },
+      async (request) => ({ delivery: await service.delivery(request.tenant, request.params.id) }),
+    )
+
+    app.post<{ Params: Static<typeof DeliveryParams> }>(
+      '/webhook-deliveries/:id/redeliver',
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          summary: 'Deliver an event again',
+          description:
+            'A succeeded, exhausted or dropped delivery is attempted again from its first attempt with the same event id (X-Service-Delivery), so a receiver that deduplicates sees a repeat. 409 delivery_pending while an attempt is due; 409 subscription_disabled.',
+          tags,
+          params: DeliveryParams,
+          response: { 202: Type.Object({ delivery: Delivery }) },
+        },
+      },
+      async (request, reply) =>
+        reply.code(202).send({ delivery: await service.redeliver(request.tenant, request.params.id) }),
     )
   }
 }

@@ -29,9 +29,13 @@ const subscriptionFields = {
   status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], {
     description: 'a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable',
   }),
-  disabled_reason: Type.Union([Type.Literal('gone_410'), Type.Literal('consecutive_failures'), Type.Null()], {
-    description: 'why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled',
-  }),
+  disabled_reason: Type.Union(
+    [Type.Literal('gone_410'), Type.Literal('consecutive_failures'), Type.Literal('manual'), Type.Null()],
+    {
+      description:
+        'why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled',
+    },
+  ),
   disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   consecutive_failures: Type.Integer({ description: 'failed attempts since the last success; 25 disable' }),
   created_at: Type.String({ format: 'date-time' }),
@@ -97,3 +101,52 @@ export const DeliveryAttempt = Type.Object(
 )
 
 export const DeliveryAttemptPage = pageSchema('deliveries', DeliveryAttempt)
+
+export const UpdateSubscriptionBody = Type.Object(
+  {
+    url: Type.Optional(CreateSubscriptionBody.properties.url),
+    events: Type.Optional(CreateSubscriptionBody.properties.events),
+  },
+  { additionalProperties: false },
+)
+
+export const DeliveryParams = Type.Object({ id: Type.String({ description: 'delivery id (uuid)' }) })
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    subscription_id: Type.String({ format: 'uuid' }),
+    event_id: Type.String({ description: 'the event id as sent: <event name>:<uuid>' }),
+    event: EventNameSchema,
+    state: Type.Union(
+      [Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('exhausted'), Type.Literal('dropped')],
+      { description: 'pending (an attempt is due), succeeded, exhausted (7 attempts failed), dropped (disabled)' },
+    ),
+    attempts: Type.Integer({ description: 'attempts made so far' }),
+    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    payload: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'the JSON body the receiver gets: {id, event, created_at, data}',
+    }),
+    history: Type.Array(DeliveryAttempt, { description: 'its attempts, newest first' }),
+  },
+  { title: 'WebhookDelivery' },
+)
+
+export const TestEventBody = Type.Object({ event: Type.Optional(EventNameSchema) }, { additionalProperties: false })
+
+export const TestEventResponse = Type.Object({
+  delivery: Delivery,
+  notice: Type.String(),
+})
+
+export const EventTypes = Type.Object({
+  event_types: Type.Array(
+    Type.Object({
+      name: EventNameSchema,
+      description: Type.String(),
+      data_fields: Type.Array(Type.String(), { description: 'the fields of the event’s data' }),
+    }),
+  ),
+})

@@ -28,7 +28,7 @@ export const webhookSubscriptions = pgTable(
     status: text('status', { enum: ['enabled', 'disabled'] })
       .notNull()
       .default('enabled'),
-    disabledReason: text('disabled_reason', { enum: ['gone_410', 'consecutive_failures'] }),
+    disabledReason: text('disabled_reason', { enum: ['gone_410', 'consecutive_failures', 'manual'] }),
     disabledAt: at('disabled_at'),
     /** failed attempts since the last success, over all events; 25 disables the subscription */
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),

@@ -4,6 +4,560 @@
  */
 
 export interface paths {
+    "/app/contacts/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contact with exactly this e-mail address or phone number
+         * @description Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    email?: string;
+                    phone?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Contact */
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description lower-cased; empty string when none */
+                                email: string;
+                                /** @description E.164; empty string when none */
+                                phone: string;
+                                optin_chat: "none" | "pending" | "confirmed" | "opted_out";
+                                optin_email: "none" | "pending" | "confirmed" | "opted_out";
+                                /** @description each name once, whatever its origins */
+                                tags: string[];
+                                language: string;
+                                /** @description where the contact came from: api, import, … */
+                                source: string;
+                                /** @description why the contact was acquired; default marketing */
+                                acquisition: "marketing" | "automation" | "service";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the matching contacts as CSV
+         * @description Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at), oldest first; limit and offset page through large accounts (header x-has-more).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    tag?: string;
+                    optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                    optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                    source?: string;
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many contacts match a filter
+         * @description Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state and source (all criteria given must hold).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    tag?: string;
+                    optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                    optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                    source?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            matching: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/bulk/tag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tag every matching contact
+         * @description Needs contacts:write. Origin manuell; at most 10000 contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        filter: {
+                            /** @description contacts carrying this tag */
+                            tag?: string;
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description where they came from: api, import, landing, inbound … */
+                            source?: string;
+                        };
+                        tag: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            tag: string;
+                            /** @description matching contacts handled (at most 10000 a call) */
+                            matched: number;
+                            /** @description contacts that got the tag */
+                            tagged: number;
+                            /** @description contacts skipped: they carry 30 tags already */
+                            skipped_full: number;
+                            /** @description more contacts match: call again */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/bulk/untag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a tag from every matching contact
+         * @description Needs contacts:write. System tags 400.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        filter: {
+                            /** @description contacts carrying this tag */
+                            tag?: string;
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description where they came from: api, import, landing, inbound … */
+                            source?: string;
+                        };
+                        tag: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            tag: string;
+                            /** @description contacts that lost the tag */
+                            untagged: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/bulk/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete every matching contact
+         * @description Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most 1000 a call; a filter without criterion is 400 filter_required.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        filter: {
+                            /** @description contacts carrying this tag */
+                            tag?: string;
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description none, pending, confirmed or opted_out */
+                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description where they came from: api, import, landing, inbound … */
+                            source?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deleted: number;
+                            /** @description more contacts match (at most 1000 are deleted a call) */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/tags/{tag}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One tag: how many contacts carry it
+         * @description Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tag: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** TagInfo */
+                            tag: {
+                                name: string;
+                                /** @description the strongest origin it has: system, ki or manuell */
+                                origin: string;
+                                /** @description a system tag: it cannot be renamed, removed or deleted through the API */
+                                system: boolean;
+                                /** @description contacts carrying it (every contact counted) */
+                                contacts: number;
+                                /** @description contacts per origin */
+                                by_origin: {
+                                    [key: string]: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Remove a tag from every contact
+         * @description Needs contacts:write. System tags 400; 404 when no contact has it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tag: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            tag: string;
+                            /** @description contacts that lost the tag */
+                            contacts: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/tags/{tag}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a tag on every contact
+         * @description Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tag: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        new_name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            from: string;
+                            to: string;
+                            /** @description contacts whose tag was renamed */
+                            contacts: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/{id}/consent-history": {
         parameters: {
             query?: never;
@@ -225,6 +779,818 @@ export interface paths {
                                 content: number;
                                 subject: number;
                             };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One conversation
+         * @description Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Conversation */
+                            conversation: {
+                                /** Format: uuid */
+                                id: string;
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a conversation
+         * @description Needs messages:write. The customer’s next message opens it again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Conversation */
+                            conversation: {
+                                /** Format: uuid */
+                                id: string;
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a closed conversation
+         * @description Needs messages:write.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Conversation */
+                            conversation: {
+                                /** Format: uuid */
+                                id: string;
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/assignee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Assign a conversation to a team member, or to nobody
+         * @description Needs messages:write. member_id: an active member of this account (another account’s is 404, an invited one 400 member_not_active); null unassigns.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description an active team member’s id (user id); null: assigned to nobody */
+                        member_id: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Conversation */
+                            conversation: {
+                                /** Format: uuid */
+                                id: string;
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a conversation read (unread_count 0)
+         * @description Needs messages:write.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Conversation */
+                            conversation: {
+                                /** Format: uuid */
+                                id: string;
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One message
+         * @description Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** MessageDetail */
+                            message: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                conversation_id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                /** @description `chat`, `email`, and others */
+                                channel: string;
+                                direction: "inbound" | "outbound";
+                                /** @description `text` or a media type: image, video, audio, document, sticker, location, button, … */
+                                type: string;
+                                text: string;
+                                /** @description Herold's own address of the media file; empty when none */
+                                media_url: string;
+                                media_mime: string;
+                                /** @description outbound delivery status (never moves backwards); null for inbound messages */
+                                status: "sent" | "delivered" | "read" | "failed" | null;
+                                /** @description an outbound template message: which template it was and its buttons; null otherwise */
+                                template: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description the template's name in Herold */
+                                    name: string;
+                                    buttons: {
+                                        /** @description QUICK_REPLY or URL */
+                                        type: string;
+                                        /** @description the label the customer saw (the opt-in confirm button, a link) */
+                                        text: string;
+                                        url?: string;
+                                    }[];
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description strictly increasing per account in commit order: polling with created_after = the newest created_at seen never misses a message
+                                 */
+                                created_at: string;
+                                /** @description an automated campaign message (broadcast, follow-up, automation, opt-in) */
+                                automated: boolean;
+                                /** @description the reply was written by the built-in AI */
+                                ai: boolean;
+                                /** @description the provider’s error code of a failed send */
+                                error_code: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact’s activity, newest first
+         * @description Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            contact_id: string;
+                            items: {
+                                /** Format: date-time */
+                                at: string;
+                                kind: "contact_created" | "message" | "consent";
+                                summary: string;
+                                message_id: string | null;
+                                conversation_id: string | null;
+                                channel: string | null;
+                            }[];
+                            /** @description more happened than limit items show */
+                            truncated: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/channels/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The chat number: connection, pace and daily limit
+         * @description Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            connected: boolean;
+                            /** @description whatsapp-cloud or sandbox; null when none */
+                            provider: string | null;
+                            /** @description the connected phone number */
+                            number: string | null;
+                            connected_at: string | null;
+                            disconnected_at: string | null;
+                            /** @description connected and sending not paused (versand_moeglich) */
+                            sending_possible: boolean;
+                            sending_paused: boolean;
+                            /** @description the number is also used in the WhatsApp Business app */
+                            coexistence: boolean;
+                            messages_per_second: number | null;
+                            daily_limit: {
+                                /** @description different customers the number may start conversations with per 24 hours; null: unlimited */
+                                limit: number | null;
+                                /** @description WhatsApp’s tier: 250, 1000, 10000, 100000 */
+                                tier: number | null;
+                                /** @description customers reached in the rolling 24 hours */
+                                used_last_24h: number;
+                                left: number | null;
+                                /** @description when the full window has room again; null while it has room */
+                                resumes_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/{id}/optin-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a contact the double opt-in confirmation request
+         * @description Needs contacts:write and messages:write. The contact asked to receive messages: chat sends the approved opt-in confirmation template, e-mail the confirmation link; the opt-in becomes pending and only the contact’s own confirmation makes it confirmed. Opted out: 409 contact_opted_out; confirmed: 400 already_confirmed; no address: 400 address_missing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description chat or email */
+                        channel: "chat" | "email";
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            /** @description the channel’s opt-in state now: pending until the contact confirms */
+                            optin: string;
+                            /** @description a confirmation request was queued (false: it was pending already) */
+                            started: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/{id}/opt-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that a contact asked to stop receiving messages on a channel
+         * @description Needs contacts:write. The opt-in becomes opted_out with a consent record (source team_request); nothing more is sent on that channel. The API cannot undo it: only the contact opts in again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description chat or email */
+                        channel: "chat" | "email";
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            /** @constant */
+                            optin: "opted_out";
+                            /** @description false: the contact had opted out already */
+                            changed: boolean;
                         };
                     };
                 };
@@ -983,6 +2349,201 @@ export interface paths {
                             has_more: boolean;
                             limit: number;
                             offset: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s settings
+         * @description Needs settings:read. Name, plan, language, timezone, whether sending is paused.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AccountSettings */
+                            account: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                plan: string;
+                                language: string;
+                                timezone: string;
+                                sending_paused: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account’s name, language or timezone
+         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the account’s name */
+                        name?: string;
+                        /** @description the default language of new contacts and templates, such as de, en or en_US */
+                        language?: string;
+                        /** @description IANA timezone such as Europe/Berlin */
+                        timezone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AccountSettings */
+                            account: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                plan: string;
+                                language: string;
+                                timezone: string;
+                                sending_paused: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/app/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage against the plan
+         * @description Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            plan: string;
+                            /** @description the calendar month (YYYY-MM) in the account’s timezone */
+                            month: string;
+                            messages: {
+                                /** @description messages this month used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            contacts: {
+                                /** @description contacts used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            webhook_subscriptions: {
+                                /** @description webhook subscriptions used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            /** @description the API rate limit per credential */
+                            requests_per_minute: number;
                         };
                     };
                 };
@@ -1799,7 +3360,48 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One API key (never its secret) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: {
+                                id: string;
+                                name: string;
+                                prefix: string;
+                                scopes: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /** Revoke an API key (at once, on every process) */
@@ -1844,6 +3446,129 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        /**
+         * Rename an API key or narrow its scopes
+         * @description A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        /** @description the key’s new scopes: only fewer than it has, never more */
+                        scopes?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: {
+                                id: string;
+                                name: string;
+                                prefix: string;
+                                scopes: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/app/team/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an invitation again with a new link
+         * @description For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            member: {
+                                /**
+                                 * Format: uuid
+                                 * @description the user
+                                 */
+                                id: string;
+                                /** @description empty until an invited person accepts */
+                                name: string;
+                                email: string;
+                                /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                                role: "owner" | "admin" | "member" | "viewer";
+                                status: "invited" | "active";
+                                /** @description the last time the member used the web app in this account */
+                                last_active_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                            email_sent: boolean;
+                            /** @description only when no e-mail could be sent */
+                            invite_url?: string;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2188,7 +3913,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };

@@ -1903,8 +1903,8 @@ export interface paths {
                                 events: ("contact.created" | "message.received" | "conversation.created")[];
                                 /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
                                 status: "enabled" | "disabled";
-                                /** @description why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled */
-                                disabled_reason: "gone_410" | "consecutive_failures" | (never | null);
+                                /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                                disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
                                 /** Format: date-time */
                                 disabled_at: string | null;
                                 /** @description failed attempts since the last success; 25 disable */
@@ -2013,8 +2013,8 @@ export interface paths {
                             events: ("contact.created" | "message.received" | "conversation.created")[];
                             /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
                             status: "enabled" | "disabled";
-                            /** @description why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled */
-                            disabled_reason: "gone_410" | "consecutive_failures" | (never | null);
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
                             /** Format: date-time */
                             disabled_at: string | null;
                             /** @description failed attempts since the last success; 25 disable */
@@ -2142,8 +2142,8 @@ export interface paths {
                             events: ("contact.created" | "message.received" | "conversation.created")[];
                             /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
                             status: "enabled" | "disabled";
-                            /** @description why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled */
-                            disabled_reason: "gone_410" | "consecutive_failures" | (never | null);
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
                             /** Format: date-time */
                             disabled_at: string | null;
                             /** @description failed attempts since the last success; 25 disable */
@@ -2319,7 +2319,140 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a subscription’s address or events
+         * @description Only given fields change; a new url is checked as on create (400 webhook_url_invalid, webhook_url_https_required, webhook_url_not_public). The signing secret stays; deliveries already owed go to the new address.
+         *
+         *     Scope: `webhooks:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description subscription id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description absolute https URL that receives the signed POST requests (http only where private targets are allowed) */
+                        url?: string;
+                        /** @description the events to receive */
+                        events?: ("contact.created" | "message.received" | "conversation.created")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("contact.created" | "message.received" | "conversation.created")[];
+                            /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
+                            status: "enabled" | "disabled";
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description failed attempts since the last success; 25 disable */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v1/webhook-subscriptions/{id}/enable": {
@@ -2362,8 +2495,8 @@ export interface paths {
                             events: ("contact.created" | "message.received" | "conversation.created")[];
                             /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
                             status: "enabled" | "disabled";
-                            /** @description why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled */
-                            disabled_reason: "gone_410" | "consecutive_failures" | (never | null);
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
                             /** Format: date-time */
                             disabled_at: string | null;
                             /** @description failed attempts since the last success; 25 disable */
@@ -2484,8 +2617,8 @@ export interface paths {
                             events: ("contact.created" | "message.received" | "conversation.created")[];
                             /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
                             status: "enabled" | "disabled";
-                            /** @description why it was disabled: the receiver answered 410, or 25 attempts in a row failed; null while enabled */
-                            disabled_reason: "gone_410" | "consecutive_failures" | (never | null);
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
                             /** Format: date-time */
                             disabled_at: string | null;
                             /** @description failed attempts since the last success; 25 disable */
@@ -2717,6 +2850,752 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events a subscription can receive
+         * @description Each event name with what it reports and the fields of its data.
+         *
+         *     Scope: `webhooks:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            event_types: {
+                                /** @description contact.created, message.received or conversation.created */
+                                name: "contact.created" | "message.received" | "conversation.created";
+                                description: string;
+                                /** @description the fields of the event’s data */
+                                data_fields: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a subscription
+         * @description Nothing is delivered until POST /webhook-subscriptions/{id}/enable; pending deliveries are dropped (disabled_reason manual). Disabling a disabled subscription changes nothing.
+         *
+         *     Scope: `webhooks:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description subscription id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("contact.created" | "message.received" | "conversation.created")[];
+                            /** @description a disabled subscription receives nothing until POST /webhook-subscriptions/{id}/enable */
+                            status: "enabled" | "disabled";
+                            /** @description why it was disabled: the receiver answered 410, 25 attempts in a row failed, or someone disabled it (manual); null while enabled */
+                            disabled_reason: "gone_410" | "consecutive_failures" | "manual" | (never | null);
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description failed attempts since the last success; 25 disable */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event to this subscription
+         * @description One event the subscription receives (default its first), with example data and test: true, signed and retried like any delivery, to this subscription only. 409 subscription_disabled; 400 event_not_subscribed.
+         *
+         *     Scope: `webhooks:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description subscription id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description contact.created, message.received or conversation.created */
+                        event?: "contact.created" | "message.received" | "conversation.created";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** WebhookDelivery */
+                            delivery: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                subscription_id: string;
+                                /** @description the event id as sent: <event name>:<uuid> */
+                                event_id: string;
+                                /** @description contact.created, message.received or conversation.created */
+                                event: "contact.created" | "message.received" | "conversation.created";
+                                /** @description pending (an attempt is due), succeeded, exhausted (7 attempts failed), dropped (disabled) */
+                                state: "pending" | "succeeded" | "exhausted" | "dropped";
+                                /** @description attempts made so far */
+                                attempts: number;
+                                /** Format: date-time */
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                /** @description the JSON body the receiver gets: {id, event, created_at, data} */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description its attempts, newest first */
+                                history: {
+                                    /**
+                                     * Format: uuid
+                                     * @description the attempt
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description the (event, subscription) delivery this attempt belongs to
+                                     */
+                                    delivery_id: string;
+                                    /** @description the event id as sent: <event name>:<uuid>, equal to X-Service-Delivery */
+                                    event_id: string;
+                                    /** @description contact.created, message.received or conversation.created */
+                                    event: "contact.created" | "message.received" | "conversation.created";
+                                    /** @description attempt number of this delivery, 1 to 7 */
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the attempt started (X-Service-Timestamp)
+                                     */
+                                    attempted_at: string;
+                                    duration_ms: number;
+                                    /** @description the receiver answered 2xx */
+                                    succeeded: boolean;
+                                    /** @description the HTTP status, null when none came */
+                                    status_code: number | null;
+                                    /** @description why no HTTP status came; null when one did */
+                                    error: "timeout" | "connection_failed" | "dns_failed" | "blocked_target" | "invalid_url" | (never | null);
+                                    /** @description the delivery after this attempt: retrying (next_attempt_at is set), succeeded, exhausted (7 attempts failed; the event is dropped for this subscription), dropped (the subscription was disabled) */
+                                    delivery_state: "retrying" | "succeeded" | "exhausted" | "dropped";
+                                    /** Format: date-time */
+                                    next_attempt_at: string | null;
+                                }[];
+                            };
+                            notice: string;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery: its state, payload and attempts
+         * @description The id is the delivery_id of an attempt in GET /webhook-subscriptions/{id}/deliveries.
+         *
+         *     Scope: `webhooks:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description delivery id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** WebhookDelivery */
+                            delivery: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                subscription_id: string;
+                                /** @description the event id as sent: <event name>:<uuid> */
+                                event_id: string;
+                                /** @description contact.created, message.received or conversation.created */
+                                event: "contact.created" | "message.received" | "conversation.created";
+                                /** @description pending (an attempt is due), succeeded, exhausted (7 attempts failed), dropped (disabled) */
+                                state: "pending" | "succeeded" | "exhausted" | "dropped";
+                                /** @description attempts made so far */
+                                attempts: number;
+                                /** Format: date-time */
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                /** @description the JSON body the receiver gets: {id, event, created_at, data} */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description its attempts, newest first */
+                                history: {
+                                    /**
+                                     * Format: uuid
+                                     * @description the attempt
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description the (event, subscription) delivery this attempt belongs to
+                                     */
+                                    delivery_id: string;
+                                    /** @description the event id as sent: <event name>:<uuid>, equal to X-Service-Delivery */
+                                    event_id: string;
+                                    /** @description contact.created, message.received or conversation.created */
+                                    event: "contact.created" | "message.received" | "conversation.created";
+                                    /** @description attempt number of this delivery, 1 to 7 */
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the attempt started (X-Service-Timestamp)
+                                     */
+                                    attempted_at: string;
+                                    duration_ms: number;
+                                    /** @description the receiver answered 2xx */
+                                    succeeded: boolean;
+                                    /** @description the HTTP status, null when none came */
+                                    status_code: number | null;
+                                    /** @description why no HTTP status came; null when one did */
+                                    error: "timeout" | "connection_failed" | "dns_failed" | "blocked_target" | "invalid_url" | (never | null);
+                                    /** @description the delivery after this attempt: retrying (next_attempt_at is set), succeeded, exhausted (7 attempts failed; the event is dropped for this subscription), dropped (the subscription was disabled) */
+                                    delivery_state: "retrying" | "succeeded" | "exhausted" | "dropped";
+                                    /** Format: date-time */
+                                    next_attempt_at: string | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event again
+         * @description A succeeded, exhausted or dropped delivery is attempted again from its first attempt with the same event id (X-Service-Delivery), so a receiver that deduplicates sees a repeat. 409 delivery_pending while an attempt is due; 409 subscription_disabled.
+         *
+         *     Scope: `webhooks:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description delivery id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** WebhookDelivery */
+                            delivery: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                subscription_id: string;
+                                /** @description the event id as sent: <event name>:<uuid> */
+                                event_id: string;
+                                /** @description contact.created, message.received or conversation.created */
+                                event: "contact.created" | "message.received" | "conversation.created";
+                                /** @description pending (an attempt is due), succeeded, exhausted (7 attempts failed), dropped (disabled) */
+                                state: "pending" | "succeeded" | "exhausted" | "dropped";
+                                /** @description attempts made so far */
+                                attempts: number;
+                                /** Format: date-time */
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                /** @description the JSON body the receiver gets: {id, event, created_at, data} */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description its attempts, newest first */
+                                history: {
+                                    /**
+                                     * Format: uuid
+                                     * @description the attempt
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description the (event, subscription) delivery this attempt belongs to
+                                     */
+                                    delivery_id: string;
+                                    /** @description the event id as sent: <event name>:<uuid>, equal to X-Service-Delivery */
+                                    event_id: string;
+                                    /** @description contact.created, message.received or conversation.created */
+                                    event: "contact.created" | "message.received" | "conversation.created";
+                                    /** @description attempt number of this delivery, 1 to 7 */
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the attempt started (X-Service-Timestamp)
+                                     */
+                                    attempted_at: string;
+                                    duration_ms: number;
+                                    /** @description the receiver answered 2xx */
+                                    succeeded: boolean;
+                                    /** @description the HTTP status, null when none came */
+                                    status_code: number | null;
+                                    /** @description why no HTTP status came; null when one did */
+                                    error: "timeout" | "connection_failed" | "dns_failed" | "blocked_target" | "invalid_url" | (never | null);
+                                    /** @description the delivery after this attempt: retrying (next_attempt_at is set), succeeded, exhausted (7 attempts failed; the event is dropped for this subscription), dropped (the subscription was disabled) */
+                                    delivery_state: "retrying" | "succeeded" | "exhausted" | "dropped";
+                                    /** Format: date-time */
+                                    next_attempt_at: string | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inbox/conversations": {
         parameters: {
             query?: never;
@@ -2779,6 +3658,15 @@ export interface paths {
                                 needs_person: boolean;
                                 /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                                 needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                /** Format: date-time */
+                                closed_at: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description the team member (user id) who handles it; null: nobody
+                                 */
+                                assignee_id: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -10629,7 +11517,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description the tool’s name */
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };

@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify'
+import { type Static, Type } from 'typebox'
+import { requireScope } from '../../platform/auth/authenticate.ts'
+import type { PlatformDeps } from '../../platform/module.ts'
+import {
+  AccountSettings,
+  AccountSettingsBody,
+  accountSettings,
+  Usage,
+  updateAccountSettings,
+  usage,
+} from './account.service.ts'
+
+/** The account's settings page in the web app: name, language, timezone, and usage against the plan. */
+export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
+  const db = deps.database.orm
+  const tags = ['app']
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/account',
+      {
+        schema: {
+          summary: 'The account’s settings',
+          description: 'Needs settings:read. Name, plan, language, timezone, whether sending is paused.',
+          tags,
+          response: { 200: Type.Object({ account: AccountSettings }) },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'settings:read')
+        return { account: await accountSettings(db, request.tenant.accountId) }
+      },
+    )
+
+    app.patch<{ Body: Static<typeof AccountSettingsBody> }>(
+      '/account',
+      {
+        schema: {
+          summary: 'Change the account’s name, language or timezone',
+          description:
+            'Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.',
+          tags,
+          body: AccountSettingsBody,
+          response: { 200: Type.Object({ account: AccountSettings }) },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'settings:write')
+        return { account: await updateAccountSettings(db, request.tenant.accountId, request.body) }
+      },
+    )
+
+    app.get(
+      '/usage',
+      {
+        schema: {
+          summary: 'Usage against the plan',
+          description:
+            'Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.',
+          tags,
+          response: { 200: Usage },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'settings:read')
+        return usage(db, deps.clock, request.tenant.accountId)
+      },
+    )
+  }
+}

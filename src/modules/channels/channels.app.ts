@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { requireScope } from '../../platform/auth/authenticate.ts'
+import type { ChannelsService } from './channels.service.ts'
+
+export const ChatStatus = Type.Object(
+  {
+    connected: Type.Boolean(),
+    provider: Type.Union([Type.String(), Type.Null()], { description: 'whatsapp-cloud or sandbox; null when none' }),
+    number: Type.Union([Type.String(), Type.Null()], { description: 'the connected phone number' }),
+    connected_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    disconnected_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    sending_possible: Type.Boolean({ description: 'connected and sending not paused (versand_moeglich)' }),
+    sending_paused: Type.Boolean(),
+    coexistence: Type.Boolean({ description: 'the number is also used in the WhatsApp Business app' }),
+    messages_per_second: Type.Union([Type.Integer(), Type.Null()]),
+    daily_limit: Type.Object({
+      limit: Type.Union([Type.Integer(), Type.Null()], {
+        description: 'different customers the number may start conversations with per 24 hours; null: unlimited',
+      }),
+      tier: Type.Union([Type.Integer(), Type.Null()], { description: 'WhatsApp’s tier: 250, 1000, 10000, 100000' }),
+      used_last_24h: Type.Integer({ description: 'customers reached in the rolling 24 hours' }),
+      left: Type.Union([Type.Integer(), Type.Null()]),
+      resumes_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'when the full window has room again; null while it has room',
+      }),
+    }),
+  },
+  { title: 'ChatStatus' },
+)
+
+/** The web app's channel page: the chat number's state and its daily limit. */
+export function channelsAppRoutes(service: ChannelsService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/channels/chat',
+      {
+        schema: {
+          summary: 'The chat number: connection, pace and daily limit',
+          description:
+            'Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',
+          tags: ['app'],
+          response: { 200: ChatStatus },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'settings:read')
+        return service.chatStatus(request.tenant.accountId, request.tenant.account)
+      },
+    )
+  }
+}

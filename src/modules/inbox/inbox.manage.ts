@@ -1,0 +1,145 @@
+import { and, desc, eq } from 'drizzle-orm'
+import { memberships } from '../../platform/auth/people.tables.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { badRequest, notFound } from '../../platform/http/errors.ts'
+import { findContact } from '../contacts/contacts.repository.ts'
+import { consentHistory, contactNames } from '../contacts/index.ts'
+import { conversationView, messageView } from './inbox.service.ts'
+import { conversations, messages } from './inbox.tables.ts'
+
+/**
+ * What a person does with a conversation in the inbox beyond reading it (close, reopen, assign, mark read), one
+ * message by id, and a contact's activity timeline. Every query names the account; another account's id is a 404.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+async function conversationRow(db: Db, accountId: string, id: string) {
+  const [row] = UUID.test(id)
+    ? await db
+        .select()
+        .from(conversations)
+        .where(and(eq(conversations.accountId, accountId), eq(conversations.id, id)))
+    : []
+  if (!row) throw notFound('conversation')
+  return row
+}
+
+async function viewOf(db: Db, accountId: string, row: typeof conversations.$inferSelect) {
+  const names = await contactNames(db, accountId, [row.contactId])
+  return conversationView(row, names.get(row.contactId) ?? '')
+}
+
+/** One conversation with its contact, last message, unread count, status and assignee. */
+export async function getConversation(db: Db, accountId: string, id: string) {
+  return viewOf(db, accountId, await conversationRow(db, accountId, id))
+}
+
+async function change(db: Db, accountId: string, id: string, set: Partial<typeof conversations.$inferInsert>) {
+  await conversationRow(db, accountId, id)
+  const [row] = await db
+    .update(conversations)
+    .set(set)
+    .where(and(eq(conversations.accountId, accountId), eq(conversations.id, id)))
+    .returning()
+  return viewOf(db, accountId, row)
+}
+
+/** Closes a conversation (done for now); closing a closed one keeps its first closed_at. */
+export async function closeConversation(db: Db, clock: Clock, accountId: string, id: string) {
+  const row = await conversationRow(db, accountId, id)
+  if (row.status === 'closed') return viewOf(db, accountId, row)
+  return change(db, accountId, id, { status: 'closed', closedAt: clock.now() })
+}
+
+/** Opens a closed conversation again (the customer's next message does the same). */
+export async function reopenConversation(db: Db, accountId: string, id: string) {
+  return change(db, accountId, id, { status: 'open', closedAt: null })
+}
+
+/** Assigns a conversation to an active member of this account, or to nobody (null). */
+export async function assignConversation(db: Db, accountId: string, id: string, memberId: string | null) {
+  if (memberId !== null) {
+    const [member] = UUID.test(memberId)
+      ? await db
+          .select({ status: memberships.status })
+          .from(memberships)
+          .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, memberId)))
+      : []
+    if (!member) throw notFound('team member')
+    if (member.status !== 'active') {
+      throw badRequest('Only an active member (who accepted the invitation) can be assigned', 'member_not_active')
+    }
+  }
+  return change(db, accountId, id, { assigneeId: memberId })
+}
+
+/** Marks every inbound message of a conversation as read in the inbox (unread_count 0). */
+export async function markConversationRead(db: Db, accountId: string, id: string) {
+  return change(db, accountId, id, { unreadCount: 0 })
+}
+
+/** One message of the account with its delivery status and, for conversation history, automated and ai. */
+export async function getMessage(db: Db, accountId: string, id: string) {
+  const [row] = UUID.test(id)
+    ? await db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.accountId, accountId), eq(messages.id, id)))
+    : []
+  if (!row) throw notFound('message')
+  return { ...messageView(row), automated: row.automated, ai: row.ai, error_code: row.errorCode }
+}
+
+export interface ActivityItem {
+  at: string
+  kind: 'contact_created' | 'message' | 'consent'
+  summary: string
+  message_id: string | null
+  conversation_id: string | null
+  channel: string | null
+}
+
+/**
+ * A contact's timeline, newest first: when it was created, its messages in and out (the newest `limit`), and every
+ * change of its opt-ins; at most `limit` items.
+ */
+export async function contactActivity(db: Db, accountId: string, contactId: string, limit: number) {
+  const contact = UUID.test(contactId) ? await findContact(db, accountId, contactId) : undefined
+  if (!contact) throw notFound('contact')
+  const rows = await db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
+    .orderBy(desc(messages.createdAt), desc(messages.id))
+    .limit(limit)
+  const items: ActivityItem[] = rows.map((m) => ({
+    at: m.createdAt.toISOString(),
+    kind: 'message',
+    summary: `${m.direction} ${m.channel} ${m.type}${m.automated ? ' (automated)' : ''}${m.ai ? ' (AI)' : ''}: ${(m.text || m.type).slice(0, 160)}`,
+    message_id: m.id,
+    conversation_id: m.conversationId,
+    channel: m.channel,
+  }))
+  for (const r of await consentHistory(db, accountId, contactId)) {
+    items.push({
+      at: r.recordedAt.toISOString(),
+      kind: 'consent',
+      summary: `${r.channel} opt-in ${r.fromState} → ${r.toState} (${r.source})`,
+      message_id: null,
+      conversation_id: null,
+      channel: r.channel,
+    })
+  }
+  items.push({
+    at: contact.createdAt.toISOString(),
+    kind: 'contact_created',
+    summary: `contact created (source ${contact.source})`,
+    message_id: null,
+    conversation_id: null,
+    channel: null,
+  })
+  items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
+  return { contact_id: contactId, items: items.slice(0, limit), truncated: items.length > limit }
+}
