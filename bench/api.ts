@@ -14,6 +14,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
+const POSTGRES_ONLY = process.env.BENCH_POSTGRES_ONLY === '1'
+// extra node flags for the Herold server, such as `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 interface Load {
   rps: number
@@ -62,7 +65,7 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
   }
   const server = await startProcess(
     process.execPath,
-    ['src/cli/main.ts', 'serve'],
+    [...NODE_ARGS, 'src/cli/main.ts', 'serve'],
     { ...env, PORT: String(await freePort()) },
     listeningAt,
     120_000,
@@ -107,7 +110,7 @@ const bare = await bareBaseline()
 console.log(
   `bare Fastify hello-world: ${Math.round(bare.rps).toLocaleString('en')} req/s, p99 ${bare.p99} ms (-c ${CONNECTIONS}, ${SECONDS} s)`,
 )
-await measureHerold('embedded PGlite', childEnv({ HEROLD_DATA_DIR: tempDataDir() }), file, bare)
+if (!POSTGRES_ONLY) await measureHerold('embedded PGlite', childEnv({ HEROLD_DATA_DIR: tempDataDir() }), file, bare)
 if (!EMBEDDED_ONLY) {
   const name = `herold_bench_api_${Date.now()}`
   const admin = new pg.Client({ connectionString: ADMIN_URL })

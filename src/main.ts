@@ -34,7 +34,10 @@ export async function serve(
   print: (line: string) => void = console.log,
   options: { logsToStderr?: boolean } = {},
 ): Promise<RunningServer> {
-  const logStream = options.logsToStderr ? process.stderr : process.stdout
+  // Two log lines a request written one syscall each (stdout is synchronous on a pipe) cost half the CPU of a cached
+  // request. Written asynchronously instead: while one write runs the next lines gather and go out together, a quiet
+  // server still writes each line at once, and pino flushes what is left when the process exits.
+  const logStream = pino.destination({ dest: options.logsToStderr ? 2 : 1, sync: false })
   const embedded = !config.databaseUrl
   if (embedded) {
     const holder = readServerFile(config.dataDir)
