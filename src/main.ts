@@ -104,7 +104,10 @@ function batchedLogDestination(fd: number) {
   let scheduled = false
   const flush = () => {
     scheduled = false
-    stream.flush()
+    // a stream ended at the exit (pino ends it then) has nothing left to write
+    try {
+      stream.flush()
+    } catch {}
   }
   const write = stream.write.bind(stream)
   stream.write = (line: string) => {
