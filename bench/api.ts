@@ -1,9 +1,13 @@
 // The request path: Herold's hot read routes against a bare Fastify server, same load generator, same run.
 //   GET /v1/me, GET /v1/contacts/{id}, GET /v1/contacts (50 per page, BENCH_CONTACTS contacts imported)
 // Each server runs in its own process (as `npm start` does) with autocannon beside it (-c 50 -d BENCH_SECONDS).
+// The bare server runs throughout and is measured right before each route, so each ratio compares two runs seconds
+// apart (on a machine shared with other work the baseline alone moved between 12,000 and 39,000 req/s in an hour);
+// each line also gives the CPU time each server process spent per request (from /proc), which the machine's load
+// moves much less than the rates.
 // Usage: node bench/api.ts                       embedded PGlite, then PostgreSQL (a fresh database on BENCH_ADMIN_URL)
 //        BENCH_EMBEDDED_ONLY=1 node bench/api.ts  BENCH_CONTACTS=100000 BENCH_SECONDS=10
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
@@ -14,37 +18,51 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
+const POSTGRES_ONLY = process.env.BENCH_POSTGRES_ONLY === '1'
+// extra node flags for the Herold server, such as `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 interface Load {
   rps: number
   p99: number
   errors: number
+  /** CPU time of the server process per request, ms (Linux /proc; 0 elsewhere) */
+  cpuMs: number
 }
 
-async function load(url: string, headers: Record<string, string> = {}): Promise<Load> {
+function cpuTicks(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+async function load(url: string, pid: number | undefined, headers: Record<string, string> = {}): Promise<Load> {
   // a short warm-up, then the measured run
   await autocannon({ url, connections: CONNECTIONS, duration: 1, headers })
+  const before = cpuTicks(pid)
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers })
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors }
+  const cpuMs = ((cpuTicks(pid) - before) * 10) / Math.max(1, result.requests.total)
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors, cpuMs }
 }
 
 const line = (label: string, herold: Load, bare: Load) =>
-  `${label.padEnd(42)} ${Math.round(herold.rps).toLocaleString('en').padStart(7)} req/s, p99 ${String(herold.p99).padStart(4)} ms` +
-  `${herold.errors ? ` (${herold.errors} non-2xx!)` : ''} | bare Fastify ${Math.round(bare.rps).toLocaleString('en')} req/s | ratio ${(herold.rps / bare.rps).toFixed(2)}`
+  `${label.padEnd(34)} ${Math.round(herold.rps).toLocaleString('en').padStart(7)} req/s, p99 ${String(herold.p99).padStart(4)} ms, ${herold.cpuMs.toFixed(3)} ms CPU` +
+  `${herold.errors ? ` (${herold.errors} non-2xx!)` : ''} | bare Fastify ${Math.round(bare.rps).toLocaleString('en')} req/s, ${bare.cpuMs.toFixed(3)} ms CPU | ratio ${(herold.rps / bare.rps).toFixed(2)}`
 
-async function bareBaseline(): Promise<Load> {
-  const bare = await startProcess(
+/** The baseline server, running beside Herold's for the whole benchmark. */
+async function bareServer() {
+  return startProcess(
     process.execPath,
     ['bench/bare-fastify.ts'],
     childEnv({ PORT: String(await freePort()) }),
     listeningAt,
   )
-  try {
-    return await load(`${bare.url}/`)
-  } finally {
-    await bare.stop()
-  }
 }
+type Bare = Awaited<ReturnType<typeof bareServer>>
 
 function contactsCsv(): string {
   const file = path.join(tempDataDir(), 'contacts.csv')
@@ -54,7 +72,7 @@ function contactsCsv(): string {
   return file
 }
 
-async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string, bare: Load) {
+async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string, bare: Bare) {
   const cli = async (args: string[]) => {
     const result = await runCli([...args, '--json'], env)
     if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
@@ -62,7 +80,7 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
   }
   const server = await startProcess(
     process.execPath,
-    ['src/cli/main.ts', 'serve'],
+    [...NODE_ARGS, 'src/cli/main.ts', 'serve'],
     { ...env, PORT: String(await freePort()) },
     listeningAt,
     120_000,
@@ -90,37 +108,42 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
       contacts: Array<{ id: string }>
     }
     console.log(`${label}: ${imported.created.toLocaleString('en')} contacts imported`)
-    console.log(line('  GET /v1/me', await load(`${server.url}/v1/me`, headers), bare))
-    console.log(
-      line('  GET /v1/contacts/{id}', await load(`${server.url}/v1/contacts/${page.contacts[0].id}`, headers), bare),
-    )
-    console.log(
-      line('  GET /v1/contacts (50 per page)', await load(`${server.url}/v1/contacts?limit=50`, headers), bare),
-    )
+    const routes: Array<[string, string]> = [
+      ['  GET /v1/me', '/v1/me'],
+      ['  GET /v1/contacts/{id}', `/v1/contacts/${page.contacts[0].id}`],
+      ['  GET /v1/contacts (50 per page)', '/v1/contacts?limit=50'],
+    ]
+    for (const [name, path] of routes) {
+      const baseline = await load(`${bare.url}/`, bare.child.pid)
+      console.log(line(name, await load(`${server.url}${path}`, server.child.pid, headers), baseline))
+    }
   } finally {
     await server.stop()
   }
 }
 
 const file = contactsCsv()
-const bare = await bareBaseline()
-console.log(
-  `bare Fastify hello-world: ${Math.round(bare.rps).toLocaleString('en')} req/s, p99 ${bare.p99} ms (-c ${CONNECTIONS}, ${SECONDS} s)`,
-)
-await measureHerold('embedded PGlite', childEnv({ HEROLD_DATA_DIR: tempDataDir() }), file, bare)
-if (!EMBEDDED_ONLY) {
-  const name = `herold_bench_api_${Date.now()}`
-  const admin = new pg.Client({ connectionString: ADMIN_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  try {
-    const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
-    const env = childEnv({ DATABASE_URL: url, HEROLD_SECRET_KEY: Buffer.alloc(32, 3).toString('base64') })
-    const migrated = await runCli(['migrate'], env)
-    if (migrated.code !== 0) throw new Error(migrated.stderr)
-    await measureHerold('PostgreSQL', env, file, bare)
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
+const bare = await bareServer()
+try {
+  if (!POSTGRES_ONLY) {
+    await measureHerold('embedded PGlite', childEnv({ HEROLD_DATA_DIR: tempDataDir() }), file, bare)
   }
+  if (!EMBEDDED_ONLY) {
+    const name = `herold_bench_api_${Date.now()}`
+    const admin = new pg.Client({ connectionString: ADMIN_URL })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    try {
+      const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
+      const env = childEnv({ DATABASE_URL: url, HEROLD_SECRET_KEY: Buffer.alloc(32, 3).toString('base64') })
+      const migrated = await runCli(['migrate'], env)
+      if (migrated.code !== 0) throw new Error(migrated.stderr)
+      await measureHerold('PostgreSQL', env, file, bare)
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    }
+  }
+} finally {
+  await bare.stop()
 }

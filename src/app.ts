@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import { toolServer } from './mcp/server.ts'
 import { modules } from './modules/index.ts'
@@ -18,7 +19,7 @@ export interface AppDeps {
   database: Database
   clock: Clock
   rateLimiter: RateLimiter
-  logger?: boolean | { level: string; stream?: NodeJS.WritableStream }
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream | DestinationStream }
   /** modules mounted after the application's own (tests use this to exercise the pipeline) */
   extraModules?: HeroldModule[]
 }

@@ -131,8 +131,13 @@ const preparedReads = new WeakMap<Db, ReturnType<typeof prepareReads>>()
 function withTagsColumns() {
   return {
     contact: contacts,
-    tags: sql<ContactTag[] | string>`(SELECT coalesce(jsonb_agg(jsonb_build_object('name', t.name, 'origin', t.origin)),
-      '[]'::jsonb) FROM ${contactTags} t WHERE t.account_id = ${contacts.accountId} AND t.contact_id = ${contacts.id})`,
+    // `origin:name` per tag as a text array: building a jsonb object per tag cost PostgreSQL about three times the
+    // page itself (0.45 against 0.18 ms a page of 51, pgbench); the origins never hold a colon. The outer columns
+    // are qualified by hand: Drizzle writes a single table's columns bare, and a bare "account_id" here meant
+    // t.account_id, so every row's tags were found by scanning all of contact_tags (51 scans a page).
+    tags: sql<string[]>`ARRAY(SELECT t.origin || ':' || t.name FROM ${contactTags} t
+      WHERE t.account_id = ${contacts}.${sql.identifier(contacts.accountId.name)}
+        AND t.contact_id = ${contacts}.${sql.identifier(contacts.id.name)})`,
   }
 }
 
@@ -177,9 +182,12 @@ function reads(db: Db) {
 
 export type ContactWithTags = { contact: ContactRow; tags: ContactTag[] }
 
-const tagsOfRow = (row: { contact: ContactRow; tags: ContactTag[] | string }): ContactWithTags => ({
+const tagsOfRow = (row: { contact: ContactRow; tags: string[] }): ContactWithTags => ({
   contact: row.contact,
-  tags: typeof row.tags === 'string' ? (JSON.parse(row.tags) as ContactTag[]) : row.tags,
+  tags: row.tags.map((tag) => {
+    const colon = tag.indexOf(':')
+    return { origin: tag.slice(0, colon) as TagOrigin, name: tag.slice(colon + 1) }
+  }),
 })
 
 /** One contact with its tags, in one prepared statement. */

@@ -41,7 +41,8 @@ export function contactView(row: repo.ContactRow, tags: ContactTag[]) {
     language: row.language,
     source: row.source,
     acquisition: row.acquisition,
-    created_at: row.createdAt,
+    // already in wire form: the serializer then walks a page of contacts without copying it
+    created_at: row.createdAt.toISOString(),
   }
 }
 export type ContactView = ReturnType<typeof contactView>
@@ -49,7 +50,7 @@ export type ContactView = ReturnType<typeof contactView>
 /** The data of `contact.created`: exactly the Contact fields of section 2. */
 export function contactEventData(view: ContactView): Record<string, unknown> {
   const { acquisition: _acquisition, created_at, ...fields } = view
-  return { ...fields, created_at: created_at.toISOString() }
+  return { ...fields, created_at }
 }
 
 /** Removes one module's rows about a contact inside the deletion's transaction; returns rows removed per table. */

@@ -101,6 +101,11 @@ export interface InboxServiceDeps {
   inboundListeners?: readonly InboundListener[]
   /** how a provider opt-out (131050) is applied; default: the opt-in change alone */
   chatOptOut?: ChatOptOut
+  /**
+   * Inbound batches of one account and channel that may be in flight at once (default 1). With 2 (PostgreSQL) the
+   * next batch starts once the one before holds the account's message clock: its read overlaps the other's commit.
+   */
+  inboundBatchesInFlight?: number
 }
 
 /** The Message of section 2. */
@@ -209,30 +214,53 @@ export function inboxService(deps: InboxServiceDeps) {
 
   /**
    * Inbound messages waiting for their account and channel's transaction: one transaction at a time per account and
-   * channel in this process (they would take turns on the account's message clock anyway), and whatever arrived
-   * meanwhile goes into the next one, so a burst costs a few statements per batch instead of per message.
+   * channel in this process (they take turns on the account's message clock anyway), and whatever arrived meanwhile
+   * goes into the next one, so a burst costs a few statements per batch instead of per message. On PostgreSQL the
+   * next batch may start once the running one holds the clock (inboundBatchesInFlight): its BEGIN, read and new
+   * contacts overlap the other's listeners and commit, and its own write waits for that commit on the clock row, so
+   * created_at still increases in commit order. What the overlap can meet is what two processes' batches meet (a copy
+   * stored meanwhile, a new sender created by both, a deadlock): the batch is stored again message by message.
    */
-  const receiving = new Map<string, { waiting: Receipt[]; running: boolean }>()
+  const inFlightLimit = Math.max(1, deps.inboundBatchesInFlight ?? 1)
+  const receiving = new Map<string, Line>()
+  interface Line {
+    waiting: Receipt[]
+    /** batches started and not yet settled */
+    inFlight: number
+    /** a started batch does not hold the clock yet: no other starts */
+    opening: boolean
+    /** a pump is scheduled for the next turn of the event loop */
+    scheduled: boolean
+  }
 
-  async function drain(key: string, line: { waiting: Receipt[]; running: boolean }) {
-    line.running = true
-    try {
-      while (line.waiting.length > 0) {
-        const batch = line.waiting.splice(0, RECEIVE_BATCH)
-        await receiveBatch(batch).catch(async (error) => {
+  function pump(key: string, line: Line) {
+    while (line.waiting.length > 0 && line.inFlight < inFlightLimit && !line.opening) {
+      const batch = line.waiting.splice(0, RECEIVE_BATCH)
+      line.inFlight++
+      line.opening = true
+      let opened = false
+      const open = () => {
+        if (opened) return
+        opened = true
+        line.opening = false
+        pump(key, line)
+      }
+      void receiveBatch(batch, open)
+        .catch(async (error) => {
           if (batch.length === 1) {
             batch[0].reject(error)
             return
           }
-          // one message's trouble (a concurrent copy in another process, an invalid sender, a deadlock with another
-          // process's batch) must not cost the others: each on its own, as a batch of one
+          // one message's trouble (a concurrent copy in another process or batch, an invalid sender, a deadlock
+          // with another batch) must not cost the others: each on its own, as a batch of one
           for (const receipt of batch) await receiveBatch([receipt]).catch((e) => receipt.reject(e))
         })
-      }
-    } finally {
-      line.running = false
-      if (line.waiting.length === 0) receiving.delete(key)
-      else void drain(key, line)
+        .finally(() => {
+          line.inFlight--
+          open()
+          pump(key, line)
+          if (line.inFlight === 0 && line.waiting.length === 0 && !line.scheduled) receiving.delete(key)
+        })
     }
   }
 
@@ -243,7 +271,7 @@ export function inboxService(deps: InboxServiceDeps) {
    * writes every message in order with its clock, conversations, events, dispatch job and NOTIFY; then the
    * listeners run. Settles every receipt (null for a duplicate) or throws, having settled none.
    */
-  async function receiveBatch(batch: Receipt[]): Promise<void> {
+  async function receiveBatch(batch: Receipt[], holdsClock: () => void = () => {}): Promise<void> {
     const { accountId, incoming: first } = batch[0]
     const channel = first.channel
     const listeners = deps.inboundListeners ?? []
@@ -349,6 +377,7 @@ export function inboxService(deps: InboxServiceDeps) {
           now: clock.now(),
           dispatchQueue: EVENT_DISPATCH_QUEUE,
         })
+        holdsClock()
         // a concurrent copy of a webhook (in another process) stored one first: undo the contacts, conversations and
         // events of the batch too, and store its messages again one by one
         if (messages.length < drafts.length) throw new DuplicateMessage()
@@ -400,15 +429,20 @@ export function inboxService(deps: InboxServiceDeps) {
         const key = `${accountId}/${incoming.channel}`
         let line = receiving.get(key)
         if (!line) {
-          line = { waiting: [], running: false }
+          line = { waiting: [], inFlight: 0, opening: false, scheduled: false }
           receiving.set(key, line)
         }
         line.waiting.push({ accountId, language, incoming, mediaKey, resolve, reject })
-        if (!line.running) {
-          line.running = true
+        if (!line.scheduled && !line.opening && line.inFlight < inFlightLimit) {
+          line.scheduled = true
+          const scheduled = line
           // after the other requests already read by this turn of the event loop (PGlite runs a query at once,
           // inside the call: started here, it would finish before any other webhook is even parsed)
-          setImmediate(() => void drain(key, line))
+          setImmediate(() => {
+            scheduled.scheduled = false
+            pump(key, scheduled)
+            if (scheduled.inFlight === 0 && scheduled.waiting.length === 0) receiving.delete(key)
+          })
         }
       })
       // A concurrent copy of the same webhook won: its media is the one kept.

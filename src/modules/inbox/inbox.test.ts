@@ -441,6 +441,57 @@ describe('GET /messages', () => {
     }
   })
 
+  test('waves arriving while a batch runs (on PostgreSQL the next batch overlaps its commit) keep every rule', async () => {
+    const account = await sandboxAccount()
+    const { inboxServiceFor } = await import('./index.ts')
+    const inbox = inboxServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+    const receive = (id: string, sender: number, text: string) =>
+      inbox.receive(account.accountId, 'en', {
+        channel: 'chat',
+        providerMessageId: id,
+        from: `+49152310000${sender}`,
+        name: `Sender ${sender}`,
+        type: 'text',
+        text,
+        media: null,
+      })
+    // 6 waves of 10 messages from 5 senders, a few ms apart; each wave also carries a copy of a message of the wave
+    // before it (which may still be committing in the batch ahead)
+    const pending: Array<{ id: string; result: Promise<unknown> }> = []
+    for (let wave = 0; wave < 6; wave++) {
+      for (let i = 0; i < 10; i++) {
+        const id = `wamid.wave.${wave}.${i}`
+        pending.push({ id, result: receive(id, i % 5, `${i % 5}.${wave}.${Math.floor(i / 5)}`) })
+      }
+      if (wave > 0) {
+        const id = `wamid.wave.${wave - 1}.${wave}`
+        pending.push({ id, result: receive(id, wave % 5, `${wave % 5}.${wave - 1}.${Math.floor(wave / 5)}`) })
+      }
+      await new Promise((resolve) => setTimeout(resolve, 3))
+    }
+    const results = await Promise.all(pending.map((p) => p.result))
+    const storedPerId = new Map<string, number>()
+    for (const [at, p] of pending.entries()) storedPerId.set(p.id, (storedPerId.get(p.id) ?? 0) + (results[at] ? 1 : 0))
+    assert.equal(storedPerId.size, 60)
+    for (const [id, n] of storedPerId) assert.equal(n, 1, `${id} is stored once, its copy answers null`)
+    const rows = await harness.database.query<{ id: string; text: string; created_at: Date }>(
+      'SELECT id, text, created_at FROM messages WHERE account_id = $1 ORDER BY created_at',
+      [account.accountId],
+    )
+    assert.equal(rows.length, 60)
+    assert.equal(new Set(rows.map((r) => new Date(r.created_at).getTime())).size, 60, 'created_at values are distinct')
+    for (let sender = 0; sender < 5; sender++) {
+      const own = rows.filter((r) => r.text.startsWith(`${sender}.`)).map((r) => r.text)
+      const arrival = Array.from({ length: 6 }, (_, wave) => [`${sender}.${wave}.0`, `${sender}.${wave}.1`]).flat()
+      assert.deepEqual(own, arrival, "a sender's messages keep their order across waves")
+    }
+    const [events] = await harness.database.query<{ n: string }>(
+      "SELECT count(*) AS n FROM events WHERE account_id = $1 AND name = 'message.received'",
+      [account.accountId],
+    )
+    assert.equal(Number(events.n), 60)
+  })
+
   test('offset above 100000 is refused', async () => {
     const account = await createTestAccount(harness)
     const response = await account.request({ method: 'GET', url: '/v1/messages?offset=100001' })

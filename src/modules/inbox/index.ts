@@ -46,6 +46,8 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
     inboundListeners,
     ...(chatOptOutHandler ? { chatOptOut: chatOptOutHandler } : {}),
     statusListeners,
+    // PGlite runs one transaction at a time: a second batch would only wait for the first
+    inboundBatchesInFlight: database.kind === 'postgres' ? 2 : 1,
   })
 }
 

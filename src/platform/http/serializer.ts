@@ -66,19 +66,46 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Prepares any response value for the wire: Dates become ISO 8601 UTC strings and every deprecated German key
- * gets its English equivalent beside it, recursively. Returns a new value; the input is not changed.
+ * gets its English equivalent beside it, recursively. The input is not changed; what needs no change (an array or
+ * object without a Date or German key anywhere inside) is returned as it is, so a response already in wire form
+ * (most of them) is walked but not copied.
  */
 export function toWire(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString()
-  if (Array.isArray(value)) return value.map(toWire)
-  if (!isPlainObject(value)) return value
-  const out: Record<string, unknown> = {}
-  for (const [key, inner] of Object.entries(value)) out[key] = toWire(inner)
-  for (const [key, inner] of Object.entries(out)) {
-    const english = GERMAN_TO_ENGLISH[key]
-    if (english !== undefined && !(english in out)) out[english] = englishValue(english, inner)
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null
+    for (let i = 0; i < value.length; i++) {
+      const inner = value[i]
+      const wired = toWire(inner)
+      if (out === null && wired !== inner) out = value.slice(0, i)
+      if (out !== null) out.push(wired)
+    }
+    return out ?? value
   }
-  return out
+  if (!isPlainObject(value)) return value
+  let out: Record<string, unknown> | null = null
+  let german = false
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const inner = value[key]
+    const wired = toWire(inner)
+    if (GERMAN_TO_ENGLISH[key] !== undefined) german = true
+    if (out === null && wired !== inner) {
+      out = {}
+      for (const before in value) {
+        if (before === key) break
+        if (Object.hasOwn(value, before)) out[before] = value[before]
+      }
+    }
+    if (out !== null) out[key] = wired
+  }
+  if (!german) return out ?? value
+  const result: Record<string, unknown> = out ?? { ...value }
+  for (const key of Object.keys(result)) {
+    const english = GERMAN_TO_ENGLISH[key]
+    if (english !== undefined && !(english in result)) result[english] = englishValue(english, result[key])
+  }
+  return result
 }
 
 /** Adds the deprecated German names beside the given English fields (for responses the spec lists with aliases). */
