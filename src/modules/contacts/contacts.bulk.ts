@@ -314,7 +314,7 @@ export async function exportCsv(
         cell(view.tags.join(';'), true),
         cell(view.language, false),
         cell(view.source, true),
-        view.created_at.toISOString(),
+        view.created_at,
       ].join(','),
     )
   }
