@@ -8,6 +8,7 @@ import { inboxTools } from './tools/inbox.ts'
 import { insightTools } from './tools/insights.ts'
 import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
+import { newsletterTools } from './tools/newsletters.ts'
 import { teamTools } from './tools/team.ts'
 
 /**
@@ -19,6 +20,7 @@ export const catalogue: Tool[] = [
   ...contactTools,
   ...inboxTools,
   ...contentTools,
+  ...newsletterTools,
   ...automationTools,
   ...followupTools,
   ...libraryTools,

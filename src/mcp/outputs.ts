@@ -151,6 +151,11 @@ export const out = {
   cancel_newsletter: newsletters.NewsletterResponse,
   delete_newsletter: newsletters.Deleted,
   get_newsletter_status: newsletters.StatusResponse,
+  duplicate_newsletter: newsletters.NewsletterResponse,
+  preview_newsletter: newsletters.PreviewResponse,
+  estimate_newsletter_recipients: newsletters.EstimateResponse,
+  list_newsletter_recipients: newsletters.RecipientPage,
+  list_newsletter_clicks: newsletters.ClickPage,
   // automations and webhooks
   list_automations: automations.AutomationPage,
   get_automation: automations.Automation,

@@ -171,3 +171,68 @@ export const StatusResponse = Type.Object({
   can_resume: Type.Boolean({ description: 'true when it will continue without anyone acting' }),
   kann_fortsetzen: Type.Boolean(),
 })
+
+const SEND_STATUS_VALUES = ['queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
+
+export const PreviewQuery = Type.Object({
+  contact_id: Type.String({ format: 'uuid', description: 'the contact the text is rendered for' }),
+})
+
+export const PreviewResponse = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  text: Nullable(
+    Type.String(),
+    'the message as this contact would get it: the subject as a bold first line, then the content, variables filled; null when a variable has no value for this contact',
+  ),
+  missing_variables: Type.Array(Type.String(), {
+    description: 'contact variables the contact has no value for (nothing would be sent to it)',
+  }),
+  cta: Nullable(Cta, 'the URL button under the text'),
+  header_media: Nullable(Type.Object({ url: Type.String(), media_id: Type.Optional(Type.String()) })),
+  would_receive: Type.Boolean({
+    description:
+      "whether the contact is a recipient now: chat opt-in confirmed and selected by the newsletter's segment",
+  }),
+  reason: Nullable(Type.String(), 'why not: optin_not_confirmed, not_in_segment'),
+})
+
+export const EstimateBody = Type.Object({ segment: Nullable(Segment) })
+export const EstimateResponse = Type.Object({
+  recipients_estimate: Type.Integer({
+    description: 'contacts with a confirmed chat opt-in the segment selects now; nothing is stored',
+  }),
+  segment: Nullable(Segment),
+})
+
+export const RecipientsQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union(
+      SEND_STATUS_VALUES.map((s) => Type.Literal(s)),
+      { description: 'only send records in this status' },
+    ),
+  ),
+  ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }),
+})
+
+export const Recipient = Type.Object({
+  send_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  status: literals(SEND_STATUS_VALUES),
+  reason: Nullable(Type.String(), 'why it was skipped, failed or waits'),
+  sent_at: Nullable(at),
+  delivered_at: Nullable(at),
+  read_at: Nullable(at),
+  failed_at: Nullable(at),
+  skipped_at: Nullable(at),
+  created_at: at,
+})
+export const RecipientPage = pageSchema('recipients', Recipient)
+
+export const ClicksQuery = Type.Object(paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }))
+export const Click = Type.Object({
+  contact_id: Type.String({ format: 'uuid' }),
+  clicked_at: at,
+  url: Type.String({ description: 'the CTA address the click was redirected to' }),
+})
+export const ClickPage = pageSchema('clicks', Click)

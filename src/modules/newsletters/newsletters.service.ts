@@ -9,6 +9,7 @@ import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import type { JobContext } from '../../platform/jobs/runner.ts'
 import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
+import { renderTemplate } from '../templates/index.ts'
 import {
   type CtaTracking,
   type NewsletterCta,
@@ -535,6 +536,119 @@ export function newslettersService(deps: NewslettersDeps) {
         return save(tx, row, { status: 'draft', phase: 'draft', scheduledAt: null, stopReason: null, resumesAt: null })
       })
       return detail(tenant, saved)
+    },
+
+    /** POST /newsletters/{id}/duplicate: a new draft with the same name (marked as a copy), text, button, image, segment. */
+    async duplicate(tenant: NewslettersTenant, id: string) {
+      const source = await require(db, tenant.accountId, id)
+      const now = clock.now()
+      const name = `${source.name.slice(0, 193)} (copy)`
+      const [row] = await db
+        .insert(newsletters)
+        .values({
+          accountId: tenant.accountId,
+          id: randomUUID(),
+          name,
+          subject: source.subject,
+          content: source.content,
+          channel: 'chat',
+          status: 'draft',
+          phase: 'draft',
+          cta: source.cta,
+          headerMedia: source.headerMedia,
+          segment: source.segment,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      return detail(tenant, row)
+    },
+
+    /**
+     * GET /newsletters/{id}/preview: the text one contact would get (variables filled as the send fills them), its
+     * button and whether the contact is a recipient now. Reads only.
+     */
+    async preview(tenant: NewslettersTenant, id: string, contactId: string) {
+      const row = await require(db, tenant.accountId, id)
+      if (!UUID.test(contactId)) throw notFound('contact')
+      const found = await db.execute(sql`SELECT c.name, c.email, c.phone, c.optin_chat,
+          (${segmentSql(row.segment ?? null)}) AS selected
+        FROM contacts c WHERE c.account_id = ${tenant.accountId} AND c.id = ${contactId}`)
+      const [contact] = rows<{ name: string; email: string; phone: string; optin_chat: string; selected: unknown }>(
+        found,
+      )
+      if (!contact) throw notFound('contact')
+      const rendered = renderTemplate({
+        texts: [templateBody(row)],
+        language: tenant.account.language,
+        contact: { name: contact.name, email: contact.email, phone: contact.phone },
+        values: {},
+      })
+      const selected = contact.selected === true || contact.selected === 't'
+      const reason = contact.optin_chat !== 'confirmed' ? 'optin_not_confirmed' : selected ? null : 'not_in_segment'
+      return {
+        newsletter_id: row.id,
+        contact_id: contactId,
+        text: rendered.ok ? rendered.texts[0] : null,
+        missing_variables: rendered.ok ? [] : [...rendered.missing, ...rendered.remaining],
+        cta: row.cta ?? null,
+        header_media: row.headerMedia
+          ? { url: row.headerMedia.url, ...(row.headerMedia.media_id ? { media_id: row.headerMedia.media_id } : {}) }
+          : null,
+        would_receive: reason === null,
+        reason,
+      }
+    },
+
+    /** POST /app/newsletters/estimate: how many contacts a segment selects now, before it is saved. Reads only. */
+    async estimate(tenant: NewslettersTenant, segment: NewsletterSegment | null) {
+      if (segment) await assertTagsExist(tenant.accountId, segment)
+      return { recipients_estimate: await recipientsEstimate(tenant.accountId, segment), segment }
+    },
+
+    /** GET /newsletters/{id}/recipients: its send records (the recipients snapshot) with their status, by contact. */
+    async recipients(tenant: NewslettersTenant, id: string, query: { status?: string; limit: number; offset: number }) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT id, contact_id, status, reason, sent_at, delivered_at, read_at,
+          failed_at, skipped_at, created_at FROM template_sends
+        WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id}
+          ${query.status ? sql`AND status = ${query.status}` : sql``}
+        ORDER BY contact_id LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+      const page = toPage(rows<Record<string, unknown>>(result), query.limit, query.offset)
+      return {
+        ...page,
+        items: page.items.map((r) => ({
+          send_id: String(r.id),
+          contact_id: String(r.contact_id),
+          status: String(r.status),
+          reason: (r.reason as string | null) ?? null,
+          sent_at: date(r.sent_at),
+          delivered_at: date(r.delivered_at),
+          read_at: date(r.read_at),
+          failed_at: date(r.failed_at),
+          skipped_at: date(r.skipped_at),
+          created_at: date(r.created_at) as Date,
+        })),
+      }
+    },
+
+    /** GET /newsletters/{id}/clicks: every click on its tracked CTA short links, newest first. */
+    async clicks(tenant: NewslettersTenant, id: string, query: { limit: number; offset: number }) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT k.contact_id, k.clicked_at, l.url
+        FROM tracked_links l JOIN link_clicks k ON k.account_id = l.account_id AND k.link_id = l.id
+        WHERE l.account_id = ${row.accountId} AND l.newsletter_id = ${row.id}
+        ORDER BY k.clicked_at DESC, k.contact_id LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const page = toPage(
+        rows<{ contact_id: string; clicked_at: string; url: string }>(result),
+        query.limit,
+        query.offset,
+      )
+      return {
+        ...page,
+        items: page.items.map((r) => ({ contact_id: r.contact_id, clicked_at: new Date(r.clicked_at), url: r.url })),
+      }
     },
 
     /** GET /newsletters/{id}/status: the counts of its send records per status; reads only. */

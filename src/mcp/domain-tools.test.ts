@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { recordOptinChange } from '../modules/contacts/index.ts'
+
+// The tools added for newsletters, follow-ups, automations, templates, media, knowledge and statistics, through the
+// SDK's Client (every answer validated against the tool's outputSchema): valid and invalid arguments, another
+// account's ids (404) and the scopes.
+
+let harness: Harness
+let base: string
+const clients: Client[] = []
+let phones = 0
+const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++phones).padStart(5, '0')}`
+
+before(async () => {
+  harness = await createHarness()
+  await harness.app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+})
+after(async () => {
+  for (const client of clients) await client.close().catch(() => {})
+  await harness.close()
+})
+
+async function mcp(token: string) {
+  const client = await connectMcp(base, token)
+  clients.push(client)
+  return client
+}
+
+async function account() {
+  const created = await createTestAccount(harness, { plan: { requestsPerMinute: 10_000 } })
+  return { ...created, client: await mcp(created.key) }
+}
+
+async function confirmedContact(client: Client, accountId: string, name: string, tags: string[] = []) {
+  const { contact } = await toolOk(client, 'create_contact', { name, phone: nextPhone() })
+  await harness.database.orm.transaction((tx) =>
+    recordOptinChange(tx, harness.clock, {
+      accountId,
+      contactId: contact.id,
+      channel: 'chat',
+      to: 'confirmed',
+      source: 'test',
+    }),
+  )
+  for (const tag of tags) await toolOk(client, 'add_contact_tag', { contact_id: contact.id, tag })
+  return contact.id as string
+}
+
+test('newsletters: duplicate, preview for a contact, estimate a segment, recipients and clicks; isolation and scopes', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const erika = await confirmedContact(client, accountId, 'Erika Muster', ['vip'])
+  const { contact: ben } = await toolOk(client, 'create_contact', { name: 'Ben', phone: nextPhone() })
+  const { newsletter } = await toolOk(client, 'create_newsletter', {
+    subject: 'Frühling',
+    content: 'Hallo {{name}}, unsere Tulpen sind da.',
+  })
+  await toolOk(client, 'update_newsletter', {
+    newsletter_id: newsletter.id,
+    cta: { text: 'Zum Shop', url: 'https://shop.example/' },
+    segment: { tags_any: ['vip'] },
+  })
+
+  const copy = (await toolOk(client, 'duplicate_newsletter', { newsletter_id: newsletter.id })).newsletter
+  assert.notEqual(copy.id, newsletter.id)
+  assert.equal(copy.name, 'Frühling (copy)')
+  assert.equal(copy.status, 'draft')
+  assert.deepEqual(copy.segment, { tags_any: ['vip'] })
+  assert.deepEqual(copy.cta, { text: 'Zum Shop', url: 'https://shop.example/' })
+  assert.equal(copy.recipients_estimate, 1)
+  assert.equal((await toolOk(client, 'list_newsletters')).newsletters.length, 2)
+
+  const preview = await toolOk(client, 'preview_newsletter', { newsletter_id: newsletter.id, contact_id: erika })
+  assert.equal(preview.text, '*Frühling*\n\nHallo Erika, unsere Tulpen sind da.')
+  assert.equal(preview.would_receive, true)
+  assert.equal(preview.cta.text, 'Zum Shop')
+  const notOptedIn = await toolOk(client, 'preview_newsletter', { newsletter_id: newsletter.id, contact_id: ben.id })
+  assert.equal(notOptedIn.would_receive, false)
+  assert.equal(notOptedIn.reason, 'optin_not_confirmed')
+  await toolFails(client, 'preview_newsletter', { newsletter_id: newsletter.id, contact_id: 'nope' }, 'bad_request')
+  const foreignContact = await confirmedContact(other.client, other.accountId, 'Fremd')
+  await toolFails(
+    client,
+    'preview_newsletter',
+    { newsletter_id: newsletter.id, contact_id: foreignContact },
+    'not_found',
+  )
+  await toolFails(
+    other.client,
+    'preview_newsletter',
+    { newsletter_id: newsletter.id, contact_id: foreignContact },
+    'not_found',
+  )
+
+  assert.equal((await toolOk(client, 'estimate_newsletter_recipients', {})).recipients_estimate, 1)
+  assert.equal(
+    (await toolOk(client, 'estimate_newsletter_recipients', { segment: { tags_exclude: ['vip'] } }))
+      .recipients_estimate,
+    0,
+  )
+  const unknown = await toolFails(
+    client,
+    'estimate_newsletter_recipients',
+    { segment: { tags_any: ['gibtsnicht'] } },
+    'bad_request',
+    'segment_unknown_tags',
+  )
+  assert.match(unknown.message, /gibtsnicht/)
+  await toolFails(client, 'estimate_newsletter_recipients', { segment: { tags_any: ['x'.repeat(41)] } }, 'bad_request')
+
+  // before it starts nobody got it: empty lists (the sending itself is tested in newsletters.cta.test.ts)
+  const recipients = await toolOk(client, 'list_newsletter_recipients', {
+    newsletter_id: newsletter.id,
+    status: 'sent',
+  })
+  assert.deepEqual(recipients.recipients, [])
+  assert.equal(recipients.has_more, false)
+  await toolFails(client, 'list_newsletter_recipients', { newsletter_id: newsletter.id, status: 'lost' }, 'bad_request')
+  await toolFails(client, 'list_newsletter_recipients', { newsletter_id: newsletter.id, limit: 101 }, 'bad_request')
+  assert.deepEqual((await toolOk(client, 'list_newsletter_clicks', { newsletter_id: newsletter.id })).clicks, [])
+  for (const name of ['duplicate_newsletter', 'list_newsletter_recipients', 'list_newsletter_clicks']) {
+    await toolFails(other.client, name, { newsletter_id: newsletter.id }, 'not_found')
+  }
+
+  // newsletters:read without contacts:read: no preview (it shows the contact's data); no copy without write
+  const reader = await mcp(await createKey(harness, accountId, ['newsletters:read']))
+  assert.equal(
+    (await toolFails(reader, 'preview_newsletter', { newsletter_id: newsletter.id, contact_id: erika }, 'forbidden'))
+      .key,
+    'apikey_scope_fehlt',
+  )
+  await toolFails(reader, 'duplicate_newsletter', { newsletter_id: newsletter.id }, 'forbidden', 'apikey_scope_fehlt')
+  assert.equal((await toolOk(reader, 'estimate_newsletter_recipients', {})).recipients_estimate, 1)
+  const stats = await mcp(await createKey(harness, accountId, ['stats:read']))
+  await toolFails(stats, 'list_newsletter_clicks', { newsletter_id: newsletter.id }, 'forbidden', 'apikey_scope_fehlt')
+  void toolConfirmed
+})
