@@ -139,5 +139,183 @@ test('newsletters: duplicate, preview for a contact, estimate a segment, recipie
   assert.equal((await toolOk(reader, 'estimate_newsletter_recipients', {})).recipients_estimate, 1)
   const stats = await mcp(await createKey(harness, accountId, ['stats:read']))
   await toolFails(stats, 'list_newsletter_clicks', { newsletter_id: newsletter.id }, 'forbidden', 'apikey_scope_fehlt')
-  void toolConfirmed
+})
+
+test('follow-ups: enrollments (list, enroll, stop), duplicate, trigger, remove and move steps; isolation and scopes', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const erika = await confirmedContact(client, accountId, 'Erika')
+  const { contact: ben } = await toolOk(client, 'create_contact', { name: 'Ben', phone: nextPhone() })
+  const created = await toolConfirmed(client, 'create_followup', {
+    name: 'Willkommen',
+    steps: [
+      { text: 'Hallo {{name}}, schön dass du da bist.', delay: { amount: 1, unit: 'days' } },
+      { text: 'Schon gesehen? Unsere Angebote.', delay: { amount: 2, unit: 'days' } },
+      { text: 'Letzte Erinnerung.', delay: { amount: 3, unit: 'days' } },
+    ],
+  })
+  const followup = created.followup
+  const [s1, s2, s3] = followup.steps.map((s: Json) => s.id)
+
+  // a draft: nobody can be enrolled by hand yet
+  await toolFails(
+    client,
+    'enroll_contact_in_followup',
+    { followup_id: followup.id, contact_id: erika },
+    'followup_not_active',
+  )
+
+  // trigger and step order while it is a draft
+  const tagged = await toolOk(client, 'set_followup_trigger', {
+    followup_id: followup.id,
+    trigger: { type: 'tag_added', tag: 'neukunde' },
+  })
+  assert.deepEqual(tagged.followup.trigger, { type: 'tag_added', tag: 'neukunde' })
+  await toolFails(
+    client,
+    'set_followup_trigger',
+    { followup_id: followup.id, trigger: { type: 'tag_added' } },
+    'bad_request',
+  )
+  await toolFails(
+    client,
+    'set_followup_trigger',
+    { followup_id: followup.id, trigger: { type: 'tag_added', tag: 'x'.repeat(41) } },
+    'bad_request',
+  )
+  const moved = await toolOk(client, 'move_followup_step', { followup_id: followup.id, step_id: s3, position: 1 })
+  assert.deepEqual(
+    moved.followup.steps.map((s: Json) => [s.id, s.position]),
+    [
+      [s3, 1],
+      [s1, 2],
+      [s2, 3],
+    ],
+  )
+  await toolFails(client, 'move_followup_step', { followup_id: followup.id, step_id: s3, position: 4 }, 'bad_request')
+  await toolFails(client, 'move_followup_step', { followup_id: followup.id, step_id: s3, position: 0 }, 'bad_request')
+  const removal = await toolOk(client, 'remove_followup_step', { followup_id: followup.id, step_id: s1 })
+  assert.equal(removal.confirmation_required, true)
+  assert.equal(removal.preview.step.position, 2)
+  assert.equal(
+    (await toolOk(client, 'get_followup', { followup_id: followup.id })).followup.steps.length,
+    3,
+    'the preview changed nothing',
+  )
+  const removed = await toolOk(client, 'remove_followup_step', {
+    followup_id: followup.id,
+    step_id: s1,
+    confirm_token: removal.confirm_token,
+  })
+  assert.deepEqual(
+    removed.followup.steps.map((s: Json) => [s.id, s.position]),
+    [
+      [s3, 1],
+      [s2, 2],
+    ],
+  )
+
+  // the copy: same trigger and steps, a draft with its own templates
+  const copy = (await toolConfirmed(client, 'duplicate_followup', { followup_id: followup.id })).followup
+  assert.equal(copy.name, 'Willkommen (copy)')
+  assert.equal(copy.status, 'draft')
+  assert.deepEqual(copy.trigger, { type: 'tag_added', tag: 'neukunde' })
+  assert.deepEqual(
+    copy.steps.map((s: Json) => s.text),
+    removed.followup.steps.map((s: Json) => s.text),
+  )
+  assert.notEqual(copy.steps[0].template_id, removed.followup.steps[0].template_id)
+
+  // active: enroll by hand (two-step), list, stop
+  await toolConfirmed(client, 'activate_followup', { followup_id: followup.id })
+  await toolFails(
+    client,
+    'move_followup_step',
+    { followup_id: followup.id, step_id: s3, position: 2 },
+    'followup_active',
+  )
+  await toolFails(
+    client,
+    'set_followup_trigger',
+    { followup_id: followup.id, trigger: { type: 'optin_confirmed' } },
+    'followup_active',
+  )
+  await toolFails(client, 'remove_followup_step', { followup_id: followup.id, step_id: s2 }, 'followup_active')
+  await toolFails(
+    client,
+    'enroll_contact_in_followup',
+    { followup_id: followup.id, contact_id: ben.id },
+    'bad_request',
+    'followup_contact_not_confirmed',
+  )
+  const preview = await toolOk(client, 'enroll_contact_in_followup', { followup_id: followup.id, contact_id: erika })
+  assert.equal(preview.preview.recipients, 1)
+  assert.deepEqual((await toolOk(client, 'list_followup_enrollments', { followup_id: followup.id })).enrollments, [])
+  const { enrollment } = await toolOk(client, 'enroll_contact_in_followup', {
+    followup_id: followup.id,
+    contact_id: erika,
+    confirm_token: preview.confirm_token,
+  })
+  assert.equal(enrollment.status, 'active')
+  assert.equal(enrollment.next_position, 1)
+  assert.ok(enrollment.next_due_at)
+  await toolFails(
+    client,
+    'enroll_contact_in_followup',
+    { followup_id: followup.id, contact_id: erika },
+    'followup_already_enrolled',
+  )
+  const listed = await toolOk(client, 'list_followup_enrollments', { followup_id: followup.id, status: 'active' })
+  assert.deepEqual(
+    listed.enrollments.map((e: Json) => e.contact_id),
+    [erika],
+  )
+  assert.deepEqual(
+    (await toolOk(client, 'list_followup_enrollments', { followup_id: followup.id, contact_id: ben.id })).enrollments,
+    [],
+  )
+  await toolFails(client, 'list_followup_enrollments', { followup_id: followup.id, status: 'waiting' }, 'bad_request')
+  const stopped = await toolOk(client, 'stop_followup_enrollment', {
+    followup_id: followup.id,
+    enrollment_id: enrollment.id,
+  })
+  assert.equal(stopped.enrollment.status, 'stopped')
+  assert.equal(stopped.enrollment.stop_reason, 'stopped_by_user')
+  assert.equal(stopped.enrollment.next_due_at, null)
+  const jobs = await harness.database.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'followups.step' AND state = 'queued'`,
+    [accountId],
+  )
+  assert.equal(Number(jobs[0].n), 0, 'its pending step job is gone')
+
+  // another account's sequence, enrollment and contact: 404
+  const foreignContact = await confirmedContact(other.client, other.accountId, 'Fremd')
+  await toolFails(
+    client,
+    'enroll_contact_in_followup',
+    { followup_id: followup.id, contact_id: foreignContact },
+    'not_found',
+  )
+  for (const [name, args] of [
+    ['list_followup_enrollments', { followup_id: followup.id }],
+    ['stop_followup_enrollment', { followup_id: followup.id, enrollment_id: enrollment.id }],
+    ['duplicate_followup', { followup_id: followup.id }],
+    ['set_followup_trigger', { followup_id: followup.id, trigger: { type: 'optin_confirmed' } }],
+    ['remove_followup_step', { followup_id: followup.id, step_id: s2 }],
+    ['move_followup_step', { followup_id: followup.id, step_id: s2, position: 1 }],
+    ['enroll_contact_in_followup', { followup_id: followup.id, contact_id: foreignContact }],
+  ] as const) {
+    await toolFails(other.client, name, args, 'not_found')
+  }
+
+  // followups:read reads the enrollments and changes nothing
+  const reader = await mcp(await createKey(harness, accountId, ['followups:read']))
+  assert.equal((await toolOk(reader, 'list_followup_enrollments', { followup_id: followup.id })).enrollments.length, 1)
+  for (const [name, args] of [
+    ['stop_followup_enrollment', { followup_id: followup.id, enrollment_id: enrollment.id }],
+    ['enroll_contact_in_followup', { followup_id: followup.id, contact_id: erika }],
+    ['move_followup_step', { followup_id: followup.id, step_id: s2, position: 1 }],
+  ] as const) {
+    await toolFails(reader, name, args, 'forbidden', 'apikey_scope_fehlt')
+  }
 })

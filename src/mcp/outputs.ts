@@ -185,6 +185,13 @@ export const out = {
   update_followup_step: withOk(followups.FollowupResponse),
   get_followup_timing: followups.Timing,
   update_followup_timing: withOk(followups.Timing),
+  list_followup_enrollments: followups.EnrollmentPage,
+  enroll_contact_in_followup: followups.EnrollmentResponse,
+  stop_followup_enrollment: followups.EnrollmentResponse,
+  duplicate_followup: withOk(followups.FollowupResponse),
+  set_followup_trigger: withOk(followups.FollowupResponse),
+  remove_followup_step: withOk(followups.FollowupResponse),
+  move_followup_step: withOk(followups.FollowupResponse),
   // media and knowledge
   list_media: media.MediaPage,
   get_media: media.MediaResponse,
