@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { channelsServiceFor } from '../modules/channels/index.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 
 // The tools added for newsletters, follow-ups, automations, templates, media, knowledge and statistics, through the
@@ -318,4 +319,92 @@ test('follow-ups: enrollments (list, enroll, stop), duplicate, trigger, remove a
   ] as const) {
     await toolFails(reader, name, args, 'forbidden', 'apikey_scope_fehlt')
   }
+})
+
+test('templates: duplicate, preview for a contact with variables, refresh the provider status, list sends; isolation and scopes', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const erika = await confirmedContact(client, accountId, 'Erika Muster')
+  const { template } = await toolOk(client, 'create_template_with_options', {
+    name: 'Angebot',
+    content: 'Hallo {{name}}, dein Code: {{code}} gilt bis Sonntag.',
+  })
+
+  const copy = (await toolOk(client, 'duplicate_template', { template_id: template.id })).template
+  assert.equal(copy.name, 'Angebot copy')
+  assert.equal(copy.content, template.content)
+  assert.equal(copy.state, 'draft')
+  assert.equal(copy.provider_status, null)
+  assert.equal((await toolOk(client, 'list_templates')).templates.length, 2)
+
+  const partial = await toolOk(client, 'preview_template', { template_id: template.id, contact_id: erika })
+  assert.equal(partial.text, null)
+  assert.deepEqual(partial.missing_variables, ['code'])
+  const full = await toolOk(client, 'preview_template', {
+    template_id: template.id,
+    contact_id: erika,
+    variables: { code: 'FRUEHLING' },
+  })
+  assert.equal(full.text, 'Hallo Erika, dein Code: FRUEHLING gilt bis Sonntag.')
+  assert.deepEqual(full.missing_variables, [])
+  const wrong = await toolFails(
+    client,
+    'preview_template',
+    { template_id: template.id, contact_id: erika, variables: { name: 'Max', code: 'X' } },
+    'invalid_variables',
+  )
+  assert.match(wrong.message, /name/)
+  await toolFails(
+    client,
+    'preview_template',
+    { template_id: template.id, contact_id: erika, variables: { code: 'x'.repeat(1025) } },
+    'bad_request',
+  )
+
+  // refresh: a template never submitted has no status at the provider
+  await toolFails(
+    client,
+    'refresh_template_status',
+    { template_id: template.id },
+    'bad_request',
+    'template_not_submitted',
+  )
+  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
+    accountId,
+    {
+      channel: 'chat',
+      provider: 'sandbox',
+    },
+  )
+  await toolConfirmed(client, 'submit_template', { template_id: template.id })
+  const refreshed = await toolOk(client, 'refresh_template_status', { template_id: template.id })
+  assert.equal(typeof refreshed.changed, 'boolean')
+  assert.equal(refreshed.template.id, template.id)
+  assert.equal(
+    refreshed.template.provider_status,
+    (await toolOk(client, 'get_template', { template_id: template.id })).template.provider_status,
+  )
+
+  const sends = await toolOk(client, 'list_template_sends', { template_id: template.id, origin: 'api' })
+  assert.deepEqual(sends.sends, [])
+  await toolFails(client, 'list_template_sends', { template_id: template.id, origin: 'fax' }, 'bad_request')
+
+  for (const name of ['duplicate_template', 'refresh_template_status', 'list_template_sends']) {
+    await toolFails(other.client, name, { template_id: template.id }, 'not_found')
+  }
+  await toolFails(other.client, 'preview_template', { template_id: template.id, contact_id: erika }, 'not_found')
+  const foreign = await confirmedContact(other.client, other.accountId, 'Fremd')
+  await toolFails(client, 'preview_template', { template_id: template.id, contact_id: foreign }, 'not_found')
+
+  const reader = await mcp(await createKey(harness, accountId, ['templates:read']))
+  await toolFails(
+    reader,
+    'preview_template',
+    { template_id: template.id, contact_id: erika },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+  await toolFails(reader, 'duplicate_template', { template_id: template.id }, 'forbidden', 'apikey_scope_fehlt')
+  await toolFails(reader, 'refresh_template_status', { template_id: template.id }, 'forbidden', 'apikey_scope_fehlt')
+  assert.deepEqual((await toolOk(reader, 'list_template_sends', { template_id: template.id })).sends, [])
 })
