@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -17,13 +18,30 @@ const clients: Client[] = []
 let phones = 0
 const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++phones).padStart(5, '0')}`
 
+let files: Server
+let filesBase: string
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+  'base64',
+)
+// what the loopback file server answers for /prices.md (a test changes it to see a refresh pick it up)
+let prices = '# Preise\n\nEin Strauß Tulpen kostet 12 Euro.\n'
+
 before(async () => {
-  harness = await createHarness()
+  harness = await createHarness({ config: { allowPrivateTargets: true } })
   await harness.app.listen({ port: 0, host: '127.0.0.1' })
   base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  files = createServer((request, response) => {
+    if (request.url === '/logo.png') response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
+    else if (request.url === '/prices.md') response.writeHead(200, { 'content-type': 'text/markdown' }).end(prices)
+    else response.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve))
+  filesBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`
 })
 after(async () => {
   for (const client of clients) await client.close().catch(() => {})
+  await new Promise((resolve) => files.close(resolve))
   await harness.close()
 })
 
@@ -407,4 +425,82 @@ test('templates: duplicate, preview for a contact with variables, refresh the pr
   await toolFails(reader, 'duplicate_template', { template_id: template.id }, 'forbidden', 'apikey_scope_fehlt')
   await toolFails(reader, 'refresh_template_status', { template_id: template.id }, 'forbidden', 'apikey_scope_fehlt')
   assert.deepEqual((await toolOk(reader, 'list_template_sends', { template_id: template.id })).sends, [])
+})
+
+test('media: rename, where a file is used; knowledge: get, rename (search follows), fetch again from its address', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const { media } = await toolOk(client, 'upload_media_from_url', { url: `${filesBase}/logo.png`, usage: 'generic' })
+  const renamed = await toolOk(client, 'update_media', { media_id: media.id, filename: 'Logo Frühling.png' })
+  assert.equal(renamed.media.filename, 'Logo Frühling.png')
+  assert.equal(renamed.media.url, media.url, 'the address stays')
+  assert.equal((await toolOk(client, 'get_media', { media_id: media.id })).media.filename, 'Logo Frühling.png')
+  await toolFails(client, 'update_media', { media_id: media.id }, 'bad_request')
+  await toolFails(client, 'update_media', { media_id: media.id, filename: 'no-extension' }, 'bad_request')
+  await toolFails(client, 'update_media', { media_id: media.id, filename: '../etc/passwd.png' }, 'bad_request')
+
+  assert.deepEqual(await toolOk(client, 'list_media_usages', { media_id: media.id }), {
+    media_id: media.id,
+    in_use: false,
+    used_by: [],
+  })
+  const { newsletter } = await toolOk(client, 'create_newsletter', {
+    subject: 'Logo',
+    content: 'Hallo {{name}}, neu bei uns.',
+    header_media: { media_id: media.id },
+  })
+  const used = await toolOk(client, 'list_media_usages', { media_id: media.id })
+  assert.equal(used.in_use, true)
+  assert.ok(
+    used.used_by.some((u: string) => u.includes(newsletter.id)),
+    JSON.stringify(used),
+  )
+  await toolFails(other.client, 'list_media_usages', { media_id: media.id }, 'not_found')
+  await toolFails(other.client, 'update_media', { media_id: media.id, filename: 'x.png' }, 'not_found')
+
+  const added = await toolOk(client, 'add_knowledge_document_from_url', { url: `${filesBase}/prices.md` })
+  const id = added.document.id
+  assert.equal(
+    (await toolOk(client, 'get_knowledge_document', { document_id: id })).document.title,
+    added.document.title,
+  )
+  const titled = await toolOk(client, 'rename_knowledge_document', { document_id: id, title: 'Preisliste Sommer' })
+  assert.equal(titled.document.title, 'Preisliste Sommer')
+  const byTitle = await toolOk(client, 'search_knowledge', { q: 'Preisliste' })
+  assert.ok(
+    byTitle.results.some((r: Json) => r.document.id === id),
+    'search finds it by its new title',
+  )
+  await toolFails(client, 'rename_knowledge_document', { document_id: id, title: '' }, 'bad_request')
+
+  const same = await toolOk(client, 'refresh_knowledge_document', { document_id: id })
+  assert.equal(same.changed, false)
+  prices = '# Preise\n\nEin Strauß Rosen kostet 15 Euro.\n'
+  const fresh = await toolOk(client, 'refresh_knowledge_document', { document_id: id })
+  assert.equal(fresh.changed, true)
+  assert.equal(fresh.document.id, id)
+  assert.equal(fresh.document.title, 'Preisliste Sommer', 'the title stays')
+  assert.equal((await toolOk(client, 'search_knowledge', { q: 'Rosen' })).results[0].document.id, id)
+  assert.equal((await toolOk(client, 'search_knowledge', { q: 'Tulpen' })).results.length, 0, 'the old text is gone')
+
+  const written = await toolOk(client, 'add_knowledge_document_from_text', {
+    title: 'FAQ',
+    text: 'Wir haben montags zu.',
+  })
+  await toolFails(
+    client,
+    'refresh_knowledge_document',
+    { document_id: written.document.id },
+    'bad_request',
+    'document_not_from_url',
+  )
+  for (const name of ['get_knowledge_document', 'refresh_knowledge_document']) {
+    await toolFails(other.client, name, { document_id: id }, 'not_found')
+  }
+  await toolFails(other.client, 'rename_knowledge_document', { document_id: id, title: 'x' }, 'not_found')
+
+  const reader = await mcp(await createKey(harness, accountId, ['media:read']))
+  assert.equal((await toolOk(reader, 'list_media_usages', { media_id: media.id })).in_use, true)
+  await toolFails(reader, 'update_media', { media_id: media.id, filename: 'x.png' }, 'forbidden', 'apikey_scope_fehlt')
+  await toolFails(reader, 'get_knowledge_document', { document_id: id }, 'forbidden', 'apikey_scope_fehlt')
 })
