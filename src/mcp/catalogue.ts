@@ -1,5 +1,6 @@
 import type { Tool } from './tool.ts'
 import { appTools } from './tools/app.ts'
+import { automationMoreTools } from './tools/automation-more.ts'
 import { automationTools } from './tools/automations.ts'
 import { contactTools } from './tools/contacts.ts'
 import { contentTools } from './tools/content.ts'
@@ -22,6 +23,7 @@ export const catalogue: Tool[] = [
   ...contentTools,
   ...newsletterTools,
   ...automationTools,
+  ...automationMoreTools,
   ...followupTools,
   ...libraryTools,
   ...insightTools,

@@ -504,3 +504,82 @@ test('media: rename, where a file is used; knowledge: get, rename (search follow
   await toolFails(reader, 'update_media', { media_id: media.id, filename: 'x.png' }, 'forbidden', 'apikey_scope_fehlt')
   await toolFails(reader, 'get_knowledge_document', { document_id: id }, 'forbidden', 'apikey_scope_fehlt')
 })
+
+test('automations: duplicate, cancel a run, the building blocks; isolation and scopes', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  const { contact } = await toolOk(client, 'create_contact', { name: 'Auto', phone: nextPhone() })
+  const created = await toolOk(client, 'create_automation', {
+    name: 'Warten',
+    trigger: { type: 'manual' },
+    steps: [
+      { type: 'wait', duration: { days: 2 } },
+      { type: 'add_tag', tag: 'gewartet' },
+    ],
+  })
+  const copy = await toolOk(client, 'duplicate_automation', { automation_id: created.id })
+  assert.notEqual(copy.id, created.id)
+  assert.equal(copy.name, 'Warten (copy)')
+  assert.equal(copy.status, 'draft')
+  assert.deepEqual(copy.steps, created.steps)
+  assert.equal(typeof copy.signing_secret, 'string')
+  assert.notEqual(copy.signing_secret, created.signing_secret)
+
+  await toolOk(client, 'activate_automation', { automation_id: created.id })
+  const started = await toolConfirmed(client, 'trigger_automation', {
+    automation_id: created.id,
+    contact_id: contact.id,
+  })
+  // the run reaches its wait step (the job runner is not running here: it is running with its step queued)
+  const cancelled = await toolOk(client, 'cancel_automation_run', { automation_id: created.id, run_id: started.run_id })
+  assert.equal(cancelled.state, 'cancelled')
+  assert.equal(cancelled.reason, 'cancelled_by_user')
+  const jobs = await harness.database.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'automations.run' AND state = 'queued'`,
+    [accountId],
+  )
+  assert.equal(Number(jobs[0].n), 0, 'its queued step is gone')
+  await toolFails(
+    client,
+    'cancel_automation_run',
+    { automation_id: created.id, run_id: started.run_id },
+    'run_finished',
+  )
+  await toolFails(client, 'cancel_automation_run', { automation_id: copy.id, run_id: started.run_id }, 'not_found')
+  await toolFails(client, 'cancel_automation_run', { automation_id: created.id, run_id: 'x' }, 'bad_request')
+
+  const blocks = await toolOk(client, 'list_automation_building_blocks')
+  assert.ok(blocks.intents.includes('transactional'))
+  const triggers = blocks.triggers.map((t: Json) => t.type)
+  for (const t of ['contact_created', 'optin_confirmed', 'tag_added', 'keyword', 'webhook', 'calendar', 'manual']) {
+    assert.ok(triggers.includes(t), t)
+  }
+  const wait = blocks.steps.find((s: Json) => s.type === 'wait')
+  assert.ok(
+    wait.fields.some((f: Json) => f.name === 'duration'),
+    JSON.stringify(wait),
+  )
+  const tagStep = blocks.steps.find((s: Json) => s.type === 'add_tag')
+  assert.deepEqual(
+    tagStep.fields.map((f: Json) => [f.name, f.required, f.schema.maxLength]),
+    [['tag', true, 40]],
+  )
+
+  await toolFails(other.client, 'duplicate_automation', { automation_id: created.id }, 'not_found')
+  await toolFails(
+    other.client,
+    'cancel_automation_run',
+    { automation_id: created.id, run_id: started.run_id },
+    'not_found',
+  )
+  const reader = await mcp(await createKey(harness, accountId, ['automations:read']))
+  assert.ok((await toolOk(reader, 'list_automation_building_blocks')).steps.length >= 10)
+  await toolFails(reader, 'duplicate_automation', { automation_id: created.id }, 'forbidden', 'apikey_scope_fehlt')
+  await toolFails(
+    reader,
+    'cancel_automation_run',
+    { automation_id: created.id, run_id: started.run_id },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+})

@@ -1,6 +1,7 @@
 import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { MeResponse } from '../modules/account/account.schemas.ts'
 import { CheckResponse as AutomationCheckResponse } from '../modules/automations/automations.app.ts'
+import { BuildingBlocks } from '../modules/automations/automations.blocks.ts'
 import * as automations from '../modules/automations/automations.schemas.ts'
 import * as channels from '../modules/channels/channels.schemas.ts'
 import { ConsentSettings } from '../modules/consent/consent.schemas.ts'
@@ -171,6 +172,9 @@ export const out = {
   delete_automation: obj({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) }),
   list_automation_runs: automations.RunPage,
   get_automation_run: automations.Run,
+  duplicate_automation: automations.CreatedAutomation,
+  cancel_automation_run: automations.Run,
+  list_automation_building_blocks: BuildingBlocks,
   list_automation_webhooks: automations.AutomationWebhookPage,
   create_webhook_subscription: webhooks.SubscriptionWithSecret,
   list_webhook_subscriptions: webhooks.SubscriptionPage,

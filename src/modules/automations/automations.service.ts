@@ -886,6 +886,38 @@ export function automationsService(deps: AutomationsDeps) {
       return runView(row)
     },
 
+    /** POST /automations/{id}/duplicate: a draft copy (same intent, trigger and steps) with its own signing secret. */
+    async duplicate(tenant: AutomationsTenant, id: string) {
+      const source = await load(tenant, id)
+      return this.create(tenant, {
+        name: `${source.name.slice(0, 193)} (copy)`,
+        intent: source.intent,
+        trigger: source.trigger,
+        steps: source.steps,
+      } as CreateInput)
+    },
+
+    /**
+     * POST /automations/{id}/runs/{run_id}/cancel: a running or waiting run ends as cancelled (reason
+     * cancelled_by_user); its queued step job is removed, so nothing further of it happens. A finished run is a 409.
+     */
+    async cancelRun(tenant: AutomationsTenant, id: string, runId: string) {
+      await load(tenant, id)
+      if (!UUID.test(runId)) throw notFound('run')
+      return db.transaction(async (tx) => {
+        const run = await repo.findRun(tx, tenant.accountId, runId, { lock: true })
+        if (!run || run.automationId !== id) throw notFound('run')
+        if (FINAL.includes(run.state)) {
+          throw new AppError(409, 'run_finished', `The run is ${run.state} already`, { key: 'run_finished' })
+        }
+        await tx.execute(sql`DELETE FROM jobs WHERE account_id = ${tenant.accountId} AND queue = ${RUN_QUEUE}
+          AND concurrency_key = ${run.id} AND state = 'queued'`)
+        await finish(tx, run, run.log, 'cancelled', 'cancelled_by_user')
+        const saved = await repo.findRun(tx, tenant.accountId, runId)
+        return runView(saved as repo.RunRow)
+      })
+    },
+
     /** GET /automation-webhooks: every trigger source with its address, state and counts. */
     async addresses(tenant: AutomationsTenant, page: { limit: number; offset: number }) {
       const rows = await repo.listSources(db, tenant.accountId, page.limit, page.offset)
