@@ -10,6 +10,7 @@ import { insightTools } from './tools/insights.ts'
 import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
 import { newsletterTools } from './tools/newsletters.ts'
+import { statisticsTools } from './tools/statistics.ts'
 import { teamTools } from './tools/team.ts'
 
 /**
@@ -27,6 +28,7 @@ export const catalogue: Tool[] = [
   ...followupTools,
   ...libraryTools,
   ...insightTools,
+  ...statisticsTools,
   ...appTools,
   ...teamTools,
 ]

@@ -583,3 +583,82 @@ test('automations: duplicate, cancel a run, the building blocks; isolation and s
     'apikey_scope_fehlt',
   )
 })
+
+test('statistics of a template, a follow-up sequence and an automation; ranges, isolation and scopes', async () => {
+  const { accountId, client } = await account()
+  const other = await account()
+  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
+    accountId,
+    {
+      channel: 'chat',
+      provider: 'sandbox',
+    },
+  )
+  const erika = await confirmedContact(client, accountId, 'Erika')
+  const { template } = await toolOk(client, 'create_template', {
+    name: 'Gruss',
+    text: 'Hallo {{name}}, schön dich zu sehen.',
+  })
+  await toolConfirmed(client, 'submit_template', { template_id: template.id })
+  await toolConfirmed(client, 'send_template', {
+    contact_id: erika,
+    template_id: template.id,
+    idempotency_key: 'stat-1',
+  })
+  const templateStats = await toolOk(client, 'get_template_statistics', { template_id: template.id })
+  assert.equal(templateStats.range, '30d')
+  assert.equal(templateStats.sends.total, 1)
+  assert.equal(templateStats.by_origin.api, 1)
+  assert.equal(
+    templateStats.sends.sent + templateStats.sends.queued + templateStats.sends.skipped + templateStats.sends.failed,
+    1,
+  )
+  const allTime = await toolOk(client, 'get_template_statistics', { template_id: template.id, range: 'all' })
+  assert.equal(allTime.since, null)
+  await toolFails(client, 'get_template_statistics', { template_id: template.id, range: '1y' }, 'bad_request')
+
+  const { followup } = await toolConfirmed(client, 'create_followup', {
+    name: 'Danke',
+    steps: [{ text: 'Danke für deinen Besuch, bis bald.', delay: { amount: 1, unit: 'days' } }],
+  })
+  await toolConfirmed(client, 'activate_followup', { followup_id: followup.id })
+  const followupStats = await toolOk(client, 'get_followup_statistics', { followup_id: followup.id, range: '7d' })
+  assert.equal(followupStats.enrollments.started, 1, JSON.stringify(followupStats))
+  assert.equal(followupStats.enrollments.active, 1)
+  assert.equal(followupStats.enrollments.completion_rate, null)
+  assert.equal(followupStats.steps.length, 1)
+  assert.equal(followupStats.steps[0].sends.total, 0)
+
+  const automation = await toolOk(client, 'create_automation', {
+    name: 'Markieren',
+    trigger: { type: 'manual' },
+    steps: [{ type: 'add_tag', tag: 'markiert' }],
+  })
+  await toolOk(client, 'activate_automation', { automation_id: automation.id })
+  await toolConfirmed(client, 'trigger_automation', { automation_id: automation.id, contact_id: erika })
+  const automationStats = await toolOk(client, 'get_automation_statistics', { automation_id: automation.id })
+  assert.equal(automationStats.runs.total, 1)
+  assert.deepEqual(automationStats.by_source, { manual: 1 })
+  assert.equal(automationStats.sends.total, 0)
+
+  await toolFails(other.client, 'get_template_statistics', { template_id: template.id }, 'not_found')
+  await toolFails(other.client, 'get_followup_statistics', { followup_id: followup.id }, 'not_found')
+  await toolFails(other.client, 'get_automation_statistics', { automation_id: automation.id }, 'not_found')
+  const stats = await mcp(await createKey(harness, accountId, ['stats:read']))
+  assert.equal((await toolOk(stats, 'get_template_statistics', { template_id: template.id })).sends.total, 1)
+  const templatesOnly = await mcp(await createKey(harness, accountId, ['templates:read', 'followups:read']))
+  await toolFails(
+    templatesOnly,
+    'get_template_statistics',
+    { template_id: template.id },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+  await toolFails(
+    templatesOnly,
+    'get_followup_statistics',
+    { followup_id: followup.id },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+})

@@ -239,4 +239,7 @@ export const out = {
   list_connected_assistants: obj({ assistants: Type.Array(Assistant) }),
   disconnect_assistant: obj({ ...ok, assistant: Assistant }),
   get_statistics: stats.StatsResponse,
+  get_template_statistics: templates.TemplateStatistics,
+  get_followup_statistics: followups.FollowupStatistics,
+  get_automation_statistics: automations.AutomationStatistics,
 } satisfies Record<string, TObject>

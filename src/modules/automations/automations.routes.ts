@@ -2,12 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { AppError } from '../../platform/http/errors.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import type { RateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { BuildingBlocks, buildingBlocks } from './automations.blocks.ts'
 import {
   Automation,
   AutomationPage,
   AutomationParams,
+  AutomationStatistics,
   AutomationWebhookPage,
   CreateAutomationBody,
   CreatedAutomation,
@@ -204,6 +206,23 @@ export function automationsRoutes(service: AutomationsService) {
         },
       },
       async (request) => service.cancelRun(request.tenant, request.params.id, request.params.run_id),
+    )
+
+    app.get<{ Params: Params; Querystring: Static<typeof StatisticsQuery> }>(
+      '/automations/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "An automation's statistics",
+          description:
+            'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the runs begun in it by their state now, the completion rate, by what started them, failure and cancel reasons, and the template sends of those runs by the furthest status they reached. Scope stats:read.',
+          tags,
+          params: AutomationParams,
+          querystring: StatisticsQuery,
+          response: { 200: AutomationStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id, request.query.range),
     )
 
     app.get(

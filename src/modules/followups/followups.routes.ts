@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   EnrollBody,
   EnrollmentPage,
@@ -10,6 +11,7 @@ import {
   FollowupPage,
   FollowupParams,
   FollowupResponse,
+  FollowupStatistics,
   ListQuery,
   MoveBody,
   STEP_FIELDS,
@@ -259,6 +261,22 @@ export function followupsRoutes(service: FollowupsService) {
           request.body.position,
         ),
       }),
+    )
+    app.get<{ Params: Static<typeof FollowupParams>; Querystring: Static<typeof StatisticsQuery> }>(
+      '/followups/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A follow-up sequence's statistics",
+          description:
+            'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the enrollments begun in it by their status now with the completion rate, and the sends in it, in all and per step, by the furthest status they reached with delivery and read rate. Scope stats:read.',
+          tags,
+          params: FollowupParams,
+          querystring: StatisticsQuery,
+          response: { 200: FollowupStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id, request.query.range),
     )
   }
 }

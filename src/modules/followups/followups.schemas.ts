@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { LIMITS } from './followups.service.ts'
 import { DELAY_UNITS, ENROLLMENT_STATUSES, SEQUENCE_STATUSES } from './followups.tables.ts'
 
@@ -200,4 +201,23 @@ export const TriggerBody = Type.Object({
 
 export const MoveBody = Type.Object({
   position: Type.Integer({ minimum: 1, maximum: LIMITS.steps, description: 'the new position, 1 = first step' }),
+})
+
+export const FollowupStatistics = Type.Object({
+  followup_id: Uuid,
+  name: Type.String(),
+  range: Type.String(),
+  since: Nullable(at, 'where the range begins; null: all'),
+  enrollments: Type.Object(
+    {
+      started: Type.Integer({ description: 'enrollments that began in the range' }),
+      active: Type.Integer(),
+      completed: Type.Integer(),
+      stopped: Type.Integer(),
+      completion_rate: Nullable(Type.Number(), 'completed / (completed + stopped); null while none finished'),
+    },
+    { description: 'the enrollments begun in the range, by their status now' },
+  ),
+  sends: SendFunnel,
+  steps: Type.Array(Type.Object({ step_id: Uuid, position: Type.Integer(), sends: SendFunnel })),
 })

@@ -6,6 +6,7 @@ import type { Signal, SignalListener, SignalName } from '../../platform/events/s
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { type ClaimedJob, enqueue, enqueueSql, JOBS_CHANNEL, LeaseLostError } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import { TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
@@ -1092,6 +1093,52 @@ export function followupsService(deps: FollowupsDeps) {
         await renumber(tx, tenant.accountId, id, order)
       })
       return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * GET /followups/{id}/statistics: enrollments started in the range by their status now, and the sends of each
+     * step in the range by the furthest status reached.
+     */
+    async statistics(tenant: FollowupsTenant, id: string, range: StatisticsRange) {
+      const sequence = await require(db, tenant.accountId, id)
+      const since = rangeStart(clock.now(), range)
+      const after = since ? sql`AND enrolled_at >= ${since.toISOString()}::timestamptz` : sql``
+      const enrolled = await db.execute(sql`SELECT status, count(*)::int AS n FROM followup_enrollments
+        WHERE account_id = ${tenant.accountId} AND sequence_id = ${sequence.id} ${after} GROUP BY status`)
+      const enrollments = { started: 0, active: 0, completed: 0, stopped: 0 }
+      for (const r of rows<{ status: EnrollmentStatus; n: number }>(enrolled)) {
+        enrollments[r.status] = Number(r.n)
+        enrollments.started += Number(r.n)
+      }
+      const steps = await stepsOf(db, tenant.accountId, sequence.id)
+      const perStep = new Map<string, Record<string, number>>()
+      if (steps.length > 0) {
+        const result = await db.execute(sql`SELECT origin_id, status, count(*)::int AS n FROM template_sends
+          WHERE account_id = ${tenant.accountId} AND origin = 'followup'
+            AND origin_id = ANY(${uuidList(steps.map((s) => s.id))}::uuid[])
+            ${since ? sql`AND created_at >= ${since.toISOString()}::timestamptz` : sql``}
+          GROUP BY origin_id, status`)
+        for (const r of rows<{ origin_id: string; status: string; n: number }>(result)) {
+          const entry = perStep.get(r.origin_id) ?? {}
+          entry[r.status] = (entry[r.status] ?? 0) + Number(r.n)
+          perStep.set(r.origin_id, entry)
+        }
+      }
+      const all: Record<string, number> = {}
+      for (const entry of perStep.values()) for (const [k, n] of Object.entries(entry)) all[k] = (all[k] ?? 0) + n
+      const finished = enrollments.completed + enrollments.stopped
+      return {
+        followup_id: sequence.id,
+        name: sequence.name,
+        range,
+        since,
+        enrollments: {
+          ...enrollments,
+          completion_rate: finished === 0 ? null : Math.round((enrollments.completed / finished) * 10_000) / 10_000,
+        },
+        sends: sendFunnel(all),
+        steps: steps.map((s) => ({ step_id: s.id, position: s.position, sends: sendFunnel(perStep.get(s.id) ?? {}) })),
+      }
     },
 
     async timing(tenant: FollowupsTenant) {

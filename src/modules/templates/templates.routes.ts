@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   CreateBody,
   CreatedResponse,
@@ -18,6 +19,7 @@ import {
   TemplateId,
   TemplateIssue,
   TemplateResponse,
+  TemplateStatistics,
   UpdateBody,
   UpdatedResponse,
 } from './templates.schemas.ts'
@@ -220,6 +222,26 @@ export function templatesRoutes(service: TemplatesService) {
         const query = request.query as Static<typeof SendsQuery>
         const { items, ...page } = await service.sends(request.tenant, id, query)
         return { sends: items, ...page }
+      },
+    )
+    app.get(
+      '/templates/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A template's statistics",
+          description:
+            'Its sends in the range (7d, 30d, 90d: 24-hour periods up to now; all) by the furthest status they reached (a read send counts as sent, delivered and read), delivery and read rate, and by origin (api, newsletter, followup, automation). Scope stats:read.',
+          tags,
+          params: TemplateId,
+          querystring: StatisticsQuery,
+          response: { 200: TemplateStatistics },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const { range } = request.query as Static<typeof StatisticsQuery>
+        return service.statistics(request.tenant, id, range)
       },
     )
   }

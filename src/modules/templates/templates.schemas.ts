@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageFields, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { BUTTON_TYPES, CHANNELS, LIMITS, PURPOSES, TEMPLATE_STATES } from './templates.check.ts'
 
 const literals = <T extends readonly string[]>(values: T, description?: string) =>
@@ -282,3 +283,15 @@ export const TemplateSend = Type.Object({
 })
 
 export const SendsPage = Type.Object({ sends: Type.Array(TemplateSend), ...pageFields })
+
+export const TemplateStatistics = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  range: Type.String(),
+  since: Nullable(Type.String({ format: 'date-time' }), 'where the range begins; null: all'),
+  sends: SendFunnel,
+  by_origin: Type.Object(
+    { api: Type.Integer(), newsletter: Type.Integer(), followup: Type.Integer(), automation: Type.Integer() },
+    { description: 'sends in the range by what sent them' },
+  ),
+})

@@ -6,6 +6,7 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type CheckedTemplate,
@@ -674,6 +675,32 @@ export function templatesService(deps: TemplatesServiceDeps) {
           failed_at: date(r.failed_at),
           skipped_at: date(r.skipped_at),
         })),
+      }
+    },
+
+    /** GET /templates/{id}/statistics: its sends in the range by the furthest status reached, and by origin. */
+    async statistics(tenant: TemplatesTenant, id: string, range: StatisticsRange) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      const since = rangeStart(clock.now(), range)
+      const result = await db.execute(sql`SELECT origin, status, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${tenant.accountId} AND template_id = ${row.id}
+          ${since ? sql`AND created_at >= ${since.toISOString()}::timestamptz` : sql``}
+        GROUP BY origin, status`)
+      const list = (result as unknown as { rows: Array<{ origin: string; status: string; n: number }> }).rows
+      const byStatus: Record<string, number> = {}
+      const byOrigin: Record<string, number> = { api: 0, newsletter: 0, followup: 0, automation: 0 }
+      for (const r of list) {
+        byStatus[r.status] = (byStatus[r.status] ?? 0) + Number(r.n)
+        byOrigin[r.origin] = (byOrigin[r.origin] ?? 0) + Number(r.n)
+      }
+      return {
+        template_id: row.id,
+        name: row.name,
+        range,
+        since,
+        sends: sendFunnel(byStatus),
+        by_origin: byOrigin,
       }
     },
 
