@@ -147,6 +147,31 @@ test('newsletters: duplicate, preview for a contact, estimate a segment, recipie
     await toolFails(other.client, name, { newsletter_id: newsletter.id }, 'not_found')
   }
 
+  // a draft's text changes; a scheduled newsletter's does not
+  const edited = await toolOk(client, 'update_newsletter_content', {
+    newsletter_id: copy.id,
+    subject: 'Sommer',
+    content: 'Hallo {{name}}, die Rosen blühen.',
+  })
+  assert.equal(edited.newsletter.subject, 'Sommer')
+  assert.equal(edited.newsletter.name, 'Frühling (copy)')
+  await toolFails(client, 'update_newsletter_content', { newsletter_id: copy.id }, 'bad_request')
+  await toolFails(client, 'update_newsletter_content', { newsletter_id: copy.id, subject: '' }, 'bad_request')
+  await toolFails(other.client, 'update_newsletter_content', { newsletter_id: copy.id, name: 'x' }, 'not_found')
+  await harness.database.query(`UPDATE newsletters SET status = 'sent', phase = 'done' WHERE id = $1`, [copy.id])
+  await toolFails(
+    client,
+    'update_newsletter_content',
+    { newsletter_id: copy.id, name: 'x' },
+    'bad_request',
+    'newsletter_not_draft',
+  )
+
+  const stats = await toolOk(client, 'get_newsletter_statistics', { newsletter_id: newsletter.id })
+  assert.equal(stats.sends.total, 0)
+  assert.equal(stats.click_rate, null)
+  await toolFails(other.client, 'get_newsletter_statistics', { newsletter_id: newsletter.id }, 'not_found')
+
   // newsletters:read without contacts:read: no preview (it shows the contact's data); no copy without write
   const reader = await mcp(await createKey(harness, accountId, ['newsletters:read']))
   assert.equal(
@@ -156,8 +181,29 @@ test('newsletters: duplicate, preview for a contact, estimate a segment, recipie
   )
   await toolFails(reader, 'duplicate_newsletter', { newsletter_id: newsletter.id }, 'forbidden', 'apikey_scope_fehlt')
   assert.equal((await toolOk(reader, 'estimate_newsletter_recipients', {})).recipients_estimate, 1)
-  const stats = await mcp(await createKey(harness, accountId, ['stats:read']))
-  await toolFails(stats, 'list_newsletter_clicks', { newsletter_id: newsletter.id }, 'forbidden', 'apikey_scope_fehlt')
+  await toolFails(
+    reader,
+    'get_newsletter_statistics',
+    { newsletter_id: newsletter.id },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+  await toolFails(
+    reader,
+    'update_newsletter_content',
+    { newsletter_id: newsletter.id, name: 'x' },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+  const statsKey = await mcp(await createKey(harness, accountId, ['stats:read']))
+  await toolFails(
+    statsKey,
+    'list_newsletter_clicks',
+    { newsletter_id: newsletter.id },
+    'forbidden',
+    'apikey_scope_fehlt',
+  )
+  assert.equal((await toolOk(statsKey, 'get_newsletter_statistics', { newsletter_id: newsletter.id })).sends.total, 0)
 })
 
 test('follow-ups: enrollments (list, enroll, stop), duplicate, trigger, remove and move steps; isolation and scopes', async () => {
@@ -402,6 +448,17 @@ test('templates: duplicate, preview for a contact with variables, refresh the pr
     refreshed.template.provider_status,
     (await toolOk(client, 'get_template', { template_id: template.id })).template.provider_status,
   )
+
+  assert.deepEqual((await toolOk(client, 'list_template_usages', { template_id: template.id })).used_by, [])
+  await toolOk(client, 'create_automation', {
+    name: 'Code senden',
+    trigger: { type: 'manual' },
+    steps: [{ type: 'send_template', template_id: template.id, variables: { code: 'X1' } }],
+  })
+  const usages = await toolOk(client, 'list_template_usages', { template_id: template.id })
+  assert.equal(usages.in_use, true)
+  assert.deepEqual(usages.used_by, ['automation "Code senden"'])
+  await toolFails(other.client, 'list_template_usages', { template_id: template.id }, 'not_found')
 
   const sends = await toolOk(client, 'list_template_sends', { template_id: template.id, origin: 'api' })
   assert.deepEqual(sends.sends, [])

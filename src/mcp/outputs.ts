@@ -148,6 +148,7 @@ export const out = {
   preview_template: templates.PreviewResponse,
   refresh_template_status: templates.RefreshResponse,
   list_template_sends: templates.SendsPage,
+  list_template_usages: templates.UsagesResponse,
   list_newsletters: newsletters.NewsletterPage,
   create_newsletter: newsletters.NewsletterResponse,
   get_newsletter: newsletters.NewsletterResponse,
@@ -161,6 +162,8 @@ export const out = {
   estimate_newsletter_recipients: newsletters.EstimateResponse,
   list_newsletter_recipients: newsletters.RecipientPage,
   list_newsletter_clicks: newsletters.ClickPage,
+  update_newsletter_content: newsletters.NewsletterResponse,
+  get_newsletter_statistics: newsletters.NewsletterStatistics,
   // automations and webhooks
   list_automations: automations.AutomationPage,
   get_automation: automations.Automation,

@@ -340,6 +340,21 @@ export const listTemplateSends = defineTool({
   },
 })
 
+export const listTemplateUsages = defineTool({
+  name: 'list_template_usages',
+  title: 'Where a template is used',
+  description:
+    'The follow-up steps and automations that send a template; while any does, delete_template is refused. Check it before changing or deleting a template.',
+  scope: 'templates:read',
+  rest: 'GET /templates/{id}/usages',
+  output: out.list_template_usages,
+  kind: 'read',
+  input: Type.Object({ template_id: TemplateId }),
+  async run(ctx, args) {
+    return await ctx.services.templates.usages(ctx.tenant, args.template_id)
+  },
+})
+
 export const contentTools = [
   filterTemplates,
   getTemplate,
@@ -351,6 +366,7 @@ export const contentTools = [
   previewTemplate,
   refreshTemplateStatus,
   listTemplateSends,
+  listTemplateUsages,
   createNewsletter,
   getNewsletter,
   updateNewsletter,

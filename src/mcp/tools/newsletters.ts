@@ -1,5 +1,11 @@
 import { Type } from 'typebox'
-import { ClicksQuery, EstimateBody, RecipientsQuery, Segment } from '../../modules/newsletters/newsletters.schemas.ts'
+import {
+  ClicksQuery,
+  ContentBody,
+  EstimateBody,
+  RecipientsQuery,
+  Segment,
+} from '../../modules/newsletters/newsletters.schemas.ts'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
@@ -98,10 +104,45 @@ export const listNewsletterClicks = defineTool({
   },
 })
 
+export const updateNewsletterContent = defineTool({
+  name: 'update_newsletter_content',
+  title: 'Change a newsletter draft’s text',
+  description:
+    'Change a draft newsletter’s name, subject or text (at least one; {{name}} and the contact variables work as on create_newsletter). Only a draft: cancel a scheduled one first. The button, segment and header image change with update_newsletter.',
+  scope: 'newsletters:write',
+  rest: 'PATCH /app/newsletters/{id}/content',
+  output: out.update_newsletter_content,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ newsletter_id: NewsletterId, ...ContentBody.properties }),
+  async run(ctx, args) {
+    const { newsletter_id, ...change } = args
+    const body = restRule(ContentBody, change, 'body')
+    return { newsletter: await ctx.services.newsletters.updateContent(ctx.tenant, newsletter_id, body) }
+  },
+})
+
+export const getNewsletterStatistics = defineTool({
+  name: 'get_newsletter_statistics',
+  title: 'Statistics of a newsletter',
+  description:
+    'How a newsletter performed: its sends by the furthest status reached (sent, delivered, read, failed, skipped) with delivery and read rate, and the clicks on its button with the click rate (recipients who clicked / delivered). get_newsletter_status shows the sending progress instead.',
+  scope: 'stats:read',
+  rest: 'GET /newsletters/{id}/statistics',
+  output: out.get_newsletter_statistics,
+  kind: 'read',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async run(ctx, args) {
+    return await ctx.services.newsletters.statistics(ctx.tenant, args.newsletter_id)
+  },
+})
+
 export const newsletterTools = [
   duplicateNewsletter,
+  updateNewsletterContent,
   previewNewsletter,
   estimateNewsletterRecipients,
   listNewsletterRecipients,
   listNewsletterClicks,
+  getNewsletterStatistics,
 ]

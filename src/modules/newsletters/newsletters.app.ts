@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
-import { EstimateBody, EstimateResponse } from './newsletters.schemas.ts'
+import {
+  ContentBody,
+  EstimateBody,
+  EstimateResponse,
+  NewsletterParams,
+  NewsletterResponse,
+} from './newsletters.schemas.ts'
 import type { NewslettersService } from './newsletters.service.ts'
 
 const tags = ['app']
@@ -24,6 +30,24 @@ export function newsletterAppRoutes(service: NewslettersService) {
       async (request) => {
         requireScope(request.tenant, 'newsletters:read')
         return service.estimate(request.tenant, request.body.segment ?? null)
+      },
+    )
+    app.patch<{ Params: Static<typeof NewsletterParams>; Body: Static<typeof ContentBody> }>(
+      '/newsletters/:id/content',
+      {
+        schema: {
+          summary: "Change a draft's name, subject or text",
+          description:
+            'At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.',
+          tags,
+          params: NewsletterParams,
+          body: ContentBody,
+          response: { 200: NewsletterResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'newsletters:write')
+        return { newsletter: await service.updateContent(request.tenant, request.params.id, request.body) }
       },
     )
   }

@@ -169,13 +169,19 @@ describe('newsletter CTA: a tracked short link per recipient (https public addre
     assert.equal(listed.clicks.length, 3)
     assert.equal(listed.clicks.filter((c: Json) => c.contact_id === erika).length, 2)
     assert.ok(listed.clicks.every((c: Json) => c.url === 'https://shop.example/fruehling?x=1'))
+    const statistics = (await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/statistics` })).json()
+    assert.equal(statistics.sends.total, 2)
+    assert.equal(statistics.sends.sent, 2)
+    assert.equal(statistics.clicks, 3)
+    assert.equal(statistics.clicked_contacts, 2)
+    assert.equal(statistics.click_rate, statistics.sends.delivered === 0 ? null : 2 / statistics.sends.delivered)
     // an unknown link is a 404, and another account sees nothing of this newsletter
     const unknown = await s.h().app.inject({ method: 'GET', url: '/public/t/c/AAAAAAAAAAAAAAAA' })
     assert.equal(unknown.statusCode, 404)
     const other = await s.account()
     const foreign = await other.request({ method: 'GET', url: `/v1/newsletters/${id}/status` })
     assert.equal(foreign.statusCode, 404)
-    for (const path of ['recipients', 'clicks']) {
+    for (const path of ['recipients', 'clicks', 'statistics']) {
       const hidden = await other.request({ method: 'GET', url: `/v1/newsletters/${id}/${path}` })
       assert.equal(hidden.statusCode, 404, path)
     }

@@ -10,6 +10,7 @@ import {
   NewsletterPage,
   NewsletterParams,
   NewsletterResponse,
+  NewsletterStatistics,
   PreviewQuery,
   PreviewResponse,
   RecipientPage,
@@ -228,6 +229,21 @@ export function newslettersRoutes(service: NewslettersService) {
         const { items, ...page } = await service.clicks(request.tenant, request.params.id, request.query)
         return { clicks: items, ...page }
       },
+    )
+    app.get<{ Params: Params }>(
+      '/newsletters/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A newsletter's statistics",
+          description:
+            'Its sends by the furthest status they reached (a read send counts as sent, delivered and read) with delivery and read rate, and the clicks on its tracked CTA with the click rate (clicking recipients / delivered). GET /newsletters/{id}/status answers the sending progress by current status. Scope stats:read.',
+          tags,
+          params: NewsletterParams,
+          response: { 200: NewsletterStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id),
     )
   }
 }

@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { CTA_TRACKING, NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
@@ -236,3 +237,28 @@ export const Click = Type.Object({
   url: Type.String({ description: 'the CTA address the click was redirected to' }),
 })
 export const ClickPage = pageSchema('clicks', Click)
+
+export const ContentBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
+  subject: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.subject })),
+  content: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: LIMITS.content,
+      description: 'the message text, as on create (at most 1024 characters with the subject line to be scheduled)',
+    }),
+  ),
+})
+
+export const NewsletterStatistics = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  status: literals(NEWSLETTER_STATUSES),
+  started_at: Nullable(at),
+  finished_at: Nullable(at),
+  sends: SendFunnel,
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'whether CTA clicks are counted, else why not'),
+  clicks: Type.Integer({ description: 'every click on its tracked CTA' }),
+  clicked_contacts: Type.Integer({ description: 'recipients who clicked at least once' }),
+  click_rate: Nullable(Type.Number(), 'clicked_contacts / delivered; null before anything was delivered'),
+})

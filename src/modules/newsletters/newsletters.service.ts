@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { sendFunnel } from '../../platform/http/statistics.ts'
 import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import type { JobContext } from '../../platform/jobs/runner.ts'
 import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
@@ -648,6 +649,78 @@ export function newslettersService(deps: NewslettersDeps) {
       return {
         ...page,
         items: page.items.map((r) => ({ contact_id: r.contact_id, clicked_at: new Date(r.clicked_at), url: r.url })),
+      }
+    },
+
+    /**
+     * PATCH /app/newsletters/{id}/content: a draft's name, subject and text (at least one). Only a draft: a scheduled
+     * one carries its text at the provider already (cancel its schedule first).
+     */
+    async updateContent(
+      tenant: NewslettersTenant,
+      id: string,
+      input: { name?: string; subject?: string; content?: string },
+    ) {
+      if (input.name === undefined && input.subject === undefined && input.content === undefined) {
+        throw badRequest('Give name, subject or content')
+      }
+      const subject = input.subject?.trim()
+      const content = input.content?.trim()
+      const name = input.name?.trim()
+      if (subject === '' || content === '' || name === '')
+        throw badRequest('name, subject and content must not be blank')
+      let dropped: string | null = null
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (row.status !== 'draft') {
+          throw badRequest(
+            `Only a draft's text can be changed; this newsletter is ${row.status}${row.status === 'scheduled' ? ' (cancel its schedule first)' : ''}`,
+            'newsletter_not_draft',
+          )
+        }
+        const change: Partial<NewsletterRow> = {}
+        if (name !== undefined) change.name = name
+        if (subject !== undefined) change.subject = subject
+        if (content !== undefined) change.content = content
+        // the text is the template's body: a draft keeps no template, but one left over from a cancelled schedule goes
+        if (row.templateId && (subject !== undefined || content !== undefined)) {
+          dropped = row.templateId
+          change.templateId = null
+          change.ctaTracking = null
+        }
+        return save(tx, row, change)
+      })
+      if (dropped) await dropTemplate(tenant, dropped)
+      return detail(tenant, saved)
+    },
+
+    /**
+     * GET /newsletters/{id}/statistics: its sends by the furthest status reached with delivery and read rates, and the
+     * clicks on its CTA with the click rate (clicking recipients / delivered).
+     */
+    async statistics(tenant: NewslettersTenant, id: string) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT status, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id} GROUP BY status`)
+      const byStatus: Record<string, number> = {}
+      for (const r of rows<{ status: string; n: number }>(result)) byStatus[r.status] = Number(r.n)
+      const sends = sendFunnel(byStatus)
+      const clicked = await db.execute(sql`SELECT count(*)::int AS clicks, count(DISTINCT k.contact_id)::int AS contacts
+        FROM tracked_links l JOIN link_clicks k ON k.account_id = l.account_id AND k.link_id = l.id
+        WHERE l.account_id = ${row.accountId} AND l.newsletter_id = ${row.id}`)
+      const [c] = rows<{ clicks: number; contacts: number }>(clicked)
+      const contacts = Number(c?.contacts ?? 0)
+      return {
+        newsletter_id: row.id,
+        name: row.name,
+        status: row.status,
+        started_at: row.startedAt,
+        finished_at: row.finishedAt,
+        sends,
+        cta_tracking: row.cta ? (row.ctaTracking ?? null) : null,
+        clicks: Number(c?.clicks ?? 0),
+        clicked_contacts: contacts,
+        click_rate: sends.delivered === 0 ? null : Math.round((contacts / sends.delivered) * 10_000) / 10_000,
       }
     },
 

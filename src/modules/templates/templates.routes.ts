@@ -22,6 +22,7 @@ import {
   TemplateStatistics,
   UpdateBody,
   UpdatedResponse,
+  UsagesResponse,
 } from './templates.schemas.ts'
 import type { TemplatesService } from './templates.service.ts'
 
@@ -242,6 +243,24 @@ export function templatesRoutes(service: TemplatesService) {
         const { id } = request.params as Static<typeof TemplateId>
         const { range } = request.query as Static<typeof StatisticsQuery>
         return service.statistics(request.tenant, id, range)
+      },
+    )
+    app.get(
+      '/templates/:id/usages',
+      {
+        config: { scope: 'templates:read' },
+        schema: {
+          summary: 'Where a template is used',
+          description:
+            'The follow-up steps and automation steps that send it; while any does, DELETE /templates/{id} is a 409 (template_in_use).',
+          tags,
+          params: TemplateId,
+          response: { 200: UsagesResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        return service.usages(request.tenant, id)
       },
     )
   }

@@ -295,3 +295,11 @@ export const TemplateStatistics = Type.Object({
     { description: 'sends in the range by what sent them' },
   ),
 })
+
+export const UsagesResponse = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  in_use: Type.Boolean({
+    description: 'true: DELETE /templates/{id} is refused (409 template_in_use) while it is used',
+  }),
+  used_by: Type.Array(Type.String(), { description: 'the follow-up steps and automations that send it' }),
+})

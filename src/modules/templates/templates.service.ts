@@ -704,6 +704,15 @@ export function templatesService(deps: TemplatesServiceDeps) {
       }
     },
 
+    /** GET /templates/{id}/usages: the follow-up steps and automations that send it (what makes DELETE a 409). */
+    async usages(tenant: TemplatesTenant, id: string) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      const uses: string[] = []
+      for (const check of hooks.usageChecks) uses.push(...(await check(db, tenant.accountId, id)))
+      return { template_id: row.id, in_use: uses.length > 0, used_by: uses }
+    },
+
     /** For the provider layer (webhook, polling): see applyProviderStatus above. */
     async applyProviderStatus(
       accountId: string,
