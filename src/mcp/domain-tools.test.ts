@@ -147,6 +147,19 @@ test('newsletters: duplicate, preview for a contact, estimate a segment, recipie
     await toolFails(other.client, name, { newsletter_id: newsletter.id }, 'not_found')
   }
 
+  const fine = await toolOk(client, 'check_newsletter', { newsletter_id: newsletter.id })
+  assert.equal(fine.schedulable, true, JSON.stringify(fine))
+  assert.deepEqual(fine.issues, [])
+  assert.equal(fine.body_length, '*Frühling*\n\nHallo {{name}}, unsere Tulpen sind da.'.length)
+  const { newsletter: long } = await toolOk(client, 'create_newsletter', { subject: 'Lang', content: 'x '.repeat(600) })
+  const tooLong = await toolOk(client, 'check_newsletter', { newsletter_id: long.id })
+  assert.equal(tooLong.schedulable, false)
+  assert.ok(
+    tooLong.issues.some((i: Json) => i.field === 'content'),
+    JSON.stringify(tooLong.issues),
+  )
+  await toolFails(other.client, 'check_newsletter', { newsletter_id: newsletter.id }, 'not_found')
+
   // a draft's text changes; a scheduled newsletter's does not
   const edited = await toolOk(client, 'update_newsletter_content', {
     newsletter_id: copy.id,

@@ -164,6 +164,7 @@ export const out = {
   list_newsletter_clicks: newsletters.ClickPage,
   update_newsletter_content: newsletters.NewsletterResponse,
   get_newsletter_statistics: newsletters.NewsletterStatistics,
+  check_newsletter: newsletters.CheckResponse,
   // automations and webhooks
   list_automations: automations.AutomationPage,
   get_automation: automations.Automation,

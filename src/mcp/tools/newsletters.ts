@@ -137,6 +137,21 @@ export const getNewsletterStatistics = defineTool({
   },
 })
 
+export const checkNewsletter = defineTool({
+  name: 'check_newsletter',
+  title: 'Check a newsletter before scheduling',
+  description:
+    'Check a newsletter against the WhatsApp template rules scheduling applies (subject line and text together at most 1024 characters, variables and their placement, the button, the header image): schedulable, and the English issues that would refuse it. Makes and submits nothing.',
+  scope: 'newsletters:read',
+  rest: 'GET /newsletters/{id}/check',
+  output: out.check_newsletter,
+  kind: 'read',
+  input: Type.Object({ newsletter_id: NewsletterId }),
+  async run(ctx, args) {
+    return await ctx.services.newsletters.check(ctx.tenant, args.newsletter_id)
+  },
+})
+
 export const newsletterTools = [
   duplicateNewsletter,
   updateNewsletterContent,
@@ -145,4 +160,5 @@ export const newsletterTools = [
   listNewsletterRecipients,
   listNewsletterClicks,
   getNewsletterStatistics,
+  checkNewsletter,
 ]

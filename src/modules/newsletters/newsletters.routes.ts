@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import {
+  CheckResponse,
   ClickPage,
   ClicksQuery,
   CreateBody,
@@ -244,6 +245,21 @@ export function newslettersRoutes(service: NewslettersService) {
         },
       },
       async (request) => service.statistics(request.tenant, request.params.id),
+    )
+    app.get<{ Params: Params }>(
+      '/newsletters/:id/check',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: 'Check a newsletter against the WhatsApp template rules before scheduling',
+          description:
+            'The template check of the newsletter as scheduling would make it (the subject as a bold first line and the text, at most 1024 characters together; variables; the CTA button; the header image): `schedulable` and the `issues` that would refuse it (400 newsletter_template_invalid). Nothing is made or submitted.',
+          tags,
+          params: NewsletterParams,
+          response: { 200: CheckResponse },
+        },
+      },
+      async (request) => service.check(request.tenant, request.params.id),
     )
   }
 }

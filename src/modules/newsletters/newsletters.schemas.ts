@@ -262,3 +262,20 @@ export const NewsletterStatistics = Type.Object({
   clicked_contacts: Type.Integer({ description: 'recipients who clicked at least once' }),
   click_rate: Nullable(Type.Number(), 'clicked_contacts / delivered; null before anything was delivered'),
 })
+
+export const CheckResponse = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  schedulable: Type.Boolean({
+    description: 'true: the WhatsApp template check finds nothing; scheduling will submit it',
+  }),
+  issues: Type.Array(
+    Type.Object({
+      code: Type.String({ description: 'stable reason, such as content_too_long or variable_at_end' }),
+      field: Type.String(),
+      message: Type.String({ description: 'English' }),
+    }),
+    { description: 'what would refuse scheduling (400 newsletter_template_invalid)' },
+  ),
+  body_length: Type.Integer({ description: 'characters of the subject line and text together (WhatsApp allows 1024)' }),
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'how the button would be made'),
+})

@@ -10,7 +10,7 @@ import { sendFunnel } from '../../platform/http/statistics.ts'
 import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import type { JobContext } from '../../platform/jobs/runner.ts'
 import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
-import { renderTemplate } from '../templates/index.ts'
+import { checkTemplate, renderTemplate } from '../templates/index.ts'
 import {
   type CtaTracking,
   type NewsletterCta,
@@ -721,6 +721,44 @@ export function newslettersService(deps: NewslettersDeps) {
         clicks: Number(c?.clicks ?? 0),
         clicked_contacts: contacts,
         click_rate: sends.delivered === 0 ? null : Math.round((contacts / sends.delivered) * 10_000) / 10_000,
+      }
+    },
+
+    /**
+     * GET /newsletters/{id}/check: the WhatsApp template check of the newsletter as it would be made when scheduled
+     * (subject line and text, the button, the header image), without making or submitting anything.
+     */
+    async check(tenant: NewslettersTenant, id: string) {
+      const row = await require(db, tenant.accountId, id)
+      const tracking = row.cta ? ctaTrackingFor(deps.publicUrl, row.content) : null
+      const body = templateBody(row)
+      const issues = checkTemplate({
+        // the template's name is made by Herold when it is scheduled: its rules are not the author's concern
+        name: 'newsletter check',
+        content: body,
+        channel: 'chat',
+        subject: null,
+        purpose: 'marketing',
+        language: tenant.account.language,
+        buttons: row.cta
+          ? [
+              {
+                type: 'URL',
+                text: row.cta.text,
+                url: tracking === 'tracked' ? trackedCtaUrl(deps.publicUrl) : row.cta.url,
+              },
+            ]
+          : [],
+        headerMedia: row.headerMedia
+          ? { url: row.headerMedia.url, ...(row.headerMedia.mime_type ? { mime_type: row.headerMedia.mime_type } : {}) }
+          : null,
+      }).filter((i) => i.field !== 'name')
+      return {
+        newsletter_id: row.id,
+        schedulable: issues.length === 0,
+        issues: issues.map((i) => ({ code: i.code, field: i.field, message: i.message })),
+        body_length: body.length,
+        cta_tracking: tracking,
       }
     },
 
