@@ -1285,6 +1285,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/newsletters/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft's name, subject or text
+         * @description At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        subject?: string;
+                        /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
+                        content?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            newsletter: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                subject: string;
+                                content: string;
+                                /** @constant */
+                                channel: "chat";
+                                status: "draft" | "scheduled" | "sending" | "sent";
+                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
+                                cta: {
+                                    text: string;
+                                    /** @description https address the button opens */
+                                    url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
+                                segment: {
+                                    /** @description contacts with at least one of these tags */
+                                    tags_any?: string[];
+                                    /** @description contacts with every one of these tags */
+                                    tags_all?: string[];
+                                    /** @description contacts with none of these tags */
+                                    tags_exclude?: string[];
+                                } | null;
+                                /** @description when it goes out (set by schedule) */
+                                scheduled_at: string | null;
+                                /** @description the marketing template that carries it at the provider */
+                                template_id: string | null;
+                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
+                                template_status: string | null;
+                                /** @description why it waits or stopped */
+                                stop_reason: string | null;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
+                                recipients_estimate: number;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/app/session": {
         parameters: {
             query?: never;
@@ -2468,7 +2580,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
                 };
                 cookie?: never;
             };

@@ -2370,6 +2370,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/{id}/usages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a template is used
+         * @description The follow-up steps and automation steps that send it; while any does, DELETE /templates/{id} is a 409 (template_in_use).
+         *
+         *     Scope: `templates:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            template_id: string;
+                            /** @description true: DELETE /templates/{id} is refused (409 template_in_use) while it is used */
+                            in_use: boolean;
+                            /** @description the follow-up steps and automations that send it */
+                            used_by: string[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-subscriptions": {
         parameters: {
             query?: never;
@@ -9787,6 +9900,271 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/newsletters/{id}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A newsletter's statistics
+         * @description Its sends by the furthest status they reached (a read send counts as sent, delivered and read) with delivery and read rate, and the clicks on its tracked CTA with the click rate (clicking recipients / delivered). GET /newsletters/{id}/status answers the sending progress by current status. Scope stats:read.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            newsletter_id: string;
+                            name: string;
+                            status: "draft" | "scheduled" | "sending" | "sent";
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            /** @description sends by the furthest status they reached */
+                            sends: {
+                                total: number;
+                                /** @description waiting or being sent */
+                                queued: number;
+                                /** @description reached the provider (sent, delivered or read) */
+                                sent: number;
+                                /** @description delivered or read */
+                                delivered: number;
+                                read: number;
+                                failed: number;
+                                skipped: number;
+                                /** @description delivered / sent; null without sends */
+                                delivery_rate: number | null;
+                                /** @description read / delivered; null without deliveries */
+                                read_rate: number | null;
+                            };
+                            /** @description whether CTA clicks are counted, else why not */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                            /** @description every click on its tracked CTA */
+                            clicks: number;
+                            /** @description recipients who clicked at least once */
+                            clicked_contacts: number;
+                            /** @description clicked_contacts / delivered; null before anything was delivered */
+                            click_rate: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a newsletter against the WhatsApp template rules before scheduling
+         * @description The template check of the newsletter as scheduling would make it (the subject as a bold first line and the text, at most 1024 characters together; variables; the CTA button; the header image): `schedulable` and the `issues` that would refuse it (400 newsletter_template_invalid). Nothing is made or submitted.
+         *
+         *     Scope: `newsletters:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            newsletter_id: string;
+                            /** @description true: the WhatsApp template check finds nothing; scheduling will submit it */
+                            schedulable: boolean;
+                            /** @description what would refuse scheduling (400 newsletter_template_invalid) */
+                            issues: {
+                                /** @description stable reason, such as content_too_long or variable_at_end */
+                                code: string;
+                                field: string;
+                                /** @description English */
+                                message: string;
+                            }[];
+                            /** @description characters of the subject line and text together (WhatsApp allows 1024) */
+                            body_length: number;
+                            /** @description how the button would be made */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/followups": {
         parameters: {
             query?: never;
@@ -14125,7 +14503,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description the tool’s name */
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "list_api_keys" | "create_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant";
                 };
                 cookie?: never;
             };
