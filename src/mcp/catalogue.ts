@@ -2,6 +2,7 @@ import type { Tool } from './tool.ts'
 import { accountTools } from './tools/account.ts'
 import { appTools } from './tools/app.ts'
 import { audienceTools } from './tools/audience.ts'
+import { automationMoreTools } from './tools/automation-more.ts'
 import { automationTools } from './tools/automations.ts'
 import { contactTools } from './tools/contacts.ts'
 import { contentTools } from './tools/content.ts'
@@ -11,6 +12,8 @@ import { inboxTools } from './tools/inbox.ts'
 import { insightTools } from './tools/insights.ts'
 import { libraryTools } from './tools/library.ts'
 import { namedTools } from './tools/named.ts'
+import { newsletterTools } from './tools/newsletters.ts'
+import { statisticsTools } from './tools/statistics.ts'
 import { teamTools } from './tools/team.ts'
 import { webhookTools } from './tools/webhooks.ts'
 
@@ -25,11 +28,14 @@ export const catalogue: Tool[] = [
   ...inboxTools,
   ...conversationTools,
   ...contentTools,
+  ...newsletterTools,
   ...automationTools,
   ...webhookTools,
+  ...automationMoreTools,
   ...followupTools,
   ...libraryTools,
   ...insightTools,
+  ...statisticsTools,
   ...appTools,
   ...teamTools,
   ...accountTools,

@@ -2,6 +2,7 @@ import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { MeResponse } from '../modules/account/account.schemas.ts'
 import { AccountSettings, Usage } from '../modules/account/account.service.ts'
 import { CheckResponse as AutomationCheckResponse } from '../modules/automations/automations.app.ts'
+import { BuildingBlocks } from '../modules/automations/automations.blocks.ts'
 import * as automations from '../modules/automations/automations.schemas.ts'
 import { ChatStatus } from '../modules/channels/channels.app.ts'
 import * as channels from '../modules/channels/channels.schemas.ts'
@@ -157,6 +158,11 @@ export const out = {
   update_template: templates.UpdatedResponse,
   submit_template: templates.SubmitResponse,
   delete_template: templates.DeleteResponse,
+  duplicate_template: templates.CreatedResponse,
+  preview_template: templates.PreviewResponse,
+  refresh_template_status: templates.RefreshResponse,
+  list_template_sends: templates.SendsPage,
+  list_template_usages: templates.UsagesResponse,
   list_newsletters: newsletters.NewsletterPage,
   create_newsletter: newsletters.NewsletterResponse,
   get_newsletter: newsletters.NewsletterResponse,
@@ -165,6 +171,14 @@ export const out = {
   cancel_newsletter: newsletters.NewsletterResponse,
   delete_newsletter: newsletters.Deleted,
   get_newsletter_status: newsletters.StatusResponse,
+  duplicate_newsletter: newsletters.NewsletterResponse,
+  preview_newsletter: newsletters.PreviewResponse,
+  estimate_newsletter_recipients: newsletters.EstimateResponse,
+  list_newsletter_recipients: newsletters.RecipientPage,
+  list_newsletter_clicks: newsletters.ClickPage,
+  update_newsletter_content: newsletters.NewsletterResponse,
+  get_newsletter_statistics: newsletters.NewsletterStatistics,
+  check_newsletter: newsletters.CheckResponse,
   // automations and webhooks
   list_automations: automations.AutomationPage,
   get_automation: automations.Automation,
@@ -176,6 +190,9 @@ export const out = {
   delete_automation: obj({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) }),
   list_automation_runs: automations.RunPage,
   get_automation_run: automations.Run,
+  duplicate_automation: automations.CreatedAutomation,
+  cancel_automation_run: automations.Run,
+  list_automation_building_blocks: BuildingBlocks,
   list_automation_webhooks: automations.AutomationWebhookPage,
   create_webhook_subscription: webhooks.SubscriptionWithSecret,
   list_webhook_subscriptions: webhooks.SubscriptionPage,
@@ -194,11 +211,23 @@ export const out = {
   update_followup_step: withOk(followups.FollowupResponse),
   get_followup_timing: followups.Timing,
   update_followup_timing: withOk(followups.Timing),
+  list_followup_enrollments: followups.EnrollmentPage,
+  enroll_contact_in_followup: followups.EnrollmentResponse,
+  stop_followup_enrollment: followups.EnrollmentResponse,
+  duplicate_followup: withOk(followups.FollowupResponse),
+  set_followup_trigger: withOk(followups.FollowupResponse),
+  remove_followup_step: withOk(followups.FollowupResponse),
+  move_followup_step: withOk(followups.FollowupResponse),
   // media and knowledge
   list_media: media.MediaPage,
   get_media: media.MediaResponse,
   upload_media_from_url: withOk(media.MediaResponse),
   delete_media: media.Deleted,
+  update_media: media.MediaResponse,
+  list_media_usages: media.UsagesResponse,
+  get_knowledge_document: knowledge.DocumentResponse,
+  rename_knowledge_document: knowledge.DocumentResponse,
+  refresh_knowledge_document: knowledge.RefreshResponse,
   list_knowledge_documents: knowledge.DocumentPage,
   search_knowledge: knowledge.SearchResponse,
   add_knowledge_document_from_url: withOk(knowledge.DocumentResponse),
@@ -269,4 +298,7 @@ export const out = {
   resend_invitation: people.InviteResponse,
   get_api_key: people.KeyResponse,
   update_api_key: people.KeyResponse,
+  get_template_statistics: templates.TemplateStatistics,
+  get_followup_statistics: followups.FollowupStatistics,
+  get_automation_statistics: automations.AutomationStatistics,
 } satisfies Record<string, TObject>

@@ -1,4 +1,4 @@
-import { automationsServiceFor } from '../modules/automations/index.ts'
+import { automationsServiceFor, buildingBlocks } from '../modules/automations/index.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { consentServiceFor } from '../modules/consent/index.ts'
 import { contactsServiceFor } from '../modules/contacts/index.ts'
@@ -37,6 +37,7 @@ export function toolServicesFor(deps: PlatformDeps) {
     knowledge: knowledge.service,
     ai: ai.service,
     stats: statsServiceFor(deps),
+    automationBlocks: buildingBlocks,
     close: async () => {
       await http.close()
       await knowledge.http.close()

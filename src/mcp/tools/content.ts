@@ -6,11 +6,14 @@ import {
 import {
   CreateBody as TemplateCreateBody,
   ListQuery as TemplateListQuery,
+  PreviewBody as TemplatePreviewBody,
+  SendsQuery as TemplateSendsQuery,
   UpdateBody as TemplateUpdateBody,
 } from '../../modules/templates/templates.schemas.ts'
+import { requireScope } from '../../platform/auth/authenticate.ts'
 import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
-import { paging, Uuid } from './common.ts'
+import { ContactId, paging, Uuid } from './common.ts'
 
 /** Templates and newsletters beyond the named tools: every REST operation of /templates and /newsletters. */
 
@@ -260,6 +263,98 @@ export const getNewsletterStatus = defineTool({
   },
 })
 
+export const duplicateTemplate = defineTool({
+  name: 'duplicate_template',
+  title: 'Duplicate a template',
+  description:
+    'Copy a template into a new draft named "<name> copy" with the same content, channel, purpose, language, buttons and header image; the copy is not submitted (submit_template does that). System templates cannot be copied.',
+  scope: 'templates:write',
+  rest: 'POST /templates/{id}/duplicate',
+  output: out.duplicate_template,
+  kind: 'write',
+  input: Type.Object({ template_id: TemplateId }),
+  async run(ctx, args) {
+    return { ok: true, template: await ctx.services.templates.duplicate(ctx.tenant, args.template_id) }
+  },
+})
+
+export const previewTemplate = defineTool({
+  name: 'preview_template',
+  title: 'Preview a template for a contact',
+  description:
+    'The template’s text and URL buttons as one contact would get them: contact variables ({{name}}, {{email}}, …) from the contact, the others from variables (checked as send_template checks them). Variables without a value are listed and text is null. Needs contacts:read as well. Sends nothing.',
+  scope: 'templates:read',
+  rest: 'POST /app/templates/{id}/preview',
+  output: out.preview_template,
+  kind: 'read',
+  input: Type.Object({
+    template_id: TemplateId,
+    contact_id: ContactId,
+    variables: TemplatePreviewBody.properties.variables,
+  }),
+  async run(ctx, args) {
+    requireScope(ctx.tenant, 'contacts:read')
+    const { template_id, ...body } = args
+    const checked = restRule(TemplatePreviewBody, body, 'body')
+    return await ctx.services.templates.preview(ctx.tenant, template_id, checked.contact_id, checked.variables ?? {})
+  },
+})
+
+export const refreshTemplateStatus = defineTool({
+  name: 'refresh_template_status',
+  title: 'Refresh a template’s provider status',
+  description:
+    'Ask the provider (WhatsApp) for a submitted template’s status now instead of waiting for its webhook or the next poll, and record it: approved, rejected (with the reason), pending, paused, disabled. Answers whether it changed.',
+  scope: 'templates:write',
+  rest: 'POST /templates/{id}/refresh',
+  output: out.refresh_template_status,
+  kind: 'write',
+  idempotent: true,
+  openWorld: true,
+  input: Type.Object({ template_id: TemplateId }),
+  async run(ctx, args) {
+    return await ctx.services.templates.refreshStatus(ctx.tenant, args.template_id)
+  },
+})
+
+export const listTemplateSends = defineTool({
+  name: 'list_template_sends',
+  title: 'List a template’s sends',
+  description:
+    'The send records of one template, newest first: contact, status (queued, sending, sent, delivered, read, failed, skipped) with its reason, origin (api, newsletter, followup, automation) and the times. Filter by status or origin; page with limit and offset.',
+  scope: 'templates:read',
+  rest: 'GET /templates/{id}/sends',
+  output: out.list_template_sends,
+  kind: 'read',
+  input: Type.Object({
+    template_id: TemplateId,
+    status: TemplateSendsQuery.properties.status,
+    origin: TemplateSendsQuery.properties.origin,
+    ...paging(100, 25),
+  }),
+  async run(ctx, args) {
+    const { template_id, ...rest } = args
+    const query = restRule(TemplateSendsQuery, rest, 'query')
+    const { items, ...page } = await ctx.services.templates.sends(ctx.tenant, template_id, query)
+    return { sends: items, ...page }
+  },
+})
+
+export const listTemplateUsages = defineTool({
+  name: 'list_template_usages',
+  title: 'Where a template is used',
+  description:
+    'The follow-up steps and automations that send a template; while any does, delete_template is refused. Check it before changing or deleting a template.',
+  scope: 'templates:read',
+  rest: 'GET /templates/{id}/usages',
+  output: out.list_template_usages,
+  kind: 'read',
+  input: Type.Object({ template_id: TemplateId }),
+  async run(ctx, args) {
+    return await ctx.services.templates.usages(ctx.tenant, args.template_id)
+  },
+})
+
 export const contentTools = [
   filterTemplates,
   getTemplate,
@@ -267,6 +362,11 @@ export const contentTools = [
   updateTemplate,
   submitTemplate,
   deleteTemplate,
+  duplicateTemplate,
+  previewTemplate,
+  refreshTemplateStatus,
+  listTemplateSends,
+  listTemplateUsages,
   createNewsletter,
   getNewsletter,
   updateNewsletter,

@@ -1,15 +1,18 @@
 import { Type } from 'typebox'
 import {
   Delay as DelaySchema,
+  EnrollmentsQuery,
   ListQuery,
+  MoveBody,
   SendTime as SendTimeSchema,
   StepBody,
   TimingBody,
+  TriggerBody,
 } from '../../modules/followups/followups.schemas.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
-import { paging, Uuid } from './common.ts'
+import { ContactId, paging, Uuid } from './common.ts'
 
 /** Follow-up sequences: timed chat messages after an opt-in or a tag, each step a WhatsApp template. */
 
@@ -246,6 +249,175 @@ export const updateFollowupTiming = defineTool({
   },
 })
 
+const EnrollmentId = Uuid('the enrollment id, from list_followup_enrollments')
+
+export const listFollowupEnrollments = defineTool({
+  name: 'list_followup_enrollments',
+  title: 'List a sequence’s enrolled contacts',
+  description:
+    'The contacts in a follow-up sequence, newest enrollment first: status (active, completed, stopped), the step an active one waits for and when it goes out, why a stopped one stopped. Filter by status or contact_id; page with limit and offset.',
+  scope: 'followups:read',
+  rest: 'GET /followups/{id}/enrollments',
+  output: out.list_followup_enrollments,
+  kind: 'read',
+  input: Type.Object({
+    followup_id: FollowupId,
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('completed'), Type.Literal('stopped')])),
+    contact_id: Type.Optional(ContactId),
+    ...paging(100, 25),
+  }),
+  async run(ctx, args) {
+    const { followup_id, ...rest } = args
+    const query = restRule(EnrollmentsQuery, rest, 'query')
+    const { items, ...page } = await ctx.services.followups.enrollments(ctx.tenant, followup_id, query)
+    return { enrollments: items, ...page }
+  },
+})
+
+export const enrollContactInFollowup = defineTool({
+  name: 'enroll_contact_in_followup',
+  title: 'Enroll a contact in a follow-up sequence',
+  description:
+    'Put one contact into an active sequence by hand: its steps are scheduled from now (future times only) and go out as their templates are approved. The contact’s chat opt-in must be confirmed; a contact enrolled already is refused.',
+  scope: 'followups:write',
+  rest: 'POST /followups/{id}/enrollments',
+  output: out.enroll_contact_in_followup,
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({ followup_id: FollowupId, contact_id: ContactId }),
+  async preview(ctx, args) {
+    const contact = await ctx.services.followups.checkEnrollment(ctx.tenant, args.followup_id, args.contact_id)
+    const followup = await ctx.services.followups.get(ctx.tenant, args.followup_id)
+    return {
+      action: 'enroll a contact in a follow-up sequence: its steps are scheduled and sent to this contact',
+      followup: { id: followup.id, name: followup.name, status: followup.status },
+      contact: { id: contact.contact_id, optin_chat: contact.optin_chat },
+      recipients: 1,
+      steps: followup.steps.map((s) => ({ position: s.position, text: s.text, delay: s.delay, approval: s.approval })),
+    }
+  },
+  async run(ctx, args) {
+    return {
+      enrollment: await ctx.services.followups.enroll(ctx.tenant, args.followup_id, args.contact_id),
+    }
+  },
+})
+
+export const stopFollowupEnrollment = defineTool({
+  name: 'stop_followup_enrollment',
+  title: 'Stop a contact’s follow-up enrollment',
+  description:
+    'The contact gets no further step of this sequence: its pending step is removed and the enrollment stops (stop_reason stopped_by_user). The rest of the sequence runs on. A finished enrollment is answered unchanged.',
+  scope: 'followups:write',
+  rest: 'POST /followups/{id}/enrollments/{enrollment_id}/stop',
+  output: out.stop_followup_enrollment,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ followup_id: FollowupId, enrollment_id: EnrollmentId }),
+  async run(ctx, args) {
+    return {
+      enrollment: await ctx.services.followups.stopEnrollment(ctx.tenant, args.followup_id, args.enrollment_id),
+    }
+  },
+})
+
+export const duplicateFollowup = defineTool({
+  name: 'duplicate_followup',
+  title: 'Duplicate a follow-up sequence',
+  description:
+    'Copy a sequence into a new draft named "<name> (copy)" with the same trigger and steps. Each copied step gets its own marketing template, submitted to WhatsApp for approval; nobody is enrolled until activate_followup.',
+  scope: 'followups:write',
+  rest: 'POST /app/followups/{id}/duplicate',
+  output: out.duplicate_followup,
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({ followup_id: FollowupId }),
+  async preview(ctx, args) {
+    const followup = await ctx.services.followups.get(ctx.tenant, args.followup_id)
+    return {
+      action: 'copy a follow-up sequence into a draft and submit one WhatsApp template per step for approval',
+      followup: { id: followup.id, name: followup.name, trigger: followup.trigger },
+      steps: followup.steps.length,
+      templates_submitted: followup.steps.length,
+      recipients: 0,
+    }
+  },
+  async run(ctx, args) {
+    return { ok: true, followup: await ctx.services.followups.duplicate(ctx.tenant, args.followup_id) }
+  },
+})
+
+export const setFollowupTrigger = defineTool({
+  name: 'set_followup_trigger',
+  title: 'Set a follow-up sequence’s trigger',
+  description:
+    'Change what enrolls contacts: optin_confirmed (the chat opt-in becomes confirmed) or tag_added with a tag. Only while the sequence is draft or paused; activating it then enrolls the contacts the new trigger selects.',
+  scope: 'followups:write',
+  rest: 'PUT /followups/{id}/trigger',
+  output: out.set_followup_trigger,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ followup_id: FollowupId, trigger: TriggerBody.properties.trigger }),
+  async run(ctx, args) {
+    const body = restRule(TriggerBody, { trigger: args.trigger }, 'body')
+    return { ok: true, followup: await ctx.services.followups.setTrigger(ctx.tenant, args.followup_id, body.trigger) }
+  },
+})
+
+export const removeFollowupStep = defineTool({
+  name: 'remove_followup_step',
+  title: 'Remove a follow-up step',
+  description:
+    'Delete a step of a draft or paused sequence: later steps move up, contacts waiting for it get the next step, and the step’s template is deleted. The last step cannot be removed.',
+  scope: 'followups:write',
+  rest: 'DELETE /followups/{id}/steps/{step_id}',
+  output: out.remove_followup_step,
+  kind: 'destructive',
+  input: Type.Object({ followup_id: FollowupId, step_id: StepId }),
+  async preview(ctx, args) {
+    const followup = await ctx.services.followups.get(ctx.tenant, args.followup_id)
+    const step = followup.steps.find((s) => s.id === args.step_id)
+    if (!step) throw new AppError(404, 'not_found', 'follow-up step not found')
+    // the service's rules, checked before a token is issued
+    if (followup.status === 'active') {
+      throw new AppError(409, 'followup_active', 'Pause the sequence before removing a step', {
+        key: 'followup_active',
+      })
+    }
+    if (followup.steps.length === 1) {
+      throw new AppError(400, 'bad_request', 'A sequence keeps at least one step', { key: 'followup_last_step' })
+    }
+    return {
+      action: 'delete a step of a follow-up sequence and its template',
+      followup: { id: followup.id, name: followup.name, status: followup.status },
+      step: { position: step.position, text: step.text, delay: step.delay, counts: step.counts },
+      steps_after: followup.steps.length - 1,
+    }
+  },
+  async run(ctx, args) {
+    return { ok: true, followup: await ctx.services.followups.removeStep(ctx.tenant, args.followup_id, args.step_id) }
+  },
+})
+
+export const moveFollowupStep = defineTool({
+  name: 'move_followup_step',
+  title: 'Move a follow-up step',
+  description:
+    'Put a step of a draft or paused sequence at another position (1 = first); the other steps keep their order and every step keeps its delay.',
+  scope: 'followups:write',
+  rest: 'POST /followups/{id}/steps/{step_id}/move',
+  output: out.move_followup_step,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({ followup_id: FollowupId, step_id: StepId, position: MoveBody.properties.position }),
+  async run(ctx, args) {
+    return {
+      ok: true,
+      followup: await ctx.services.followups.moveStep(ctx.tenant, args.followup_id, args.step_id, args.position),
+    }
+  },
+})
+
 export const followupTools = [
   listFollowups,
   getFollowup,
@@ -256,4 +428,11 @@ export const followupTools = [
   updateFollowupStep,
   getFollowupTiming,
   updateFollowupTiming,
+  listFollowupEnrollments,
+  enrollContactInFollowup,
+  stopFollowupEnrollment,
+  duplicateFollowup,
+  setFollowupTrigger,
+  removeFollowupStep,
+  moveFollowupStep,
 ]

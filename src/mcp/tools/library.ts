@@ -7,7 +7,7 @@ import {
   SearchQuery,
 } from '../../modules/knowledge/knowledge.schemas.ts'
 import { knowledgeDocuments } from '../../modules/knowledge/knowledge.tables.ts'
-import { ListQuery as MediaListQuery, Usage } from '../../modules/media/media.schemas.ts'
+import { ListQuery as MediaListQuery, UpdateBody as MediaUpdateBody, Usage } from '../../modules/media/media.schemas.ts'
 import type { MediaUsage } from '../../modules/media/media.tables.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import { out } from '../outputs.ts'
@@ -264,12 +264,107 @@ export const listAiReplies = defineTool({
   },
 })
 
+export const updateMedia = defineTool({
+  name: 'update_media',
+  title: 'Rename a media file',
+  description:
+    'Change a media file’s name in the library (filename with its extension) or its usage; the stored file and its public address stay, so templates and newsletters using it are unaffected.',
+  scope: 'media:write',
+  rest: 'PATCH /media/{id}',
+  output: out.update_media,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({
+    media_id: MediaId,
+    filename: MediaUpdateBody.properties.filename,
+    usage: Type.Optional(Usage),
+  }),
+  async run(ctx, args) {
+    const { media_id, ...change } = args
+    const body = restRule(MediaUpdateBody, change, 'body')
+    return {
+      media: await ctx.services.media.update(ctx.tenant, media_id, body as { filename?: string; usage?: MediaUsage }),
+    }
+  },
+})
+
+export const listMediaUsages = defineTool({
+  name: 'list_media_usages',
+  title: 'Where a media file is used',
+  description:
+    'What refers to a media file by its id or address: templates and newsletters using it as header image, the landing page’s logo. While anything does, delete_media is refused.',
+  scope: 'media:read',
+  rest: 'GET /media/{id}/usages',
+  output: out.list_media_usages,
+  kind: 'read',
+  input: Type.Object({ media_id: MediaId }),
+  async run(ctx, args) {
+    return await ctx.services.media.usages(ctx.tenant, args.media_id)
+  },
+})
+
+export const getKnowledgeDocument = defineTool({
+  name: 'get_knowledge_document',
+  title: 'Get a knowledge document',
+  description:
+    'One knowledge document: title, file name, format, source (upload, url with its address, or text), passages, characters and size.',
+  scope: 'knowledge:write',
+  rest: 'GET /knowledge/documents/{id}',
+  output: out.get_knowledge_document,
+  kind: 'read',
+  input: Type.Object({ document_id: DocumentId }),
+  async run(ctx, args) {
+    return { document: await ctx.services.knowledge.get(ctx.tenant, args.document_id) }
+  },
+})
+
+export const renameKnowledgeDocument = defineTool({
+  name: 'rename_knowledge_document',
+  title: 'Rename a knowledge document',
+  description:
+    'Give a knowledge document a new title (1-300 characters): the built-in AI cites it by this title and search weighs it, so its passages are indexed again at once.',
+  scope: 'knowledge:write',
+  rest: 'PATCH /knowledge/documents/{id}',
+  output: out.rename_knowledge_document,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({
+    document_id: DocumentId,
+    title: Type.String({ minLength: 1, maxLength: 300 }),
+  }),
+  async run(ctx, args) {
+    return { document: await ctx.services.knowledge.rename(ctx.tenant, args.document_id, args.title) }
+  },
+})
+
+export const refreshKnowledgeDocument = defineTool({
+  name: 'refresh_knowledge_document',
+  title: 'Fetch a knowledge document again',
+  description:
+    'Download a document that was added from an address again (an updated price list, FAQ page); when its content changed, its text is extracted again and its passages replaced (same id and title), else nothing changes.',
+  scope: 'knowledge:write',
+  rest: 'POST /knowledge/documents/{id}/refresh',
+  output: out.refresh_knowledge_document,
+  kind: 'write',
+  idempotent: true,
+  openWorld: true,
+  input: Type.Object({ document_id: DocumentId }),
+  async run(ctx, args) {
+    return await ctx.services.knowledge.refresh(ctx.tenant, args.document_id)
+  },
+})
+
 export const libraryTools = [
   listMedia,
   getMedia,
   uploadMediaFromUrl,
   deleteMedia,
+  updateMedia,
+  listMediaUsages,
   listKnowledgeDocuments,
+  getKnowledgeDocument,
+  renameKnowledgeDocument,
+  refreshKnowledgeDocument,
   searchKnowledge,
   addKnowledgeFromUrl,
   addKnowledgeFromText,

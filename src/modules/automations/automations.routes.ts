@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { AppError } from '../../platform/http/errors.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import type { RateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
+import { BuildingBlocks, buildingBlocks } from './automations.blocks.ts'
 import {
   Automation,
   AutomationPage,
   AutomationParams,
+  AutomationStatistics,
   AutomationWebhookPage,
   CreateAutomationBody,
   CreatedAutomation,
@@ -171,6 +174,70 @@ export function automationsRoutes(service: AutomationsService) {
         schema: { summary: 'One run', tags, params: RunParams, response: { 200: Run } },
       },
       async (request) => service.run(request.tenant, request.params.id, request.params.run_id),
+    )
+
+    app.post<{ Params: Params }>(
+      '/automations/:id/duplicate',
+      {
+        config: { scope: 'automations:write' },
+        schema: {
+          summary: 'Duplicate an automation as a new draft',
+          description:
+            'Same intent, trigger and steps, named "<name> (copy)"; a draft with its own signing secret (shown once, as on create) and, for a webhook trigger, its own incoming address. Nothing runs until it is activated.',
+          tags,
+          params: AutomationParams,
+          response: { 201: CreatedAutomation },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await service.duplicate(request.tenant, request.params.id)),
+    )
+
+    app.post<{ Params: Static<typeof RunParams> }>(
+      '/automations/:id/runs/:run_id/cancel',
+      {
+        config: { scope: 'automations:write' },
+        schema: {
+          summary: 'Cancel a run',
+          description:
+            'A running or waiting run ends as cancelled (reason cancelled_by_user): its next step never happens. What it did before stays done. 409 run_finished when it has ended already.',
+          tags,
+          params: RunParams,
+          response: { 200: Run },
+        },
+      },
+      async (request) => service.cancelRun(request.tenant, request.params.id, request.params.run_id),
+    )
+
+    app.get<{ Params: Params; Querystring: Static<typeof StatisticsQuery> }>(
+      '/automations/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "An automation's statistics",
+          description:
+            'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the runs begun in it by their state now, the completion rate, by what started them, failure and cancel reasons, and the template sends of those runs by the furthest status they reached. Scope stats:read.',
+          tags,
+          params: AutomationParams,
+          querystring: StatisticsQuery,
+          response: { 200: AutomationStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id, request.query.range),
+    )
+
+    app.get(
+      '/automations/building-blocks',
+      {
+        config: { scope: 'automations:read' },
+        schema: {
+          summary: 'What an automation can be built from',
+          description:
+            'Every intent, trigger and step type with what it does and its fields (each with its JSON Schema and limits), as POST /automations takes them.',
+          tags,
+          response: { 200: BuildingBlocks },
+        },
+      },
+      async () => buildingBlocks(),
     )
 
     app.get<{ Querystring: Query }>(

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
 import { discriminated } from '../../platform/http/schemas.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 
 const uuid = (description: string) => Type.String({ format: 'uuid', description })
 const tag = Type.String({ minLength: 1, maxLength: 40, description: 'a tag name (max 40 characters)' })
@@ -341,3 +342,33 @@ export const AutomationWebhook = Type.Object(
   { title: 'AutomationWebhook' },
 )
 export const AutomationWebhookPage = pageSchema('automation_webhooks', AutomationWebhook)
+
+export const AutomationStatistics = Type.Object({
+  automation_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  range: Type.String(),
+  since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'where the range begins; null: all',
+  }),
+  runs: Type.Object(
+    {
+      total: Type.Integer(),
+      running: Type.Integer(),
+      waiting: Type.Integer(),
+      completed: Type.Integer(),
+      failed: Type.Integer(),
+      cancelled: Type.Integer(),
+      completion_rate: Type.Union([Type.Number(), Type.Null()], {
+        description: 'completed / finished runs; null while none finished',
+      }),
+    },
+    { description: 'the runs begun in the range by their state now' },
+  ),
+  by_source: Type.Record(Type.String(), Type.Integer(), {
+    description: 'runs by what started them: event, webhook, calendar, manual',
+  }),
+  failure_reasons: Type.Record(Type.String(), Type.Integer(), {
+    description: 'failed and cancelled runs by reason',
+  }),
+  sends: SendFunnel,
+})

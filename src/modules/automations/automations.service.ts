@@ -8,6 +8,7 @@ import type { Signal, SignalListener, SignalName } from '../../platform/events/s
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { type ClaimedJob, enqueue } from '../../platform/jobs/jobs.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
@@ -884,6 +885,87 @@ export function automationsService(deps: AutomationsDeps) {
       const row = await repo.findRun(db, tenant.accountId, runId)
       if (!row || row.automationId !== id) throw notFound('run')
       return runView(row)
+    },
+
+    /** POST /automations/{id}/duplicate: a draft copy (same intent, trigger and steps) with its own signing secret. */
+    async duplicate(tenant: AutomationsTenant, id: string) {
+      const source = await load(tenant, id)
+      return this.create(tenant, {
+        name: `${source.name.slice(0, 193)} (copy)`,
+        intent: source.intent,
+        trigger: source.trigger,
+        steps: source.steps,
+      } as CreateInput)
+    },
+
+    /**
+     * POST /automations/{id}/runs/{run_id}/cancel: a running or waiting run ends as cancelled (reason
+     * cancelled_by_user); its queued step job is removed, so nothing further of it happens. A finished run is a 409.
+     */
+    async cancelRun(tenant: AutomationsTenant, id: string, runId: string) {
+      await load(tenant, id)
+      if (!UUID.test(runId)) throw notFound('run')
+      return db.transaction(async (tx) => {
+        const run = await repo.findRun(tx, tenant.accountId, runId, { lock: true })
+        if (!run || run.automationId !== id) throw notFound('run')
+        if (FINAL.includes(run.state)) {
+          throw new AppError(409, 'run_finished', `The run is ${run.state} already`, { key: 'run_finished' })
+        }
+        await tx.execute(sql`DELETE FROM jobs WHERE account_id = ${tenant.accountId} AND queue = ${RUN_QUEUE}
+          AND concurrency_key = ${run.id} AND state = 'queued'`)
+        await finish(tx, run, run.log, 'cancelled', 'cancelled_by_user')
+        const saved = await repo.findRun(tx, tenant.accountId, runId)
+        return runView(saved as repo.RunRow)
+      })
+    },
+
+    /**
+     * GET /automations/{id}/statistics: the runs begun in the range by their state now and by what started them,
+     * why runs failed or were cancelled, and the template sends of those runs by the furthest status reached.
+     */
+    async statistics(tenant: AutomationsTenant, id: string, range: StatisticsRange) {
+      const automation = await load(tenant, id)
+      const since = rangeStart(clock.now(), range)
+      const after = since ? sql`AND r.created_at >= ${since.toISOString()}::timestamptz` : sql``
+      const result = await db.execute(sql`SELECT r.state, r.source, r.reason, count(*)::int AS n FROM automation_runs r
+        WHERE r.account_id = ${tenant.accountId} AND r.automation_id = ${automation.id} ${after}
+        GROUP BY r.state, r.source, r.reason`)
+      const runs = { total: 0, running: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0 }
+      const bySource: Record<string, number> = {}
+      const reasons: Record<string, number> = {}
+      for (const r of (
+        result as unknown as { rows: Array<{ state: RunState; source: string; reason: string | null; n: number }> }
+      ).rows) {
+        const n = Number(r.n)
+        runs.total += n
+        runs[r.state] += n
+        bySource[r.source] = (bySource[r.source] ?? 0) + n
+        if ((r.state === 'failed' || r.state === 'cancelled') && r.reason)
+          reasons[r.reason] = (reasons[r.reason] ?? 0) + n
+      }
+      const sent = await db.execute(sql`SELECT s.status, count(*)::int AS n FROM template_sends s
+        JOIN automation_runs r ON r.account_id = s.account_id AND r.id = s.origin_id
+        WHERE s.account_id = ${tenant.accountId} AND s.origin = 'automation' AND r.automation_id = ${automation.id}
+          ${after}
+        GROUP BY s.status`)
+      const byStatus: Record<string, number> = {}
+      for (const r of (sent as unknown as { rows: Array<{ status: string; n: number }> }).rows) {
+        byStatus[r.status] = Number(r.n)
+      }
+      const finished = runs.completed + runs.failed + runs.cancelled
+      return {
+        automation_id: automation.id,
+        name: automation.name,
+        range,
+        since,
+        runs: {
+          ...runs,
+          completion_rate: finished === 0 ? null : Math.round((runs.completed / finished) * 10_000) / 10_000,
+        },
+        by_source: bySource,
+        failure_reasons: reasons,
+        sends: sendFunnel(byStatus),
+      }
     },
 
     /** GET /automation-webhooks: every trigger source with its address, state and counts. */

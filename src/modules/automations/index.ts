@@ -95,3 +95,4 @@ export const automationsModule: HeroldModule = {
     }
   },
 }
+export { buildingBlocks } from './automations.blocks.ts'

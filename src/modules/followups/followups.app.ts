@@ -87,5 +87,23 @@ export function followupAppRoutes(service: FollowupsService) {
         return { issues }
       },
     )
+    app.post<{ Params: Static<typeof FollowupParams> }>(
+      '/followups/:id/duplicate',
+      {
+        schema: {
+          summary: 'Duplicate a follow-up sequence as a new draft',
+          description:
+            'Same trigger and steps, named "<name> (copy)"; each step gets its own new template, submitted as on create. Nobody is enrolled until it is activated.',
+          tags,
+          params: FollowupParams,
+          response: { 201: FollowupResponse },
+        },
+      },
+      async (request, reply) => {
+        requireScope(request.tenant, 'followups:write')
+        const followup = await service.duplicate(request.tenant, request.params.id)
+        return reply.code(201).send({ followup })
+      },
+    )
   }
 }

@@ -1,16 +1,25 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
+  EnrollBody,
+  EnrollmentPage,
+  EnrollmentParams,
+  EnrollmentResponse,
+  EnrollmentsQuery,
   FollowupPage,
   FollowupParams,
   FollowupResponse,
+  FollowupStatistics,
   ListQuery,
+  MoveBody,
   STEP_FIELDS,
   StepBody,
   StepParams,
   Timing,
   TimingBody,
+  TriggerBody,
   UPDATE_FIELDS,
   UpdateBody,
 } from './followups.schemas.ts'
@@ -134,6 +143,140 @@ export function followupsRoutes(service: FollowupsService) {
         },
       },
       async (request) => service.updateTiming(request.tenant, request.body),
+    )
+    app.get<{ Params: Static<typeof FollowupParams>; Querystring: Static<typeof EnrollmentsQuery> }>(
+      '/followups/:id/enrollments',
+      {
+        config: { scope: 'followups:read' },
+        schema: {
+          summary: "A sequence's enrolled contacts",
+          description:
+            'Newest enrollment first, optionally by status (active, completed, stopped) or contact: the step each active one waits for and when it goes out, why a stopped one stopped.',
+          tags,
+          params: FollowupParams,
+          querystring: EnrollmentsQuery,
+          response: { 200: EnrollmentPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.enrollments(request.tenant, request.params.id, request.query)
+        return { enrollments: items, ...page }
+      },
+    )
+
+    app.post<{ Params: Static<typeof FollowupParams>; Body: Static<typeof EnrollBody> }>(
+      '/followups/:id/enrollments',
+      {
+        config: { scope: 'followups:write' },
+        schema: {
+          summary: 'Enroll a contact in a sequence by hand',
+          description:
+            "Its first step is counted from now (future times only). The contact's chat opt-in must be confirmed (400 key followup_contact_not_confirmed); the sequence must be active (409 key followup_not_active); a contact enrolled in it already is a 409 (key followup_already_enrolled). Another account's contact is a 404.",
+          tags,
+          params: FollowupParams,
+          body: EnrollBody,
+          response: { 201: EnrollmentResponse },
+        },
+      },
+      async (request, reply) => {
+        reply.code(201)
+        return { enrollment: await service.enroll(request.tenant, request.params.id, request.body.contact_id) }
+      },
+    )
+
+    app.post<{ Params: Static<typeof EnrollmentParams> }>(
+      '/followups/:id/enrollments/:enrollment_id/stop',
+      {
+        config: { scope: 'followups:write' },
+        schema: {
+          summary: "Stop one contact's enrollment",
+          description:
+            'The contact gets no further step of this sequence (its pending step is removed; stop_reason stopped_by_user). A finished enrollment is answered as it is.',
+          tags,
+          params: EnrollmentParams,
+          response: { 200: EnrollmentResponse },
+        },
+      },
+      async (request) => ({
+        enrollment: await service.stopEnrollment(request.tenant, request.params.id, request.params.enrollment_id),
+      }),
+    )
+
+    app.put<{ Params: Static<typeof FollowupParams>; Body: Static<typeof TriggerBody> }>(
+      '/followups/:id/trigger',
+      {
+        config: { scope: 'followups:write' },
+        schema: {
+          summary: "Set a sequence's trigger",
+          description:
+            'optin_confirmed, or tag_added with a tag (1-40). Only while the sequence is draft or paused (409 key followup_active); activating it then enrolls the contacts the new trigger selects.',
+          tags,
+          params: FollowupParams,
+          body: TriggerBody,
+          response: { 200: FollowupResponse },
+        },
+      },
+      async (request) => ({
+        followup: await service.setTrigger(request.tenant, request.params.id, request.body.trigger),
+      }),
+    )
+
+    app.delete<{ Params: Static<typeof StepParams> }>(
+      '/followups/:id/steps/:step_id',
+      {
+        config: { scope: 'followups:write' },
+        schema: {
+          summary: 'Remove a step',
+          description:
+            "Only while the sequence is draft or paused (409 key followup_active); the last step cannot be removed (400 key followup_last_step). Later steps move up; contacts waiting for it get the next step; the step's template is deleted.",
+          tags,
+          params: StepParams,
+          response: { 200: FollowupResponse },
+        },
+      },
+      async (request) => ({
+        followup: await service.removeStep(request.tenant, request.params.id, request.params.step_id),
+      }),
+    )
+
+    app.post<{ Params: Static<typeof StepParams>; Body: Static<typeof MoveBody> }>(
+      '/followups/:id/steps/:step_id/move',
+      {
+        config: { scope: 'followups:write' },
+        schema: {
+          summary: 'Move a step to another position',
+          description:
+            'Only while the sequence is draft or paused (409 key followup_active). The other steps keep their order; delays stay with their steps. A position beyond the number of steps is a 400.',
+          tags,
+          params: StepParams,
+          body: MoveBody,
+          response: { 200: FollowupResponse },
+        },
+      },
+      async (request) => ({
+        followup: await service.moveStep(
+          request.tenant,
+          request.params.id,
+          request.params.step_id,
+          request.body.position,
+        ),
+      }),
+    )
+    app.get<{ Params: Static<typeof FollowupParams>; Querystring: Static<typeof StatisticsQuery> }>(
+      '/followups/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A follow-up sequence's statistics",
+          description:
+            'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the enrollments begun in it by their status now with the completion rate, and the sends in it, in all and per step, by the furthest status they reached with delivery and read rate. Scope stats:read.',
+          tags,
+          params: FollowupParams,
+          querystring: StatisticsQuery,
+          response: { 200: FollowupStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id, request.query.range),
     )
   }
 }

@@ -1,7 +1,8 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { LIMITS } from './followups.service.ts'
-import { DELAY_UNITS, SEQUENCE_STATUSES } from './followups.tables.ts'
+import { DELAY_UNITS, ENROLLMENT_STATUSES, SEQUENCE_STATUSES } from './followups.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description ? { description } : {})
@@ -153,4 +154,70 @@ export const CheckResponse = Type.Object({
       message: Type.String({ description: 'English' }),
     }),
   ),
+})
+
+export const EnrollmentParams = Type.Object({
+  id: Type.String({ description: 'follow-up sequence id (uuid)' }),
+  enrollment_id: Type.String({ description: 'enrollment id (uuid)' }),
+})
+
+export const EnrollmentsQuery = Type.Object({
+  status: Type.Optional(literals(ENROLLMENT_STATUSES)),
+  contact_id: Type.Optional(Type.String({ format: 'uuid', description: "only this contact's enrollments" })),
+  ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }),
+})
+
+export const Enrollment = Type.Object({
+  id: Uuid,
+  contact_id: Uuid,
+  status: literals(ENROLLMENT_STATUSES),
+  stop_reason: Nullable(
+    Type.String(),
+    'why it stopped: sequence_paused, sequence_draft, contact_opted_out, stopped_by_user, no_future_steps, …',
+  ),
+  next_position: Nullable(Type.Integer(), 'the step it waits for (active only)'),
+  next_due_at: Nullable(at, 'when that step goes out (active only)'),
+  enrolled_at: at,
+  finished_at: Nullable(at),
+})
+export const EnrollmentPage = pageSchema('enrollments', Enrollment)
+export const EnrollmentResponse = Type.Object({ enrollment: Enrollment })
+export const EnrollBody = Type.Object({ contact_id: Type.String({ format: 'uuid' }) })
+
+export const TriggerBody = Type.Object({
+  trigger: Type.Object(
+    {
+      type: Type.Union([Type.Literal('optin_confirmed'), Type.Literal('tag_added')]),
+      tag: Type.Optional(
+        Type.String({ minLength: 1, maxLength: LIMITS.tag, description: 'the tag, required with tag_added' }),
+      ),
+    },
+    {
+      description:
+        'what enrolls a contact: optin_confirmed (its chat opt-in becomes confirmed) or tag_added with tag (the tag is added to it)',
+    },
+  ),
+})
+
+export const MoveBody = Type.Object({
+  position: Type.Integer({ minimum: 1, maximum: LIMITS.steps, description: 'the new position, 1 = first step' }),
+})
+
+export const FollowupStatistics = Type.Object({
+  followup_id: Uuid,
+  name: Type.String(),
+  range: Type.String(),
+  since: Nullable(at, 'where the range begins; null: all'),
+  enrollments: Type.Object(
+    {
+      started: Type.Integer({ description: 'enrollments that began in the range' }),
+      active: Type.Integer(),
+      completed: Type.Integer(),
+      stopped: Type.Integer(),
+      completion_rate: Nullable(Type.Number(), 'completed / (completed + stopped); null while none finished'),
+    },
+    { description: 'the enrollments begun in the range, by their status now' },
+  ),
+  sends: SendFunnel,
+  steps: Type.Array(Type.Object({ step_id: Uuid, position: Type.Integer(), sends: SendFunnel })),
 })

@@ -6,6 +6,7 @@ import type { Signal, SignalListener, SignalName } from '../../platform/events/s
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import {
   type ClaimedJob,
   enqueue,
@@ -404,8 +405,46 @@ export function checkStep(step: Partial<StepInput>, field: string) {
   checkSendTime(step.send_time, `${field}.send_time`)
 }
 
+/** An enrollment as the API shows it. */
+function enrollmentView(r: Record<string, unknown>) {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+  return {
+    id: String(r.id),
+    contact_id: String(r.contact_id),
+    status: r.status as EnrollmentStatus,
+    stop_reason: (r.stop_reason as string | null) ?? null,
+    next_position: r.status === 'active' && r.next_position !== null ? Number(r.next_position) : null,
+    next_due_at: r.status === 'active' ? date(r.next_due_at) : null,
+    enrolled_at: date(r.enrolled_at) as Date,
+    finished_at: date(r.finished_at),
+  }
+}
+
 export function followupsService(deps: FollowupsDeps) {
   const { db, clock } = deps
+
+  const activeRefusal = (what: string) =>
+    new AppError(409, 'followup_active', `Pause the sequence before ${what}`, { key: 'followup_active' })
+
+  /** Gives the steps positions 1..n in the given order (through negative positions: the unique index holds). */
+  async function renumber(tx: Db, accountId: string, sequenceId: string, order: string[]) {
+    const now = clock.now().toISOString()
+    await tx.execute(sql`UPDATE followup_steps SET position = -position
+      WHERE account_id = ${accountId} AND sequence_id = ${sequenceId}`)
+    const list = JSON.stringify(order.map((stepId, i) => ({ id: stepId, position: i + 1 })))
+    await tx.execute(sql`UPDATE followup_steps s SET position = c.position, updated_at = ${now}::timestamptz
+      FROM jsonb_to_recordset(${list}::jsonb) AS c(id uuid, position int)
+      WHERE s.account_id = ${accountId} AND s.sequence_id = ${sequenceId} AND s.id = c.id`)
+  }
+
+  async function enrollmentRow(accountId: string, sequenceId: string, enrollmentId: string) {
+    const result = await db.execute(sql`SELECT id, contact_id, status, stop_reason, next_position, next_due_at,
+        enrolled_at, finished_at FROM followup_enrollments
+      WHERE account_id = ${accountId} AND sequence_id = ${sequenceId} AND id = ${enrollmentId}`)
+    const [row] = rows<Record<string, unknown>>(result)
+    if (!row) throw notFound('enrollment')
+    return row
+  }
 
   async function require(tx: Db, accountId: string, id: string, lock: '' | 'update' = '') {
     const row = await findSequence(tx, accountId, id, lock)
@@ -883,6 +922,231 @@ export function followupsService(deps: FollowupsDeps) {
         }
       })
       return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /** GET /followups/{id}/enrollments: the contacts in a sequence, newest enrollment first, by status or contact. */
+    async enrollments(
+      tenant: FollowupsTenant,
+      id: string,
+      query: { status?: EnrollmentStatus; contact_id?: string; limit: number; offset: number },
+    ) {
+      const sequence = await require(db, tenant.accountId, id)
+      if (query.contact_id !== undefined && !UUID.test(query.contact_id)) throw badRequest('contact_id must be a uuid')
+      const result = await db.execute(sql`SELECT id, contact_id, status, stop_reason, next_position, next_due_at,
+          enrolled_at, finished_at FROM followup_enrollments
+        WHERE account_id = ${tenant.accountId} AND sequence_id = ${sequence.id}
+          ${query.status ? sql`AND status = ${query.status}` : sql``}
+          ${query.contact_id ? sql`AND contact_id = ${query.contact_id}` : sql``}
+        ORDER BY enrolled_at DESC, id DESC LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const page = toPage(rows<Record<string, unknown>>(result), query.limit, query.offset)
+      return { ...page, items: page.items.map(enrollmentView) }
+    },
+
+    /**
+     * POST /followups/{id}/enrollments: enrolls one contact by hand, its first step counted from now. The sequence must
+     * be active and the contact's chat opt-in confirmed; a contact enrolled already is a 409.
+     */
+    /** The rules of enroll, checked without enrolling (the tool's preview): 404, 400 or 409 as enroll answers. */
+    async checkEnrollment(tenant: FollowupsTenant, id: string, contactId: string) {
+      const sequence = await require(db, tenant.accountId, id)
+      if (!UUID.test(contactId)) throw notFound('contact')
+      const found = await db.execute(sql`SELECT c.optin_chat, EXISTS (SELECT 1 FROM followup_enrollments e
+          WHERE e.account_id = c.account_id AND e.sequence_id = ${sequence.id} AND e.contact_id = c.id
+            AND e.status = 'active') AS enrolled
+        FROM contacts c WHERE c.account_id = ${tenant.accountId} AND c.id = ${contactId}`)
+      const [contact] = rows<{ optin_chat: string; enrolled: unknown }>(found)
+      if (!contact) throw notFound('contact')
+      if (contact.optin_chat !== 'confirmed') {
+        throw badRequest(
+          'Only a contact whose chat opt-in is confirmed can be enrolled',
+          'followup_contact_not_confirmed',
+        )
+      }
+      if (sequence.status !== 'active') {
+        throw new AppError(409, 'followup_not_active', 'The sequence is not active: activate it first', {
+          key: 'followup_not_active',
+        })
+      }
+      if (contact.enrolled === true || contact.enrolled === 't') {
+        throw new AppError(409, 'followup_already_enrolled', 'The contact is enrolled in this sequence already', {
+          key: 'followup_already_enrolled',
+        })
+      }
+      return { sequence_id: sequence.id, contact_id: contactId, optin_chat: contact.optin_chat }
+    },
+
+    async enroll(tenant: FollowupsTenant, id: string, contactId: string) {
+      await this.checkEnrollment(tenant, id, contactId)
+      const outcome = await db.transaction((tx) =>
+        enrollContact(tx, clock, { accountId: tenant.accountId, sequenceId: id, contactId }),
+      )
+      if (!outcome.enrolled) {
+        if (outcome.reason === 'already_enrolled') {
+          throw new AppError(409, 'followup_already_enrolled', 'The contact is enrolled in this sequence already', {
+            key: 'followup_already_enrolled',
+          })
+        }
+        if (outcome.reason === 'sequence_not_active') {
+          throw new AppError(409, 'followup_not_active', 'The sequence is not active: activate it first', {
+            key: 'followup_not_active',
+          })
+        }
+        throw badRequest('The sequence has no step whose time lies ahead', 'followup_no_steps')
+      }
+      return enrollmentView(await enrollmentRow(tenant.accountId, id, outcome.enrollment_id as string))
+    },
+
+    /** POST /followups/{id}/enrollments/{enrollment_id}/stop: the contact gets no further step of this sequence. */
+    async stopEnrollment(tenant: FollowupsTenant, id: string, enrollmentId: string) {
+      await require(db, tenant.accountId, id)
+      if (!UUID.test(enrollmentId)) throw notFound('enrollment')
+      const current = await enrollmentRow(tenant.accountId, id, enrollmentId)
+      if (current.status === 'active') {
+        const now = clock.now().toISOString()
+        await db.transaction(async (tx) => {
+          await dropStepJobs(tx, tenant.accountId, sql`e.id = ${enrollmentId} AND e.status = 'active'`)
+          await tx.execute(sql`UPDATE followup_enrollments SET status = 'stopped', stop_reason = 'stopped_by_user',
+              job_id = NULL, finished_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+            WHERE account_id = ${tenant.accountId} AND id = ${enrollmentId} AND status = 'active'`)
+        })
+      }
+      return enrollmentView(await enrollmentRow(tenant.accountId, id, enrollmentId))
+    },
+
+    /** POST /app/followups/{id}/duplicate: a new draft with the same trigger and steps (new templates, submitted). */
+    async duplicate(tenant: FollowupsTenant, id: string) {
+      const source = await require(db, tenant.accountId, id)
+      const steps = await stepsOf(db, tenant.accountId, id)
+      return this.create(tenant, {
+        name: `${source.name.slice(0, LIMITS.name - 7)} (copy)`,
+        trigger: source.trigger,
+        steps: steps.map((s) => ({
+          text: s.text,
+          delay: { amount: s.delayAmount, unit: s.delayUnit },
+          send_time: s.sendTime,
+        })),
+      })
+    },
+
+    /**
+     * PUT /followups/{id}/trigger: what enrolls contacts. Only while the sequence is not active (409
+     * followup_active): activating it then enrolls the contacts the new trigger selects.
+     */
+    async setTrigger(tenant: FollowupsTenant, id: string, trigger: { type: string; tag?: string }) {
+      let clean: SequenceTrigger = { type: 'optin_confirmed' }
+      if (trigger.type === 'tag_added') {
+        if (typeof trigger.tag !== 'string' || trigger.tag.trim() === '' || trigger.tag.length > LIMITS.tag) {
+          throw badRequest(`trigger.tag must hold 1 to ${LIMITS.tag} characters with tag_added`)
+        }
+        clean = { type: 'tag_added', tag: trigger.tag.trim() }
+      } else if (trigger.type !== 'optin_confirmed') {
+        throw badRequest('trigger.type must be optin_confirmed or tag_added')
+      } else if (trigger.tag !== undefined) {
+        throw badRequest('trigger.tag belongs to tag_added only')
+      }
+      await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, 'update')
+        if (row.status === 'active') throw activeRefusal('changing its trigger')
+        await tx.execute(sql`UPDATE followup_sequences SET trigger = ${JSON.stringify(clean)}::jsonb,
+            trigger_kind = ${clean.type}, updated_at = ${clock.now().toISOString()}::timestamptz
+          WHERE account_id = ${row.accountId} AND id = ${row.id}`)
+      })
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * DELETE /followups/{id}/steps/{step_id}: removes a step of a sequence that is not active; the later steps move up
+     * and contacts waiting for it get the next one. Its template is deleted. The last remaining step cannot go.
+     */
+    async removeStep(tenant: FollowupsTenant, id: string, stepId: string) {
+      let templateId: string | null = null
+      await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, 'update')
+        const steps = await stepsOf(tx, tenant.accountId, id)
+        const step = UUID.test(stepId) ? steps.find((s) => s.id === stepId) : undefined
+        if (!step) throw notFound('follow-up step')
+        if (row.status === 'active') throw activeRefusal('removing a step')
+        if (steps.length === 1) throw badRequest('A sequence keeps at least one step', 'followup_last_step')
+        templateId = step.templateId
+        await tx.execute(sql`DELETE FROM followup_steps WHERE account_id = ${tenant.accountId} AND id = ${step.id}`)
+        await renumber(
+          tx,
+          tenant.accountId,
+          id,
+          steps.filter((s) => s.id !== step.id).map((s) => s.id),
+        )
+        await tx.execute(sql`UPDATE followup_enrollments SET next_position = next_position - 1
+          WHERE account_id = ${tenant.accountId} AND sequence_id = ${id} AND next_position > ${step.position}`)
+      })
+      if (templateId) await deps.templates.delete(tenant, templateId).catch(() => {})
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * POST /followups/{id}/steps/{step_id}/move: puts a step at another position (1 = first) of a sequence that is not
+     * active; the others keep their order. Contacts waiting for position n get the step that is at n now.
+     */
+    async moveStep(tenant: FollowupsTenant, id: string, stepId: string, position: number) {
+      await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, 'update')
+        const steps = await stepsOf(tx, tenant.accountId, id)
+        const step = UUID.test(stepId) ? steps.find((s) => s.id === stepId) : undefined
+        if (!step) throw notFound('follow-up step')
+        if (row.status === 'active') throw activeRefusal('moving a step')
+        if (!Number.isInteger(position) || position < 1 || position > steps.length) {
+          throw badRequest(`position must be 1 to ${steps.length} (the number of steps)`)
+        }
+        const order = steps.filter((s) => s.id !== step.id).map((s) => s.id)
+        order.splice(position - 1, 0, step.id)
+        await renumber(tx, tenant.accountId, id, order)
+      })
+      return detail(tenant, await require(db, tenant.accountId, id))
+    },
+
+    /**
+     * GET /followups/{id}/statistics: enrollments started in the range by their status now, and the sends of each
+     * step in the range by the furthest status reached.
+     */
+    async statistics(tenant: FollowupsTenant, id: string, range: StatisticsRange) {
+      const sequence = await require(db, tenant.accountId, id)
+      const since = rangeStart(clock.now(), range)
+      const after = since ? sql`AND enrolled_at >= ${since.toISOString()}::timestamptz` : sql``
+      const enrolled = await db.execute(sql`SELECT status, count(*)::int AS n FROM followup_enrollments
+        WHERE account_id = ${tenant.accountId} AND sequence_id = ${sequence.id} ${after} GROUP BY status`)
+      const enrollments = { started: 0, active: 0, completed: 0, stopped: 0 }
+      for (const r of rows<{ status: EnrollmentStatus; n: number }>(enrolled)) {
+        enrollments[r.status] = Number(r.n)
+        enrollments.started += Number(r.n)
+      }
+      const steps = await stepsOf(db, tenant.accountId, sequence.id)
+      const perStep = new Map<string, Record<string, number>>()
+      if (steps.length > 0) {
+        const result = await db.execute(sql`SELECT origin_id, status, count(*)::int AS n FROM template_sends
+          WHERE account_id = ${tenant.accountId} AND origin = 'followup'
+            AND origin_id = ANY(${uuidList(steps.map((s) => s.id))}::uuid[])
+            ${since ? sql`AND created_at >= ${since.toISOString()}::timestamptz` : sql``}
+          GROUP BY origin_id, status`)
+        for (const r of rows<{ origin_id: string; status: string; n: number }>(result)) {
+          const entry = perStep.get(r.origin_id) ?? {}
+          entry[r.status] = (entry[r.status] ?? 0) + Number(r.n)
+          perStep.set(r.origin_id, entry)
+        }
+      }
+      const all: Record<string, number> = {}
+      for (const entry of perStep.values()) for (const [k, n] of Object.entries(entry)) all[k] = (all[k] ?? 0) + n
+      const finished = enrollments.completed + enrollments.stopped
+      return {
+        followup_id: sequence.id,
+        name: sequence.name,
+        range,
+        since,
+        enrollments: {
+          ...enrollments,
+          completion_rate: finished === 0 ? null : Math.round((enrollments.completed / finished) * 10_000) / 10_000,
+        },
+        sends: sendFunnel(all),
+        steps: steps.map((s) => ({ step_id: s.id, position: s.position, sends: sendFunnel(perStep.get(s.id) ?? {}) })),
+      }
     },
 
     async timing(tenant: FollowupsTenant) {

@@ -65,6 +65,43 @@ export async function listDocuments(db: Db, accountId: string, query: { limit: n
     .offset(query.offset)
 }
 
+export async function findDocument(db: Db, accountId: string, id: string): Promise<DocumentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(knowledgeDocuments)
+    .where(and(eq(knowledgeDocuments.accountId, accountId), eq(knowledgeDocuments.id, id)))
+  return row
+}
+
+/** A new title, and every passage's search vector rebuilt with it (the title weighs B). */
+export async function retitleDocument(tx: Db, row: DocumentRow, title: string): Promise<void> {
+  await tx
+    .update(knowledgeDocuments)
+    .set({ title })
+    .where(and(eq(knowledgeDocuments.accountId, row.accountId), eq(knowledgeDocuments.id, row.id)))
+  const config = sql`${row.searchConfig}::regconfig`
+  await tx.execute(sql`UPDATE ${knowledgePassages} SET search = setweight(to_tsvector(${config}, heading), 'A')
+      || setweight(to_tsvector(${config}, ${title}), 'B') || setweight(to_tsvector(${config}, text), 'D')
+    WHERE account_id = ${row.accountId} AND document_id = ${row.id}`)
+}
+
+/** The document's new content: its row updated and its passages removed (the caller inserts the new ones). */
+export async function replaceDocument(tx: Db, row: DocumentRow): Promise<void> {
+  await tx
+    .update(knowledgeDocuments)
+    .set({
+      format: row.format,
+      mime: row.mime,
+      sizeBytes: row.sizeBytes,
+      sha256: row.sha256,
+      passageCount: row.passageCount,
+      charCount: row.charCount,
+    })
+    .where(and(eq(knowledgeDocuments.accountId, row.accountId), eq(knowledgeDocuments.id, row.id)))
+  await tx.execute(sql`DELETE FROM ${knowledgePassages}
+    WHERE account_id = ${row.accountId} AND document_id = ${row.id}`)
+}
+
 export async function deleteDocument(db: Db, accountId: string, id: string): Promise<DocumentRow | undefined> {
   const [row] = await db
     .delete(knowledgeDocuments)

@@ -15,6 +15,8 @@ import {
   JsonUploadBody,
   ListQuery,
   MultipartUploadBody,
+  RefreshResponse,
+  RenameBody,
   SearchQuery,
   SearchResponse,
 } from './knowledge.schemas.ts'
@@ -110,6 +112,56 @@ export function knowledgeRoutes(service: KnowledgeService) {
         const { items, ...page } = await service.list(request.tenant, request.query)
         return { documents: items, ...page }
       },
+    )
+
+    app.get<{ Params: Static<typeof DocumentParams> }>(
+      '/knowledge/documents/:id',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'A knowledge document',
+          description: 'Its title, file, format, source (and address), passages and size.',
+          tags,
+          params: DocumentParams,
+          response: { 200: DocumentResponse },
+        },
+      },
+      async (request) => ({ document: await service.get(request.tenant, request.params.id) }),
+    )
+
+    app.patch<{ Params: Static<typeof DocumentParams>; Body: Static<typeof RenameBody> }>(
+      '/knowledge/documents/:id',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'Rename a knowledge document',
+          description:
+            'A new `title` (1-300): the AI cites the document by it and search weighs it, so its passages are indexed again with it at once.',
+          tags,
+          params: DocumentParams,
+          body: RenameBody,
+          response: { 200: DocumentResponse },
+        },
+      },
+      async (request) => ({
+        document: await service.rename(request.tenant, request.params.id, request.body.title),
+      }),
+    )
+
+    app.post<{ Params: Static<typeof DocumentParams> }>(
+      '/knowledge/documents/:id/refresh',
+      {
+        config: { scope: 'knowledge:write' },
+        schema: {
+          summary: 'Fetch a document from its address again',
+          description:
+            'Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.',
+          tags,
+          params: DocumentParams,
+          response: { 200: RefreshResponse },
+        },
+      },
+      async (request) => service.refresh(request.tenant, request.params.id),
     )
 
     app.delete<{ Params: Static<typeof DocumentParams> }>(

@@ -152,3 +152,12 @@ export const AiReplyQuery = Type.Object({
 })
 
 export const AiReplyPage = pageSchema('ai_replies', AiReply)
+
+export const RenameBody = Type.Object({
+  title: Type.String({ minLength: 1, maxLength: 300, description: 'the title the document is found and cited by' }),
+})
+
+export const RefreshResponse = Type.Object({
+  changed: Type.Boolean({ description: 'false: the address served the same bytes, nothing changed' }),
+  document: Document,
+})

@@ -165,6 +165,60 @@ export function knowledgeService(deps: KnowledgeServiceDeps) {
       return { ...page, items: page.items.map(documentView) }
     },
 
+    /** GET /knowledge/documents/{id}. */
+    async get(tenant: KnowledgeTenant, id: string) {
+      const row = UUID.test(id) ? await repo.findDocument(db, tenant.accountId, id) : undefined
+      if (!row) throw notFound('document')
+      return documentView(row)
+    },
+
+    /** PATCH /knowledge/documents/{id}: a new title; the passages' search vectors are rebuilt (the title weighs B). */
+    async rename(tenant: KnowledgeTenant, id: string, title: string) {
+      const clean = title.trim().replace(/\s+/g, ' ')
+      if (clean === '' || clean.length > 300) throw badRequest('title must hold 1 to 300 characters')
+      const row = UUID.test(id) ? await repo.findDocument(db, tenant.accountId, id) : undefined
+      if (!row) throw notFound('document')
+      await db.transaction(async (tx) => {
+        await repo.retitleDocument(tx, row, clean)
+      })
+      return documentView({ ...row, title: clean })
+    },
+
+    /**
+     * POST /knowledge/documents/{id}/refresh: a document added from an address is downloaded again; when its bytes
+     * changed, its text is extracted again and its passages replaced in one commit (same id, same title).
+     */
+    async refresh(tenant: KnowledgeTenant, id: string) {
+      const row = UUID.test(id) ? await repo.findDocument(db, tenant.accountId, id) : undefined
+      if (!row) throw notFound('document')
+      if (row.source !== 'url' || !row.sourceUrl) {
+        throw badRequest('Only a document added from an address can be fetched again', 'document_not_from_url')
+      }
+      const input = await this.download(row.sourceUrl)
+      if (input.data.length === 0) throw badRequest('The file is empty', 'document_no_text')
+      const sha256 = createHash('sha256').update(input.data).digest('hex')
+      if (sha256 === row.sha256) return { changed: false, document: documentView(row) }
+      const extracted = await extractDocument(input.data, row.filename, input.mime)
+      const passages = toPassages(extracted.blocks)
+      if (passages.length > MAX_PASSAGES) {
+        throw badRequest(`The document holds more text than ${MAX_PASSAGES} passages`, 'document_too_large')
+      }
+      const next: repo.DocumentRow = {
+        ...row,
+        format: extracted.format,
+        mime: extracted.mime,
+        sizeBytes: input.data.length,
+        sha256,
+        passageCount: passages.length,
+        charCount: passages.reduce((sum, p) => sum + p.text.length, 0),
+      }
+      await db.transaction(async (tx) => {
+        await repo.replaceDocument(tx, next)
+        await repo.insertPassages(tx, next, passages)
+      })
+      return { changed: true, document: documentView(next) }
+    },
+
     async remove(tenant: KnowledgeTenant, id: string) {
       const removed = UUID.test(id) ? await repo.deleteDocument(db, tenant.accountId, id) : undefined
       if (!removed) throw notFound('document')

@@ -11,8 +11,10 @@ import {
   MediaPage,
   MediaParams,
   MediaResponse,
+  UpdateBody,
   UploadJsonBody,
   Usage,
+  UsagesResponse,
 } from './media.schemas.ts'
 import type { MediaService, Staged } from './media.service.ts'
 import type { MediaUsage } from './media.tables.ts'
@@ -102,6 +104,39 @@ export function mediaRoutes(service: MediaService) {
         schema: { summary: 'A media file', tags, params: MediaParams, response: { 200: MediaResponse } },
       },
       async (request) => ({ media: await service.get(request.tenant, request.params.id) }),
+    )
+
+    app.patch<{ Params: Params; Body: Static<typeof UpdateBody> }>(
+      '/media/:id',
+      {
+        config: { scope: 'media:write' },
+        schema: {
+          summary: 'Rename a media file or change its usage',
+          description:
+            '`filename` (with its extension, shown in the library) and `usage`; at least one. The stored bytes and the public address do not change, so templates and newsletters that use it are unaffected.',
+          tags,
+          params: MediaParams,
+          body: UpdateBody,
+          response: { 200: MediaResponse },
+        },
+      },
+      async (request) => ({ media: await service.update(request.tenant, request.params.id, request.body) }),
+    )
+
+    app.get<{ Params: Params }>(
+      '/media/:id/usages',
+      {
+        config: { scope: 'media:read' },
+        schema: {
+          summary: 'Where a media file is used',
+          description:
+            'What refers to it by its media_id or its address: templates and newsletters (header image), the landing page (logo). While anything does, DELETE /media/{id} is a 409.',
+          tags,
+          params: MediaParams,
+          response: { 200: UsagesResponse },
+        },
+      },
+      async (request) => service.usages(request.tenant, request.params.id),
     )
 
     app.delete<{ Params: Params }>(

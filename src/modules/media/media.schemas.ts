@@ -63,3 +63,26 @@ export const MediaPage = pageSchema('media', Type.Ref('MediaItem'))
 export const MediaParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 export const Deleted = Type.Object({ ok: Type.Boolean(), id: Type.String() })
+
+export const UpdateBody = Type.Object(
+  {
+    filename: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 255,
+        pattern: '^[^/\\\\]+\\.[A-Za-z0-9]+$',
+        description: 'the file name shown in the library, with its extension (no slashes)',
+      }),
+    ),
+    usage: Type.Optional(Usage),
+  },
+  { additionalProperties: false, description: 'at least one of filename and usage' },
+)
+
+export const UsagesResponse = Type.Object({
+  media_id: Type.String({ format: 'uuid' }),
+  in_use: Type.Boolean({ description: 'true: DELETE /media/{id} is refused (409 media_in_use) while it is used' }),
+  used_by: Type.Array(Type.String(), {
+    description: 'what refers to it: templates (header image), newsletters (header image), …',
+  }),
+})

@@ -299,6 +299,33 @@ export function mediaService(deps: MediaDeps) {
     return { ok: true, id }
   }
 
+  /** GET /media/{id}/usages: what refers to the file (what makes DELETE a 409). */
+  async function usages(tenant: Pick<TenantContext, 'accountId'>, id: string) {
+    const row = await find(tenant.accountId, id)
+    const item = { id: row.id, url: urlOf(row.storageKey) }
+    const users = (await Promise.all(deps.usageChecks.map((check) => check(db, tenant.accountId, item)))).flat()
+    return { media_id: row.id, in_use: users.length > 0, used_by: users }
+  }
+
+  /** PATCH /media/{id}: the file name shown in the library and the usage; the bytes and the address stay. */
+  async function update(
+    tenant: Pick<TenantContext, 'accountId'>,
+    id: string,
+    input: { filename?: string; usage?: MediaUsage },
+  ) {
+    if (input.filename === undefined && input.usage === undefined) throw badRequest('Give filename or usage')
+    const row = await find(tenant.accountId, id)
+    const [saved] = await db
+      .update(media)
+      .set({
+        ...(input.filename !== undefined ? { filename: input.filename.trim() } : {}),
+        ...(input.usage !== undefined ? { usage: input.usage } : {}),
+      })
+      .where(and(eq(media.accountId, tenant.accountId), eq(media.id, row.id)))
+      .returning()
+    return view(saved)
+  }
+
   return {
     stage,
     commit,
@@ -308,6 +335,8 @@ export function mediaService(deps: MediaDeps) {
     list,
     get,
     remove,
+    usages,
+    update,
   }
 }
 

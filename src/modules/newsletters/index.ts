@@ -5,7 +5,9 @@ import type { JobHandlers } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
+import { registerAppRoutes } from '../people/index.ts'
 import { templatesServiceFor } from '../templates/index.ts'
+import { newsletterAppRoutes } from './newsletters.app.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
 import {
   NEWSLETTER_PROGRESS_QUEUE,
@@ -43,6 +45,8 @@ export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?:
     ...options,
   })
 }
+
+registerAppRoutes((deps) => newsletterAppRoutes(newslettersServiceFor(deps)))
 
 export const newslettersModule: HeroldModule = {
   name: 'newsletters',

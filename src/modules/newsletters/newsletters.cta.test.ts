@@ -148,12 +148,43 @@ describe('newsletter CTA: a tracked short link per recipient (https public addre
       [owner.accountId, id],
     )
     assert.deepEqual(Object.fromEntries(clicks.map((c) => [c.contact_id, Number(c.n)])), { [erika]: 2, [max]: 1 })
+    // the recipients with their send status, and the clicks one by one (GET /recipients, GET /clicks)
+    const recipients = await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/recipients?limit=1` })
+    assert.equal(recipients.statusCode, 200, recipients.body)
+    assert.equal(recipients.json().recipients.length, 1)
+    assert.equal(recipients.json().has_more, true)
+    const all = (await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/recipients` })).json()
+    assert.deepEqual(all.recipients.map((r: Json) => r.contact_id).sort(), [erika, max].sort())
+    assert.ok(
+      all.recipients.every((r: Json) => ['sent', 'delivered', 'read'].includes(r.status) && r.sent_at),
+      JSON.stringify(all),
+    )
+    const failed = (
+      await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/recipients?status=failed` })
+    ).json()
+    assert.deepEqual(failed.recipients, [])
+    const bad = await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/recipients?status=lost` })
+    assert.equal(bad.statusCode, 400)
+    const listed = (await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/clicks` })).json()
+    assert.equal(listed.clicks.length, 3)
+    assert.equal(listed.clicks.filter((c: Json) => c.contact_id === erika).length, 2)
+    assert.ok(listed.clicks.every((c: Json) => c.url === 'https://shop.example/fruehling?x=1'))
+    const statistics = (await owner.request({ method: 'GET', url: `/v1/newsletters/${id}/statistics` })).json()
+    assert.equal(statistics.sends.total, 2)
+    assert.equal(statistics.sends.sent, 2)
+    assert.equal(statistics.clicks, 3)
+    assert.equal(statistics.clicked_contacts, 2)
+    assert.equal(statistics.click_rate, statistics.sends.delivered === 0 ? null : 2 / statistics.sends.delivered)
     // an unknown link is a 404, and another account sees nothing of this newsletter
     const unknown = await s.h().app.inject({ method: 'GET', url: '/public/t/c/AAAAAAAAAAAAAAAA' })
     assert.equal(unknown.statusCode, 404)
     const other = await s.account()
     const foreign = await other.request({ method: 'GET', url: `/v1/newsletters/${id}/status` })
     assert.equal(foreign.statusCode, 404)
+    for (const path of ['recipients', 'clicks', 'statistics']) {
+      const hidden = await other.request({ method: 'GET', url: `/v1/newsletters/${id}/${path}` })
+      assert.equal(hidden.statusCode, 404, path)
+    }
   })
 
   test('numbered variables in the text would share the button variable: the plain CTA address, and the newsletter says why', async () => {

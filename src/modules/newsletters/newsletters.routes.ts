@@ -1,12 +1,21 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
+import { requireScope } from '../../platform/auth/authenticate.ts'
 import {
+  CheckResponse,
+  ClickPage,
+  ClicksQuery,
   CreateBody,
   Deleted,
   ListQuery,
   NewsletterPage,
   NewsletterParams,
   NewsletterResponse,
+  NewsletterStatistics,
+  PreviewQuery,
+  PreviewResponse,
+  RecipientPage,
+  RecipientsQuery,
   ScheduleBody,
   StatusResponse,
   UpdateBody,
@@ -143,6 +152,114 @@ export function newslettersRoutes(service: NewslettersService) {
         },
       },
       async (request) => service.status(request.tenant, request.params.id),
+    )
+    app.post<{ Params: Params }>(
+      '/newsletters/:id/duplicate',
+      {
+        config: { scope: 'newsletters:write' },
+        schema: {
+          summary: 'Duplicate a newsletter as a new draft',
+          description:
+            'A new draft with the same subject, content, call to action, header image and segment, named "<name> (copy)"; any newsletter (also a sent one) can be copied. Nothing is scheduled or sent.',
+          tags,
+          params: NewsletterParams,
+          response: { 201: NewsletterResponse },
+        },
+      },
+      async (request, reply) => {
+        reply.code(201)
+        return { newsletter: await service.duplicate(request.tenant, request.params.id) }
+      },
+    )
+
+    app.get<{ Params: Params; Querystring: Static<typeof PreviewQuery> }>(
+      '/newsletters/:id/preview',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: 'Preview a newsletter for one contact',
+          description:
+            "The text as this contact would get it (the subject as a bold first line, then the content, contact variables filled), its button and header image, and whether the contact is a recipient now (chat opt-in confirmed, selected by the segment). Needs contacts:read too, since it shows the contact's data. Another account's contact is a 404. Reads only; nothing is sent.",
+          tags,
+          params: NewsletterParams,
+          querystring: PreviewQuery,
+          response: { 200: PreviewResponse },
+        },
+      },
+      async (request) => {
+        requireScope(request.tenant, 'contacts:read')
+        return service.preview(request.tenant, request.params.id, request.query.contact_id)
+      },
+    )
+
+    app.get<{ Params: Params; Querystring: Static<typeof RecipientsQuery> }>(
+      '/newsletters/:id/recipients',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: "A newsletter's recipients with their send status",
+          description:
+            'Its send records (written when it starts: the recipients snapshot) in contact order, optionally filtered by status, with the reason of a skipped or failed send and the times. Empty before it starts.',
+          tags,
+          params: NewsletterParams,
+          querystring: RecipientsQuery,
+          response: { 200: RecipientPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.recipients(request.tenant, request.params.id, request.query)
+        return { recipients: items, ...page }
+      },
+    )
+
+    app.get<{ Params: Params; Querystring: Static<typeof ClicksQuery> }>(
+      '/newsletters/:id/clicks',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: "Clicks on a newsletter's call to action",
+          description:
+            'Every click on its tracked CTA short links, newest first: the contact, when, the address. Empty when the CTA is not tracked (see cta_tracking).',
+          tags,
+          params: NewsletterParams,
+          querystring: ClicksQuery,
+          response: { 200: ClickPage },
+        },
+      },
+      async (request) => {
+        const { items, ...page } = await service.clicks(request.tenant, request.params.id, request.query)
+        return { clicks: items, ...page }
+      },
+    )
+    app.get<{ Params: Params }>(
+      '/newsletters/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A newsletter's statistics",
+          description:
+            'Its sends by the furthest status they reached (a read send counts as sent, delivered and read) with delivery and read rate, and the clicks on its tracked CTA with the click rate (clicking recipients / delivered). GET /newsletters/{id}/status answers the sending progress by current status. Scope stats:read.',
+          tags,
+          params: NewsletterParams,
+          response: { 200: NewsletterStatistics },
+        },
+      },
+      async (request) => service.statistics(request.tenant, request.params.id),
+    )
+    app.get<{ Params: Params }>(
+      '/newsletters/:id/check',
+      {
+        config: { scope: 'newsletters:read' },
+        schema: {
+          summary: 'Check a newsletter against the WhatsApp template rules before scheduling',
+          description:
+            'The template check of the newsletter as scheduling would make it (the subject as a bold first line and the text, at most 1024 characters together; variables; the CTA button; the header image): `schedulable` and the `issues` that would refuse it (400 newsletter_template_invalid). Nothing is made or submitted.',
+          tags,
+          params: NewsletterParams,
+          response: { 200: CheckResponse },
+        },
+      },
+      async (request) => service.check(request.tenant, request.params.id),
     )
   }
 }

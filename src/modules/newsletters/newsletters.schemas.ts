@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { CTA_TRACKING, NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
@@ -170,4 +171,111 @@ export const StatusResponse = Type.Object({
   fortsetzbar: Type.Boolean(),
   can_resume: Type.Boolean({ description: 'true when it will continue without anyone acting' }),
   kann_fortsetzen: Type.Boolean(),
+})
+
+const SEND_STATUS_VALUES = ['queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
+
+export const PreviewQuery = Type.Object({
+  contact_id: Type.String({ format: 'uuid', description: 'the contact the text is rendered for' }),
+})
+
+export const PreviewResponse = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  text: Nullable(
+    Type.String(),
+    'the message as this contact would get it: the subject as a bold first line, then the content, variables filled; null when a variable has no value for this contact',
+  ),
+  missing_variables: Type.Array(Type.String(), {
+    description: 'contact variables the contact has no value for (nothing would be sent to it)',
+  }),
+  cta: Nullable(Cta, 'the URL button under the text'),
+  header_media: Nullable(Type.Object({ url: Type.String(), media_id: Type.Optional(Type.String()) })),
+  would_receive: Type.Boolean({
+    description:
+      "whether the contact is a recipient now: chat opt-in confirmed and selected by the newsletter's segment",
+  }),
+  reason: Nullable(Type.String(), 'why not: optin_not_confirmed, not_in_segment'),
+})
+
+export const EstimateBody = Type.Object({ segment: Nullable(Segment) })
+export const EstimateResponse = Type.Object({
+  recipients_estimate: Type.Integer({
+    description: 'contacts with a confirmed chat opt-in the segment selects now; nothing is stored',
+  }),
+  segment: Nullable(Segment),
+})
+
+export const RecipientsQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union(
+      SEND_STATUS_VALUES.map((s) => Type.Literal(s)),
+      { description: 'only send records in this status' },
+    ),
+  ),
+  ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }),
+})
+
+export const Recipient = Type.Object({
+  send_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  status: literals(SEND_STATUS_VALUES),
+  reason: Nullable(Type.String(), 'why it was skipped, failed or waits'),
+  sent_at: Nullable(at),
+  delivered_at: Nullable(at),
+  read_at: Nullable(at),
+  failed_at: Nullable(at),
+  skipped_at: Nullable(at),
+  created_at: at,
+})
+export const RecipientPage = pageSchema('recipients', Recipient)
+
+export const ClicksQuery = Type.Object(paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100_000 }))
+export const Click = Type.Object({
+  contact_id: Type.String({ format: 'uuid' }),
+  clicked_at: at,
+  url: Type.String({ description: 'the CTA address the click was redirected to' }),
+})
+export const ClickPage = pageSchema('clicks', Click)
+
+export const ContentBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
+  subject: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.subject })),
+  content: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: LIMITS.content,
+      description: 'the message text, as on create (at most 1024 characters with the subject line to be scheduled)',
+    }),
+  ),
+})
+
+export const NewsletterStatistics = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  status: literals(NEWSLETTER_STATUSES),
+  started_at: Nullable(at),
+  finished_at: Nullable(at),
+  sends: SendFunnel,
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'whether CTA clicks are counted, else why not'),
+  clicks: Type.Integer({ description: 'every click on its tracked CTA' }),
+  clicked_contacts: Type.Integer({ description: 'recipients who clicked at least once' }),
+  click_rate: Nullable(Type.Number(), 'clicked_contacts / delivered; null before anything was delivered'),
+})
+
+export const CheckResponse = Type.Object({
+  newsletter_id: Type.String({ format: 'uuid' }),
+  schedulable: Type.Boolean({
+    description: 'true: the WhatsApp template check finds nothing; scheduling will submit it',
+  }),
+  issues: Type.Array(
+    Type.Object({
+      code: Type.String({ description: 'stable reason, such as content_too_long or variable_at_end' }),
+      field: Type.String(),
+      message: Type.String({ description: 'English' }),
+    }),
+    { description: 'what would refuse scheduling (400 newsletter_template_invalid)' },
+  ),
+  body_length: Type.Integer({ description: 'characters of the subject line and text together (WhatsApp allows 1024)' }),
+  cta_tracking: Nullable(literals(CTA_TRACKING), 'how the button would be made'),
 })

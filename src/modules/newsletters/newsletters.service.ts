@@ -6,9 +6,11 @@ import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { sendFunnel } from '../../platform/http/statistics.ts'
 import { type ClaimedJob, cancelQueuedJobs, completeJob, enqueue, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import type { JobContext } from '../../platform/jobs/runner.ts'
 import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from '../messaging/index.ts'
+import { checkTemplate, renderTemplate } from '../templates/index.ts'
 import {
   type CtaTracking,
   type NewsletterCta,
@@ -535,6 +537,229 @@ export function newslettersService(deps: NewslettersDeps) {
         return save(tx, row, { status: 'draft', phase: 'draft', scheduledAt: null, stopReason: null, resumesAt: null })
       })
       return detail(tenant, saved)
+    },
+
+    /** POST /newsletters/{id}/duplicate: a new draft with the same name (marked as a copy), text, button, image, segment. */
+    async duplicate(tenant: NewslettersTenant, id: string) {
+      const source = await require(db, tenant.accountId, id)
+      const now = clock.now()
+      const name = `${source.name.slice(0, 193)} (copy)`
+      const [row] = await db
+        .insert(newsletters)
+        .values({
+          accountId: tenant.accountId,
+          id: randomUUID(),
+          name,
+          subject: source.subject,
+          content: source.content,
+          channel: 'chat',
+          status: 'draft',
+          phase: 'draft',
+          cta: source.cta,
+          headerMedia: source.headerMedia,
+          segment: source.segment,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      return detail(tenant, row)
+    },
+
+    /**
+     * GET /newsletters/{id}/preview: the text one contact would get (variables filled as the send fills them), its
+     * button and whether the contact is a recipient now. Reads only.
+     */
+    async preview(tenant: NewslettersTenant, id: string, contactId: string) {
+      const row = await require(db, tenant.accountId, id)
+      if (!UUID.test(contactId)) throw notFound('contact')
+      const found = await db.execute(sql`SELECT c.name, c.email, c.phone, c.optin_chat,
+          (${segmentSql(row.segment ?? null)}) AS selected
+        FROM contacts c WHERE c.account_id = ${tenant.accountId} AND c.id = ${contactId}`)
+      const [contact] = rows<{ name: string; email: string; phone: string; optin_chat: string; selected: unknown }>(
+        found,
+      )
+      if (!contact) throw notFound('contact')
+      const rendered = renderTemplate({
+        texts: [templateBody(row)],
+        language: tenant.account.language,
+        contact: { name: contact.name, email: contact.email, phone: contact.phone },
+        values: {},
+      })
+      const selected = contact.selected === true || contact.selected === 't'
+      const reason = contact.optin_chat !== 'confirmed' ? 'optin_not_confirmed' : selected ? null : 'not_in_segment'
+      return {
+        newsletter_id: row.id,
+        contact_id: contactId,
+        text: rendered.ok ? rendered.texts[0] : null,
+        missing_variables: rendered.ok ? [] : [...rendered.missing, ...rendered.remaining],
+        cta: row.cta ?? null,
+        header_media: row.headerMedia
+          ? { url: row.headerMedia.url, ...(row.headerMedia.media_id ? { media_id: row.headerMedia.media_id } : {}) }
+          : null,
+        would_receive: reason === null,
+        reason,
+      }
+    },
+
+    /** POST /app/newsletters/estimate: how many contacts a segment selects now, before it is saved. Reads only. */
+    async estimate(tenant: NewslettersTenant, segment: NewsletterSegment | null) {
+      if (segment) await assertTagsExist(tenant.accountId, segment)
+      return { recipients_estimate: await recipientsEstimate(tenant.accountId, segment), segment }
+    },
+
+    /** GET /newsletters/{id}/recipients: its send records (the recipients snapshot) with their status, by contact. */
+    async recipients(tenant: NewslettersTenant, id: string, query: { status?: string; limit: number; offset: number }) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT id, contact_id, status, reason, sent_at, delivered_at, read_at,
+          failed_at, skipped_at, created_at FROM template_sends
+        WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id}
+          ${query.status ? sql`AND status = ${query.status}` : sql``}
+        ORDER BY contact_id LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+      const page = toPage(rows<Record<string, unknown>>(result), query.limit, query.offset)
+      return {
+        ...page,
+        items: page.items.map((r) => ({
+          send_id: String(r.id),
+          contact_id: String(r.contact_id),
+          status: String(r.status),
+          reason: (r.reason as string | null) ?? null,
+          sent_at: date(r.sent_at),
+          delivered_at: date(r.delivered_at),
+          read_at: date(r.read_at),
+          failed_at: date(r.failed_at),
+          skipped_at: date(r.skipped_at),
+          created_at: date(r.created_at) as Date,
+        })),
+      }
+    },
+
+    /** GET /newsletters/{id}/clicks: every click on its tracked CTA short links, newest first. */
+    async clicks(tenant: NewslettersTenant, id: string, query: { limit: number; offset: number }) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT k.contact_id, k.clicked_at, l.url
+        FROM tracked_links l JOIN link_clicks k ON k.account_id = l.account_id AND k.link_id = l.id
+        WHERE l.account_id = ${row.accountId} AND l.newsletter_id = ${row.id}
+        ORDER BY k.clicked_at DESC, k.contact_id LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const page = toPage(
+        rows<{ contact_id: string; clicked_at: string; url: string }>(result),
+        query.limit,
+        query.offset,
+      )
+      return {
+        ...page,
+        items: page.items.map((r) => ({ contact_id: r.contact_id, clicked_at: new Date(r.clicked_at), url: r.url })),
+      }
+    },
+
+    /**
+     * PATCH /app/newsletters/{id}/content: a draft's name, subject and text (at least one). Only a draft: a scheduled
+     * one carries its text at the provider already (cancel its schedule first).
+     */
+    async updateContent(
+      tenant: NewslettersTenant,
+      id: string,
+      input: { name?: string; subject?: string; content?: string },
+    ) {
+      if (input.name === undefined && input.subject === undefined && input.content === undefined) {
+        throw badRequest('Give name, subject or content')
+      }
+      const subject = input.subject?.trim()
+      const content = input.content?.trim()
+      const name = input.name?.trim()
+      if (subject === '' || content === '' || name === '')
+        throw badRequest('name, subject and content must not be blank')
+      let dropped: string | null = null
+      const saved = await db.transaction(async (tx) => {
+        const row = await require(tx, tenant.accountId, id, true)
+        if (row.status !== 'draft') {
+          throw badRequest(
+            `Only a draft's text can be changed; this newsletter is ${row.status}${row.status === 'scheduled' ? ' (cancel its schedule first)' : ''}`,
+            'newsletter_not_draft',
+          )
+        }
+        const change: Partial<NewsletterRow> = {}
+        if (name !== undefined) change.name = name
+        if (subject !== undefined) change.subject = subject
+        if (content !== undefined) change.content = content
+        // the text is the template's body: a draft keeps no template, but one left over from a cancelled schedule goes
+        if (row.templateId && (subject !== undefined || content !== undefined)) {
+          dropped = row.templateId
+          change.templateId = null
+          change.ctaTracking = null
+        }
+        return save(tx, row, change)
+      })
+      if (dropped) await dropTemplate(tenant, dropped)
+      return detail(tenant, saved)
+    },
+
+    /**
+     * GET /newsletters/{id}/statistics: its sends by the furthest status reached with delivery and read rates, and the
+     * clicks on its CTA with the click rate (clicking recipients / delivered).
+     */
+    async statistics(tenant: NewslettersTenant, id: string) {
+      const row = await require(db, tenant.accountId, id)
+      const result = await db.execute(sql`SELECT status, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id} GROUP BY status`)
+      const byStatus: Record<string, number> = {}
+      for (const r of rows<{ status: string; n: number }>(result)) byStatus[r.status] = Number(r.n)
+      const sends = sendFunnel(byStatus)
+      const clicked = await db.execute(sql`SELECT count(*)::int AS clicks, count(DISTINCT k.contact_id)::int AS contacts
+        FROM tracked_links l JOIN link_clicks k ON k.account_id = l.account_id AND k.link_id = l.id
+        WHERE l.account_id = ${row.accountId} AND l.newsletter_id = ${row.id}`)
+      const [c] = rows<{ clicks: number; contacts: number }>(clicked)
+      const contacts = Number(c?.contacts ?? 0)
+      return {
+        newsletter_id: row.id,
+        name: row.name,
+        status: row.status,
+        started_at: row.startedAt,
+        finished_at: row.finishedAt,
+        sends,
+        cta_tracking: row.cta ? (row.ctaTracking ?? null) : null,
+        clicks: Number(c?.clicks ?? 0),
+        clicked_contacts: contacts,
+        click_rate: sends.delivered === 0 ? null : Math.round((contacts / sends.delivered) * 10_000) / 10_000,
+      }
+    },
+
+    /**
+     * GET /newsletters/{id}/check: the WhatsApp template check of the newsletter as it would be made when scheduled
+     * (subject line and text, the button, the header image), without making or submitting anything.
+     */
+    async check(tenant: NewslettersTenant, id: string) {
+      const row = await require(db, tenant.accountId, id)
+      const tracking = row.cta ? ctaTrackingFor(deps.publicUrl, row.content) : null
+      const body = templateBody(row)
+      const issues = checkTemplate({
+        // the template's name is made by Herold when it is scheduled: its rules are not the author's concern
+        name: 'newsletter check',
+        content: body,
+        channel: 'chat',
+        subject: null,
+        purpose: 'marketing',
+        language: tenant.account.language,
+        buttons: row.cta
+          ? [
+              {
+                type: 'URL',
+                text: row.cta.text,
+                url: tracking === 'tracked' ? trackedCtaUrl(deps.publicUrl) : row.cta.url,
+              },
+            ]
+          : [],
+        headerMedia: row.headerMedia
+          ? { url: row.headerMedia.url, ...(row.headerMedia.mime_type ? { mime_type: row.headerMedia.mime_type } : {}) }
+          : null,
+      }).filter((i) => i.field !== 'name')
+      return {
+        newsletter_id: row.id,
+        schedulable: issues.length === 0,
+        issues: issues.map((i) => ({ code: i.code, field: i.field, message: i.message })),
+        body_length: body.length,
+        cta_tracking: tracking,
+      }
     },
 
     /** GET /newsletters/{id}/status: the counts of its send records per status; reads only. */

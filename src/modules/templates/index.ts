@@ -1,8 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm'
+import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
+import { templatesAppRoutes as templateCheckRoutes } from './templates.app.ts'
+import { templatePreviewRoutes } from './templates.preview.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
@@ -167,7 +170,13 @@ export async function optinConfirmTemplateFor(
   }
 }
 
-export { templatesAppRoutes } from './templates.app.ts'
+/** The templates' web-app routes under /app: the check as the member types, and the preview for a contact. */
+export function templatesAppRoutes(deps: PlatformDeps) {
+  return async (app: FastifyInstance): Promise<void> => {
+    await app.register(templateCheckRoutes(deps))
+    await app.register(templatePreviewRoutes(templatesServiceFor(deps)))
+  }
+}
 export {
   checkTemplate,
   isSendable,

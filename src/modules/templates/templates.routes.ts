@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   CreateBody,
   CreatedResponse,
@@ -8,6 +9,9 @@ import {
   HeaderMedia,
   ListQuery,
   ListResponse,
+  RefreshResponse,
+  SendsPage,
+  SendsQuery,
   SubmitResponse,
   Template,
   TemplateButton,
@@ -15,8 +19,10 @@ import {
   TemplateId,
   TemplateIssue,
   TemplateResponse,
+  TemplateStatistics,
   UpdateBody,
   UpdatedResponse,
+  UsagesResponse,
 } from './templates.schemas.ts'
 import type { TemplatesService } from './templates.service.ts'
 
@@ -158,6 +164,103 @@ export function templatesRoutes(service: TemplatesService) {
           { ok: true, deleted: true, removed_at_provider: result.removedAtProvider, notice: result.notice },
           ['notice'],
         )
+      },
+    )
+    app.post(
+      '/templates/:id/duplicate',
+      {
+        config: { scope: 'templates:write' },
+        schema: {
+          summary: 'Duplicate a template as a new draft',
+          description:
+            'Same content, channel, purpose, language, buttons and header image, named "<name> copy"; a draft that is not submitted. System templates give 400 (key system_template).',
+          tags,
+          params: TemplateId,
+          response: { 201: CreatedResponse },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        return reply.code(201).send({ ok: true, template: await service.duplicate(request.tenant, id) })
+      },
+    )
+
+    app.post(
+      '/templates/:id/refresh',
+      {
+        config: { scope: 'templates:write' },
+        schema: {
+          summary: "Read a template's status at the provider now",
+          description:
+            "Instead of waiting for the provider's webhook or the next poll: the status the provider reports is recorded (the state moves as it would by the webhook). 400 template_not_submitted for a template never submitted, 409 chat_not_connected without a chat number, 409 template_not_at_provider when the provider does not know it, 502 when the provider is not reached.",
+          tags,
+          params: TemplateId,
+          response: { 200: RefreshResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        return service.refreshStatus(request.tenant, id)
+      },
+    )
+
+    app.get(
+      '/templates/:id/sends',
+      {
+        config: { scope: 'templates:read' },
+        schema: {
+          summary: "A template's sends",
+          description:
+            'Its send records newest first, optionally by status or origin (api, newsletter, followup, automation): the contact, the status with its reason and the times.',
+          tags,
+          params: TemplateId,
+          querystring: SendsQuery,
+          response: { 200: SendsPage },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const query = request.query as Static<typeof SendsQuery>
+        const { items, ...page } = await service.sends(request.tenant, id, query)
+        return { sends: items, ...page }
+      },
+    )
+    app.get(
+      '/templates/:id/statistics',
+      {
+        config: { scope: 'stats:read' },
+        schema: {
+          summary: "A template's statistics",
+          description:
+            'Its sends in the range (7d, 30d, 90d: 24-hour periods up to now; all) by the furthest status they reached (a read send counts as sent, delivered and read), delivery and read rate, and by origin (api, newsletter, followup, automation). Scope stats:read.',
+          tags,
+          params: TemplateId,
+          querystring: StatisticsQuery,
+          response: { 200: TemplateStatistics },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        const { range } = request.query as Static<typeof StatisticsQuery>
+        return service.statistics(request.tenant, id, range)
+      },
+    )
+    app.get(
+      '/templates/:id/usages',
+      {
+        config: { scope: 'templates:read' },
+        schema: {
+          summary: 'Where a template is used',
+          description:
+            'The follow-up steps and automation steps that send it; while any does, DELETE /templates/{id} is a 409 (template_in_use).',
+          tags,
+          params: TemplateId,
+          response: { 200: UsagesResponse },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as Static<typeof TemplateId>
+        return service.usages(request.tenant, id)
       },
     )
   }

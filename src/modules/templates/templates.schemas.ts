@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox'
 import { pageFields, paginationQuery } from '../../platform/http/pagination.ts'
+import { SendFunnel } from '../../platform/http/statistics.ts'
 import { BUTTON_TYPES, CHANNELS, LIMITS, PURPOSES, TEMPLATE_STATES } from './templates.check.ts'
 
 const literals = <T extends readonly string[]>(values: T, description?: string) =>
@@ -215,4 +216,90 @@ export const SubmitResponse = Type.Object({
   notice: Nullable(Type.String(), 'plain-text explanation when already is true; else null'),
   hinweis: Nullable(Type.String(), 'deprecated German alias of notice'),
   template: Type.Ref('TemplateDetail'),
+})
+
+const When = Nullable(Type.String({ format: 'date-time' }))
+
+export const PreviewBody = Type.Object({
+  contact_id: Type.String({ format: 'uuid', description: 'the contact the texts are rendered for' }),
+  variables: Type.Optional(
+    Type.Record(Type.String({ maxLength: 60 }), Type.String({ maxLength: 1024 }), {
+      maxProperties: 20,
+      description: 'values of the variables that do not come from the contact, as POST /messages takes them',
+    }),
+  ),
+})
+
+export const PreviewResponse = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  subject: Nullable(Type.String()),
+  text: Nullable(Type.String(), 'the content as the contact would get it; null while a variable has no value'),
+  buttons: Type.Array(
+    Type.Object(
+      { type: Type.String(), text: Type.String(), url: Type.Optional(Type.String()) },
+      { additionalProperties: true },
+    ),
+    { description: 'the buttons; URL button addresses with their variables filled' },
+  ),
+  header_media: Nullable(
+    Type.Object(
+      { url: Type.String(), media_id: Type.Optional(Type.String()), mime_type: Type.Optional(Type.String()) },
+      { additionalProperties: true },
+    ),
+  ),
+  missing_variables: Type.Array(Type.String(), {
+    description: 'variables without a value: contact variables the contact lacks, or settable ones not given',
+  }),
+  remaining_placeholders: Type.Array(Type.String()),
+  sendable: Type.Boolean({ description: 'whether send_template can send this template now' }),
+})
+
+export const RefreshResponse = Type.Object({
+  changed: Type.Boolean({ description: 'whether the provider reported another status than the one recorded' }),
+  previous_status: Nullable(Type.String()),
+  template: Type.Ref('TemplateDetail'),
+})
+
+export const SendsQuery = Type.Object({
+  status: Type.Optional(literals(['queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const)),
+  origin: Type.Optional(literals(['api', 'newsletter', 'followup', 'automation'] as const)),
+  ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100000 }),
+})
+
+export const TemplateSend = Type.Object({
+  send_id: Type.String({ format: 'uuid' }),
+  contact_id: Type.String({ format: 'uuid' }),
+  status: Type.String(),
+  reason: Nullable(Type.String()),
+  origin: Type.String({ description: 'api, newsletter, followup or automation' }),
+  origin_id: Nullable(Type.String({ format: 'uuid' }), 'the newsletter, follow-up step or automation run'),
+  created_at: Type.String({ format: 'date-time' }),
+  sent_at: When,
+  delivered_at: When,
+  read_at: When,
+  failed_at: When,
+  skipped_at: When,
+})
+
+export const SendsPage = Type.Object({ sends: Type.Array(TemplateSend), ...pageFields })
+
+export const TemplateStatistics = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  range: Type.String(),
+  since: Nullable(Type.String({ format: 'date-time' }), 'where the range begins; null: all'),
+  sends: SendFunnel,
+  by_origin: Type.Object(
+    { api: Type.Integer(), newsletter: Type.Integer(), followup: Type.Integer(), automation: Type.Integer() },
+    { description: 'sends in the range by what sent them' },
+  ),
+})
+
+export const UsagesResponse = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  in_use: Type.Boolean({
+    description: 'true: DELETE /templates/{id} is refused (409 template_in_use) while it is used',
+  }),
+  used_by: Type.Array(Type.String(), { description: 'the follow-up steps and automations that send it' }),
 })

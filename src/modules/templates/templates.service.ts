@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import type { Static } from 'typebox'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
   type CheckedTemplate,
@@ -22,7 +24,14 @@ import {
 } from './templates.check.ts'
 import * as repo from './templates.repository.ts'
 import type { CreateBody, ListQuery, UpdateBody } from './templates.schemas.ts'
-import { settableVariables } from './templates.variables.ts'
+import {
+  invalidVariablesMessage,
+  renderTemplate,
+  settableVariables,
+  validateVariableValues,
+} from './templates.variables.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** What the templates service needs of the tenant: the account and its language (the default template language). */
 export type TemplatesTenant = Pick<TenantContext, 'accountId'> & { account: Pick<TenantContext['account'], 'language'> }
@@ -526,6 +535,182 @@ export function templatesService(deps: TemplatesServiceDeps) {
         await applyProviderStatus(accountId, templateId, { status: report.status, rejectionReason: report.reason }, tx)
         return 'decided' as const
       })
+    },
+
+    /** POST /templates/{id}/duplicate: a draft copy named "<name> copy" (not submitted); system templates are not copied. */
+    async duplicate(tenant: TemplatesTenant, id: string) {
+      const source = await repo.findTemplate(db, tenant.accountId, id)
+      if (!source) throw notFound('template')
+      if (source.system) {
+        throw badRequest('System templates are managed by Herold and cannot be copied', 'system_template')
+      }
+      const now = clock.now()
+      const name = `${source.name.slice(0, 115)} copy`
+      const row = await repo.insertTemplate(db, {
+        accountId: tenant.accountId,
+        id: randomUUID(),
+        name,
+        content: source.content,
+        channel: source.channel,
+        subject: source.subject,
+        purpose: source.purpose,
+        language: source.language,
+        buttons: [...source.buttons],
+        headerMedia: source.headerMedia,
+        providerName: providerName(name),
+        system: false,
+        createdAt: now,
+        updatedAt: now,
+      })
+      return detail(db, row)
+    },
+
+    /**
+     * POST /app/templates/{id}/preview: the texts one contact would get (contact variables from the contact, the
+     * others from `variables`), or what is missing. Reads only; nothing is sent.
+     */
+    async preview(tenant: TemplatesTenant, id: string, contactId: string, variables: Record<string, string>) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      if (!UUID.test(contactId)) throw notFound('contact')
+      const found = await db.execute(sql`SELECT name, email, phone FROM contacts
+        WHERE account_id = ${tenant.accountId} AND id = ${contactId}`)
+      const [contact] = (found as unknown as { rows: Array<{ name: string; email: string; phone: string }> }).rows
+      if (!contact) throw notFound('contact')
+      const texts = templateTexts(row)
+      // the values given are checked as POST /messages checks them; a value not given is shown as missing
+      const invalid = validateVariableValues(texts, variables).filter((i) => i.problem !== 'missing')
+      if (invalid.length > 0) {
+        throw new AppError(422, 'invalid_variables', invalidVariablesMessage(invalid), {
+          key: 'invalid_variables',
+          details: { variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })) },
+        })
+      }
+      const rendered = renderTemplate({ texts, language: row.language, contact, values: variables })
+      const urlButtons = row.buttons.filter((b) => b.type === 'URL' && b.url)
+      return {
+        template_id: row.id,
+        contact_id: contactId,
+        subject: row.subject,
+        text: rendered.ok ? rendered.texts[0] : null,
+        buttons: row.buttons.map((b) => {
+          const at = urlButtons.indexOf(b)
+          return { ...b, ...(rendered.ok && at >= 0 ? { url: rendered.texts[at + 1] } : {}) }
+        }),
+        header_media: row.headerMedia ?? null,
+        missing_variables: rendered.ok ? [] : rendered.missing,
+        remaining_placeholders: rendered.ok ? [] : rendered.remaining,
+        sendable: isSendable(row),
+      }
+    },
+
+    /**
+     * POST /templates/{id}/refresh: reads the template's status at the provider now (instead of waiting for its
+     * webhook or the next poll) and records it. Answers the template and whether the status changed.
+     */
+    async refreshStatus(tenant: TemplatesTenant, id: string) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      if (row.channel !== 'chat' || row.providerStatus === null) {
+        throw badRequest('The template was never submitted to the provider', 'template_not_submitted')
+      }
+      const port = provider()
+      const refused = () =>
+        new AppError(409, 'chat_not_connected', 'No chat number is connected', { key: 'chat_not_connected' })
+      if (!port?.readAtProvider) throw refused()
+      const result = await port.readAtProvider(tenant.accountId, {
+        providerName: row.providerName,
+        language: row.language,
+        providerTemplateId: row.providerTemplateId,
+      })
+      if (!result.ok) {
+        if (result.kind === 'not_connected') throw refused()
+        throw new AppError(502, 'provider_unreachable', `The provider was not reached: ${result.reason}`)
+      }
+      if (!result.report) {
+        throw new AppError(409, 'template_not_at_provider', 'The provider does not know this template (any more)', {
+          key: 'template_not_at_provider',
+        })
+      }
+      const before = row.providerStatus
+      const status = result.report.status.toLowerCase()
+      const changed = status !== before
+      if (changed) {
+        await applyProviderStatus(tenant.accountId, id, { status, rejectionReason: result.report.reason })
+      }
+      const fresh = await repo.findTemplate(db, tenant.accountId, id)
+      return { changed, previous_status: before, template: await detail(db, fresh as repo.TemplateRow) }
+    },
+
+    /** GET /templates/{id}/sends: its send records newest first, by status or origin. */
+    async sends(
+      tenant: TemplatesTenant,
+      id: string,
+      query: { status?: string; origin?: string; limit: number; offset: number },
+    ) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      const result = await db.execute(sql`SELECT id, contact_id, status, reason, origin, origin_id, created_at,
+          sent_at, delivered_at, read_at, failed_at, skipped_at FROM template_sends
+        WHERE account_id = ${tenant.accountId} AND template_id = ${row.id}
+          ${query.status ? sql`AND status = ${query.status}` : sql``}
+          ${query.origin ? sql`AND origin = ${query.origin}` : sql``}
+        ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
+      const list = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
+      const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+      const page = toPage(list, query.limit, query.offset)
+      return {
+        ...page,
+        items: page.items.map((r) => ({
+          send_id: String(r.id),
+          contact_id: String(r.contact_id),
+          status: String(r.status),
+          reason: (r.reason as string | null) ?? null,
+          origin: String(r.origin),
+          origin_id: (r.origin_id as string | null) ?? null,
+          created_at: date(r.created_at) as Date,
+          sent_at: date(r.sent_at),
+          delivered_at: date(r.delivered_at),
+          read_at: date(r.read_at),
+          failed_at: date(r.failed_at),
+          skipped_at: date(r.skipped_at),
+        })),
+      }
+    },
+
+    /** GET /templates/{id}/statistics: its sends in the range by the furthest status reached, and by origin. */
+    async statistics(tenant: TemplatesTenant, id: string, range: StatisticsRange) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      const since = rangeStart(clock.now(), range)
+      const result = await db.execute(sql`SELECT origin, status, count(*)::int AS n FROM template_sends
+        WHERE account_id = ${tenant.accountId} AND template_id = ${row.id}
+          ${since ? sql`AND created_at >= ${since.toISOString()}::timestamptz` : sql``}
+        GROUP BY origin, status`)
+      const list = (result as unknown as { rows: Array<{ origin: string; status: string; n: number }> }).rows
+      const byStatus: Record<string, number> = {}
+      const byOrigin: Record<string, number> = { api: 0, newsletter: 0, followup: 0, automation: 0 }
+      for (const r of list) {
+        byStatus[r.status] = (byStatus[r.status] ?? 0) + Number(r.n)
+        byOrigin[r.origin] = (byOrigin[r.origin] ?? 0) + Number(r.n)
+      }
+      return {
+        template_id: row.id,
+        name: row.name,
+        range,
+        since,
+        sends: sendFunnel(byStatus),
+        by_origin: byOrigin,
+      }
+    },
+
+    /** GET /templates/{id}/usages: the follow-up steps and automations that send it (what makes DELETE a 409). */
+    async usages(tenant: TemplatesTenant, id: string) {
+      const row = await repo.findTemplate(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      const uses: string[] = []
+      for (const check of hooks.usageChecks) uses.push(...(await check(db, tenant.accountId, id)))
+      return { template_id: row.id, in_use: uses.length > 0, used_by: uses }
     },
 
     /** For the provider layer (webhook, polling): see applyProviderStatus above. */

@@ -799,6 +799,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/templates/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a template for one contact
+         * @description The content and URL buttons as this contact would get them: contact variables from the contact, the others from `variables` (checked as POST /messages checks them: 422 invalid_variables for an unknown name, a contact variable or a bad value); a variable without a value is listed in missing_variables and text is null. Scopes templates:read and contacts:read. Another account's template or contact is a 404. Nothing is sent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the contact the texts are rendered for
+                         */
+                        contact_id: string;
+                        /** @description values of the variables that do not come from the contact, as POST /messages takes them */
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            template_id: string;
+                            /** Format: uuid */
+                            contact_id: string;
+                            subject: string | null;
+                            /** @description the content as the contact would get it; null while a variable has no value */
+                            text: string | null;
+                            /** @description the buttons; URL button addresses with their variables filled */
+                            buttons: ({
+                                type: string;
+                                text: string;
+                                url?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            header_media: ({
+                                url: string;
+                                media_id?: string;
+                                mime_type?: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            /** @description variables without a value: contact variables the contact lacks, or settable ones not given */
+                            missing_variables: string[];
+                            remaining_placeholders: string[];
+                            /** @description whether send_template can send this template now */
+                            sendable: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/conversations/{id}": {
         parameters: {
             query?: never;
@@ -1943,6 +2035,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/followups/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Duplicate a follow-up sequence as a new draft
+         * @description Same trigger and steps, named "<name> (copy)"; each step gets its own new template, submitted as on create. Nobody is enrolled until it is activated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @constant */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @constant */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | null;
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | null;
+                                    /** @description the marketing template that carries the text at the provider */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/automations/check": {
         parameters: {
             query?: never;
@@ -2369,6 +2577,190 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/newsletters/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Estimate the recipients of a segment before saving it
+         * @description How many contacts with a confirmed chat opt-in the segment selects now (null: every confirmed contact). Tags no contact carries are a 400 (key segment_unknown_tags), as on PATCH /newsletters/{id}. Nothing is stored. Scope newsletters:read.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        segment: {
+                            /** @description contacts with at least one of these tags */
+                            tags_any?: string[];
+                            /** @description contacts with every one of these tags */
+                            tags_all?: string[];
+                            /** @description contacts with none of these tags */
+                            tags_exclude?: string[];
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description contacts with a confirmed chat opt-in the segment selects now; nothing is stored */
+                            recipients_estimate: number;
+                            segment: {
+                                /** @description contacts with at least one of these tags */
+                                tags_any?: string[];
+                                /** @description contacts with every one of these tags */
+                                tags_all?: string[];
+                                /** @description contacts with none of these tags */
+                                tags_exclude?: string[];
+                            } | null;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/newsletters/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft's name, subject or text
+         * @description At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        subject?: string;
+                        /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
+                        content?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            newsletter: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                subject: string;
+                                content: string;
+                                /** @constant */
+                                channel: "chat";
+                                status: "draft" | "scheduled" | "sending" | "sent";
+                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
+                                cta: {
+                                    text: string;
+                                    /** @description https address the button opens */
+                                    url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
+                                segment: {
+                                    /** @description contacts with at least one of these tags */
+                                    tags_any?: string[];
+                                    /** @description contacts with every one of these tags */
+                                    tags_all?: string[];
+                                    /** @description contacts with none of these tags */
+                                    tags_exclude?: string[];
+                                } | null;
+                                /** @description when it goes out (set by schedule) */
+                                scheduled_at: string | null;
+                                /** @description the marketing template that carries it at the provider */
+                                template_id: string | null;
+                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
+                                template_status: string | null;
+                                /** @description why it waits or stopped */
+                                stop_reason: string | null;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
+                                recipients_estimate: number;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/app/account": {
@@ -3913,7 +4305,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };

@@ -1864,6 +1864,625 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Duplicate a template as a new draft
+         * @description Same content, channel, purpose, language, buttons and header image, named "<name> copy"; a draft that is not submitted. System templates give 400 (key system_template).
+         *
+         *     Scope: `templates:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                            template: components["schemas"]["TemplateDetail"];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read a template's status at the provider now
+         * @description Instead of waiting for the provider's webhook or the next poll: the status the provider reports is recorded (the state moves as it would by the webhook). 400 template_not_submitted for a template never submitted, 409 chat_not_connected without a chat number, 409 template_not_at_provider when the provider does not know it, 502 when the provider is not reached.
+         *
+         *     Scope: `templates:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description whether the provider reported another status than the one recorded */
+                            changed: boolean;
+                            previous_status: string | null;
+                            template: components["schemas"]["TemplateDetail"];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A template's sends
+         * @description Its send records newest first, optionally by status or origin (api, newsletter, followup, automation): the contact, the status with its reason and the times.
+         *
+         *     Scope: `templates:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+                    origin?: "api" | "newsletter" | "followup" | "automation";
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sends: {
+                                /** Format: uuid */
+                                send_id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                status: string;
+                                reason: string | null;
+                                /** @description api, newsletter, followup or automation */
+                                origin: string;
+                                /**
+                                 * Format: uuid
+                                 * @description the newsletter, follow-up step or automation run
+                                 */
+                                origin_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                sent_at: string | null;
+                                /** Format: date-time */
+                                delivered_at: string | null;
+                                /** Format: date-time */
+                                read_at: string | null;
+                                /** Format: date-time */
+                                failed_at: string | null;
+                                /** Format: date-time */
+                                skipped_at: string | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A template's statistics
+         * @description Its sends in the range (7d, 30d, 90d: 24-hour periods up to now; all) by the furthest status they reached (a read send counts as sent, delivered and read), delivery and read rate, and by origin (api, newsletter, followup, automation). Scope stats:read.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
+                    range: "7d" | "30d" | "90d" | "all";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            template_id: string;
+                            name: string;
+                            range: string;
+                            /**
+                             * Format: date-time
+                             * @description where the range begins; null: all
+                             */
+                            since: string | null;
+                            /** @description sends by the furthest status they reached */
+                            sends: {
+                                total: number;
+                                /** @description waiting or being sent */
+                                queued: number;
+                                /** @description reached the provider (sent, delivered or read) */
+                                sent: number;
+                                /** @description delivered or read */
+                                delivered: number;
+                                read: number;
+                                failed: number;
+                                skipped: number;
+                                /** @description delivered / sent; null without sends */
+                                delivery_rate: number | null;
+                                /** @description read / delivered; null without deliveries */
+                                read_rate: number | null;
+                            };
+                            /** @description sends in the range by what sent them */
+                            by_origin: {
+                                api: number;
+                                newsletter: number;
+                                followup: number;
+                                automation: number;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/usages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a template is used
+         * @description The follow-up steps and automation steps that send it; while any does, DELETE /templates/{id} is a 409 (template_in_use).
+         *
+         *     Scope: `templates:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            template_id: string;
+                            /** @description true: DELETE /templates/{id} is refused (409 template_in_use) while it is used */
+                            in_use: boolean;
+                            /** @description the follow-up steps and automations that send it */
+                            used_by: string[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-subscriptions": {
         parameters: {
             query?: never;
@@ -7441,6 +8060,668 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/automations/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Duplicate an automation as a new draft
+         * @description Same intent, trigger and steps, named "<name> (copy)"; a draft with its own signing secret (shown once, as on create) and, for a webhook trigger, its own incoming address. Nothing runs until it is activated.
+         *
+         *     Scope: `automations:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description automation id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            status: "draft" | "active" | "paused";
+                            intent: string;
+                            /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
+                            trigger: {
+                                /** @enum {string} */
+                                type: "contact_created";
+                            } | {
+                                /** @enum {string} */
+                                type: "optin_confirmed";
+                                channel: "chat" | "email";
+                            } | {
+                                /** @enum {string} */
+                                type: "tag_added";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "keyword";
+                                /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
+                                keywords: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "webhook";
+                            } | {
+                                /** @enum {string} */
+                                type: "calendar";
+                                /** @description an iCalendar (.ics) feed address */
+                                feed_url: string;
+                                /** @description how long before an event starts its run begins (default 1440: one day) */
+                                offset_minutes?: number;
+                                /** @description how often the feed is read (default 15) */
+                                poll_minutes?: number;
+                            } | {
+                                /** @enum {string} */
+                                type: "manual";
+                            };
+                            steps: ({
+                                /** @enum {string} */
+                                type: "send_template";
+                                /**
+                                 * Format: uuid
+                                 * @description an approved chat template of this account
+                                 */
+                                template_id: string;
+                                variables?: {
+                                    [key: string]: string;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                type: "send_text";
+                                /** @description free text; only inside the 24-hour window */
+                                text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "wait";
+                                /** @description a positive duration of at most a year */
+                                duration?: {
+                                    minutes?: number;
+                                    hours?: number;
+                                    days?: number;
+                                };
+                                /** @description HH:MM in the account timezone: wait until the next such time */
+                                until_time?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "add_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "remove_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "branch";
+                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                condition: {
+                                    /** @enum {string} */
+                                    type: "has_tag";
+                                    /** @description a tag name (max 40 characters) */
+                                    tag: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "optin";
+                                    channel: "chat" | "email";
+                                    state: "none" | "pending" | "confirmed" | "opted_out";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "field";
+                                    /** @description a dotted path into the trigger data */
+                                    field: string;
+                                    /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                    equals: string | number | boolean | (never | null);
+                                };
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                then_goto?: number | "end";
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                else_goto?: number | "end";
+                            } | {
+                                /** @enum {string} */
+                                type: "double_optin";
+                                channel: "chat" | "email";
+                            } | {
+                                /** @enum {string} */
+                                type: "webhook";
+                                /** @description https address; signed like event deliveries */
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "notify_team";
+                                to: string[];
+                                subject: string;
+                                text: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
+                            })[];
+                            /** @description for a webhook trigger: the address to POST to (contains its secret); else null */
+                            webhook_url: string | null;
+                            /** @description what the safety rules changed on the last create or update (alias hinweis); null when nothing */
+                            notice: string | null;
+                            /** @description deprecated German alias of notice */
+                            hinweis: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description signs the automation’s webhook steps like event deliveries (X-Service-Signature); shown only in this response */
+                            signing_secret: string;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description A running or waiting run ends as cancelled (reason cancelled_by_user): its next step never happens. What it did before stays done. 409 run_finished when it has ended already.
+         *
+         *     Scope: `automations:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description automation id (uuid) */
+                    id: string;
+                    /** @description run id (uuid) */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            automation_id: string;
+                            /** Format: uuid */
+                            contact_id: string | null;
+                            state: "running" | "waiting" | "completed" | "failed" | "cancelled";
+                            /** @description event, webhook, calendar or manual */
+                            source: string;
+                            /** @description null once finished */
+                            current_step: number | null;
+                            /** Format: date-time */
+                            wait_until: string | null;
+                            reason: string | null;
+                            steps: {
+                                /** @description the step index (0-based) */
+                                step: number;
+                                type: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description done, queued, waiting, skipped, failed, sending */
+                                result: string;
+                                reason: string | null;
+                                detail?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An automation's statistics
+         * @description For the range (7d, 30d, 90d: 24-hour periods up to now; all): the runs begun in it by their state now, the completion rate, by what started them, failure and cancel reasons, and the template sends of those runs by the furthest status they reached. Scope stats:read.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
+                    range: "7d" | "30d" | "90d" | "all";
+                };
+                header?: never;
+                path: {
+                    /** @description automation id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            automation_id: string;
+                            name: string;
+                            range: string;
+                            /**
+                             * Format: date-time
+                             * @description where the range begins; null: all
+                             */
+                            since: string | null;
+                            /** @description the runs begun in the range by their state now */
+                            runs: {
+                                total: number;
+                                running: number;
+                                waiting: number;
+                                completed: number;
+                                failed: number;
+                                cancelled: number;
+                                /** @description completed / finished runs; null while none finished */
+                                completion_rate: number | null;
+                            };
+                            /** @description runs by what started them: event, webhook, calendar, manual */
+                            by_source: {
+                                [key: string]: number;
+                            };
+                            /** @description failed and cancelled runs by reason */
+                            failure_reasons: {
+                                [key: string]: number;
+                            };
+                            /** @description sends by the furthest status they reached */
+                            sends: {
+                                total: number;
+                                /** @description waiting or being sent */
+                                queued: number;
+                                /** @description reached the provider (sent, delivered or read) */
+                                sent: number;
+                                /** @description delivered or read */
+                                delivered: number;
+                                read: number;
+                                failed: number;
+                                skipped: number;
+                                /** @description delivered / sent; null without sends */
+                                delivery_rate: number | null;
+                                /** @description read / delivered; null without deliveries */
+                                read_rate: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/building-blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an automation can be built from
+         * @description Every intent, trigger and step type with what it does and its fields (each with its JSON Schema and limits), as POST /automations takes them.
+         *
+         *     Scope: `automations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description what an automation is for; the safety rules depend on it (see create_automation) */
+                            intents: string[];
+                            /** @description what starts a run */
+                            triggers: {
+                                type: string;
+                                description: string;
+                                fields: {
+                                    name: string;
+                                    required: boolean;
+                                    description: string | null;
+                                    /** @description the field’s JSON Schema with its limits */
+                                    schema: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            }[];
+                            /** @description what a run does, step by step */
+                            steps: {
+                                type: string;
+                                description: string;
+                                fields: {
+                                    name: string;
+                                    required: boolean;
+                                    description: string | null;
+                                    /** @description the field’s JSON Schema with its limits */
+                                    schema: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/automation-webhooks": {
         parameters: {
             query?: never;
@@ -8943,6 +10224,835 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/newsletters/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Duplicate a newsletter as a new draft
+         * @description A new draft with the same subject, content, call to action, header image and segment, named "<name> (copy)"; any newsletter (also a sent one) can be copied. Nothing is scheduled or sent.
+         *
+         *     Scope: `newsletters:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            newsletter: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                subject: string;
+                                content: string;
+                                /** @enum {string} */
+                                channel: "chat";
+                                status: "draft" | "scheduled" | "sending" | "sent";
+                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
+                                /** @description A URL button under the message; null removes it. */
+                                cta: {
+                                    text: string;
+                                    /** @description https address the button opens */
+                                    url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
+                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                segment: {
+                                    /** @description contacts with at least one of these tags */
+                                    tags_any?: string[];
+                                    /** @description contacts with every one of these tags */
+                                    tags_all?: string[];
+                                    /** @description contacts with none of these tags */
+                                    tags_exclude?: string[];
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when it goes out (set by schedule)
+                                 */
+                                scheduled_at: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description the marketing template that carries it at the provider
+                                 */
+                                template_id: string | null;
+                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
+                                template_status: string | null;
+                                /** @description why it waits or stopped */
+                                stop_reason: string | null;
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
+                                recipients_estimate: number;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a newsletter for one contact
+         * @description The text as this contact would get it (the subject as a bold first line, then the content, contact variables filled), its button and header image, and whether the contact is a recipient now (chat opt-in confirmed, selected by the segment). Needs contacts:read too, since it shows the contact's data. Another account's contact is a 404. Reads only; nothing is sent.
+         *
+         *     Scope: `newsletters:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the contact the text is rendered for */
+                    contact_id: string;
+                };
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            newsletter_id: string;
+                            /** Format: uuid */
+                            contact_id: string;
+                            /** @description the message as this contact would get it: the subject as a bold first line, then the content, variables filled; null when a variable has no value for this contact */
+                            text: string | null;
+                            /** @description contact variables the contact has no value for (nothing would be sent to it) */
+                            missing_variables: string[];
+                            /** @description the URL button under the text */
+                            cta: {
+                                text: string;
+                                /** @description https address the button opens */
+                                url: string;
+                            } | (never | null);
+                            header_media: {
+                                url: string;
+                                media_id?: string;
+                            } | null;
+                            /** @description whether the contact is a recipient now: chat opt-in confirmed and selected by the newsletter's segment */
+                            would_receive: boolean;
+                            /** @description why not: optin_not_confirmed, not_in_segment */
+                            reason: string | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A newsletter's recipients with their send status
+         * @description Its send records (written when it starts: the recipients snapshot) in contact order, optionally filtered by status, with the reason of a skipped or failed send and the times. Empty before it starts.
+         *
+         *     Scope: `newsletters:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description only send records in this status */
+                    status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            recipients: {
+                                /** Format: uuid */
+                                send_id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                status: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+                                /** @description why it was skipped, failed or waits */
+                                reason: string | null;
+                                /** Format: date-time */
+                                sent_at: string | null;
+                                /** Format: date-time */
+                                delivered_at: string | null;
+                                /** Format: date-time */
+                                read_at: string | null;
+                                /** Format: date-time */
+                                failed_at: string | null;
+                                /** Format: date-time */
+                                skipped_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/clicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Clicks on a newsletter's call to action
+         * @description Every click on its tracked CTA short links, newest first: the contact, when, the address. Empty when the CTA is not tracked (see cta_tracking).
+         *
+         *     Scope: `newsletters:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            clicks: {
+                                /** Format: uuid */
+                                contact_id: string;
+                                /** Format: date-time */
+                                clicked_at: string;
+                                /** @description the CTA address the click was redirected to */
+                                url: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A newsletter's statistics
+         * @description Its sends by the furthest status they reached (a read send counts as sent, delivered and read) with delivery and read rate, and the clicks on its tracked CTA with the click rate (clicking recipients / delivered). GET /newsletters/{id}/status answers the sending progress by current status. Scope stats:read.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            newsletter_id: string;
+                            name: string;
+                            status: "draft" | "scheduled" | "sending" | "sent";
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            /** @description sends by the furthest status they reached */
+                            sends: {
+                                total: number;
+                                /** @description waiting or being sent */
+                                queued: number;
+                                /** @description reached the provider (sent, delivered or read) */
+                                sent: number;
+                                /** @description delivered or read */
+                                delivered: number;
+                                read: number;
+                                failed: number;
+                                skipped: number;
+                                /** @description delivered / sent; null without sends */
+                                delivery_rate: number | null;
+                                /** @description read / delivered; null without deliveries */
+                                read_rate: number | null;
+                            };
+                            /** @description whether CTA clicks are counted, else why not */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                            /** @description every click on its tracked CTA */
+                            clicks: number;
+                            /** @description recipients who clicked at least once */
+                            clicked_contacts: number;
+                            /** @description clicked_contacts / delivered; null before anything was delivered */
+                            click_rate: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/newsletters/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a newsletter against the WhatsApp template rules before scheduling
+         * @description The template check of the newsletter as scheduling would make it (the subject as a bold first line and the text, at most 1024 characters together; variables; the CTA button; the header image): `schedulable` and the `issues` that would refuse it (400 newsletter_template_invalid). Nothing is made or submitted.
+         *
+         *     Scope: `newsletters:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description newsletter id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            newsletter_id: string;
+                            /** @description true: the WhatsApp template check finds nothing; scheduling will submit it */
+                            schedulable: boolean;
+                            /** @description what would refuse scheduling (400 newsletter_template_invalid) */
+                            issues: {
+                                /** @description stable reason, such as content_too_long or variable_at_end */
+                                code: string;
+                                field: string;
+                                /** @description English */
+                                message: string;
+                            }[];
+                            /** @description characters of the subject line and text together (WhatsApp allows 1024) */
+                            body_length: number;
+                            /** @description how the button would be made */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | (never | null);
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/followups": {
         parameters: {
             query?: never;
@@ -9443,7 +11553,169 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove a step
+         * @description Only while the sequence is draft or paused (409 key followup_active); the last step cannot be removed (400 key followup_last_step). Later steps move up; contacts waiting for it get the next step; the step's template is deleted.
+         *
+         *     Scope: `followups:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                    /** @description step id (uuid) */
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         /**
@@ -9870,6 +12142,988 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/followups/{id}/enrollments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sequence's enrolled contacts
+         * @description Newest enrollment first, optionally by status (active, completed, stopped) or contact: the step each active one waits for and when it goes out, why a stopped one stopped.
+         *
+         *     Scope: `followups:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    status?: "active" | "completed" | "stopped";
+                    /** @description only this contact's enrollments */
+                    contact_id?: string;
+                    limit: number;
+                    offset: number;
+                };
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            enrollments: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                status: "active" | "completed" | "stopped";
+                                /** @description why it stopped: sequence_paused, sequence_draft, contact_opted_out, stopped_by_user, no_future_steps, … */
+                                stop_reason: string | null;
+                                /** @description the step it waits for (active only) */
+                                next_position: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when that step goes out (active only)
+                                 */
+                                next_due_at: string | null;
+                                /** Format: date-time */
+                                enrolled_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Enroll a contact in a sequence by hand
+         * @description Its first step is counted from now (future times only). The contact's chat opt-in must be confirmed (400 key followup_contact_not_confirmed); the sequence must be active (409 key followup_not_active); a contact enrolled in it already is a 409 (key followup_already_enrolled). Another account's contact is a 404.
+         *
+         *     Scope: `followups:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        contact_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            enrollment: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                status: "active" | "completed" | "stopped";
+                                /** @description why it stopped: sequence_paused, sequence_draft, contact_opted_out, stopped_by_user, no_future_steps, … */
+                                stop_reason: string | null;
+                                /** @description the step it waits for (active only) */
+                                next_position: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when that step goes out (active only)
+                                 */
+                                next_due_at: string | null;
+                                /** Format: date-time */
+                                enrolled_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/followups/{id}/enrollments/{enrollment_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop one contact's enrollment
+         * @description The contact gets no further step of this sequence (its pending step is removed; stop_reason stopped_by_user). A finished enrollment is answered as it is.
+         *
+         *     Scope: `followups:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                    /** @description enrollment id (uuid) */
+                    enrollment_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            enrollment: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                contact_id: string;
+                                status: "active" | "completed" | "stopped";
+                                /** @description why it stopped: sequence_paused, sequence_draft, contact_opted_out, stopped_by_user, no_future_steps, … */
+                                stop_reason: string | null;
+                                /** @description the step it waits for (active only) */
+                                next_position: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when that step goes out (active only)
+                                 */
+                                next_due_at: string | null;
+                                /** Format: date-time */
+                                enrolled_at: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/followups/{id}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a sequence's trigger
+         * @description optin_confirmed, or tag_added with a tag (1-40). Only while the sequence is draft or paused (409 key followup_active); activating it then enrolls the contacts the new trigger selects.
+         *
+         *     Scope: `followups:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description what enrolls a contact: optin_confirmed (its chat opt-in becomes confirmed) or tag_added with tag (the tag is added to it) */
+                        trigger: {
+                            type: "optin_confirmed" | "tag_added";
+                            /** @description the tag, required with tag_added */
+                            tag?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/followups/{id}/steps/{step_id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a step to another position
+         * @description Only while the sequence is draft or paused (409 key followup_active). The other steps keep their order; delays stay with their steps. A position beyond the number of steps is a 400.
+         *
+         *     Scope: `followups:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                    /** @description step id (uuid) */
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the new position, 1 = first step */
+                        position: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            followup: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: "draft" | "paused" | "active";
+                                /** @description what enrolls a contact */
+                                trigger: {
+                                    /** @enum {string} */
+                                    type: "optin_confirmed";
+                                } | {
+                                    /** @enum {string} */
+                                    type: "tag_added";
+                                    tag: string;
+                                };
+                                /** @description enrolled contacts by state */
+                                enrollments: {
+                                    active: number;
+                                    completed: number;
+                                    stopped: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                steps: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    position: number;
+                                    text: string;
+                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                    delay: {
+                                        /** @description hours (0-8760) or days (0-365) */
+                                        amount: number;
+                                        unit: "hours" | "days";
+                                    };
+                                    /** @description the step's own send time; null: the account's follow-up send time */
+                                    send_time: string | (never | null);
+                                    /** @description the send time in effect for this step; null: no fixed time */
+                                    effective_send_time: string | (never | null);
+                                    /**
+                                     * Format: uuid
+                                     * @description the marketing template that carries the text at the provider
+                                     */
+                                    template_id: string | null;
+                                    /** @description the template's provider status (null: not submitted yet) */
+                                    template_status: string | null;
+                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                    approval: string;
+                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                    needs_approval: boolean;
+                                    counts: {
+                                        /** @description contacts whose next step this is */
+                                        scheduled: number;
+                                        /** @description send records waiting in the send pipeline (German alias wartet) */
+                                        queued: number;
+                                        /** @description sent, delivered or read (German alias gesendet) */
+                                        sent: number;
+                                        /** @description skipped with a reason (German alias uebersprungen) */
+                                        skipped: number;
+                                        /** @description failed at the provider (German alias gescheitert) */
+                                        failed: number;
+                                        wartet: number;
+                                        gesendet: number;
+                                        uebersprungen: number;
+                                        gescheitert: number;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/followups/{id}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A follow-up sequence's statistics
+         * @description For the range (7d, 30d, 90d: 24-hour periods up to now; all): the enrollments begun in it by their status now with the completion rate, and the sends in it, in all and per step, by the furthest status they reached with delivery and read rate. Scope stats:read.
+         *
+         *     Scope: `stats:read`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
+                    range: "7d" | "30d" | "90d" | "all";
+                };
+                header?: never;
+                path: {
+                    /** @description follow-up sequence id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            followup_id: string;
+                            name: string;
+                            range: string;
+                            /**
+                             * Format: date-time
+                             * @description where the range begins; null: all
+                             */
+                            since: string | null;
+                            /** @description the enrollments begun in the range, by their status now */
+                            enrollments: {
+                                /** @description enrollments that began in the range */
+                                started: number;
+                                active: number;
+                                completed: number;
+                                stopped: number;
+                                /** @description completed / (completed + stopped); null while none finished */
+                                completion_rate: number | null;
+                            };
+                            /** @description sends by the furthest status they reached */
+                            sends: {
+                                total: number;
+                                /** @description waiting or being sent */
+                                queued: number;
+                                /** @description reached the provider (sent, delivered or read) */
+                                sent: number;
+                                /** @description delivered or read */
+                                delivered: number;
+                                read: number;
+                                failed: number;
+                                skipped: number;
+                                /** @description delivered / sent; null without sends */
+                                delivery_rate: number | null;
+                                /** @description read / delivered; null without deliveries */
+                                read_rate: number | null;
+                            };
+                            steps: {
+                                /** Format: uuid */
+                                step_id: string;
+                                position: number;
+                                /** @description sends by the furthest status they reached */
+                                sends: {
+                                    total: number;
+                                    /** @description waiting or being sent */
+                                    queued: number;
+                                    /** @description reached the provider (sent, delivered or read) */
+                                    sent: number;
+                                    /** @description delivered or read */
+                                    delivered: number;
+                                    read: number;
+                                    failed: number;
+                                    skipped: number;
+                                    /** @description delivered / sent; null without sends */
+                                    delivery_rate: number | null;
+                                    /** @description read / delivered; null without deliveries */
+                                    read_rate: number | null;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/stats": {
@@ -10487,6 +13741,238 @@ export interface paths {
         };
         options?: never;
         head?: never;
+        /**
+         * Rename a media file or change its usage
+         * @description `filename` (with its extension, shown in the library) and `usage`; at least one. The stored bytes and the public address do not change, so templates and newsletters that use it are unaffected.
+         *
+         *     Scope: `media:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description at least one of filename and usage */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the file name shown in the library, with its extension (no slashes) */
+                        filename?: string;
+                        usage?: "generic" | "landing" | "newsletter" | "template" | "logo" | "avatar" | "blog";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            media: components["schemas"]["MediaItem"];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/media/{id}/usages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a media file is used
+         * @description What refers to it by its media_id or its address: templates and newsletters (header image), the landing page (logo). While anything does, DELETE /media/{id} is a 409.
+         *
+         *     Scope: `media:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            media_id: string;
+                            /** @description true: DELETE /media/{id} is refused (409 media_in_use) while it is used */
+                            in_use: boolean;
+                            /** @description what refers to it: templates (header image), newsletters (header image), … */
+                            used_by: string[];
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -10761,7 +14247,122 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A knowledge document
+         * @description Its title, file, format, source (and address), passages and size.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description document id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            document: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the document's own title (HTML <title>, first heading), else the file name */
+                                title: string;
+                                filename: string;
+                                format: "pdf" | "docx" | "txt" | "markdown" | "html";
+                                /** @description the type detected from the content */
+                                mime: string;
+                                /** @description bytes */
+                                size: number;
+                                source: "upload" | "url" | "base64";
+                                /** @description the downloaded address (url form) */
+                                source_url: string | null;
+                                search_language: "german" | "english" | "simple";
+                                /** @description how many passages the text was split into */
+                                passages: number;
+                                /** @description characters of extracted text */
+                                characters: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -10863,6 +14464,279 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        /**
+         * Rename a knowledge document
+         * @description A new `title` (1-300): the AI cites the document by it and search weighs it, so its passages are indexed again with it at once.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description document id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the title the document is found and cited by */
+                        title: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            document: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the document's own title (HTML <title>, first heading), else the file name */
+                                title: string;
+                                filename: string;
+                                format: "pdf" | "docx" | "txt" | "markdown" | "html";
+                                /** @description the type detected from the content */
+                                mime: string;
+                                /** @description bytes */
+                                size: number;
+                                source: "upload" | "url" | "base64";
+                                /** @description the downloaded address (url form) */
+                                source_url: string | null;
+                                search_language: "german" | "english" | "simple";
+                                /** @description how many passages the text was split into */
+                                passages: number;
+                                /** @description characters of extracted text */
+                                characters: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/knowledge/documents/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch a document from its address again
+         * @description Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.
+         *
+         *     Scope: `knowledge:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description document id (uuid) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false: the address served the same bytes, nothing changed */
+                            changed: boolean;
+                            document: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the document's own title (HTML <title>, first heading), else the file name */
+                                title: string;
+                                filename: string;
+                                format: "pdf" | "docx" | "txt" | "markdown" | "html";
+                                /** @description the type detected from the content */
+                                mime: string;
+                                /** @description bytes */
+                                size: number;
+                                source: "upload" | "url" | "base64";
+                                /** @description the downloaded address (url form) */
+                                source_url: string | null;
+                                search_language: "german" | "english" | "simple";
+                                /** @description how many passages the text was split into */
+                                passages: number;
+                                /** @description characters of extracted text */
+                                characters: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -11517,7 +15391,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description the tool’s name */
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "list_knowledge_documents" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };
