@@ -16,23 +16,13 @@
  * each send record. BENCH_CTA=0 sends it without one.
  */
 // The process is set up as `herold serve` sets itself up (src/cli/main.ts), so its RSS compares with the server's:
-// glibc's trim and mmap thresholds (re-executing once, same pid, before anything is loaded) and the module resolve
-// hook that keeps drizzle's package.json from being parsed a thousand times. BENCH_SERVER_MEMORY=0 skips both.
+// glibc's trim and mmap thresholds and V8's heap limits (src/cli/process-settings.ts, re-executing once, same pid,
+// before anything is loaded) and the module resolve hook that keeps drizzle's package.json from being parsed a
+// thousand times. BENCH_SERVER_MEMORY=0 skips all of them.
+import { relaunchWithServerSettings } from '../src/cli/process-settings.ts'
 import { installModuleHooks } from '../src/platform/module-hooks.ts'
 
 const serverLike = process.env.BENCH_SERVER_MEMORY !== '0'
-if (
-  serverLike &&
-  process.platform === 'linux' &&
-  process.env.MALLOC_TRIM_THRESHOLD_ === undefined &&
-  process.env.MALLOC_MMAP_THRESHOLD_ === undefined &&
-  typeof process.execve === 'function'
-) {
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    ...process.env,
-    MALLOC_TRIM_THRESHOLD_: '131072',
-    MALLOC_MMAP_THRESHOLD_: '131072',
-  })
-}
+if (serverLike) relaunchWithServerSettings()
 if (serverLike) installModuleHooks()
 await import('./newsletters-run.ts')

@@ -1,11 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { ResolvedKey } from '../platform/auth/authenticate.ts'
@@ -63,8 +57,32 @@ function errorResult(error: AppError): CallToolResult {
   }
 }
 
+/**
+ * The MCP SDK and the zod it validates with (about 1.2 MB of modules, several MB of a process's heap) load with the
+ * first MCP request, not with every server (docs/performance.md, idle memory).
+ */
+let sdkLoaded: ReturnType<typeof loadSdk> | undefined
+async function loadSdk() {
+  const [server, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+  }
+}
+const mcpSdk = () => {
+  sdkLoaded ??= loadSdk()
+  return sdkLoaded
+}
+
 /** An MCP server for one request, bound to its authenticated caller (stateless: any process can answer any call). */
-function mcpServerFor(runtime: ToolRuntime, caller: ToolCaller, log: FastifyRequest['log']): Server {
+async function mcpServerFor(runtime: ToolRuntime, caller: ToolCaller, log: FastifyRequest['log']): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await mcpSdk()
   const server = new Server(
     { name: 'herold', title: 'Herold', version: '1.0.0' },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
@@ -161,7 +179,8 @@ export function toolServer(options: ToolServerOptions) {
         if (error instanceof AppError) return sendError(reply, error, publicUrl)
         throw error
       }
-      const server = mcpServerFor(runtime, caller, request.log)
+      const server = await mcpServerFor(runtime, caller, request.log)
+      const { StreamableHTTPServerTransport } = await mcpSdk()
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
       reply.hijack()
       reply.raw.on('close', () => {

@@ -1,14 +1,19 @@
-import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { EmailProvider } from './channels.provider.ts'
 
 /** e-mail `smtp`: nodemailer over the connection's SMTP URL (smtp://user:pass@host:port or smtps://…). */
 export function smtpEmailProvider(options: { url: string; tlsRejectUnauthorized?: boolean }): EmailProvider {
-  const transport = nodemailer.createTransport(options.url)
+  // nodemailer (650 KB of modules) loads with the first message, not with every server that could send one.
+  let transport: Promise<Transporter> | undefined
+  const transportOf = () => {
+    transport ??= import('nodemailer').then((nodemailer) => nodemailer.default.createTransport(options.url))
+    return transport
+  }
   return {
     name: 'smtp',
     async send(message) {
       try {
-        const info = await transport.sendMail({
+        const info = await (await transportOf()).sendMail({
           from: message.from,
           to: message.to,
           subject: message.subject,
@@ -32,7 +37,7 @@ export function smtpEmailProvider(options: { url: string; tlsRejectUnauthorized?
       }
     },
     async close() {
-      transport.close()
+      if (transport) (await transport).close()
     },
   }
 }

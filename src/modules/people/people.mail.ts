@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 
@@ -19,7 +19,9 @@ export async function sendPeopleMail(deps: PlatformDeps, accountId: string | nul
   if (url) {
     let transport = transports.get(url)
     if (!transport) {
-      transport = nodemailer.createTransport(url)
+      // nodemailer loads with the first e-mail sent this way
+      const nodemailer = await import('nodemailer')
+      transport = nodemailer.default.createTransport(url)
       transports.set(url, transport)
     }
     try {

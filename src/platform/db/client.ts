@@ -1,11 +1,14 @@
-import { mkdirSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { PGlite } from '@electric-sql/pglite'
-import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
+import { pgliteOptions } from './pglite-options.ts'
 import * as schema from './schema.ts'
 
 export type Schema = typeof schema
@@ -54,16 +57,29 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir)
 }
 
+const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url))
+
 /**
- * PGlite's memory is a WebAssembly memory that only grows: PostgreSQL's defaults (128 MB of shared buffers, 64 MB
- * for maintenance) would be kept for the process's life. One connection in one process needs far less; the
- * operating system's page cache keeps the data files warm anyway.
+ * A new data directory is created by a child process (pglite-initdb.ts): PGlite's initdb in this process would leave
+ * about 35 MB of fragmented heap behind for the process's life. Its settings are the server's (pglite-options.ts).
  */
-const PGLITE_SETTINGS = ['shared_buffers = 32MB', 'maintenance_work_mem = 16MB', 'wal_buffers = 1MB']
+async function createDataDir(dataDir: string): Promise<void> {
+  try {
+    await promisify(execFile)(process.execPath, [INITDB_SCRIPT, dataDir], { maxBuffer: 16 * 1024 * 1024 })
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim()
+    throw new Error(`creating the embedded database in ${dataDir} failed${stderr ? `: ${stderr}` : ''}`, {
+      cause: error,
+    })
+  }
+}
 
 async function openPglite(dataDir: string): Promise<Database> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin }, postgresqlconf: PGLITE_SETTINGS })
+  if (!dataDir.startsWith('memory://')) {
+    mkdirSync(dataDir, { recursive: true })
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir)
+  }
+  const client = await PGlite.create(dataDir, pgliteOptions())
   const orm = drizzlePglite(client, { schema }) as unknown as Db
   let closed = false
   return {

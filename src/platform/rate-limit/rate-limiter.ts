@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis as RedisClient } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 
 export interface RateDecision {
@@ -64,6 +65,8 @@ export function memoryRateLimiter(points = REQUESTS_PER_MINUTE, durationSeconds 
 
 /** Shared across API processes; if Redis fails, each process falls back to counting in memory. */
 export function redisRateLimiter(url: string, points = REQUESTS_PER_MINUTE, durationSeconds = 60): RateLimiter {
+  // ioredis (about 450 KB of modules) loads only where Redis is configured, not in every embedded server
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
   redis.on('error', () => {})
   return perLimit(

@@ -3,14 +3,7 @@ import { createReadStream } from 'node:fs'
 import { copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3'
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3'
 
 /**
  * Where Herold keeps files it serves itself (inbound media, the media library). A disk directory in embedded mode;
@@ -128,12 +121,18 @@ export function parseStorageUrl(raw: string): { bucket: string; prefix: string; 
 /** Objects in an S3-compatible bucket, the mime type as the object's Content-Type. */
 export function s3Storage(storageUrl: string): Storage {
   const { bucket, prefix, client: options } = parseStorageUrl(storageUrl)
-  const client = new S3Client(options)
+  // The AWS SDK (about 1 MB of modules, some 5 MB of a process's heap) loads on the first use of the bucket.
+  let loaded: Promise<{ sdk: typeof import('@aws-sdk/client-s3'); client: S3Client }> | undefined
+  const s3 = () => {
+    loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({ sdk, client: new sdk.S3Client(options) }))
+    return loaded
+  }
   const objectKey = (key: string) => (prefix ? `${prefix}/${key}` : key)
   const putObject = async (accountId: string, body: Buffer | Readable, mime: string, length: number) => {
     const key = newKey(accountId)
+    const { sdk, client } = await s3()
     await client.send(
-      new PutObjectCommand({
+      new sdk.PutObjectCommand({
         Bucket: bucket,
         Key: objectKey(key),
         Body: body,
@@ -145,10 +144,11 @@ export function s3Storage(storageUrl: string): Storage {
   }
   const fetchObject = async (key: string) => {
     if (!KEY.test(key)) return null
+    const { sdk, client } = await s3()
     try {
-      return await client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key) }))
+      return await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: objectKey(key) }))
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null
+      if (error instanceof sdk.NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null
       throw error
     }
   }
@@ -175,7 +175,8 @@ export function s3Storage(storageUrl: string): Storage {
     },
     async delete(key) {
       if (!KEY.test(key)) return
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }))
+      const { sdk, client } = await s3()
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }))
     },
   }
 }
