@@ -227,25 +227,32 @@ export async function extendLeases(db: Db, clock: Clock, jobs: ClaimedJob[], lea
 /**
  * The next moments something may become claimable, per queue: its earliest future run time and its earliest lease to
  * run out (which frees its job and a slot of its key), null when none; a timer wakes only the queues that have work
- * then. Jobs already due but blocked by a busy key are woken by the finishing job.
+ * then. `dueNow`: the queue has a job due already (its time passed since the last look, or it waits for a slot).
  */
 export async function nextDueByQueue(
   db: Db,
   clock: Clock,
   queues: string[],
-): Promise<Array<{ queue: string; runAt: Date | null; leaseAt: Date | null }>> {
+): Promise<Array<{ queue: string; runAt: Date | null; leaseAt: Date | null; dueNow: boolean }>> {
   if (queues.length === 0) return []
   const now = sql`${clock.now().toISOString()}::timestamptz`
   const result = await db.execute(sql`
     SELECT q.queue,
       (SELECT min(run_at) FROM jobs WHERE state = 'queued' AND queue = q.queue AND run_at > ${now}) AS run_at,
       (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue = q.queue AND locked_until > ${now})
-        AS lease_at
+        AS lease_at,
+      EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = q.queue AND run_at <= ${now}) AS due_now
     FROM jsonb_array_elements_text(${JSON.stringify(queues)}::jsonb) AS q(queue)`)
-  return rows<{ queue: string; run_at: Date | string | null; lease_at: Date | string | null }>(result).map((r) => ({
+  return rows<{
+    queue: string
+    run_at: Date | string | null
+    lease_at: Date | string | null
+    due_now: boolean | string
+  }>(result).map((r) => ({
     queue: r.queue,
     runAt: r.run_at ? new Date(r.run_at) : null,
     leaseAt: r.lease_at ? new Date(r.lease_at) : null,
+    dueNow: r.due_now === true || r.due_now === 't',
   }))
 }
 
