@@ -21,6 +21,8 @@ const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
 const POSTGRES_ONLY = process.env.BENCH_POSTGRES_ONLY === '1'
 // extra node flags for the Herold server, such as `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+// which routes to measure: any of me, id, list (all three by default), to profile one at a time
+const ROUTES = (process.env.BENCH_ROUTES ?? 'me,id,list').split(',')
 
 interface Load {
   rps: number
@@ -108,12 +110,13 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
       contacts: Array<{ id: string }>
     }
     console.log(`${label}: ${imported.created.toLocaleString('en')} contacts imported`)
-    const routes: Array<[string, string]> = [
-      ['  GET /v1/me', '/v1/me'],
-      ['  GET /v1/contacts/{id}', `/v1/contacts/${page.contacts[0].id}`],
-      ['  GET /v1/contacts (50 per page)', '/v1/contacts?limit=50'],
+    const routes: Array<[string, string, string]> = [
+      ['me', '  GET /v1/me', '/v1/me'],
+      ['id', '  GET /v1/contacts/{id}', `/v1/contacts/${page.contacts[0].id}`],
+      ['list', '  GET /v1/contacts (50 per page)', '/v1/contacts?limit=50'],
     ]
-    for (const [name, path] of routes) {
+    for (const [key, name, path] of routes) {
+      if (!ROUTES.includes(key)) continue
       const baseline = await load(`${bare.url}/`, bare.child.pid)
       console.log(line(name, await load(`${server.url}${path}`, server.child.pid, headers), baseline))
     }

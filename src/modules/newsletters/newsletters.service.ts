@@ -239,6 +239,47 @@ export function newslettersService(deps: NewslettersDeps) {
 
   const locked = (row: NewsletterRow) => row.status === 'sending' || row.status === 'sent'
 
+  /**
+   * Makes the newsletter's marketing template as it stands (its text, button and header image) and submits it; the
+   * template check's problems are a 400 and leave nothing behind.
+   */
+  async function makeTemplate(
+    tenant: NewslettersTenant,
+    current: NewsletterRow,
+  ): Promise<{ templateId: string; ctaTracking: NewsletterRow['ctaTracking'] }> {
+    const ctaTracking = current.cta ? ctaTrackingFor(deps.publicUrl, current.content) : null
+    const button = current.cta
+      ? {
+          type: 'URL' as const,
+          text: current.cta.text,
+          url: ctaTracking === 'tracked' ? trackedCtaUrl(deps.publicUrl) : current.cta.url,
+        }
+      : null
+    const template = await deps.templates.create(tenant, {
+      name: `newsletter ${current.id.slice(0, 8)} ${randomBytes(3).toString('hex')}`,
+      content: templateBody(current),
+      channel: 'chat',
+      purpose: 'marketing',
+      language: tenant.account.language,
+      ...(button ? { buttons: [button] } : {}),
+      ...(current.headerMedia ? { header_media: headerMediaReference(current.headerMedia) } : {}),
+    })
+    try {
+      await deps.templates.submit(tenant, template.id)
+    } catch (error) {
+      await dropTemplate(tenant, template.id)
+      if (error instanceof AppError && error.status === 400) {
+        throw badRequest(
+          `The newsletter cannot go out as a WhatsApp template: ${error.message}`,
+          'newsletter_template_invalid',
+          { ...error.details, template_key: error.key },
+        )
+      }
+      throw error
+    }
+    return { templateId: template.id, ctaTracking }
+  }
+
   /** Drops the newsletter's template when its text or button changed (a new one is made when it is scheduled). */
   async function dropTemplate(tenant: NewslettersTenant, templateId: string | null) {
     if (templateId) await deps.templates.delete(tenant, templateId).catch(() => {})
@@ -394,34 +435,49 @@ export function newslettersService(deps: NewslettersDeps) {
       const headerMedia = input.header_media
         ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
         : input.header_media
-      let dropped: string | null = null
-      const saved = await db.transaction(async (tx) => {
-        const row = await require(tx, tenant.accountId, id, true)
-        if (locked(row))
-          throw badRequest(`The newsletter is ${row.status} and can no longer be changed`, 'newsletter_locked')
-        const change: Partial<NewsletterRow> = {}
-        if (input.segment !== undefined) change.segment = input.segment
-        if (input.cta !== undefined) {
-          change.cta = input.cta
-          // the button is part of the template at the provider: a changed one needs a new template
-          if (row.templateId && JSON.stringify(row.cta ?? null) !== JSON.stringify(input.cta)) {
-            dropped = row.templateId
-            change.templateId = null
-            change.ctaTracking = null
-          }
-        }
-        if (headerMedia !== undefined) {
-          change.headerMedia = headerMedia
-          // the header image is part of the template too
-          if (row.templateId && JSON.stringify(row.headerMedia ?? null) !== JSON.stringify(headerMedia)) {
-            dropped = row.templateId
-            change.templateId = null
-            change.ctaTracking = null
-          }
-        }
-        return save(tx, row, change)
+      // The button and the header image are part of the template at the provider: a changed one needs a new template.
+      // A scheduled newsletter gets it now (submitted for approval, which the start waits for); a draft when scheduled.
+      const templateChanged = (row: NewsletterRow) =>
+        row.templateId !== null &&
+        ((input.cta !== undefined && JSON.stringify(row.cta ?? null) !== JSON.stringify(input.cta)) ||
+          (headerMedia !== undefined && JSON.stringify(row.headerMedia ?? null) !== JSON.stringify(headerMedia)))
+      const changed = (row: NewsletterRow): NewsletterRow => ({
+        ...row,
+        ...(input.cta !== undefined ? { cta: input.cta } : {}),
+        ...(headerMedia !== undefined ? { headerMedia } : {}),
       })
-      if (dropped) await dropTemplate(tenant, dropped)
+      const current = await require(db, tenant.accountId, id)
+      if (locked(current)) {
+        throw badRequest(`The newsletter is ${current.status} and can no longer be changed`, 'newsletter_locked')
+      }
+      const replacement =
+        current.status === 'scheduled' && templateChanged(current) ? await makeTemplate(tenant, changed(current)) : null
+      const dropped: string[] = []
+      let saved: NewsletterRow
+      try {
+        saved = await db.transaction(async (tx) => {
+          const row = await require(tx, tenant.accountId, id, true)
+          if (locked(row))
+            throw badRequest(`The newsletter is ${row.status} and can no longer be changed`, 'newsletter_locked')
+          const change: Partial<NewsletterRow> = {}
+          if (input.segment !== undefined) change.segment = input.segment
+          if (input.cta !== undefined) change.cta = input.cta
+          if (headerMedia !== undefined) change.headerMedia = headerMedia
+          if (templateChanged(row)) {
+            dropped.push(row.templateId as string)
+            const next = row.status === 'scheduled' ? replacement : null
+            change.templateId = next?.templateId ?? null
+            change.ctaTracking = next?.ctaTracking ?? null
+          }
+          return save(tx, row, change)
+        })
+      } catch (error) {
+        if (replacement) await dropTemplate(tenant, replacement.templateId)
+        throw error
+      }
+      // a replacement the newsletter did not take (it was cancelled meanwhile) goes too
+      if (replacement && saved.templateId !== replacement.templateId) dropped.push(replacement.templateId)
+      for (const templateId of dropped) await dropTemplate(tenant, templateId)
       return detail(tenant, saved)
     },
 
@@ -469,41 +525,9 @@ export function newslettersService(deps: NewslettersDeps) {
       if (at.getTime() > yearAhead.getTime()) {
         throw new AppError(422, 'scheduled_at_invalid', 'scheduled_at may be at most one year ahead')
       }
-      let templateId = current.templateId
-      let ctaTracking = current.cta ? current.ctaTracking : null
-      if (!templateId) {
-        ctaTracking = current.cta ? ctaTrackingFor(deps.publicUrl, current.content) : null
-        const button = current.cta
-          ? {
-              type: 'URL' as const,
-              text: current.cta.text,
-              url: ctaTracking === 'tracked' ? trackedCtaUrl(deps.publicUrl) : current.cta.url,
-            }
-          : null
-        const template = await deps.templates.create(tenant, {
-          name: `newsletter ${current.id.slice(0, 8)} ${randomBytes(3).toString('hex')}`,
-          content: templateBody(current),
-          channel: 'chat',
-          purpose: 'marketing',
-          language: tenant.account.language,
-          ...(button ? { buttons: [button] } : {}),
-          ...(current.headerMedia ? { header_media: headerMediaReference(current.headerMedia) } : {}),
-        })
-        try {
-          await deps.templates.submit(tenant, template.id)
-        } catch (error) {
-          await dropTemplate(tenant, template.id)
-          if (error instanceof AppError && error.status === 400) {
-            throw badRequest(
-              `The newsletter cannot go out as a WhatsApp template: ${error.message}`,
-              'newsletter_template_invalid',
-              { ...error.details, template_key: error.key },
-            )
-          }
-          throw error
-        }
-        templateId = template.id
-      }
+      const { templateId, ctaTracking } = current.templateId
+        ? { templateId: current.templateId, ctaTracking: current.cta ? current.ctaTracking : null }
+        : await makeTemplate(tenant, current)
       const saved = await db.transaction(async (tx) => {
         const row = await require(tx, tenant.accountId, id, true)
         if (row.status !== 'draft' && row.status !== 'scheduled') {

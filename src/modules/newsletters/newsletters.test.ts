@@ -383,6 +383,60 @@ describe('newsletters: sending', () => {
     assert.equal(resched.statusCode, 409)
   })
 
+  test('a scheduled newsletter whose button or header image changes gets a new template, submitted, and goes out with it', async () => {
+    const account = await sandboxAccount()
+    await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: { text: 'Zum Shop', url: 'https://shop.example/' } },
+    })
+    const scheduled = await schedule(account, newsletter.id, inHours(1))
+    assert.equal(scheduled.statusCode, 200, scheduled.body)
+    const first = scheduled.json().newsletter.template_id as string
+    assert.ok(first)
+    await drain()
+    const patched = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: { text: 'Jetzt ansehen', url: 'https://shop.example/tulpen' } },
+    })
+    assert.equal(patched.statusCode, 200, patched.body)
+    const after = patched.json().newsletter
+    assert.equal(after.status, 'scheduled')
+    assert.ok(after.template_id && after.template_id !== first, 'a new template for the new button')
+    const old = await account.request({ method: 'GET', url: `/v1/templates/${first}` })
+    assert.equal(old.statusCode, 404, 'the old template is gone')
+    const made = await account.request({ method: 'GET', url: `/v1/templates/${after.template_id}` })
+    assert.equal(made.statusCode, 200, made.body)
+    assert.equal(made.json().template.buttons[0].text, 'Jetzt ansehen')
+    assert.notEqual(made.json().template.provider_status, 'draft', 'submitted for approval')
+    // a draft's button changes without a template: it gets one when scheduled
+    const other = await draft(account)
+    const draftPatch = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${other.id}`,
+      payload: { cta: { text: 'Mehr', url: 'https://shop.example/' } },
+    })
+    assert.equal(draftPatch.json().newsletter.template_id, null)
+    harness.clock.advance(HOUR + 1000)
+    await drain()
+    harness.clock.advance(60_000)
+    await drain()
+    const done = await status(account, newsletter.id)
+    assert.equal(done.status, 'sent', JSON.stringify(done))
+    assert.equal(done.counts.sent + done.counts.delivered + done.counts.read, 1)
+    const sends = await harness.database.query<{ template_id: string }>(
+      `SELECT template_id FROM template_sends WHERE account_id = $1 AND origin = 'newsletter' AND origin_id = $2`,
+      [account.accountId, newsletter.id],
+    )
+    assert.deepEqual(
+      sends.map((s) => s.template_id),
+      [after.template_id],
+    )
+  })
+
   test('while sending is paused it waits and says why; resumed, it goes out', async () => {
     const account = await sandboxAccount()
     await contact(account, 'confirmed')
