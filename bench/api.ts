@@ -11,6 +11,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { loadConfig } from '../src/config.ts'
+import { contactWithTags, pageOfContacts } from '../src/modules/contacts/contacts.repository.ts'
+import { openDatabase } from '../src/platform/db/client.ts'
 import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
@@ -75,6 +78,8 @@ function contactsCsv(): string {
 }
 
 async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string, bare: Bare) {
+  let accountId = ''
+  let contactId = ''
   const cli = async (args: string[]) => {
     const result = await runCli([...args, '--json'], env)
     if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
@@ -120,8 +125,58 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
       const baseline = await load(`${bare.url}/`, bare.child.pid)
       console.log(line(name, await load(`${server.url}${path}`, server.child.pid, headers), baseline))
     }
+    contactId = page.contacts[0].id
+    accountId = account.id
   } finally {
     await server.stop()
+  }
+  await statementsAlone(env, accountId, contactId)
+}
+
+/**
+ * What bounds the two contact routes: the route's own prepared statement run with the same driver and ORM in this
+ * process, CONNECTIONS at a time, without HTTP (the embedded database once the server has stopped and released it).
+ */
+async function statementsAlone(env: NodeJS.ProcessEnv, accountId: string, contactId: string) {
+  const config = loadConfig(env)
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  })
+  try {
+    const rate = async (run: () => Promise<unknown>) => {
+      const until = performance.now() + SECONDS * 1000
+      let done = 0
+      const worker = async () => {
+        while (performance.now() < until) {
+          await run()
+          done++
+        }
+      }
+      const started = performance.now()
+      await Promise.all(Array.from({ length: CONNECTIONS }, worker))
+      return done / ((performance.now() - started) / 1000)
+    }
+    const statements: Array<[string, string, () => Promise<unknown>]> = [
+      ['id', '  the statement of /v1/contacts/{id} alone', () => contactWithTags(database.orm, accountId, contactId)],
+      [
+        'list',
+        '  the statement of /v1/contacts alone',
+        () => pageOfContacts(database.orm, accountId, { limit: 50, offset: 0 }),
+      ],
+    ]
+    for (const [key, name, run] of statements) {
+      if (!ROUTES.includes(key)) continue
+      await rate(run)
+      console.log(
+        `${name.padEnd(34)} ${Math.round(await rate(run))
+          .toLocaleString('en')
+          .padStart(7)} /s (same driver and ORM, no HTTP)`,
+      )
+    }
+  } finally {
+    await database.close()
   }
 }
 

@@ -12,6 +12,14 @@ import { migrate } from '../src/platform/db/migrate.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
+interface DatabaseIo {
+  blocksHit: number
+  blocksRead: number
+  walRecords: number
+  walFpi: number
+  walBytes: number
+}
+
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const SEND_SECONDS = Number(process.env.BENCH_SEND_SECONDS ?? 60)
@@ -110,6 +118,16 @@ try {
     return Number(row.n)
   }
   const log = (message: string, error?: unknown) => console.error(message, error)
+  /** the database's buffer and WAL counters (PostgreSQL only): what a send costs it beyond CPU */
+  const databaseIo = async (): Promise<DatabaseIo | null> => {
+    if (database.kind !== 'postgres') return null
+    const [row] = await database.query<Record<keyof DatabaseIo, string>>(
+      `SELECT d.blks_hit AS "blocksHit", d.blks_read AS "blocksRead", w.wal_records AS "walRecords",
+              w.wal_fpi AS "walFpi", w.wal_bytes AS "walBytes"
+       FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = current_database()`,
+    )
+    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])) as unknown as DatabaseIo
+  }
   // BENCH_FANOUT_ALONE=1 (default): the fan-out with only the newsletter's and the templates' queues, so its time and
   // memory are its own; the sends start after it. 0: every queue at once, as a server runs it (sends start with the
   // first batch and share the process and the database with the rest of the fan-out).
@@ -141,9 +159,11 @@ try {
   peak = process.memoryUsage().rss
   heapPeak = process.memoryUsage().heapUsed
   const sentAtStart = await count(['sent', 'delivered', 'read'])
+  const ioAtStart = await databaseIo()
   const sendStarted = performance.now()
   await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
   const sent = (await count(['sent', 'delivered', 'read'])) - sentAtStart
+  const ioAtEnd = await databaseIo()
   const seconds = (performance.now() - sendStarted) / 1000
   const sendPeak = peak
   const sendHeapPeak = heapPeak
@@ -177,6 +197,12 @@ try {
   console.log(
     `  at the end: ${status.counts.queued.toLocaleString('en')} send records open, ${Number(queuedJobs.n).toLocaleString('en')} send jobs written ahead of the sender; sent ${(status.counts.sent + status.counts.delivered + status.counts.read).toLocaleString('en')}, skipped ${status.counts.skipped}, failed ${status.counts.failed}`,
   )
+  if (ioAtStart && ioAtEnd) {
+    const per = (key: keyof DatabaseIo) => ((ioAtEnd[key] - ioAtStart[key]) / Math.max(sent, 1)).toFixed(1)
+    console.log(
+      `  database per sent message (send window): ${per('blocksHit')} buffer hits, ${per('blocksRead')} blocks read from outside shared_buffers, ${per('walRecords')} WAL records, ${per('walFpi')} full-page images, ${(Number(per('walBytes')) / 1024).toFixed(1)} kB WAL`,
+    )
+  }
   console.log(
     `  sends: ${sent.toLocaleString('en')} in ${seconds.toFixed(1)} s = ${(sent / seconds).toFixed(0)}/s | pace ${PACE}/s | ratio ${(sent / seconds / PACE).toFixed(2)} (goal ≥ 0.9)`,
   )

@@ -1,4 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type {
+  FastifyContextConfig,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { authenticateApiKey, bearerToken, type ResolvedKey, requireScope } from '../auth/authenticate.ts'
@@ -49,13 +56,27 @@ export const pipeline = fp<PipelineOptions>(
     app.decorateRequest('tenant', null as unknown as TenantContext)
     app.decorateRequest('idempotency', null)
     app.addSchema(ErrorSchema)
-    app.addHook('onRoute', documentRoute)
     installJsonParser(app)
 
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.is404 || !isApiRoute(request.routeOptions.url) || request.routeOptions.config.public) return
+    // Each API route gets the hooks it needs as its own (a hook added to the app would run, and cost, on every
+    // request of every route): the credential check on every /v1 route that needs one, the Idempotency-Key hooks on
+    // the routes that accept the header.
+    app.addHook('onRoute', (route) => {
+      documentRoute(route)
+      if (!isApiRoute(route.url)) return
+      const config = (route.config ?? {}) as FastifyContextConfig
+      if (!config.public) route.onRequest = [authenticate, ...hooksOf(route.onRequest)]
+      if (config.idempotent) {
+        route.preValidation = [claimIdempotency, ...hooksOf(route.preValidation)]
+        route.onSend = [...hooksOf(route.onSend), completeIdempotency]
+        route.onRequestAbort = [...hooksOf(route.onRequestAbort), releaseIdempotency]
+        route.onTimeout = [...hooksOf(route.onTimeout), releaseIdempotency]
+      }
+    })
+
+    const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
       // the web app calls /v1 with its session cookie (and its CSRF token on changes); integrations with a key
-      const session = await sessionOfRequest(db, clock, request)
+      const session = request.headers.authorization ? null : await sessionOfRequest(db, clock, request)
       request.tenant =
         session?.tenant ?? (await authenticateApiKey(db, bearerToken(request.headers.authorization), credentials))
       const scope = request.routeOptions.config.scope
@@ -71,10 +92,9 @@ export const pipeline = fp<PipelineOptions>(
           headers: { 'retry-after': String(rate.resetSeconds) },
         })
       }
-    })
+    }
 
-    app.addHook('preValidation', async (request, reply) => {
-      if (!request.routeOptions.config.idempotent) return
+    const claimIdempotency = async (request: FastifyRequest, reply: FastifyReply) => {
       const header = request.headers['idempotency-key']
       if (header === undefined) return
       const key = Array.isArray(header) ? header.join(',') : header
@@ -115,11 +135,12 @@ export const pipeline = fp<PipelineOptions>(
         return reply.send(claim.body)
       }
       request.idempotency = { scope, replayed: false }
-    })
+    }
 
-    app.addHook('preSerialization', async (_request, _reply, payload) => toWire(payload))
+    // toWire is synchronous: a callback hook spares every response a promise
+    app.addHook('preSerialization', (_request, _reply, payload, done) => done(null, toWire(payload)))
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    const completeIdempotency = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const idempotency = request.idempotency
       if (!idempotency || idempotency.replayed) return payload
       request.idempotency = null
@@ -130,16 +151,14 @@ export const pipeline = fp<PipelineOptions>(
         body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '',
       })
       return payload
-    })
+    }
 
     // A request that ended without a response (client gone, process error) frees its key.
-    const release = async (request: FastifyRequest) => {
+    const releaseIdempotency = async (request: FastifyRequest) => {
       if (request.idempotency && !request.idempotency.replayed) {
         await releaseIdempotencyKey(db, request.idempotency.scope).catch(() => {})
       }
     }
-    app.addHook('onRequestAbort', release)
-    app.addHook('onTimeout', release)
 
     app.setNotFoundHandler((request, reply) => {
       reply
@@ -150,6 +169,12 @@ export const pipeline = fp<PipelineOptions>(
   },
   { name: 'herold-pipeline' },
 )
+
+/** A route option's hooks as an array (Fastify takes one function or an array). */
+// biome-ignore lint/suspicious/noExplicitAny: hooks of every kind pass through
+function hooksOf(hooks: any): any[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
+}
 
 /** The API lives under /v1 and needs a credential; pages, health checks and /docs outside it do not. */
 function isApiRoute(url: string | undefined): boolean {
