@@ -161,7 +161,19 @@ try {
   const sentAtStart = await count(['sent', 'delivered', 'read'])
   const ioAtStart = await databaseIo()
   const sendStarted = performance.now()
-  await new Promise((r) => setTimeout(r, SEND_SECONDS * 1000))
+  // the rate of every 10 seconds of the window (stderr): whether it holds, falls off or comes in bursts
+  let lastCount = sentAtStart
+  let lastAt = sendStarted
+  while (performance.now() - sendStarted < SEND_SECONDS * 1000 - 1) {
+    await new Promise((r) => setTimeout(r, Math.min(10_000, SEND_SECONDS * 1000 - (performance.now() - sendStarted))))
+    const n = await count(['sent', 'delivered', 'read'])
+    const at = performance.now()
+    console.error(
+      `  ${((at - sendStarted) / 1000).toFixed(0).padStart(3)} s: ${Math.round(((n - lastCount) * 1000) / (at - lastAt))}/s`,
+    )
+    lastCount = n
+    lastAt = at
+  }
   const sent = (await count(['sent', 'delivered', 'read'])) - sentAtStart
   const ioAtEnd = await databaseIo()
   const seconds = (performance.now() - sendStarted) / 1000
