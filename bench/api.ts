@@ -12,7 +12,7 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { contactWithTags, pageOfContacts } from '../src/modules/contacts/contacts.repository.ts'
+import { contactWithTags, pageOfContactsJson } from '../src/modules/contacts/contacts.repository.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
 
@@ -163,7 +163,7 @@ async function statementsAlone(env: NodeJS.ProcessEnv, accountId: string, contac
       [
         'list',
         '  the statement of /v1/contacts alone',
-        () => pageOfContacts(database.orm, accountId, { limit: 50, offset: 0 }),
+        () => pageOfContactsJson(database.orm, accountId, { limit: 50, offset: 0 }),
       ],
     ]
     for (const [key, name, run] of statements) {

@@ -171,6 +171,59 @@ function prepareReads(db: Db) {
   }
 }
 
+/**
+ * A page of contacts as the API shows them (contactView), written as JSON text by the database: the server passes
+ * the text on instead of turning 51 rows into objects and back into JSON, which cost it about four fifths of the
+ * route's CPU (bench/api.ts). Must show exactly what contactView shows (contacts.test.ts compares the two): tags each
+ * name once in code point order, created_at in UTC with milliseconds as Date.toISOString writes it.
+ */
+function pageJson(db: Db, after: boolean) {
+  const accountId = sql.placeholder('accountId')
+  const limit = sql.placeholder('limit')
+  const offset = sql.placeholder('offset')
+  const c = sql.identifier('c')
+  const column = (name: string) => sql`${c}.${sql.identifier(name)}`
+  const rows = (count: SQL, skip: SQL) => sql`SELECT * FROM ${contacts} WHERE ${contacts.accountId} = ${accountId}
+    ${after ? sql`AND ${contacts.createdAt} > ${sql.placeholder('createdAfter')}` : sql``}
+    ORDER BY ${contacts.createdAt} DESC, ${contacts.id} DESC LIMIT ${count} OFFSET ${skip}`
+  // json_agg of whole rows (their column names are the keys) costs PostgreSQL about a fifth less than
+  // json_build_object per contact; whether more follow is a second look one row past the page
+  return db
+    .select({
+      page: sql<string | null>`json_agg(x)::text`,
+      more: sql<number>`(SELECT count(*)::int FROM (${rows(sql`1`, sql`${offset}::int + ${limit}::int`)}) m)`,
+    })
+    .from(
+      sql`(SELECT ${column('id')}, ${column('name')}, ${column('email')}, ${column('phone')}, ${column('optin_chat')},
+          ${column('optin_email')}, ARRAY(SELECT DISTINCT t.name COLLATE "C" FROM ${contactTags} t
+            WHERE t.account_id = ${column('account_id')} AND t.contact_id = ${column('id')} ORDER BY 1) AS tags,
+          ${column('language')}, ${column('source')}, ${column('acquisition')},
+          to_char(${column('created_at')} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+        FROM (${rows(sql`${limit}::int`, sql`${offset}::int`)}) ${c}) x`,
+    )
+    .prepare(after ? 'contacts_page_json_after' : 'contacts_page_json')
+}
+
+const preparedJson = new WeakMap<Db, { page: ReturnType<typeof pageJson>; after: ReturnType<typeof pageJson> }>()
+
+/** pageOfContacts's page as the JSON text of its contacts (an array), and whether more follow. */
+export async function pageOfContactsJson(
+  db: Db,
+  accountId: string,
+  filter: { createdAfter?: Date; limit: number; offset: number },
+): Promise<{ json: string; hasMore: boolean }> {
+  let prepared = preparedJson.get(db)
+  if (!prepared) {
+    prepared = { page: pageJson(db, false), after: pageJson(db, true) }
+    preparedJson.set(db, prepared)
+  }
+  const page = { accountId, limit: filter.limit, offset: filter.offset }
+  const [row] = filter.createdAfter
+    ? await prepared.after.execute({ ...page, createdAfter: filter.createdAfter.toISOString() })
+    : await prepared.page.execute(page)
+  return { json: row?.page ?? '[]', hasMore: Number(row?.more ?? 0) > 0 }
+}
+
 function reads(db: Db) {
   let prepared = preparedReads.get(db)
   if (!prepared) {

@@ -45,8 +45,12 @@ export function contactsRoutes(service: ContactsService) {
           response: { 200: ListResponse },
         },
       },
-      async (request) => {
-        const page = await service.list(request.tenant, request.query as Static<typeof ListQuery>)
+      async (request, reply) => {
+        const query = request.query as Static<typeof ListQuery>
+        // without a search the database writes the page as JSON, passed on as it is
+        const json = await service.listJson(request.tenant, query)
+        if (json !== null) return reply.type('application/json; charset=utf-8').send(json)
+        const page = await service.list(request.tenant, query)
         const { items, ...rest } = page
         return { contacts: items, ...rest }
       },

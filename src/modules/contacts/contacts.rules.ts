@@ -69,6 +69,11 @@ export interface ContactTag {
 }
 
 /** Each name once, under its strongest origin (system over ki over manuell), sorted by name. */
+/** Code point order, which is UTF-8 byte order and PostgreSQL's COLLATE "C" (the list's page is written there). */
+export function byCodePoint(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b))
+}
+
 export function displayTags(rows: ContactTag[]): ContactTag[] {
   const strongest = new Map<string, TagOrigin>()
   for (const { name, origin } of rows) {
@@ -77,7 +82,7 @@ export function displayTags(rows: ContactTag[]): ContactTag[] {
   }
   return [...strongest.entries()]
     .map(([name, origin]) => ({ name, origin }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort((a, b) => byCodePoint(a.name, b.name))
 }
 
 export interface TagAddition {

@@ -220,6 +220,30 @@ export function contactsService(deps: ContactsServiceDeps) {
       return { ...page, items, ...(query.q === undefined ? {} : { q: query.q.trim() }) }
     },
 
+    /**
+     * list's response body as JSON text, the contacts written by the database (pageOfContactsJson), for GET /contacts
+     * without a search; null when q searches (list answers that).
+     */
+    async listJson(
+      tenant: ContactsTenant,
+      query: { q?: string; limit: number; offset: number; created_after?: string },
+    ): Promise<string | null> {
+      if (query.q !== undefined && searchTerms(query.q)) return null
+      const { json, hasMore } = await repo.pageOfContactsJson(db, tenant.accountId, {
+        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+        limit: query.limit,
+        offset: query.offset,
+      })
+      const rest = {
+        limit: query.limit,
+        offset: query.offset,
+        has_more: hasMore,
+        next_offset: hasMore ? query.offset + query.limit : null,
+        ...(query.q === undefined ? {} : { q: query.q.trim() }),
+      }
+      return `{"contacts":${json},${JSON.stringify(rest).slice(1)}`
+    },
+
     async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
       const found = await repo.contactWithTags(db, tenant.accountId, id)
       if (!found) throw notFound('contact')

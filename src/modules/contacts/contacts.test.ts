@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { consentHistory, importContacts, recordOptinChange, registerContactCleanup } from './index.ts'
+import { toWire } from '../../platform/http/serializer.ts'
+import {
+  consentHistory,
+  contactsServiceFor,
+  importContacts,
+  recordOptinChange,
+  registerContactCleanup,
+} from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
@@ -775,5 +782,66 @@ describe('import contacts', () => {
     assert.equal(report.created, 2)
     assert.deepEqual(report.rejected_lines, [{ line: 4, reason: "the plan's limit of 2 contacts is reached" }])
     assert.equal((await create(account, { email: 'd@example.com' })).json().error.code, 'limit_reached')
+  })
+})
+
+describe('GET /contacts without a search: the page written as JSON by the database', () => {
+  test('shows exactly what the contact view shows, page by page, with has_more, next_offset and created_after', async () => {
+    const account = await createTestAccount(harness)
+    const names = ['Anna "Quote" Back\\slash', 'Zeile\nzwei\tTab\u0001', 'Ümlaut Öl', 'Emoji 😀 Name', '']
+    const ids: string[] = []
+    for (const [i, name] of names.entries()) {
+      const response = await account.request({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload:
+          i % 2 ? { name, phone: `+4915112345${String(i).padStart(3, '0')}` } : { name, email: `p${i}@x.example` },
+      })
+      assert.equal(response.statusCode, 201, response.body)
+      ids.push(response.json().contact.id)
+    }
+    // a creation time with microseconds (shown to the millisecond, as the rows are), and tags under several origins,
+    // of mixed case, with umlauts and outside the basic plane (code point order differs from UTF-16's there)
+    await harness.database.query(
+      `UPDATE contacts SET created_at = '2026-03-01 10:00:00.123987+00' WHERE account_id = $1 AND id = $2`,
+      [account.accountId, ids[2]],
+    )
+    await harness.database.query(
+      `INSERT INTO contact_tags (account_id, contact_id, name, origin) VALUES
+        ($1, $2, 'vip', 'manuell'), ($1, $2, 'vip', 'system'), ($1, $2, 'Zebra', 'ki'), ($1, $2, 'apfel', 'manuell'),
+        ($1, $2, 'Äpfel', 'manuell'), ($1, $2, '😀 froh', 'manuell'), ($1, $2, 'ﬀ ligatur', 'manuell'),
+        ($1, $3, 'vip', 'ki')`,
+      [account.accountId, ids[0], ids[3]],
+    )
+    const service = contactsServiceFor(harness)
+    const tenant = { accountId: account.accountId, account: { plan: 'default', language: 'de' } }
+    const queries: Array<{ limit: number; offset: number; created_after?: string; q?: string }> = [
+      { limit: 50, offset: 0 },
+      { limit: 2, offset: 0 },
+      { limit: 2, offset: 2 },
+      { limit: 2, offset: 4 },
+      { limit: 3, offset: 10 },
+      { limit: 50, offset: 0, created_after: '2026-03-01T10:00:00.123Z' },
+      { limit: 50, offset: 0, q: '  ' },
+    ]
+    for (const query of queries) {
+      const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))
+      const response = await account.request({ method: 'GET', url: `/v1/contacts?${search}` })
+      assert.equal(response.statusCode, 200, response.body)
+      assert.match(String(response.headers['content-type']), /^application\/json/)
+      const { items, ...rest } = await service.list(tenant, query)
+      const expected = JSON.parse(JSON.stringify(toWire({ contacts: items, ...rest })))
+      assert.deepEqual(response.json(), expected, JSON.stringify(query))
+    }
+    const all = (await account.request({ method: 'GET', url: '/v1/contacts?limit=50' })).json()
+    assert.equal(all.contacts.length, 5)
+    const tagged = all.contacts.find((c: Json) => c.id === ids[0])
+    assert.deepEqual(tagged.tags, ['Zebra', 'apfel', 'vip', 'Äpfel', 'ﬀ ligatur', '😀 froh'])
+    const dated = all.contacts.find((c: Json) => c.id === ids[2])
+    assert.equal(dated.created_at, '2026-03-01T10:00:00.123Z')
+    assert.equal(all.contacts.find((c: Json) => c.id === ids[1]).name, 'Zeile\nzwei\tTab\u0001')
+    // the contact read alone shows the same
+    const one = (await account.request({ method: 'GET', url: `/v1/contacts/${ids[0]}` })).json()
+    assert.deepEqual(one.contact, tagged)
   })
 })
