@@ -106,6 +106,9 @@ export class JobRunner {
   /** a recomputation of the timer held back by SCHEDULE_MIN_INTERVAL_MS */
   #scheduleLater: NodeJS.Timeout | null = null
   #scheduledAt = Number.NEGATIVE_INFINITY
+  /** a look at the schedule is running; another was asked for meanwhile */
+  #looking = false
+  #lookAgain = false
   #finishedSinceVacuum = 0
   #heartbeat: NodeJS.Timeout | null = null
   #unlisten: (() => Promise<void>) | null = null
@@ -345,8 +348,23 @@ export class JobRunner {
       this.#scheduleLater.unref()
       return
     }
+    // one look at a time: a look asked for while one runs is made once it is done
+    if (this.#looking) {
+      this.#lookAgain = true
+      return
+    }
     this.#scheduledAt = performance.now()
-    const due = await nextDueByQueue(this.#options.database.orm, this.#options.clock, this.#queues)
+    this.#looking = true
+    let due: Awaited<ReturnType<typeof nextDueByQueue>>
+    try {
+      due = await nextDueByQueue(this.#options.database.orm, this.#options.clock, this.#queues)
+    } finally {
+      this.#looking = false
+      if (this.#lookAgain) {
+        this.#lookAgain = false
+        setImmediate(() => this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error)))
+      }
+    }
     if (this.#stopped) return
     // a job that came due between two looks is in no timer (the timer knows future times only): under a stream of
     // sends, which recomputes the timer every SCHEDULE_MIN_INTERVAL_MS, a newsletter's progress check due in 5 s was
