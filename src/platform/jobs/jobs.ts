@@ -243,8 +243,7 @@ export async function nextDueByQueue(
     SELECT q.queue,
       (SELECT run_at FROM jobs WHERE state = 'queued' AND queue = q.queue AND run_at > ${now}
         ORDER BY run_at LIMIT 1) AS run_at,
-      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue = q.queue AND locked_until > ${now})
-        AS lease_at,
+      (SELECT min(locked_until) FROM jobs WHERE state = 'running' AND queue = q.queue) AS lease_at,
       (SELECT run_at FROM jobs WHERE state = 'queued' AND queue = q.queue ORDER BY run_at LIMIT 1) <= ${now}
         AS due_now
     FROM jsonb_array_elements_text(${JSON.stringify(queues)}::jsonb) AS q(queue)`)

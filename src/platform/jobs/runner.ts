@@ -369,11 +369,18 @@ export class JobRunner {
     // a job that came due between two looks is in no timer (the timer knows future times only): under a stream of
     // sends, which recomputes the timer every SCHEDULE_MIN_INTERVAL_MS, a newsletter's progress check due in 5 s was
     // passed over every time and never ran. Queues with due work are woken now (at most this often).
-    const dueNow = due.filter((d) => d.dueNow && !this.#dirty.has(d.queue)).map((d) => d.queue)
+    const now = this.#options.clock.now().getTime()
+    // Likewise a lease that ran out between two looks (a dead worker's jobs): the timer knew it only while it lay
+    // ahead, so under a stream of looks it was passed over and the jobs stayed `running` for good. Queues holding an
+    // expired lease are reaped now.
+    const expired = due.filter((d) => d.leaseAt !== null && d.leaseAt.getTime() <= now).map((d) => d.queue)
+    for (const queue of expired) this.#reapDue.add(queue)
+    const dueNow = due
+      .filter((d) => (d.dueNow && !this.#dirty.has(d.queue)) || expired.includes(d.queue))
+      .map((d) => d.queue)
     if (dueNow.length > 0) this.wake(dueNow)
     if (this.#timer) clearTimeout(this.#timer)
-    const now = this.#options.clock.now().getTime()
-    const times = due.flatMap((d) => [d.runAt, d.leaseAt]).filter((t): t is Date => t !== null)
+    const times = due.flatMap((d) => [d.runAt, d.leaseAt]).filter((t): t is Date => t !== null && t.getTime() > now)
     const untilDue = times.length > 0 ? Math.min(...times.map((t) => t.getTime())) - now : Number.POSITIVE_INFINITY
     const delay = Math.max(1, Math.min(this.#options.pollMs, untilDue + 5))
     const polling = delay >= this.#options.pollMs
