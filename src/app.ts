@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import { toolServer } from './mcp/server.ts'
@@ -10,6 +10,7 @@ import type { Database } from './platform/db/client.ts'
 import { homePage } from './platform/http/home.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
+import { lazyRequestLogger, OneLinePerRequest } from './platform/http/request-log.ts'
 import { webApp, webAppBuilt } from './platform/http/web-app.ts'
 import type { HeroldModule } from './platform/module.ts'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
@@ -24,30 +25,11 @@ export interface AppDeps {
   extraModules?: HeroldModule[]
 }
 
-/**
- * One log line a request, written when it is answered, with flat fields, instead of Fastify's two (received,
- * completed) with the request and reply serializers. With the pipeline's hooks on the routes that need them, GET
- * /v1/me on the embedded database went from 15,600 to 19,200 req/s on this machine.
- */
-class OneLinePerRequest extends LogController {
-  override incomingRequest(): void {}
-
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = {
-      method: request.method,
-      url: request.url,
-      statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime,
-    }
-    if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else reply.log.info(line, 'request completed')
-  }
-}
-
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     logController: new OneLinePerRequest(),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     ajv: {

@@ -13,6 +13,7 @@ import { maintenanceWorker } from './platform/db/maintenance.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
 import { jobRunnerFor } from './platform/jobs/runner.ts'
+import { batchedLogDestination } from './platform/log-destination.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
 
 /** One full collection, once, after the start (node's --expose-gc set at run time, then gc from a new context). */
@@ -35,6 +36,13 @@ export async function serve(
   options: { logsToStderr?: boolean } = {},
 ): Promise<RunningServer> {
   const logStream = batchedLogDestination(options.logsToStderr ? 2 : 1)
+  // what the last turn logged is written when the process exits (or the server stops)
+  const flushLog = () => logStream.flushSync()
+  process.once('exit', flushLog)
+  const stopLog = () => {
+    process.off('exit', flushLog)
+    flushLog()
+  }
   const embedded = !config.databaseUrl
   if (embedded) {
     const holder = readServerFile(config.dataDir)
@@ -90,38 +98,16 @@ export async function serve(
     // The start's garbage (a first start's initdb instance of PGlite, the module loader's) would otherwise hold
     // hundreds of MB until the heap grows enough to collect it.
     if (embedded) collectGarbage()
-    return { app, url, stop: () => shutdown(stops, database, embedded ? config.dataDir : null) }
+    const stop = async () => {
+      await shutdown(stops, database, embedded ? config.dataDir : null)
+      stopLog()
+    }
+    return { app, url, stop }
   } catch (error) {
     await shutdown(stops, database, embedded ? config.dataDir : null)
+    stopLog()
     throw error
   }
-}
-
-/**
- * Where the server's log lines go. Two lines a request (received, completed), each its own synchronous write to
- * stdout, cost about half the CPU of a request answered from the credential cache. Here the lines of one turn of
- * the event loop are written together, asynchronously, after that turn (at most a turn late; a quiet server still
- * writes each line at once); pino flushes what is left when the process exits.
- */
-function batchedLogDestination(fd: number) {
-  const stream = pino.destination({ dest: fd, sync: false, minLength: 8 * 1024 })
-  let scheduled = false
-  const flush = () => {
-    scheduled = false
-    // a stream ended at the exit (pino ends it then) has nothing left to write
-    try {
-      stream.flush()
-    } catch {}
-  }
-  const write = stream.write.bind(stream)
-  stream.write = (line: string) => {
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(flush)
-    }
-    return write(line)
-  }
-  return stream
 }
 
 async function shutdown(stops: Array<() => Promise<void>>, database: Database, dataDir: string | null) {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 export const API_KEY_PREFIX = 'hk_'
 export const OAUTH_TOKEN_PREFIX = 'hoa_'
@@ -17,5 +17,5 @@ export function generateOAuthToken(): { token: string; hash: string } {
 
 // The secrets carry 256 random bits, so a fast hash cannot be brute-forced; a slow one would cost every request.
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  return hash('sha256', secret, 'hex')
 }

@@ -1,0 +1,112 @@
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import type { Bindings, ChildLoggerOptions } from 'pino'
+
+/**
+ * One log line a request, written when it is answered, with flat fields, instead of Fastify's two (received,
+ * completed) with the request and reply serializers. With the pipeline's hooks on the routes that need them, GET
+ * /v1/me on the embedded database went from 15,600 to 19,200 req/s on this machine.
+ */
+export class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime,
+    }
+    if (error) reply.log.error({ ...line, err: error }, 'request errored')
+    else reply.log.info(line, 'request completed')
+  }
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+type Level = (typeof LEVELS)[number]
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * A request's logger (`request.log`) that becomes a real pino child only when a call needs one. Fastify makes a
+ * child with the request id for every request; most requests log only their one line, which this writes through
+ * the parent with the request id as a field (the same line a child writes). Under GET /v1/me the children cost
+ * about 3 % of the server's CPU.
+ */
+class RequestLogger {
+  #child: FastifyBaseLogger | null = null
+  private readonly parent: FastifyBaseLogger
+  private readonly bindings: Bindings
+  private readonly options: ChildLoggerOptions
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.parent = parent
+    this.bindings = bindings
+    this.options = options
+  }
+
+  get level(): string {
+    return this.parent.level
+  }
+  set level(level: string) {
+    this.real().level = level
+  }
+
+  private real(): FastifyBaseLogger {
+    this.#child ??= this.parent.child(this.bindings, this.options)
+    return this.#child
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    const [first, ...rest] = args
+    if (this.#child === null && Object.keys(this.options).length === 0) {
+      // biome-ignore lint/suspicious/noExplicitAny: pino's log functions take a message or an object and a message
+      const log = this.parent[level] as (...args: any[]) => void
+      if (typeof first === 'string') {
+        log.call(this.parent, this.bindings, first, ...rest)
+        return
+      }
+      if (isPlainObject(first)) {
+        log.call(this.parent, { ...this.bindings, ...first }, ...rest)
+        return
+      }
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    ;(this.real()[level] as (...args: any[]) => void)(...args)
+  }
+
+  fatal(...args: unknown[]) {
+    this.write('fatal', args)
+  }
+  error(...args: unknown[]) {
+    this.write('error', args)
+  }
+  warn(...args: unknown[]) {
+    this.write('warn', args)
+  }
+  info(...args: unknown[]) {
+    this.write('info', args)
+  }
+  debug(...args: unknown[]) {
+    this.write('debug', args)
+  }
+  trace(...args: unknown[]) {
+    this.write('trace', args)
+  }
+  silent() {}
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(bindings, options)
+  }
+}
+
+/** Fastify's childLoggerFactory: each request's logger is made lazily (see RequestLogger). */
+export function lazyRequestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  return new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger
+}
