@@ -85,12 +85,14 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
     if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
     return JSON.parse(result.stdout)
   }
+  // its log goes to a file, as an operator's would, not through a pipe into this process (the load generator's)
   const server = await startProcess(
     process.execPath,
     [...NODE_ARGS, 'src/cli/main.ts', 'serve'],
     { ...env, PORT: String(await freePort()) },
     listeningAt,
     120_000,
+    { logFile: path.join(tempDataDir(), 'herold.log') },
   )
   try {
     // the operator's way to give a large integration more than the spec's 120 requests a minute

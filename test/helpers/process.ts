@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -65,6 +65,55 @@ export interface ServerProcess {
   stop(): Promise<number | null>
 }
 
+export interface StartOptions {
+  /**
+   * The process writes its stdout and stderr to this file, as an operator's `npm start > herold.log` does, instead
+   * of into a pipe this process reads (benchmarks: the load generator must not also be the log's reader).
+   */
+  logFile?: string
+}
+
+function stopper(child: ChildProcess) {
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, 'SIGTERM')
+      } catch {}
+    }
+    return exited
+  }
+}
+
+function startLoggingToFile(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (output: string) => string | null,
+  timeoutMs: number,
+  logFile: string,
+): Promise<ServerProcess> {
+  const fd = openSync(logFile, 'a')
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  const stop = stopper(child)
+  const output = () => readFileSync(logFile, 'utf8')
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const look = () => {
+      const url = ready(output())
+      if (url) return resolve({ child, url, output, stop })
+      if (child.exitCode !== null) return reject(new Error(`process exited with ${child.exitCode}:\n${output()}`))
+      if (Date.now() - started > timeoutMs) {
+        void stop()
+        return reject(new Error(`process did not become ready in ${timeoutMs} ms:\n${output()}`))
+      }
+      setTimeout(look, 100)
+    }
+    look()
+  })
+}
+
 /** Starts a long-running command and waits until `ready(output)` returns a base URL. */
 export function startProcess(
   command: string,
@@ -72,7 +121,9 @@ export function startProcess(
   env: NodeJS.ProcessEnv,
   ready: (output: string) => string | null,
   timeoutMs = 180_000,
+  options: StartOptions = {},
 ): Promise<ServerProcess> {
+  if (options.logFile) return startLoggingToFile(command, args, env, ready, timeoutMs, options.logFile)
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, env, detached: true })
     let output = ''
