@@ -182,7 +182,6 @@ function pageJson(db: Db, after: boolean) {
   const limit = sql.placeholder('limit')
   const offset = sql.placeholder('offset')
   const c = sql.identifier('c')
-  const column = (name: string) => sql`${c}.${sql.identifier(name)}`
   const rows = (count: SQL, skip: SQL) => sql`SELECT * FROM ${contacts} WHERE ${contacts.accountId} = ${accountId}
     ${after ? sql`AND ${contacts.createdAt} > ${sql.placeholder('createdAfter')}` : sql``}
     ORDER BY ${contacts.createdAt} DESC, ${contacts.id} DESC LIMIT ${count} OFFSET ${skip}`
@@ -193,15 +192,48 @@ function pageJson(db: Db, after: boolean) {
       page: sql<string | null>`json_agg(x)::text`,
       more: sql<number>`(SELECT count(*)::int FROM (${rows(sql`1`, sql`${offset}::int + ${limit}::int`)}) m)`,
     })
-    .from(
-      sql`(SELECT ${column('id')}, ${column('name')}, ${column('email')}, ${column('phone')}, ${column('optin_chat')},
-          ${column('optin_email')}, ARRAY(SELECT DISTINCT t.name COLLATE "C" FROM ${contactTags} t
-            WHERE t.account_id = ${column('account_id')} AND t.contact_id = ${column('id')} ORDER BY 1) AS tags,
-          ${column('language')}, ${column('source')}, ${column('acquisition')},
-          to_char(${column('created_at')} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-        FROM (${rows(sql`${limit}::int`, sql`${offset}::int`)}) ${c}) x`,
-    )
+    .from(sql`(SELECT ${viewColumns(c)} FROM (${rows(sql`${limit}::int`, sql`${offset}::int`)}) ${c}) x`)
     .prepare(after ? 'contacts_page_json_after' : 'contacts_page_json')
+}
+
+/**
+ * The columns of contactView, named as its fields, of the contacts row `c`: tags each name once in code point order,
+ * created_at in UTC with milliseconds as Date.toISOString writes it.
+ */
+function viewColumns(c: ReturnType<typeof sql.identifier>) {
+  const column = (name: string) => sql`${c}.${sql.identifier(name)}`
+  return sql`${column('id')}, ${column('name')}, ${column('email')}, ${column('phone')}, ${column('optin_chat')},
+    ${column('optin_email')}, ARRAY(SELECT DISTINCT t.name COLLATE "C" FROM ${contactTags} t
+      WHERE t.account_id = ${column('account_id')} AND t.contact_id = ${column('id')} ORDER BY 1) AS tags,
+    ${column('language')}, ${column('source')}, ${column('acquisition')},
+    to_char(${column('created_at')} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`
+}
+
+function contactJsonStatement(db: Db) {
+  const c = sql.identifier('c')
+  return db
+    .select({ contact: sql<string>`row_to_json(x)::text` })
+    .from(
+      sql`(SELECT ${viewColumns(c)} FROM ${contacts} ${c}
+        WHERE ${c}.account_id = ${sql.placeholder('accountId')} AND ${c}.id = ${sql.placeholder('id')}) x`,
+    )
+    .prepare('contacts_by_id_json')
+}
+
+const preparedContactJson = new WeakMap<Db, ReturnType<typeof contactJsonStatement>>()
+
+/**
+ * One contact as the API shows it (contactView), written as JSON text by the database, as pageOfContactsJson writes
+ * a page: for GET /contacts/{id}, passed on as it is.
+ */
+export async function contactJson(db: Db, accountId: string, id: string): Promise<string | undefined> {
+  let prepared = preparedContactJson.get(db)
+  if (!prepared) {
+    prepared = contactJsonStatement(db)
+    preparedContactJson.set(db, prepared)
+  }
+  const [row] = await prepared.execute({ accountId, id })
+  return row?.contact
 }
 
 const preparedJson = new WeakMap<Db, { page: ReturnType<typeof pageJson>; after: ReturnType<typeof pageJson> }>()

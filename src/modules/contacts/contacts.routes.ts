@@ -109,9 +109,9 @@ export function contactsRoutes(service: ContactsService) {
         config: { scope: 'contacts:read' },
         schema: { summary: 'One contact', tags, params: ContactId, response: { 200: ContactResponse } },
       },
-      async (request) => {
+      async (request, reply) => {
         const { id } = request.params as Static<typeof ContactId>
-        return { contact: await service.get(request.tenant, id) }
+        return reply.type('application/json; charset=utf-8').send(await service.getJson(request.tenant, id))
       },
     )
 

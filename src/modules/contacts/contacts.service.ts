@@ -244,6 +244,13 @@ export function contactsService(deps: ContactsServiceDeps) {
       return `{"contacts":${json},${JSON.stringify(rest).slice(1)}`
     },
 
+    /** GET /contacts/{id}'s body as JSON text, the contact written by the database (repo.contactJson). */
+    async getJson(tenant: ContactsTenant, id: string): Promise<string> {
+      const json = await repo.contactJson(db, tenant.accountId, id)
+      if (json === undefined) throw notFound('contact')
+      return `{"contact":${json}}`
+    },
+
     async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
       const found = await repo.contactWithTags(db, tenant.accountId, id)
       if (!found) throw notFound('contact')

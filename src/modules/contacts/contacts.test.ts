@@ -840,8 +840,17 @@ describe('GET /contacts without a search: the page written as JSON by the databa
     const dated = all.contacts.find((c: Json) => c.id === ids[2])
     assert.equal(dated.created_at, '2026-03-01T10:00:00.123Z')
     assert.equal(all.contacts.find((c: Json) => c.id === ids[1]).name, 'Zeile\nzwei\tTab\u0001')
-    // the contact read alone shows the same
-    const one = (await account.request({ method: 'GET', url: `/v1/contacts/${ids[0]}` })).json()
-    assert.deepEqual(one.contact, tagged)
+    // each contact read alone (also written by the database) shows what the contact view shows, and the list
+    for (const id of ids) {
+      const response = await account.request({ method: 'GET', url: `/v1/contacts/${id}` })
+      assert.equal(response.statusCode, 200, response.body)
+      assert.match(String(response.headers['content-type']), /^application\/json/)
+      const expected = JSON.parse(JSON.stringify(toWire({ contact: await service.get(tenant, id) })))
+      assert.deepEqual(response.json(), expected)
+      assert.deepEqual(
+        response.json().contact,
+        all.contacts.find((c: Json) => c.id === id),
+      )
+    }
   })
 })
