@@ -12,7 +12,7 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { contactWithTags, pageOfContactsJson } from '../src/modules/contacts/contacts.repository.ts'
+import { contactJson, pageOfContactsJson } from '../src/modules/contacts/contacts.repository.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
 
@@ -136,8 +136,9 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
 }
 
 /**
- * What bounds the two contact routes: the route's own prepared statement run with the same driver and ORM in this
- * process, CONNECTIONS at a time, without HTTP (the embedded database once the server has stopped and released it).
+ * What bounds the two contact routes: the route's own prepared statement run with the same driver, the same way, in
+ * this process, CONNECTIONS at a time, without HTTP (the embedded database once the server has stopped and released
+ * it).
  */
 async function statementsAlone(env: NodeJS.ProcessEnv, accountId: string, contactId: string) {
   const config = loadConfig(env)
@@ -161,7 +162,7 @@ async function statementsAlone(env: NodeJS.ProcessEnv, accountId: string, contac
       return done / ((performance.now() - started) / 1000)
     }
     const statements: Array<[string, string, () => Promise<unknown>]> = [
-      ['id', '  the statement of /v1/contacts/{id} alone', () => contactWithTags(database.orm, accountId, contactId)],
+      ['id', '  the statement of /v1/contacts/{id} alone', () => contactJson(database.orm, accountId, contactId)],
       [
         'list',
         '  the statement of /v1/contacts alone',
@@ -174,7 +175,7 @@ async function statementsAlone(env: NodeJS.ProcessEnv, accountId: string, contac
       console.log(
         `${name.padEnd(34)} ${Math.round(await rate(run))
           .toLocaleString('en')
-          .padStart(7)} /s (same driver and ORM, no HTTP)`,
+          .padStart(7)} /s (same driver, no HTTP)`,
       )
     }
   } finally {

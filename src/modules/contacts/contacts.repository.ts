@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { hotStatement } from '../../platform/db/hot-statement.ts'
 import { insertEventsSql } from '../../platform/events/events.ts'
 import { type ContactTag, likeContains, type OptinState, type SearchTerms, type TagOrigin } from './contacts.rules.ts'
 import { consentRecords, contactCounts, contacts, contactTags } from './contacts.tables.ts'
@@ -193,8 +194,10 @@ function pageJson(db: Db, after: boolean) {
       more: sql<number>`(SELECT count(*)::int FROM (${rows(sql`1`, sql`${offset}::int + ${limit}::int`)}) m)`,
     })
     .from(sql`(SELECT ${viewColumns(c)} FROM (${rows(sql`${limit}::int`, sql`${offset}::int`)}) ${c}) x`)
-    .prepare(after ? 'contacts_page_json_after' : 'contacts_page_json')
 }
+
+const pageJsonStatement = hotStatement('contacts_page_json', (db) => pageJson(db, false))
+const pageJsonAfterStatement = hotStatement('contacts_page_json_after', (db) => pageJson(db, true))
 
 /**
  * The columns of contactView, named as its fields, of the contacts row `c`: tags each name once in code point order,
@@ -209,34 +212,22 @@ function viewColumns(c: ReturnType<typeof sql.identifier>) {
     to_char(${column('created_at')} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`
 }
 
-function contactJsonStatement(db: Db) {
+const contactJsonStatement = hotStatement('contacts_by_id_json', (db) => {
   const c = sql.identifier('c')
-  return db
-    .select({ contact: sql<string>`row_to_json(x)::text` })
-    .from(
-      sql`(SELECT ${viewColumns(c)} FROM ${contacts} ${c}
+  return db.select({ contact: sql<string>`row_to_json(x)::text` }).from(
+    sql`(SELECT ${viewColumns(c)} FROM ${contacts} ${c}
         WHERE ${c}.account_id = ${sql.placeholder('accountId')} AND ${c}.id = ${sql.placeholder('id')}) x`,
-    )
-    .prepare('contacts_by_id_json')
-}
-
-const preparedContactJson = new WeakMap<Db, ReturnType<typeof contactJsonStatement>>()
+  )
+})
 
 /**
  * One contact as the API shows it (contactView), written as JSON text by the database, as pageOfContactsJson writes
  * a page: for GET /contacts/{id}, passed on as it is.
  */
 export async function contactJson(db: Db, accountId: string, id: string): Promise<string | undefined> {
-  let prepared = preparedContactJson.get(db)
-  if (!prepared) {
-    prepared = contactJsonStatement(db)
-    preparedContactJson.set(db, prepared)
-  }
-  const [row] = await prepared.execute({ accountId, id })
-  return row?.contact
+  const [row] = await contactJsonStatement(db, { accountId, id })
+  return row?.[0] as string | undefined
 }
-
-const preparedJson = new WeakMap<Db, { page: ReturnType<typeof pageJson>; after: ReturnType<typeof pageJson> }>()
 
 /** pageOfContacts's page as the JSON text of its contacts (an array), and whether more follow. */
 export async function pageOfContactsJson(
@@ -244,16 +235,11 @@ export async function pageOfContactsJson(
   accountId: string,
   filter: { createdAfter?: Date; limit: number; offset: number },
 ): Promise<{ json: string; hasMore: boolean }> {
-  let prepared = preparedJson.get(db)
-  if (!prepared) {
-    prepared = { page: pageJson(db, false), after: pageJson(db, true) }
-    preparedJson.set(db, prepared)
-  }
   const page = { accountId, limit: filter.limit, offset: filter.offset }
   const [row] = filter.createdAfter
-    ? await prepared.after.execute({ ...page, createdAfter: filter.createdAfter.toISOString() })
-    : await prepared.page.execute(page)
-  return { json: row?.page ?? '[]', hasMore: Number(row?.more ?? 0) > 0 }
+    ? await pageJsonAfterStatement(db, { ...page, createdAfter: filter.createdAfter.toISOString() })
+    : await pageJsonStatement(db, page)
+  return { json: (row?.[0] as string | null) ?? '[]', hasMore: Number(row?.[1] ?? 0) > 0 }
 }
 
 function reads(db: Db) {
