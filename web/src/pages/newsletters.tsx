@@ -589,8 +589,9 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
   const status = useQuery({
     queryKey: ['newsletter-status', id],
     queryFn: () => call(v1.GET('/v1/newsletters/{id}/status', { params: { path: { id } } })),
-    // counts move while it sends: look again every two seconds until it is done
-    refetchInterval: (query) => (live || (query.state.data && query.state.data.phase !== 'done') ? 2000 : false),
+    // counts move while it sends: look again every two seconds until it is done; after that delivery and read
+    // receipts and clicks still come in, so every ten seconds while the page is open
+    refetchInterval: (query) => (live || (query.state.data && query.state.data.phase !== 'done') ? 2000 : 10_000),
     placeholderData: keepPreviousData,
   })
   const s = status.data
