@@ -35,14 +35,6 @@ export async function serve(
   print: (line: string) => void = console.log,
   options: { logsToStderr?: boolean } = {},
 ): Promise<RunningServer> {
-  const logStream = batchedLogDestination(options.logsToStderr ? 2 : 1)
-  // what the last turn logged is written when the process exits (or the server stops)
-  const flushLog = () => logStream.flushSync()
-  process.once('exit', flushLog)
-  const stopLog = () => {
-    process.off('exit', flushLog)
-    flushLog()
-  }
   const embedded = !config.databaseUrl
   if (embedded) {
     const holder = readServerFile(config.dataDir)
@@ -51,6 +43,14 @@ export async function serve(
         `another Herold server (pid ${holder.pid}) holds ${config.dataDir}; stop it or use another HEROLD_DATA_DIR`,
       )
     }
+  }
+  const logStream = batchedLogDestination(options.logsToStderr ? 2 : 1)
+  // what the last turn logged is written when the process exits (or the server stops)
+  const flushLog = () => logStream.flushSync()
+  process.once('exit', flushLog)
+  const stopLog = () => {
+    process.off('exit', flushLog)
+    flushLog()
   }
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,

@@ -22,6 +22,10 @@ async function appWithLines() {
     request.log.error(new Error('an error as the first argument'))
     return { ok: true }
   })
+  app.get('/quiet-route', { logLevel: 'warn' }, async (request) => {
+    request.log.info('left out at this route')
+    return { level: request.log.level }
+  })
   app.get('/child', async (request) => {
     request.log.child({ part: 'inner' }).info('from a child')
     return { ok: true }
@@ -46,6 +50,17 @@ test('each request writes one line with its request id, method, url, status and 
   assert.equal(line.statusCode, 200)
   assert.equal(typeof line.responseTime, 'number')
   assert.equal(line.level, 30)
+  await app.close()
+})
+
+test("a route's own log level holds, and request.log says it", async () => {
+  const { app, lines } = await appWithLines()
+  const response = await app.inject({ url: '/quiet-route' })
+  assert.equal(response.json().level, 'warn')
+  assert.equal(
+    lines.some((line) => line.msg === 'left out at this route'),
+    false,
+  )
   await app.close()
 })
 

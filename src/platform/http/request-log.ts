@@ -41,15 +41,18 @@ class RequestLogger {
   private readonly parent: FastifyBaseLogger
   private readonly bindings: Bindings
   private readonly options: ChildLoggerOptions
+  /** without child options (a route's own log level) a line can go through the parent as it is */
+  private readonly throughParent: boolean
 
   constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
     this.parent = parent
     this.bindings = bindings
     this.options = options
+    this.throughParent = Object.keys(options).length === 0
   }
 
   get level(): string {
-    return this.parent.level
+    return (this.#child ?? this.parent).level
   }
   set level(level: string) {
     this.real().level = level
@@ -62,7 +65,7 @@ class RequestLogger {
 
   private write(level: Level, args: unknown[]): void {
     const [first, ...rest] = args
-    if (this.#child === null && Object.keys(this.options).length === 0) {
+    if (this.#child === null && this.throughParent) {
       // biome-ignore lint/suspicious/noExplicitAny: pino's log functions take a message or an object and a message
       const log = this.parent[level] as (...args: any[]) => void
       if (typeof first === 'string') {
