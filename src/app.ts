@@ -28,7 +28,8 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
-    logController: new OneLinePerRequest(),
+    // the server's own logger (a level and a stream) gets its request lines written without pino
+    logController: new OneLinePerRequest(typeof deps.logger === 'object' ? deps.logger.stream : undefined),
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: false,

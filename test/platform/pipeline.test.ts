@@ -152,6 +152,25 @@ describe('credentials are cached per process, and every change shows on the next
     }
   })
 
+  test('a key answered from the cache gets the same refusals as one read from the database', async () => {
+    const narrow = await createTestAccount(harness, { scopes: ['contacts:read'] })
+    for (let i = 0; i < 2; i++) {
+      // the first request reads the key, the second finds it in the cache
+      assert.equal((await narrow.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)
+      assertError(
+        await narrow.request({ method: 'POST', url: '/v1/_probe/things', payload: { name: 'a' } }),
+        403,
+        'forbidden',
+        'apikey_scope_fehlt',
+      )
+    }
+    const blocked = await createTestAccount(harness)
+    await blockAccount(harness.database.orm, blocked.accountId)
+    for (let i = 0; i < 2; i++)
+      assertError(await blocked.request({ method: 'GET', url: '/v1/me' }), 403, 'account_blocked')
+    assert.equal(probe.state.executions, 0)
+  })
+
   test('a key used a moment ago, then revoked: 401', async () => {
     const caller = await createTestAccount(harness)
     assert.equal((await caller.request({ method: 'GET', url: '/v1/me' })).statusCode, 200)

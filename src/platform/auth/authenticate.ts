@@ -65,10 +65,7 @@ export async function authenticateApiKey(
   token: string,
   cache?: CredentialCache<ResolvedKey>,
 ): Promise<TenantContext> {
-  if (token.startsWith(OAUTH_TOKEN_PREFIX)) {
-    throw unauthorized('OAuth access tokens are only accepted by the tool server; use an API key')
-  }
-  const hash = hashSecret(token)
+  const hash = hashOfApiKey(token)
   let resolved: ResolvedKey | undefined
   try {
     resolved = cache ? await cache.get(hash, () => loadApiKey(db, hash)) : await loadApiKey(db, hash)
@@ -77,6 +74,26 @@ export async function authenticateApiKey(
       headers: { 'retry-after': '60' },
     })
   }
+  return tenantOf(resolved)
+}
+
+/**
+ * authenticateApiKey's answer when the credential cache holds the key, synchronously (the same errors); undefined
+ * when it does not (the caller then awaits authenticateApiKey).
+ */
+export function cachedApiKey(token: string, cache: CredentialCache<ResolvedKey>): TenantContext | undefined {
+  const resolved = cache.peek(hashOfApiKey(token))
+  return resolved === undefined ? undefined : tenantOf(resolved)
+}
+
+function hashOfApiKey(token: string): string {
+  if (token.startsWith(OAUTH_TOKEN_PREFIX)) {
+    throw unauthorized('OAuth access tokens are only accepted by the tool server; use an API key')
+  }
+  return hashSecret(token)
+}
+
+function tenantOf(resolved: ResolvedKey | undefined): TenantContext {
   if (!resolved) throw unauthorized('Invalid or revoked API key')
   if (resolved.status !== 'active') throw new AppError(403, 'account_blocked', 'This account is blocked')
   return resolved.tenant

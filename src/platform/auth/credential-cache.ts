@@ -100,6 +100,12 @@ export class CredentialCache<T> {
     return this.#listening || this.#now() - Math.max(entry.at, this.#lostAt) < this.#fallbackTtlMs
   }
 
+  /** The cached value while it is fresh, synchronously; undefined when get() would load it. */
+  peek(key: string): T | undefined {
+    const entry = this.#entries.get(key)
+    return entry && this.#fresh(entry) ? entry.value : undefined
+  }
+
   /** The cached value, or load()'s (stored when no change happened meanwhile); undefined from load is not cached. */
   async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     const entry = this.#entries.get(key)

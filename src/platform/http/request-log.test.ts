@@ -4,11 +4,16 @@ import Fastify from 'fastify'
 import { pino } from 'pino'
 import { lazyRequestLogger, OneLinePerRequest } from './request-log.ts'
 
-/** A Fastify app with Herold's request logging, its lines captured as parsed objects. */
+/** A Fastify app with Herold's request logging as the server has it, its lines captured as parsed objects. */
 async function appWithLines() {
   const lines: Array<Record<string, unknown>> = []
-  const loggerInstance = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
-  const app = Fastify({ loggerInstance, logController: new OneLinePerRequest(), childLoggerFactory: lazyRequestLogger })
+  const sink = { write: (line: string) => lines.push(JSON.parse(line)) }
+  const loggerInstance = pino({ level: 'info' }, sink)
+  const app = Fastify({
+    loggerInstance,
+    logController: new OneLinePerRequest(sink),
+    childLoggerFactory: lazyRequestLogger,
+  })
   app.get('/quiet', async () => ({ ok: true }))
   app.get('/message', async (request) => {
     request.log.warn('a plain message')
@@ -51,6 +56,46 @@ test('each request writes one line with its request id, method, url, status and 
   assert.equal(typeof line.responseTime, 'number')
   assert.equal(line.level, 30)
   await app.close()
+})
+
+test('a request line written without pino is the line pino writes', async () => {
+  const raw: string[] = []
+  const sink = { write: (line: string) => raw.push(line) }
+  let pinoCalls = 0
+  const logger = () =>
+    pino(
+      {
+        level: 'info',
+        hooks: {
+          logMethod(args, method) {
+            pinoCalls++
+            method.apply(this, args)
+          },
+        },
+      },
+      sink,
+    )
+  const direct = Fastify({
+    loggerInstance: logger(),
+    logController: new OneLinePerRequest(sink),
+    childLoggerFactory: lazyRequestLogger,
+  })
+  const throughPino = Fastify({
+    loggerInstance: logger(),
+    logController: new OneLinePerRequest(),
+    childLoggerFactory: lazyRequestLogger,
+  })
+  for (const app of [direct, throughPino]) {
+    app.get('/q', async () => ({ ok: true }))
+    await app.inject({ url: '/q?name=%22x%22&word=\\"stra\u00dfe\\"' })
+  }
+  assert.equal(raw.length, 2)
+  assert.equal(pinoCalls, 1, 'only the second app wrote through pino')
+  const normalized = (line: string) =>
+    line.replace(/"time":\d+/, '"time":0').replace(/"responseTime":[0-9.e-]+/, '"responseTime":0')
+  assert.equal(normalized(raw[0]), normalized(raw[1]))
+  assert.equal(JSON.parse(raw[0]).url, JSON.parse(raw[1]).url)
+  for (const app of [direct, throughPino]) await app.close()
 })
 
 test("a route's own log level holds, and request.log says it", async () => {

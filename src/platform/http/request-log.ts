@@ -1,23 +1,53 @@
+import { hostname } from 'node:os'
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
+
+/** Where the server's pino logger writes (its stream), for the request lines written without pino. */
+export interface LineSink {
+  write(line: string): void
+}
 
 /**
  * One log line a request, written when it is answered, with flat fields, instead of Fastify's two (received,
  * completed) with the request and reply serializers. With the pipeline's hooks on the routes that need them, GET
  * /v1/me on the embedded database went from 15,600 to 19,200 req/s on this machine.
+ *
+ * Given the stream of a logger with pino's defaults (the server's: a level and a stream, nothing else), the line of
+ * a request that logged nothing else is written straight to it, byte for byte the line pino writes (pino's level and
+ * time, its pid and hostname, the request id, the fields, the message; request-log.test.ts compares the two):
+ * pino's serialization of the line cost about 4 us of CPU a request under GET /v1/me.
  */
 export class OneLinePerRequest extends LogController {
+  private readonly sink: LineSink | null
+  /** `,"pid":…,"hostname":…` as pino's default base writes them */
+  private readonly base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
+
+  constructor(sink?: LineSink) {
+    super()
+    this.sink = sink ?? null
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const log = reply.log
+    if (!error && this.sink !== null && log instanceof RequestLogger) {
+      const bindings = log.directBindings()
+      if (bindings !== null) {
+        this.sink.write(
+          `{"level":30,"time":${Date.now()}${this.base}${bindings},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
+        )
+        return
+      }
+    }
     const line = {
       method: request.method,
       url: request.url,
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime,
     }
-    if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else reply.log.info(line, 'request completed')
+    if (error) log.error({ ...line, err: error }, 'request errored')
+    else log.info(line, 'request completed')
   }
 }
 
@@ -56,6 +86,18 @@ class RequestLogger {
   }
   set level(level: string) {
     this.real().level = level
+  }
+
+  /**
+   * The request's bindings as JSON members (`,"reqId":"req-1"`) when an info line may be written without pino: no
+   * child yet, no child options, info enabled on the parent; null otherwise.
+   */
+  directBindings(): string | null {
+    if (this.#child !== null || !this.throughParent) return null
+    if ((this.parent as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info') !== true) return null
+    let members = ''
+    for (const key in this.bindings) members += `,${JSON.stringify(key)}:${JSON.stringify(this.bindings[key])}`
+    return members
   }
 
   private real(): FastifyBaseLogger {

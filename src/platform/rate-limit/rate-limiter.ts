@@ -16,6 +16,8 @@ export interface RateDecision {
  */
 export interface RateLimiter {
   consume(key: string, limit?: number): Promise<RateDecision>
+  /** the same, synchronously, where the count is in this process's memory (absent where it is not) */
+  consumeNow?(key: string, limit?: number): RateDecision
   close(): Promise<void>
 }
 
@@ -55,12 +57,47 @@ function perLimit(
   }
 }
 
-export function memoryRateLimiter(points = REQUESTS_PER_MINUTE, durationSeconds = 60): RateLimiter {
-  return perLimit(
-    (p) => new RateLimiterMemory({ points: p, duration: durationSeconds }),
-    points,
-    async () => {},
-  )
+/**
+ * Counts in this process's memory, synchronously: a fixed window per key that starts at the key's first request
+ * (as rate-limiter-flexible's memory limiter counts, which the Redis limiter falls back to). Its promise-only API
+ * cost the credential check a chain of promises on every request; this one lets a request whose key is in the
+ * credential cache pass the check without any.
+ */
+export function memoryRateLimiter(
+  points = REQUESTS_PER_MINUTE,
+  durationSeconds = 60,
+  now: () => number = Date.now,
+): RateLimiter & { consumeNow(key: string, limit?: number): RateDecision } {
+  const durationMs = durationSeconds * 1000
+  const windows = new Map<string, { count: number; endsAt: number }>()
+  let sweepAt = now() + durationMs
+  const consumeNow = (key: string, limit = points): RateDecision => {
+    const at = now()
+    if (at >= sweepAt) {
+      // windows that ended are dropped once a window's time, not kept for keys never seen again
+      for (const [k, w] of windows) if (w.endsAt <= at) windows.delete(k)
+      sweepAt = at + durationMs
+    }
+    // the limit is part of the key, as the Redis limiter's: a plan change starts a fresh window
+    const id = `${limit}:${key}`
+    let window = windows.get(id)
+    if (window === undefined || window.endsAt <= at) {
+      window = { count: 0, endsAt: at + durationMs }
+      windows.set(id, window)
+    }
+    window.count++
+    return {
+      allowed: window.count <= limit,
+      limit,
+      remaining: Math.max(0, limit - window.count),
+      resetSeconds: Math.max(1, Math.ceil((window.endsAt - at) / 1000)),
+    }
+  }
+  return {
+    consumeNow,
+    consume: async (key, limit) => consumeNow(key, limit),
+    close: async () => {},
+  }
 }
 
 /** Shared across API processes; if Redis fails, each process falls back to counting in memory. */
