@@ -730,6 +730,31 @@ describe('account isolation', () => {
     assert.equal(unknown.statusCode, 404)
   })
 
+  test('contacts asked for at once, of two accounts, each get their own; a crossed or unknown id gets nothing', async () => {
+    const a = await createTestAccount(harness)
+    const b = await createTestAccount(harness)
+    const ofA = await createContact(a, { email: 'batch-a@example.com' })
+    const ofB = await createContact(b, { email: 'batch-b@example.com' })
+    // the requests of one turn of the event loop share one statement (contacts.repository's contactJson)
+    const responses = await Promise.all(
+      [
+        [a, ofA.id],
+        [b, ofB.id],
+        [a, ofB.id],
+        [b, ofA.id],
+        [a, randomUUID()],
+        [a, ofA.id],
+      ].map(([caller, id]) => (caller as TestAccount).request({ method: 'GET', url: `/v1/contacts/${id}` })),
+    )
+    assert.deepEqual(
+      responses.map((response) => response.statusCode),
+      [200, 200, 404, 404, 404, 200],
+    )
+    assert.equal(responses[0].json().contact.email, 'batch-a@example.com')
+    assert.equal(responses[1].json().contact.email, 'batch-b@example.com')
+    assert.deepEqual(responses[5].json(), responses[0].json())
+  })
+
   test('the same email may exist once in each account', async () => {
     const a = await createTestAccount(harness)
     const b = await createTestAccount(harness)
