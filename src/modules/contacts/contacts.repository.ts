@@ -183,18 +183,22 @@ function pageJson(db: Db, after: boolean) {
   const accountId = sql.placeholder('accountId')
   const limit = sql.placeholder('limit')
   const offset = sql.placeholder('offset')
-  const c = sql.identifier('c')
-  const rows = (count: SQL, skip: SQL) => sql`SELECT * FROM ${contacts} WHERE ${contacts.accountId} = ${accountId}
+  const r = sql.identifier('r')
+  // one row past the page tells whether more follow (a second look for it cost PostgreSQL a fifth of the statement)
+  const rows = sql`SELECT * FROM ${contacts} WHERE ${contacts.accountId} = ${accountId}
     ${after ? sql`AND ${contacts.createdAt} > ${sql.placeholder('createdAfter')}` : sql``}
-    ORDER BY ${contacts.createdAt} DESC, ${contacts.id} DESC LIMIT ${count} OFFSET ${skip}`
+    ORDER BY ${contacts.createdAt} DESC, ${contacts.id} DESC LIMIT ${limit}::int + 1 OFFSET ${offset}::int`
   // json_agg of whole rows (their column names are the keys) costs PostgreSQL about a fifth less than
-  // json_build_object per contact; whether more follow is a second look one row past the page
+  // json_build_object per contact
   return db
     .select({
-      page: sql<string | null>`json_agg(x)::text`,
-      more: sql<number>`(SELECT count(*)::int FROM (${rows(sql`1`, sql`${offset}::int + ${limit}::int`)}) m)`,
+      page: sql<string | null>`json_agg(v ORDER BY ${r}.n) FILTER (WHERE ${r}.n <= ${limit}::int)::text`,
+      more: sql<number>`(count(*) > ${limit}::int)::int`,
     })
-    .from(sql`(SELECT ${viewColumns(c)} FROM (${rows(sql`${limit}::int`, sql`${offset}::int`)}) ${c}) x`)
+    .from(
+      sql`(SELECT p.*, row_number() OVER (ORDER BY p.created_at DESC, p.id DESC) AS n FROM (${rows}) p) ${r}
+        CROSS JOIN LATERAL (SELECT ${viewColumns(r)}) v`,
+    )
 }
 
 const pageJsonStatement = hotStatement('contacts_page_json', (db) => pageJson(db, false))
