@@ -164,6 +164,9 @@ describe('credentials are cached per process, and every change shows on the next
         'apikey_scope_fehlt',
       )
     }
+    // the two refused requests were not counted against the key's rate, the two /me were
+    const counted = await narrow.request({ method: 'GET', url: '/v1/me' })
+    assert.match(String(counted.headers.ratelimit), /^limit=120, remaining=117, reset=\d+$/)
     const blocked = await createTestAccount(harness)
     await blockAccount(harness.database.orm, blocked.accountId)
     for (let i = 0; i < 2; i++)

@@ -82,7 +82,8 @@ export const pipeline = fp<PipelineOptions>(
       try {
         const tenant = header && credentials ? cachedApiKey(bearerToken(header), credentials) : undefined
         if (tenant && rateLimiter.consumeNow) {
-          admit(request, reply, tenant, rateLimiter.consumeNow(rateKey(tenant), tenant.actor.requestsPerMinute))
+          admit(request, tenant)
+          applyRate(reply, rateLimiter.consumeNow(rateKey(tenant), tenant.actor.requestsPerMinute))
           done()
           return
         }
@@ -98,7 +99,8 @@ export const pipeline = fp<PipelineOptions>(
       const session = request.headers.authorization ? null : await sessionOfRequest(db, clock, request)
       const tenant =
         session?.tenant ?? (await authenticateApiKey(db, bearerToken(request.headers.authorization), credentials))
-      admit(request, reply, tenant, await rateLimiter.consume(rateKey(tenant), tenant.actor.requestsPerMinute))
+      admit(request, tenant)
+      applyRate(reply, await rateLimiter.consume(rateKey(tenant), tenant.actor.requestsPerMinute))
     }
 
     const claimIdempotency = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -179,11 +181,15 @@ export const pipeline = fp<PipelineOptions>(
 
 const rateKey = (tenant: TenantContext) => `key:${tenant.actor.keyId}`
 
-/** The credential's tenant on the request if its scope allows the route and its rate is not spent. */
-function admit(request: FastifyRequest, reply: FastifyReply, tenant: TenantContext, rate: RateDecision): void {
+/** The credential's tenant on the request if its scope allows the route (a refused request is not counted). */
+function admit(request: FastifyRequest, tenant: TenantContext): void {
   request.tenant = tenant
   const scope = request.routeOptions.config.scope
   if (scope) requireScope(tenant, scope)
+}
+
+/** The rate headers on the reply; 429 when the credential's rate is spent. */
+function applyRate(reply: FastifyReply, rate: RateDecision): void {
   reply.header('ratelimit-policy', `${rate.limit};w=60`)
   reply.header('ratelimit', `limit=${rate.limit}, remaining=${rate.remaining}, reset=${rate.resetSeconds}`)
   if (!rate.allowed) {
