@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.ts'
 import { contactJson, pageOfContactsJson } from '../src/modules/contacts/contacts.repository.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
+import { cpuTicks, heroldCli, startHerold } from './herold.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -35,16 +36,6 @@ interface Load {
   cpuMs: number
 }
 
-function cpuTicks(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
-
 async function load(url: string, pid: number | undefined, headers: Record<string, string> = {}): Promise<Load> {
   // a short warm-up, then the measured run
   await autocannon({ url, connections: CONNECTIONS, duration: 1, headers })
@@ -54,18 +45,30 @@ async function load(url: string, pid: number | undefined, headers: Record<string
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors, cpuMs }
 }
 
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, in clock ticks); zeros elsewhere. */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number)
+    const total = fields.reduce((sum, value) => sum + value, 0)
+    return { busy: total - fields[3] - fields[4], total }
+  } catch {
+    return { busy: 0, total: 0 }
+  }
+}
+
 /**
- * Waits until the server is at rest: after an import it works off what the import queued (events, statistics) for
- * a while, which a measurement right after it would count as the route's CPU. At rest: under 5 % of a core over two
- * seconds (an idle server on PostgreSQL spends about 2 % on its timers: the job runner's look at its queues, the
- * statistics' roll-up, leases), at most a minute.
+ * Waits until the machine is at rest: after an import the server works off what the import queued (events,
+ * statistics) and PostgreSQL writes out what the import dirtied, which a measurement right after it would count
+ * against the route (in the server's CPU a request, and in the cores the two share). At rest: the whole machine
+ * under 5 % busy over two seconds (an idle server spends about 2 % of a core on its timers), at most a minute.
  */
-async function settled(pid: number | undefined): Promise<number> {
+async function settled(): Promise<number> {
   const started = performance.now()
   while (performance.now() - started < 60_000) {
-    const before = cpuTicks(pid)
+    const before = machineTicks()
     await new Promise((resolve) => setTimeout(resolve, 2000))
-    if (cpuTicks(pid) - before <= 10) break
+    const after = machineTicks()
+    if (after.busy - before.busy <= 0.05 * (after.total - before.total)) break
   }
   return (performance.now() - started) / 1000
 }
@@ -96,20 +99,9 @@ function contactsCsv(): string {
 async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string, bare: Bare) {
   let accountId = ''
   let contactId = ''
-  const cli = async (args: string[]) => {
-    const result = await runCli([...args, '--json'], env)
-    if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
-    return JSON.parse(result.stdout)
-  }
+  const cli = heroldCli(env)
   // its log goes to a file, as an operator's would, not through a pipe into this process (the load generator's)
-  const server = await startProcess(
-    process.execPath,
-    [...NODE_ARGS, 'src/cli/main.ts', 'serve'],
-    { ...env, PORT: String(await freePort()) },
-    listeningAt,
-    120_000,
-    { logFile: path.join(tempDataDir(), 'herold.log') },
-  )
+  const server = await startHerold(env, NODE_ARGS)
   try {
     // the operator's way to give a large integration more than the spec's 120 requests a minute
     await cli([
@@ -132,7 +124,7 @@ async function measureHerold(label: string, env: NodeJS.ProcessEnv, file: string
     const page = (await (await fetch(`${server.url}/v1/contacts?limit=1`, { headers })).json()) as {
       contacts: Array<{ id: string }>
     }
-    const rest = await settled(server.child.pid)
+    const rest = await settled()
     console.log(
       `${label}: ${imported.created.toLocaleString('en')} contacts imported, the server at rest after ${rest.toFixed(0)} s`,
     )

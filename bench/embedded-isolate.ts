@@ -18,7 +18,8 @@ import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
+import { childEnv, tempDataDir } from '../test/helpers/process.ts'
+import { cpuTicks, heroldCli, startHerold } from './herold.ts'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3)
@@ -28,12 +29,6 @@ const CONNECTIONS = 50
 const pinning = process.platform === 'linux' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0
 const pin = (pid: number | undefined, cpu: number) => {
   if (pinning && pid) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
-}
-
-function cpuTicks(pid: number | undefined): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
 }
 
 function rssMb(pid: number | undefined): number {
@@ -61,11 +56,7 @@ try {
     HEROLD_SECRET_KEY: Buffer.alloc(32, 3).toString('base64'),
     BENCH_PGLITE_DIR: pgliteDir,
   })
-  const cli = async (args: string[]) => {
-    const result = await runCli([...args, '--json'], env)
-    if (result.code !== 0) throw new Error(`herold ${args.join(' ')}: ${result.stderr}${result.stdout}`)
-    return JSON.parse(result.stdout)
-  }
+  const cli = heroldCli(env)
   await cli(['migrate'])
   await cli([
     'plans',
@@ -90,14 +81,7 @@ try {
   const results = new Map<string, Array<{ cpuUs: number; rps: number; rss: number }>>()
   for (let round = 0; round < PROCESSES; round++) {
     for (const [label, nodeArgs] of variants) {
-      const server = await startProcess(
-        process.execPath,
-        [...nodeArgs, 'src/cli/main.ts', 'serve'],
-        { ...env, PORT: String(await freePort()) },
-        listeningAt,
-        120_000,
-        { logFile: path.join(tempDataDir(), 'herold.log') },
-      )
+      const server = await startHerold(env, nodeArgs)
       try {
         pin(server.child.pid, 0)
         const url = `${server.url}/v1/me`
