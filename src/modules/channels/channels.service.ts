@@ -3,6 +3,7 @@ import { type Account, AdminError, getAccount } from '../../platform/auth/accoun
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { setPace } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { InboxService } from '../inbox/index.ts'
 import {
@@ -24,7 +25,7 @@ import {
   dailyWindow,
   MAX_DAILY_LIMIT,
 } from './daily-limit.ts'
-import { DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
+import { CHAT_LANE, DEFAULT_MESSAGES_PER_SECOND, effectiveRate, MAX_MESSAGES_PER_SECOND, type Pacer } from './pacer.ts'
 import { type SandboxInbound, sandboxEmailProvider } from './sandbox.provider.ts'
 
 export type ChannelName = 'chat' | 'email'
@@ -312,6 +313,16 @@ export function channelsService(deps: ChannelsServiceDeps) {
     return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
   }
 
+  /** The number's pace where every worker's claim of template sends sees it (platform/jobs setPace). */
+  const syncChatPace = (tx: Db, row: repo.ConnectionRow) =>
+    row.channel !== 'chat'
+      ? Promise.resolve()
+      : setPace(tx, {
+          accountId: row.accountId,
+          lane: CHAT_LANE,
+          perSecond: row.status === 'connected' ? effectiveRate(row.messagesPerSecond, row.coexistence) : null,
+        })
+
   return {
     /** herold channels connect: credentials sealed at rest; a reconnect replaces the previous connection */
     async connect(accountId: string, input: ConnectInput) {
@@ -322,20 +333,24 @@ export function channelsService(deps: ChannelsServiceDeps) {
           ? { accessToken: input.accessToken, appSecret: input.appSecret, verifyToken: input.verifyToken }
           : { smtpUrl: input.smtpUrl, inboundToken: randomBytes(24).toString('base64url') }
       const chatSandbox = input.channel === 'chat' && input.provider === 'sandbox'
-      const row = await repo.upsertConnection(db, {
-        accountId: account.id,
-        channel: input.channel,
-        provider: input.provider,
-        status: 'connected',
-        address: input.address ?? (chatSandbox ? '+15550100000' : ''),
-        phoneNumberId: input.phoneNumberId ?? (chatSandbox ? `sandbox-${account.id}` : ''),
-        wabaId: input.wabaId ?? '',
-        credentialsSealed: secrets.seal(JSON.stringify(credentials)),
-        coexistence: false,
-        messagesPerSecond: input.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND,
-        dailyLimit: input.channel === 'chat' ? (input.dailyLimit ?? null) : null,
-        connectedAt: clock.now(),
-        disconnectedAt: null,
+      const row = await db.transaction(async (tx) => {
+        const saved = await repo.upsertConnection(tx, {
+          accountId: account.id,
+          channel: input.channel,
+          provider: input.provider,
+          status: 'connected',
+          address: input.address ?? (chatSandbox ? '+15550100000' : ''),
+          phoneNumberId: input.phoneNumberId ?? (chatSandbox ? `sandbox-${account.id}` : ''),
+          wabaId: input.wabaId ?? '',
+          credentialsSealed: secrets.seal(JSON.stringify(credentials)),
+          coexistence: false,
+          messagesPerSecond: input.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND,
+          dailyLimit: input.channel === 'chat' ? (input.dailyLimit ?? null) : null,
+          connectedAt: clock.now(),
+          disconnectedAt: null,
+        })
+        await syncChatPace(tx, saved)
+        return saved
       })
       const webhook =
         input.channel === 'email'
@@ -349,10 +364,14 @@ export function channelsService(deps: ChannelsServiceDeps) {
     /** herold channels disconnect: nothing goes out any more; the row stays so was_connected is known */
     async disconnect(accountId: string, channel: ChannelName) {
       const account = await accountOrNotFound(accountId)
-      const row = await repo.updateConnection(db, account.id, channel, {
-        status: 'disconnected',
-        disconnectedAt: clock.now(),
-        coexistence: false,
+      const row = await db.transaction(async (tx) => {
+        const saved = await repo.updateConnection(tx, account.id, channel, {
+          status: 'disconnected',
+          disconnectedAt: clock.now(),
+          coexistence: false,
+        })
+        if (saved) await syncChatPace(tx, saved)
+        return saved
       })
       if (!row) throw badRequest(`no ${channel} channel was ever connected`)
       return { account_id: account.id, channel, ...channelState(row, account) }
@@ -421,7 +440,10 @@ export function channelsService(deps: ChannelsServiceDeps) {
         if (enabled && !connected) {
           throw badRequest('Coexistence needs a connected chat number', 'chat_not_connected')
         }
-        if (connected) await repo.updateConnection(tx, accountId, 'chat', { coexistence: enabled })
+        if (connected) {
+          const saved = await repo.updateConnection(tx, accountId, 'chat', { coexistence: enabled })
+          if (saved) await syncChatPace(tx, saved)
+        }
         return {
           available: connected,
           enabled: connected && enabled,

@@ -163,5 +163,6 @@ export const channelsModule: HeroldModule = {
 
 export type { TemplateStatusUpdate } from './channels.provider.ts'
 export type { BatchSendOutcome, ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
+export { CHAT_LANE } from './pacer.ts'
 export { sandboxOutboxOf } from './sandbox.provider.ts'
 export { type EdgeVariables, variablesAtEdges } from './whatsapp.rules.ts'

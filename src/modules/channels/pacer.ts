@@ -4,6 +4,8 @@ import type { Clock } from '../../platform/clock.ts'
 export const COEXISTENCE_MESSAGES_PER_SECOND = 20
 export const DEFAULT_MESSAGES_PER_SECOND = 80
 export const MAX_MESSAGES_PER_SECOND = 1000
+/** The paced lane (platform/jobs setPace) of an account's chat number: its template sends are claimed at its pace. */
+export const CHAT_LANE = 'chat'
 
 export function effectiveRate(messagesPerSecond: number, coexistence: boolean): number {
   if (coexistence) return COEXISTENCE_MESSAGES_PER_SECOND
@@ -11,10 +13,10 @@ export function effectiveRate(messagesPerSecond: number, coexistence: boolean): 
 }
 
 /**
- * Outbound pacing per business number, as a generic cell rate algorithm (a token bucket holding one second of
- * sends): `reserve` books the next slot and answers how long to wait before sending. State is in this process:
- * with several worker processes each paces on its own, so the sum can reach processes × rate (a shared
- * Redis bucket would hold across processes; until then run one worker process per number's load).
+ * Outbound pacing per business number in this process, as a generic cell rate algorithm (a token bucket holding one
+ * second of sends): `reserve` books the next slot and answers how long to wait before sending. Template sends are
+ * already claimed at the number's pace for all worker processes together (the CHAT_LANE pace of the job claim), so
+ * for them this never waits; it spaces the messages sent outside the claim (free text, consent messages, AI replies).
  */
 export function createPacer(clock: Clock) {
   const theoretical = new Map<string, number>()

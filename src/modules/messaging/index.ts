@@ -1,5 +1,5 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import { CHAT_LANE, channelsServiceFor } from '../channels/index.ts'
 import { contactsService, registerContactCleanup } from '../contacts/index.ts'
 import { onMessageStatus } from '../inbox/index.ts'
 import { templatesServiceFor } from '../templates/index.ts'
@@ -54,8 +54,10 @@ export const messagingModule: HeroldModule = {
     const sends = templateSendsFor(deps)
     return {
       handlers: {
-        // queued template sends, a claim at a time: re-checked, quota reserved, sent at most once (messaging.sends.ts)
+        // queued template sends, a claim at a time: re-checked, quota reserved, sent at most once (messaging.sends.ts);
+        // claimed fairly across accounts, each account's at its number's pace (the chat lane), one-at-a-time sends first
         [TEMPLATE_SEND_QUEUE]: {
+          lane: CHAT_LANE,
           run: (job, context) => sends.deliver(job, context),
           runBatch: (jobs, context) => sends.deliverBatch(jobs, context),
         },

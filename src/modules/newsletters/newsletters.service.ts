@@ -355,9 +355,9 @@ export function newslettersService(deps: NewslettersDeps) {
         ON CONFLICT DO NOTHING
         RETURNING 1
       ), queued AS (
-        INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
+        INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at, priority)
         SELECT ${row.accountId}::uuid, gen_random_uuid(), ${TEMPLATE_SEND_QUEUE}, jsonb_build_object('send_id', f.id),
-          NULL, ${now}::timestamptz, ${now}::timestamptz
+          NULL, ${now}::timestamptz, ${now}::timestamptz, 1
         FROM fed f WHERE f.status = 'queued'
         RETURNING 1
       )

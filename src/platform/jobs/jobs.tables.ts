@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from '../auth/auth.tables.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
@@ -20,6 +20,8 @@ export const jobs = pgTable(
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     /** jobs sharing a key (for example one webhook subscription) run at most N at a time */
     concurrencyKey: text('concurrency_key'),
+    /** 0: a message sent one at a time (an integration's POST, a step, a consent message); 1: bulk (a newsletter) */
+    priority: smallint('priority').notNull().default(0),
     state: text('state', { enum: ['queued', 'running', 'dead'] })
       .notNull()
       .default('queued'),
@@ -40,6 +42,30 @@ export const jobs = pgTable(
     // The claim's skip scan over keys with queued work and its per-key pick (`concurrency_key IS NULL` for
     // unkeyed jobs) read this index in order: with thousands queued a claim is a few index probes, not a sort.
     index('jobs_queued_key_idx').on(t.queue, t.concurrencyKey, t.runAt, t.id).where(sql`state = 'queued'`),
+    // The fair claim's walk over accounts with queued unkeyed work and its pick per account (by priority, due time).
+    index('jobs_fair_idx')
+      .on(t.queue, t.accountId, t.priority, t.runAt, t.id)
+      .where(sql`state = 'queued' AND concurrency_key IS NULL`),
     index('jobs_running_idx').on(t.queue, t.concurrencyKey, t.lockedUntil).where(sql`state = 'running'`),
   ],
+)
+
+/**
+ * The pace of an account's lane (its chat number), where every worker process sees it: the claim takes only what the
+ * lane may send within the next moment and moves `tat` (the theoretical arrival time of its next message) forward.
+ */
+export const jobPaces = pgTable(
+  'job_paces',
+  {
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    lane: text('lane').notNull(),
+    perSecond: integer('per_second').notNull(),
+    /** -infinity until the lane's first claim: the claim reads it as now */
+    tat: timestamp('tat', { withTimezone: true, mode: 'date' })
+      .notNull()
+      .default(sql`'-infinity'`),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.lane] })],
 )

@@ -14,6 +14,8 @@ export interface EnqueueInput {
   concurrencyKey?: string | null
   /** default: now */
   runAt?: Date
+  /** 0 (default): a message sent one at a time, claimed before the account's bulk work (1: a newsletter's sends) */
+  priority?: 0 | 1
 }
 
 export interface ClaimedJob {
@@ -71,14 +73,17 @@ export function enqueueSql(now: Date, list: EnqueueInput[]): { ids: string[]; in
       payload: job.payload,
       concurrency_key: job.concurrencyKey ?? null,
       run_at: job.runAt.toISOString(),
+      priority: job.priority ?? 0,
     })),
   )
   return {
     ids: values.map((job) => job.id),
-    insert: sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
-      SELECT r.account_id, r.id, r.queue, r.payload, r.concurrency_key, r.run_at, ${now.toISOString()}::timestamptz
+    insert: sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at, priority)
+      SELECT r.account_id, r.id, r.queue, r.payload, r.concurrency_key, r.run_at, ${now.toISOString()}::timestamptz,
+        r.priority
       FROM jsonb_to_recordset(${rowsJson}::jsonb)
-        AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz)
+        AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz,
+          priority smallint)
       RETURNING queue`,
   }
 }
@@ -115,13 +120,20 @@ export function toClaimed(row: JobRow): ClaimedJob {
   }
 }
 
+/** How far ahead a paced lane's claim takes messages: what it may send within this moment (its pacer's burst). */
+export const PACE_WINDOW_MS = 1_000
+
 /**
- * Claims up to `limit` due jobs of one queue. Jobs whose lease ran out (their worker died) are put back first.
- * Keyed jobs are found key by key (a skip scan over the distinct keys with queued work, then at most the key's
- * free slots from each), so thousands of jobs waiting on one busy key cost one index probe, not a scan. Claims of
- * one queue are serialized by a transaction-scoped advisory lock, which keeps the per-key count exact across
- * worker processes. The statement lives in the database function herold_claim_jobs, whose plan is cached: planning it
- * on every call cost more than running it on PGlite.
+ * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in
+ * flight goes first (then its jobs by priority and due time), so one account's backlog lengthens only its own wait.
+ * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the account's pace allows within PACE_WINDOW_MS:
+ * the rest stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
+ * (their worker died) are put back first. Keyed jobs are found key by key (a skip scan over the distinct keys with
+ * queued work, then at most the key's free slots from each), unkeyed ones account by account (a skip scan over the
+ * accounts with queued work), so thousands of jobs waiting on one busy key or account cost an index probe, not a scan.
+ * Claims of one queue are serialized by a transaction-scoped advisory lock, which keeps per-key counts and paces exact
+ * across worker processes. The statement lives in the database function herold_claim_fair, whose plan is cached:
+ * planning it on every call cost more than running it on PGlite.
  */
 export async function claimJobs(
   db: Db,
@@ -135,6 +147,8 @@ export async function claimJobs(
     reap?: boolean
     /** serialize claims of the queue across processes (default true; a single-connection PGlite needs none) */
     exclusive?: boolean
+    /** the paced lane of the queue's jobs (job_paces.lane); null or absent: unpaced */
+    lane?: string | null
   },
 ): Promise<ClaimedJob[]> {
   const now = clock.now()
@@ -148,11 +162,11 @@ export async function claimJobs(
         UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
         WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
     }
-    // herold_claim_jobs (migration 0010_batched_delivery) keeps its plan across calls
+    // herold_claim_fair (migration 0054_fair_claims) keeps its plan across calls
     const result = await tx.execute(sql`
       SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
-      FROM herold_claim_jobs(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
-        ${until.toISOString()}::timestamptz)`)
+      FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
+        ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int)`)
     return rows<JobRow>(result).map(toClaimed)
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
@@ -270,4 +284,22 @@ export async function cancelQueuedJobs(
       AND concurrency_key = ${input.concurrencyKey} AND state = 'queued' RETURNING id`,
   )
   return rows(result).length
+}
+
+/**
+ * Sets the pace of an account's lane (messages per second, for every worker process together), or removes it (null):
+ * claims of queues on that lane then take the account's jobs only as fast as it allows. A changed pace keeps the
+ * lane's place in time.
+ */
+export async function setPace(
+  tx: Db,
+  input: { accountId: string; lane: string; perSecond: number | null },
+): Promise<void> {
+  if (input.perSecond === null) {
+    await tx.execute(sql`DELETE FROM job_paces WHERE account_id = ${input.accountId} AND lane = ${input.lane}`)
+    return
+  }
+  await tx.execute(sql`
+    INSERT INTO job_paces (account_id, lane, per_second) VALUES (${input.accountId}, ${input.lane}, ${input.perSecond})
+    ON CONFLICT (account_id, lane) DO UPDATE SET per_second = EXCLUDED.per_second`)
 }

@@ -53,6 +53,11 @@ export interface JobHandler {
   batchMax?: number
   /** how many jobs with the same concurrency key may run at once (across all workers); default 1 */
   perKey?: number
+  /**
+   * The paced lane of the queue's jobs (job_paces, set with setPace): a claim takes an account's jobs only as far as
+   * its pace allows in the next moment, the rest stays queued without holding a slot
+   */
+  lane?: string
   /** a thrown error is retried until this many claims, then the job is kept as dead; default 20 */
   maxAttempts?: number
 }
@@ -218,6 +223,7 @@ export class JobRunner {
           leaseMs: this.#options.leaseMs,
           reap,
           exclusive: this.#options.database.kind === 'postgres',
+          lane: handler.lane ?? null,
         })
         if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
         else for (const job of claimed) this.#launch(job, handler)

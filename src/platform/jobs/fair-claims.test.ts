@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { claimJobs, type EnqueueInput, enqueue, PACE_WINDOW_MS, setPace } from './jobs.ts'
+
+let harness: Harness
+let big: string
+let small: string
+let other: string
+
+before(async () => {
+  harness = await createHarness()
+  big = (await createTestAccount(harness, { name: 'Groß' })).accountId
+  small = (await createTestAccount(harness, { name: 'Klein' })).accountId
+  other = (await createTestAccount(harness, { name: 'Mittel' })).accountId
+})
+after(() => harness.close())
+
+const queueName = (label: string) => `test.fair.${label}.${Math.random().toString(36).slice(2, 8)}`
+
+async function add(jobs: EnqueueInput[]): Promise<string[]> {
+  return harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, jobs))
+}
+
+const many = (accountId: string, queue: string, n: number, extra: Partial<EnqueueInput> = {}): EnqueueInput[] =>
+  Array.from({ length: n }, (_, i) => ({ accountId, queue, payload: { i }, ...extra }))
+
+const claim = (queue: string, limit: number, lane: string | null = null) =>
+  claimJobs(harness.database.orm, harness.clock, { queue, limit, perKey: 1, leaseMs: 30_000, lane })
+
+const countBy = (jobs: Array<{ accountId: string }>) => {
+  const counts = new Map<string, number>()
+  for (const job of jobs) counts.set(job.accountId, (counts.get(job.accountId) ?? 0) + 1)
+  return counts
+}
+
+describe('fair claims', () => {
+  test("one account's backlog does not delay another account's due job", async () => {
+    const queue = queueName('backlog')
+    // the big account's jobs are all due earlier than the small account's one
+    await add(many(big, queue, 500, { runAt: new Date(harness.clock.now().getTime() - 60_000) }))
+    const [mine] = await add([{ accountId: small, queue, payload: {} }])
+    const claimed = await claim(queue, 10)
+    assert.equal(claimed.length, 10)
+    assert.ok(
+      claimed.some((job) => job.id === mine),
+      'the small account got its job in the first claim',
+    )
+  })
+
+  test('the account with the fewest jobs in flight goes first', async () => {
+    const queue = queueName('inflight')
+    await add(many(big, queue, 20))
+    const first = await claim(queue, 5)
+    assert.deepEqual([...countBy(first)], [[big, 5]], 'alone, the big account takes every slot')
+    await add(many(small, queue, 3))
+    await add(many(other, queue, 3))
+    const next = await claim(queue, 6)
+    const counts = countBy(next)
+    assert.equal(counts.get(small), 3, 'the small account, with nothing in flight, gets its three')
+    assert.equal(counts.get(other), 3, 'so does the other one')
+    assert.equal(counts.get(big) ?? 0, 0, 'the big account, with five in flight, waits for them')
+    const last = await claim(queue, 4)
+    assert.deepEqual([...countBy(last)], [[big, 4]], 'with nobody else waiting, the big account takes the rest')
+  })
+
+  test('within an account, jobs sent one at a time go before its bulk jobs', async () => {
+    const queue = queueName('priority')
+    const earlier = new Date(harness.clock.now().getTime() - 60_000)
+    await add(many(big, queue, 50, { priority: 1, runAt: earlier }))
+    const [single] = await add([{ accountId: big, queue, payload: { single: true } }])
+    const [claimed] = await claim(queue, 1)
+    assert.equal(claimed.id, single)
+    const rest = await claim(queue, 100)
+    assert.equal(rest.length, 50, 'the bulk jobs follow, every one of them')
+  })
+
+  test('a paced lane is claimed only as far as its pace allows; the rest stays queued, not holding a slot', async () => {
+    const queue = queueName('paced')
+    const lane = `lane-${queue}`
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 10 }))
+    await add(many(big, queue, 100))
+    await add(many(small, queue, 3))
+    const first = await claim(queue, 50, lane)
+    const perWindow = (10 * PACE_WINDOW_MS) / 1000
+    assert.equal(countBy(first).get(big), perWindow, 'one window of the pace')
+    assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
+    assert.deepEqual(await claim(queue, 50, lane), [], 'nothing more until time passes')
+    harness.clock.advance(500)
+    assert.equal((await claim(queue, 50, lane)).length, 5, 'half a second later: five more')
+    const [row] = await harness.database.query<{ queued: number; running: number }>(
+      `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued,
+        count(*) FILTER (WHERE state = 'running')::int AS running FROM jobs WHERE queue = $1 AND account_id = $2`,
+      [queue, big],
+    )
+    assert.deepEqual(row, { queued: 100 - perWindow - 5, running: perWindow + 5 })
+    // the same queue claimed without its lane is not paced
+    assert.equal((await claim(queue, 20, null)).length, 20)
+  })
+
+  test('a changed pace applies to the next claim; a removed pace frees the lane', async () => {
+    const queue = queueName('repace')
+    const lane = `lane-${queue}`
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 2 }))
+    await add(many(big, queue, 30))
+    assert.equal((await claim(queue, 30, lane)).length, 2)
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 20 }))
+    harness.clock.advance(1_000)
+    // the lane's place in time is kept (1 s of the old pace booked ahead), the new pace fills the next second
+    assert.equal((await claim(queue, 30, lane)).length, 20)
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: null }))
+    assert.equal((await claim(queue, 30, lane)).length, 8, 'no pace: the rest at once')
+  })
+
+  test('keyed jobs keep their per-key limit among accounts', async () => {
+    const queue = queueName('keyed')
+    await add(many(big, queue, 10, { concurrencyKey: 'sub-big' }))
+    await add(many(small, queue, 2, { concurrencyKey: 'sub-small' }))
+    const claimed = await claim(queue, 10)
+    assert.deepEqual(
+      claimed.map((job) => job.concurrencyKey).sort(),
+      ['sub-big', 'sub-small'],
+      'one of each key at a time',
+    )
+  })
+})
