@@ -63,9 +63,7 @@ export const jobPaces = pgTable(
     lane: text('lane').notNull(),
     perSecond: integer('per_second').notNull(),
     /** -infinity until the lane's first claim: the claim reads it as now */
-    tat: timestamp('tat', { withTimezone: true, mode: 'date' })
-      .notNull()
-      .default(sql`'-infinity'`),
+    tat: timestamp('tat', { withTimezone: true, mode: 'date' }).notNull().default(sql`'-infinity'`),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.lane] })],
 )

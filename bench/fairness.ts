@@ -1,0 +1,233 @@
+/**
+ * Fairness benchmark: one account's newsletter to BENCH_CONTACTS confirmed contacts (default 1,000,000 on PostgreSQL,
+ * 100,000 embedded) at the number's pace BENCH_PACE (default 80/s, WhatsApp's default; BENCH_PACE=1000 the highest
+ * tier), while two small accounts each send a template message every 200 ms through the service of POST /messages.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/fairness.ts   (a fresh database beside it)
+ *   node bench/fairness.ts                                                            embedded PGlite in memory
+ *   BENCH_CONTACTS=20000 BENCH_SECONDS=10 BENCH_PACE=1000 node bench/fairness.ts
+ *
+ * Three windows of BENCH_SECONDS (default 30) each, one process with the server's job runner (every module's queues,
+ * HEROLD_WORKER_CONCURRENCY): the small accounts alone (the baseline: their POST-to-`sent` latency with nobody else
+ * sending), the newsletter alone (its sends/s against its pace), then both at once. A send's latency is from the call
+ * that queues it to its record's `sent_at` (the worker's clock, the same machine's). The figures: the small accounts'
+ * p50/p95/p99/max in both windows and their ratio, and the big account's sends/s against its pace alone and beside them.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { loadConfig } from '../src/config.ts'
+import { channelsServiceFor } from '../src/modules/channels/index.ts'
+import { recordOptinChange } from '../src/modules/contacts/index.ts'
+import { modules } from '../src/modules/index.ts'
+import { templateSendsFor } from '../src/modules/messaging/index.ts'
+import { newslettersServiceFor } from '../src/modules/newsletters/index.ts'
+import { templatesServiceFor } from '../src/modules/templates/index.ts'
+import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
+import { systemClock } from '../src/platform/clock.ts'
+import { openDatabase } from '../src/platform/db/client.ts'
+import { migrate } from '../src/platform/db/migrate.ts'
+import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
+
+const base = process.env.DATABASE_URL || undefined
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? (base ? 1_000_000 : 100_000))
+const PACE = Number(process.env.BENCH_PACE ?? 80)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
+const EVERY_MS = 200
+const SERVER_DEFAULTS = loadConfig(process.env)
+const t0 = performance.now()
+const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
+
+const fresh = base ? await createScratchDatabase(base, 'herold_bench_fair') : null
+const database = await openDatabase({
+  databaseUrl: fresh?.url,
+  dataDir: 'memory://',
+  poolSize: SERVER_DEFAULTS.databasePoolSize,
+})
+try {
+  await migrate(database)
+  const config = loadConfig(
+    {},
+    {
+      databaseUrl: fresh?.url,
+      publicUrl: 'https://bench.herold.example',
+      workerConcurrency: SERVER_DEFAULTS.workerConcurrency,
+      secretKey: randomBytes(32).toString('base64'),
+    },
+  )
+  const deps = { config, database, clock: systemClock }
+  const db = database.orm
+  const plan = `bench-${Date.now()}`
+  await setPlan(db, {
+    name: plan,
+    contactsLimit: CONTACTS + 10,
+    messagesPerMonth: CONTACTS + 100_000,
+    webhooksLimit: 1,
+  })
+
+  async function newAccount(name: string, pace: number) {
+    const account = await getAccount(db, (await createAccount(db, { name, plan })).id)
+    await channelsServiceFor(deps).connect(account.id, {
+      channel: 'chat',
+      provider: 'sandbox',
+      messagesPerSecond: pace,
+    })
+    return { accountId: account.id, account }
+  }
+
+  // the small accounts: one confirmed contact and one approved template each, at the default pace
+  const smallOnes = await Promise.all(
+    ['Klein', 'Winzig'].map(async (name) => {
+      const tenant = await newAccount(name, 80)
+      const templates = templatesServiceFor(deps)
+      const template = await templates.create(tenant, {
+        name: `${name} Abholung`,
+        content: 'Hallo {{name}}, deine Bestellung {{nummer}} liegt zur Abholung bereit.',
+        language: 'de',
+      })
+      await templates.submit(tenant, template.id)
+      const contactId = randomUUID()
+      await db.execute(sql`INSERT INTO contacts (account_id, id, name, phone, language, source, created_at)
+        VALUES (${tenant.accountId}, ${contactId}, ${`Kundin ${name}`}, ${`+49151${Math.floor(1e7 + Math.random() * 9e7)}`},
+          'de', 'bench', now())`)
+      await db.transaction((tx) =>
+        recordOptinChange(tx, systemClock, {
+          accountId: tenant.accountId,
+          contactId,
+          channel: 'chat',
+          to: 'confirmed',
+          source: 'bench',
+        }),
+      )
+      return { tenant, templateId: template.id, contactId }
+    }),
+  )
+
+  // the big account: its confirmed contacts written in bulk (search index built once after)
+  const big = await newAccount('Groß', PACE)
+  const [search] = await database.query<{ indexdef: string }>(
+    `SELECT indexdef FROM pg_indexes WHERE tablename = 'contacts' AND indexname = 'contacts_search_trgm_idx'`,
+  )
+  if (search) await database.query('DROP INDEX contacts_search_trgm_idx')
+  for (let from = 1; from <= CONTACTS; from += 250_000) {
+    await database.query(
+      `INSERT INTO contacts (account_id, id, name, phone, optin_chat, source, created_at)
+       SELECT $1::uuid, gen_random_uuid(), 'Kunde ' || i, '+49172' || lpad(i::text, 8, '0'), 'confirmed', 'bench', now()
+       FROM generate_series($2::int, $3::int) AS i`,
+      [big.accountId, from, Math.min(CONTACTS, from + 250_000 - 1)],
+    )
+  }
+  if (search) await database.query(search.indexdef)
+  await database.query('ANALYZE contacts')
+  phase(`${CONTACTS.toLocaleString('en')} confirmed contacts of the big account written`)
+
+  const stop = await jobRunnerFor(deps, modules, (message, error) => console.error(message, error)).start()
+  const sends = templateSendsFor(deps)
+
+  /** The small accounts send every EVERY_MS for `seconds`; answers each send's id and when it was queued. */
+  async function smallSends(seconds: number) {
+    const queued: Array<{ accountId: string; id: string; at: number }> = []
+    const until = Date.now() + seconds * 1000
+    let n = 0
+    await Promise.all(
+      smallOnes.map(async ({ tenant, templateId, contactId }, i) => {
+        // the two accounts half a period apart, as two independent shops would be
+        await new Promise((r) => setTimeout(r, (EVERY_MS / 2) * i))
+        while (Date.now() < until) {
+          const next = Date.now() + EVERY_MS
+          const at = Date.now()
+          const { send_id } = await sends.queue(tenant, {
+            contact_id: contactId,
+            template: { id: templateId, variables: { nummer: `A-${++n}` } },
+          })
+          queued.push({ accountId: tenant.accountId, id: send_id, at })
+          await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())))
+        }
+      }),
+    )
+    return queued
+  }
+
+  /** POST-to-sent latencies (ms) of the given sends, waiting up to 30 s for the last ones; unsent ones count as such. */
+  async function latencies(queued: Array<{ accountId: string; id: string; at: number }>) {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const rows = await database.query<{ id: string; status: string; sent_at: Date | string | null }>(
+        `SELECT id, status, sent_at FROM template_sends WHERE id = ANY($1::uuid[])`,
+        [`{${queued.map((q) => q.id).join(',')}}`],
+      )
+      const sentAt = new Map(rows.filter((r) => r.sent_at).map((r) => [r.id, new Date(r.sent_at as string).getTime()]))
+      if (sentAt.size === queued.length || Date.now() > deadline) {
+        const values = queued.flatMap((q) => (sentAt.has(q.id) ? [(sentAt.get(q.id) as number) - q.at] : []))
+        return { values: values.sort((a, b) => a - b), unsent: queued.length - values.length }
+      }
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+
+  const pct = (sorted: number[], p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+  const describe = ({ values, unsent }: { values: number[]; unsent: number }) =>
+    `${values.length} sends: p50 ${pct(values, 50)} ms, p95 ${pct(values, 95)} ms, p99 ${pct(values, 99)} ms, max ${values.at(-1)} ms${unsent ? `, ${unsent} NOT SENT within 30 s` : ''}`
+
+  const bigSent = async () => {
+    const [row] = await database.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND status IN ('sent', 'delivered', 'read')`,
+      [big.accountId],
+    )
+    return Number(row.n)
+  }
+
+  // 1. the small accounts alone
+  const idle = await latencies(await smallSends(SECONDS))
+  phase(`small accounts alone: ${describe(idle)}`)
+
+  // 2. the newsletter: fan-out, then its pace alone
+  const newsletters = newslettersServiceFor(deps)
+  const draft = await newsletters.create(big, {
+    subject: 'Sommerfest',
+    content: 'Hallo {{name}}, wir feiern am Samstag.',
+  })
+  await newsletters.schedule(big, draft.id, { scheduled_at: new Date(Date.now() + 500).toISOString() })
+  // sending starts with the fan-out's first batch; the window starts once a few seconds of sends went out
+  for (;;) {
+    if ((await bigSent()) >= PACE * 2) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  phase('the newsletter is sending')
+  const measure = async <T>(during: () => Promise<T>) => {
+    const before = await bigSent()
+    const started = performance.now()
+    const result = await during()
+    const rate = ((await bigSent()) - before) / ((performance.now() - started) / 1000)
+    return { result, rate }
+  }
+  const alone = await measure(() => new Promise((r) => setTimeout(r, SECONDS * 1000)))
+  phase(`the newsletter alone: ${alone.rate.toFixed(0)}/s`)
+
+  // 3. both at once
+  const both = await measure(() => smallSends(SECONDS))
+  const busy = await latencies(both.result)
+  phase(`both: ${describe(busy)}; newsletter ${both.rate.toFixed(0)}/s`)
+  const [queuedJobs] = await database.query<{ queued: number; running: number }>(
+    `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued, count(*) FILTER (WHERE state = 'running')::int AS running
+     FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
+    [big.accountId],
+  )
+  await stop()
+
+  console.log(
+    `fairness: a newsletter to ${CONTACTS.toLocaleString('en')} at ${PACE}/s beside two accounts sending one template message every ${EVERY_MS} ms (${database.kind}, ${config.workerConcurrency} workers, ${SECONDS} s windows)`,
+  )
+  console.log(`  small accounts, nobody else sending:   ${describe(idle)}`)
+  console.log(`  small accounts, beside the newsletter: ${describe(busy)}`)
+  console.log(
+    `  ratio beside / alone: p50 ${(pct(busy.values, 50) / pct(idle.values, 50)).toFixed(2)} (goal ≤ 2), max ${busy.values.at(-1)} ms (goal ≤ 1000)`,
+  )
+  console.log(
+    `  the newsletter: alone ${alone.rate.toFixed(0)}/s = ${(alone.rate / PACE).toFixed(2)} of its pace (goal ≥ 0.9), beside the small accounts ${both.rate.toFixed(0)}/s = ${(both.rate / PACE).toFixed(2)} (goal ≥ 0.8); its send jobs at the end: ${queuedJobs.queued} queued, ${queuedJobs.running} running`,
+  )
+} finally {
+  await database.close()
+  await fresh?.drop()
+}
