@@ -167,6 +167,28 @@ describe('GET /settings/channels', () => {
     assert.equal(gone.chat.war_verbunden, true)
   })
 
+  test("the number's pace is where every worker's claim sees it: on connect, with coexistence, gone on disconnect", async () => {
+    const account = await createTestAccount(harness)
+    const pace = async () =>
+      (
+        await harness.database.query<{ per_second: number }>(
+          "SELECT per_second FROM job_paces WHERE account_id = $1 AND lane = 'chat'",
+          [account.accountId],
+        )
+      ).map((r) => Number(r.per_second))
+    assert.deepEqual(await pace(), [])
+    await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox', messagesPerSecond: 250 })
+    assert.deepEqual(await pace(), [250])
+    await channels().setCoexistence(account.accountId, true)
+    assert.deepEqual(await pace(), [20], 'coexistence: 20 a second')
+    await channels().setCoexistence(account.accountId, false)
+    assert.deepEqual(await pace(), [250])
+    await channels().connect(account.accountId, { channel: 'email', provider: 'sandbox', address: 'shop@example.com' })
+    assert.deepEqual(await pace(), [250], 'an e-mail connection leaves the chat pace alone')
+    await channels().disconnect(account.accountId, 'chat')
+    assert.deepEqual(await pace(), [])
+  })
+
   test('versand_moeglich is false while sending is paused', async () => {
     const account = await sandboxAccount()
     await pauseSending(harness.database.orm, account.accountId)

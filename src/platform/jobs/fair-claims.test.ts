@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
-import { claimJobs, type EnqueueInput, enqueue, PACE_WINDOW_MS, setPace } from './jobs.ts'
+import { type ClaimedJob, claimJobs, type EnqueueInput, enqueue, PACE_WINDOW_MS, setPace } from './jobs.ts'
+import { JobRunner } from './runner.ts'
 
 let harness: Harness
 let big: string
@@ -122,5 +123,47 @@ describe('fair claims', () => {
       ['sub-big', 'sub-small'],
       'one of each key at a time',
     )
+  })
+
+  test("a slot freed by one account's long jobs goes to another account's waiting job, not to its own next one", async () => {
+    const queue = queueName('slots')
+    const started: string[] = []
+    const releases: Array<() => void> = []
+    const runner = new JobRunner({
+      database: harness.database,
+      clock: harness.clock,
+      concurrency: 2,
+      leaseMs: 30_000,
+      pollMs: 60_000,
+      handlers: {
+        [queue]: {
+          run: async (job: ClaimedJob) => {
+            started.push(job.accountId)
+            // the big account's jobs hold their slot until the test lets one go (a slow receiver, a long send)
+            if (job.accountId === big) await new Promise<void>((resolve) => releases.push(resolve))
+          },
+        },
+      },
+    })
+    const until = async (what: () => boolean) => {
+      while (!what()) await new Promise((r) => setTimeout(r, 5))
+    }
+    await add(many(big, queue, 10))
+    await runner.start()
+    try {
+      await until(() => started.length === 2)
+      await add(many(small, queue, 1))
+      releases.shift()?.()
+      await until(() => started.length === 3)
+      assert.deepEqual(started, [big, big, small], 'the freed slot went to the account with nothing in flight')
+      while (started.length < 11 || releases.length > 0) {
+        releases.shift()?.()
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      await runner.drain()
+      assert.equal(started.filter((a) => a === big).length, 10)
+    } finally {
+      await runner.stop()
+    }
   })
 })
