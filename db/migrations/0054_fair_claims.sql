@@ -35,8 +35,10 @@ RETURNS SETOF jobs
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
+DECLARE
+  v_accounts uuid[];
+  v_ids uuid[];
 BEGIN
-  RETURN QUERY
   WITH RECURSIVE keys AS (
     (SELECT j.concurrency_key FROM jobs j
       WHERE j.queue = p_queue AND j.state = 'queued' AND j.concurrency_key IS NOT NULL
@@ -119,20 +121,24 @@ BEGIN
     WHERE r.room IS NULL OR r.rn <= r.room
     ORDER BY r.running + r.rn, r.priority, r.run_at, r.id
     LIMIT p_limit
-  ),
-  claimed AS (
-    UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
-      locked_until = p_until, updated_at = p_now
-    FROM picked WHERE jobs.account_id = picked.account_id AND jobs.id = picked.id AND jobs.state = 'queued'
-    RETURNING jobs.*
-  ),
-  spent AS (
+  )
+  SELECT array_agg(p.account_id), array_agg(p.id) INTO v_accounts, v_ids FROM picked p;
+  IF v_ids IS NULL THEN
+    RETURN;
+  END IF;
+  -- the pace of each lane that got jobs moves forward by what it got
+  IF p_lane IS NOT NULL THEN
     UPDATE job_paces p
     SET tat = greatest(p.tat, p_now) + make_interval(secs => s.n::float8 / p.per_second)
-    FROM (SELECT c.account_id, count(*) AS n FROM claimed c GROUP BY c.account_id) s
-    WHERE p_lane IS NOT NULL AND p.lane = p_lane AND p.account_id = s.account_id
-    RETURNING 1
-  )
-  SELECT * FROM claimed;
+    FROM (SELECT a.account_id, count(*) AS n FROM unnest(v_accounts) AS a(account_id) GROUP BY a.account_id) s
+    WHERE p.lane = p_lane AND p.account_id = s.account_id;
+  END IF;
+  -- the picked jobs by key from an array (a generic plan would join a CTE of unknown size by scanning the table)
+  RETURN QUERY
+  UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
+    locked_until = p_until, updated_at = p_now
+  FROM unnest(v_accounts, v_ids) AS p(account_id, id)
+  WHERE jobs.account_id = p.account_id AND jobs.id = p.id AND jobs.state = 'queued'
+  RETURNING jobs.*;
 END
 $$;
