@@ -120,6 +120,8 @@ export class JobRunner {
   #idleWaiters: Array<() => void> = []
   /** queues that may have claimable work: notified, a job of theirs finished, or the timer fired */
   readonly #dirty = new Set<string>()
+  /** queues whose last claim took as many jobs as it asked for: more may be due than the free slots */
+  readonly #backlog = new Set<string>()
   /** queues where a lease may have run out since their last reap (the timer is due at the earliest expiry) */
   readonly #reapDue = new Set<string>()
 
@@ -211,10 +213,12 @@ export class JobRunner {
         const handler = this.#options.handlers[queue]
         const batchMax = handler.batchMax ?? Math.max(1, Math.ceil(this.#options.concurrency / 2))
         const limit = handler.runBatch ? Math.min(free, batchMax) : free
-        // a batch queue with batches still running waits for half a batch of free slots: claiming the few slots each
-        // finishing batch frees made ever smaller batches, and every batch costs its round trips whatever its size
-        // (the running batches wake the queue again when they finish)
-        if (handler.runBatch && limit < batchMax / 2 && this.#runningIn(queue)) continue
+        // a batch queue with batches still running waits for half a batch of free slots while it has a backlog (its
+        // last claim was full): claiming the few slots each finishing batch frees made ever smaller batches, and every
+        // batch costs its round trips whatever its size (the running batches wake the queue again when they finish).
+        // Without a backlog (everything due was taken, or the rest waits for its pace) new work is claimed at once: an
+        // account's single message must not wait for another account's batches.
+        if (handler.runBatch && limit < batchMax / 2 && this.#runningIn(queue) && this.#backlog.has(queue)) continue
         const reap = this.#reapDue.delete(queue)
         const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
           queue,
@@ -227,7 +231,10 @@ export class JobRunner {
         })
         if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
         else for (const job of claimed) this.#launch(job, handler)
-        if (claimed.length === limit) this.#dirty.add(queue)
+        if (claimed.length === limit) {
+          this.#dirty.add(queue)
+          this.#backlog.add(queue)
+        } else this.#backlog.delete(queue)
       }
     }
   }
