@@ -100,8 +100,14 @@ describe('every console page loads without a refused request or a browser error'
       return answer.json()
     }
     const contact = await api('POST', '/v1/contacts', { name: 'Karl Kunde', phone: '+4917612345678' })
-    const template = await api('POST', '/v1/templates', { name: 'Gruss', content: 'Hallo {{name}}, schön dass du da bist.' })
-    const newsletter = await api('POST', '/v1/newsletters', { subject: 'Sommer', content: 'Hallo {{name}}, es ist Sommer.' })
+    const template = await api('POST', '/v1/templates', {
+      name: 'Gruss',
+      content: 'Hallo {{name}}, schön dass du da bist.',
+    })
+    const newsletter = await api('POST', '/v1/newsletters', {
+      subject: 'Sommer',
+      content: 'Hallo {{name}}, es ist Sommer.',
+    })
     const automation = await api('POST', '/v1/automations', {
       name: 'Markieren',
       trigger: { type: 'manual' },
@@ -109,7 +115,10 @@ describe('every console page loads without a refused request or a browser error'
     })
     const followup = await followupsServiceFor(deps).create(
       { accountId: account.accountId, account: { language: 'de' } },
-      { name: 'Nachfassen', steps: [{ text: 'Hallo {{name}}, wie gefällt es dir?', delay: { amount: 1, unit: 'days' } }] },
+      {
+        name: 'Nachfassen',
+        steps: [{ text: 'Hallo {{name}}, wie gefällt es dir?', delay: { amount: 1, unit: 'days' } }],
+      },
     )
     const paths = [
       ...LIST_PAGES,

@@ -1,7 +1,8 @@
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react'
 import { ApiError } from './api/client.ts'
+import { type EnumKind, enumWord, type Language } from './enums.ts'
 
-export type Language = 'de' | 'en'
+export type { Language }
 
 const de = {
   appName: 'Herold',
@@ -229,4 +230,10 @@ export function useI18n(): I18n {
 /** A page's own words in both languages: `const w = useWords({ de: {...}, en: {...} })`. */
 export function useWords<T extends Record<string, string>>(words: { de: T; en: T }): T {
   return words[useI18n().language]
+}
+
+/** An API enum's value in the member's words: `const say = useEnum(); say('intent', a.intent)`. */
+export function useEnum(): (kind: EnumKind, value: string | null | undefined) => string {
+  const { language } = useI18n()
+  return (kind, value) => enumWord(language, kind, value)
 }

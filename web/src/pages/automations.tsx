@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { CopyButton, useDebounced } from './campaign-ui.tsx'
 
@@ -72,9 +72,6 @@ const words = {
     days: 'Warten: Tage',
     untilTime: 'oder bis Uhrzeit (HH:MM)',
     condition: 'Bedingung',
-    hasTag: 'hat Tag',
-    optin: 'Einwilligung',
-    field: 'Feld der Auslöser-Daten',
     optinState: 'Zustand der Einwilligung',
     fieldPath: 'Feld (Pfad, z. B. order.status)',
     equals: 'ist gleich',
@@ -87,23 +84,6 @@ const words = {
     subject: 'Betreff',
     followup: 'Follow-up-Sequenz',
     choose: 'bitte wählen',
-    t_contact_created: 'Kontakt angelegt',
-    t_optin_confirmed: 'Einwilligung bestätigt',
-    t_tag_added: 'Tag hinzugefügt',
-    t_keyword: 'Schlüsselwort in einer Nachricht',
-    t_webhook: 'Webhook (Aufruf von außen)',
-    t_calendar: 'Kalendertermin',
-    t_manual: 'nur von Hand',
-    s_send_template: 'Vorlage senden',
-    s_send_text: 'Text senden (nur im 24-Stunden-Fenster)',
-    s_wait: 'Warten',
-    s_add_tag: 'Tag hinzufügen',
-    s_remove_tag: 'Tag entfernen',
-    s_branch: 'Verzweigen',
-    s_double_optin: 'Doppel-Opt-in starten',
-    s_webhook: 'Webhook aufrufen',
-    s_notify_team: 'Team per E-Mail benachrichtigen',
-    s_enroll_followup: 'In Follow-up-Sequenz einschreiben',
   },
   en: {
     title: 'Automations',
@@ -170,9 +150,6 @@ const words = {
     days: 'Wait: days',
     untilTime: 'or until the time (HH:MM)',
     condition: 'Condition',
-    hasTag: 'has tag',
-    optin: 'opt-in',
-    field: 'field of the trigger data',
     optinState: 'Opt-in state',
     fieldPath: 'Field (path, e.g. order.status)',
     equals: 'equals',
@@ -185,23 +162,6 @@ const words = {
     subject: 'Subject',
     followup: 'Follow-up sequence',
     choose: 'please choose',
-    t_contact_created: 'Contact created',
-    t_optin_confirmed: 'Opt-in confirmed',
-    t_tag_added: 'Tag added',
-    t_keyword: 'Keyword in a message',
-    t_webhook: 'Webhook (a call from outside)',
-    t_calendar: 'Calendar event',
-    t_manual: 'by hand only',
-    s_send_template: 'Send a template',
-    s_send_text: 'Send text (only in the 24-hour window)',
-    s_wait: 'Wait',
-    s_add_tag: 'Add a tag',
-    s_remove_tag: 'Remove a tag',
-    s_branch: 'Branch',
-    s_double_optin: 'Start a double opt-in',
-    s_webhook: 'Call a webhook',
-    s_notify_team: 'Notify the team by e-mail',
-    s_enroll_followup: 'Enroll in a follow-up sequence',
   },
 }
 
@@ -278,6 +238,7 @@ function TriggerEditor({
   onChange: (v: Json & { type: string }) => void
 }) {
   const w = useWords(words)
+  const say = useEnum()
   const set = (patch: Json) => onChange({ ...value, ...patch })
   return (
     <fieldset>
@@ -286,7 +247,7 @@ function TriggerEditor({
         <select value={value.type} onChange={(e) => onChange(defaultTrigger(e.target.value))}>
           {TRIGGERS.map((t) => (
             <option key={t} value={t}>
-              {w[`t_${t}` as keyof Words]}
+              {say('triggerType', t)}
             </option>
           ))}
         </select>
@@ -294,8 +255,8 @@ function TriggerEditor({
       {value.type === 'optin_confirmed' && (
         <Field label={w.channel}>
           <select value={str(value.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">Chat</option>
-            <option value="email">E-Mail</option>
+            <option value="chat">{say('channel', 'chat')}</option>
+            <option value="email">{say('channel', 'email')}</option>
           </select>
         </Field>
       )}
@@ -386,6 +347,7 @@ function StepEditor({
   onChange: (s: Json & { type: string }) => void
 }) {
   const w = useWords(words)
+  const say = useEnum()
   const set = (patch: Json) => onChange({ ...step, ...patch })
   const templates = useQuery({
     queryKey: ['templates', 'chat'],
@@ -407,7 +369,7 @@ function StepEditor({
         <select value={step.type} onChange={(e) => onChange(defaultStep(e.target.value))}>
           {STEPS.map((t) => (
             <option key={t} value={t}>
-              {w[`s_${t}` as keyof Words]}
+              {say('stepType', t)}
             </option>
           ))}
         </select>
@@ -465,8 +427,8 @@ function StepEditor({
       {step.type === 'double_optin' && (
         <Field label={`${n}: ${w.channel}`}>
           <select value={str(step.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">Chat</option>
-            <option value="email">E-Mail</option>
+            <option value="chat">{say('channel', 'chat')}</option>
+            <option value="email">{say('channel', 'email')}</option>
           </select>
         </Field>
       )}
@@ -520,9 +482,11 @@ function StepEditor({
                 })
               }
             >
-              <option value="has_tag">{w.hasTag}</option>
-              <option value="optin">{w.optin}</option>
-              <option value="field">{w.field}</option>
+              {(['has_tag', 'optin', 'field'] as const).map((c) => (
+                <option key={c} value={c}>
+                  {say('conditionType', c)}
+                </option>
+              ))}
             </select>
           </Field>
           {condition.type === 'has_tag' && (
@@ -534,15 +498,15 @@ function StepEditor({
             <div className="inline">
               <Field label={`${n}: ${w.channel}`}>
                 <select value={str(condition.channel)} onChange={(e) => setCondition({ channel: e.target.value })}>
-                  <option value="chat">Chat</option>
-                  <option value="email">E-Mail</option>
+                  <option value="chat">{say('channel', 'chat')}</option>
+                  <option value="email">{say('channel', 'email')}</option>
                 </select>
               </Field>
               <Field label={`${n}: ${w.optinState}`}>
                 <select value={str(condition.state)} onChange={(e) => setCondition({ state: e.target.value })}>
                   {['confirmed', 'pending', 'none', 'opted_out'].map((s) => (
                     <option key={s} value={s}>
-                      {s}
+                      {say('optinState', s)}
                     </option>
                   ))}
                 </select>
@@ -603,6 +567,7 @@ function SafetyCheck({
   steps: Array<Json & { type: string }>
 }) {
   const w = useWords(words)
+  const say = useEnum()
   const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
   const check = useQuery({
     queryKey: ['automation-check', definition],
@@ -622,7 +587,7 @@ function SafetyCheck({
           .replace('{to}', n(change.removed_to))
       : w.c_double_optin_prepended
           .replace('{intent}', intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter)
-          .replace('{channel}', change.channel === 'email' ? 'E-Mail' : 'Chat')
+          .replace('{channel}', say('channel', change.channel))
   return (
     <section className="safety-check" aria-live="polite" data-testid="safety-check">
       <h3>{w.checkTitle}</h3>
@@ -733,15 +698,9 @@ function Builder({
   )
 }
 
-function statusWord(status: string, language: string) {
-  const de: Record<string, string> = { draft: 'Entwurf', active: 'aktiv', paused: 'pausiert' }
-  const en: Record<string, string> = { draft: 'draft', active: 'active', paused: 'paused' }
-  return (language === 'de' ? de : en)[status] ?? status
-}
-
 export function AutomationsPage() {
   const w = useWords(words)
-  const { language } = useI18n()
+  const say = useEnum()
   const navigate = useNavigate()
   const queryClient = useQueryClient()
   const automations = useQuery({
@@ -786,8 +745,8 @@ export function AutomationsPage() {
                     {a.name}
                   </Link>
                 </td>
-                <td>{statusWord(a.status, language)}</td>
-                <td>{w[`t_${a.trigger.type}` as keyof Words] ?? a.trigger.type}</td>
+                <td>{say('automationStatus', a.status)}</td>
+                <td>{say('triggerType', a.trigger.type)}</td>
               </tr>
             ))}
           </tbody>
@@ -807,7 +766,7 @@ export function AutomationsPage() {
           <select value={intent} onChange={(e) => setIntent(e.target.value)}>
             {INTENTS.map((i) => (
               <option key={i} value={i}>
-                {i}
+                {say('intent', i)}
               </option>
             ))}
           </select>
@@ -849,6 +808,7 @@ interface RunView {
 
 function Runs({ id }: { id: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { t, language } = useI18n()
   const runs = useQuery({
     queryKey: ['automation-runs', id],
@@ -866,7 +826,7 @@ function Runs({ id }: { id: string }) {
         <article key={run.id} className="run" data-testid="run">
           <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, t('never')))}</h3>
           <p>
-            {w.state}: <strong data-testid="run-state">{run.state}</strong> · {w.source}: {run.source}
+            {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
           </p>
           <table>
@@ -884,8 +844,8 @@ function Runs({ id }: { id: string }) {
                 // biome-ignore lint/suspicious/noArrayIndexKey: see above
                 <tr key={i}>
                   <td>{s.step + 1}</td>
-                  <td>{w[`s_${s.type}` as keyof Words] ?? s.type}</td>
-                  <td>{s.result}</td>
+                  <td>{say('stepType', s.type)}</td>
+                  <td>{say('stepResult', s.result)}</td>
                   <td>{s.reason ?? '–'}</td>
                 </tr>
               ))}
@@ -942,6 +902,7 @@ function TriggerForContact({ id }: { id: string }) {
 
 function Sources({ id }: { id: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { t, language } = useI18n()
   const sources = useQuery({
     queryKey: ['automation-webhooks'],
@@ -968,7 +929,7 @@ function Sources({ id }: { id: string }) {
             </>
           )}
           <dt>{w.state}</dt>
-          <dd data-testid="webhook-state">{s.state}</dd>
+          <dd data-testid="webhook-state">{say('sourceState', s.state)}</dd>
           <dt>{w.events}</dt>
           <dd data-testid="webhook-events">{s.event_count}</dd>
           <dt>{w.firstEvent}</dt>
@@ -1026,7 +987,7 @@ function Editor({ automation }: { automation: Automation }) {
 
 export function AutomationPage({ id }: { id: string }) {
   const w = useWords(words)
-  const { language } = useI18n()
+  const say = useEnum()
   const queryClient = useQueryClient()
   const created = queryClient.getQueryData<Automation>(['automation-created', id])
   const automation = useQuery({
@@ -1058,9 +1019,9 @@ export function AutomationPage({ id }: { id: string }) {
           <h1>{a.name}</h1>
           <dl className="details">
             <dt>{w.status}</dt>
-            <dd data-testid="automation-status">{statusWord(a.status, language)}</dd>
+            <dd data-testid="automation-status">{say('automationStatus', a.status)}</dd>
             <dt>{w.intent}</dt>
-            <dd>{a.intent}</dd>
+            <dd>{say('intent', a.intent)}</dd>
           </dl>
           {a.notice && (
             <div className="notice" role="status">
