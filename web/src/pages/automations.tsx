@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
+import { type FieldLabel, useEnum, useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { CopyButton, useDebounced } from './campaign-ui.tsx'
 
@@ -36,6 +36,7 @@ const words = {
     checkChanges: 'Beim Speichern ändern die Sicherheitsregeln:',
     checkRefused: 'Speichern würde abgelehnt:',
     checkAfter: 'Gespeichert werden dann {n} Schritte.',
+    checkLater: 'Sobald Sie etwas ändern, steht hier, was die Sicherheitsregeln ändern würden und was fehlt.',
     c_followup_cut:
       'Nachrichten mit 24 Stunden oder mehr Abstand sind eine Follow-up-Folge, keine Automation: sie endet nach Schritt {kept} (der ersten solchen Nachricht); die Schritte {from} bis {to} werden entfernt. Für zeitversetzte Nachrichten gibt es Follow-up-Sequenzen.',
     c_double_optin_prepended:
@@ -114,6 +115,7 @@ const words = {
     checkChanges: 'On saving, the safety rules change:',
     checkRefused: 'Saving would be refused:',
     checkAfter: '{n} steps are then saved.',
+    checkLater: 'As soon as you change something, this says what the safety rules would change and what is missing.',
     c_followup_cut:
       'Messages 24 hours or more apart make a follow-up sequence, not an automation: it ends after step {kept} (the first such message); steps {from} to {to} are removed. Timed messages belong in a follow-up sequence.',
     c_double_optin_prepended:
@@ -164,8 +166,6 @@ const words = {
     choose: 'please choose',
   },
 }
-
-type Words = typeof words.en
 
 const TRIGGERS = [
   'contact_created',
@@ -549,6 +549,51 @@ function StepEditor({
   )
 }
 
+/** The builder's label for a refused field (`body.steps.0.tag`: "Step 1: Tag"), as the member sees it. */
+function useFieldLabel(): FieldLabel {
+  const w = useWords(words)
+  const names: Record<string, string> = {
+    name: w.name,
+    intent: w.intent,
+    trigger: w.trigger,
+    steps: w.steps,
+    type: w.type,
+    tag: w.tag,
+    text: w.text,
+    template_id: w.template,
+    url: w.url,
+    to: w.to,
+    subject: w.subject,
+    followup_id: w.followup,
+    channel: w.channel,
+    duration: w.hours,
+    minutes: w.minutes,
+    hours: w.hours,
+    days: w.days,
+    until_time: w.untilTime,
+    condition: w.condition,
+    field: w.fieldPath,
+    equals: w.equals,
+    state: w.optinState,
+    keywords: w.keywords,
+    feed_url: w.feedUrl,
+    offset_minutes: w.offset,
+    then_goto: w.ifYes,
+    else_goto: w.ifNo,
+  }
+  return (path) => {
+    const [, ...steps] = path.split('.')
+    const last = [...steps].reverse().find((s) => !/^\d+$/.test(s))
+    const label = last === undefined ? undefined : names[last]
+    if (steps[0] === 'steps' && /^\d+$/.test(steps[1] ?? '')) {
+      const step = w.step.replace('{n}', String(Number(steps[1]) + 1))
+      return steps.length === 2 ? step : `${step}: ${label ?? last}`
+    }
+    if (steps[0] === 'trigger' && steps.length > 1) return `${w.trigger}: ${label ?? last}`
+    return label
+  }
+}
+
 type SafetyChange =
   | { kind: 'followup_cut'; kept_through: number; removed_from: number; removed_to: number }
   | { kind: 'double_optin_prepended'; channel: 'chat' | 'email' }
@@ -561,17 +606,22 @@ function SafetyCheck({
   intent,
   trigger,
   steps,
+  touched,
 }: {
   intent: string
   trigger: Json & { type: string }
   steps: Array<Json & { type: string }>
+  /** whether the member has changed anything: a draft nobody touched is not checked (nothing to say yet) */
+  touched: boolean
 }) {
   const w = useWords(words)
   const say = useEnum()
+  const fieldLabel = useFieldLabel()
   const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
   const check = useQuery({
     queryKey: ['automation-check', definition],
     queryFn: () => call(app.POST('/app/automations/check', { body: JSON.parse(definition) as never })),
+    enabled: touched,
     retry: false,
     staleTime: 60_000,
   })
@@ -591,13 +641,14 @@ function SafetyCheck({
   return (
     <section className="safety-check" aria-live="polite" data-testid="safety-check">
       <h3>{w.checkTitle}</h3>
+      {!touched && <p>{w.checkLater}</p>}
       {check.isFetching && !result && !check.error && <p>{w.checking}</p>}
       {check.error ? (
         <div data-testid="safety-refused">
           <p>
             <strong>{w.checkRefused}</strong>
           </p>
-          <ErrorText error={check.error} />
+          <ErrorText error={check.error} fieldLabel={fieldLabel} />
         </div>
       ) : null}
       {!check.error && result && result.problems.length > 0 && (
@@ -637,12 +688,14 @@ function Builder({
   intent,
   trigger,
   steps,
+  touched,
   onTrigger,
   onSteps,
 }: {
   intent: string
   trigger: Json & { type: string }
   steps: Array<Json & { type: string }>
+  touched: boolean
   onTrigger: (t: Json & { type: string }) => void
   onSteps: (s: Array<Json & { type: string }>) => void
 }) {
@@ -693,7 +746,7 @@ function Builder({
         {w.addStep}
       </button>
       <p className="note">{w.noticeIntro}</p>
-      <SafetyCheck intent={intent} trigger={trigger} steps={steps} />
+      <SafetyCheck intent={intent} trigger={trigger} steps={steps} touched={touched} />
     </>
   )
 }
@@ -711,6 +764,8 @@ export function AutomationsPage() {
   const [intent, setIntent] = useState<string>('transactional')
   const [trigger, setTrigger] = useState<Json & { type: string }>({ type: 'webhook' })
   const [steps, setSteps] = useState<Array<Json & { type: string }>>([defaultStep('add_tag')])
+  const [touched, setTouched] = useState(false)
+  const fieldLabel = useFieldLabel()
   const create = useMutation({
     mutationFn: async () =>
       (await call(
@@ -763,7 +818,13 @@ export function AutomationsPage() {
           <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
         </Field>
         <Field label={w.intent}>
-          <select value={intent} onChange={(e) => setIntent(e.target.value)}>
+          <select
+            value={intent}
+            onChange={(e) => {
+              setTouched(true)
+              setIntent(e.target.value)
+            }}
+          >
             {INTENTS.map((i) => (
               <option key={i} value={i}>
                 {say('intent', i)}
@@ -771,8 +832,21 @@ export function AutomationsPage() {
             ))}
           </select>
         </Field>
-        <Builder intent={intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
-        <ErrorText error={create.error} />
+        <Builder
+          intent={intent}
+          trigger={trigger}
+          steps={steps}
+          touched={touched}
+          onTrigger={(next) => {
+            setTouched(true)
+            setTrigger(next)
+          }}
+          onSteps={(next) => {
+            setTouched(true)
+            setSteps(next)
+          }}
+        />
+        <ErrorText error={create.error} fieldLabel={fieldLabel} />
         <p>
           <button type="submit" disabled={create.isPending}>
             {w.save}
@@ -950,6 +1024,8 @@ function Editor({ automation }: { automation: Automation }) {
   const [name, setName] = useState(automation.name)
   const [trigger, setTrigger] = useState(automation.trigger)
   const [steps, setSteps] = useState(automation.steps)
+  const [touched, setTouched] = useState(false)
+  const fieldLabel = useFieldLabel()
   const save = useMutation({
     mutationFn: async () =>
       (await call(
@@ -974,8 +1050,21 @@ function Editor({ automation }: { automation: Automation }) {
       <Field label={w.name}>
         <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
       </Field>
-      <Builder intent={automation.intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
-      <ErrorText error={save.error} />
+      <Builder
+        intent={automation.intent}
+        trigger={trigger}
+        steps={steps}
+        touched={touched}
+        onTrigger={(next) => {
+          setTouched(true)
+          setTrigger(next)
+        }}
+        onSteps={(next) => {
+          setTouched(true)
+          setSteps(next)
+        }}
+      />
+      <ErrorText error={save.error} fieldLabel={fieldLabel} />
       <p>
         <button type="submit" disabled={save.isPending}>
           {w.update}
