@@ -364,9 +364,11 @@ describe('the campaign pages', () => {
     await page.getByRole('heading', { name: 'Automations' }).waitFor()
     await page.getByLabel('Name', { exact: true }).fill('Shop orders')
     await page.getByRole('combobox', { name: 'Trigger' }).selectOption('webhook')
-    // before anything is saved, the builder shows what the API would refuse: the first step has no tag yet
+    // before anything is saved, the builder shows what the API would refuse, by field in words: no tag yet
     await page.getByTestId('safety-refused').waitFor()
     await page.getByText('Saving would be refused:').waitFor()
+    await page.getByTestId('field-problems').getByText('Step 1: Tag: required').waitFor()
+    assert.equal(await page.getByText('body/').count(), 0, 'no schema path on the page')
     await page.getByLabel('Step 1: Tag').fill('customer')
     await page.getByTestId('safety-none').filter({ hasText: 'The safety rules change nothing' }).waitFor()
     // a follow-up sequence in disguise: the cut the save would make is shown live, before saving
@@ -553,9 +555,12 @@ describe('the campaign pages', () => {
     await page.getByRole('heading', { name: 'Neuer Newsletter' }).waitFor()
     await page.getByRole('link', { name: 'Automationen' }).click()
     await page.getByRole('heading', { name: 'Neue Automation' }).waitFor()
-    // the builder's check speaks German too
-    await page.getByText('Speichern würde abgelehnt:').waitFor()
+    // an untouched draft is not checked; the first change is, and the check speaks German too
+    await page.getByText('Sobald Sie etwas ändern').waitFor()
     await page.getByLabel('Zweck').selectOption('mailing_list')
+    assert.equal(await page.getByLabel('Zweck').locator('option:checked').textContent(), 'Verteiler')
+    await page.getByText('Speichern würde abgelehnt:').waitFor()
+    await page.getByTestId('field-problems').getByText('Schritt 1: Tag: Pflichtfeld').waitFor()
     await page.getByLabel('Schritt 1: Tag').fill('liste')
     await page
       .getByTestId('safety-changes')

@@ -1,7 +1,8 @@
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react'
 import { ApiError } from './api/client.ts'
+import { type EnumKind, enumWord, type Language } from './enums.ts'
 
-export type Language = 'de' | 'en'
+export type { Language }
 
 const de = {
   appName: 'Herold',
@@ -85,6 +86,23 @@ const de = {
     not_found: 'Nicht gefunden.',
     bad_request: 'Bitte prüfen Sie Ihre Eingaben: {message}',
     unknown: 'Etwas ist schiefgegangen: {message}',
+  } as Record<string, string>,
+  checkFields: 'Bitte prüfen Sie Ihre Eingaben:',
+  /** a refused field's rule in words ({limit}: the rule's bound) */
+  rules: {
+    required: 'Pflichtfeld',
+    minLength: 'mindestens {limit} Zeichen',
+    maxLength: 'zu lang: höchstens {limit} Zeichen',
+    minItems: 'mindestens {limit} Einträge',
+    maxItems: 'zu viele: höchstens {limit} Einträge',
+    minimum: 'mindestens {limit}',
+    maximum: 'höchstens {limit}',
+    format: 'ungültiges Format',
+    pattern: 'ungültiges Format',
+    enum: 'kein erlaubter Wert',
+    type: 'falsche Art von Wert',
+    additionalProperties: 'unbekanntes Feld',
+    invalid: 'ungültig',
   } as Record<string, string>,
 }
 
@@ -173,30 +191,73 @@ const en: Dictionary = {
     bad_request: 'Please check your input: {message}',
     unknown: 'Something went wrong: {message}',
   },
+  checkFields: 'Please check your input:',
+  rules: {
+    required: 'required',
+    minLength: 'at least {limit} characters',
+    maxLength: 'too long: at most {limit} characters',
+    minItems: 'at least {limit} entries',
+    maxItems: 'too many: at most {limit} entries',
+    minimum: 'at least {limit}',
+    maximum: 'at most {limit}',
+    format: 'invalid format',
+    pattern: 'invalid format',
+    enum: 'not an allowed value',
+    type: 'wrong kind of value',
+    additionalProperties: 'unknown field',
+    invalid: 'invalid',
+  },
 }
 
 export const dictionaries: Record<Language, Dictionary> = { de, en }
 
-type Key = Exclude<keyof Dictionary, 'errors'>
+type Key = Exclude<keyof Dictionary, 'errors' | 'rules'>
+
+/** A form's label for a refused field's path (`body.steps.0.tag`); undefined: the app's general words. */
+export type FieldLabel = (path: string) => string | undefined
 
 export interface I18n {
   language: Language
   setLanguage(language: Language): void
   t(key: Key, values?: Record<string, string>): string
-  /** any error in words */
-  error(error: unknown): string
+  /** any error in words; a refusal by field names each field by the form's label */
+  error(error: unknown, fieldLabel?: FieldLabel): string
+  /** each refused field of an error as `label: rule in words`; empty when it is not about fields */
+  fieldProblems(error: unknown, fieldLabel?: FieldLabel): string[]
 }
 
 const fill = (text: string, values: Record<string, string> = {}) =>
   text.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? '')
 
+/** A field's name when the form gives no label: the path's last name, as words (`feed_url`: feed url). */
+const lastName = (path: string) =>
+  (
+    path
+      .split('.')
+      .filter((step) => !/^\d+$/.test(step))
+      .pop() ?? path
+  ).replace(/_/g, ' ')
+
 export function makeI18n(language: Language, setLanguage: (l: Language) => void): I18n {
   const dictionary = dictionaries[language]
+  const fieldProblems = (error: unknown, fieldLabel?: FieldLabel) => {
+    if (!(error instanceof ApiError)) return []
+    return error.fields.map((field) => {
+      // a required text the form sends empty is refused as "at least 1 character": it is the same thing
+      const rule =
+        (field.rule === 'minLength' || field.rule === 'minItems') && field.limit === 1 ? 'required' : field.rule
+      const words = fill(dictionary.rules[rule] ?? dictionary.rules.invalid, { limit: String(field.limit ?? '') })
+      return `${fieldLabel?.(field.path) ?? lastName(field.path)}: ${words}`
+    })
+  }
   return {
     language,
     setLanguage,
     t: (key, values) => fill(dictionary[key], values),
-    error(error) {
+    fieldProblems,
+    error(error, fieldLabel) {
+      const problems = fieldProblems(error, fieldLabel)
+      if (problems.length > 0) return `${dictionary.checkFields} ${problems.join('; ')}`
       if (error instanceof ApiError) {
         const text = dictionary.errors[error.code] ?? dictionary.errors.unknown
         return fill(text, { message: error.message || String(error.status) })
@@ -229,4 +290,10 @@ export function useI18n(): I18n {
 /** A page's own words in both languages: `const w = useWords({ de: {...}, en: {...} })`. */
 export function useWords<T extends Record<string, string>>(words: { de: T; en: T }): T {
   return words[useI18n().language]
+}
+
+/** An API enum's value in the member's words: `const say = useEnum(); say('intent', a.intent)`. */
+export function useEnum(): (kind: EnumKind, value: string | null | undefined) => string {
+  const { language } = useI18n()
+  return (kind, value) => enumWord(language, kind, value)
 }

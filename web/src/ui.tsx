@@ -1,10 +1,23 @@
 import { cloneElement, type ReactElement, type ReactNode, useId } from 'react'
-import { useI18n } from './i18n.tsx'
+import { type FieldLabel, useI18n } from './i18n.tsx'
 
-/** An error in words, announced to screen readers. */
-export function ErrorText({ error }: { error: unknown }) {
-  const { error: words } = useI18n()
+/** An error in words, announced to screen readers; a refusal by field lists each field by the form's label. */
+export function ErrorText({ error, fieldLabel }: { error: unknown; fieldLabel?: FieldLabel }) {
+  const { error: words, fieldProblems, t } = useI18n()
   if (!error) return null
+  const problems = fieldProblems(error, fieldLabel)
+  if (problems.length > 0) {
+    return (
+      <div className="error" role="alert" data-testid="field-problems">
+        <p>{t('checkFields')}</p>
+        <ul>
+          {problems.map((problem) => (
+            <li key={problem}>{problem}</li>
+          ))}
+        </ul>
+      </div>
+    )
+  }
   return (
     <p className="error" role="alert">
       {words(error)}

@@ -164,4 +164,24 @@ describe('POST /app/automations/check', () => {
     })
     assert.equal(anonymous.statusCode, 401)
   })
+
+  test('a schema refusal names each field with its rule, so the console can say it in the member’s words', async () => {
+    const m = await member('member')
+    const missing = await m.check({ trigger: { type: 'webhook' }, steps: [{ type: 'add_tag' }] })
+    assert.equal(missing.status, 400)
+    assert.equal(missing.body.error.code, 'bad_request')
+    assert.equal(missing.body.error.key, 'bad_request')
+    assert.deepEqual(missing.body.error.fields, [{ path: 'body.steps.0.tag', rule: 'required' }])
+    const long = await m.check({ trigger: { type: 'webhook' }, steps: [{ type: 'add_tag', tag: 'x'.repeat(41) }] })
+    assert.equal(long.status, 400)
+    assert.deepEqual(long.body.error.fields, [{ path: 'body.steps.0.tag', rule: 'maxLength', limit: 40 }])
+    // the API keeps the spec's envelope: no fields there
+    const v1 = await m.account.request({
+      method: 'POST',
+      url: '/v1/automations',
+      payload: { name: 'x', trigger: { type: 'webhook' }, steps: [{ type: 'add_tag' }] },
+    })
+    assert.equal(v1.statusCode, 400)
+    assert.deepEqual(Object.keys(v1.json().error).sort(), ['code', 'key', 'message'])
+  })
 })

@@ -245,11 +245,43 @@ function toAppError(error: FastifyError | AppError): AppError {
 }
 
 function sendError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = toAppError(error)
+  const appError = withFields(toAppError(error), error, request.url)
   if (appError.status >= 500 && appError.code === 'internal_error') {
     request.log.error({ err: error }, 'unhandled error')
   }
   reply.headers(appError.headers).code(appError.status).send(appError.toBody())
+}
+
+/** One refused field of a request, for the console to name it in the member's language (docs/web-app.md). */
+export interface FieldProblem {
+  /** where: `body`, `query` or `params`, then the property names and array positions, `.`-separated */
+  path: string
+  /** the schema rule it breaks: required, maxLength, minLength, format, enum, minimum, maximum, type, ... */
+  rule: string
+  /** the rule's bound where it has one (a length, a minimum) */
+  limit?: number
+}
+
+/** A schema refusal on an /app route carries `fields` beside the message; /v1 answers stay as the spec shows them. */
+function withFields(appError: AppError, error: FastifyError | AppError, url: string): AppError {
+  if (!url.startsWith('/app/') || error instanceof AppError || !error.validation) return appError
+  const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body')
+  const fields = error.validation.map((problem) => fieldProblem(where, problem))
+  return new AppError(appError.status, appError.code, appError.message, {
+    key: appError.key,
+    details: { ...appError.details, fields },
+    headers: appError.headers,
+  })
+}
+
+function fieldProblem(where: string, problem: NonNullable<FastifyError['validation']>[number]): FieldProblem {
+  const params = problem.params as Record<string, unknown>
+  const steps = problem.instancePath.split('/').filter(Boolean)
+  // a missing property is reported on its parent object: the field is the property
+  if (problem.keyword === 'required') steps.push(String(params.missingProperty))
+  if (problem.keyword === 'additionalProperties') steps.push(String(params.additionalProperty))
+  const limit = typeof params.limit === 'number' ? params.limit : undefined
+  return { path: [where, ...steps].join('.'), rule: problem.keyword, ...(limit === undefined ? {} : { limit }) }
 }
 
 const errorRef = { $ref: 'Error#' }

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { type FieldLabel, useEnum, useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { CopyButton, useDebounced } from './campaign-ui.tsx'
 
@@ -36,6 +36,7 @@ const words = {
     checkChanges: 'Beim Speichern ändern die Sicherheitsregeln:',
     checkRefused: 'Speichern würde abgelehnt:',
     checkAfter: 'Gespeichert werden dann {n} Schritte.',
+    checkLater: 'Sobald Sie etwas ändern, steht hier, was die Sicherheitsregeln ändern würden und was fehlt.',
     c_followup_cut:
       'Nachrichten mit 24 Stunden oder mehr Abstand sind eine Follow-up-Folge, keine Automation: sie endet nach Schritt {kept} (der ersten solchen Nachricht); die Schritte {from} bis {to} werden entfernt. Für zeitversetzte Nachrichten gibt es Follow-up-Sequenzen.',
     c_double_optin_prepended:
@@ -72,9 +73,6 @@ const words = {
     days: 'Warten: Tage',
     untilTime: 'oder bis Uhrzeit (HH:MM)',
     condition: 'Bedingung',
-    hasTag: 'hat Tag',
-    optin: 'Einwilligung',
-    field: 'Feld der Auslöser-Daten',
     optinState: 'Zustand der Einwilligung',
     fieldPath: 'Feld (Pfad, z. B. order.status)',
     equals: 'ist gleich',
@@ -87,23 +85,6 @@ const words = {
     subject: 'Betreff',
     followup: 'Follow-up-Sequenz',
     choose: 'bitte wählen',
-    t_contact_created: 'Kontakt angelegt',
-    t_optin_confirmed: 'Einwilligung bestätigt',
-    t_tag_added: 'Tag hinzugefügt',
-    t_keyword: 'Schlüsselwort in einer Nachricht',
-    t_webhook: 'Webhook (Aufruf von außen)',
-    t_calendar: 'Kalendertermin',
-    t_manual: 'nur von Hand',
-    s_send_template: 'Vorlage senden',
-    s_send_text: 'Text senden (nur im 24-Stunden-Fenster)',
-    s_wait: 'Warten',
-    s_add_tag: 'Tag hinzufügen',
-    s_remove_tag: 'Tag entfernen',
-    s_branch: 'Verzweigen',
-    s_double_optin: 'Doppel-Opt-in starten',
-    s_webhook: 'Webhook aufrufen',
-    s_notify_team: 'Team per E-Mail benachrichtigen',
-    s_enroll_followup: 'In Follow-up-Sequenz einschreiben',
   },
   en: {
     title: 'Automations',
@@ -134,6 +115,7 @@ const words = {
     checkChanges: 'On saving, the safety rules change:',
     checkRefused: 'Saving would be refused:',
     checkAfter: '{n} steps are then saved.',
+    checkLater: 'As soon as you change something, this says what the safety rules would change and what is missing.',
     c_followup_cut:
       'Messages 24 hours or more apart make a follow-up sequence, not an automation: it ends after step {kept} (the first such message); steps {from} to {to} are removed. Timed messages belong in a follow-up sequence.',
     c_double_optin_prepended:
@@ -170,9 +152,6 @@ const words = {
     days: 'Wait: days',
     untilTime: 'or until the time (HH:MM)',
     condition: 'Condition',
-    hasTag: 'has tag',
-    optin: 'opt-in',
-    field: 'field of the trigger data',
     optinState: 'Opt-in state',
     fieldPath: 'Field (path, e.g. order.status)',
     equals: 'equals',
@@ -185,27 +164,8 @@ const words = {
     subject: 'Subject',
     followup: 'Follow-up sequence',
     choose: 'please choose',
-    t_contact_created: 'Contact created',
-    t_optin_confirmed: 'Opt-in confirmed',
-    t_tag_added: 'Tag added',
-    t_keyword: 'Keyword in a message',
-    t_webhook: 'Webhook (a call from outside)',
-    t_calendar: 'Calendar event',
-    t_manual: 'by hand only',
-    s_send_template: 'Send a template',
-    s_send_text: 'Send text (only in the 24-hour window)',
-    s_wait: 'Wait',
-    s_add_tag: 'Add a tag',
-    s_remove_tag: 'Remove a tag',
-    s_branch: 'Branch',
-    s_double_optin: 'Start a double opt-in',
-    s_webhook: 'Call a webhook',
-    s_notify_team: 'Notify the team by e-mail',
-    s_enroll_followup: 'Enroll in a follow-up sequence',
   },
 }
-
-type Words = typeof words.en
 
 const TRIGGERS = [
   'contact_created',
@@ -278,6 +238,7 @@ function TriggerEditor({
   onChange: (v: Json & { type: string }) => void
 }) {
   const w = useWords(words)
+  const say = useEnum()
   const set = (patch: Json) => onChange({ ...value, ...patch })
   return (
     <fieldset>
@@ -286,7 +247,7 @@ function TriggerEditor({
         <select value={value.type} onChange={(e) => onChange(defaultTrigger(e.target.value))}>
           {TRIGGERS.map((t) => (
             <option key={t} value={t}>
-              {w[`t_${t}` as keyof Words]}
+              {say('triggerType', t)}
             </option>
           ))}
         </select>
@@ -294,8 +255,8 @@ function TriggerEditor({
       {value.type === 'optin_confirmed' && (
         <Field label={w.channel}>
           <select value={str(value.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">Chat</option>
-            <option value="email">E-Mail</option>
+            <option value="chat">{say('channel', 'chat')}</option>
+            <option value="email">{say('channel', 'email')}</option>
           </select>
         </Field>
       )}
@@ -386,6 +347,7 @@ function StepEditor({
   onChange: (s: Json & { type: string }) => void
 }) {
   const w = useWords(words)
+  const say = useEnum()
   const set = (patch: Json) => onChange({ ...step, ...patch })
   const templates = useQuery({
     queryKey: ['templates', 'chat'],
@@ -407,7 +369,7 @@ function StepEditor({
         <select value={step.type} onChange={(e) => onChange(defaultStep(e.target.value))}>
           {STEPS.map((t) => (
             <option key={t} value={t}>
-              {w[`s_${t}` as keyof Words]}
+              {say('stepType', t)}
             </option>
           ))}
         </select>
@@ -465,8 +427,8 @@ function StepEditor({
       {step.type === 'double_optin' && (
         <Field label={`${n}: ${w.channel}`}>
           <select value={str(step.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">Chat</option>
-            <option value="email">E-Mail</option>
+            <option value="chat">{say('channel', 'chat')}</option>
+            <option value="email">{say('channel', 'email')}</option>
           </select>
         </Field>
       )}
@@ -520,9 +482,11 @@ function StepEditor({
                 })
               }
             >
-              <option value="has_tag">{w.hasTag}</option>
-              <option value="optin">{w.optin}</option>
-              <option value="field">{w.field}</option>
+              {(['has_tag', 'optin', 'field'] as const).map((c) => (
+                <option key={c} value={c}>
+                  {say('conditionType', c)}
+                </option>
+              ))}
             </select>
           </Field>
           {condition.type === 'has_tag' && (
@@ -534,15 +498,15 @@ function StepEditor({
             <div className="inline">
               <Field label={`${n}: ${w.channel}`}>
                 <select value={str(condition.channel)} onChange={(e) => setCondition({ channel: e.target.value })}>
-                  <option value="chat">Chat</option>
-                  <option value="email">E-Mail</option>
+                  <option value="chat">{say('channel', 'chat')}</option>
+                  <option value="email">{say('channel', 'email')}</option>
                 </select>
               </Field>
               <Field label={`${n}: ${w.optinState}`}>
                 <select value={str(condition.state)} onChange={(e) => setCondition({ state: e.target.value })}>
                   {['confirmed', 'pending', 'none', 'opted_out'].map((s) => (
                     <option key={s} value={s}>
-                      {s}
+                      {say('optinState', s)}
                     </option>
                   ))}
                 </select>
@@ -585,6 +549,51 @@ function StepEditor({
   )
 }
 
+/** The builder's label for a refused field (`body.steps.0.tag`: "Step 1: Tag"), as the member sees it. */
+function useFieldLabel(): FieldLabel {
+  const w = useWords(words)
+  const names: Record<string, string> = {
+    name: w.name,
+    intent: w.intent,
+    trigger: w.trigger,
+    steps: w.steps,
+    type: w.type,
+    tag: w.tag,
+    text: w.text,
+    template_id: w.template,
+    url: w.url,
+    to: w.to,
+    subject: w.subject,
+    followup_id: w.followup,
+    channel: w.channel,
+    duration: w.hours,
+    minutes: w.minutes,
+    hours: w.hours,
+    days: w.days,
+    until_time: w.untilTime,
+    condition: w.condition,
+    field: w.fieldPath,
+    equals: w.equals,
+    state: w.optinState,
+    keywords: w.keywords,
+    feed_url: w.feedUrl,
+    offset_minutes: w.offset,
+    then_goto: w.ifYes,
+    else_goto: w.ifNo,
+  }
+  return (path) => {
+    const [, ...steps] = path.split('.')
+    const last = [...steps].reverse().find((s) => !/^\d+$/.test(s))
+    const label = last === undefined ? undefined : names[last]
+    if (steps[0] === 'steps' && /^\d+$/.test(steps[1] ?? '')) {
+      const step = w.step.replace('{n}', String(Number(steps[1]) + 1))
+      return steps.length === 2 ? step : `${step}: ${label ?? last}`
+    }
+    if (steps[0] === 'trigger' && steps.length > 1) return `${w.trigger}: ${label ?? last}`
+    return label
+  }
+}
+
 type SafetyChange =
   | { kind: 'followup_cut'; kept_through: number; removed_from: number; removed_to: number }
   | { kind: 'double_optin_prepended'; channel: 'chat' | 'email' }
@@ -597,16 +606,22 @@ function SafetyCheck({
   intent,
   trigger,
   steps,
+  touched,
 }: {
   intent: string
   trigger: Json & { type: string }
   steps: Array<Json & { type: string }>
+  /** whether the member has changed anything: a draft nobody touched is not checked (nothing to say yet) */
+  touched: boolean
 }) {
   const w = useWords(words)
+  const say = useEnum()
+  const fieldLabel = useFieldLabel()
   const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
   const check = useQuery({
     queryKey: ['automation-check', definition],
     queryFn: () => call(app.POST('/app/automations/check', { body: JSON.parse(definition) as never })),
+    enabled: touched,
     retry: false,
     staleTime: 60_000,
   })
@@ -622,17 +637,18 @@ function SafetyCheck({
           .replace('{to}', n(change.removed_to))
       : w.c_double_optin_prepended
           .replace('{intent}', intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter)
-          .replace('{channel}', change.channel === 'email' ? 'E-Mail' : 'Chat')
+          .replace('{channel}', say('channel', change.channel))
   return (
     <section className="safety-check" aria-live="polite" data-testid="safety-check">
       <h3>{w.checkTitle}</h3>
+      {!touched && <p>{w.checkLater}</p>}
       {check.isFetching && !result && !check.error && <p>{w.checking}</p>}
       {check.error ? (
         <div data-testid="safety-refused">
           <p>
             <strong>{w.checkRefused}</strong>
           </p>
-          <ErrorText error={check.error} />
+          <ErrorText error={check.error} fieldLabel={fieldLabel} />
         </div>
       ) : null}
       {!check.error && result && result.problems.length > 0 && (
@@ -672,12 +688,14 @@ function Builder({
   intent,
   trigger,
   steps,
+  touched,
   onTrigger,
   onSteps,
 }: {
   intent: string
   trigger: Json & { type: string }
   steps: Array<Json & { type: string }>
+  touched: boolean
   onTrigger: (t: Json & { type: string }) => void
   onSteps: (s: Array<Json & { type: string }>) => void
 }) {
@@ -728,20 +746,14 @@ function Builder({
         {w.addStep}
       </button>
       <p className="note">{w.noticeIntro}</p>
-      <SafetyCheck intent={intent} trigger={trigger} steps={steps} />
+      <SafetyCheck intent={intent} trigger={trigger} steps={steps} touched={touched} />
     </>
   )
 }
 
-function statusWord(status: string, language: string) {
-  const de: Record<string, string> = { draft: 'Entwurf', active: 'aktiv', paused: 'pausiert' }
-  const en: Record<string, string> = { draft: 'draft', active: 'active', paused: 'paused' }
-  return (language === 'de' ? de : en)[status] ?? status
-}
-
 export function AutomationsPage() {
   const w = useWords(words)
-  const { language } = useI18n()
+  const say = useEnum()
   const navigate = useNavigate()
   const queryClient = useQueryClient()
   const automations = useQuery({
@@ -752,6 +764,8 @@ export function AutomationsPage() {
   const [intent, setIntent] = useState<string>('transactional')
   const [trigger, setTrigger] = useState<Json & { type: string }>({ type: 'webhook' })
   const [steps, setSteps] = useState<Array<Json & { type: string }>>([defaultStep('add_tag')])
+  const [touched, setTouched] = useState(false)
+  const fieldLabel = useFieldLabel()
   const create = useMutation({
     mutationFn: async () =>
       (await call(
@@ -786,8 +800,8 @@ export function AutomationsPage() {
                     {a.name}
                   </Link>
                 </td>
-                <td>{statusWord(a.status, language)}</td>
-                <td>{w[`t_${a.trigger.type}` as keyof Words] ?? a.trigger.type}</td>
+                <td>{say('automationStatus', a.status)}</td>
+                <td>{say('triggerType', a.trigger.type)}</td>
               </tr>
             ))}
           </tbody>
@@ -804,16 +818,35 @@ export function AutomationsPage() {
           <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
         </Field>
         <Field label={w.intent}>
-          <select value={intent} onChange={(e) => setIntent(e.target.value)}>
+          <select
+            value={intent}
+            onChange={(e) => {
+              setTouched(true)
+              setIntent(e.target.value)
+            }}
+          >
             {INTENTS.map((i) => (
               <option key={i} value={i}>
-                {i}
+                {say('intent', i)}
               </option>
             ))}
           </select>
         </Field>
-        <Builder intent={intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
-        <ErrorText error={create.error} />
+        <Builder
+          intent={intent}
+          trigger={trigger}
+          steps={steps}
+          touched={touched}
+          onTrigger={(next) => {
+            setTouched(true)
+            setTrigger(next)
+          }}
+          onSteps={(next) => {
+            setTouched(true)
+            setSteps(next)
+          }}
+        />
+        <ErrorText error={create.error} fieldLabel={fieldLabel} />
         <p>
           <button type="submit" disabled={create.isPending}>
             {w.save}
@@ -849,6 +882,7 @@ interface RunView {
 
 function Runs({ id }: { id: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { t, language } = useI18n()
   const runs = useQuery({
     queryKey: ['automation-runs', id],
@@ -866,7 +900,7 @@ function Runs({ id }: { id: string }) {
         <article key={run.id} className="run" data-testid="run">
           <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, t('never')))}</h3>
           <p>
-            {w.state}: <strong data-testid="run-state">{run.state}</strong> · {w.source}: {run.source}
+            {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
           </p>
           <table>
@@ -884,8 +918,8 @@ function Runs({ id }: { id: string }) {
                 // biome-ignore lint/suspicious/noArrayIndexKey: see above
                 <tr key={i}>
                   <td>{s.step + 1}</td>
-                  <td>{w[`s_${s.type}` as keyof Words] ?? s.type}</td>
-                  <td>{s.result}</td>
+                  <td>{say('stepType', s.type)}</td>
+                  <td>{say('stepResult', s.result)}</td>
                   <td>{s.reason ?? '–'}</td>
                 </tr>
               ))}
@@ -942,6 +976,7 @@ function TriggerForContact({ id }: { id: string }) {
 
 function Sources({ id }: { id: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { t, language } = useI18n()
   const sources = useQuery({
     queryKey: ['automation-webhooks'],
@@ -968,7 +1003,7 @@ function Sources({ id }: { id: string }) {
             </>
           )}
           <dt>{w.state}</dt>
-          <dd data-testid="webhook-state">{s.state}</dd>
+          <dd data-testid="webhook-state">{say('sourceState', s.state)}</dd>
           <dt>{w.events}</dt>
           <dd data-testid="webhook-events">{s.event_count}</dd>
           <dt>{w.firstEvent}</dt>
@@ -989,6 +1024,8 @@ function Editor({ automation }: { automation: Automation }) {
   const [name, setName] = useState(automation.name)
   const [trigger, setTrigger] = useState(automation.trigger)
   const [steps, setSteps] = useState(automation.steps)
+  const [touched, setTouched] = useState(false)
+  const fieldLabel = useFieldLabel()
   const save = useMutation({
     mutationFn: async () =>
       (await call(
@@ -1013,8 +1050,21 @@ function Editor({ automation }: { automation: Automation }) {
       <Field label={w.name}>
         <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
       </Field>
-      <Builder intent={automation.intent} trigger={trigger} steps={steps} onTrigger={setTrigger} onSteps={setSteps} />
-      <ErrorText error={save.error} />
+      <Builder
+        intent={automation.intent}
+        trigger={trigger}
+        steps={steps}
+        touched={touched}
+        onTrigger={(next) => {
+          setTouched(true)
+          setTrigger(next)
+        }}
+        onSteps={(next) => {
+          setTouched(true)
+          setSteps(next)
+        }}
+      />
+      <ErrorText error={save.error} fieldLabel={fieldLabel} />
       <p>
         <button type="submit" disabled={save.isPending}>
           {w.update}
@@ -1026,7 +1076,7 @@ function Editor({ automation }: { automation: Automation }) {
 
 export function AutomationPage({ id }: { id: string }) {
   const w = useWords(words)
-  const { language } = useI18n()
+  const say = useEnum()
   const queryClient = useQueryClient()
   const created = queryClient.getQueryData<Automation>(['automation-created', id])
   const automation = useQuery({
@@ -1058,9 +1108,9 @@ export function AutomationPage({ id }: { id: string }) {
           <h1>{a.name}</h1>
           <dl className="details">
             <dt>{w.status}</dt>
-            <dd data-testid="automation-status">{statusWord(a.status, language)}</dd>
+            <dd data-testid="automation-status">{say('automationStatus', a.status)}</dd>
             <dt>{w.intent}</dt>
-            <dd>{a.intent}</dd>
+            <dd>{say('intent', a.intent)}</dd>
           </dl>
           {a.notice && (
             <div className="notice" role="status">

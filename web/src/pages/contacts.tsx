@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { ContactImport } from './contacts-import.tsx'
 
@@ -77,6 +77,7 @@ export function ContactsPage() {
 
 export function ContactPage({ id }: { id: string }) {
   const { t, language } = useI18n()
+  const say = useEnum()
   const contact = useQuery({
     queryKey: ['contact', id],
     queryFn: () => call(v1.GET('/v1/contacts/{id}', { params: { path: { id } } })),
@@ -99,9 +100,9 @@ export function ContactPage({ id }: { id: string }) {
             <dt>{t('tags')}</dt>
             <dd>{c.tags.length ? c.tags.join(', ') : '–'}</dd>
             <dt>{t('optinChat')}</dt>
-            <dd>{c.optin_chat}</dd>
+            <dd>{say('optinState', c.optin_chat)}</dd>
             <dt>{t('optinEmail')}</dt>
-            <dd>{c.optin_email}</dd>
+            <dd>{say('optinState', c.optin_email)}</dd>
             <dt>{t('source')}</dt>
             <dd>{c.source}</dd>
             <dt>{t('created')}</dt>
@@ -138,6 +139,7 @@ const historyWords = {
 /** Every change of the contact's opt-ins, oldest first, with its source (GET /app/contacts/{id}/consent-history). */
 function ConsentHistory({ id }: { id: string }) {
   const w = useWords(historyWords)
+  const say = useEnum()
   const { language } = useI18n()
   const history = useQuery({
     queryKey: ['contact-consent', id],
@@ -164,9 +166,9 @@ function ConsentHistory({ id }: { id: string }) {
             {rows.map((r) => (
               <tr key={`${r.recorded_at}-${r.channel}-${r.to}`}>
                 <td>{formatTime(r.recorded_at, language, '')}</td>
-                <td>{r.channel}</td>
+                <td>{say('channel', r.channel)}</td>
                 <td>
-                  {r.from} → {r.to}
+                  {say('optinState', r.from)} → {say('optinState', r.to)}
                 </td>
                 <td>{r.source}</td>
                 <td>{r.address ?? '–'}</td>

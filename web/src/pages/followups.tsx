@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../api/client.ts'
-import { useWords } from '../i18n.tsx'
+import { useEnum, useWords } from '../i18n.tsx'
 import { ErrorText, Field } from '../ui.tsx'
 
 const words = {
@@ -306,6 +306,7 @@ interface StepView {
 
 function StepEditor({ followupId, step }: { followupId: string; step: StepView }) {
   const w = useWords(words)
+  const say = useEnum()
   const queryClient = useQueryClient()
   const [draft, setDraft] = useState<StepDraft>({
     text: step.text,
@@ -330,7 +331,7 @@ function StepEditor({ followupId, step }: { followupId: string; step: StepView }
       <dl className="details">
         <dt>{w.approval}</dt>
         <dd data-testid={`approval-${step.position}`}>
-          {step.approval}
+          {say('approval', step.approval)}
           {step.needs_approval ? ` (${w.needsApproval})` : ''}
         </dd>
         <dt>{w.effective}</dt>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
 import { Field, formatTime } from '../ui.tsx'
 import { PageError } from './errors.tsx'
@@ -116,6 +116,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 export function InboxPage({ id, session }: { id?: string; session: SessionShape }) {
   const w = useWords(words)
+  const say = useEnum()
   const { language } = useI18n()
   const [hideAutomated, setHideAutomated] = useState(false)
   const list = useQuery({
@@ -141,7 +142,7 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
               <li key={c.id}>
                 <Link to="/inbox/$id" params={{ id: c.id }}>
                   <strong>{c.contact.name || c.contact_id.slice(0, 8)}</strong>{' '}
-                  <span className="badge">{c.channel}</span>
+                  <span className="badge">{say('channel', c.channel)}</span>
                   {c.automated_only && <span className="badge"> {w.automatedOnly}</span>}
                   {c.needs_person && <span className="badge"> {w.needsPerson}</span>}
                   {c.unread_count > 0 && (

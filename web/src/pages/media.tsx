@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useId, useState } from 'react'
 import { ApiError, app, call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import { ErrorText, Field, formatTime } from '../ui.tsx'
 import { useDebounced } from './campaign-ui.tsx'
 
@@ -224,6 +224,7 @@ interface MediaItem {
 
 export function MediaPage() {
   const w = useWords(words)
+  const say = useEnum()
   const queryClient = useQueryClient()
   const [kind, setKind] = useState<'' | 'image' | 'video' | 'document'>('')
   const [usageFilter, setUsageFilter] = useState('')
@@ -263,7 +264,7 @@ export function MediaPage() {
           <select value={usage} onChange={(e) => setUsage(e.target.value as (typeof USAGES)[number])}>
             {USAGES.map((u) => (
               <option key={u} value={u}>
-                {u}
+                {say('mediaUsage', u)}
               </option>
             ))}
           </select>
@@ -296,7 +297,7 @@ export function MediaPage() {
               <option value="">{w.all}</option>
               {USAGES.map((u) => (
                 <option key={u} value={u}>
-                  {u}
+                  {say('mediaUsage', u)}
                 </option>
               ))}
             </select>
@@ -316,7 +317,8 @@ export function MediaPage() {
               )}
               <a href={m.url}>{m.filename}</a>
               <small>
-                {w[m.kind]} · {m.usage} · {w.size.replace('{kb}', String(Math.ceil(m.size / 1024)))}
+                {say('mediaKind', m.kind)} · {say('mediaUsage', m.usage)} ·{' '}
+                {w.size.replace('{kb}', String(Math.ceil(m.size / 1024)))}
                 {m.width ? ` · ${m.width}×${m.height}` : ''}
               </small>
               <button
@@ -620,6 +622,7 @@ interface DocumentItem {
 
 export function KnowledgePage() {
   const w = useWords(words)
+  const say = useEnum()
   const { t, language } = useI18n()
   const queryClient = useQueryClient()
   const [open, setOpen] = useState<string | null>(null)
@@ -675,7 +678,7 @@ export function KnowledgePage() {
             <li key={d.id} data-testid="document">
               <strong>{d.title}</strong> <small>({d.filename})</small>
               <p>
-                {w.format}: {d.format} · {w.passages}: {d.passages} · {w.created}:{' '}
+                {w.format}: {say('documentFormat', d.format)} · {w.passages}: {d.passages} · {w.created}:{' '}
                 {formatTime(d.created_at, language, t('never'))}
               </p>
               <button type="button" aria-expanded={open === d.id} onClick={() => setOpen(open === d.id ? null : d.id)}>

@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
 import { ErrorText, Field } from '../ui.tsx'
 import { BarChart, dateInZone, formatInZone, ProgressBar, previewText, zonedToIso } from './campaign-ui.tsx'
@@ -583,6 +583,7 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
 
 function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; current: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { language } = useI18n()
   const queryClient = useQueryClient()
   const live = current !== 'sent'
@@ -610,7 +611,7 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
         <dt>{w.status}</dt>
         <dd data-testid="newsletter-status">{statusWord(w, s.status)}</dd>
         <dt>{w.phase}</dt>
-        <dd data-testid="newsletter-phase">{s.phase}</dd>
+        <dd data-testid="newsletter-phase">{say('newsletterPhase', s.phase)}</dd>
         <dt>{w.recipients}</dt>
         <dd>{s.recipients}</dd>
         <dt>{w.dailyLimit}</dt>

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
+import { useEnum, useI18n, useWords } from '../i18n.tsx'
 import type { SessionShape } from '../session.ts'
 import { Field, formatTime } from '../ui.tsx'
 import { PageError } from './errors.tsx'
@@ -94,6 +94,7 @@ const errors = {
 
 export function WebhooksPage({ session }: { session: SessionShape }) {
   const w = useWords(words)
+  const say = useEnum()
   const e = useWords(errors)
   const { language } = useI18n()
   const queryClient = useQueryClient()
@@ -156,7 +157,7 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
               {EVENTS.map((event) => (
                 <label key={event} className="check">
                   <input type="checkbox" checked={events.includes(event)} onChange={() => toggle(event)} />
-                  <code>{event}</code>
+                  {say('webhookEvent', event)} <code>{event}</code>
                 </label>
               ))}
             </fieldset>
@@ -191,11 +192,12 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
           </h2>
           <dl className="details">
             <dt>{w.events}</dt>
-            <dd>{s.events.join(', ')}</dd>
+            <dd>{s.events.map((event) => say('webhookEvent', event)).join(', ')}</dd>
             <dt>{w.status}</dt>
             <dd>
               {s.status === 'enabled' ? w.enabled : w.disabled}
-              {s.disabled_reason && ` (${w[s.disabled_reason]}, ${formatTime(s.disabled_at, language, '')})`}
+              {s.disabled_reason &&
+                ` (${say('webhookDisabledReason', s.disabled_reason)}, ${formatTime(s.disabled_at, language, '')})`}
             </dd>
             <dt>{w.failures}</dt>
             <dd>{s.consecutive_failures}</dd>
@@ -236,6 +238,7 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
 
 function Deliveries({ id }: { id: string }) {
   const w = useWords(words)
+  const say = useEnum()
   const { language } = useI18n()
   const deliveries = useQuery({
     queryKey: ['webhook-deliveries', id],
@@ -267,14 +270,12 @@ function Deliveries({ id }: { id: string }) {
             {deliveries.data.deliveries.map((d) => (
               <tr key={d.id}>
                 <td>{formatTime(d.attempted_at, language, '')}</td>
-                <td>
-                  <code>{d.event}</code>
-                </td>
+                <td>{say('webhookEvent', d.event)}</td>
                 <td>{d.attempt}</td>
                 <td>
                   {d.succeeded ? w.ok : w.failed}
                   {d.status_code !== null && ` (HTTP ${d.status_code})`}
-                  {d.error && ` ${d.error}`}
+                  {d.error && ` ${say('deliveryError', d.error)}`}
                   {d.next_attempt_at && ` · ${w.next.replace('{time}', formatTime(d.next_attempt_at, language, ''))}`}
                 </td>
                 <td>{d.duration_ms} ms</td>

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { channelsServiceFor } from '../../src/modules/channels/index.ts'
+import { followupsServiceFor } from '../../src/modules/followups/index.ts'
+import { createMember } from '../../src/modules/people/index.ts'
+import { webAppBuilt } from '../../src/platform/http/web-app.ts'
+import { launchBrowser } from '../helpers/browser.ts'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
+import { freePort } from '../helpers/process.ts'
+
+// Every page of the console opened by the owner of a fresh account: no request the page makes by itself is refused
+// (a page that asks for something the server refuses shows an error nobody caused) and the browser logs no error.
+
+const OWNER = { name: 'Lena Leer', email: 'lena.pages@example.org', password: 'pages password 12' }
+const LIST_PAGES = [
+  '/',
+  '/contacts',
+  '/inbox',
+  '/templates',
+  '/webhooks',
+  '/settings',
+  '/newsletters',
+  '/followups',
+  '/automations',
+  '/media',
+  '/knowledge',
+  '/team',
+  '/keys',
+  '/account',
+]
+
+let harness: Harness
+let account: TestAccount
+let base: string
+let browser: Browser
+let page: Page
+/** every refused response and every browser error since the last look */
+let problems: string[] = []
+
+before(async () => {
+  assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  harness = await createHarness({ config: { publicUrl: base } })
+  await harness.app.listen({ host: '127.0.0.1', port })
+  account = await createTestAccount(harness, { name: 'Frisch GmbH' })
+  await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
+  browser = await launchBrowser()
+  page = await (await browser.newContext({ locale: 'de-DE' })).newPage()
+  page.on('response', (response) => {
+    if (response.status() >= 400) {
+      problems.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
+    }
+  })
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`)
+  })
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  await page.goto(`${base}/sign-in`)
+  await page.getByLabel('E-Mail-Adresse').fill(OWNER.email)
+  await page.getByLabel('Passwort', { exact: true }).fill(OWNER.password)
+  await page.getByRole('button', { name: 'Anmelden' }).click()
+  await page.getByRole('navigation').waitFor()
+})
+
+after(async () => {
+  await browser?.close()
+  await harness?.close()
+})
+
+/** Opens a page as a member would (typed address) and waits until it has asked for everything it asks for. */
+async function open(path: string): Promise<string[]> {
+  problems = []
+  await page.goto(`${base}${path}`)
+  await page.locator('main, h1').first().waitFor()
+  await page.waitForLoadState('networkidle')
+  // a debounced check starts a moment after the first render: let it run and finish
+  await page.waitForTimeout(1500)
+  await page.waitForLoadState('networkidle')
+  return problems
+}
+
+describe('every console page loads without a refused request or a browser error', () => {
+  test('the pages of a fresh account with nothing in it', async () => {
+    const found: Record<string, string[]> = {}
+    for (const path of LIST_PAGES) {
+      const seen = await open(path)
+      if (seen.length > 0) found[path] = seen
+    }
+    assert.deepEqual(found, {})
+  })
+
+  test('the pages of each kind of thing, once there is one of each', async () => {
+    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
+    await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    const api = async (method: 'POST', url: string, payload: unknown) => {
+      const answer = await account.request({ method, url, payload: payload as Record<string, unknown> })
+      assert.ok(answer.statusCode < 300, `${url}: ${answer.body}`)
+      return answer.json()
+    }
+    const contact = await api('POST', '/v1/contacts', { name: 'Karl Kunde', phone: '+4917612345678' })
+    const template = await api('POST', '/v1/templates', {
+      name: 'Gruss',
+      content: 'Hallo {{name}}, schön dass du da bist.',
+    })
+    const newsletter = await api('POST', '/v1/newsletters', {
+      subject: 'Sommer',
+      content: 'Hallo {{name}}, es ist Sommer.',
+    })
+    const automation = await api('POST', '/v1/automations', {
+      name: 'Markieren',
+      trigger: { type: 'manual' },
+      steps: [{ type: 'add_tag', tag: 'markiert' }],
+    })
+    const followup = await followupsServiceFor(deps).create(
+      { accountId: account.accountId, account: { language: 'de' } },
+      {
+        name: 'Nachfassen',
+        steps: [{ text: 'Hallo {{name}}, wie gefällt es dir?', delay: { amount: 1, unit: 'days' } }],
+      },
+    )
+    const paths = [
+      ...LIST_PAGES,
+      `/contacts/${contact.contact.id}`,
+      `/templates/${template.template.id}`,
+      `/newsletters/${newsletter.newsletter.id}`,
+      `/automations/${automation.id}`,
+      `/followups/${followup.id}`,
+    ]
+    const found: Record<string, string[]> = {}
+    for (const path of paths) {
+      const seen = await open(path)
+      if (seen.length > 0) found[path] = seen
+    }
+    assert.deepEqual(found, {})
+  })
+})
