@@ -14,6 +14,7 @@ import { pauseSending, resumeSending } from '../../platform/auth/accounts.servic
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 import { followupsServiceFor } from '../followups/index.ts'
+import { nextTimeOfDay } from './automations.rules.ts'
 
 let harness: Harness
 
@@ -328,6 +329,29 @@ describe('triggers and steps', () => {
     assert.equal((await runsOf(account, byKeyword.id)).length, 1)
     assert.ok((await tagsOf(account, run.contact_id)).includes('termin-anfrage'))
     assert.deepEqual((await tagsOf(account, contactId)).sort(), ['stamm', 'vip', 'vip-begruesst'])
+  })
+
+  test('a wait until a time of day that is exactly now goes on at once, not a day later', async () => {
+    const account = await sandboxAccount()
+    const automation = await active(account, {
+      trigger: { type: 'manual' },
+      steps: [
+        { type: 'wait', until_time: '09:30' },
+        { type: 'add_tag', tag: 'morgens' },
+      ],
+    })
+    const contactId = await createContact(account)
+    harness.clock.set(nextTimeOfDay(harness.clock.now(), '09:30', 'Europe/Berlin')) // the account's timezone
+    const started = await account.request({
+      method: 'POST',
+      url: `/v1/automations/${automation.id}/trigger`,
+      payload: { contact_id: contactId },
+    })
+    assert.equal(started.statusCode, 202, started.body)
+    await drain() // the clock has not moved
+    const [run] = await runsOf(account, automation.id)
+    assert.equal(run.state, 'completed', JSON.stringify(run.steps))
+    assert.deepEqual(await tagsOf(account, contactId), ['morgens'])
   })
 
   test('a wait holds the run until the clock passes it; until_time waits for the time of day in the account zone', async () => {
