@@ -293,6 +293,36 @@ describe('triggers and steps', () => {
     assert.equal(outbox.length, 1)
   })
 
+  test("an automation's template message leaves the conversation automated_only until the customer answers", async () => {
+    const account = await sandboxAccount()
+    const template = await approvedTemplate(account)
+    await active(account, {
+      trigger: { type: 'optin_confirmed', channel: 'chat' },
+      steps: [{ type: 'send_template', template_id: template }],
+    })
+    const phone = nextPhone()
+    const contactId = await createContact(account, { phone })
+    await confirm(account, contactId)
+    await drain()
+    const conversation = async () => {
+      const response = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
+      assert.equal(response.statusCode, 200, response.body)
+      const list = response.json().conversations.filter((c: Json) => c.contact.id === contactId)
+      assert.equal(list.length, 1, response.body)
+      return list[0]
+    }
+    const before = await conversation()
+    assert.equal(before.last_message.direction, 'outbound')
+    assert.equal(before.automated_only, true, 'only the campaign message so far')
+    const reply = await account.request({
+      method: 'POST',
+      url: '/v1/sandbox/inbound',
+      payload: { from: phone, text: 'Danke!' },
+    })
+    assert.equal(reply.statusCode, 200, reply.body)
+    assert.equal((await conversation()).automated_only, false, 'a real customer reaction')
+  })
+
   test('tag added and a keyword in an inbound chat message start runs; other tags and words do not', async () => {
     const account = await sandboxAccount()
     const byTag = await active(account, {
