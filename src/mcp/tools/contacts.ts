@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
-import { AddTagsBody, CreateBody, ListQuery, TagParams, UpdateBody } from '../../modules/contacts/contacts.schemas.ts'
 import { isSystemTagName } from '../../modules/contacts/contacts.rules.ts'
+import { AddTagsBody, CreateBody, ListQuery, TagParams, UpdateBody } from '../../modules/contacts/contacts.schemas.ts'
 import { badRequest } from '../../platform/http/errors.ts'
 import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'

@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
-import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
+import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
