@@ -53,8 +53,8 @@ test('every tool has a unique snake_case name, a description, a known scope, an 
     const { readOnlyHint, destructiveHint } = tool.annotations
     assert.ok(!(readOnlyHint && destructiveHint), `${tool.name}: read-only tools are not destructive`)
     if (tool.preview) assert.ok(tool.input.properties.confirm_token, `${tool.name} takes confirm_token`)
-    if (/^(delete|submit|schedule|send|trigger)_/.test(tool.name)) {
-      assert.ok(tool.preview, `${tool.name} sends, schedules, submits or deletes: it is two-step`)
+    if (/^(delete|remove|submit|schedule|send|trigger)_/.test(tool.name)) {
+      assert.ok(tool.preview, `${tool.name} sends, schedules, submits, deletes or removes: it is two-step`)
     }
     for (const [name, property] of Object.entries(tool.input.properties) as Array<[string, Record<string, unknown>]>) {
       if (property.type === 'string' && property.format === undefined && property.anyOf === undefined) {

@@ -74,9 +74,42 @@ test('contacts: upsert, list with created_after, tags added and removed, tag cou
   assert.deepEqual(tagged.added.sort(), ['stamm', 'vip'])
   const counts = await toolOk(client, 'list_tags')
   assert.deepEqual(counts.tags.map((t: Json) => t.name).sort(), ['stamm', 'vip'])
-  const removed = await toolOk(client, 'remove_contact_tag', { contact_id: id, tag: 'vip' })
+  // two-step like every delete: the first call only previews and issues the token
+  const removal = await toolOk(client, 'remove_contact_tag', { contact_id: id, tag: 'vip' })
+  assert.equal(removal.confirmation_required, true)
+  assert.equal(removal.executed, false)
+  assert.equal(removal.preview.carried, true)
+  assert.deepEqual(
+    removal.preview.contact.tags.filter((t: string) => t === 'vip'),
+    ['vip'],
+  )
+  assert.ok((await toolOk(client, 'get_contact', { contact_id: id })).contact.tags.includes('vip'), 'nothing removed')
+  const removed = await toolOk(client, 'remove_contact_tag', {
+    contact_id: id,
+    tag: 'vip',
+    confirm_token: removal.confirm_token,
+  })
   assert.equal(removed.removed, true)
+  assert.ok(!removed.tags.includes('vip'))
+  assert.ok(!(await toolOk(client, 'get_contact', { contact_id: id })).contact.tags.includes('vip'))
+  const used = await toolFails(
+    client,
+    'remove_contact_tag',
+    { contact_id: id, tag: 'vip', confirm_token: removal.confirm_token },
+    'confirm_token_invalid',
+  )
+  assert.equal(used.key, 'confirm_token_used')
+  const other = await toolOk(client, 'remove_contact_tag', { contact_id: id, tag: 'stamm' })
+  const changed = await toolFails(
+    client,
+    'remove_contact_tag',
+    { contact_id: id, tag: 'vip', confirm_token: other.confirm_token },
+    'confirm_token_invalid',
+  )
+  assert.equal(changed.key, 'confirm_token_arguments')
+  assert.ok((await toolOk(client, 'get_contact', { contact_id: id })).contact.tags.includes('stamm'), 'still there')
   await toolFails(client, 'remove_contact_tag', { contact_id: id, tag: 'herkunft:api' }, 'bad_request')
+  await toolFails(client, 'remove_contact_tag', { contact_id: crypto.randomUUID(), tag: 'vip' }, 'not_found')
 
   await toolOk(client, 'update_contact', { contact_id: id, email: 'anna@example.com' })
   const cleared = await toolOk(client, 'clear_contact_field', { contact_id: id, field: 'email' })

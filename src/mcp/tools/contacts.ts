@@ -1,5 +1,7 @@
 import { Type } from 'typebox'
+import { isSystemTagName } from '../../modules/contacts/contacts.rules.ts'
 import { AddTagsBody, CreateBody, ListQuery, TagParams, UpdateBody } from '../../modules/contacts/contacts.schemas.ts'
+import { badRequest } from '../../platform/http/errors.ts'
 import { out } from '../outputs.ts'
 import { defineTool, restRule } from '../tool.ts'
 import { ContactId, paging } from './common.ts'
@@ -127,6 +129,25 @@ export const removeContactTag = defineTool({
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ contact_id: ContactId, tag: Type.String({ minLength: 1, maxLength: 60 }) }),
+  // a delete like every other: the first call shows what goes and issues the confirm_token
+  async preview(ctx, args) {
+    restRule(TagParams, { id: args.contact_id, tag: args.tag }, 'path')
+    if (isSystemTagName(args.tag)) {
+      throw badRequest(`The system tag ${args.tag} cannot be removed through the API`, 'system_tag', {
+        tags: [args.tag],
+      })
+    }
+    const contact = await ctx.services.contacts.get(ctx.tenant, args.contact_id)
+    const carried = contact.tags.includes(args.tag)
+    return {
+      action: carried
+        ? `remove the tag ${args.tag} from the contact`
+        : `nothing: the contact does not carry the tag ${args.tag} (removed false)`,
+      contact: { id: contact.id, name: contact.name, tags: contact.tags },
+      tag: args.tag,
+      carried,
+    }
+  },
   async run(ctx, args) {
     restRule(TagParams, { id: args.contact_id, tag: args.tag }, 'path')
     const result = await ctx.services.contacts.removeTag(ctx.tenant, args.contact_id, args.tag)

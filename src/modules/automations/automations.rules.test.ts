@@ -132,9 +132,14 @@ describe('wait until a time of day', () => {
       nextTimeOfDay(new Date('2026-10-24T08:30:00Z'), '09:00', 'Europe/Berlin').toISOString(),
       '2026-10-25T08:00:00.000Z',
     )
+    // exactly the time of day: now, not tomorrow
+    assert.equal(
+      nextTimeOfDay(new Date('2026-03-29T07:00:00Z'), '09:00', 'Europe/Berlin').toISOString(),
+      '2026-03-29T07:00:00.000Z',
+    )
   })
 
-  test('property: the result is after now, within 25 hours, and shows HH:MM on the zone’s clock', () => {
+  test('property: the result is at or after now, within 25 hours, and shows HH:MM on the zone’s clock', () => {
     const zones = ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'UTC']
     fc.assert(
       fc.property(
@@ -145,7 +150,7 @@ describe('wait until a time of day', () => {
         (now, hour, minute, zone) => {
           const time = `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`
           const next = nextTimeOfDay(now, time, zone)
-          assert.ok(next.getTime() > now.getTime())
+          assert.ok(next.getTime() >= now.getTime())
           assert.ok(next.getTime() - now.getTime() <= 25 * 3600_000)
           const shown = new Intl.DateTimeFormat('en-GB', {
             timeZone: zone,

@@ -189,7 +189,7 @@ function zonedInstant(year: number, month: number, day: number, hour: number, mi
   return new Date(instant)
 }
 
-/** The next instant after `now` at HH:MM in the zone (today when still ahead, else tomorrow). */
+/** The next instant at or after `now` at HH:MM in the zone (today when not yet past, else tomorrow). */
 export function nextTimeOfDay(now: Date, time: string, timezone: string): Date {
   const [hour, minute] = time.split(':').map(Number)
   const today = zonedParts(now, timezone)
@@ -203,7 +203,7 @@ export function nextTimeOfDay(now: Date, time: string, timezone: string): Date {
       minute,
       timezone,
     )
-    if (candidate.getTime() > now.getTime()) return candidate
+    if (candidate.getTime() >= now.getTime()) return candidate
   }
   throw new Error(`no next ${time} in ${timezone}`)
 }

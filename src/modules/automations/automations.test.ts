@@ -14,6 +14,7 @@ import { pauseSending, resumeSending } from '../../platform/auth/accounts.servic
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 import { followupsServiceFor } from '../followups/index.ts'
+import { nextTimeOfDay } from './automations.rules.ts'
 
 let harness: Harness
 
@@ -292,6 +293,36 @@ describe('triggers and steps', () => {
     assert.equal(outbox.length, 1)
   })
 
+  test("an automation's template message leaves the conversation automated_only until the customer answers", async () => {
+    const account = await sandboxAccount()
+    const template = await approvedTemplate(account)
+    await active(account, {
+      trigger: { type: 'optin_confirmed', channel: 'chat' },
+      steps: [{ type: 'send_template', template_id: template }],
+    })
+    const phone = nextPhone()
+    const contactId = await createContact(account, { phone })
+    await confirm(account, contactId)
+    await drain()
+    const conversation = async () => {
+      const response = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
+      assert.equal(response.statusCode, 200, response.body)
+      const list = response.json().conversations.filter((c: Json) => c.contact.id === contactId)
+      assert.equal(list.length, 1, response.body)
+      return list[0]
+    }
+    const before = await conversation()
+    assert.equal(before.last_message.direction, 'outbound')
+    assert.equal(before.automated_only, true, 'only the campaign message so far')
+    const reply = await account.request({
+      method: 'POST',
+      url: '/v1/sandbox/inbound',
+      payload: { from: phone, text: 'Danke!' },
+    })
+    assert.equal(reply.statusCode, 200, reply.body)
+    assert.equal((await conversation()).automated_only, false, 'a real customer reaction')
+  })
+
   test('tag added and a keyword in an inbound chat message start runs; other tags and words do not', async () => {
     const account = await sandboxAccount()
     const byTag = await active(account, {
@@ -328,6 +359,29 @@ describe('triggers and steps', () => {
     assert.equal((await runsOf(account, byKeyword.id)).length, 1)
     assert.ok((await tagsOf(account, run.contact_id)).includes('termin-anfrage'))
     assert.deepEqual((await tagsOf(account, contactId)).sort(), ['stamm', 'vip', 'vip-begruesst'])
+  })
+
+  test('a wait until a time of day that is exactly now goes on at once, not a day later', async () => {
+    const account = await sandboxAccount()
+    const automation = await active(account, {
+      trigger: { type: 'manual' },
+      steps: [
+        { type: 'wait', until_time: '09:30' },
+        { type: 'add_tag', tag: 'morgens' },
+      ],
+    })
+    const contactId = await createContact(account)
+    harness.clock.set(nextTimeOfDay(harness.clock.now(), '09:30', 'Europe/Berlin')) // the account's timezone
+    const started = await account.request({
+      method: 'POST',
+      url: `/v1/automations/${automation.id}/trigger`,
+      payload: { contact_id: contactId },
+    })
+    assert.equal(started.statusCode, 202, started.body)
+    await drain() // the clock has not moved
+    const [run] = await runsOf(account, automation.id)
+    assert.equal(run.state, 'completed', JSON.stringify(run.steps))
+    assert.deepEqual(await tagsOf(account, contactId), ['morgens'])
   })
 
   test('a wait holds the run until the clock passes it; until_time waits for the time of day in the account zone', async () => {

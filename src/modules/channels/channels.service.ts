@@ -87,6 +87,8 @@ export type TemplateSendInput = Omit<TemplateMessage, 'sendId'> & {
   sendId: string
   /** what the message view shows: the template's id and name and the buttons the customer saw */
   shown?: ShownTemplate
+  /** a campaign's message (broadcast, follow-up, automation): the conversation stays automated_only */
+  automated?: boolean
 }
 
 interface EmailCredentials {
@@ -583,7 +585,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
       const chat = connected.value
       const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
       const results = await Promise.all(
-        inputs.map(async ({ contactId: _contact, shown: _shown, ...message }) => {
+        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, ...message }) => {
           await deps.pacer.pace(chat.row.phoneNumberId, rate)
           return chat.provider.sendTemplate(chat.connection, message).then(
             (result) => ({ result }),
@@ -610,7 +612,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
             type: 'template',
             text: inputs[at].text,
             providerMessageId: result.ok ? result.providerMessageId : null,
-            automated: options.automated,
+            automated: inputs[at].automated ?? options.automated,
             template: inputs[at].shown ?? null,
             ...(result.ok ? {} : { failure: { errorCode: result.error.providerCode } }),
           }

@@ -185,8 +185,9 @@ const stepDue = (step: StepRow, base: Date, timing: Timing) =>
   })
 
 /**
- * From a step position and the time its delay counts from, the first step whose time lies after `now` (future times
- * only): its position, its base and its time; null when every remaining step's time has passed.
+ * From a step position and the time its delay counts from, the first step whose time is now or later (future times
+ * only; a time equal to now has not passed, so a zero-delay step goes at once): its position, its base and its time;
+ * null when every remaining step's time has passed.
  */
 export function firstFutureStep(
   steps: StepRow[],
@@ -198,7 +199,7 @@ export function firstFutureStep(
   for (const step of steps) {
     if (step.position < from.position) continue
     const due = stepDue(step, base, timing)
-    if (due.getTime() > now.getTime()) return { position: step.position, base, due }
+    if (due.getTime() >= now.getTime()) return { position: step.position, base, due }
     base = due
   }
   return null
@@ -253,8 +254,8 @@ async function dropStepJobs(tx: Db, accountId: string, where: ReturnType<typeof 
 
 /**
  * Enrolls a contact in an active sequence of its account, in the caller's transaction (signals, automation steps):
- * its first step is scheduled from now. Not enrolled when the sequence is not active or has no step whose time lies
- * ahead, or when the contact is already enrolled in it (at most once at a time).
+ * its first step is scheduled from now (a zero-delay step is due now and goes at once). Not enrolled when the sequence
+ * is not active or has no step, or when the contact is already enrolled in it (at most once at a time).
  */
 export async function enrollContact(
   tx: Db,

@@ -143,13 +143,21 @@ describe('follow-up send times', () => {
     )
   })
 
-  test('property: 0 days with a send time is the next occurrence of it after the base', () => {
+  test('property: 0 days with a send time is the next occurrence of it at or after the base', () => {
     fc.assert(
       fc.property(zone, instant, sendTime, (tz, base, time) => {
         const at = dueAt({ base: new Date(base), amount: 0, unit: 'days', sendTime: time, timezone: tz }).getTime()
-        assert.ok(at > base)
+        assert.ok(at >= base)
         assert.ok(at - base <= 26 * HOUR)
       }),
     )
+  })
+
+  test('0 days with a send time equal to the base is the base itself (a time equal to now is not past)', () => {
+    const base = new Date('2026-03-10T08:30:00Z') // 09:30 in Berlin
+    const at = dueAt({ base, amount: 0, unit: 'days', sendTime: '09:30', timezone: 'Europe/Berlin' })
+    assert.equal(at.toISOString(), base.toISOString())
+    const hours = dueAt({ base, amount: 0, unit: 'hours', sendTime: '09:30', timezone: 'Europe/Berlin' })
+    assert.equal(hours.toISOString(), base.toISOString())
   })
 })

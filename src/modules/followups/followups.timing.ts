@@ -5,7 +5,7 @@
  *   or after it (due at 02:00 with send time 09:30: 09:30 that day; due at 15:00: 09:30 the next day).
  * - `days`: that many calendar days later in the timezone, at the same local time of day as the base (so across a
  *   DST change the wall clock is kept, not 24-hour periods); with a send time, at the send time on that day (for a
- *   delay of 0 days, the next day when that time is already past).
+ *   delay of 0 days, the next day when that time is already past; the base's own instant is not past).
  * A local time that does not exist (the hour skipped when clocks go forward) moves forward by the gap (02:30 on the
  * spring day in Europe/Berlin is 03:30); one that occurs twice (clocks go back) is the earlier one.
  */
@@ -128,6 +128,6 @@ export function dueAt(input: DueInput): Date {
   const date = addDays(local, amount)
   if (!sendTime) return new Date(instantOf({ ...local, ...date }, timezone))
   let candidate = instantOf(atTime(date, sendTime), timezone)
-  if (candidate <= baseMs) candidate = instantOf(atTime(addDays({ ...local, ...date }, 1), sendTime), timezone)
+  if (candidate < baseMs) candidate = instantOf(atTime(addDays({ ...local, ...date }, 1), sendTime), timezone)
   return new Date(candidate)
 }

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
+import { databaseOffset } from '../../platform/http/pagination.ts'
 import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
@@ -333,8 +334,17 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
 export async function listConversations(
   db: Db,
   accountId: string,
-  filter: { channel?: string; needs_person?: boolean; limit: number; offset: number },
+  filter: {
+    channel?: string
+    needs_person?: boolean
+    sort: 'created_at' | 'last_message_at'
+    limit: number
+    offset: number
+  },
 ) {
+  // the spec's order is creation; the inbox asks for activity (each has its index: conversations_created_idx and
+  // conversations_activity_idx)
+  const at = filter.sort === 'last_message_at' ? conversations.lastMessageAt : conversations.createdAt
   return db
     .select()
     .from(conversations)
@@ -345,9 +355,9 @@ export async function listConversations(
         filter.needs_person === undefined ? undefined : eq(conversations.needsPerson, filter.needs_person),
       ),
     )
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .orderBy(desc(at), desc(conversations.id))
     .limit(filter.limit + 1)
-    .offset(filter.offset)
+    .offset(databaseOffset(filter.offset))
 }
 
 /** The newest limit+1 messages after skipping `offset` from the newest end, newest first. */
@@ -363,7 +373,7 @@ export async function conversationMessages(
     .where(and(eq(messages.accountId, accountId), eq(messages.conversationId, conversationId)))
     .orderBy(desc(messages.createdAt), desc(messages.id))
     .limit(page.limit + 1)
-    .offset(page.offset)
+    .offset(databaseOffset(page.offset))
 }
 
 /**

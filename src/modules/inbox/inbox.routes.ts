@@ -24,7 +24,7 @@ export function inboxRoutes(service: InboxService) {
         schema: {
           summary: 'List conversations',
           description:
-            'Newest activity first (last message time descending, then id); one conversation per contact and channel.',
+            "Newest first: created_at descending, then id (the spec's order); `sort=last_message_at` (an addition) orders by the latest activity instead, then id. One conversation per contact and channel. An offset past the end is an empty page.",
           tags,
           querystring: ConversationsQuery,
           response: { 200: ConversationPage },

@@ -105,12 +105,19 @@ export const ConversationsQuery = Type.Object({
   needs_person: Type.Optional(
     Type.Boolean({ description: 'true: only conversations the built-in AI handed to a person' }),
   ),
-  ...paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100000 }),
+  sort: Type.Union([Type.Literal('created_at'), Type.Literal('last_message_at')], {
+    default: 'created_at',
+    description:
+      "`created_at` (default, the spec's order): newest conversation first; `last_message_at` (an addition for the inbox): latest activity first. Either way descending, then id.",
+  }),
+  // the spec gives the conversation list's offset only a minimum
+  ...paginationQuery({ maxLimit: 100, defaultLimit: 25 }),
 })
 
 export const ConversationParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
-export const HistoryQuery = Type.Object(paginationQuery({ maxLimit: 100, defaultLimit: 25, maxOffset: 100000 }))
+// the spec gives a conversation's messages' offset only a minimum
+export const HistoryQuery = Type.Object(paginationQuery({ maxLimit: 100, defaultLimit: 25 }))
 
 export const MessagesQuery = Type.Object({
   direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound'), Type.Literal('in'), Type.Literal('out')], {

@@ -614,9 +614,15 @@ export function inboxService(deps: InboxServiceDeps) {
 
     async listConversations(
       tenant: InboxTenant,
-      query: { channel?: Channel; needs_person?: boolean; limit: number; offset: number },
+      query: {
+        channel?: Channel
+        needs_person?: boolean
+        sort?: 'created_at' | 'last_message_at'
+        limit: number
+        offset: number
+      },
     ): Promise<Page<ReturnType<typeof conversationView>>> {
-      const rows = await repo.listConversations(db, tenant.accountId, query)
+      const rows = await repo.listConversations(db, tenant.accountId, { ...query, sort: query.sort ?? 'created_at' })
       const page = toPage(rows, query.limit, query.offset)
       const names = await contactNames(
         db,

@@ -53,6 +53,7 @@ export const conversations = pgTable(
     primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('conversations_contact_channel_uq').on(t.accountId, t.contactId, t.channel),
     index('conversations_activity_idx').on(t.accountId, t.lastMessageAt, t.id),
+    index('conversations_created_idx').on(t.accountId, t.createdAt, t.id),
   ],
 )
 

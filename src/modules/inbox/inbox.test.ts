@@ -181,7 +181,7 @@ describe('inbound messages', () => {
 })
 
 describe('GET /inbox/conversations', () => {
-  test('newest activity first, with contact, preview, automated_only and unread count; channel filter', async () => {
+  test('sort=last_message_at: newest activity first, with contact, preview, automated_only and unread count; channel filter', async () => {
     const account = await sandboxAccount()
     await inbound(account, { from: '+491515000001', name: 'A', text: 'first' })
     harness.clock.advance(1000)
@@ -198,7 +198,7 @@ describe('GET /inbox/conversations', () => {
       }>
       has_more: boolean
       next_offset: number | null
-    }>(await account.request({ method: 'GET', url: '/v1/inbox/conversations?limit=1' }))
+    }>(await account.request({ method: 'GET', url: '/v1/inbox/conversations?limit=1&sort=last_message_at' }))
     assert.equal(page.conversations.length, 1)
     assert.equal(page.has_more, true)
     assert.equal(page.next_offset, 1)
@@ -219,6 +219,111 @@ describe('GET /inbox/conversations', () => {
     const response = await account.request({ method: 'GET', url: '/v1/inbox/conversations?limit=101' })
     assert.equal(response.statusCode, 400)
     assert.equal(json<{ error: { code: string } }>(response).error.code, 'bad_request')
+  })
+
+  /** Three conversations created A, B, C a second apart; then A's customer writes again (the latest activity). */
+  async function threeConversations(account: TestAccount) {
+    for (const [from, name] of [
+      ['+491515100001', 'A'],
+      ['+491515100002', 'B'],
+      ['+491515100003', 'C'],
+    ]) {
+      await inbound(account, { from, name, text: `hallo von ${name}` })
+      harness.clock.advance(1000)
+    }
+    await inbound(account, { from: '+491515100001', name: 'A', text: 'noch was' })
+  }
+
+  type ConversationList = {
+    conversations: Array<{ id: string; contact: { name: string }; created_at: string; last_message_at: string }>
+    offset: number
+    has_more: boolean
+    next_offset: number | null
+  }
+
+  /** Every page of the list with `limit`, following next_offset: the names in order. */
+  async function walk(account: TestAccount, query: string, limit: number): Promise<string[]> {
+    const names: string[] = []
+    let offset: number | null = 0
+    while (offset !== null) {
+      const page: ConversationList = json<ConversationList>(
+        await account.request({
+          method: 'GET',
+          url: `/v1/inbox/conversations?limit=${limit}&offset=${offset}${query}`,
+        }),
+      )
+      names.push(...page.conversations.map((c) => c.contact.name))
+      offset = page.next_offset
+    }
+    return names
+  }
+
+  test('the default order is the spec’s: newest created first (created_at descending, then id), paged by offset', async () => {
+    const account = await sandboxAccount()
+    await threeConversations(account)
+    const page = json<ConversationList>(await account.request({ method: 'GET', url: '/v1/inbox/conversations' }))
+    assert.deepEqual(
+      page.conversations.map((c) => c.contact.name),
+      ['C', 'B', 'A'],
+      'not by activity: A wrote last',
+    )
+    const created = page.conversations.map((c) => c.created_at)
+    assert.deepEqual(created, [...created].sort().reverse())
+    const explicit = json<ConversationList>(
+      await account.request({ method: 'GET', url: '/v1/inbox/conversations?sort=created_at' }),
+    )
+    assert.deepEqual(explicit.conversations, page.conversations)
+    assert.deepEqual(await walk(account, '', 1), ['C', 'B', 'A'])
+    assert.deepEqual(await walk(account, '', 2), ['C', 'B', 'A'])
+  })
+
+  test('sort=last_message_at orders by the latest activity, then id, and pages the same way', async () => {
+    const account = await sandboxAccount()
+    await threeConversations(account)
+    assert.deepEqual(await walk(account, '&sort=last_message_at', 1), ['A', 'C', 'B'])
+    assert.deepEqual(await walk(account, '&sort=last_message_at', 2), ['A', 'C', 'B'])
+    const bad = await account.request({ method: 'GET', url: '/v1/inbox/conversations?sort=name' })
+    assert.equal(bad.statusCode, 400, bad.body)
+    assert.equal(json<{ error: { code: string } }>(bad).error.code, 'bad_request')
+  })
+
+  test('ties on the time are ordered by id, descending', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491515200001', name: 'X', text: 'eins' })
+    await inbound(account, { from: '+491515200002', name: 'Y', text: 'zwei' })
+    await harness.database.query(
+      'UPDATE conversations SET created_at = $2, last_message_at = $2 WHERE account_id = $1',
+      [account.accountId, harness.clock.now().toISOString()],
+    )
+    for (const sort of ['created_at', 'last_message_at']) {
+      const page = json<ConversationList>(
+        await account.request({ method: 'GET', url: `/v1/inbox/conversations?sort=${sort}` }),
+      )
+      const ids = page.conversations.map((c) => c.id)
+      assert.equal(ids.length, 2)
+      assert.deepEqual(ids, [...ids].sort().reverse(), sort)
+    }
+  })
+
+  test('an offset beyond 100,000 (the spec gives only a minimum) is a valid empty page, for both lists', async () => {
+    const account = await sandboxAccount()
+    await inbound(account, { from: '+491515300001', text: 'hallo' })
+    const [message] = json<{ messages: Msg[] }>(await account.request({ method: 'GET', url: '/v1/messages' })).messages
+    for (const offset of ['100001', '5000000000', '9007199254740993', '1e21']) {
+      for (const url of [
+        `/v1/inbox/conversations?offset=${offset}`,
+        `/v1/inbox/conversations?offset=${offset}&sort=last_message_at`,
+        `/v1/inbox/conversations/${message.conversation_id}/messages?offset=${offset}`,
+      ]) {
+        const response = await account.request({ method: 'GET', url })
+        assert.equal(response.statusCode, 200, `${url}: ${response.body}`)
+        const page = response.json() as { conversations?: unknown[]; messages?: unknown[]; has_more: boolean }
+        assert.deepEqual(page.conversations ?? page.messages, [], url)
+        assert.equal(page.has_more, false, url)
+      }
+    }
+    const negative = await account.request({ method: 'GET', url: '/v1/inbox/conversations?offset=-1' })
+    assert.equal(negative.statusCode, 400, negative.body)
   })
 })
 

@@ -371,6 +371,8 @@ export function templateSends(deps: TemplateSendsDeps) {
         headerImageUrl: c.view.header_media?.url ?? null,
         text: c.rendered.text,
         sendId: send.id,
+        // the spec's automated_only: campaigns' messages are automated, a POST /messages send is not
+        automated: send.origin !== 'api',
         shown: {
           id: c.view.id,
           name: c.view.name,

@@ -204,6 +204,32 @@ describe('newsletters: the resource', () => {
     assert.equal(removed.json().newsletter.cta, null)
   })
 
+  test('cta.url: 2000 characters are accepted, 2001 are refused with 400 bad_request and nothing changes', async () => {
+    const account = await sandboxAccount()
+    const newsletter = await draft(account)
+    const base = 'https://shop.example/'
+    const longest = { text: 'Zum Shop', url: base + 'a'.repeat(2000 - base.length) }
+    assert.equal(longest.url.length, 2000)
+    const accepted = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: longest },
+    })
+    assert.equal(accepted.statusCode, 200, accepted.body)
+    assert.deepEqual(accepted.json().newsletter.cta, longest)
+    const refused = await account.request({
+      method: 'PATCH',
+      url: `/v1/newsletters/${newsletter.id}`,
+      payload: { cta: { text: 'Zum Shop', url: `${longest.url}b` } },
+    })
+    assert.equal(refused.statusCode, 400, refused.body)
+    assert.equal(refused.json().error.code, 'bad_request')
+    assert.equal(typeof refused.json().error.key, 'string')
+    assert.match(refused.json().error.message, /url/)
+    const after = await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })
+    assert.deepEqual(after.json().newsletter.cta, longest, 'the 2000-character address is kept')
+  })
+
   test("another account's newsletter is a 404 on every route; scopes: write grants neither schedule nor delete", async () => {
     const owner = await sandboxAccount()
     const other = await sandboxAccount()

@@ -8,7 +8,7 @@ import { issueToken, type TokenKind } from '../../platform/auth/user-tokens.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
-import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { databaseOffset, type Page, toPage } from '../../platform/http/pagination.ts'
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 export const RESET_TTL_MS = 60 * 60 * 1000
@@ -310,7 +310,7 @@ export async function listMembers(db: Db, accountId: string, limit: number, offs
     .where(eq(memberships.accountId, accountId))
     .orderBy(asc(memberships.createdAt), asc(memberships.userId))
     .limit(limit + 1)
-    .offset(offset)
+    .offset(databaseOffset(offset))
   const page = toPage(rows, limit, offset)
   return { ...page, items: page.items.map(memberView) }
 }

@@ -412,6 +412,10 @@ describe('team and roles', () => {
       json<{ members: Array<{ email: string }> }>(rest).members.map((m) => m.email),
       [pending],
     )
+    // the team list's offset has no maximum: one past any row count is an empty page, not a failed query
+    const far = await account.request({ method: 'GET', url: '/v1/team?offset=1e21' })
+    assert.equal(far.statusCode, 200, far.body)
+    assert.deepEqual(json(far).members, [])
 
     const other = await createTestAccount(harness)
     const foreign = await other.request({ method: 'GET', url: '/v1/team' })

@@ -18,6 +18,12 @@ export function paginationQuery(bounds: PageBounds) {
   }
 }
 
+/**
+ * The OFFSET to give the database for a list whose offset the spec bounds only from below: past any row count a
+ * table can reach the page is empty either way, and a number beyond bigint (1e21) would fail the query.
+ */
+export const databaseOffset = (offset: number) => Math.min(offset, Number.MAX_SAFE_INTEGER)
+
 export const pageFields = {
   limit: Type.Integer(),
   offset: Type.Integer(),

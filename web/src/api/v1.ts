@@ -4224,7 +4224,7 @@ export interface paths {
         };
         /**
          * List conversations
-         * @description Newest activity first (last message time descending, then id); one conversation per contact and channel.
+         * @description Newest first: created_at descending, then id (the spec's order); `sort=last_message_at` (an addition) orders by the latest activity instead, then id. One conversation per contact and channel. An offset past the end is an empty page.
          *
          *     Scope: `inbox:read`.
          */
@@ -4235,6 +4235,8 @@ export interface paths {
                     channel?: "chat" | "email";
                     /** @description true: only conversations the built-in AI handed to a person */
                     needs_person?: boolean;
+                    /** @description `created_at` (default, the spec's order): newest conversation first; `last_message_at` (an addition for the inbox): latest activity first. Either way descending, then id. */
+                    sort: "created_at" | "last_message_at";
                     limit: number;
                     offset: number;
                 };

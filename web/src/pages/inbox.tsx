@@ -121,7 +121,10 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
   const [hideAutomated, setHideAutomated] = useState(false)
   const list = useQuery({
     queryKey: ['conversations'],
-    queryFn: () => call(v1.GET('/v1/inbox/conversations', { params: { query: { limit: 100, offset: 0 } } })),
+    queryFn: () =>
+      call(
+        v1.GET('/v1/inbox/conversations', { params: { query: { limit: 100, offset: 0, sort: 'last_message_at' } } }),
+      ),
     refetchInterval: 5000,
   })
   const shown = (list.data?.conversations ?? []).filter((c) => !hideAutomated || !c.automated_only)
