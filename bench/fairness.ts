@@ -203,7 +203,14 @@ try {
     return { result, rate }
   }
   const alone = await measure(() => new Promise((r) => setTimeout(r, SECONDS * 1000)))
-  phase(`the newsletter alone: ${alone.rate.toFixed(0)}/s`)
+  const newsletterPhase = async () =>
+    (
+      await database.query<{ phase: string }>('SELECT phase FROM newsletters WHERE account_id = $1 AND id = $2', [
+        big.accountId,
+        draft.id,
+      ])
+    )[0]?.phase
+  phase(`the newsletter alone: ${alone.rate.toFixed(0)}/s (phase ${await newsletterPhase()})`)
 
   // 3. both at once
   const both = await measure(() => smallSends(SECONDS))

@@ -111,14 +111,18 @@ BEGIN
       coalesce(i.n, 0) AS running,
       CASE WHEN pc.account_id IS NULL THEN NULL
         ELSE floor((p_window_ms - extract(epoch FROM pc.tat - p_now) * 1000) * pc.per_second / 1000.0)
-      END AS room
+      END AS room,
+      -- a busy lane is claimed in steps of a tenth of its window at least: claims of a message or two each would cost
+      -- their round trips per message (an idle lane has its whole window)
+      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second * p_window_ms / 10000.0)) END
+        AS step
     FROM candidates c
     LEFT JOIN inflight i ON i.account_id = c.account_id
     LEFT JOIN paced pc ON pc.account_id = c.account_id
   ),
   picked AS (
     SELECT r.account_id, r.id FROM ranked r
-    WHERE r.room IS NULL OR r.rn <= r.room
+    WHERE r.room IS NULL OR (r.rn <= r.room AND r.room >= r.step)
     ORDER BY r.running + r.rn, r.priority, r.run_at, r.id
     LIMIT p_limit
   )

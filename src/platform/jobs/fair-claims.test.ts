@@ -87,7 +87,9 @@ describe('fair claims', () => {
     assert.equal(countBy(first).get(big), perWindow, 'one window of the pace')
     assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
     assert.deepEqual(await claim(queue, 50, lane), [], 'nothing more until time passes')
-    harness.clock.advance(500)
+    harness.clock.advance(50)
+    assert.deepEqual(await claim(queue, 50, lane), [], 'a busy lane waits for a tenth of its window (one message here)')
+    harness.clock.advance(450)
     assert.equal((await claim(queue, 50, lane)).length, 5, 'half a second later: five more')
     const [row] = await harness.database.query<{ queued: number; running: number }>(
       `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued,
@@ -97,6 +99,18 @@ describe('fair claims', () => {
     assert.deepEqual(row, { queued: 100 - perWindow - 5, running: perWindow + 5 })
     // the same queue claimed without its lane is not paced
     assert.equal((await claim(queue, 20, null)).length, 20)
+  })
+
+  test('a busy lane is claimed in steps of at least a tenth of its window, an idle one at once', async () => {
+    const queue = queueName('steps')
+    const lane = `lane-${queue}`
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 200 }))
+    await add(many(big, queue, 400))
+    assert.equal((await claim(queue, 400, lane)).length, 200, 'idle: the whole window')
+    harness.clock.advance(50)
+    assert.deepEqual(await claim(queue, 400, lane), [], '10 messages of room: less than a step of 20')
+    harness.clock.advance(60)
+    assert.equal((await claim(queue, 400, lane)).length, 22, '110 ms of the pace')
   })
 
   test('a changed pace applies to the next claim; a removed pace frees the lane', async () => {
