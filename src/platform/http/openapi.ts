@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
@@ -43,12 +43,47 @@ export function toOpenApi30(node: Json): Json {
   return out
 }
 
+/**
+ * A property with a default is optional to the client (Ajv fills the default in): drops it from `required`, in nested
+ * objects too, so the document and the clients generated from it do not demand `limit` on every list call. Copies
+ * what it changes; the route's TypeBox schema is shared.
+ */
+export function defaultsOptional<S>(schema: S): S {
+  if (Array.isArray(schema)) return schema.map(defaultsOptional) as S
+  if (schema === null || typeof schema !== 'object') return schema
+  const node = schema as Record<string, unknown>
+  const out: Record<string, unknown> = { ...node }
+  const properties = node.properties as Record<string, unknown> | undefined
+  if (properties && typeof properties === 'object') {
+    out.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, defaultsOptional(v)]))
+    if (Array.isArray(node.required)) {
+      const required = node.required.filter((name: string) => !hasDefault(properties[name]))
+      if (required.length) out.required = required
+      else delete out.required
+    }
+  }
+  for (const key of ['items', 'anyOf', 'oneOf', 'allOf'])
+    if (key in node) out[key] = defaultsOptional(node[key])
+  return out as S
+}
+
+const hasDefault = (schema: unknown) => typeof schema === 'object' && schema !== null && 'default' in schema
+
+/** The request schemas of a route as the client sees them: parameters and fields with a default are optional. */
+export function requestDefaultsOptional(route: RouteOptions): void {
+  const schema = route.schema as Record<string, unknown> | undefined
+  if (!schema) return
+  for (const part of ['querystring', 'body', 'headers'])
+    if (schema[part] && typeof schema[part] === 'object') schema[part] = defaultsOptional(schema[part])
+}
+
 function isNullSchema(value: Json): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && value.type === 'null'
 }
 
 export const openapi = fp(
   async (app: FastifyInstance, options: { publicUrl: string }) => {
+    app.addHook('onRoute', requestDefaultsOptional)
     await app.register(swagger, {
       openapi: {
         openapi: '3.0.3',

@@ -192,11 +192,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description partial, case-insensitive match on name, email and phone; a phone term matches whatever spaces and hyphens it has; empty means no filter */
                     q?: string;
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                     /** @description strictly after */
                     created_after?: string;
                 };
@@ -1137,9 +1137,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                     /** @description chat (default) or email */
                     channel?: "chat" | "email";
                     state?: "draft" | "pending" | "approved" | "rejected" | "paused" | "disabled";
@@ -2099,11 +2099,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
                     origin?: "api" | "newsletter" | "followup" | "automation";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -2242,9 +2242,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -2498,9 +2498,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -3335,9 +3335,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -4230,13 +4230,13 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description `chat` or `email` */
                     channel?: "chat" | "email";
                     /** @description true: only conversations the built-in AI handed to a person */
                     needs_person?: boolean;
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -4377,9 +4377,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -4536,11 +4536,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description `inbound` (default) or `outbound`; `in` and `out` are aliases */
-                    direction: "inbound" | "outbound" | "in" | "out";
-                    limit: number;
-                    offset: number;
+                    direction?: "inbound" | "outbound" | "in" | "out";
+                    limit?: number;
+                    offset?: number;
                     /** @description only messages created strictly after this time */
                     created_after?: string;
                     conversation_id?: string;
@@ -5811,9 +5811,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -6051,7 +6051,7 @@ export interface paths {
                          * @description mailing_list and newsletter always get a double opt-in step first
                          * @default transactional
                          */
-                        intent: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
                         /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
                         trigger: {
                             /** @enum {string} */
@@ -7784,9 +7784,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -8464,9 +8464,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -8737,9 +8737,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -8883,9 +8883,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -10542,11 +10542,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description only send records in this status */
                     status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -10680,9 +10680,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -11068,9 +11068,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -12159,12 +12159,12 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     status?: "active" | "completed" | "stopped";
                     /** @description only this contact's enrollments */
                     contact_id?: string;
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -12972,9 +12972,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -13141,9 +13141,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days, today included, in the account timezone */
-                    range: "7d" | "30d" | "90d";
+                    range?: "7d" | "30d" | "90d";
                 };
                 header?: never;
                 path?: never;
@@ -13342,10 +13342,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     kind?: "image" | "video" | "document";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -13991,9 +13991,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -14760,7 +14760,7 @@ export interface paths {
                 query: {
                     /** @description words to find; "quoted phrases", OR and -word work */
                     q: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -15119,9 +15119,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                     conversation_id?: string;
                     /** @description the inbound message or the reply */
                     message_id?: string;
@@ -15262,9 +15262,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
