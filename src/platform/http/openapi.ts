@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { Type } from 'typebox'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
@@ -62,8 +63,7 @@ export function defaultsOptional<S>(schema: S): S {
       else delete out.required
     }
   }
-  for (const key of ['items', 'anyOf', 'oneOf', 'allOf'])
-    if (key in node) out[key] = defaultsOptional(node[key])
+  for (const key of ['items', 'anyOf', 'oneOf', 'allOf']) if (key in node) out[key] = defaultsOptional(node[key])
   return out as S
 }
 
@@ -124,12 +124,31 @@ export const openapi = fp(
 export async function openapiRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/openapi.json',
-    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document', tags: ['meta'] } },
+    {
+      config: { public: true },
+      schema: {
+        summary: 'This OpenAPI 3.0.3 document',
+        tags: ['meta'],
+        response: { 200: Type.Object({}, { additionalProperties: true, description: 'the OpenAPI 3.0.3 document' }) },
+      },
+    },
     async (_request, reply) => reply.type('application/json').send(JSON.stringify(app.swagger())),
   )
   app.get(
     '/openapi.yaml',
-    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document as YAML', tags: ['meta'] } },
+    {
+      config: { public: true },
+      schema: {
+        summary: 'This OpenAPI 3.0.3 document as YAML',
+        tags: ['meta'],
+        response: {
+          200: {
+            description: 'the OpenAPI 3.0.3 document in YAML',
+            content: { 'application/yaml': { schema: Type.String() } },
+          },
+        },
+      },
+    },
     async (_request, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })),
   )
 }
