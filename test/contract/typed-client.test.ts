@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString } from 'openapi-typescript'
 import ts from 'typescript'
 import { committedDocument, type Doc } from '../helpers/contract.ts'
@@ -38,8 +38,9 @@ function callsWithoutQuery(doc: Doc): { calls: string[]; needQuery: string[] } {
 function listRoutes(doc: Doc): string[] {
   return Object.entries(doc.paths)
     .filter(([, methods]) => {
-      const schema = (methods.get?.responses['200']?.content?.['application/json'] as { schema?: { properties?: object } })
-        ?.schema
+      const schema = (
+        methods.get?.responses['200']?.content?.['application/json'] as { schema?: { properties?: object } }
+      )?.schema
       return schema?.properties !== undefined && 'has_more' in schema.properties
     })
     .map(([path]) => path)
