@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { committedDocument, contractBreach, type Doc, type DocOperation, type JsonSchema } from '../helpers/contract.ts'
+import { committedDocument, contractBreach, type DocOperation, type JsonSchema } from '../helpers/contract.ts'
 import { createHarness, createKey, createTestAccount, type Harness } from '../helpers/harness.ts'
 
 // Walks every operation of the committed document with missing, invalid and odd parameters and bodies, unknown and
