@@ -21,6 +21,17 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description the OpenAPI 3.0.3 document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -57,6 +68,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description the OpenAPI 3.0.3 document in YAML */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/yaml": string;
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -124,7 +144,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -133,7 +153,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -142,7 +162,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -223,7 +243,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -232,7 +252,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -241,7 +261,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -250,7 +270,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -344,7 +364,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -353,7 +373,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -362,7 +382,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description limit_reached: the plan's contact limit is reached; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -371,7 +391,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): without upsert, a contact has this email or phone; contact_conflict (with contact_ids): email and phone belong to two different contacts; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -398,7 +418,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -407,7 +427,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -481,7 +501,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -490,7 +510,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -499,7 +519,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -569,7 +589,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -578,7 +598,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -587,7 +607,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -605,7 +625,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -679,7 +699,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -688,7 +708,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -697,7 +717,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -715,7 +735,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -784,7 +804,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: the contact would keep neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -793,7 +813,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -802,7 +822,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -813,6 +833,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): another contact has this email or phone */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -838,7 +867,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -921,7 +950,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description tag_required: no tag given; system_tag: a system tag cannot be added through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -930,7 +959,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -939,7 +968,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -975,7 +1004,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1052,7 +1081,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_tag: a system tag cannot be removed through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1061,7 +1090,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1070,7 +1099,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1088,7 +1117,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1167,7 +1196,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1176,7 +1205,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1185,7 +1214,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1194,7 +1223,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1285,7 +1314,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1294,7 +1323,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1303,7 +1332,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1312,7 +1341,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1339,7 +1377,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1348,7 +1386,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1416,7 +1454,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1425,7 +1463,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1434,7 +1472,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1452,7 +1490,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1518,7 +1556,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1527,7 +1565,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1536,7 +1574,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1554,7 +1592,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description template_in_use (with uses): an automation, follow-up or newsletter still uses the template */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1643,7 +1690,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; system_template: system templates cannot be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1652,7 +1699,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1661,7 +1708,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1670,7 +1717,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1697,7 +1744,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1775,7 +1822,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates are not submitted; template_not_chat: only chat templates are submitted; template_not_submittable (with issues): the template check found problems; chat_not_connected: no chat number is connected; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1784,7 +1831,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1793,7 +1840,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1811,7 +1858,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1820,7 +1867,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1829,7 +1876,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1840,6 +1887,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description provider_unreachable: the submission did not reach the provider; nothing was submitted */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1902,7 +1958,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates cannot be copied; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1911,7 +1967,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1920,7 +1976,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1938,7 +1994,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2013,7 +2069,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description template_not_submitted: the template was never submitted to the provider; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2022,7 +2078,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2031,7 +2087,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2049,7 +2105,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description chat_not_connected: no chat number is connected; template_not_at_provider: the provider does not know the template (any more) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2060,6 +2125,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description provider_unreachable: the provider was not reached */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2154,7 +2228,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2163,7 +2237,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2172,7 +2246,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2190,7 +2264,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2297,7 +2371,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2306,7 +2380,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2315,7 +2389,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2333,7 +2407,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2410,7 +2484,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2419,7 +2493,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2428,7 +2502,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2446,7 +2520,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2538,7 +2612,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2547,7 +2621,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2556,7 +2630,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2565,7 +2639,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2645,7 +2719,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2654,7 +2728,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2663,8 +2737,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description webhook_limit_reached: the plan's number of subscriptions is reached */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2690,7 +2773,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2772,7 +2855,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2781,7 +2864,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2790,7 +2873,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2808,7 +2891,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2871,7 +2954,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2880,7 +2963,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2889,7 +2972,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2907,7 +2990,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2989,7 +3072,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: neither url nor events given; webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2998,7 +3081,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3007,7 +3090,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3043,7 +3126,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3125,7 +3208,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3134,7 +3217,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3143,7 +3226,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3161,7 +3244,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3249,7 +3332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3258,7 +3341,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3267,7 +3350,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3285,7 +3368,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3396,7 +3479,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3405,7 +3488,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3414,7 +3497,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3432,7 +3515,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3508,7 +3591,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3517,7 +3600,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3526,7 +3609,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3614,7 +3697,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3623,7 +3706,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3632,7 +3715,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3650,7 +3733,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3790,7 +3873,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description event_not_subscribed: the subscription does not receive this event; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3799,7 +3882,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3808,7 +3891,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3819,6 +3902,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description subscription_disabled: the subscription is disabled */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3844,7 +3936,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3974,7 +4066,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3983,7 +4075,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3992,7 +4084,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4010,7 +4102,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4144,7 +4236,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4153,7 +4245,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4162,7 +4254,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4180,7 +4272,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description subscription_disabled: the subscription is disabled; delivery_pending: the delivery is still pending */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4298,7 +4399,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4307,7 +4408,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4316,7 +4417,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4325,7 +4426,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4448,7 +4549,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4457,7 +4558,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4466,7 +4567,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4484,7 +4585,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4606,7 +4707,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4615,7 +4716,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4624,7 +4725,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4633,7 +4734,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4768,7 +4869,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid body, or not exactly one of text and template; idempotency_key_invalid */
+                /** @description bad_request: not exactly one of text and template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4777,7 +4878,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4786,7 +4887,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked; subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up */
+                /** @description subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4804,7 +4905,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed; idempotency_in_progress (Retry-After: 1) */
+                /** @description chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4831,7 +4932,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for); idempotency_key_mismatch */
+                /** @description template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for); idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4840,7 +4941,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4962,7 +5063,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4971,7 +5072,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4980,7 +5081,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5055,7 +5156,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5064,7 +5165,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5073,7 +5174,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5144,7 +5245,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description chat_not_connected: coexistence needs a connected chat number; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5153,7 +5254,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5162,7 +5263,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5189,7 +5290,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5285,7 +5386,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: not exactly one of text, button, media or location; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5294,7 +5395,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5303,8 +5404,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: the chat channel is not connected to the sandbox provider */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5330,7 +5440,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5456,7 +5566,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5465,7 +5575,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5474,7 +5584,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5492,7 +5602,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5593,7 +5703,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5602,7 +5712,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5611,7 +5721,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5720,7 +5830,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): a keyword list or text is empty or too long; keywords_overlap (with keywords): a keyword would both start and stop; media_unavailable: the media library is not available; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5729,7 +5839,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5738,8 +5848,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found (key media_not_found): landing_logo.media_id names no media of this account */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5765,7 +5884,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5973,7 +6092,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5982,7 +6101,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5991,7 +6110,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6000,7 +6119,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6325,7 +6444,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6334,7 +6453,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6343,7 +6462,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6370,7 +6489,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6574,7 +6693,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6583,7 +6702,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6592,7 +6711,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6610,7 +6729,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6673,7 +6792,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6682,7 +6801,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6691,7 +6810,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6709,7 +6828,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7032,7 +7151,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7041,7 +7160,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7050,7 +7169,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7086,7 +7205,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7290,7 +7409,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7299,7 +7418,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7308,7 +7427,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7326,7 +7445,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7534,7 +7653,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7543,7 +7662,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7552,7 +7671,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7570,7 +7689,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7662,7 +7781,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7671,7 +7790,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7680,7 +7799,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7689,7 +7808,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found: the automation or the contact is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7698,7 +7817,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description automation_not_active: only an active automation is triggered; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7725,7 +7844,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7734,7 +7853,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7846,7 +7965,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7855,7 +7974,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7864,7 +7983,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7882,7 +8001,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7987,7 +8106,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7996,7 +8115,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8005,7 +8124,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8023,7 +8142,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8235,7 +8354,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8244,7 +8363,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8253,7 +8372,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8271,7 +8390,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8378,7 +8497,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8387,7 +8506,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8396,7 +8515,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8414,7 +8533,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description run_finished: the run has ended already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8532,7 +8660,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8541,7 +8669,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8550,7 +8678,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8568,7 +8696,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8667,7 +8795,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8676,7 +8804,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8685,7 +8813,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8804,7 +8932,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8813,7 +8941,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8822,7 +8950,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8831,7 +8959,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8967,7 +9095,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8976,7 +9104,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8985,7 +9113,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8994,7 +9122,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9131,7 +9259,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: subject or content blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9140,7 +9268,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9149,8 +9277,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9176,7 +9313,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9306,7 +9443,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9315,7 +9452,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9324,7 +9461,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9342,7 +9479,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9405,7 +9542,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description newsletter_locked: a scheduled, sending or sent newsletter cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9414,7 +9551,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9423,7 +9560,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9441,7 +9578,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9591,7 +9728,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, or subject, content or name blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; newsletter_locked: the newsletter is no longer a draft; newsletter_not_draft: only a draft's text can be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9600,7 +9737,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9609,7 +9746,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9618,7 +9755,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -9645,7 +9782,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9788,7 +9925,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: scheduled_at without a zone; newsletter_template_invalid: the newsletter cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9797,7 +9934,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9806,7 +9943,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9824,7 +9961,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description newsletter_state: the newsletter is not a draft; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9851,7 +9988,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description scheduled_at_invalid: scheduled_at lies in the past or too far ahead; idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9860,7 +9997,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9994,7 +10131,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description newsletter_not_scheduled: only a scheduled newsletter can be cancelled; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10003,7 +10140,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10012,7 +10149,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10030,7 +10167,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10151,7 +10288,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10160,7 +10297,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10169,7 +10306,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10187,7 +10324,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10323,7 +10460,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10332,7 +10469,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10341,7 +10478,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10359,7 +10496,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10454,7 +10591,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10463,7 +10600,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10472,7 +10609,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10490,7 +10627,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10592,7 +10729,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10601,7 +10738,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10610,7 +10747,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10628,7 +10765,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10715,7 +10852,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10724,7 +10861,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10733,7 +10870,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10751,7 +10888,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10856,7 +10993,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10865,7 +11002,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10874,7 +11011,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10892,7 +11029,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10980,7 +11117,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10989,7 +11126,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10998,7 +11135,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11016,7 +11153,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11118,7 +11255,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11127,7 +11264,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11136,7 +11273,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11145,7 +11282,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11285,7 +11422,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11294,7 +11431,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11303,7 +11440,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11321,7 +11458,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11458,7 +11595,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, an unknown field, or a name of the wrong length; followup_template_invalid: a step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11467,7 +11604,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11476,7 +11613,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11512,7 +11649,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11651,7 +11788,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description followup_last_step: a sequence keeps at least one step; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11660,7 +11797,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11669,7 +11806,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11687,7 +11824,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description followup_active: pause the sequence first */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11830,7 +11976,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, or text, delay or send_time out of range; followup_template_invalid: the step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11839,7 +11985,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11848,7 +11994,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11859,6 +12005,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: an active sequence's steps cannot be changed this way */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11884,7 +12039,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11961,7 +12116,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11970,7 +12125,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11979,7 +12134,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12068,7 +12223,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: timezone is not an IANA name, or a time is not HH:MM; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12077,7 +12232,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12086,7 +12241,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12113,7 +12268,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12209,7 +12364,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12218,7 +12373,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12227,7 +12382,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12245,7 +12400,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12330,7 +12485,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description followup_contact_not_confirmed: only a contact whose chat opt-in is confirmed can be enrolled; followup_no_steps: no step's time lies ahead; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12339,7 +12494,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12348,7 +12503,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12357,8 +12512,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found: the sequence or the contact is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_not_active: the sequence is not active; followup_already_enrolled: the contact is enrolled already */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12384,7 +12548,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12478,7 +12642,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12487,7 +12651,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12496,7 +12660,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12514,7 +12678,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12664,7 +12828,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: trigger.type or trigger.tag invalid; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12673,7 +12837,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12682,7 +12846,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12693,6 +12857,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: pause the sequence first */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12718,7 +12891,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12868,7 +13041,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: position out of range; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12877,7 +13050,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12886,7 +13059,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12897,6 +13070,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: pause the sequence first */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12922,7 +13104,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13053,7 +13235,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13062,7 +13244,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13071,7 +13253,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13089,7 +13271,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13263,7 +13445,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13272,7 +13454,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13281,7 +13463,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13290,7 +13472,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13368,7 +13550,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13377,7 +13559,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13386,7 +13568,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13395,7 +13577,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13465,7 +13647,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13474,7 +13656,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13483,7 +13665,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13510,7 +13692,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13578,7 +13760,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13587,7 +13769,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13596,7 +13778,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13614,7 +13796,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13674,7 +13856,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13683,7 +13865,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13692,7 +13874,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13710,7 +13892,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description media_in_use (with uses): a template, newsletter or setting still uses the file */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13778,7 +13969,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: neither filename nor usage given; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13787,7 +13978,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13796,7 +13987,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13832,7 +14023,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13903,7 +14094,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13912,7 +14103,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13921,7 +14112,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13939,7 +14130,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14038,7 +14229,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14047,7 +14238,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14056,7 +14247,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14065,7 +14256,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14160,7 +14351,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14169,7 +14360,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14178,7 +14369,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14205,7 +14396,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14298,7 +14489,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14307,7 +14498,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14316,7 +14507,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14334,7 +14525,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14399,7 +14590,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14408,7 +14599,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14417,7 +14608,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14435,7 +14626,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14524,7 +14715,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: title of the wrong length; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14533,7 +14724,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14542,7 +14733,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14578,7 +14769,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14671,7 +14862,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14680,7 +14871,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14689,7 +14880,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14707,7 +14898,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14801,7 +14992,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description q_required: q is empty; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14810,7 +15001,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14819,7 +15010,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14828,7 +15019,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14920,7 +15111,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14929,7 +15120,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14938,7 +15129,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15028,7 +15219,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15037,7 +15228,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15046,7 +15237,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15073,7 +15264,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15183,7 +15374,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15192,7 +15383,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15201,7 +15392,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15210,7 +15401,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15306,7 +15497,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15315,7 +15506,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15324,7 +15515,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15333,7 +15524,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15413,7 +15604,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the arguments do not match the tool's schema; confirm_token_invalid: the confirm_token is unknown, used, expired or for other arguments; a tool's own 400 keys are those of the REST route it mirrors (docs/tool-server.md); bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15422,7 +15613,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15431,7 +15622,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key rolle_fehlt): the member's role may not use the tool; the codes of the REST route the tool mirrors; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15440,8 +15631,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key tool_not_found): no such tool; not_found: a named resource is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conflict codes of the REST route the tool mirrors (e.g. contact_exists, template_in_use, webhook_limit_reached) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15467,7 +15667,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description the codes of the REST route the tool mirrors (e.g. invalid_variables, template_not_approved) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15478,6 +15687,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the provider codes of the REST route the tool mirrors (send_failed, provider_unreachable) */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
