@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { ResolvedKey } from '../platform/auth/authenticate.ts'
 import type { CredentialCache } from '../platform/auth/credential-cache.ts'
-import { AppError } from '../platform/http/errors.ts'
+import { AppError, errorResponses } from '../platform/http/errors.ts'
 import type { PlatformDeps } from '../platform/module.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { authenticateToolCaller, type ToolCaller } from './auth.ts'
@@ -240,7 +240,17 @@ export function toolServer(options: ToolServerOptions) {
               body: Type.Optional(
                 Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'the tool’s arguments' }),
               ),
-              response: { 200: Type.Object({}, { additionalProperties: true, description: 'the tool’s result' }) },
+              response: {
+                ...errorResponses({
+                  400: "bad_request: the arguments do not match the tool's schema; confirm_token_invalid: the confirm_token is unknown, used, expired or for other arguments; a tool's own 400 keys are those of the REST route it mirrors (docs/tool-server.md)",
+                  403: "forbidden (key rolle_fehlt): the member's role may not use the tool; the codes of the REST route the tool mirrors",
+                  404: 'not_found (key tool_not_found): no such tool; not_found: a named resource is missing or belongs to another account',
+                  409: 'the conflict codes of the REST route the tool mirrors (e.g. contact_exists, template_in_use, webhook_limit_reached)',
+                  422: 'the codes of the REST route the tool mirrors (e.g. invalid_variables, template_not_approved)',
+                  502: 'the provider codes of the REST route the tool mirrors (send_failed, provider_unreachable)',
+                }),
+                200: Type.Object({}, { additionalProperties: true, description: 'the tool’s result' }),
+              },
             },
           },
           async (request, reply) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
-import { AppError } from '../../platform/http/errors.ts'
+import { AppError, errorResponses } from '../../platform/http/errors.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import type { RateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { BuildingBlocks, buildingBlocks } from './automations.blocks.ts'
@@ -59,7 +59,12 @@ export function automationsRoutes(service: AutomationsService) {
             'Answers 200 (the spec). The safety rules apply: a mailing_list or newsletter intent always gets a double opt-in step prepended; several messages at least 24 hours apart (a follow-up sequence in disguise) are cut off after the first such message. `notice` (alias `hinweis`) says what was changed. 400 automation_invalid names every problem (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address). The signing secret of its webhook steps is shown only here.',
           tags,
           body: CreateAutomationBody,
-          response: { 200: CreatedAutomation },
+          response: {
+            ...errorResponses({
+              400: 'automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit',
+            }),
+            200: CreatedAutomation,
+          },
         },
       },
       async (request) => service.create(request.tenant, request.body),
@@ -85,7 +90,12 @@ export function automationsRoutes(service: AutomationsService) {
           tags,
           params: AutomationParams,
           body: UpdateAutomationBody,
-          response: { 200: Automation },
+          response: {
+            ...errorResponses({
+              400: 'automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit',
+            }),
+            200: Automation,
+          },
         },
       },
       async (request) => service.update(request.tenant, request.params.id, request.body),
@@ -140,7 +150,13 @@ export function automationsRoutes(service: AutomationsService) {
           tags,
           params: AutomationParams,
           body: TriggerBody,
-          response: { 202: TriggeredRun },
+          response: {
+            ...errorResponses({
+              404: 'not_found: the automation or the contact is missing or belongs to another account',
+              409: 'automation_not_active: only an active automation is triggered',
+            }),
+            202: TriggeredRun,
+          },
         },
       },
       async (request, reply) =>
@@ -202,7 +218,7 @@ export function automationsRoutes(service: AutomationsService) {
             'A running or waiting run ends as cancelled (reason cancelled_by_user): its next step never happens. What it did before stays done. 409 run_finished when it has ended already.',
           tags,
           params: RunParams,
-          response: { 200: Run },
+          response: { ...errorResponses({ 409: 'run_finished: the run has ended already' }), 200: Run },
         },
       },
       async (request) => service.cancelRun(request.tenant, request.params.id, request.params.run_id),

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { badRequest } from '../../platform/http/errors.ts'
+import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import {
   ChannelsSettings,
@@ -61,7 +61,10 @@ export function channelsRoutes(service: ChannelsService) {
             'With coexistence the number is also used in the WhatsApp Business app and sends are paced at 20 messages per second. 400 (key chat_not_connected) when enabling without a connected chat number.',
           tags: ['settings'],
           body: CoexistenceBody,
-          response: { 200: Coexistence },
+          response: {
+            ...errorResponses({ 400: 'chat_not_connected: coexistence needs a connected chat number' }),
+            200: Coexistence,
+          },
         },
       },
       async (request) => service.setCoexistence(request.tenant.accountId, request.body.enabled),
@@ -78,7 +81,13 @@ export function channelsRoutes(service: ChannelsService) {
             "Exists only while the sandbox is the account's chat provider (404 otherwise). One of text, button, media (base64, with text as caption) or location. The message goes through the same inbound processing as a real one: contact and conversation found or created, message.received and conversation.created delivered.",
           tags: ['sandbox'],
           body: SandboxInboundBody,
-          response: { 200: InboundResult },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: not exactly one of text, button, media or location',
+              404: 'not_found: the chat channel is not connected to the sandbox provider',
+            }),
+            200: InboundResult,
+          },
         },
       },
       async (request) => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
+import { errorResponses } from '../../platform/http/errors.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import type { ContactTag as Tag } from './contacts.rules.ts'
 import {
@@ -70,7 +71,15 @@ export function contactsRoutes(service: ContactsService) {
           tags,
           querystring: CreateQuery,
           body: CreateBody,
-          response: { 200: CreatedResponse, 201: CreatedResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: phone is not a valid international number (with field); email_or_phone_required: neither email nor phone',
+              403: "limit_reached: the plan's contact limit is reached",
+              409: 'contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): without upsert, a contact has this email or phone; contact_conflict (with contact_ids): email and phone belong to two different contacts',
+            }),
+            200: CreatedResponse,
+            201: CreatedResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -127,7 +136,13 @@ export function contactsRoutes(service: ContactsService) {
           tags,
           params: ContactId,
           body: UpdateBody,
-          response: { 200: UpdatedResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: phone is not a valid international number (with field); email_or_phone_required: the contact would keep neither email nor phone',
+              409: 'contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): another contact has this email or phone',
+            }),
+            200: UpdatedResponse,
+          },
         },
       },
       async (request) => {
@@ -182,7 +197,12 @@ export function contactsRoutes(service: ContactsService) {
           tags,
           params: ContactId,
           body: AddTagsBody,
-          response: { 200: AddTagsResponse },
+          response: {
+            ...errorResponses({
+              400: 'tag_required: no tag given; system_tag: a system tag cannot be added through the API',
+            }),
+            200: AddTagsResponse,
+          },
         },
       },
       async (request) => {
@@ -204,7 +224,10 @@ export function contactsRoutes(service: ContactsService) {
             'System tags give 400. Removing a tag the contact does not carry answers 200 with removed false.',
           tags,
           params: TagParams,
-          response: { 200: RemoveTagResponse },
+          response: {
+            ...errorResponses({ 400: 'system_tag: a system tag cannot be removed through the API' }),
+            200: RemoveTagResponse,
+          },
         },
       },
       async (request) => {

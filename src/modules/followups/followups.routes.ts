@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import { badRequest } from '../../platform/http/errors.ts'
+import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   EnrollBody,
@@ -88,7 +88,12 @@ export function followupsRoutes(service: FollowupsService) {
           tags,
           params: FollowupParams,
           body: UpdateBody,
-          response: { 200: FollowupResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: nothing to change, an unknown field, or a name of the wrong length; followup_template_invalid: a step cannot go out as a WhatsApp template',
+            }),
+            200: FollowupResponse,
+          },
         },
       },
       async (request) => ({ followup: await service.update(request.tenant, request.params.id, request.body) }),
@@ -106,7 +111,13 @@ export function followupsRoutes(service: FollowupsService) {
           tags,
           params: StepParams,
           body: StepBody,
-          response: { 200: FollowupResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: nothing to change, or text, delay or send_time out of range; followup_template_invalid: the step cannot go out as a WhatsApp template',
+              409: "followup_active: an active sequence's steps cannot be changed this way",
+            }),
+            200: FollowupResponse,
+          },
         },
       },
       async (request) => ({
@@ -139,7 +150,10 @@ export function followupsRoutes(service: FollowupsService) {
             "`send_time` (HH:MM or null for no fixed time), `timezone` (IANA name; an unknown one is a 400), `steps` (array of {id, send_time}: a step's own send time, null to use the account's; steps of other accounts are silently skipped). Times already scheduled move to the new setting.",
           tags: ['settings'],
           body: TimingBody,
-          response: { 200: Timing },
+          response: {
+            ...errorResponses({ 400: 'bad_request: timezone is not an IANA name, or a time is not HH:MM' }),
+            200: Timing,
+          },
         },
       },
       async (request) => service.updateTiming(request.tenant, request.body),
@@ -175,7 +189,14 @@ export function followupsRoutes(service: FollowupsService) {
           tags,
           params: FollowupParams,
           body: EnrollBody,
-          response: { 201: EnrollmentResponse },
+          response: {
+            ...errorResponses({
+              400: "followup_contact_not_confirmed: only a contact whose chat opt-in is confirmed can be enrolled; followup_no_steps: no step's time lies ahead",
+              404: 'not_found: the sequence or the contact is missing or belongs to another account',
+              409: 'followup_not_active: the sequence is not active; followup_already_enrolled: the contact is enrolled already',
+            }),
+            201: EnrollmentResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -213,7 +234,13 @@ export function followupsRoutes(service: FollowupsService) {
           tags,
           params: FollowupParams,
           body: TriggerBody,
-          response: { 200: FollowupResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: trigger.type or trigger.tag invalid',
+              409: 'followup_active: pause the sequence first',
+            }),
+            200: FollowupResponse,
+          },
         },
       },
       async (request) => ({
@@ -231,7 +258,13 @@ export function followupsRoutes(service: FollowupsService) {
             "Only while the sequence is draft or paused (409 key followup_active); the last step cannot be removed (400 key followup_last_step). Later steps move up; contacts waiting for it get the next step; the step's template is deleted.",
           tags,
           params: StepParams,
-          response: { 200: FollowupResponse },
+          response: {
+            ...errorResponses({
+              400: 'followup_last_step: a sequence keeps at least one step',
+              409: 'followup_active: pause the sequence first',
+            }),
+            200: FollowupResponse,
+          },
         },
       },
       async (request) => ({
@@ -250,7 +283,13 @@ export function followupsRoutes(service: FollowupsService) {
           tags,
           params: StepParams,
           body: MoveBody,
-          response: { 200: FollowupResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: position out of range',
+              409: 'followup_active: pause the sequence first',
+            }),
+            200: FollowupResponse,
+          },
         },
       },
       async (request) => ({

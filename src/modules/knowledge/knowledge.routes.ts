@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import { badRequest } from '../../platform/http/errors.ts'
+import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import type { AiService } from './knowledge.ai.ts'
 import {
   AiReplyPage,
@@ -78,7 +78,12 @@ export function knowledgeRoutes(service: KnowledgeService) {
               'multipart/form-data': { schema: MultipartUploadBody },
             },
           },
-          response: { 201: DocumentResponse },
+          response: {
+            ...errorResponses({
+              400: 'document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text',
+            }),
+            201: DocumentResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -140,7 +145,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
           tags,
           params: DocumentParams,
           body: RenameBody,
-          response: { 200: DocumentResponse },
+          response: { ...errorResponses({ 400: 'bad_request: title of the wrong length' }), 200: DocumentResponse },
         },
       },
       async (request) => ({
@@ -158,7 +163,12 @@ export function knowledgeRoutes(service: KnowledgeService) {
             'Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.',
           tags,
           params: DocumentParams,
-          response: { 200: RefreshResponse },
+          response: {
+            ...errorResponses({
+              400: 'document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text',
+            }),
+            200: RefreshResponse,
+          },
         },
       },
       async (request) => service.refresh(request.tenant, request.params.id),
@@ -189,7 +199,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
             'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
           tags,
           querystring: SearchQuery,
-          response: { 200: SearchResponse },
+          response: { ...errorResponses({ 400: 'q_required: q is empty' }), 200: SearchResponse },
         },
       },
       async (request) => service.search(request.tenant, request.query),

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { badRequest } from '../../platform/http/errors.ts'
+import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { MAX_UPLOAD_BYTES } from './media.rules.ts'
 import {
   Deleted,
@@ -57,7 +57,12 @@ export function mediaRoutes(service: MediaService) {
           consumes: ['application/json', 'multipart/form-data'],
           // multipart (form 1) is read as a stream in the handler and described above, not validated by a schema
           body: { content: { 'application/json': { schema: UploadJsonBody } } },
-          response: { 200: MediaResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed',
+            }),
+            200: MediaResponse,
+          },
         },
       },
       async (request) => {
@@ -117,7 +122,7 @@ export function mediaRoutes(service: MediaService) {
           tags,
           params: MediaParams,
           body: UpdateBody,
-          response: { 200: MediaResponse },
+          response: { ...errorResponses({ 400: 'bad_request: neither filename nor usage given' }), 200: MediaResponse },
         },
       },
       async (request) => ({ media: await service.update(request.tenant, request.params.id, request.body) }),
@@ -149,7 +154,12 @@ export function mediaRoutes(service: MediaService) {
             '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.',
           tags,
           params: MediaParams,
-          response: { 200: Deleted },
+          response: {
+            ...errorResponses({
+              409: 'media_in_use (with uses): a template, newsletter or setting still uses the file',
+            }),
+            200: Deleted,
+          },
         },
       },
       async (request) => service.remove(request.tenant, request.params.id),

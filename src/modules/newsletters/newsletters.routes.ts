@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
+import { errorResponses } from '../../platform/http/errors.ts'
 import {
   CheckResponse,
   ClickPage,
@@ -55,7 +56,13 @@ export function newslettersRoutes(service: NewslettersService) {
             'Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject. `header_media` (optional): a media library file (`media_id`) or a public https address (`url`) shown above the text.',
           tags,
           body: CreateBody,
-          response: { 201: NewsletterResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: subject or content blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; header_media_form: give either media_id or url; header_media_not_image: the media is not an image',
+              404: 'not_found (key media_not_found): header_media.media_id names no media of this account',
+            }),
+            201: NewsletterResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -84,7 +91,13 @@ export function newslettersRoutes(service: NewslettersService) {
           tags,
           params: NewsletterParams,
           body: UpdateBody,
-          response: { 200: NewsletterResponse },
+          response: {
+            ...errorResponses({
+              400: "bad_request: nothing to change, or subject, content or name blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; newsletter_locked: the newsletter is no longer a draft; newsletter_not_draft: only a draft's text can be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image",
+              404: 'not_found (key media_not_found): header_media.media_id names no media of this account',
+            }),
+            200: NewsletterResponse,
+          },
         },
       },
       async (request) => ({ newsletter: await service.update(request.tenant, request.params.id, request.body) }),
@@ -100,7 +113,10 @@ export function newslettersRoutes(service: NewslettersService) {
             'Its queued send jobs are removed first. 400 when it is sending or sent (key newsletter_locked).',
           tags,
           params: NewsletterParams,
-          response: { 200: Deleted },
+          response: {
+            ...errorResponses({ 400: 'newsletter_locked: a scheduled, sending or sent newsletter cannot be deleted' }),
+            200: Deleted,
+          },
         },
       },
       async (request) => service.remove(request.tenant, request.params.id),
@@ -117,7 +133,14 @@ export function newslettersRoutes(service: NewslettersService) {
           tags,
           params: NewsletterParams,
           body: ScheduleBody,
-          response: { 200: NewsletterResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: scheduled_at without a zone; newsletter_template_invalid: the newsletter cannot go out as a WhatsApp template',
+              409: 'newsletter_state: the newsletter is not a draft',
+              422: 'scheduled_at_invalid: scheduled_at lies in the past or too far ahead',
+            }),
+            200: NewsletterResponse,
+          },
         },
       },
       async (request) => ({ newsletter: await service.schedule(request.tenant, request.params.id, request.body) }),
@@ -132,7 +155,10 @@ export function newslettersRoutes(service: NewslettersService) {
           description: '400 when it is not scheduled (key newsletter_not_scheduled).',
           tags,
           params: NewsletterParams,
-          response: { 200: NewsletterResponse },
+          response: {
+            ...errorResponses({ 400: 'newsletter_not_scheduled: only a scheduled newsletter can be cancelled' }),
+            200: NewsletterResponse,
+          },
         },
       },
       async (request) => ({ newsletter: await service.cancel(request.tenant, request.params.id) }),

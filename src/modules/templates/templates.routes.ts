@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
+import { errorResponses } from '../../platform/http/errors.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
@@ -65,7 +66,13 @@ export function templatesRoutes(service: TemplatesService) {
             'draft still breaks are listed in issues.',
           tags,
           body: CreateBody,
-          response: { 201: CreatedResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; header_media_form: give either media_id or url; header_media_not_image: the media is not an image',
+              404: 'not_found (key media_not_found): header_media.media_id names no media of this account',
+            }),
+            201: CreatedResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -104,7 +111,13 @@ export function templatesRoutes(service: TemplatesService) {
           tags,
           params: TemplateId,
           body: UpdateBody,
-          response: { 200: UpdatedResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; system_template: system templates cannot be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image',
+              404: 'not_found (key media_not_found): header_media.media_id names no media of this account',
+            }),
+            200: UpdatedResponse,
+          },
         },
       },
       async (request) => {
@@ -131,7 +144,13 @@ export function templatesRoutes(service: TemplatesService) {
             'error; the reason is in the message and the template is unchanged.',
           tags,
           params: TemplateId,
-          response: { 200: SubmitResponse },
+          response: {
+            ...errorResponses({
+              400: 'system_template: system templates are not submitted; template_not_chat: only chat templates are submitted; template_not_submittable (with issues): the template check found problems; chat_not_connected: no chat number is connected',
+              502: 'provider_unreachable: the submission did not reach the provider; nothing was submitted',
+            }),
+            200: SubmitResponse,
+          },
         },
       },
       async (request) => {
@@ -154,7 +173,13 @@ export function templatesRoutes(service: TemplatesService) {
             'templates:write is not enough.',
           tags,
           params: TemplateId,
-          response: { 200: DeleteResponse },
+          response: {
+            ...errorResponses({
+              400: 'system_template: system templates cannot be deleted',
+              409: 'template_in_use (with uses): an automation, follow-up or newsletter still uses the template',
+            }),
+            200: DeleteResponse,
+          },
         },
       },
       async (request) => {
@@ -176,7 +201,10 @@ export function templatesRoutes(service: TemplatesService) {
             'Same content, channel, purpose, language, buttons and header image, named "<name> copy"; a draft that is not submitted. System templates give 400 (key system_template).',
           tags,
           params: TemplateId,
-          response: { 201: CreatedResponse },
+          response: {
+            ...errorResponses({ 400: 'system_template: system templates cannot be copied' }),
+            201: CreatedResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -195,7 +223,14 @@ export function templatesRoutes(service: TemplatesService) {
             "Instead of waiting for the provider's webhook or the next poll: the status the provider reports is recorded (the state moves as it would by the webhook). 400 template_not_submitted for a template never submitted, 409 chat_not_connected without a chat number, 409 template_not_at_provider when the provider does not know it, 502 when the provider is not reached.",
           tags,
           params: TemplateId,
-          response: { 200: RefreshResponse },
+          response: {
+            ...errorResponses({
+              400: 'template_not_submitted: the template was never submitted to the provider',
+              409: 'chat_not_connected: no chat number is connected; template_not_at_provider: the provider does not know the template (any more)',
+              502: 'provider_unreachable: the provider was not reached',
+            }),
+            200: RefreshResponse,
+          },
         },
       },
       async (request) => {

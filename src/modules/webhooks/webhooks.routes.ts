@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { errorResponses } from '../../platform/http/errors.ts'
 import {
   CreateSubscriptionBody,
   DeletedSubscription,
@@ -34,7 +35,13 @@ export function webhooksRoutes(service: WebhooksService) {
             'Creates a subscription and returns its signing secret, the only time it is shown. Deliveries follow section 6: signed POST requests, retried after 1 min, 5 min, 30 min, 2 h, 6 h and 12 h. 409 webhook_limit_reached when the plan allows no more subscriptions; 400 with key webhook_url_invalid, webhook_url_https_required or webhook_url_not_public for an unusable url.',
           tags,
           body: CreateSubscriptionBody,
-          response: { 201: SubscriptionWithSecret },
+          response: {
+            ...errorResponses({
+              400: 'webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address',
+              409: "webhook_limit_reached: the plan's number of subscriptions is reached",
+            }),
+            201: SubscriptionWithSecret,
+          },
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.tenant, request.body)),
@@ -164,7 +171,12 @@ export function webhooksRoutes(service: WebhooksService) {
           tags,
           params: SubscriptionParams,
           body: UpdateSubscriptionBody,
-          response: { 200: Subscription },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: neither url nor events given; webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address',
+            }),
+            200: Subscription,
+          },
         },
       },
       async (request) => service.update(request.tenant, request.params.id, request.body),
@@ -197,7 +209,13 @@ export function webhooksRoutes(service: WebhooksService) {
           tags,
           params: SubscriptionParams,
           body: TestEventBody,
-          response: { 202: TestEventResponse },
+          response: {
+            ...errorResponses({
+              400: 'event_not_subscribed: the subscription does not receive this event',
+              409: 'subscription_disabled: the subscription is disabled',
+            }),
+            202: TestEventResponse,
+          },
         },
       },
       async (request, reply) => {
@@ -231,7 +249,12 @@ export function webhooksRoutes(service: WebhooksService) {
             'A succeeded, exhausted or dropped delivery is attempted again from its first attempt with the same event id (X-Service-Delivery), so a receiver that deduplicates sees a repeat. 409 delivery_pending while an attempt is due; 409 subscription_disabled.',
           tags,
           params: DeliveryParams,
-          response: { 202: Type.Object({ delivery: Delivery }) },
+          response: {
+            ...errorResponses({
+              409: 'subscription_disabled: the subscription is disabled; delivery_pending: the delivery is still pending',
+            }),
+            202: Type.Object({ delivery: Delivery }),
+          },
         },
       },
       async (request, reply) =>

@@ -50,17 +50,39 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', title: 'Error' },
 )
 
-/** Every error response a route may give, by status, as documented in the OpenAPI description. */
-export const errorDescriptions: Record<number, string> = {
-  400: 'bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key',
-  401: 'unauthorized: missing or invalid API key',
-  403: 'forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked',
-  404: 'not_found: missing or belonging to another account',
-  409: 'a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs',
-  413: 'payload_too_large: the body exceeds the size limit',
-  415: 'unsupported_media_type: the body is not JSON',
-  422: 'idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string',
-  429: 'rate_limited: over 120 requests per minute for this key; see Retry-After',
-  500: 'internal_error: an unexpected failure (never carries internals)',
-  503: 'status_unavailable: the account status could not be checked; retry in a minute',
+/**
+ * What the platform itself answers, by status, for the routes it applies to (pipeline.ts adds each where it applies):
+ * each names its `code` and, where finer, its `key`.
+ */
+export const platformErrors = {
+  invalid: 'bad_request: the path, query or body does not match the schema (the message names the field)',
+  idempotencyKeyInvalid: 'idempotency_key_invalid: malformed Idempotency-Key',
+  unauthorized: 'unauthorized: missing or invalid API key or session',
+  forbidden: 'forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked',
+  csrf: 'csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token',
+  notFound: 'not_found: missing or belonging to another account',
+  idempotencyInProgress:
+    'idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs',
+  payloadTooLarge: 'payload_too_large: the body exceeds the size limit',
+  unsupportedMediaType: 'unsupported_media_type: the body is not JSON',
+  idempotencyKeyMismatch: 'idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string',
+  rateLimited: 'rate_limited: over the requests per minute of this key; see Retry-After',
+  internal: 'internal_error: an unexpected failure (never carries internals)',
+  statusUnavailable: 'status_unavailable: the account status could not be checked; retry in a minute',
+}
+
+/**
+ * A route's own error responses, to spread into its `response` schema: status to the codes (and keys) the route's
+ * service can answer with, written `code (key k1, k2): when`. The platform's shared causes are appended to each.
+ */
+export function errorResponses(errors: Partial<Record<ErrorStatus, string>>): Record<number, ErrorResponse> {
+  const out: Record<number, ErrorResponse> = {}
+  for (const [status, description] of Object.entries(errors)) out[Number(status)] = { description, $ref: 'Error#' }
+  return out
+}
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503
+export interface ErrorResponse {
+  description: string
+  $ref: 'Error#'
 }

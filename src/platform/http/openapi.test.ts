@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { toOpenApi30 } from './openapi.ts'
+import { defaultsOptional, toOpenApi30 } from './openapi.ts'
 
 test('a nullable union becomes the type with nullable: true', () => {
   assert.deepEqual(toOpenApi30({ anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }), {
@@ -28,4 +28,27 @@ test('a union of several types with null keeps the rest and is nullable', () => 
     anyOf: [{ type: 'string' }, { type: 'integer' }],
     nullable: true,
   })
+})
+
+test('a property with a default is not required, in nested objects too, and the input is left as it was', () => {
+  const query = {
+    type: 'object',
+    required: ['limit', 'q'],
+    properties: {
+      limit: { type: 'integer', default: 50 },
+      q: { type: 'string' },
+      segment: { type: 'object', required: ['mode'], properties: { mode: { type: 'string', default: 'all' } } },
+    },
+  }
+  const before = structuredClone(query)
+  assert.deepEqual(defaultsOptional(query), {
+    type: 'object',
+    required: ['q'],
+    properties: {
+      limit: { type: 'integer', default: 50 },
+      q: { type: 'string' },
+      segment: { type: 'object', properties: { mode: { type: 'string', default: 'all' } } },
+    },
+  })
+  assert.deepEqual(query, before)
 })

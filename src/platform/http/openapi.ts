@@ -1,7 +1,8 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { Type } from 'typebox'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
@@ -43,12 +44,46 @@ export function toOpenApi30(node: Json): Json {
   return out
 }
 
+/**
+ * A property with a default is optional to the client (Ajv fills the default in): drops it from `required`, in nested
+ * objects too, so the document and the clients generated from it do not demand `limit` on every list call. Copies
+ * what it changes; the route's TypeBox schema is shared.
+ */
+export function defaultsOptional<S>(schema: S): S {
+  if (Array.isArray(schema)) return schema.map(defaultsOptional) as S
+  if (schema === null || typeof schema !== 'object') return schema
+  const node = schema as Record<string, unknown>
+  const out: Record<string, unknown> = { ...node }
+  const properties = node.properties as Record<string, unknown> | undefined
+  if (properties && typeof properties === 'object') {
+    out.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, defaultsOptional(v)]))
+    if (Array.isArray(node.required)) {
+      const required = node.required.filter((name: string) => !hasDefault(properties[name]))
+      if (required.length) out.required = required
+      else delete out.required
+    }
+  }
+  for (const key of ['items', 'anyOf', 'oneOf', 'allOf']) if (key in node) out[key] = defaultsOptional(node[key])
+  return out as S
+}
+
+const hasDefault = (schema: unknown) => typeof schema === 'object' && schema !== null && 'default' in schema
+
+/** The request schemas of a route as the client sees them: parameters and fields with a default are optional. */
+export function requestDefaultsOptional(route: RouteOptions): void {
+  const schema = route.schema as Record<string, unknown> | undefined
+  if (!schema) return
+  for (const part of ['querystring', 'body', 'headers'])
+    if (schema[part] && typeof schema[part] === 'object') schema[part] = defaultsOptional(schema[part])
+}
+
 function isNullSchema(value: Json): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && value.type === 'null'
 }
 
 export const openapi = fp(
   async (app: FastifyInstance, options: { publicUrl: string }) => {
+    app.addHook('onRoute', requestDefaultsOptional)
     await app.register(swagger, {
       openapi: {
         openapi: '3.0.3',
@@ -89,12 +124,31 @@ export const openapi = fp(
 export async function openapiRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/openapi.json',
-    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document', tags: ['meta'] } },
+    {
+      config: { public: true },
+      schema: {
+        summary: 'This OpenAPI 3.0.3 document',
+        tags: ['meta'],
+        response: { 200: Type.Object({}, { additionalProperties: true, description: 'the OpenAPI 3.0.3 document' }) },
+      },
+    },
     async (_request, reply) => reply.type('application/json').send(JSON.stringify(app.swagger())),
   )
   app.get(
     '/openapi.yaml',
-    { config: { public: true }, schema: { summary: 'This OpenAPI 3.0.3 document as YAML', tags: ['meta'] } },
+    {
+      config: { public: true },
+      schema: {
+        summary: 'This OpenAPI 3.0.3 document as YAML',
+        tags: ['meta'],
+        response: {
+          200: {
+            description: 'the OpenAPI 3.0.3 document in YAML',
+            content: { 'application/yaml': { schema: Type.String() } },
+          },
+        },
+      },
+    },
     async (_request, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })),
   )
 }

@@ -25,7 +25,7 @@ import {
   requestFingerprint,
 } from '../idempotency/idempotency.ts'
 import type { RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts'
-import { AppError, ErrorSchema, errorDescriptions } from './errors.ts'
+import { AppError, ErrorSchema, platformErrors } from './errors.ts'
 import { toWire } from './serializer.ts'
 
 declare module 'fastify' {
@@ -284,7 +284,7 @@ function fieldProblem(where: string, problem: NonNullable<FastifyError['validati
   return { path: [where, ...steps].join('.'), rule: problem.keyword, ...(limit === undefined ? {} : { limit }) }
 }
 
-const errorRef = { $ref: 'Error#' }
+const errorRef = { $ref: 'Error#' } as const
 
 /** Adds what every route shares to its OpenAPI description: security, scope, error responses, Idempotency-Key. */
 function documentRoute(route: RouteOptions): void {
@@ -294,9 +294,7 @@ function documentRoute(route: RouteOptions): void {
   // HEAD routes share the GET route's schema object: describe it once.
   if (schema.hide || !isApiRoute(route.url) || 'x-herold-documented' in schema) return
   Object.defineProperty(schema, 'x-herold-documented', { value: true, enumerable: false })
-  const statuses = new Set<number>([500])
   if (!config.public) {
-    for (const s of [401, 403, 429, 503]) statuses.add(s)
     schema.security = [{ bearerAuth: [] }]
     schema['x-scope'] = config.scope ?? null
     const scopeText = config.scope ? `Scope: \`${config.scope}\`.` : 'Scope: none (any valid API key).'
@@ -304,14 +302,7 @@ function documentRoute(route: RouteOptions): void {
   } else {
     schema.security = []
   }
-  if (schema.body || schema.querystring || schema.params) statuses.add(400)
-  if (schema.body) {
-    statuses.add(413)
-    statuses.add(415)
-  }
-  if (schema.params) statuses.add(404)
   if (config.idempotent) {
-    for (const s of [400, 409, 422]) statuses.add(s)
     const existing = schema.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined
     schema.headers = Type.Object({
       ...(existing?.properties ?? {}),
@@ -324,8 +315,37 @@ function documentRoute(route: RouteOptions): void {
     })
   }
   schema.response ??= {}
-  const response = schema.response as Record<string, unknown>
-  for (const status of statuses) {
-    if (!(status in response)) response[status] = { description: errorDescriptions[status], ...errorRef }
+  const response = schema.response as Record<string, { description?: string; $ref?: string }>
+  for (const [status, causes] of sharedErrors(route, schema)) {
+    const own = response[status]
+    if (!own) response[status] = { description: causes.join('; '), ...errorRef }
+    else if (own.$ref === errorRef.$ref)
+      response[status] = { ...own, description: [own.description, ...causes].join('; ') }
   }
+}
+
+/** The platform's error causes that apply to a route, by status: what its config and schema make possible. */
+function sharedErrors(route: RouteOptions, schema: Record<string, unknown>): Map<number, string[]> {
+  const config = (route.config ?? {}) as { public?: boolean; idempotent?: boolean }
+  const errors = new Map<number, string[]>()
+  const add = (status: number, cause: string) => errors.set(status, [...(errors.get(status) ?? []), cause])
+  if (schema.body || schema.querystring || schema.params) add(400, platformErrors.invalid)
+  if (config.idempotent) add(400, platformErrors.idempotencyKeyInvalid)
+  if (!config.public) {
+    add(401, platformErrors.unauthorized)
+    add(403, platformErrors.forbidden)
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) add(403, platformErrors.csrf)
+  }
+  if (schema.params) add(404, platformErrors.notFound)
+  if (config.idempotent) add(409, platformErrors.idempotencyInProgress)
+  if (schema.body) {
+    add(413, platformErrors.payloadTooLarge)
+    add(415, platformErrors.unsupportedMediaType)
+  }
+  if (config.idempotent) add(422, platformErrors.idempotencyKeyMismatch)
+  if (!config.public) add(429, platformErrors.rateLimited)
+  add(500, platformErrors.internal)
+  if (!config.public) add(503, platformErrors.statusUnavailable)
+  return errors
 }

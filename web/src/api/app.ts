@@ -2177,7 +2177,7 @@ export interface paths {
                         /** @description ignored; the builder may send it along */
                         name?: string;
                         /** @default transactional */
-                        intent: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
                         /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
                         trigger: {
                             /** @constant */
@@ -2527,9 +2527,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {

@@ -21,6 +21,17 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description the OpenAPI 3.0.3 document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -57,6 +68,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description the OpenAPI 3.0.3 document in YAML */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/yaml": string;
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -124,7 +144,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -133,7 +153,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -142,7 +162,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -192,11 +212,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description partial, case-insensitive match on name, email and phone; a phone term matches whatever spaces and hyphens it has; empty means no filter */
                     q?: string;
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                     /** @description strictly after */
                     created_after?: string;
                 };
@@ -223,7 +243,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -232,7 +252,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -241,7 +261,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -250,7 +270,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -344,7 +364,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -353,7 +373,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -362,7 +382,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description limit_reached: the plan's contact limit is reached; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -371,7 +391,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): without upsert, a contact has this email or phone; contact_conflict (with contact_ids): email and phone belong to two different contacts; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -398,7 +418,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -407,7 +427,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -481,7 +501,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -490,7 +510,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -499,7 +519,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -569,7 +589,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -578,7 +598,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -587,7 +607,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -605,7 +625,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -679,7 +699,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -688,7 +708,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -697,7 +717,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -715,7 +735,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -784,7 +804,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: the contact would keep neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -793,7 +813,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -802,7 +822,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -813,6 +833,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description contact_exists (key kontakt_email_doppelt, kontakt_nummer_doppelt or kontakt_doppelt, with contact_id): another contact has this email or phone */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -838,7 +867,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -921,7 +950,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description tag_required: no tag given; system_tag: a system tag cannot be added through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -930,7 +959,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -939,7 +968,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -975,7 +1004,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1052,7 +1081,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_tag: a system tag cannot be removed through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1061,7 +1090,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1070,7 +1099,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1088,7 +1117,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1137,9 +1166,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                     /** @description chat (default) or email */
                     channel?: "chat" | "email";
                     state?: "draft" | "pending" | "approved" | "rejected" | "paused" | "disabled";
@@ -1167,7 +1196,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1176,7 +1205,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1185,7 +1214,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1194,7 +1223,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1285,7 +1314,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1294,7 +1323,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1303,7 +1332,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1312,7 +1341,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1339,7 +1377,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1348,7 +1386,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1416,7 +1454,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1425,7 +1463,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1434,7 +1472,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1452,7 +1490,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1518,7 +1556,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1527,7 +1565,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1536,7 +1574,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1554,7 +1592,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description template_in_use (with uses): an automation, follow-up or newsletter still uses the template */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1643,7 +1690,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; system_template: system templates cannot be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1652,7 +1699,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1661,7 +1708,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1670,7 +1717,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1697,7 +1744,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1775,7 +1822,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates are not submitted; template_not_chat: only chat templates are submitted; template_not_submittable (with issues): the template check found problems; chat_not_connected: no chat number is connected; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1784,7 +1831,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1793,7 +1840,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1811,7 +1858,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1820,7 +1867,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1829,7 +1876,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1840,6 +1887,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description provider_unreachable: the submission did not reach the provider; nothing was submitted */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1902,7 +1958,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates cannot be copied; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1911,7 +1967,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1920,7 +1976,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1938,7 +1994,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2013,7 +2069,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description template_not_submitted: the template was never submitted to the provider; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2022,7 +2078,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2031,7 +2087,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2049,7 +2105,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description chat_not_connected: no chat number is connected; template_not_at_provider: the provider does not know the template (any more) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2060,6 +2125,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description provider_unreachable: the provider was not reached */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2099,11 +2173,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
                     origin?: "api" | "newsletter" | "followup" | "automation";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -2154,7 +2228,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2163,7 +2237,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2172,7 +2246,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2190,7 +2264,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2242,9 +2316,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -2297,7 +2371,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2306,7 +2380,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2315,7 +2389,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2333,7 +2407,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2410,7 +2484,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2419,7 +2493,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2428,7 +2502,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2446,7 +2520,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2498,9 +2572,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2538,7 +2612,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2547,7 +2621,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2556,7 +2630,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2565,7 +2639,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2645,7 +2719,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2654,7 +2728,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2663,8 +2737,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description webhook_limit_reached: the plan's number of subscriptions is reached */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2690,7 +2773,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2772,7 +2855,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2781,7 +2864,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2790,7 +2873,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2808,7 +2891,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2871,7 +2954,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2880,7 +2963,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2889,7 +2972,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2907,7 +2990,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2989,7 +3072,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: neither url nor events given; webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2998,7 +3081,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3007,7 +3090,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3043,7 +3126,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3125,7 +3208,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3134,7 +3217,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3143,7 +3226,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3161,7 +3244,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3249,7 +3332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3258,7 +3341,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3267,7 +3350,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3285,7 +3368,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3335,9 +3418,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -3396,7 +3479,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3405,7 +3488,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3414,7 +3497,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3432,7 +3515,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3508,7 +3591,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3517,7 +3600,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3526,7 +3609,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3614,7 +3697,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3623,7 +3706,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3632,7 +3715,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3650,7 +3733,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3790,7 +3873,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description event_not_subscribed: the subscription does not receive this event; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3799,7 +3882,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3808,7 +3891,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3819,6 +3902,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description subscription_disabled: the subscription is disabled */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3844,7 +3936,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3974,7 +4066,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3983,7 +4075,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3992,7 +4084,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4010,7 +4102,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4144,7 +4236,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4153,7 +4245,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4162,7 +4254,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4180,7 +4272,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description subscription_disabled: the subscription is disabled; delivery_pending: the delivery is still pending */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4230,15 +4331,15 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description `chat` or `email` */
                     channel?: "chat" | "email";
                     /** @description true: only conversations the built-in AI handed to a person */
                     needs_person?: boolean;
                     /** @description `created_at` (default, the spec's order): newest conversation first; `last_message_at` (an addition for the inbox): latest activity first. Either way descending, then id. */
-                    sort: "created_at" | "last_message_at";
-                    limit: number;
-                    offset: number;
+                    sort?: "created_at" | "last_message_at";
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -4300,7 +4401,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4309,7 +4410,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4318,7 +4419,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4327,7 +4428,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4379,9 +4480,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -4450,7 +4551,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4459,7 +4560,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4468,7 +4569,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4486,7 +4587,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4538,11 +4639,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description `inbound` (default) or `outbound`; `in` and `out` are aliases */
-                    direction: "inbound" | "outbound" | "in" | "out";
-                    limit: number;
-                    offset: number;
+                    direction?: "inbound" | "outbound" | "in" | "out";
+                    limit?: number;
+                    offset?: number;
                     /** @description only messages created strictly after this time */
                     created_after?: string;
                     conversation_id?: string;
@@ -4608,7 +4709,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4617,7 +4718,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4626,7 +4727,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4635,7 +4736,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4770,7 +4871,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid body, or not exactly one of text and template; idempotency_key_invalid */
+                /** @description bad_request: not exactly one of text and template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4779,7 +4880,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4788,7 +4889,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked; subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up */
+                /** @description subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4806,7 +4907,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed; idempotency_in_progress (Retry-After: 1) */
+                /** @description chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4833,7 +4934,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for); idempotency_key_mismatch */
+                /** @description template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for); idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4842,7 +4943,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4964,7 +5065,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4973,7 +5074,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4982,7 +5083,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5057,7 +5158,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5066,7 +5167,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5075,7 +5176,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5146,7 +5247,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description chat_not_connected: coexistence needs a connected chat number; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5155,7 +5256,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5164,7 +5265,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5191,7 +5292,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5287,7 +5388,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: not exactly one of text, button, media or location; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5296,7 +5397,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5305,8 +5406,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: the chat channel is not connected to the sandbox provider */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5332,7 +5442,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5458,7 +5568,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5467,7 +5577,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5476,7 +5586,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5494,7 +5604,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5595,7 +5705,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5604,7 +5714,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5613,7 +5723,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5722,7 +5832,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): a keyword list or text is empty or too long; keywords_overlap (with keywords): a keyword would both start and stop; media_unavailable: the media library is not available; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5731,7 +5841,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5740,8 +5850,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found (key media_not_found): landing_logo.media_id names no media of this account */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5767,7 +5886,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5813,9 +5932,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -5975,7 +6094,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5984,7 +6103,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5993,7 +6112,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6002,7 +6121,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6053,7 +6172,7 @@ export interface paths {
                          * @description mailing_list and newsletter always get a double opt-in step first
                          * @default transactional
                          */
-                        intent: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
                         /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
                         trigger: {
                             /** @enum {string} */
@@ -6327,7 +6446,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6336,7 +6455,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6345,7 +6464,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6372,7 +6491,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6576,7 +6695,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6585,7 +6704,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6594,7 +6713,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6612,7 +6731,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6675,7 +6794,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6684,7 +6803,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6693,7 +6812,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6711,7 +6830,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7034,7 +7153,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7043,7 +7162,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7052,7 +7171,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7088,7 +7207,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7292,7 +7411,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7301,7 +7420,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7310,7 +7429,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7328,7 +7447,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7536,7 +7655,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7545,7 +7664,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7554,7 +7673,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7572,7 +7691,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7664,7 +7783,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7673,7 +7792,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7682,7 +7801,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7691,7 +7810,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found: the automation or the contact is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7700,7 +7819,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description automation_not_active: only an active automation is triggered; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7727,7 +7846,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7736,7 +7855,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7786,9 +7905,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -7848,7 +7967,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7857,7 +7976,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7866,7 +7985,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7884,7 +8003,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7989,7 +8108,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7998,7 +8117,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8007,7 +8126,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8025,7 +8144,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8237,7 +8356,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8246,7 +8365,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8255,7 +8374,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8273,7 +8392,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8380,7 +8499,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8389,7 +8508,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8398,7 +8517,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8416,7 +8535,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description run_finished: the run has ended already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8466,9 +8594,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -8534,7 +8662,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8543,7 +8671,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8552,7 +8680,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8570,7 +8698,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8669,7 +8797,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8678,7 +8806,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8687,7 +8815,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8739,9 +8867,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -8806,7 +8934,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8815,7 +8943,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8824,7 +8952,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8833,7 +8961,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8885,9 +9013,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -8969,7 +9097,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8978,7 +9106,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8987,7 +9115,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8996,7 +9124,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9133,7 +9261,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: subject or content blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9142,7 +9270,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9151,8 +9279,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9178,7 +9315,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9308,7 +9445,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9317,7 +9454,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9326,7 +9463,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9344,7 +9481,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9407,7 +9544,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description newsletter_locked: a scheduled, sending or sent newsletter cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9416,7 +9553,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9425,7 +9562,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9443,7 +9580,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9593,7 +9730,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, or subject, content or name blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; newsletter_locked: the newsletter is no longer a draft; newsletter_not_draft: only a draft's text can be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9602,7 +9739,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9611,7 +9748,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9620,7 +9757,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key media_not_found): header_media.media_id names no media of this account; not_found: missing or belonging to another account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -9647,7 +9784,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9790,7 +9927,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: scheduled_at without a zone; newsletter_template_invalid: the newsletter cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9799,7 +9936,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9808,7 +9945,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9826,7 +9963,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description a state conflict; idempotency_in_progress (Retry-After: 1) while the first request with the key runs */
+                /** @description newsletter_state: the newsletter is not a draft; idempotency_in_progress (Retry-After: 1): the first request with this Idempotency-Key still runs */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9853,7 +9990,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description idempotency_key_mismatch: same Idempotency-Key with a different body, path or query string */
+                /** @description scheduled_at_invalid: scheduled_at lies in the past or too far ahead; idempotency_key_mismatch: the same Idempotency-Key with another body, path or query string */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9862,7 +9999,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9996,7 +10133,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description newsletter_not_scheduled: only a scheduled newsletter can be cancelled; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10005,7 +10142,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10014,7 +10151,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10032,7 +10169,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10153,7 +10290,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10162,7 +10299,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10171,7 +10308,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10189,7 +10326,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10325,7 +10462,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10334,7 +10471,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10343,7 +10480,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10361,7 +10498,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10456,7 +10593,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10465,7 +10602,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10474,7 +10611,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10492,7 +10629,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10544,11 +10681,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description only send records in this status */
                     status?: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -10594,7 +10731,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10603,7 +10740,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10612,7 +10749,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10630,7 +10767,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10682,9 +10819,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -10717,7 +10854,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10726,7 +10863,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10735,7 +10872,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10753,7 +10890,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10858,7 +10995,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10867,7 +11004,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10876,7 +11013,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10894,7 +11031,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10982,7 +11119,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10991,7 +11128,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11000,7 +11137,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11018,7 +11155,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11070,9 +11207,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -11120,7 +11257,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11129,7 +11266,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11138,7 +11275,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11147,7 +11284,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11287,7 +11424,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11296,7 +11433,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11305,7 +11442,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11323,7 +11460,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11460,7 +11597,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, an unknown field, or a name of the wrong length; followup_template_invalid: a step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11469,7 +11606,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11478,7 +11615,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11514,7 +11651,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11653,7 +11790,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description followup_last_step: a sequence keeps at least one step; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11662,7 +11799,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11671,7 +11808,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11689,7 +11826,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description followup_active: pause the sequence first */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11832,7 +11978,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: nothing to change, or text, delay or send_time out of range; followup_template_invalid: the step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11841,7 +11987,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11850,7 +11996,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11861,6 +12007,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: an active sequence's steps cannot be changed this way */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11886,7 +12041,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11963,7 +12118,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11972,7 +12127,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11981,7 +12136,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12070,7 +12225,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: timezone is not an IANA name, or a time is not HH:MM; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12079,7 +12234,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12088,7 +12243,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12115,7 +12270,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12161,12 +12316,12 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     status?: "active" | "completed" | "stopped";
                     /** @description only this contact's enrollments */
                     contact_id?: string;
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path: {
@@ -12211,7 +12366,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12220,7 +12375,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12229,7 +12384,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12247,7 +12402,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12332,7 +12487,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description followup_contact_not_confirmed: only a contact whose chat opt-in is confirmed can be enrolled; followup_no_steps: no step's time lies ahead; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12341,7 +12496,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12350,7 +12505,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12359,8 +12514,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found: the sequence or the contact is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_not_active: the sequence is not active; followup_already_enrolled: the contact is enrolled already */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12386,7 +12550,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12480,7 +12644,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12489,7 +12653,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12498,7 +12662,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12516,7 +12680,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12666,7 +12830,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: trigger.type or trigger.tag invalid; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12675,7 +12839,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12684,7 +12848,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12695,6 +12859,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: pause the sequence first */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12720,7 +12893,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12870,7 +13043,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: position out of range; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12879,7 +13052,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12888,7 +13061,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12899,6 +13072,15 @@ export interface paths {
                 };
                 /** @description not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description followup_active: pause the sequence first */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12924,7 +13106,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12974,9 +13156,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days (24-hour periods up to now), or all */
-                    range: "7d" | "30d" | "90d" | "all";
+                    range?: "7d" | "30d" | "90d" | "all";
                 };
                 header?: never;
                 path: {
@@ -13055,7 +13237,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13064,7 +13246,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13073,7 +13255,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13091,7 +13273,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13143,9 +13325,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description the last 7, 30 or 90 days, today included, in the account timezone */
-                    range: "7d" | "30d" | "90d";
+                    range?: "7d" | "30d" | "90d";
                 };
                 header?: never;
                 path?: never;
@@ -13265,7 +13447,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13274,7 +13456,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13283,7 +13465,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13292,7 +13474,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13344,10 +13526,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     kind?: "image" | "video" | "document";
-                    limit: number;
-                    offset: number;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -13370,7 +13552,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13379,7 +13561,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13388,7 +13570,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13397,7 +13579,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13467,7 +13649,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13476,7 +13658,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13485,7 +13667,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13512,7 +13694,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13580,7 +13762,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13589,7 +13771,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13598,7 +13780,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13616,7 +13798,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13676,7 +13858,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13685,7 +13867,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13694,7 +13876,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13712,7 +13894,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description media_in_use (with uses): a template, newsletter or setting still uses the file */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13780,7 +13971,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: neither filename nor usage given; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13789,7 +13980,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13798,7 +13989,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13834,7 +14025,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13905,7 +14096,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13914,7 +14105,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13923,7 +14114,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13941,7 +14132,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13993,9 +14184,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -14040,7 +14231,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14049,7 +14240,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14058,7 +14249,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14067,7 +14258,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14162,7 +14353,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14171,7 +14362,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14180,7 +14371,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14207,7 +14398,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14300,7 +14491,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14309,7 +14500,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14318,7 +14509,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14336,7 +14527,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14401,7 +14592,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14410,7 +14601,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14419,7 +14610,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14437,7 +14628,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14526,7 +14717,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: title of the wrong length; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14535,7 +14726,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14544,7 +14735,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14580,7 +14771,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14673,7 +14864,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14682,7 +14873,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14691,7 +14882,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14709,7 +14900,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14762,7 +14953,7 @@ export interface paths {
                 query: {
                     /** @description words to find; "quoted phrases", OR and -word work */
                     q: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -14803,7 +14994,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description q_required: q is empty; bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14812,7 +15003,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14821,7 +15012,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14830,7 +15021,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14922,7 +15113,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14931,7 +15122,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14940,7 +15131,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15030,7 +15221,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15039,7 +15230,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15048,7 +15239,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15075,7 +15266,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15121,9 +15312,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                     conversation_id?: string;
                     /** @description the inbound message or the reply */
                     message_id?: string;
@@ -15185,7 +15376,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15194,7 +15385,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15203,7 +15394,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15212,7 +15403,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15264,9 +15455,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
+                query?: {
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -15308,7 +15499,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15317,7 +15508,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15326,7 +15517,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15335,7 +15526,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15415,7 +15606,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the arguments do not match the tool's schema; confirm_token_invalid: the confirm_token is unknown, used, expired or for other arguments; a tool's own 400 keys are those of the REST route it mirrors (docs/tool-server.md); bad_request: the path, query or body does not match the schema (the message names the field) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15424,7 +15615,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description unauthorized: missing or invalid API key */
+                /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15433,7 +15624,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description forbidden (key apikey_scope_fehlt): missing scope; account_blocked: the account is blocked */
+                /** @description forbidden (key rolle_fehlt): the member's role may not use the tool; the codes of the REST route the tool mirrors; forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15442,8 +15633,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description not_found: missing or belonging to another account */
+                /** @description not_found (key tool_not_found): no such tool; not_found: a named resource is missing or belongs to another account; not_found: missing or belonging to another account */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conflict codes of the REST route the tool mirrors (e.g. contact_exists, template_in_use, webhook_limit_reached) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15469,7 +15669,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description rate_limited: over 120 requests per minute for this key; see Retry-After */
+                /** @description the codes of the REST route the tool mirrors (e.g. invalid_variables, template_not_approved) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15480,6 +15689,15 @@ export interface paths {
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the provider codes of the REST route the tool mirrors (send_failed, provider_unreachable) */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
