@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
+import { catalogue } from '../../src/mcp/catalogue.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
 
@@ -62,6 +63,7 @@ function sample(document: Json, raw: Json): unknown {
   if (schema.type === 'string') return sampleString(schema)
   if (schema.type === 'integer' || schema.type === 'number') return schema.minimum ?? 1
   if (schema.type === 'boolean') return false
+  if (schema.type === 'null') return null
   return 'x'
 }
 
@@ -150,10 +152,8 @@ function assertRefused(response: { status: number; body: Json }, where: string, 
   assert.equal(response.status, 400, `${what}: ${JSON.stringify(response.body).slice(0, 300)}`)
   assert.equal(response.body.error?.code, 'bad_request', what)
   assert.equal(response.body.error?.key, 'bad_request', what)
-  assert.ok(
-    String(response.body.error?.message).includes(`${where}.${field}`),
-    `${what}: ${response.body.error?.message}`,
-  )
+  const named = where ? `${where}.${field}` : field
+  assert.ok(String(response.body.error?.message).includes(named), `${what}: ${response.body.error?.message}`)
   assert.deepEqual(response.body.error?.unknown_fields, [field], what)
 }
 
@@ -237,5 +237,128 @@ describe('every operation refuses what it does not name', () => {
     const account = await createTestAccount(harness, busy)
     const checked = await walk(appDocument, await sessionSender(account), account.accountId)
     assert.ok(checked > 50, `walked ${checked} cases`)
+  })
+})
+
+describe('the tool server refuses an argument it does not name', () => {
+  test('every tool, over POST /v1/tools/{tool_name}: an unknown argument, and one a level down, by path', async () => {
+    const account = await createTestAccount(harness, busy)
+    const send = keySender(account)
+    const before = await snapshot(account.accountId)
+    const schemas: Json = { paths: {} }
+    for (const tool of catalogue) {
+      const input = JSON.parse(JSON.stringify(tool.input)) as Json
+      const args = { ...(sample(schemas, input) as Json), [EXTRA]: 1 }
+      assertRefused(await send('POST', `/v1/tools/${tool.name}`, args), '', EXTRA, tool.name)
+      const nested = nestedCase(schemas, input)
+      if (nested) assertRefused(await send('POST', `/v1/tools/${tool.name}`, nested.body), '', nested.path, tool.name)
+    }
+    assert.deepEqual(await snapshot(account.accountId), before, 'a refused call changed nothing')
+  })
+})
+
+describe('the mistakes strict input exists for', () => {
+  test('PATCH /newsletters/{id} with segment.tags (for tags_any) is refused and the segment stays as it was', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const contact = await send('POST', '/v1/contacts', { name: 'Ada', email: 'ada@example.com' })
+    await send('POST', `/v1/contacts/${contact.body.contact.id}/tags`, { tag: 'stammkunde' })
+    const created = await send('POST', '/v1/newsletters', { subject: 'Herbst', content: 'Neue Ware' })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const id = created.body.newsletter?.id ?? created.body.id
+    const segmented = await send('PATCH', `/v1/newsletters/${id}`, { segment: { tags_any: ['stammkunde'] } })
+    assert.equal(segmented.status, 200, JSON.stringify(segmented.body))
+
+    const refused = await send('PATCH', `/v1/newsletters/${id}`, { segment: { tags: ['stammkunde'] } })
+    assertRefused(refused, 'body', 'segment.tags', 'segment.tags')
+    const after = await send('GET', `/v1/newsletters/${id}`)
+    assert.deepEqual((after.body.newsletter ?? after.body).segment, { tags_any: ['stammkunde'] })
+  })
+
+  test('POST /contacts with emial names the field instead of asking for an email or a phone; nothing is stored', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const refused = await send('POST', '/v1/contacts', { name: 'Ada', emial: 'ada@example.com' })
+    assertRefused(refused, 'body', 'emial', 'emial')
+    const list = await send('GET', '/v1/contacts')
+    assert.deepEqual(list.body.contacts, [])
+  })
+
+  test('every unknown field is named at once, nested ones with their path', async () => {
+    const account = await createTestAccount(harness)
+    const refused = await keySender(account)('POST', '/v1/contacts', {
+      emial: 'ada@example.com',
+      phnoe: '+4915112345678',
+      name: 'Ada',
+    })
+    assert.equal(refused.status, 400)
+    assert.deepEqual(refused.body.error.unknown_fields, ['emial', 'phnoe'])
+    assert.match(refused.body.error.message, /body\.emial, body\.phnoe are not known fields/)
+  })
+
+  test('a webhook subscription with a misspelt option is refused and not created', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const refused = await send('POST', '/v1/webhook-subscriptions', {
+      url: 'https://hooks.example.com/herold',
+      events: ['contact.created'],
+      evnets: ['message.received'],
+    })
+    assertRefused(refused, 'body', 'evnets', 'evnets')
+    const list = await send('GET', '/v1/webhook-subscriptions')
+    assert.equal(list.status, 200)
+    assert.deepEqual(list.body.subscriptions ?? list.body.webhook_subscriptions, [])
+  })
+
+  test('an automation trigger with a misspelt option is refused by its path and not created', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const refused = await send('POST', '/v1/automations', {
+      name: 'Termine',
+      trigger: { type: 'calendar', feed_url: 'https://calendar.example.com/a.ics', offset_minute: 60 },
+      steps: [{ type: 'add_tag', tag: 'termin' }],
+    })
+    assertRefused(refused, 'body', 'trigger.offset_minute', 'trigger.offset_minute')
+    const list = await send('GET', '/v1/automations')
+    assert.deepEqual(list.body.automations, [])
+  })
+
+  test('a step of an automation is checked by its own type: a field of another type is unknown there', async () => {
+    const account = await createTestAccount(harness)
+    const refused = await keySender(account)('POST', '/v1/automations', {
+      name: 'Tags',
+      trigger: { type: 'manual' },
+      steps: [
+        { type: 'add_tag', tag: 'a' },
+        { type: 'add_tag', tag: 'b', keywords: ['x'] },
+      ],
+    })
+    assertRefused(refused, 'body', 'steps[1].keywords', 'steps[1].keywords')
+  })
+
+  test('an unknown query parameter is refused by name', async () => {
+    const account = await createTestAccount(harness)
+    const refused = await keySender(account)('GET', '/v1/contacts?search=ada')
+    assertRefused(refused, 'query', 'search', 'search')
+    assert.match(refused.body.error.message, /query\.search is not a known parameter/)
+  })
+
+  test('a map the spec leaves open stays open: the trigger data of POST /automations/{id}/trigger', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const created = await send('POST', '/v1/automations', {
+      name: 'Manuell',
+      trigger: { type: 'manual' },
+      steps: [{ type: 'add_tag', tag: 'manuell' }],
+    })
+    assert.equal(created.status, 200, JSON.stringify(created.body))
+    const activated = await send('POST', `/v1/automations/${created.body.id}/activate`)
+    assert.equal(activated.status, 200, JSON.stringify(activated.body))
+    const contact = await send('POST', '/v1/contacts', { name: 'Ada', email: 'ada@example.com' })
+    const triggered = await send('POST', `/v1/automations/${created.body.id}/trigger`, {
+      contact_id: contact.body.contact.id,
+      data: { order_id: 'A-17', any_field: { nested: true } },
+    })
+    assert.ok(triggered.status < 300, JSON.stringify(triggered.body))
   })
 })

@@ -114,11 +114,11 @@ export function unknownFields(schema: unknown, value: unknown, path = ''): strin
 
 const LISTED = 20
 
-/** The sentence naming the unknown fields of a request part (`body.segment.tags is not a field of this operation`). */
+/** The sentence naming the unknown fields of a request part (`body.segment.tags is not a known field ...`). */
 export function unknownFieldsMessage(where: string, fields: string[], noun = 'field'): string {
   const named = fields.slice(0, LISTED).map((field) => (where ? `${where}.${field}` : field))
   const more = fields.length > LISTED ? ` and ${fields.length - LISTED} more` : ''
   return fields.length === 1
-    ? `${named[0]} is not a ${noun} of this operation; check its spelling`
-    : `${named.join(', ')}${more} are not ${noun}s of this operation; check their spelling`
+    ? `${named[0]} is not a known ${noun}; nothing was changed (check its spelling)`
+    : `${named.join(', ')}${more} are not known ${noun}s; nothing was changed (check their spelling)`
 }

@@ -21,6 +21,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -57,6 +66,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -122,6 +140,15 @@ export interface paths {
                                 requests_per_minute: number;
                             };
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
@@ -479,6 +506,15 @@ export interface paths {
                             /** @description deprecated German alias of capped */
                             gedeckelt: boolean;
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
@@ -3508,6 +3544,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key */
                 401: {
                     headers: {
@@ -4962,6 +5007,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key */
                 401: {
                     headers: {
@@ -5053,6 +5107,15 @@ export interface paths {
                             /** @description the pacing in effect: 20 with coexistence; null without a connected number */
                             messages_per_second: number | null;
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
@@ -5591,6 +5654,15 @@ export interface paths {
                             /** @description pending chat opt-ins whose confirmation the provider refused (or no chat number was connected) */
                             chat_optins_failed: number;
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
@@ -8665,6 +8737,15 @@ export interface paths {
                                 }[];
                             }[];
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
@@ -11961,6 +12042,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key */
                 401: {
                     headers: {
@@ -14918,6 +15008,15 @@ export interface paths {
                                 reason: string;
                             } | null;
                         };
+                    };
+                };
+                /** @description bad_request: invalid request; idempotency_key_invalid: malformed Idempotency-Key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key */
