@@ -336,6 +336,16 @@ describe('the mistakes strict input exists for', () => {
     assertRefused(refused, 'body', 'steps[1].keywords', 'steps[1].keywords')
   })
 
+  test('a German alias is a response name only: as input it is an unknown field', async () => {
+    const account = await createTestAccount(harness)
+    const send = keySender(account)
+    const contact = await send('POST', '/v1/contacts', { name: 'Ada', email: 'ada@example.com' })
+    const url = `/v1/contacts/${contact.body.contact.id}/tags`
+    assertRefused(await send('POST', url, { tag: 'neu', herkunft: 'manuell' }), 'body', 'herkunft', 'herkunft')
+    const after = await send('GET', `/v1/contacts/${contact.body.contact.id}`)
+    assert.deepEqual(after.body.contact.tags, [])
+  })
+
   test('an unknown query parameter is refused by name', async () => {
     const account = await createTestAccount(harness)
     const refused = await keySender(account)('GET', '/v1/contacts?search=ada')
