@@ -1,3 +1,5 @@
+import { badRequest } from './errors.ts'
+
 // Strict input: an object a caller sends may hold only the fields its schema names. A schema opens an object
 // explicitly (additionalProperties true or a schema, patternProperties as Type.Record writes it); every other
 // object is closed, so a misspelt field is refused by name instead of dropped.
@@ -121,4 +123,15 @@ export function unknownFieldsMessage(where: string, fields: string[], noun = 'fi
   return fields.length === 1
     ? `${named[0]} is not a known ${noun}; nothing was changed (check its spelling)`
     : `${named.join(', ')}${more} are not known ${noun}s; nothing was changed (check their spelling)`
+}
+
+/**
+ * For input that does not arrive over HTTP (the CLI's sequence file): 400 bad_request naming the fields the request
+ * schema does not know; the service behind it checks the rest with its own words.
+ */
+export function refuseUnknownFields(schema: object, value: unknown, where: string): void {
+  const unknown = unknownFields(closeObjects(schema), value)
+  if (unknown.length > 0) {
+    throw badRequest(unknownFieldsMessage(where, unknown), 'bad_request', { unknown_fields: unknown })
+  }
 }
