@@ -35,7 +35,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: false,
     ajv: {
       customOptions: {
-        removeAdditional: 'all',
+        // strict input: an unknown field is refused by name (src/platform/http/strict-input.ts), never dropped
+        removeAdditional: false,
         coerceTypes: 'array',
         useDefaults: true,
         allErrors: false,

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { type Config, loadConfig } from '../config.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { ImportError, importContacts } from '../modules/contacts/index.ts'
-import { followupsServiceFor, type SequenceInput } from '../modules/followups/index.ts'
+import { followupsServiceFor, SequenceBody, type SequenceInput } from '../modules/followups/index.ts'
 import {
   AdminError,
   accountView,
@@ -28,6 +28,7 @@ import { writeBackup } from '../platform/db/backup.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
+import { refuseUnknownFields } from '../platform/http/strict-input.ts'
 import { userCommands } from './users.commands.ts'
 
 type Values = Record<string, string | boolean | undefined>
@@ -312,7 +313,11 @@ export const dataCommands: Record<string, DataCommand> = {
         throw new AdminError('the file must hold one JSON object: {name, trigger?, steps: [...]}')
       }
       const service = followupsServiceFor({ config: io?.config ?? loadConfig(), database, clock: systemClock })
-      return asCommand(() => service.create({ accountId: account.id, account: { language: account.language } }, input))
+      return asCommand(async () => {
+        // strict as the API: a misspelt field in the file is named, not dropped
+        refuseUnknownFields(SequenceBody, input, 'file')
+        return service.create({ accountId: account.id, account: { language: account.language } }, input)
+      })
     },
     human: (r) => {
       const steps = r.steps as Array<{ position: number; delay: { amount: number; unit: string }; approval: string }>

@@ -4,7 +4,8 @@ import { type Static, type TObject, type TSchema, Type } from 'typebox'
 import type { Permission } from '../platform/auth/roles.ts'
 import type { Scope } from '../platform/auth/scopes.ts'
 import type { TenantContext } from '../platform/auth/tenant.ts'
-import { AppError } from '../platform/http/errors.ts'
+import { AppError, badRequest } from '../platform/http/errors.ts'
+import { closeObjects, unknownFields, unknownFieldsMessage } from '../platform/http/strict-input.ts'
 import type { PlatformDeps } from '../platform/module.ts'
 import type { ToolCaller } from './auth.ts'
 import type { ToolServices } from './services.ts'
@@ -72,22 +73,25 @@ export function defineTool<S extends TObject>(definition: {
   run: (ctx: ToolContext, args: Static<S>) => Promise<Record<string, unknown>>
 }): Tool {
   const twoStep = definition.preview !== undefined
-  const input = twoStep
-    ? Type.Object(
-        {
-          ...definition.input.properties,
-          confirm_token: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 100,
-              description:
-                'omit on the first call: it answers a preview and a confirm_token and does nothing; call again with the same arguments and this token to execute (valid 10 minutes, once)',
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      )
-    : Type.Object(definition.input.properties, { additionalProperties: false })
+  // strict input: nested objects refuse unknown arguments too (src/platform/http/strict-input.ts)
+  const input = closeObjects(
+    twoStep
+      ? Type.Object(
+          {
+            ...definition.input.properties,
+            confirm_token: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 100,
+                description:
+                  'omit on the first call: it answers a preview and a confirm_token and does nothing; call again with the same arguments and this token to execute (valid 10 minutes, once)',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        )
+      : Type.Object(definition.input.properties, { additionalProperties: false }),
+  )
   const description = twoStep
     ? `${definition.description} Two-step: the first call returns a preview and a confirm_token and changes nothing; repeat the call with the same arguments plus confirm_token to execute.`
     : definition.description
@@ -163,6 +167,8 @@ const ajv = new Ajv({
 })
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 addFormats(ajv)
+// the value a tool hands its REST rule is its own projection of arguments already checked strictly: extra keys
+// (confirm_token, idempotency_key) are the tool's, not the caller's mistakes
 const restAjv = new Ajv({
   removeAdditional: 'all',
   coerceTypes: 'array',
@@ -189,7 +195,7 @@ function describe(where: string, error: ErrorObject | undefined): string {
   const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.')
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty?: string }).additionalProperty
-    return `${where} has an unknown argument ${extra}`
+    return `${where}${path ? `.${path}` : ''} has an unknown field ${extra}`
   }
   return `${path ? `${where === 'arguments' ? '' : `${where}.`}${path}` : where} ${error.message ?? 'is invalid'}`
 }
@@ -199,6 +205,10 @@ export function validateArguments(tool: Tool, args: unknown): Record<string, unk
   const value = structuredClone(args ?? {})
   const validate = validatorOf(compiled, ajv, tool.input)
   if (!validate(value)) {
+    const unknown = unknownFields(tool.input, value)
+    if (unknown.length > 0) {
+      throw badRequest(unknownFieldsMessage('', unknown, 'argument'), 'bad_request', { unknown_fields: unknown })
+    }
     const messages = [...new Set((validate.errors ?? []).map((error) => describe('arguments', error)))]
     throw new AppError(400, 'bad_request', messages.slice(0, 5).join('; ') || 'arguments are invalid')
   }

@@ -60,6 +60,11 @@ async function flow(env: NodeJS.ProcessEnv, dir: string) {
   for (const [name, content, pattern] of [
     ['broken.json', '{"name": ', /not valid JSON/],
     ['nosteps.json', { name: 'Leer', steps: [] }, /at least one step/],
+    [
+      'misspelt.json',
+      { ...SEQUENCE, steps: [{ ...SEQUENCE.steps[0], dealy: { amount: 0, unit: 'hours' } }] },
+      /file\.steps\[0\]\.dealy is not a known field/,
+    ],
     ['badtime.json', { ...SEQUENCE, steps: [{ ...SEQUENCE.steps[0], send_time: '25:00' }] }, /send_time/],
     [
       'edge.json',

@@ -100,14 +100,12 @@ export const UpdateBody = Type.Object({
   status: Type.Optional(literals(SEQUENCE_STATUSES)),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
 })
-export const UPDATE_FIELDS = ['status', 'name']
 
 export const StepBody = Type.Object({
   text: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.text })),
   delay: Type.Optional(Delay),
   send_time: Type.Optional(Nullable(SendTime)),
 })
-export const STEP_FIELDS = ['text', 'delay', 'send_time']
 
 export const TimingBody = Type.Object({
   send_time: Type.Optional(Nullable(SendTime, 'HH:MM, or null for no fixed time')),

@@ -17,6 +17,9 @@ import {
   followupTemplateUses,
 } from './followups.service.ts'
 
+/** The body of a new sequence (POST /app/followups), which the CLI's sequence file is checked against too. */
+export { CreateBody as SequenceBody } from './followups.schemas.ts'
+
 export function followupsServiceFor(deps: PlatformDeps) {
   const channels = channelsServiceFor(deps)
   return followupsService({

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
+import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import type { AiService } from './knowledge.ai.ts'
 import {
   AiReplyPage,
@@ -34,6 +35,12 @@ async function multipartInput(request: FastifyRequest): Promise<DocumentInput> {
     throw badRequest(`The multipart body cannot be read: ${(error as Error).message}`)
   }
   if (part?.fieldname !== 'file') throw badRequest('Send the document in the multipart field `file`', 'file_required')
+  // strict input: a form field before the file other than `file` is refused by name, as a JSON field is
+  const unknown = Object.keys(part.fields).filter((name) => name !== 'file')
+  if (unknown.length > 0) {
+    part.file.resume()
+    throw badRequest(unknownFieldsMessage('body', unknown), 'bad_request', { unknown_fields: unknown })
+  }
   const data = await part.toBuffer().catch((error: Error & { code?: string }) => {
     if (error.code === 'FST_REQ_FILE_TOO_LARGE') {
       throw badRequest(`A document may be at most ${MAX_DOCUMENT_BYTES / 1024 / 1024} MB`, 'document_too_large')

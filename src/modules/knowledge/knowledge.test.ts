@@ -89,6 +89,24 @@ async function search(account: TestAccount, q: string) {
 }
 
 describe('knowledge documents', () => {
+  test('a multipart form field other than file is refused by name and nothing is stored', async () => {
+    const account = await accountIn('de')
+    const form = multipartBody('file', 'agb.txt', 'text/plain', Buffer.from('Unsere AGB gelten für alle Bestellungen.'))
+    const boundary = form.headers['content-type'].split('boundary=')[1]
+    const titled = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="titel"\r\n\r\nAGB\r\n`)
+    const response = await account.request({
+      method: 'POST',
+      url: '/v1/knowledge/documents',
+      payload: Buffer.concat([titled, form.payload]),
+      headers: form.headers,
+    })
+    assert.equal(response.statusCode, 400, response.body)
+    assert.equal(response.json().error.code, 'bad_request')
+    assert.deepEqual(response.json().error.unknown_fields, ['titel'])
+    const list = await account.request({ method: 'GET', url: '/v1/knowledge/documents' })
+    assert.deepEqual(list.json().documents, [])
+  })
+
   test('a German PDF uploaded as a multipart file is extracted, split under its headings and found with German stemming', async () => {
     const account = await accountIn('de')
     const pdf = await makePdf(GERMAN)

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { Value } from 'typebox/value'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
+import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import { MAX_UPLOAD_BYTES } from './media.rules.ts'
 import {
   Deleted,
@@ -171,6 +172,7 @@ async function multipartUpload(service: MediaService, request: FastifyRequest) {
   let staged: Staged | null = null
   let filename: string | null = null
   let usage: unknown
+  const unknown: string[] = []
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
@@ -182,11 +184,18 @@ async function multipartUpload(service: MediaService, request: FastifyRequest) {
         staged = await service.stage(part.file, { mime: part.mimetype, filename })
       } else if (part.fieldname === 'usage') {
         usage = part.value
+      } else {
+        unknown.push(part.fieldname)
       }
     }
   } catch (error) {
     if (staged) await service.discard(staged)
     throw error
+  }
+  // strict input: a form field other than file and usage is refused by name, as a JSON field is
+  if (unknown.length > 0) {
+    if (staged) await service.discard(staged)
+    throw badRequest(unknownFieldsMessage('body', unknown), 'bad_request', { unknown_fields: unknown })
   }
   if (!staged) throw badRequest('The multipart body has no `file` part')
   if (usage !== undefined && !Value.Check(Usage, usage)) {

@@ -211,6 +211,18 @@ describe('POST /media', () => {
     assert.equal(late.json().media.usage, 'generic')
   })
 
+  test('multipart: a form field other than file and usage is refused by name and nothing is stored', async () => {
+    const account = await createTestAccount(harness)
+    const sent = multipart({ usgae: 'newsletter' }, { name: 'agb.pdf', type: 'application/pdf', data: pdf() })
+    const response = await account.request({ method: 'POST', url: '/v1/media', ...sent })
+    assert.equal(response.statusCode, 400, response.body)
+    assert.equal(response.json().error.code, 'bad_request')
+    assert.deepEqual(response.json().error.unknown_fields, ['usgae'])
+    assert.match(response.json().error.message, /body\.usgae is not a known field/)
+    const list = await account.request({ method: 'GET', url: '/v1/media' })
+    assert.deepEqual(list.json().media, [])
+  })
+
   test('the kind comes from the bytes: a mismatch with the claimed type or the extension is a 400, nothing stored', async () => {
     const account = await createTestAccount(harness)
     const cases: Array<[Json | ReturnType<typeof multipart>, string]> = [

@@ -55,7 +55,8 @@ export const ErrorSchema = Type.Object(
  * each names its `code` and, where finer, its `key`.
  */
 export const platformErrors = {
-  invalid: 'bad_request: the path, query or body does not match the schema (the message names the field)',
+  invalid:
+    'bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields)',
   idempotencyKeyInvalid: 'idempotency_key_invalid: malformed Idempotency-Key',
   unauthorized: 'unauthorized: missing or invalid API key or session',
   forbidden: 'forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked',

@@ -25,8 +25,9 @@ import {
   requestFingerprint,
 } from '../idempotency/idempotency.ts'
 import type { RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts'
-import { AppError, ErrorSchema, platformErrors } from './errors.ts'
+import { AppError, badRequest, ErrorSchema, platformErrors } from './errors.ts'
 import { toWire } from './serializer.ts'
+import { closeObjects, unknownFields, unknownFieldsMessage } from './strict-input.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -63,6 +64,7 @@ export const pipeline = fp<PipelineOptions>(
     // request of every route): the credential check on every /v1 route that needs one, the Idempotency-Key hooks on
     // the routes that accept the header.
     app.addHook('onRoute', (route) => {
+      if (isApiRoute(route.url) || route.url?.startsWith('/app/')) closeInput(route)
       documentRoute(route)
       if (!isApiRoute(route.url)) return
       const config = (route.config ?? {}) as FastifyContextConfig
@@ -199,6 +201,44 @@ function applyRate(reply: FastifyReply, rate: RateDecision): void {
   }
 }
 
+/**
+ * Strict input: the body and query schemas refuse fields they do not name (nested objects too; maps the schema opens
+ * stay open), and a route without query parameters takes none. The copy is what validates and what is documented.
+ */
+function closeInput(route: RouteOptions): void {
+  route.schema ??= {}
+  const schema = route.schema as Record<string, unknown>
+  if ('x-herold-closed' in schema) return
+  Object.defineProperty(schema, 'x-herold-closed', { value: true, enumerable: false })
+  if (schema.body) schema.body = closeBody(schema.body as Record<string, unknown>)
+  schema.querystring = schema.querystring ? closeObjects(schema.querystring) : NO_QUERY
+}
+
+/** A body schema, or one per content type (`{content: {'application/json': {schema}}}`), closed. */
+function closeBody(body: Record<string, unknown>): Record<string, unknown> {
+  const content = body.content as Record<string, { schema: unknown }> | undefined
+  if (!content) return closeObjects(body)
+  const closed = Object.entries(content).map(([type, media]) => [
+    type,
+    { ...media, schema: closeObjects(media.schema) },
+  ])
+  return { ...body, content: Object.fromEntries(closed) }
+}
+
+/** The body schema that validated this request (the one of its content type when the route has several). */
+function bodySchemaOf(request: FastifyRequest): unknown {
+  const body = (request.routeOptions.schema as { body?: Record<string, unknown> } | undefined)?.body
+  const content = body?.content as Record<string, { schema: unknown }> | undefined
+  if (!content) return body
+  const type = String(request.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase()
+  return content[type]?.schema
+}
+
+const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
 /** A route option's hooks as an array (Fastify takes one function or an array). */
 // biome-ignore lint/suspicious/noExplicitAny: hooks of every kind pass through
 function hooksOf(hooks: any): any[] {
@@ -224,11 +264,9 @@ function installJsonParser(app: FastifyInstance): void {
   })
 }
 
-function toAppError(error: FastifyError | AppError): AppError {
+function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error
-  if (error.validation) {
-    return new AppError(400, 'bad_request', error.message.replace(/^querystring/, 'query'))
-  }
+  if (error.validation) return validationError(error, request)
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError(413, 'payload_too_large', 'The request body is too large')
@@ -244,8 +282,25 @@ function toAppError(error: FastifyError | AppError): AppError {
   return new AppError(500, 'internal_error', 'An unexpected error occurred')
 }
 
+/** A refused request part: its unknown fields by path when it has any (all of them), else Ajv's first complaint. */
+function validationError(error: FastifyError, request: FastifyRequest): AppError {
+  const context = error.validationContext
+  const part = context === 'querystring' ? 'query' : context
+  if (context === 'body' || context === 'querystring') {
+    const fields =
+      context === 'body'
+        ? unknownFields(bodySchemaOf(request), request.body)
+        : unknownFields(request.routeOptions.schema?.querystring, request.query)
+    if (fields.length > 0) {
+      const noun = context === 'body' ? 'field' : 'parameter'
+      return badRequest(unknownFieldsMessage(part ?? context, fields, noun), 'bad_request', { unknown_fields: fields })
+    }
+  }
+  return badRequest(error.message.replace(/^querystring/, 'query'))
+}
+
 function sendError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = withFields(toAppError(error), error, request.url)
+  const appError = withFields(toAppError(error, request), error, request.url)
   if (appError.status >= 500 && appError.code === 'internal_error') {
     request.log.error({ err: error }, 'unhandled error')
   }

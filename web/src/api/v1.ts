@@ -32,6 +32,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description internal_error: an unexpected failure (never carries internals) */
                 500: {
                     headers: {
@@ -75,6 +84,15 @@ export interface paths {
                     };
                     content: {
                         "application/yaml": string;
+                    };
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description internal_error: an unexpected failure (never carries internals) */
@@ -142,6 +160,15 @@ export interface paths {
                                 requests_per_minute: number;
                             };
                         };
+                    };
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key or session */
@@ -243,7 +270,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -364,7 +391,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -501,6 +528,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -589,7 +625,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -699,7 +735,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -804,7 +840,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: the contact would keep neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: phone is not a valid international number (with field); email_or_phone_required: the contact would keep neither email nor phone; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -950,7 +986,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description tag_required: no tag given; system_tag: a system tag cannot be added through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description tag_required: no tag given; system_tag: a system tag cannot be added through the API; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1081,7 +1117,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description system_tag: a system tag cannot be removed through the API; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description system_tag: a system tag cannot be removed through the API; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1196,7 +1232,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1314,7 +1350,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1454,7 +1490,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1556,7 +1592,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description system_template: system templates cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description system_template: system templates cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1690,7 +1726,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; system_template: system templates cannot be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request (with field): subject, buttons or header_media do not fit the channel or purpose; system_template: system templates cannot be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1822,7 +1858,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description system_template: system templates are not submitted; template_not_chat: only chat templates are submitted; template_not_submittable (with issues): the template check found problems; chat_not_connected: no chat number is connected; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description system_template: system templates are not submitted; template_not_chat: only chat templates are submitted; template_not_submittable (with issues): the template check found problems; chat_not_connected: no chat number is connected; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1958,7 +1994,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description system_template: system templates cannot be copied; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description system_template: system templates cannot be copied; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2069,7 +2105,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description template_not_submitted: the template was never submitted to the provider; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description template_not_submitted: the template was never submitted to the provider; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2228,7 +2264,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2371,7 +2407,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2484,7 +2520,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2612,7 +2648,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2719,7 +2755,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2855,7 +2891,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2954,7 +2990,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3072,7 +3108,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: neither url nor events given; webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: neither url nor events given; webhook_url_invalid: url is not an absolute http(s) address or carries credentials; webhook_url_https_required: url must use https; webhook_url_not_public: url points to a private address; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3208,7 +3244,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3332,7 +3368,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3479,7 +3515,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3591,6 +3627,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -3697,7 +3742,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3873,7 +3918,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description event_not_subscribed: the subscription does not receive this event; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description event_not_subscribed: the subscription does not receive this event; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4066,7 +4111,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4236,7 +4281,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4401,7 +4446,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4551,7 +4596,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4709,7 +4754,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4871,7 +4916,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: not exactly one of text and template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: not exactly one of text and template; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5065,6 +5110,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -5158,6 +5212,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -5247,7 +5310,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description chat_not_connected: coexistence needs a connected chat number; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description chat_not_connected: coexistence needs a connected chat number; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5388,7 +5451,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: not exactly one of text, button, media or location; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: not exactly one of text, button, media or location; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5568,7 +5631,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5705,6 +5768,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -5832,7 +5904,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request (with field): a keyword list or text is empty or too long; keywords_overlap (with keywords): a keyword would both start and stop; media_unavailable: the media library is not available; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request (with field): a keyword list or text is empty or too long; keywords_overlap (with keywords): a keyword would both start and stop; media_unavailable: the media library is not available; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6094,7 +6166,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6446,7 +6518,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6695,7 +6767,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6794,7 +6866,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7153,7 +7225,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description automation_invalid (with problems): a step, trigger or condition names what does not exist or does not fit; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7411,7 +7483,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7655,7 +7727,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7783,7 +7855,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7967,7 +8039,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8108,7 +8180,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8356,7 +8428,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8499,7 +8571,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8662,7 +8734,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8795,6 +8867,15 @@ export interface paths {
                                 }[];
                             }[];
                         };
+                    };
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description unauthorized: missing or invalid API key or session */
@@ -8934,7 +9015,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9097,7 +9178,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9261,7 +9342,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: subject or content blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: subject or content blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9445,7 +9526,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9544,7 +9625,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description newsletter_locked: a scheduled, sending or sent newsletter cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description newsletter_locked: a scheduled, sending or sent newsletter cannot be deleted; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9730,7 +9811,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: nothing to change, or subject, content or name blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; newsletter_locked: the newsletter is no longer a draft; newsletter_not_draft: only a draft's text can be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: nothing to change, or subject, content or name blank; segment_unknown_tags: the segment names tags that do not exist; cta_url_invalid: cta.url is not an https address; newsletter_locked: the newsletter is no longer a draft; newsletter_not_draft: only a draft's text can be changed; header_media_form: give either media_id or url; header_media_not_image: the media is not an image; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9927,7 +10008,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: scheduled_at without a zone; newsletter_template_invalid: the newsletter cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field); idempotency_key_invalid: malformed Idempotency-Key */
+                /** @description bad_request: scheduled_at without a zone; newsletter_template_invalid: the newsletter cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields); idempotency_key_invalid: malformed Idempotency-Key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10133,7 +10214,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description newsletter_not_scheduled: only a scheduled newsletter can be cancelled; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description newsletter_not_scheduled: only a scheduled newsletter can be cancelled; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10290,7 +10371,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10462,7 +10543,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10593,7 +10674,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10731,7 +10812,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10854,7 +10935,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10995,7 +11076,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11119,7 +11200,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11257,7 +11338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11424,7 +11505,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11597,7 +11678,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: nothing to change, an unknown field, or a name of the wrong length; followup_template_invalid: a step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: nothing to change, an unknown field, or a name of the wrong length; followup_template_invalid: a step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11790,7 +11871,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description followup_last_step: a sequence keeps at least one step; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description followup_last_step: a sequence keeps at least one step; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11978,7 +12059,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: nothing to change, or text, delay or send_time out of range; followup_template_invalid: the step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: nothing to change, or text, delay or send_time out of range; followup_template_invalid: the step cannot go out as a WhatsApp template; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12118,6 +12199,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -12225,7 +12315,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: timezone is not an IANA name, or a time is not HH:MM; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: timezone is not an IANA name, or a time is not HH:MM; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12366,7 +12456,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12487,7 +12577,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description followup_contact_not_confirmed: only a contact whose chat opt-in is confirmed can be enrolled; followup_no_steps: no step's time lies ahead; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description followup_contact_not_confirmed: only a contact whose chat opt-in is confirmed can be enrolled; followup_no_steps: no step's time lies ahead; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12644,7 +12734,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12830,7 +12920,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: trigger.type or trigger.tag invalid; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: trigger.type or trigger.tag invalid; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13043,7 +13133,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: position out of range; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: position out of range; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13237,7 +13327,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13447,7 +13537,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13552,7 +13642,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13649,7 +13739,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13762,7 +13852,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13858,7 +13948,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13971,7 +14061,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: neither filename nor usage given; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: neither filename nor usage given; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14096,7 +14186,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14231,7 +14321,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14353,7 +14443,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14491,7 +14581,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14592,7 +14682,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14717,7 +14807,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: title of the wrong length; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: title of the wrong length; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14864,7 +14954,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -14994,7 +15084,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description q_required: q is empty; bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description q_required: q is empty; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15113,6 +15203,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description unauthorized: missing or invalid API key or session */
                 401: {
                     headers: {
@@ -15221,7 +15320,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15376,7 +15475,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15499,7 +15598,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -15606,7 +15705,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the arguments do not match the tool's schema; confirm_token_invalid: the confirm_token is unknown, used, expired or for other arguments; a tool's own 400 keys are those of the REST route it mirrors (docs/tool-server.md); bad_request: the path, query or body does not match the schema (the message names the field) */
+                /** @description bad_request: the arguments do not match the tool's schema; confirm_token_invalid: the confirm_token is unknown, used, expired or for other arguments; a tool's own 400 keys are those of the REST route it mirrors (docs/tool-server.md); bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
