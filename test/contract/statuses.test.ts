@@ -124,7 +124,11 @@ test('POST /webhook-subscriptions answers each documented status, 409 webhook_li
   ])
 })
 
-test('GET /openapi.json and /openapi.yaml document their 200', async () => {
-  await provoke('GET', '/v1/openapi.json', [{ request: {}, status: 200 }])
-  await provoke('GET', '/v1/openapi.yaml', [{ request: {}, status: 200 }])
+test('GET /openapi.json and /openapi.yaml document their 200, and their 400 for a query parameter they do not take', async () => {
+  for (const url of ['/v1/openapi.json', '/v1/openapi.yaml']) {
+    await provoke('GET', url, [
+      { request: {}, status: 200 },
+      { request: { url: `${url}?v=2` }, status: 400, code: 'bad_request' },
+    ])
+  }
 })
