@@ -160,17 +160,28 @@ describe('fair claims', () => {
       },
     })
     const until = async (what: () => boolean) => {
-      while (!what()) await new Promise((r) => setTimeout(r, 5))
+      const giveUp = Date.now() + 60_000
+      while (!what()) {
+        assert.ok(Date.now() < giveUp, `stuck: ${started.length} started`)
+        await new Promise((r) => setTimeout(r, 5))
+      }
     }
     await add(many(big, queue, 10))
     await runner.start()
     try {
-      await until(() => started.length === 2)
+      await until(() => started.length >= 2)
       await add(many(small, queue, 1))
       releases.shift()?.()
-      await until(() => started.length === 3)
-      assert.deepEqual(started, [big, big, small], 'the freed slot went to the account with nothing in flight')
+      // the small job ends at once and its slot takes the next big one: the first three starts tell
+      await until(() => started.length >= 3)
+      assert.deepEqual(
+        started.slice(0, 3),
+        [big, big, small],
+        'the freed slot went to the account with nothing in flight',
+      )
+      const giveUp = Date.now() + 60_000
       while (started.length < 11 || releases.length > 0) {
+        assert.ok(Date.now() < giveUp, `stuck: ${started.length} started`)
         releases.shift()?.()
         await new Promise((r) => setTimeout(r, 5))
       }
