@@ -39,6 +39,7 @@ export async function deleteContactLinks(db: Db, accountId: string, contactId: s
 
 export type TemplateSendRow = typeof templateSends.$inferSelect
 export type TemplateSendPatch = Partial<Omit<TemplateSendRow, 'accountId' | 'id'>>
+export type NewTemplateSendRow = typeof templateSends.$inferInsert
 
 const bySend = (accountId: string, id: string) => and(eq(templateSends.accountId, accountId), eq(templateSends.id, id))
 

@@ -3,6 +3,7 @@ import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
+import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { type ClaimedJob, completeJobs, enqueue, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import type { BatchSendOutcome, ChannelsService } from '../channels/index.ts'
@@ -39,7 +40,7 @@ export interface TemplateSendsDeps {
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
   channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplates' | 'claimConversations'>
-  templates: Pick<TemplatesService, 'get'>
+  templates: Pick<TemplatesService, 'get' | 'view'>
   serviceName: string
   publicUrl: string
   newLinkId: () => string
@@ -159,7 +160,10 @@ export function templateSends(deps: TemplateSendsDeps) {
   const { db, clock } = deps
 
   const template = (tenant: SendsTenant, id: string) =>
-    deps.templates.get({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id)
+    deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id)
+
+  // the accepted sends of requests that arrive together: one transaction, one commit (see commitSends)
+  const commit = groupCommit((rows: repo.NewTemplateSendRow[]) => commitSends(db, clock, rows))
 
   /** 422 invalid_variables naming every variable, from the caller's values and then from the contact's data. */
   function checkVariables(view: TemplateView, contact: Contact, supplied: Record<string, string>) {
@@ -256,21 +260,18 @@ export function templateSends(deps: TemplateSendsDeps) {
       checkVariables(view, contact, supplied)
       const now = clock.now()
       const id = randomUUID()
-      await db.transaction(async (tx) => {
-        await repo.insertSends(tx, [
-          {
-            accountId: tenant.accountId,
-            id,
-            contactId: contact.id,
-            templateId: view.id,
-            variables: supplied,
-            status: 'queued',
-            createdAt: now,
-            updatedAt: now,
-          },
-        ])
-        await enqueue(tx, clock, { accountId: tenant.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: id } })
+      const committed = await commit({
+        accountId: tenant.accountId,
+        id,
+        contactId: contact.id,
+        templateId: view.id,
+        variables: supplied,
+        status: 'queued',
+        createdAt: now,
+        updatedAt: now,
       })
+      // answered 202 only once this send's record and job are committed
+      if (!committed.ok) throw committed.error
       return { send_id: id, status: 'queued' as const }
     },
 
@@ -584,6 +585,38 @@ export function templateSends(deps: TemplateSendsDeps) {
         quotaMonth: null,
       },
     }
+  }
+}
+
+/**
+ * Writes accepted sends, each with its job, in one transaction (group commit: the requests that arrived while the
+ * previous group was committing). When that transaction fails, each send is tried again in a transaction of its own,
+ * so one send's failure (a contact deleted meanwhile) never fails the others; the answer per send says whether it is
+ * committed.
+ */
+async function commitSends(db: Db, clock: Clock, rows: repo.NewTemplateSendRow[]) {
+  const write = (list: repo.NewTemplateSendRow[]) =>
+    db.transaction(async (tx) => {
+      await repo.insertSends(tx, list)
+      await enqueue(
+        tx,
+        clock,
+        list.map((row) => ({ accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
+      )
+    })
+  try {
+    await write(rows)
+    return rows.map(() => ({ ok: true as const }))
+  } catch (error) {
+    if (rows.length === 1) return [{ ok: false as const, error }]
+    return Promise.all(
+      rows.map((row) =>
+        write([row]).then(
+          () => ({ ok: true as const }),
+          (e: unknown) => ({ ok: false as const, error: e }),
+        ),
+      ),
+    )
   }
 }
 
