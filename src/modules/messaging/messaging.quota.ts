@@ -4,13 +4,20 @@ import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { messageQuota } from './messaging.tables.ts'
 
+// building an Intl.DateTimeFormat costs about 0.1 ms, a tenth of a template send's acceptance: one per timezone
+const monthFormats = new Map<string, Intl.DateTimeFormat>()
+function monthFormat(timezone: string): Intl.DateTimeFormat {
+  let format = monthFormats.get(timezone)
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, year: 'numeric', month: '2-digit' })
+    monthFormats.set(timezone, format)
+  }
+  return format
+}
+
 /** The calendar month (`YYYY-MM`) of an instant in an IANA timezone. */
 export function monthIn(instant: Date, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: timezone,
-    year: 'numeric',
-    month: '2-digit',
-  }).formatToParts(instant)
+  const parts = monthFormat(timezone).formatToParts(instant)
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ''
   return `${part('year')}-${part('month')}`
 }

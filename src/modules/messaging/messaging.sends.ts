@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
-import { type ClaimedJob, completeJobs, enqueue, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
+import {
+  type ClaimedJob,
+  completeJobs,
+  enqueueSql,
+  LeaseLostError,
+  notifyJobsSql,
+  retryJob,
+} from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import type { BatchSendOutcome, ChannelsService } from '../channels/index.ts'
 import type { ContactsService } from '../contacts/index.ts'
@@ -589,21 +597,21 @@ export function templateSends(deps: TemplateSendsDeps) {
 }
 
 /**
- * Writes accepted sends, each with its job, in one transaction (group commit: the requests that arrived while the
- * previous group was committing). When that transaction fails, each send is tried again in a transaction of its own,
- * so one send's failure (a contact deleted meanwhile) never fails the others; the answer per send says whether it is
- * committed.
+ * Writes accepted sends, each with its job, in one statement (group commit: the requests that arrived while the
+ * previous group was committing; one statement is one transaction, and the jobs' NOTIFY goes out at its commit).
+ * When it fails, each send is tried again in a statement of its own, so one send's failure never fails the others;
+ * the answer per send says whether it is committed.
  */
 async function commitSends(db: Db, clock: Clock, rows: repo.NewTemplateSendRow[]) {
-  const write = (list: repo.NewTemplateSendRow[]) =>
-    db.transaction(async (tx) => {
-      await repo.insertSends(tx, list)
-      await enqueue(
-        tx,
-        clock,
-        list.map((row) => ({ accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
-      )
-    })
+  const write = async (list: repo.NewTemplateSendRow[]) => {
+    const jobs = enqueueSql(
+      clock.now(),
+      list.map((row) => ({ accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
+    )
+    await db.execute(sql`
+      WITH sends AS (${repo.insertQueuedSendsSql(list)}), added AS (${jobs.insert})
+      SELECT ${notifyJobsSql('added')} AS notified`)
+  }
   try {
     await write(rows)
     return rows.map(() => ({ ok: true as const }))
