@@ -1,5 +1,4 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { accounts, plans } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { messageQuota } from './messaging.tables.ts'
