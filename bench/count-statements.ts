@@ -1,7 +1,9 @@
 // Loaded into a Herold server by bench/accept.ts (`node --import ./bench/count-statements.ts`): counts every query
-// the process sends to PostgreSQL through `pg` (BEGIN and COMMIT included) and writes the count so far into
+// the process sends to PostgreSQL through `pg` (BEGIN and COMMIT included), or to PGlite outside a transaction (the
+// queries of PGlite's own transactions run on their own handle, not counted), and writes the count so far into
 // BENCH_STATEMENTS_FILE on SIGUSR2, so the benchmark can say how many statements a request costs.
 import { writeFileSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 
 let statements = 0
@@ -10,6 +12,12 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   statements++
   return query.apply(this, args)
 } as typeof pg.Client.prototype.query
+
+const pgliteQuery = PGlite.prototype.query
+PGlite.prototype.query = function (this: PGlite, ...args: Parameters<PGlite['query']>) {
+  statements++
+  return pgliteQuery.apply(this, args)
+} as PGlite['query']
 
 const file = process.env.BENCH_STATEMENTS_FILE
 if (file) process.on('SIGUSR2', () => writeFileSync(file, String(statements)))
