@@ -53,7 +53,9 @@ async function contactWith(account: TestAccount, optin: 'confirmed' | 'opted_out
 
 /** A sandbox-connected account with an approved template `Hallo {{name}}, dein Code ist {{code}}. Bis bald!` */
 async function readyAccount(plan: { requestsPerMinute?: number } = {}) {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000, requestsPerMinute: 1000, ...plan } })
+  const account = await createTestAccount(harness, {
+    plan: { messagesPerMonth: 1000, requestsPerMinute: 1000, ...plan },
+  })
   await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   const created = await account.request({
     method: 'POST',
@@ -255,5 +257,31 @@ describe('template sends accepted together', () => {
       assert.equal(response.statusCode, 429, response.body)
     }
     assert.equal((await sendsOf(account.accountId)).length, remaining)
+  })
+
+  test('a change to the template or the chat number shows in the next send at once, whoever wrote it', async () => {
+    const { account, templateId } = await readyAccount()
+    const contactId = await contactWith(account, 'confirmed')
+    assert.equal((await sendTemplate(account, contactId, templateId, { code: 'V-1' })).statusCode, 202)
+
+    // an operator's SQL: the template no longer approved
+    await harness.database.query("UPDATE templates SET provider_status = 'paused' WHERE account_id = $1 AND id = $2", [
+      account.accountId,
+      templateId,
+    ])
+    const paused = await sendTemplate(account, contactId, templateId, { code: 'V-2' })
+    assert.equal(paused.statusCode, 422, paused.body)
+    assert.equal(paused.json().error.code, 'template_not_approved')
+
+    await harness.database.query(
+      "UPDATE templates SET provider_status = 'approved' WHERE account_id = $1 AND id = $2",
+      [account.accountId, templateId],
+    )
+    assert.equal((await sendTemplate(account, contactId, templateId, { code: 'V-3' })).statusCode, 202)
+    await channelsServiceFor(deps()).disconnect(account.accountId, 'chat')
+    const disconnected = await sendTemplate(account, contactId, templateId, { code: 'V-4' })
+    assert.equal(disconnected.statusCode, 409, disconnected.body)
+    assert.equal(disconnected.json().error.code, 'chat_not_connected')
+    assert.equal((await sendsOf(account.accountId)).length, 2)
   })
 })

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
-import type { Db } from '../../platform/db/client.ts'
+import type { Database, Db } from '../../platform/db/client.ts'
+import { NotifiedCache } from '../../platform/db/notified-cache.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import {
@@ -45,6 +46,8 @@ export type SendsTenant = {
 
 export interface TemplateSendsDeps {
   db: Db
+  /** the embedded database keeps the checks of templates and chat numbers in memory (NotifiedCache) */
+  database: Pick<Database, 'kind' | 'listen'>
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
   channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplates' | 'claimConversations'>
@@ -167,8 +170,19 @@ function bodyParameters(content: string, values: Record<string, string>) {
 export function templateSends(deps: TemplateSendsDeps) {
   const { db, clock } = deps
 
+  // notified by migration 0054's triggers on templates and channel_connections
+  const views = new NotifiedCache<TemplateView>(deps.database, 'herold_send_checks')
+  const chatNumbers = new NotifiedCache<true>(deps.database, 'herold_send_checks')
   const template = (tenant: SendsTenant, id: string) =>
-    deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id)
+    views.get(`${tenant.accountId}/${id}`, () =>
+      deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id),
+    )
+  // 409 chat_not_connected is thrown, never kept
+  const requireChatConnected = (accountId: string) =>
+    chatNumbers.get(accountId, async () => {
+      await deps.channels.requireChatConnected(accountId)
+      return true
+    })
 
   // the accepted sends of requests that arrive together: one transaction, one commit (see commitSends)
   const commit = groupCommit((rows: repo.NewTemplateSendRow[]) => commitSends(db, clock, rows))
@@ -262,7 +276,7 @@ export function templateSends(deps: TemplateSendsDeps) {
       if (!(await hasUnitLeft(db, tenant.accountId, monthIn(clock.now(), tenant.account.timezone)))) {
         throw new AppError(403, 'limit_reached', 'The monthly message quota is used up', { key: 'message_quota' })
       }
-      await deps.channels.requireChatConnected(tenant.accountId)
+      await requireChatConnected(tenant.accountId)
       const recipient = recipientRefusal(contact)
       if (recipient) throw conflict(recipient.code, recipient.message)
       checkVariables(view, contact, supplied)
