@@ -11,7 +11,7 @@
  * (bench/count-statements.ts preloaded into it): statements per accepted request.
  *
  *   node bench/accept.ts                        embedded PGlite, then PostgreSQL (a fresh database on BENCH_ADMIN_URL)
- *   BENCH_EMBEDDED_ONLY=1 node bench/accept.ts  BENCH_POSTGRES_ONLY=1  BENCH_ROUNDS=5  BENCH_SECONDS=5
+ *   BENCH_EMBEDDED_ONLY=1 node bench/accept.ts  BENCH_POSTGRES_ONLY=1  BENCH_ROUNDS=5  BENCH_SECONDS=5  BENCH_SETTLE=0
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/accept.ts   to profile the server
  */
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -43,6 +43,8 @@ const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
 const POSTGRES_ONLY = process.env.BENCH_POSTGRES_ONLY === '1'
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+/** BENCH_SETTLE=0: measure at once instead of waiting up to a minute for the machine at rest (a quick look) */
+const SETTLE = process.env.BENCH_SETTLE !== '0'
 const SECRET_KEY = randomBytes(32).toString('base64')
 
 interface Run {
@@ -240,7 +242,7 @@ async function measure(
   const raw: Run[] = []
   try {
     // a fresh server first works off its start (migrations checked, caches filled, the database's own writes)
-    const rest = await settled()
+    const rest = SETTLE ? await settled() : 0
     console.log(
       `${label}: ${CONNECTIONS} clients, ${SECONDS} s a run, ${ROUNDS} rounds, ${CONTACTS} contacts, the machine at rest after ${rest.toFixed(0)} s`,
     )
