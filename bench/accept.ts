@@ -7,8 +7,8 @@
  * The machine is shared: the figures of one run move; read the ranges over the rounds, not one line.
  *
  * The server runs as an operator starts it (`herold serve`, its own process) with HEROLD_ROLE=api, so the figure is
- * the acceptance alone (role `all` would also send what it accepted). The server's statements are counted
- * (bench/count-statements.ts preloaded into it): statements per accepted request.
+ * the acceptance alone (role `all` would also send what it accepted). On PostgreSQL the server's statements are
+ * counted (bench/count-statements.ts preloaded into it): statements per accepted request.
  *
  *   node bench/accept.ts                        embedded PGlite, then PostgreSQL (a fresh database on BENCH_ADMIN_URL)
  *   BENCH_EMBEDDED_ONLY=1 node bench/accept.ts  BENCH_POSTGRES_ONLY=1  BENCH_ROUNDS=5  BENCH_SECONDS=5  BENCH_SETTLE=0
@@ -53,7 +53,7 @@ interface Run {
   p99: number
   /** non-2xx answers and socket errors */
   errors: number
-  /** statements per accepted request */
+  /** statements per accepted request (PostgreSQL only) */
   statements?: number
   /** CPU time of the server process per request, ms */
   cpuMs?: number
@@ -167,7 +167,7 @@ async function baseline(database: Database, ready: Ready): Promise<Run> {
 
 type Server = Awaited<ReturnType<typeof startHerold>>
 
-/** The server's statement count so far (bench/count-statements.ts), or null when it could not be read. */
+/** The server's statement count so far (bench/count-statements.ts), or null when it counts none (PGlite). */
 async function statementsOf(server: Server, file: string): Promise<number | null> {
   server.child.kill('SIGUSR2')
   await new Promise((resolve) => setTimeout(resolve, 200))
