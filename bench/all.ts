@@ -8,6 +8,10 @@ const runs: Array<[string, Record<string, string>]> = [
   ['bench/contacts.ts', { BENCH_IMPORT_ROWS: '10000', BENCH_RUNS: '50', BENCH_EMBEDDED_ONLY: '1' }],
   ['bench/inbound.ts', { BENCH_MESSAGES: '1000' }],
   ['bench/webhooks.ts', { BENCH_EVENTS: '1000', BENCH_BACKLOG: '1000' }],
+  [
+    'bench/accept.ts',
+    { BENCH_SECONDS: '3', BENCH_ROUNDS: '1', BENCH_CONTACTS: '200', BENCH_SETTLE: '0', BENCH_EMBEDDED_ONLY: '1' },
+  ],
   ['bench/sends.ts', { BENCH_SENDS: '1000', BENCH_CONTACTS: '200', BENCH_ROUTE_SENDS: '200' }],
   ['bench/automations.ts', { BENCH_CONTACTS: '500' }],
   ['bench/newsletters.ts', { BENCH_CONTACTS: '5000', BENCH_SEND_SECONDS: '10' }],

@@ -7,7 +7,7 @@
 // moves much less than the rates.
 // Usage: node bench/api.ts                       embedded PGlite, then PostgreSQL (a fresh database on BENCH_ADMIN_URL)
 //        BENCH_EMBEDDED_ONLY=1 node bench/api.ts  BENCH_CONTACTS=100000 BENCH_SECONDS=10
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts'
 import { contactJson, pageOfContactsJson } from '../src/modules/contacts/contacts.repository.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { childEnv, freePort, listeningAt, runCli, startProcess, tempDataDir } from '../test/helpers/process.ts'
-import { cpuTicks, heroldCli, startHerold } from './herold.ts'
+import { cpuTicks, heroldCli, settled, startHerold } from './herold.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -43,34 +43,6 @@ async function load(url: string, pid: number | undefined, headers: Record<string
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers })
   const cpuMs = ((cpuTicks(pid) - before) * 10) / Math.max(1, result.requests.total)
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors, cpuMs }
-}
-
-/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, in clock ticks); zeros elsewhere. */
-function machineTicks(): { busy: number; total: number } {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number)
-    const total = fields.reduce((sum, value) => sum + value, 0)
-    return { busy: total - fields[3] - fields[4], total }
-  } catch {
-    return { busy: 0, total: 0 }
-  }
-}
-
-/**
- * Waits until the machine is at rest: after an import the server works off what the import queued (events,
- * statistics) and PostgreSQL writes out what the import dirtied, which a measurement right after it would count
- * against the route (in the server's CPU a request, and in the cores the two share). At rest: the whole machine
- * under 5 % busy over two seconds (an idle server spends about 2 % of a core on its timers), at most a minute.
- */
-async function settled(): Promise<number> {
-  const started = performance.now()
-  while (performance.now() - started < 60_000) {
-    const before = machineTicks()
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const after = machineTicks()
-    if (after.busy - before.busy <= 0.05 * (after.total - before.total)) break
-  }
-  return (performance.now() - started) / 1000
 }
 
 const line = (label: string, herold: Load, bare: Load) =>

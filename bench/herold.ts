@@ -35,3 +35,31 @@ export function cpuTicks(pid: number | undefined): number {
     return 0
   }
 }
+
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, in clock ticks); zeros elsewhere. */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number)
+    const total = fields.reduce((sum, value) => sum + value, 0)
+    return { busy: total - fields[3] - fields[4], total }
+  } catch {
+    return { busy: 0, total: 0 }
+  }
+}
+
+/**
+ * Waits until the machine is at rest: after an import the server works off what the import queued (events,
+ * statistics) and PostgreSQL writes out what the import dirtied, which a measurement right after it would count
+ * against the route (in the server's CPU a request, and in the cores the two share). At rest: the whole machine
+ * under 5 % busy over two seconds (an idle server spends about 2 % of a core on its timers), at most a minute.
+ */
+export async function settled(): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < 60_000) {
+    const before = machineTicks()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    const after = machineTicks()
+    if (after.busy - before.busy <= 0.05 * (after.total - before.total)) break
+  }
+  return (performance.now() - started) / 1000
+}

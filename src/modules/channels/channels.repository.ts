@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
 import { channelConnections } from './channels.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -11,6 +12,25 @@ export type NewConnectionRow = typeof channelConnections.$inferInsert
 export async function connectionsOf(db: Db, accountId: string): Promise<ConnectionRow[]> {
   return db.select().from(channelConnections).where(eq(channelConnections.accountId, accountId))
 }
+
+/**
+ * The accounts' chat connections for the requests of one turn of the event loop in one statement (the check of
+ * POST /messages with a template: 32 requests at once were 32 statements).
+ */
+export const chatConnectionBatched = perTick(
+  async (db, accountIds: readonly string[]): Promise<Array<ConnectionRow | undefined>> => {
+    const rows = await db
+      .select({ at: sql<number>`k.at`, connection: channelConnections })
+      .from(sql`unnest(${sql.param([...accountIds])}::uuid[]) WITH ORDINALITY AS k(account_id, at)`)
+      .innerJoin(
+        channelConnections,
+        and(eq(channelConnections.accountId, sql`k.account_id`), eq(channelConnections.channel, 'chat')),
+      )
+    const found: Array<ConnectionRow | undefined> = new Array(accountIds.length).fill(undefined)
+    for (const row of rows) found[Number(row.at) - 1] = row.connection
+    return found
+  },
+)
 
 export async function connectionOf(
   db: Db,

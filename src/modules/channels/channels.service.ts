@@ -508,8 +508,9 @@ export function channelsService(deps: ChannelsServiceDeps) {
     },
 
     /** 409 chat_not_connected unless a chat number is connected. */
+    /** 409 chat_not_connected unless a chat number is connected; the checks of requests arriving together are one statement. */
     async requireChatConnected(accountId: string): Promise<void> {
-      await connectedChat(accountId)
+      await connectedChat(accountId, (await repo.chatConnectionBatched(db, accountId)) ?? null)
     },
 
     /**

@@ -251,8 +251,9 @@ export function contactsService(deps: ContactsServiceDeps) {
       return `{"contact":${json}}`
     },
 
+    /** One contact; the lookups of requests that arrive together are one statement. */
     async get(tenant: ContactsTenant, id: string): Promise<ContactView> {
-      const found = await repo.contactWithTags(db, tenant.accountId, id)
+      const found = await repo.contactWithTagsBatched(db, tenant.accountId, id)
       if (!found) throw notFound('contact')
       return contactView(found.contact, found.tags)
     },

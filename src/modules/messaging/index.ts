@@ -20,6 +20,7 @@ export function templateSendsFor(deps: PlatformDeps) {
   const db = database.orm
   return templateSends({
     db,
+    database,
     clock,
     // only get() is used: contact deletion is not reached from here
     contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),

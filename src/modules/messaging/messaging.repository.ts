@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
@@ -39,11 +39,36 @@ export async function deleteContactLinks(db: Db, accountId: string, contactId: s
 
 export type TemplateSendRow = typeof templateSends.$inferSelect
 export type TemplateSendPatch = Partial<Omit<TemplateSendRow, 'accountId' | 'id'>>
+export type NewTemplateSendRow = typeof templateSends.$inferInsert
 
 const bySend = (accountId: string, id: string) => and(eq(templateSends.accountId, accountId), eq(templateSends.id, id))
 
 export async function insertSends(tx: Db, rows: Array<typeof templateSends.$inferInsert>): Promise<void> {
   if (rows.length > 0) await tx.insert(templateSends).values(rows)
+}
+
+/**
+ * insertSends of `queued` API sends as SQL, for a statement that also enqueues their jobs (a data-modifying CTE): the
+ * rows in one JSON parameter, no limit of bound parameters on a large group.
+ */
+export function insertQueuedSendsSql(rows: NewTemplateSendRow[]): SQL {
+  const json = JSON.stringify(
+    rows.map((row) => ({
+      account_id: row.accountId,
+      id: row.id,
+      contact_id: row.contactId,
+      template_id: row.templateId,
+      variables: row.variables ?? {},
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+    })),
+  )
+  return sql`INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, created_at, updated_at)
+    SELECT r.account_id, r.id, r.contact_id, r.template_id, r.variables, 'queued', r.created_at, r.updated_at
+    FROM jsonb_to_recordset(${json}::jsonb)
+      AS r(account_id uuid, id uuid, contact_id uuid, template_id uuid, variables jsonb, created_at timestamptz,
+        updated_at timestamptz)
+    RETURNING id`
 }
 
 export async function findSend(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {

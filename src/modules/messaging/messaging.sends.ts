@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
-import type { Db } from '../../platform/db/client.ts'
+import type { Database, Db } from '../../platform/db/client.ts'
+import { NotifiedCache } from '../../platform/db/notified-cache.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
-import { type ClaimedJob, completeJobs, enqueue, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
+import { groupCommit } from '../../platform/jobs/group-commit.ts'
+import {
+  type ClaimedJob,
+  completeJobs,
+  enqueueSql,
+  LeaseLostError,
+  notifyJobsSql,
+  retryJob,
+} from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import type { BatchSendOutcome, ChannelsService } from '../channels/index.ts'
 import type { ContactsService } from '../contacts/index.ts'
@@ -36,10 +46,12 @@ export type SendsTenant = {
 
 export interface TemplateSendsDeps {
   db: Db
+  /** the embedded database keeps the checks of templates and chat numbers in memory (NotifiedCache) */
+  database: Pick<Database, 'kind' | 'listen'>
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
   channels: Pick<ChannelsService, 'requireChatConnected' | 'sendTemplates' | 'claimConversations'>
-  templates: Pick<TemplatesService, 'get'>
+  templates: Pick<TemplatesService, 'get' | 'view'>
   serviceName: string
   publicUrl: string
   newLinkId: () => string
@@ -158,8 +170,22 @@ function bodyParameters(content: string, values: Record<string, string>) {
 export function templateSends(deps: TemplateSendsDeps) {
   const { db, clock } = deps
 
+  // notified by migration 0056's triggers on templates and channel_connections
+  const views = new NotifiedCache<TemplateView>(deps.database, 'herold_send_checks')
+  const chatNumbers = new NotifiedCache<true>(deps.database, 'herold_send_checks')
   const template = (tenant: SendsTenant, id: string) =>
-    deps.templates.get({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id)
+    views.get(`${tenant.accountId}/${id}`, () =>
+      deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id),
+    )
+  // 409 chat_not_connected is thrown, never kept
+  const requireChatConnected = (accountId: string) =>
+    chatNumbers.get(accountId, async () => {
+      await deps.channels.requireChatConnected(accountId)
+      return true
+    })
+
+  // the accepted sends of requests that arrive together: one transaction, one commit (see commitSends)
+  const commit = groupCommit((rows: repo.NewTemplateSendRow[]) => commitSends(db, clock, rows))
 
   /** 422 invalid_variables naming every variable, from the caller's values and then from the contact's data. */
   function checkVariables(view: TemplateView, contact: Contact, supplied: Record<string, string>) {
@@ -250,27 +276,24 @@ export function templateSends(deps: TemplateSendsDeps) {
       if (!(await hasUnitLeft(db, tenant.accountId, monthIn(clock.now(), tenant.account.timezone)))) {
         throw new AppError(403, 'limit_reached', 'The monthly message quota is used up', { key: 'message_quota' })
       }
-      await deps.channels.requireChatConnected(tenant.accountId)
+      await requireChatConnected(tenant.accountId)
       const recipient = recipientRefusal(contact)
       if (recipient) throw conflict(recipient.code, recipient.message)
       checkVariables(view, contact, supplied)
       const now = clock.now()
       const id = randomUUID()
-      await db.transaction(async (tx) => {
-        await repo.insertSends(tx, [
-          {
-            accountId: tenant.accountId,
-            id,
-            contactId: contact.id,
-            templateId: view.id,
-            variables: supplied,
-            status: 'queued',
-            createdAt: now,
-            updatedAt: now,
-          },
-        ])
-        await enqueue(tx, clock, { accountId: tenant.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: id } })
+      const committed = await commit({
+        accountId: tenant.accountId,
+        id,
+        contactId: contact.id,
+        templateId: view.id,
+        variables: supplied,
+        status: 'queued',
+        createdAt: now,
+        updatedAt: now,
       })
+      // answered 202 only once this send's record and job are committed
+      if (!committed.ok) throw committed.error
       return { send_id: id, status: 'queued' as const }
     },
 
@@ -586,6 +609,38 @@ export function templateSends(deps: TemplateSendsDeps) {
         quotaMonth: null,
       },
     }
+  }
+}
+
+/**
+ * Writes accepted sends, each with its job, in one statement (group commit: the requests that arrived while the
+ * previous group was committing; one statement is one transaction, and the jobs' NOTIFY goes out at its commit).
+ * When it fails, each send is tried again in a statement of its own, so one send's failure never fails the others;
+ * the answer per send says whether it is committed.
+ */
+async function commitSends(db: Db, clock: Clock, rows: repo.NewTemplateSendRow[]) {
+  const write = async (list: repo.NewTemplateSendRow[]) => {
+    const jobs = enqueueSql(
+      clock.now(),
+      list.map((row) => ({ accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
+    )
+    await db.execute(sql`
+      WITH sends AS (${repo.insertQueuedSendsSql(list)}), added AS (${jobs.insert})
+      SELECT ${notifyJobsSql('added')} AS notified`)
+  }
+  try {
+    await write(rows)
+    return rows.map(() => ({ ok: true as const }))
+  } catch (error) {
+    if (rows.length === 1) return [{ ok: false as const, error }]
+    return Promise.all(
+      rows.map((row) =>
+        write([row]).then(
+          () => ({ ok: true as const }),
+          (e: unknown) => ({ ok: false as const, error: e }),
+        ),
+      ),
+    )
   }
 }
 

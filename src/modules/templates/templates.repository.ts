@@ -1,5 +1,6 @@
-import { and, desc, eq, ne, type SQL } from 'drizzle-orm'
+import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { isUuidKey, perTick } from '../../platform/db/per-tick.ts'
 import { templates } from './templates.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -24,6 +25,25 @@ export async function findTemplate(
   const [row] = options.lock ? await query.for('update') : await query
   return row ?? null
 }
+
+/** findTemplate for the requests of one turn of the event loop in one statement (POST /messages with a template). */
+export const findTemplateBatched = (db: Db, accountId: string, id: string) =>
+  isUuidKey(id) ? templatesByIds(db, { accountId, id }) : Promise.resolve(null)
+
+const templatesByIds = perTick(
+  async (db, keys: readonly { accountId: string; id: string }[]): Promise<Array<TemplateRow | null>> => {
+    const rows = await db
+      .select({ at: sql<number>`k.at`, template: templates })
+      .from(
+        sql`unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.id))}::uuid[])
+          WITH ORDINALITY AS k(account_id, id, at)`,
+      )
+      .innerJoin(templates, and(eq(templates.accountId, sql`k.account_id`), eq(templates.id, sql`k.id`)))
+    const found: Array<TemplateRow | null> = new Array(keys.length).fill(null)
+    for (const row of rows) found[Number(row.at) - 1] = row.template
+    return found
+  },
+)
 
 export interface ListFilter {
   channel?: 'chat' | 'email'

@@ -336,6 +336,13 @@ export function templatesService(deps: TemplatesServiceDeps) {
       return { ...page, items: page.items.map(templateView) }
     },
 
+    /** A template as the list shows it, 404 when missing; the lookups of requests that arrive together are one statement. */
+    async view(tenant: TemplatesTenant, id: string): Promise<TemplateView> {
+      const row = await repo.findTemplateBatched(db, tenant.accountId, id)
+      if (!row) throw notFound('template')
+      return templateView(row)
+    },
+
     async get(tenant: TemplatesTenant, id: string): Promise<TemplateDetailView> {
       const row = await repo.findTemplate(db, tenant.accountId, id)
       if (!row) throw notFound('template')
