@@ -17,6 +17,7 @@ const runs: Array<[string, Record<string, string>]> = [
   ['bench/newsletters.ts', { BENCH_CONTACTS: '5000', BENCH_SEND_SECONDS: '10' }],
   ['bench/stats.ts', { BENCH_CONTACTS: '20000', BENCH_MESSAGES: '200000', BENCH_WRITES: '500', BENCH_RUNS: '100' }],
   ['bench/followups.ts', { BENCH_CONTACTS: '2000', BENCH_SEND_SECONDS: '10' }],
+  ['bench/fairness.ts', { BENCH_CONTACTS: '5000', BENCH_SECONDS: '4', BENCH_PACE: '200' }],
 ]
 // runs only on PostgreSQL (it compares servers on it with and without an embedded database beside them)
 if (process.env.BENCH_ADMIN_URL) runs.push(['bench/embedded-isolate.ts', { BENCH_PROCESSES: '1', BENCH_SECONDS: '2' }])
