@@ -110,12 +110,13 @@ BEGIN
       row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.id) AS rn,
       coalesce(i.n, 0) AS running,
       CASE WHEN pc.account_id IS NULL THEN NULL
-        ELSE floor((p_window_ms - extract(epoch FROM pc.tat - p_now) * 1000) * pc.per_second / 1000.0)
+        -- the window holds one message at least (a lane slower than one message a window)
+        ELSE floor((greatest(p_window_ms, 1000.0 / pc.per_second) - extract(epoch FROM pc.tat - p_now) * 1000)
+          * pc.per_second / 1000.0)
       END AS room,
-      -- a busy lane is claimed in steps of a tenth of its window at least: claims of a message or two each would cost
-      -- their round trips per message (an idle lane has its whole window)
-      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second * p_window_ms / 10000.0)) END
-        AS step
+      -- a busy lane is claimed in steps of a tenth of a second of its pace at least: claims of a message or two each
+      -- would cost their round trips per message (an idle lane has its whole window)
+      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second / 10.0)) END AS step
     FROM candidates c
     LEFT JOIN inflight i ON i.account_id = c.account_id
     LEFT JOIN paced pc ON pc.account_id = c.account_id

@@ -87,16 +87,16 @@ describe('fair claims', () => {
     assert.equal(countBy(first).get(big), perWindow, 'one window of the pace')
     assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
     assert.deepEqual(await claim(queue, 50, lane), [], 'nothing more until time passes')
-    harness.clock.advance(50)
-    assert.deepEqual(await claim(queue, 50, lane), [], 'a busy lane waits for a tenth of its window (one message here)')
-    harness.clock.advance(450)
-    assert.equal((await claim(queue, 50, lane)).length, 5, 'half a second later: five more')
+    harness.clock.advance(150)
+    assert.equal((await claim(queue, 50, lane)).length, 1, 'a tenth of a second of the pace')
+    harness.clock.advance(1_000)
+    assert.equal((await claim(queue, 50, lane)).length, perWindow, 'after a pause: one window, not the pause')
     const [row] = await harness.database.query<{ queued: number; running: number }>(
       `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued,
         count(*) FILTER (WHERE state = 'running')::int AS running FROM jobs WHERE queue = $1 AND account_id = $2`,
       [queue, big],
     )
-    assert.deepEqual(row, { queued: 100 - perWindow - 5, running: perWindow + 5 })
+    assert.deepEqual(row, { queued: 100 - 2 * perWindow - 1, running: 2 * perWindow + 1 })
     // the same queue claimed without its lane is not paced
     assert.equal((await claim(queue, 20, null)).length, 20)
   })
@@ -106,7 +106,7 @@ describe('fair claims', () => {
     const lane = `lane-${queue}`
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 200 }))
     await add(many(big, queue, 400))
-    assert.equal((await claim(queue, 400, lane)).length, 200, 'idle: the whole window')
+    assert.equal((await claim(queue, 400, lane)).length, (200 * PACE_WINDOW_MS) / 1000, 'idle: the whole window')
     harness.clock.advance(50)
     assert.deepEqual(await claim(queue, 400, lane), [], '10 messages of room: less than a step of 20')
     harness.clock.advance(60)
@@ -118,13 +118,14 @@ describe('fair claims', () => {
     const lane = `lane-${queue}`
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 2 }))
     await add(many(big, queue, 30))
-    assert.equal((await claim(queue, 30, lane)).length, 2)
+    assert.equal((await claim(queue, 30, lane)).length, 1, 'slower than one a window: one message')
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 20 }))
+    assert.deepEqual(await claim(queue, 30, lane), [], "the lane's place in time is kept (half a second booked)")
     harness.clock.advance(1_000)
-    // the lane's place in time is kept (1 s of the old pace booked ahead), the new pace fills the next second
-    assert.equal((await claim(queue, 30, lane)).length, 20)
+    const window = (20 * PACE_WINDOW_MS) / 1000
+    assert.equal((await claim(queue, 30, lane)).length, window, 'then a window of the new pace')
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: null }))
-    assert.equal((await claim(queue, 30, lane)).length, 8, 'no pace: the rest at once')
+    assert.equal((await claim(queue, 30, lane)).length, 30 - 1 - window, 'no pace: the rest at once')
   })
 
   test('keyed jobs keep their per-key limit among accounts', async () => {

@@ -120,8 +120,11 @@ export function toClaimed(row: JobRow): ClaimedJob {
   }
 }
 
-/** How far ahead a paced lane's claim takes messages: what it may send within this moment (its pacer's burst). */
-export const PACE_WINDOW_MS = 1_000
+/**
+ * How far ahead a paced lane's claim takes messages: what it may send within the next moment. Short, so that a lane
+ * at 1,000 messages a second holds 200 of a worker's slots, not all of them, and a quiet account's message finds one.
+ */
+export const PACE_WINDOW_MS = 200
 
 /**
  * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in

@@ -120,6 +120,8 @@ export class JobRunner {
   #idleWaiters: Array<() => void> = []
   /** queues that may have claimable work: notified, a job of theirs finished, or the timer fired */
   readonly #dirty = new Set<string>()
+  /** queues with work enqueued (NOTIFY) since their last claim */
+  readonly #enqueued = new Set<string>()
   /** queues whose last claim took as many jobs as it asked for: more may be due than the free slots */
   readonly #backlog = new Set<string>()
   /** queues where a lease may have run out since their last reap (the timer is due at the earliest expiry) */
@@ -139,7 +141,10 @@ export class JobRunner {
     this.#stopped = false
     this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (queue) => {
       if (queue === undefined) this.wake(this.#queues)
-      else if (this.#queues.includes(queue)) this.wake([queue])
+      else if (this.#queues.includes(queue)) {
+        this.#enqueued.add(queue)
+        this.wake([queue])
+      }
     })
     this.#heartbeat = setInterval(() => this.#renewLeases(), Math.max(50, Math.floor(this.#options.leaseMs / 3)))
     this.#heartbeat.unref()
@@ -218,7 +223,11 @@ export class JobRunner {
         // batch costs its round trips whatever its size (the running batches wake the queue again when they finish).
         // Without a backlog (everything due was taken, or the rest waits for its pace) new work is claimed at once: an
         // account's single message must not wait for another account's batches.
-        if (handler.runBatch && limit < batchMax / 2 && this.#runningIn(queue) && this.#backlog.has(queue)) continue
+        // Work enqueued since the last claim (a NOTIFY) is claimed at once whatever the backlog: the fair claim hands
+        // the free slots to the accounts with the fewest jobs in flight, so a single message goes now.
+        const enqueued = this.#enqueued.delete(queue)
+        if (handler.runBatch && limit < batchMax / 2 && this.#runningIn(queue) && this.#backlog.has(queue) && !enqueued)
+          continue
         const reap = this.#reapDue.delete(queue)
         const claimed = await claimJobs(this.#options.database.orm, this.#options.clock, {
           queue,
