@@ -25,12 +25,12 @@ ON CONFLICT DO NOTHING;
 --> statement-breakpoint
 -- The claim of src/platform/jobs/jobs.ts (claimJobs). Candidates: keyed jobs as before (per key at most its free
 -- slots), and per account with unkeyed queued work its due jobs by priority and due time (at most p_limit, and for a
--- paced lane at most what its pace allows within p_window_ms). They are taken in order of the account's jobs in
+-- paced lane at most what its pace allows within p_window_ms and at most p_inflight_ms of its pace in flight). They are taken in order of the account's jobs in
 -- flight plus their place in the account's own order: the account with the fewest jobs running goes first, so one
 -- account's backlog lengthens only its own wait. The pace of each lane that got jobs moves forward in the same
 -- statement; claims of one queue are serialized (advisory lock on PostgreSQL, one connection on PGlite).
 CREATE OR REPLACE FUNCTION herold_claim_fair(p_queue text, p_limit int, p_per_key int, p_now timestamptz,
-  p_until timestamptz, p_lane text, p_window_ms int)
+  p_until timestamptz, p_lane text, p_window_ms int, p_inflight_ms int)
 RETURNS SETOF jobs
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -116,14 +116,18 @@ BEGIN
       END AS room,
       -- a busy lane is claimed in steps of a tenth of a second of its pace at least: claims of a message or two each
       -- would cost their round trips per message (an idle lane has its whole window)
-      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second / 10.0)) END AS step
+      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second / 10.0)) END AS step,
+      -- a paced lane holds at most p_inflight_ms of its pace in flight: a lane at 1,000/s holds 200 of a worker's
+      -- slots, not all of them, so a quiet account's message finds one
+      CASE WHEN pc.account_id IS NULL THEN NULL ELSE greatest(1, floor(pc.per_second * p_inflight_ms / 1000.0)) END
+        AS cap
     FROM candidates c
     LEFT JOIN inflight i ON i.account_id = c.account_id
     LEFT JOIN paced pc ON pc.account_id = c.account_id
   ),
   picked AS (
     SELECT r.account_id, r.id FROM ranked r
-    WHERE r.room IS NULL OR (r.rn <= r.room AND r.room >= r.step)
+    WHERE r.room IS NULL OR (r.rn <= r.room AND r.room >= r.step AND r.running + r.rn <= r.cap)
     ORDER BY r.running + r.rn, r.priority, r.run_at, r.id
     LIMIT p_limit
   )

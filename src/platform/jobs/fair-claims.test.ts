@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
-import { type ClaimedJob, claimJobs, type EnqueueInput, enqueue, PACE_WINDOW_MS, setPace } from './jobs.ts'
+import {
+  type ClaimedJob,
+  claimJobs,
+  completeJobs,
+  type EnqueueInput,
+  enqueue,
+  PACE_IN_FLIGHT_MS,
+  PACE_WINDOW_MS,
+  setPace,
+} from './jobs.ts'
 import { JobRunner } from './runner.ts'
 
 let harness: Harness
@@ -76,6 +85,13 @@ describe('fair claims', () => {
     assert.equal(rest.length, 50, 'the bulk jobs follow, every one of them')
   })
 
+  /** Claims of a paced lane whose jobs finish at once (nothing stays in flight): how many each claim took. */
+  async function claimFinishing(queue: string, lane: string, limit = 400): Promise<number> {
+    const claimed = await claim(queue, limit, lane)
+    await harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
+    return claimed.length
+  }
+
   test('a paced lane is claimed only as far as its pace allows; the rest stays queued, not holding a slot', async () => {
     const queue = queueName('paced')
     const lane = `lane-${queue}`
@@ -83,34 +99,59 @@ describe('fair claims', () => {
     await add(many(big, queue, 100))
     await add(many(small, queue, 3))
     const first = await claim(queue, 50, lane)
-    const perWindow = (10 * PACE_WINDOW_MS) / 1000
-    assert.equal(countBy(first).get(big), perWindow, 'one window of the pace')
+    assert.equal(countBy(first).get(big), 2, '200 ms of the pace in flight at most')
     assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
-    assert.deepEqual(await claim(queue, 50, lane), [], 'nothing more until time passes')
+    await harness.database.orm.transaction((tx) => completeJobs(tx, first))
+    const perWindow = (10 * PACE_WINDOW_MS) / 1000
+    let taken = countBy(first).get(big) ?? 0
+    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
+    assert.equal(taken, perWindow, 'one window of the pace, then nothing until time passes')
     harness.clock.advance(150)
-    assert.equal((await claim(queue, 50, lane)).length, 1, 'a tenth of a second of the pace')
+    assert.equal(await claimFinishing(queue, lane), 1, 'a tenth of a second of the pace')
     harness.clock.advance(1_000)
-    assert.equal((await claim(queue, 50, lane)).length, perWindow, 'after a pause: one window, not the pause')
-    const [row] = await harness.database.query<{ queued: number; running: number }>(
-      `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued,
-        count(*) FILTER (WHERE state = 'running')::int AS running FROM jobs WHERE queue = $1 AND account_id = $2`,
+    taken = 0
+    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
+    assert.equal(taken, perWindow, 'after a pause: one window, not the pause')
+    const [row] = await harness.database.query<{ queued: number }>(
+      `SELECT count(*)::int AS queued FROM jobs WHERE queue = $1 AND account_id = $2 AND state = 'queued'`,
       [queue, big],
     )
-    assert.deepEqual(row, { queued: 100 - 2 * perWindow - 1, running: 2 * perWindow + 1 })
+    assert.equal(row.queued, 100 - 2 * perWindow - 1)
     // the same queue claimed without its lane is not paced
     assert.equal((await claim(queue, 20, null)).length, 20)
   })
 
-  test('a busy lane is claimed in steps of at least a tenth of its window, an idle one at once', async () => {
+  test('a paced lane holds at most 200 ms of its pace in flight; finished jobs free its place', async () => {
+    const queue = queueName('inflight-cap')
+    const lane = `lane-${queue}`
+    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 1_000 }))
+    await add(many(big, queue, 600))
+    const cap = (1_000 * PACE_IN_FLIGHT_MS) / 1000
+    const first = await claim(queue, 256, lane)
+    assert.equal(first.length, cap, 'of 256 free slots it takes its 200')
+    assert.deepEqual(await claim(queue, 256, lane), [], 'its pace has room, its share of slots does not')
+    await add(many(small, queue, 1))
+    assert.deepEqual(
+      [...countBy(await claim(queue, 256, lane))],
+      [[small, 1]],
+      "another account's message takes a free slot at once",
+    )
+    await harness.database.orm.transaction((tx) => completeJobs(tx, first.slice(0, 50)))
+    assert.equal((await claim(queue, 256, lane)).length, 50, 'finished jobs free their place')
+  })
+
+  test('a busy lane is claimed in steps of at least a tenth of a second of its pace, an idle one at once', async () => {
     const queue = queueName('steps')
     const lane = `lane-${queue}`
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 200 }))
     await add(many(big, queue, 400))
-    assert.equal((await claim(queue, 400, lane)).length, (200 * PACE_WINDOW_MS) / 1000, 'idle: the whole window')
+    let taken = 0
+    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
+    assert.equal(taken, (200 * PACE_WINDOW_MS) / 1000, 'idle: the whole window')
     harness.clock.advance(50)
-    assert.deepEqual(await claim(queue, 400, lane), [], '10 messages of room: less than a step of 20')
+    assert.equal(await claimFinishing(queue, lane), 0, '10 messages of room: less than a step of 20')
     harness.clock.advance(60)
-    assert.equal((await claim(queue, 400, lane)).length, 22, '110 ms of the pace')
+    assert.equal(await claimFinishing(queue, lane), 22, '110 ms of the pace')
   })
 
   test('a changed pace applies to the next claim; a removed pace frees the lane', async () => {
@@ -118,14 +159,16 @@ describe('fair claims', () => {
     const lane = `lane-${queue}`
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 2 }))
     await add(many(big, queue, 30))
-    assert.equal((await claim(queue, 30, lane)).length, 1, 'slower than one a window: one message')
+    assert.equal((await claimFinishing(queue, lane)) + (await claimFinishing(queue, lane)), 2, 'a second of 2/s')
+    assert.equal(await claimFinishing(queue, lane), 0)
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 20 }))
-    assert.deepEqual(await claim(queue, 30, lane), [], "the lane's place in time is kept (half a second booked)")
     harness.clock.advance(1_000)
-    const window = (20 * PACE_WINDOW_MS) / 1000
-    assert.equal((await claim(queue, 30, lane)).length, window, 'then a window of the new pace')
+    // the lane's place in time is kept (1 s of the old pace booked ahead), the new pace fills the next second
+    let taken = 0
+    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
+    assert.equal(taken, 20)
     await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: null }))
-    assert.equal((await claim(queue, 30, lane)).length, 30 - 1 - window, 'no pace: the rest at once')
+    assert.equal((await claim(queue, 30, lane)).length, 8, 'no pace: the rest at once')
   })
 
   test('keyed jobs keep their per-key limit among accounts', async () => {

@@ -120,16 +120,19 @@ export function toClaimed(row: JobRow): ClaimedJob {
   }
 }
 
+/** How far ahead a paced lane's claim takes messages: what it may send within the next second (its pacer's burst). */
+export const PACE_WINDOW_MS = 1_000
 /**
- * How far ahead a paced lane's claim takes messages: what it may send within the next moment. Short, so that a lane
- * at 1,000 messages a second holds 200 of a worker's slots, not all of them, and a quiet account's message finds one.
+ * What a paced lane may hold in flight, in time of its pace: a lane at 1,000 messages a second holds 200 of a worker's
+ * slots, not all of them, so a quiet account's message finds a free one.
  */
-export const PACE_WINDOW_MS = 200
+export const PACE_IN_FLIGHT_MS = 200
 
 /**
  * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in
  * flight goes first (then its jobs by priority and due time), so one account's backlog lengthens only its own wait.
- * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the account's pace allows within PACE_WINDOW_MS:
+ * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the account's pace allows within PACE_WINDOW_MS
+ * and up to PACE_IN_FLIGHT_MS of its pace in flight:
  * the rest stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
  * (their worker died) are put back first. Keyed jobs are found key by key (a skip scan over the distinct keys with
  * queued work, then at most the key's free slots from each), unkeyed ones account by account (a skip scan over the
@@ -169,7 +172,8 @@ export async function claimJobs(
     const result = await tx.execute(sql`
       SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
       FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
-        ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int)`)
+        ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
+        ${PACE_IN_FLIGHT_MS}::int)`)
     return rows<JobRow>(result).map(toClaimed)
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
