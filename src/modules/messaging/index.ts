@@ -67,8 +67,8 @@ export const messagingModule: HeroldModule = {
   },
 }
 
-export { countSends, type SendCountFilter, type SendCountKey } from './messaging.counts.ts'
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
+export { countSends, type SendCountFilter, type SendCountKey } from './messaging.counts.ts'
 /** The monthly message quota, for other modules' own sends (the built-in AI's replies). */
 export {
   monthIn,

@@ -35,9 +35,7 @@ export async function countSends<K extends SendCountKey>(
   if (filter.originIds !== undefined) {
     const ids = filter.originIds
     where.push(
-      Array.isArray(ids)
-        ? sql`origin_id = ANY(${`{${ids.join(',')}}`}::uuid[])`
-        : sql`origin_id IN (${ids as SQL})`,
+      Array.isArray(ids) ? sql`origin_id = ANY(${`{${ids.join(',')}}`}::uuid[])` : sql`origin_id IN (${ids as SQL})`,
     )
   }
   if (filter.templateId) where.push(sql`template_id = ${filter.templateId}`)
