@@ -330,11 +330,3 @@ export async function restartDelivery(tx: Db, accountId: string, id: string, now
     .returning()
   return row ?? null
 }
-
-/** A test event: stored for its delivery only, never dispatched to other subscriptions or automations. */
-export async function insertTestEvent(
-  tx: Db,
-  row: { accountId: string; id: string; name: string; data: Record<string, unknown>; createdAt: Date },
-): Promise<void> {
-  await tx.insert(events).values({ ...row, contactId: null })
-}

@@ -3,7 +3,7 @@ import type { Static } from 'typebox'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { EVENT_NAMES, type EventName } from '../../platform/events/events.ts'
+import { EVENT_NAMES, type EventName, recordTestEvent } from '../../platform/events/events.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
@@ -278,7 +278,7 @@ export function webhooksService(deps: WebhooksServiceDeps) {
         }
         const now = clock.now()
         const eventId = randomUUID()
-        await repository.insertTestEvent(tx, {
+        await recordTestEvent(tx, {
           accountId: tenant.accountId,
           id: eventId,
           name,

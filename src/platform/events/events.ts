@@ -47,6 +47,17 @@ export async function recordEvent(
   return { id, name: input.name, wireId: `${input.name}:${id}`, createdAt }
 }
 
+/**
+ * A test event (POST /webhooks/{id}/test): stored for one delivery only, never dispatched to other subscriptions or
+ * automations, so no dispatch job and no signal.
+ */
+export async function recordTestEvent(
+  tx: Db,
+  row: { accountId: string; id: string; name: EventName; data: Record<string, unknown>; createdAt: Date },
+): Promise<void> {
+  await tx.insert(events).values({ ...row, contactId: null })
+}
+
 /** GDPR: the events about a deleted contact stay (they happened) but lose every personal field. */
 export async function anonymizeContactEvents(tx: Db, accountId: string, contactId: string): Promise<number> {
   const rows = await tx
