@@ -68,6 +68,7 @@ export const messagingModule: HeroldModule = {
 }
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
+export { dropQueuedSends, queueSendJobsSql, queueSendsSql } from './messaging.queue.ts'
 /** The monthly message quota, for other modules' own sends (the built-in AI's replies). */
 export {
   monthIn,
