@@ -65,6 +65,7 @@ export function runView(row: repo.RunRow) {
     finished_at: row.finishedAt?.toISOString() ?? null,
   }
 }
+
 export function automationsService(deps: AutomationsDeps) {
   const { db, clock } = deps
   const engine = automationsEngine(deps)
