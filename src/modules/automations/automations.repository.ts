@@ -1,12 +1,17 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
-import { automationCalendarEvents, automationRuns, automationSources, automations } from './automations.tables.ts'
+import { rows } from '../../platform/db/rows.ts'
+import {
+  automationCalendarEvents,
+  automationRuns,
+  automationSources,
+  automations,
+  type RunState,
+} from './automations.tables.ts'
 
 export type AutomationRow = typeof automations.$inferSelect
 export type SourceRow = typeof automationSources.$inferSelect
 export type RunRow = typeof automationRuns.$inferSelect
-
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 
 export async function insertAutomation(tx: Db, row: typeof automations.$inferInsert) {
   await tx.insert(automations).values(row)
@@ -65,7 +70,7 @@ export async function activeByTrigger(db: Db, accountId: string, kind: string) {
 
 export async function anyActiveByTrigger(db: Db, accountId: string, kind: string): Promise<boolean> {
   const result = await db.execute(sql`SELECT ${anyActiveByTriggerSql(accountId, kind)} AS found`)
-  return rowsOf<{ found: boolean }>(result)[0]?.found === true
+  return rows<{ found: boolean }>(result)[0]?.found === true
 }
 
 /** anyActiveByTrigger as a boolean expression (folded into the inbound message's first statement). */
@@ -195,7 +200,7 @@ export async function releasePausedRuns(tx: Db, accountId: string, automationId:
     UPDATE automation_runs SET state = 'running', wait_reason = NULL, updated_at = ${at.toISOString()}::timestamptz
     WHERE account_id = ${accountId} AND automation_id = ${automationId} AND wait_reason = 'automation_paused'
     RETURNING id`)
-  return rowsOf<{ id: string }>(result).map((r) => r.id)
+  return rows<{ id: string }>(result).map((r) => r.id)
 }
 
 export async function deleteContactRuns(tx: Db, accountId: string, contactId: string): Promise<number> {
@@ -215,7 +220,7 @@ export async function automationsUsingTemplate(db: Db, accountId: string, templa
     SELECT name FROM automations
     WHERE account_id = ${accountId}
       AND steps @> ${JSON.stringify([{ type: 'send_template', template_id: templateId }])}::jsonb`)
-  return rowsOf<{ name: string }>(result).map((r) => r.name)
+  return rows<{ name: string }>(result).map((r) => r.name)
 }
 
 export async function calendarEvent(db: Db, accountId: string, sourceId: string, uid: string) {
@@ -256,10 +261,23 @@ export async function setCalendarRun(tx: Db, accountId: string, sourceId: string
     )
 }
 
-/** Is a poll of this calendar source already queued? (activation must not start a second polling chain) */
-export async function pollQueued(db: Db, accountId: string, queue: string, sourceId: string): Promise<boolean> {
-  const result = await db.execute(sql`
-    SELECT 1 FROM jobs WHERE account_id = ${accountId} AND queue = ${queue} AND payload->>'source_id' = ${sourceId}
-      AND state IN ('queued', 'running') LIMIT 1`)
-  return rowsOf(result).length > 0
+const createdSince = (since: Date | null) =>
+  since ? sql`AND r.created_at >= ${since.toISOString()}::timestamptz` : sql``
+
+/** The automation's runs begun since `since` (null: ever), counted by state, source and reason. */
+export async function runCounts(db: Db, accountId: string, automationId: string, since: Date | null) {
+  const result = await db.execute(sql`SELECT r.state, r.source, r.reason, count(*)::int AS n FROM automation_runs r
+        WHERE r.account_id = ${accountId} AND r.automation_id = ${automationId} ${createdSince(since)}
+        GROUP BY r.state, r.source, r.reason`)
+  return rows<{ state: RunState; source: string; reason: string | null; n: number }>(result)
+}
+
+/** The template sends of the automation's runs begun since `since`, counted by status. */
+export async function runSendCounts(db: Db, accountId: string, automationId: string, since: Date | null) {
+  const result = await db.execute(sql`SELECT s.status, count(*)::int AS n FROM template_sends s
+        JOIN automation_runs r ON r.account_id = s.account_id AND r.id = s.origin_id
+        WHERE s.account_id = ${accountId} AND s.origin = 'automation' AND r.automation_id = ${automationId}
+          ${createdSince(since)}
+        GROUP BY s.status`)
+  return rows<{ status: string; n: number }>(result)
 }

@@ -12,16 +12,10 @@ import { registerAppRoutes } from '../people/index.ts'
 import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
+import { automationSignals, CALENDAR_POLL_QUEUE, CALENDAR_START_QUEUE, RUN_QUEUE } from './automations.engine.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
-import {
-  automationSignals,
-  automationsService,
-  automationTemplateUses,
-  CALENDAR_POLL_QUEUE,
-  CALENDAR_START_QUEUE,
-  RUN_QUEUE,
-} from './automations.service.ts'
+import { automationsService, automationTemplateUses } from './automations.service.ts'
 
 /** Posts per minute to one incoming webhook address. */
 export const HOOK_POSTS_PER_MINUTE = 120

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
-import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
+import { enqueueSelectSql, enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -201,13 +201,13 @@ export async function insertInboundMessagesInOrder(
       FROM stored JOIN draft ON draft.id = stored.id
       RETURNING id, data->>'created_at' AS at
     ), dispatch AS (
-      INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at)
-      SELECT ${accountId}::uuid, gen_random_uuid(), ${input.dispatchQueue},
-        jsonb_build_object('eventIds', jsonb_agg(event.id ORDER BY event.at)), NULL, ${now}::timestamptz,
-        ${now}::timestamptz
-      FROM event
-      HAVING count(*) > 0
-      RETURNING queue
+      ${enqueueSelectSql(input.now, {
+        queue: input.dispatchQueue,
+        select: sql`SELECT ${accountId}::uuid AS account_id,
+            jsonb_build_object('eventIds', jsonb_agg(event.id ORDER BY event.at)) AS payload
+          FROM event
+          HAVING count(*) > 0`,
+      })}
     )
     SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM dispatch) AS dispatched,
       ${notifyJobsSql('dispatch')} AS notified

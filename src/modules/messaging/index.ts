@@ -69,6 +69,7 @@ export const messagingModule: HeroldModule = {
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
 export { countSends, type SendCountFilter, type SendCountKey } from './messaging.counts.ts'
+export { dropQueuedSends, queueSendJobsSql, queueSendsSql } from './messaging.queue.ts'
 /** The monthly message quota, for other modules' own sends (the built-in AI's replies). */
 export {
   monthIn,

@@ -8,13 +8,9 @@ import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { registerAppRoutes } from '../people/index.ts'
 import { templatesServiceFor } from '../templates/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
+import { NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
-import {
-  NEWSLETTER_PROGRESS_QUEUE,
-  NEWSLETTER_START_QUEUE,
-  type NewsletterTemplates,
-  newslettersService,
-} from './newsletters.service.ts'
+import { type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
 
 // a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409

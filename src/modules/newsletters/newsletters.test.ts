@@ -9,7 +9,7 @@ import { recordOptinChange } from '../contacts/index.ts'
 import { modules } from '../index.ts'
 import { templatesModule } from '../templates/index.ts'
 import { newslettersJobs, newslettersModule } from './index.ts'
-import { PROGRESS_EVERY_MS } from './newsletters.service.ts'
+import { PROGRESS_EVERY_MS } from './newsletters.delivery.ts'
 
 let harness: Harness
 

@@ -310,3 +310,52 @@ export async function setPace(
     INSERT INTO job_paces (account_id, lane, per_second) VALUES (${input.accountId}, ${input.lane}, ${input.perSecond})
     ON CONFLICT (account_id, lane) DO UPDATE SET per_second = EXCLUDED.per_second`)
 }
+
+/**
+ * An INSERT of jobs made from the rows of `select` (each an `account_id` uuid and a `payload` jsonb), due now, for a
+ * caller that folds it into a statement of its own as a data-modifying CTE (it returns `queue`, for notifyJobsSql):
+ * a fan-out writes its records and their jobs in one statement, however many rows it makes.
+ */
+export function enqueueSelectSql(now: Date, input: { queue: string; priority?: 0 | 1; select: SQL }): SQL {
+  const at = sql`${now.toISOString()}::timestamptz`
+  return sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at, priority)
+    SELECT j.account_id, gen_random_uuid(), ${input.queue}::text, j.payload, NULL, ${at}, ${at},
+      ${input.priority ?? 0}::smallint
+    FROM (${input.select}) j
+    RETURNING queue`
+}
+
+/** How many jobs of the account wait queued in the queue, counted up to `upTo` (an index probe, not a count of all). */
+export async function countQueuedJobs(
+  db: Db,
+  input: { accountId: string; queue: string; upTo: number },
+): Promise<number> {
+  const result = await db.execute(sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs
+    WHERE queue = ${input.queue} AND state = 'queued' AND account_id = ${input.accountId}
+    LIMIT ${input.upTo}) j`)
+  return Number(rows<{ n: number }>(result)[0]?.n ?? 0)
+}
+
+/** Whether a job of the queue whose payload's `key` is `value` is queued or running (a chain already going). */
+export async function jobPending(
+  db: Db,
+  input: { accountId: string; queue: string; key: string; value: string },
+): Promise<boolean> {
+  const result = await db.execute(sql`
+    SELECT 1 FROM jobs WHERE account_id = ${input.accountId} AND queue = ${input.queue}
+      AND payload->>${input.key}::text = ${input.value} AND state IN ('queued', 'running') LIMIT 1`)
+  return rows(result).length > 0
+}
+
+/**
+ * Removes the queued (not running) jobs of the queue whose payload's `key` is one of the values `select` yields (a
+ * SELECT of one text column): their reason to run went with the records they were for.
+ */
+export async function cancelQueuedJobsFor(
+  tx: Db,
+  input: { accountId: string; queue: string; key: string; select: SQL },
+): Promise<void> {
+  await tx.execute(sql`DELETE FROM jobs j USING (${input.select}) AS s(value)
+    WHERE j.account_id = ${input.accountId} AND j.queue = ${input.queue} AND j.state = 'queued'
+      AND j.payload->>${input.key}::text = s.value`)
+}

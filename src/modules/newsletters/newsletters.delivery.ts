@@ -1,0 +1,198 @@
+import { sql } from 'drizzle-orm'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { AppError } from '../../platform/http/errors.ts'
+import { type ClaimedJob, completeJob, countQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
+import type { JobContext } from '../../platform/jobs/runner.ts'
+import { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE } from '../messaging/index.ts'
+import * as repo from './newsletters.repository.ts'
+import type { NewsletterPhase, NewsletterStatus } from './newsletters.tables.ts'
+
+export const NEWSLETTER_START_QUEUE = 'newsletters.start'
+export const NEWSLETTER_PROGRESS_QUEUE = 'newsletters.progress'
+/** how often a waiting newsletter looks again (template approval, sending possible again) */
+export const RETRY_WAIT_MS = 60_000
+/** how often a sending newsletter checks whether every send reached a final state */
+export const PROGRESS_EVERY_MS = 5_000
+/** contacts written per fan-out statement (each its own transaction; the cursor survives a crash) */
+export const FANOUT_BATCH = 10_000
+/**
+ * Send jobs of the account kept queued ahead of the sender while a newsletter sends: its send records get their jobs
+ * as the queue drains below this (at the fan-out and at every progress check), 20 s of work at 1,000 sends/s.
+ */
+export const FEED_AHEAD = 20_000
+
+/** What the delivery needs: the template's approval, whether sending is possible, the daily limit. */
+export interface NewsletterDeliveryDeps {
+  db: Db
+  clock: Clock
+  templates: {
+    get(
+      tenant: { accountId: string; account: { language: string } },
+      id: string,
+    ): Promise<{ provider_status: string | null }>
+  }
+  /** throws an AppError (chat_not_connected, subscription_locked) when nothing can go out now */
+  requireSendingPossible(accountId: string): Promise<void>
+  /** the chat number's daily limit of new conversations as it stands (channels) */
+  dailyWindow(accountId: string): Promise<{ limit: number | null; used: number; resumesAt: Date | null }>
+  /** send jobs kept queued ahead of the sender (default FEED_AHEAD; tests feed a few at a time) */
+  feedAhead?: number
+}
+
+/** The newsletter's jobs: the start at its time (waiting, then the fan-out) and the progress checks that feed it. */
+export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
+  const { db, clock } = deps
+  const feedAhead = deps.feedAhead ?? FEED_AHEAD
+  const save = (tx: Db, row: repo.NewsletterRow, change: Partial<repo.NewsletterRow>) =>
+    repo.updateNewsletter(tx, row, change, clock.now())
+
+  /**
+   * Gives the newsletter's next send records their send jobs (and a tracked CTA's short links), in contact order
+   * after feed_cursor and up to `upTo` (the fan-out's cursor while it runs), so that about FEED_AHEAD send jobs of
+   * the account wait ahead of the sender: a million recipients are a million send records at once but never a
+   * million queued jobs. Runs under the newsletter's row lock, in the transaction that saves the cursor it answers.
+   */
+  async function feed(tx: Db, row: repo.NewsletterRow, upTo: string | null): Promise<string | null> {
+    const waiting = await countQueuedJobs(tx, { accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, upTo: feedAhead })
+    const room = feedAhead - waiting
+    if (room <= 0) return row.feedCursor
+    const out = await repo.feedSends(tx, row, { upTo, room, now: clock.now() })
+    return out.last ?? row.feedCursor
+  }
+
+  function enqueueProgress(tx: Db, accountId: string, id: string) {
+    return enqueue(tx, clock, {
+      accountId,
+      queue: NEWSLETTER_PROGRESS_QUEUE,
+      payload: { newsletter_id: id },
+      runAt: new Date(clock.now().getTime() + PROGRESS_EVERY_MS),
+    })
+  }
+
+  /** The fan-out, batch by batch; a crash continues after the saved cursor (and the unique index skips repeats). */
+  async function fanout(row: repo.NewsletterRow) {
+    const { accountId, id } = row
+    const templateId = row.templateId as string
+    // the first send jobs go with each batch, so sending starts while the rest of the snapshot is written
+    while (row.phase === 'fanout') {
+      row = await db.transaction(async (tx) => {
+        const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+        const batch = await repo.fanoutBatch(tx, fresh, { templateId, batch: FANOUT_BATCH, now: clock.now() })
+        const fanoutCursor = batch.last ?? fresh.fanoutCursor
+        const feedCursor = fanoutCursor ? await feed(tx, fresh, fanoutCursor) : fresh.feedCursor
+        if (batch.picked < FANOUT_BATCH) {
+          await enqueueProgress(tx, accountId, id)
+          return save(tx, fresh, { phase: 'sending', fanoutCursor, feedCursor })
+        }
+        return save(tx, fresh, { fanoutCursor, feedCursor })
+      })
+    }
+    await db.execute(sql`ANALYZE template_sends, jobs`)
+  }
+
+  return {
+    /**
+     * The start at the scheduled time: nothing goes out until the template is approved and sending is possible
+     * (it waits and looks again); then the recipients are written as a snapshot in batches (confirmed chat opt-in,
+     * the segment), each send going through the template send pipeline.
+     */
+    async start(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      const accountId = job.accountId
+      const id = String(job.payload.newsletter_id)
+      let row = await repo.findNewsletter(db, accountId, id)
+      if (!row || (row.status !== 'scheduled' && row.status !== 'sending')) return
+      if (row.status === 'scheduled' && (!row.scheduledAt || row.scheduledAt.getTime() > clock.now().getTime())) return
+      const account = await getAccount(db, accountId)
+      const tenant = { accountId, account: { language: account.language } }
+      const wait = async (phase: NewsletterPhase, reason: string) => {
+        const resumesAt = new Date(clock.now().getTime() + RETRY_WAIT_MS)
+        await db.transaction(async (tx) => {
+          const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+          await save(tx, fresh, { phase, stopReason: reason, resumesAt })
+          await completeJob(tx, job)
+          await enqueue(tx, clock, {
+            accountId,
+            queue: NEWSLETTER_START_QUEUE,
+            payload: { newsletter_id: id },
+            concurrencyKey: id,
+            runAt: resumesAt,
+          })
+        })
+        context.settled()
+      }
+      if (row.status === 'scheduled') {
+        const template = row.templateId ? await deps.templates.get(tenant, row.templateId).catch(() => null) : null
+        if (!template || template.provider_status === 'rejected') {
+          await db.transaction(async (tx) => {
+            const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+            await save(tx, fresh, { phase: 'stopped', stopReason: template ? 'template_rejected' : 'template_missing' })
+            await completeJob(tx, job)
+          })
+          context.settled()
+          return
+        }
+        if (template.provider_status !== 'approved') return wait('waiting_for_approval', 'template_not_approved')
+        if (account.status === 'blocked') return wait('waiting_for_sending', 'account_blocked')
+        try {
+          await deps.requireSendingPossible(accountId)
+        } catch (error) {
+          if (error instanceof AppError) return wait('waiting_for_sending', error.code)
+          throw error
+        }
+        row = await db.transaction(async (tx) => {
+          const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+          if (fresh.status !== 'scheduled') return fresh
+          return save(tx, fresh, {
+            status: 'sending',
+            phase: 'fanout',
+            stopReason: null,
+            resumesAt: null,
+            startedAt: clock.now(),
+          })
+        })
+        if (row.status !== 'sending') return
+      }
+      await fanout(row)
+    },
+
+    /** While sending: when every send record reached a final state the newsletter is sent; else look again later. */
+    async progress(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      const accountId = job.accountId
+      const id = String(job.payload.newsletter_id)
+      const row = await repo.findNewsletter(db, accountId, id)
+      if (row?.status !== 'sending' || (row.phase !== 'sending' && row.phase !== 'waiting_for_sending')) return
+      const { open, waiting, reason } = await repo.openAndWaiting(db, accountId, id)
+      // at the daily limit it resumes by itself when the oldest conversation leaves the 24-hour window
+      const daily = waiting > 0 && reason === 'daily_limit_reached' ? await deps.dailyWindow(accountId) : null
+      await db.transaction(async (tx) => {
+        const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+        if (!open) {
+          await save(tx, fresh, {
+            status: 'sent' as NewsletterStatus,
+            phase: 'done',
+            stopReason: null,
+            resumesAt: null,
+            finishedAt: clock.now(),
+          })
+        } else {
+          // the next send jobs, as the sender consumed the ones written ahead
+          const feedCursor = await feed(tx, fresh, null)
+          const fed = feedCursor !== fresh.feedCursor ? { feedCursor } : {}
+          if (waiting > 0) {
+            const resumesAt = daily?.resumesAt ?? new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
+            await save(tx, fresh, { phase: 'waiting_for_sending', stopReason: reason, resumesAt, ...fed })
+          } else if (fresh.phase !== 'sending') {
+            await save(tx, fresh, { phase: 'sending', stopReason: null, resumesAt: null, ...fed })
+          } else if (feedCursor !== fresh.feedCursor) {
+            await save(tx, fresh, fed)
+          }
+          await enqueueProgress(tx, accountId, id)
+        }
+        await completeJob(tx, job)
+      })
+      context.settled()
+    },
+  }
+}
