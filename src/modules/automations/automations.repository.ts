@@ -1,6 +1,7 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
+import { countSends } from '../messaging/index.ts'
 import {
   automationCalendarEvents,
   automationRuns,
@@ -273,11 +274,8 @@ export async function runCounts(db: Db, accountId: string, automationId: string,
 }
 
 /** The template sends of the automation's runs begun since `since`, counted by status. */
-export async function runSendCounts(db: Db, accountId: string, automationId: string, since: Date | null) {
-  const result = await db.execute(sql`SELECT s.status, count(*)::int AS n FROM template_sends s
-        JOIN automation_runs r ON r.account_id = s.account_id AND r.id = s.origin_id
-        WHERE s.account_id = ${accountId} AND s.origin = 'automation' AND r.automation_id = ${automationId}
-          ${createdSince(since)}
-        GROUP BY s.status`)
-  return rows<{ status: string; n: number }>(result)
+export function runSendCounts(db: Db, accountId: string, automationId: string, since: Date | null) {
+  const runs = sql`SELECT r.id FROM automation_runs r
+    WHERE r.account_id = ${accountId} AND r.automation_id = ${automationId} ${createdSince(since)}`
+  return countSends(db, { accountId, origin: 'automation', originIds: runs }, ['status'])
 }

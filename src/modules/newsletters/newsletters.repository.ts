@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { notifyJobsSql } from '../../platform/jobs/jobs.ts'
-import { queueSendJobsSql, queueSendsSql, WAIT_REASONS } from '../messaging/index.ts'
+import { countSends, queueSendJobsSql, queueSendsSql, WAIT_REASONS } from '../messaging/index.ts'
 import {
   type CtaTracking,
   type NewsletterCta,
@@ -123,18 +123,13 @@ export async function previewContact(db: Db, accountId: string, contactId: strin
 }
 
 /** The newsletter's send records counted by status and reason. */
-export async function sendCountsByReason(db: Db, row: NewsletterRow) {
-  const result = await db.execute(sql`SELECT status, reason, count(*)::int AS n FROM template_sends
-    WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id}
-    GROUP BY status, reason`)
-  return rows<{ status: string; reason: string | null; n: number }>(result)
+export function sendCountsByReason(db: Db, row: NewsletterRow) {
+  return countSends(db, { accountId: row.accountId, origin: 'newsletter', originIds: [row.id] }, ['status', 'reason'])
 }
 
 /** The newsletter's send records counted by status. */
-export async function sendCountsByStatus(db: Db, row: NewsletterRow) {
-  const result = await db.execute(sql`SELECT status, count(*)::int AS n FROM template_sends
-    WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id} GROUP BY status`)
-  return rows<{ status: string; n: number }>(result)
+export function sendCountsByStatus(db: Db, row: NewsletterRow) {
+  return countSends(db, { accountId: row.accountId, origin: 'newsletter', originIds: [row.id] }, ['status'])
 }
 
 /** The clicks on the newsletter's tracked CTA links and the contacts who clicked. */
