@@ -15,6 +15,7 @@ import { readServerFile, removeServerFile, writeServerFile } from './platform/em
 import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { batchedLogDestination } from './platform/log-destination.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
+import { declaredRetention } from './retention.ts'
 
 /** One full collection, once, after the start (node's --expose-gc set at run time, then gc from a new context). */
 function collectGarbage(): void {
@@ -91,7 +92,9 @@ export async function serve(
       const logger = app?.log ?? pino({ level: config.logLevel }, logStream)
       const jobs = jobRunnerFor(deps, modules, (message, error) => logger.error({ err: error }, message))
       // retention (expired idempotency records among them), and vacuum and analyze where the database does not
-      const maintenance = maintenanceWorker(deps, (message, data) => logger.info({ ...data }, message))
+      const maintenance = maintenanceWorker({ ...deps, retention: declaredRetention }, (message, data) =>
+        logger.info({ ...data }, message),
+      )
       const starters = [maintenance, jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
       for (const start of starters) stops.push(await start())
     }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Clock } from './clock.ts'
 import type { Database } from './db/client.ts'
+import type { Retention } from './db/maintenance.ts'
 import type { JobHandlers } from './jobs/runner.ts'
 import type { RateLimiter } from './rate-limit/rate-limiter.ts'
 
@@ -28,6 +29,8 @@ export interface HeroldModule {
   workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
   /** its durable job queues, run by the process's one job runner in the worker role */
   jobs?: (deps: PlatformDeps) => ModuleJobs
+  /** the upkeep of its own tables: what retention deletes and when, which tables churn; run by maintenance */
+  retention?: Retention
 }
 
 export interface ModuleJobs {

@@ -62,6 +62,7 @@ registerContactCleanup(async (tx, accountId, contactId) => ({
 
 export const automationsModule: HeroldModule = {
   name: 'automations',
+  retention: { churn: ['automation_runs'] },
   routes: (deps) => {
     return automationsRoutes(automationsServiceFor(deps))
   },

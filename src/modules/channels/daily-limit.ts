@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { rows } from '../../platform/db/rows.ts'
 
 /** WhatsApp counts the different customers a number starts conversations with over a rolling 24 hours. */
 export const DAILY_WINDOW_MS = 24 * 3600_000
@@ -8,10 +9,6 @@ export const DAILY_LIMIT_TIERS = [250, 1000, 10_000, 100_000] as const
 export const MAX_DAILY_LIMIT = 1_000_000
 
 export type ConversationClaim = { ok: true } | { ok: false; limit: number; resumesAt: Date }
-
-function rows<T>(result: unknown): T[] {
-  return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[]
-}
 
 /**
  * A business-initiated message to this contact is about to go out: with a daily limit, it may only when the contact

@@ -147,6 +147,13 @@ registerAppRoutes((deps) => channelsAppRoutes(channelsServiceFor(deps)))
 
 export const channelsModule: HeroldModule = {
   name: 'channels',
+  // the sandbox's outbox after the sandbox's own retention period
+  retention: {
+    deletes: [
+      { table: 'sandbox_outbox', statement: 'DELETE FROM sandbox_outbox WHERE created_at < $1', cutoff: 'sandbox' },
+    ],
+    churn: ['sandbox_outbox'],
+  },
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
   publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
   jobs: (deps) => {

@@ -72,6 +72,17 @@ const contactOf = (payload: Record<string, unknown>) => String(payload.contact_i
 
 export const consentModule: HeroldModule = {
   name: 'consent',
+  // e-mail opt-in tokens the retention period after they expired
+  retention: {
+    deletes: [
+      {
+        table: 'email_optin_tokens',
+        statement: 'DELETE FROM email_optin_tokens WHERE expires_at < $1',
+        cutoff: 'retention',
+      },
+    ],
+    churn: ['email_optin_tokens'],
+  },
   routes: (deps) => consentRoutes(consentServiceFor(deps)),
   publicRoutes: (deps) => {
     const limiter = deps.config.redisUrl

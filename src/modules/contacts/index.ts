@@ -29,6 +29,8 @@ export function contactsServiceFor({ database, clock }: Pick<PlatformDeps, 'data
 
 export const contactsModule: HeroldModule = {
   name: 'contacts',
+  // the contact search's GIN indexes take steady inserts
+  retention: { gin: ['contacts'] },
   routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
 }
 

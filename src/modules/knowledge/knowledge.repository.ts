@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
-import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
+import { rowAsJsonSql, rowFromJson, rows } from '../../platform/db/rows.ts'
 import type { Passage } from './knowledge.extract.ts'
 import {
   type AiReplyState,
@@ -18,10 +18,6 @@ import {
 export type DocumentRow = typeof knowledgeDocuments.$inferSelect
 export type AiSettingsRow = typeof aiSettings.$inferSelect
 export type AiReplyRow = typeof aiReplies.$inferSelect
-
-function rows<T>(result: unknown): T[] {
-  return (result as { rows: T[] }).rows
-}
 
 export async function insertDocument(tx: Db, row: DocumentRow): Promise<void> {
   await tx.insert(knowledgeDocuments).values(row)

@@ -49,6 +49,8 @@ export function messagingServiceFor(deps: PlatformDeps) {
 
 export const messagingModule: HeroldModule = {
   name: 'messaging',
+  // sends are never deleted here, but their rows are rewritten as each send moves on
+  retention: { churn: ['template_sends'] },
   routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
   publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
   jobs: (deps) => {

@@ -18,6 +18,22 @@ export function webhooksServiceFor({ config, database, clock }: PlatformDeps) {
 
 export const webhooksModule: HeroldModule = {
   name: 'webhooks',
+  // finished deliveries and every attempt after the retention period; attempts first, they point at deliveries
+  retention: {
+    deletes: [
+      {
+        table: 'webhook_delivery_attempts',
+        statement: 'DELETE FROM webhook_delivery_attempts WHERE attempted_at < $1',
+        cutoff: 'retention',
+      },
+      {
+        table: 'webhook_deliveries',
+        statement: "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_at < $1",
+        cutoff: 'retention',
+      },
+    ],
+    churn: ['webhook_deliveries', 'webhook_delivery_attempts'],
+  },
   routes: (deps) => webhooksRoutes(webhooksServiceFor(deps)),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })

@@ -2,31 +2,58 @@ import { sql } from 'drizzle-orm'
 import type { Config } from '../../config.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, Db, Queryable } from './client.ts'
-
-async function rows<T>(session: Queryable, text: string, params: unknown[] = []): Promise<T[]> {
-  return (await session.query<T>(text, params)).rows
-}
+import { rows } from './rows.ts'
 
 /**
  * The database does not look after itself here: PGlite has no autovacuum, and a PostgreSQL server may run without
  * it. Herold analyzes what it bulk-loads (analyzeTables, right after the load) and runs its own upkeep (maintain):
  * retention of finished records, then VACUUM and ANALYZE of the tables whose rows churn, when the database does not.
+ * Each owner of tables declares their upkeep (a Retention); maintenance knows only the platform's own tables.
  */
 
-/** Tables whose rows are written and deleted all day: they need vacuuming and fresh statistics. */
-export const CHURN_TABLES = [
-  'jobs',
-  'idempotency_keys',
-  'webhook_deliveries',
-  'webhook_delivery_attempts',
-  'template_sends',
-  'events',
-  'sandbox_outbox',
-  'automation_runs',
-  'email_optin_tokens',
-  'oauth_access_tokens',
-  'tool_confirmations',
-] as const
+/** Where a retention rule's cutoff lies: `retentionDays` ago, `sandboxRetentionDays` ago, or now. */
+export type RetentionCutoff = 'retention' | 'sandbox' | 'now'
+
+export interface RetentionRule {
+  /** the table the statement deletes from: the run's report counts its rows under this name */
+  table: string
+  /** a DELETE whose one parameter, $1, is the cutoff as an ISO timestamp */
+  statement: string
+  cutoff: RetentionCutoff
+}
+
+/** What an owner of tables declares for upkeep; the owner's tables only. */
+export interface Retention {
+  /** what is finished and old enough to go, in the order the statements run */
+  deletes?: RetentionRule[]
+  /** tables whose rows are written and deleted all day: they need vacuuming and fresh statistics */
+  churn?: string[]
+  /** tables outside the churn list whose GIN indexes take steady inserts (a search) */
+  gin?: string[]
+}
+
+/** The platform's own tables: the job queue, idempotency records, events and OAuth access tokens. */
+export const platformRetention: Retention = {
+  deletes: [
+    { table: 'jobs', statement: "DELETE FROM jobs WHERE state = 'dead' AND run_at < $1", cutoff: 'retention' },
+    { table: 'idempotency_keys', statement: 'DELETE FROM idempotency_keys WHERE expires_at <= $1', cutoff: 'now' },
+    {
+      table: 'oauth_access_tokens',
+      statement: 'DELETE FROM oauth_access_tokens WHERE expires_at < $1',
+      cutoff: 'retention',
+    },
+  ],
+  churn: ['jobs', 'idempotency_keys', 'events', 'oauth_access_tokens'],
+}
+
+/** The churn tables of the platform and of every declaration, each once. */
+export function churnTables(declared: readonly Retention[]): string[] {
+  return [...new Set([platformRetention, ...declared].flatMap((r) => r.churn ?? []))].filter((t) => KNOWN_TABLE.test(t))
+}
+
+function ginTables(declared: readonly Retention[]): string[] {
+  return [...new Set([platformRetention, ...declared].flatMap((r) => r.gin ?? []))].filter((t) => KNOWN_TABLE.test(t))
+}
 
 const KNOWN_TABLE = /^[a-z_][a-z0-9_]*$/
 
@@ -50,9 +77,6 @@ function flushGinSql(tables: readonly string[]): string {
     WHERE am.amname = 'gin' AND n.nspname = current_schema() AND t.relname IN (${tables.map((t) => `'${t}'`).join(', ')})`
 }
 
-/** Tables outside the churn list whose GIN indexes take steady inserts (the contact search). */
-const GIN_TABLES = ['contacts'] as const
-
 /** Does the database vacuum and analyze by itself? Never on PGlite; on a server, when `autovacuum` is on. */
 export async function databaseLooksAfterItself(database: Database): Promise<boolean> {
   if (database.kind === 'pglite') return false
@@ -68,40 +92,30 @@ export interface RetentionReport {
 const DAY_MS = 24 * 3600_000
 
 /**
- * Deletes what is finished and old: dead jobs, finished webhook deliveries and every delivery attempt after
- * `retentionDays`; idempotency records past their window; e-mail opt-in tokens and OAuth access tokens
- * `retentionDays` after they expired; the sandbox's outbox after `sandboxRetentionDays`. Consent records, events,
- * contacts and messages are never touched here.
+ * Deletes what is finished and old, as the platform and the declarations say (dead jobs, idempotency records past
+ * their window, expired OAuth access tokens; the owners' finished deliveries, tokens and outboxes); in the order
+ * declared. Consent records, events, contacts and messages are never touched here.
  */
 export async function applyRetention(
   database: Queryable,
   clock: Clock,
   periods: Pick<Config, 'retentionDays' | 'sandboxRetentionDays'>,
+  declared: readonly Retention[],
 ): Promise<Record<string, number>> {
   const now = clock.now().getTime()
-  const before = new Date(now - periods.retentionDays * DAY_MS).toISOString()
-  const sandboxBefore = new Date(now - periods.sandboxRetentionDays * DAY_MS).toISOString()
-  const statements: Array<[string, string, unknown[]]> = [
-    ['jobs', "DELETE FROM jobs WHERE state = 'dead' AND run_at < $1", [before]],
-    ['webhook_delivery_attempts', 'DELETE FROM webhook_delivery_attempts WHERE attempted_at < $1', [before]],
-    ['webhook_deliveries', "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_at < $1", [before]],
-    ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE expires_at <= $1', [new Date(now).toISOString()]],
-    ['email_optin_tokens', 'DELETE FROM email_optin_tokens WHERE expires_at < $1', [before]],
-    ['oauth_access_tokens', 'DELETE FROM oauth_access_tokens WHERE expires_at < $1', [before]],
-    ['oauth_codes', 'DELETE FROM oauth_codes WHERE expires_at < $1', [before]],
-    ['oauth_refresh_tokens', 'DELETE FROM oauth_refresh_tokens WHERE expires_at < $1', [before]],
-    // a confirm_token is useless after its 10 minutes: nothing to keep
-    ['tool_confirmations', 'DELETE FROM tool_confirmations WHERE expires_at <= $1', [new Date(now).toISOString()]],
-    ['sandbox_outbox', 'DELETE FROM sandbox_outbox WHERE created_at < $1', [sandboxBefore]],
-  ]
+  const cutoffs: Record<RetentionCutoff, string> = {
+    retention: new Date(now - periods.retentionDays * DAY_MS).toISOString(),
+    sandbox: new Date(now - periods.sandboxRetentionDays * DAY_MS).toISOString(),
+    now: new Date(now).toISOString(),
+  }
   const deleted: Record<string, number> = {}
-  for (const [table, statement, params] of statements) {
-    const [row] = await rows<{ n: number }>(
-      database,
-      `WITH gone AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM gone`,
-      params,
+  for (const rule of [platformRetention, ...declared].flatMap((r) => r.deletes ?? [])) {
+    const [row] = rows<{ n: number }>(
+      await database.query(`WITH gone AS (${rule.statement} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [
+        cutoffs[rule.cutoff],
+      ]),
     )
-    deleted[table] = Number(row?.n ?? 0)
+    deleted[rule.table] = Number(row?.n ?? 0)
   }
   return deleted
 }
@@ -112,17 +126,19 @@ export async function applyRetention(
  */
 export async function vacuumChurnTables(
   database: Queryable,
+  tables: readonly string[],
   options: { everything?: boolean } = {},
 ): Promise<string[]> {
   if (options.everything) {
-    for (const table of CHURN_TABLES) await database.query(`VACUUM (ANALYZE) ${table}`)
-    return [...CHURN_TABLES]
+    for (const table of tables) await database.query(`VACUUM (ANALYZE) ${table}`)
+    return [...tables]
   }
-  const stats = await rows<{ relname: string; dead: number; changed: number; live: number }>(
-    database,
-    `SELECT relname, n_dead_tup::int AS dead, n_mod_since_analyze::int AS changed, n_live_tup::int AS live
-     FROM pg_stat_user_tables WHERE relname = ANY($1::text[])`,
-    [`{${CHURN_TABLES.join(',')}}`],
+  const stats = rows<{ relname: string; dead: number; changed: number; live: number }>(
+    await database.query(
+      `SELECT relname, n_dead_tup::int AS dead, n_mod_since_analyze::int AS changed, n_live_tup::int AS live
+       FROM pg_stat_user_tables WHERE relname = ANY($1::text[])`,
+      [`{${tables.join(',')}}`],
+    ),
   )
   const due = stats.filter((s) => s.dead > 50 + 0.1 * s.live || s.changed > 50 + 0.1 * s.live).map((s) => s.relname)
   for (const table of due) await database.query(`VACUUM (ANALYZE) ${table}`)
@@ -134,11 +150,14 @@ export async function maintain(
   database: Queryable,
   clock: Clock,
   config: Pick<Config, 'retentionDays' | 'sandboxRetentionDays'>,
+  declared: readonly Retention[],
   options: { vacuum: boolean; everything?: boolean },
 ): Promise<RetentionReport> {
-  const deleted = await applyRetention(database, clock, config)
-  const vacuumed = options.vacuum ? await vacuumChurnTables(database, { everything: options.everything }) : []
-  if (options.vacuum) await database.query(flushGinSql(GIN_TABLES))
+  const deleted = await applyRetention(database, clock, config, declared)
+  const churn = churnTables(declared)
+  const vacuumed = options.vacuum ? await vacuumChurnTables(database, churn, { everything: options.everything }) : []
+  const gin = ginTables(declared)
+  if (options.vacuum && gin.length > 0) await database.query(flushGinSql(gin))
   return { deleted, vacuumed }
 }
 
@@ -147,13 +166,21 @@ export const MAINTENANCE_EVERY_MS = 10 * 60_000
 const MAINTENANCE_LOCK = 727_002
 const STATE_KEY = 'maintenance'
 
+/** Whoever starts maintenance hands it the retention the owners of tables declare (the modules, the tool server). */
+export interface MaintenanceDeps {
+  database: Database
+  clock: Clock
+  config: Config
+  retention: readonly Retention[]
+}
+
 /**
  * The maintenance worker of a process: every minute it checks, under an advisory lock (one process at a time across
  * the deployment), whether the last run recorded in system_state is older than MAINTENANCE_EVERY_MS, and runs then.
  * The schedule survives restarts: a process that starts after a long pause runs at once.
  */
 export function maintenanceWorker(
-  deps: { database: Database; clock: Clock; config: Config },
+  deps: MaintenanceDeps,
   log: (message: string, data?: Record<string, unknown>) => void,
 ) {
   return async () => {
@@ -186,22 +213,22 @@ export function maintenanceWorker(
 
 /** Runs upkeep when it is due and no other process holds the lock; null when it did not run. */
 export async function runIfDue(
-  deps: { database: Database; clock: Clock; config: Config },
+  deps: MaintenanceDeps,
   options: { vacuum: boolean; everything?: boolean; force?: boolean },
 ): Promise<RetentionReport | null> {
   return deps.database.withSession(async (session) => {
-    const [lock] = await rows<{ ok: boolean }>(session, 'SELECT pg_try_advisory_lock($1) AS ok', [MAINTENANCE_LOCK])
+    const [lock] = rows<{ ok: boolean }>(
+      await session.query('SELECT pg_try_advisory_lock($1) AS ok', [MAINTENANCE_LOCK]),
+    )
     if (!lock?.ok) return null
     try {
-      const [state] = await rows<{ value: { last_run_at?: string } }>(
-        session,
-        'SELECT value FROM system_state WHERE key = $1',
-        [STATE_KEY],
+      const [state] = rows<{ value: { last_run_at?: string } }>(
+        await session.query('SELECT value FROM system_state WHERE key = $1', [STATE_KEY]),
       )
       const last = state?.value.last_run_at ? Date.parse(state.value.last_run_at) : 0
       const now = deps.clock.now()
       if (!options.force && now.getTime() - last < MAINTENANCE_EVERY_MS) return null
-      const report = await maintain(session, deps.clock, deps.config, options)
+      const report = await maintain(session, deps.clock, deps.config, deps.retention, options)
       await session.query(
         `INSERT INTO system_state (key, value, updated_at) VALUES ($1, $2::jsonb, now())
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,

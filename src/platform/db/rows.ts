@@ -1,5 +1,10 @@
 import { getTableColumns, type SQL, sql, type Table } from 'drizzle-orm'
 
+/** The rows of a raw statement's result, as either driver gives them (`{rows}` from pg and PGlite, or an array). */
+export function rows<T>(result: unknown): T[] {
+  return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[]
+}
+
 /**
  * A row of `table` read as one jsonb value inside a larger statement: `(SELECT to_jsonb(table) FROM table WHERE …)`.
  * Lets a hot path fold a lookup another module owns into a statement of its own; rowFromJson turns it back.

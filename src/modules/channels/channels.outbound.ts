@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto'
+import { AppError } from '../../platform/http/errors.ts'
+import type { ChannelAccess } from './channels.access.ts'
+import type {
+  BatchSendOutcome,
+  ChannelsServiceDeps,
+  EmailCredentials,
+  SendOutcome,
+  ShownTemplate,
+  TemplateSendInput,
+} from './channels.ports.ts'
+import type {
+  ChatProvider,
+  EmailProvider,
+  MappedError,
+  TemplateAtProvider,
+  TemplateMessage,
+} from './channels.provider.ts'
+import * as repo from './channels.repository.ts'
+import { effectiveRate } from './pacer.ts'
+import { sandboxEmailProvider } from './sandbox.provider.ts'
+
+/**
+ * What goes out: text and template messages through the connected number at its pace, stored as outbound messages;
+ * the number's templates at the provider; e-mail through the account's e-mail provider.
+ */
+export function channelOutbound(
+  deps: Pick<ChannelsServiceDeps, 'db' | 'clock' | 'secrets' | 'pacer' | 'smtp' | 'inbox'>,
+  access: Pick<ChannelAccess, 'connectedChat' | 'requireSendingPossible'>,
+) {
+  const { db, clock, secrets } = deps
+  const { connectedChat, requireSendingPossible } = access
+  const smtpProviders = new Map<string, EmailProvider>()
+
+  async function afterSend(
+    accountId: string,
+    contactId: string,
+    result: Awaited<ReturnType<ChatProvider['sendText']>>,
+    message: { type: string; text: string; automated?: boolean; ai?: boolean; template?: ShownTemplate | null },
+  ): Promise<SendOutcome> {
+    if (!result.ok) {
+      if (result.error.kind === 'opted_out') {
+        await deps.inbox.optOut(accountId, contactId, { provider_code: result.error.providerCode })
+      }
+      const failed = await deps.inbox.recordOutbound(accountId, {
+        channel: 'chat',
+        contactId,
+        type: message.type,
+        text: message.text,
+        providerMessageId: null,
+        automated: message.automated,
+        ai: message.ai,
+        template: message.template ?? null,
+        failure: { errorCode: result.error.providerCode },
+      })
+      return { ...result, message: failed }
+    }
+    const stored = await deps.inbox.recordOutbound(accountId, {
+      channel: 'chat',
+      contactId,
+      type: message.type,
+      text: message.text,
+      providerMessageId: result.providerMessageId,
+      automated: message.automated,
+      ai: message.ai,
+      template: message.template ?? null,
+    })
+    return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
+  }
+
+  return {
+    /** 409 chat_not_connected unless a chat number is connected; the checks of requests arriving together are one statement. */
+    async requireChatConnected(accountId: string): Promise<void> {
+      await connectedChat(accountId, (await repo.chatConnectionBatched(db, accountId)) ?? null)
+    },
+
+    /**
+     * Free text to a contact through the connected number, paced per number; stored as an outbound message
+     * (`automated` for Herold's own messages such as the opt-out confirmation, `ai` for the built-in AI's replies).
+     */
+    async sendText(
+      accountId: string,
+      input: { contactId: string; to: string; text: string },
+      options: { automated?: boolean; ai?: boolean } = {},
+    ): Promise<SendOutcome> {
+      await requireSendingPossible(accountId)
+      const chat = await connectedChat(accountId)
+      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      const result = await chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() })
+      return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
+    },
+
+    /**
+     * A template message through the connected number, paced per number; works outside the 24-hour window. Stored as
+     * an outbound message when sent or refused; a throughput refusal (retry_later) stores nothing, since the caller
+     * sends it again later. `sendId` is the caller's send record, handed to the provider.
+     */
+    async sendTemplate(
+      accountId: string,
+      input: Omit<TemplateMessage, 'sendId'> & {
+        contactId: string
+        text: string
+        sendId?: string
+        /** what the message view shows: the template's id and name and the buttons the customer saw */
+        shown?: ShownTemplate
+      },
+      options: { automated?: boolean } = {},
+    ): Promise<SendOutcome | { ok: false; error: MappedError; message: null }> {
+      await requireSendingPossible(accountId)
+      const chat = await connectedChat(accountId)
+      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      const { contactId, shown, ...message } = input
+      const result = await chat.provider.sendTemplate(chat.connection, {
+        ...message,
+        sendId: input.sendId ?? randomUUID(),
+      })
+      if (!result.ok && result.error.kind === 'retry_later') return { ...result, message: null }
+      return afterSend(accountId, contactId, result, {
+        type: 'template',
+        text: input.text,
+        template: shown ?? null,
+        ...options,
+      })
+    },
+
+    /**
+     * sendTemplate for many messages of one account (a batch of the send worker): the account and the number are
+     * checked once, every message waits for its own slot of the number's pacer and the provider calls run at the
+     * same time, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
+     * no number) answers `thrown` with its AppError for every message: none reached the provider.
+     */
+    async sendTemplates(
+      accountId: string,
+      inputs: TemplateSendInput[],
+      options: { automated?: boolean } = {},
+    ): Promise<BatchSendOutcome[]> {
+      // both checks at once (two connections on PostgreSQL); the paused account is reported first, as in sendTemplate
+      const [possible, connected] = await Promise.allSettled([
+        requireSendingPossible(accountId),
+        connectedChat(accountId),
+      ])
+      const refused = possible.status === 'rejected' ? possible : connected.status === 'rejected' ? connected : null
+      if (refused || connected.status === 'rejected') {
+        const error = refused?.reason
+        return inputs.map(() => ({ ok: false as const, thrown: error }))
+      }
+      const chat = connected.value
+      const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
+      const results = await Promise.all(
+        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, ...message }) => {
+          await deps.pacer.pace(chat.row.phoneNumberId, rate)
+          return chat.provider.sendTemplate(chat.connection, message).then(
+            (result) => ({ result }),
+            (error: unknown) => ({ thrown: error }),
+          )
+        }),
+      )
+      // 131050: the customer stopped marketing messages at WhatsApp (rare; one at a time)
+      for (const [at, done] of results.entries()) {
+        if ('result' in done && !done.result.ok && done.result.error.kind === 'opted_out') {
+          await deps.inbox.optOut(accountId, inputs[at].contactId, { provider_code: done.result.error.providerCode })
+        }
+      }
+      const toStore = results.flatMap((done, at) =>
+        'result' in done && (done.result.ok || done.result.error.kind !== 'retry_later') ? [{ done, at }] : [],
+      )
+      const stored = await deps.inbox.recordOutboundMany(
+        accountId,
+        toStore.map(({ done, at }) => {
+          const result = (done as { result: Awaited<ReturnType<ChatProvider['sendTemplate']>> }).result
+          return {
+            channel: 'chat' as const,
+            contactId: inputs[at].contactId,
+            type: 'template',
+            text: inputs[at].text,
+            providerMessageId: result.ok ? result.providerMessageId : null,
+            automated: inputs[at].automated ?? options.automated,
+            template: inputs[at].shown ?? null,
+            ...(result.ok ? {} : { failure: { errorCode: result.error.providerCode } }),
+          }
+        }),
+      )
+      const messageIds = new Map(toStore.map(({ at }, i) => [at, stored[i]]))
+      return results.map((done, at): BatchSendOutcome => {
+        if (!('result' in done)) return { ok: false, thrown: done.thrown }
+        const messageId = messageIds.get(at) ?? null
+        if (done.result.ok) return { ok: true, messageId, providerMessageId: done.result.providerMessageId }
+        return { ok: false, error: done.result.error, messageId }
+      })
+    },
+
+    async submitTemplate(accountId: string, template: TemplateAtProvider) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.submitTemplate(chat.connection, template)
+    },
+    async readTemplate(accountId: string, template: { name: string; language: string }) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.readTemplate(chat.connection, template)
+    },
+    async deleteTemplate(
+      accountId: string,
+      template: { name: string; language: string; providerTemplateId?: string | null },
+    ) {
+      const chat = await connectedChat(accountId)
+      return chat.provider.deleteTemplate(chat.connection, template)
+    },
+
+    /** One e-mail through the account's e-mail provider (smtp or sandbox). */
+    async sendEmail(
+      accountId: string,
+      message: { to: string; subject: string; text: string; html?: string; headers?: Record<string, string> },
+    ) {
+      await requireSendingPossible(accountId)
+      const row = await repo.connectionOf(db, accountId, 'email')
+      if (row?.status !== 'connected') throw new AppError(409, 'email_not_connected', 'No e-mail channel is connected')
+      const credentials = row.credentialsSealed
+        ? (JSON.parse(secrets.open(row.credentialsSealed)) as EmailCredentials)
+        : {}
+      let provider: EmailProvider
+      if (row.provider === 'smtp' && credentials.smtpUrl) {
+        const known = smtpProviders.get(credentials.smtpUrl)
+        provider = known ?? deps.smtp(credentials.smtpUrl)
+        if (!known) smtpProviders.set(credentials.smtpUrl, provider)
+      } else provider = sandboxEmailProvider({ db, clock, accountId })
+      return provider.send({ from: row.address, ...message })
+    },
+
+    async close() {
+      for (const provider of smtpProviders.values()) await provider.close?.()
+    },
+  }
+}

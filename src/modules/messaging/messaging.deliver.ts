@@ -1,0 +1,387 @@
+import { AppError } from '../../platform/http/errors.ts'
+import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
+import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
+import type { BatchSendOutcome } from '../channels/index.ts'
+import { renderTemplate, type TemplateView, templateTexts, templateVariables } from '../templates/index.ts'
+import { trackLinks } from './messaging.links.ts'
+import { type ContactValues, MAX_RATE_LIMITED_ATTEMPTS, type TemplateSendsDeps } from './messaging.ports.ts'
+import { monthIn, releaseUnits, reserveUnitsAndMarkSending } from './messaging.quota.ts'
+import * as repo from './messaging.repository.ts'
+import {
+  bodyParameters,
+  contactValues,
+  recipientRefusal,
+  SEND_WAIT_RETRY_MS,
+  templateRefusal,
+  UUID,
+  waitingAllowedUntil,
+} from './messaging.rules.ts'
+
+const RATE_LIMIT_BACKOFF_MS = 30_000
+const MAX_VARIABLE_LENGTH = 1024
+
+const nullWhenNotFound = (error: unknown) => {
+  if (error instanceof AppError && error.status === 404) return null
+  throw error
+}
+
+/** Delivering queued template sends: the worker's jobs, checked again, sent at the number's pace and recorded. */
+export function sendDelivery(deps: TemplateSendsDeps) {
+  const { db, clock } = deps
+
+  /**
+   * Renders for the provider: link addresses in the caller's values become tracked short links (the approved text
+   * itself cannot change at the provider), then every placeholder is filled. Null when any placeholder would remain.
+   */
+  function renderForSend(view: TemplateView, contact: ContactValues, supplied: Record<string, string>) {
+    const links: Array<{ id: string; url: string }> = []
+    const values: Record<string, string> = {}
+    for (const [name, value] of Object.entries(supplied)) {
+      const tracked = trackLinks(value, {
+        serviceName: deps.serviceName,
+        medium: 'chat',
+        publicUrl: deps.publicUrl,
+        maxLength: MAX_VARIABLE_LENGTH,
+        newId: deps.newLinkId,
+      })
+      values[name] = tracked.text
+      links.push(...tracked.links)
+    }
+    const texts = templateTexts(view)
+    const rendered = renderTemplate({ texts, language: view.language, contact: contactValues(contact), values })
+    if (!rendered.ok) return null
+    const urlButtons = view.buttons.flatMap((b, index) => (b.type === 'URL' && b.url ? [{ index, url: b.url }] : []))
+    const buttonParameters = urlButtons.flatMap(({ index, url }) => {
+      const [variable] = templateVariables({ content: url, buttons: [] })
+      return variable ? [{ index, text: rendered.values[variable] }] : []
+    })
+    return {
+      text: rendered.texts[0],
+      links,
+      ...bodyParameters(view.content, rendered.values),
+      buttonParameters,
+    }
+  }
+
+  /**
+   * The worker's jobs, a batch of sends at once (one claim), per account. The batch is checked again in one query
+   * (account blocked or paused, contact deleted, opted out or not opted in, the number), with each template read
+   * once. Then, under the sends' row locks and in one commit: a send found `sending` was interrupted during an
+   * earlier provider call (its worker died, the lease expired): it ends `failed` with reason `interrupted` and is
+   * never sent again, because the provider may already have delivered it and a marketing message must not arrive
+   * twice; a refused one is skipped (a campaign's send waits while sending is impossible for the moment); the
+   * others claim their place in the number's daily limit, reserve their quota units together (one statement; the
+   * ones without a unit are skipped with limit_reached) and move to `sending` with their attempt's token. Only
+   * then is the provider called, for all of them at once within the number's pacer, and the results are recorded
+   * together. Refusals end `failed` (unit released); throughput refusals go back to `queued` and retry later.
+   */
+  async function deliverBatch(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+    const byAccount = new Map<string, ClaimedJob[]>()
+    for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
+    const outcomes = await Promise.allSettled(
+      [...byAccount].map(([accountId, ofAccount]) => deliverGroup(accountId, ofAccount, context)),
+    )
+    const failed = outcomes.find((o) => o.status === 'rejected')
+    if (failed) throw failed.reason
+  }
+
+  return {
+    deliverBatch,
+
+    /** One send's job (deliverBatch with one job). */
+    async deliver(job: ClaimedJob, context: Pick<JobContext, 'settled'>) {
+      await deliverBatch([job], { settled: () => context.settled() })
+    },
+  }
+
+  type Checked =
+    | { skip: string }
+    | { skip?: undefined; view: TemplateView; rendered: NonNullable<ReturnType<typeof renderForSend>>; phone: string }
+
+  /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
+  async function recheckBatch(accountId: string, ids: string[]) {
+    const rows = await repo.recheckSends(db, accountId, ids)
+    const views = new Map<string, TemplateView | null>()
+    const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
+    for (const row of rows) {
+      const { send, account, contact } = row
+      const result = (async (): Promise<Checked | null> => {
+        if (send.status !== 'queued') return null
+        if (account.status === 'blocked') return { skip: 'account_blocked' }
+        if (account.sendingPaused) return { skip: 'subscription_locked' }
+        if (!contact) return { skip: 'contact_deleted' }
+        const refusal = recipientRefusal(contact)
+        if (refusal) return { skip: refusal.code }
+        if (!views.has(send.templateId)) {
+          const tenant = { accountId, account: { language: account.language } }
+          views.set(send.templateId, await deps.templates.get(tenant, send.templateId).catch(nullWhenNotFound))
+        }
+        const view = views.get(send.templateId)
+        if (!view) return { skip: 'template_deleted' }
+        const templateIssue = templateRefusal(view)
+        if (templateIssue) return { skip: templateIssue.code }
+        if (!row.chatConnected) return { skip: 'chat_not_connected' }
+        const rendered = renderForSend(view, contact, send.variables)
+        if (!rendered) return { skip: 'placeholder_remains' }
+        return { view, rendered, phone: contact.phone }
+      })()
+      checked.set(send.id, { send, timezone: account.timezone, checked: await result })
+    }
+    return checked
+  }
+
+  async function deliverGroup(accountId: string, jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
+    const jobOf = new Map<string, ClaimedJob>()
+    for (const job of jobs) {
+      const sendId = String(job.payload.send_id)
+      // a second job for the same send, or a malformed one, is simply completed
+      if (UUID.test(sendId) && !jobOf.has(sendId)) jobOf.set(sendId, job)
+    }
+    if (jobOf.size === 0) return
+    const checked = await recheckBatch(accountId, [...jobOf.keys()])
+    const open = [...checked.values()].some((c) => c.send.status === 'queued' || c.send.status === 'sending')
+    const going = open ? await prepare(accountId, jobOf, checked, context) : []
+    if (going.length === 0) return
+    const month = going[0].month
+    const results = await deps.channels.sendTemplates(
+      accountId,
+      going.map(({ send, checked: c }) => ({
+        contactId: send.contactId,
+        to: c.phone,
+        name: c.view.provider_name,
+        language: c.view.language,
+        parameters: c.rendered.parameters,
+        ...(c.rendered.parameterNames ? { parameterNames: c.rendered.parameterNames } : {}),
+        ...(c.rendered.buttonParameters.length > 0 ? { buttonParameters: c.rendered.buttonParameters } : {}),
+        headerImageUrl: c.view.header_media?.url ?? null,
+        text: c.rendered.text,
+        sendId: send.id,
+        // the spec's automated_only: campaigns' messages are automated, a POST /messages send is not
+        automated: send.origin !== 'api',
+        shown: {
+          id: c.view.id,
+          name: c.view.name,
+          buttons: c.view.buttons.map((b) => ({ type: b.type, text: b.text, ...(b.url ? { url: b.url } : {}) })),
+        },
+      })),
+    )
+    const records = going.map(({ send, job }, at) => resultRecord(send, job, results[at]))
+    const write = (list: ResultRecord[]) =>
+      db.transaction(async (tx) => {
+        await releaseUnits(tx, accountId, month, list.filter((r) => r.release).length)
+        await repo.patchSends(
+          tx,
+          accountId,
+          list.map((r) => ({ id: r.send.id, patch: { ...r.patch, updatedAt: clock.now() }, token: r.job.leaseToken })),
+        )
+        for (const r of list) {
+          if (r.retryAt) await retryJob(tx, clock, r.job, r.retryAt, r.retryError)
+        }
+        await completeJobs(
+          tx,
+          list.filter((r) => !r.retryAt).map((r) => r.job),
+        )
+      })
+    try {
+      await write(records)
+      for (const r of records) context.settled(r.job)
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error
+      // one lost lease must not undo the others' records: each on its own (a lost one stays for its new holder)
+      for (const r of records) {
+        await write([r]).then(
+          () => context.settled(r.job),
+          (e: unknown) => {
+            if (!(e instanceof LeaseLostError)) throw e
+          },
+        )
+      }
+    }
+  }
+
+  type Prepared = {
+    send: repo.TemplateSendRow
+    job: ClaimedJob
+    checked: Exclude<Checked, { skip: string }>
+    month: string
+  }
+
+  /** Under the sends' row locks, in one commit: interrupted, skipped and waiting ones settled; the rest `sending`. */
+  async function prepare(
+    accountId: string,
+    jobOf: Map<string, ClaimedJob>,
+    checked: Awaited<ReturnType<typeof recheckBatch>>,
+    context: Pick<BatchContext, 'settled'>,
+  ): Promise<Prepared[]> {
+    const settled: ClaimedJob[] = []
+    const prepared = await db.transaction(async (tx) => {
+      const now = clock.now()
+      const locked = await repo.lockSends(tx, accountId, [...checked.keys()])
+      const patches: Parameters<typeof repo.patchSends>[2] = []
+      const ended: ClaimedJob[] = []
+      const waiting: Array<{ job: ClaimedJob; retryAt: Date; reason: string }> = []
+      const candidates: Array<{ send: repo.TemplateSendRow; job: ClaimedJob; checked: Prepared['checked'] }> = []
+      // a campaign's send waits while sending is impossible for the moment and goes when it is possible again
+      const waitOrSkip = (send: repo.TemplateSendRow, job: ClaimedJob, reason: string, retryAt: Date) => {
+        const waitUntil = waitingAllowedUntil(send, reason)
+        if (waitUntil !== null && retryAt.getTime() < waitUntil) {
+          patches.push({ id: send.id, patch: { reason, updatedAt: now } })
+          waiting.push({ job, retryAt, reason })
+          return
+        }
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: waitUntil !== null ? 'late' : reason, skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+      }
+      for (const send of locked) {
+        const job = jobOf.get(send.id)
+        if (!job) continue
+        if (send.status === 'sending') {
+          patches.push({
+            id: send.id,
+            patch: { status: 'failed', reason: 'interrupted', failedAt: now, updatedAt: now },
+          })
+          ended.push(job)
+          continue
+        }
+        const check = checked.get(send.id)?.checked
+        if (send.status !== 'queued' || !check) continue
+        if (check.skip !== undefined) {
+          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS))
+          continue
+        }
+        candidates.push({ send, job, checked: check })
+      }
+      const claims = await deps.channels.claimConversations(
+        tx,
+        accountId,
+        candidates.map((c) => c.send.contactId),
+      )
+      const claimed = candidates.filter(({ send, job }, at) => {
+        const claim = claims[at]
+        if (!claim.ok) waitOrSkip(send, job, 'daily_limit_reached', claim.resumesAt)
+        return claim.ok
+      })
+      const timezone = checked.values().next().value?.timezone ?? 'UTC'
+      const month = monthIn(now, timezone)
+      const marked = await reserveUnitsAndMarkSending(
+        tx,
+        accountId,
+        claimed.map(({ send, job }) => ({ id: send.id, token: job.leaseToken })),
+        { month, at: now },
+      )
+      for (const { send, job } of claimed) {
+        if (marked.has(send.id)) continue
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: 'limit_reached', skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+      }
+      const going = claimed.filter(({ send }) => marked.has(send.id))
+      await repo.insertLinksOf(
+        tx,
+        accountId,
+        going.flatMap(({ send, checked: c }) =>
+          c.rendered.links.map((link) => ({ ...link, contactId: send.contactId })),
+        ),
+        now,
+      )
+      await repo.patchSends(tx, accountId, patches)
+      for (const w of waiting) await retryJob(tx, clock, w.job, w.retryAt, `waiting: ${w.reason}`)
+      await completeJobs(tx, ended)
+      settled.push(...ended, ...waiting.map((w) => w.job))
+      return going.map((g) => ({ ...g, month }))
+    })
+    for (const job of settled) context.settled(job)
+    return prepared
+  }
+
+  type ResultRecord = {
+    send: repo.TemplateSendRow
+    job: ClaimedJob
+    patch: Omit<repo.TemplateSendPatch, 'updatedAt'>
+    /** the quota unit goes back: certainly not sent, or refused */
+    release: boolean
+    retryAt?: Date
+    retryError: string | null
+  }
+
+  /** What a send's provider result writes (the same rules as one send at a time). */
+  function resultRecord(send: repo.TemplateSendRow, job: ClaimedJob, result: BatchSendOutcome): ResultRecord {
+    const now = clock.now()
+    if ('thrown' in result) {
+      const error = result.thrown
+      // channels' own checks (paused, no number) fail before the provider is called: certainly not sent
+      const notSent = error instanceof AppError || refusedConnection(error)
+      const reason = error instanceof AppError ? error.code : notSent ? 'provider_unreachable' : 'provider_error'
+      return {
+        send,
+        job,
+        release: notSent,
+        retryError: null,
+        patch: notSent ? { status: 'skipped', reason, skippedAt: now } : { status: 'failed', reason, failedAt: now },
+      }
+    }
+    if (result.ok) {
+      return {
+        send,
+        job,
+        release: false,
+        retryError: null,
+        patch: {
+          status: 'sent',
+          reason: null,
+          messageId: result.messageId,
+          providerMessageId: result.providerMessageId,
+          sentAt: now,
+          quotaMonth: null,
+        },
+      }
+    }
+    const error = result.error
+    if (error.kind === 'retry_later' && send.attempts + 1 < MAX_RATE_LIMITED_ATTEMPTS) {
+      return {
+        send,
+        job,
+        release: true,
+        retryAt: new Date(now.getTime() + RATE_LIMIT_BACKOFF_MS * 2 ** send.attempts),
+        retryError: `${error.providerCode}: ${error.message}`,
+        patch: { status: 'queued', attemptToken: null, quotaMonth: null, errorCode: error.providerCode, reason: null },
+      }
+    }
+    return {
+      send,
+      job,
+      release: true,
+      retryError: null,
+      patch: {
+        status: 'failed',
+        reason:
+          error.kind === 'opted_out'
+            ? 'contact_opted_out'
+            : error.kind === 'retry_later'
+              ? 'rate_limited'
+              : 'provider_refused',
+        errorCode: error.providerCode,
+        messageId: result.messageId,
+        failedAt: now,
+        quotaMonth: null,
+      },
+    }
+  }
+}
+
+/** A connection refused or a name not resolved: the request never reached the provider. */
+function refusedConnection(error: unknown): boolean {
+  const codes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string' && codes.has(code)) return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
+}
