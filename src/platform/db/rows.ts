@@ -24,8 +24,3 @@ export function rowFromJson<T extends Table>(table: T, value: unknown): T['$infe
   }
   return row as T['$inferSelect']
 }
-
-/** The rows of a raw `db.execute(sql…)` result (both drivers give `{ rows }`). */
-export function rows<T>(result: unknown): T[] {
-  return (result as { rows: T[] }).rows
-}
