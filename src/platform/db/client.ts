@@ -10,6 +10,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import { pgliteOptions } from './pglite-options.ts'
 import * as schema from './schema.ts'
+import { PriorityGate } from './work-priority.ts'
 
 export type Schema = typeof schema
 /** The typed query builder; a transaction handle has the same type. */
@@ -80,18 +81,25 @@ async function openPglite(dataDir: string): Promise<Database> {
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir)
   }
   const client = await PGlite.create(dataDir, pgliteOptions())
-  const orm = drizzlePglite(client, { schema }) as unknown as Db
+  // every statement and transaction passes the gate: a request's goes before a newsletter's waiting ones
+  const gate = new PriorityGate()
+  // the ORM's handle: PGlite itself (instanceof holds, hot statements use it) with its three entry points gated
+  const gated: PGlite = Object.create(client)
+  gated.query = (...args: Parameters<PGlite['query']>) => gate.run(() => client.query(...args))
+  gated.exec = (...args: Parameters<PGlite['exec']>) => gate.run(() => client.exec(...args))
+  gated.transaction = (fn) => gate.run(() => client.transaction(fn))
+  const orm = drizzlePglite(gated, { schema }) as unknown as Db
   let closed = false
   return {
     kind: 'pglite',
     orm,
     async query<T>(sql: string, params?: unknown[]) {
-      const result = await client.query<T>(sql, params)
+      const result = await gate.run(() => client.query<T>(sql, params))
       return result.rows
     },
-    dumpDataDir: () => client.dumpDataDir('gzip'),
+    dumpDataDir: () => gate.run(() => client.dumpDataDir('gzip')),
     // PGlite is one connection: the whole database is the session.
-    withSession: (fn) => fn({ query: (sql, params) => client.query(sql, params) }),
+    withSession: (fn) => fn({ query: (sql, params) => gate.run(() => client.query(sql, params)) }),
     async listen(channel, handler) {
       assertChannel(channel)
       const unlisten = await client.listen(channel, (payload) => handler(payload))

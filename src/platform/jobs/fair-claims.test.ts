@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { isBulkWork } from '../db/work-priority.ts'
 import {
   type ClaimedJob,
   claimJobs,
@@ -234,5 +235,57 @@ describe('fair claims', () => {
     } finally {
       await runner.stop()
     }
+  })
+})
+
+describe('bulk work', () => {
+  test("a campaign's jobs (priority 1) and a bulk queue's run as bulk work, the rest as interactive", async () => {
+    const single = queueName('bulk-single')
+    const batch = queueName('bulk-batch')
+    const feed = queueName('bulk-feed')
+    const seen = new Map<string, boolean>()
+    const runner = new JobRunner({
+      database: harness.database,
+      clock: harness.clock,
+      concurrency: 4,
+      leaseMs: 30_000,
+      pollMs: 60_000,
+      handlers: {
+        [single]: { run: async (job) => void seen.set(`single ${job.payload.name}`, isBulkWork()) },
+        [batch]: {
+          run: async () => assert.fail('a batch queue runs its jobs together'),
+          runBatch: async (jobs) => void seen.set(`batch ${jobs.map((j) => j.payload.name).join('+')}`, isBulkWork()),
+          batchMax: 10,
+        },
+        [feed]: { run: async () => void seen.set('feed', isBulkWork()), bulk: true },
+      },
+    })
+    await add([
+      { accountId: big, queue: single, payload: { name: 'campaign' }, priority: 1 },
+      { accountId: small, queue: single, payload: { name: 'message' } },
+      { accountId: big, queue: feed, payload: {} },
+    ])
+    await runner.start()
+    try {
+      await runner.drain()
+      // a batch is bulk work only when every job of it is
+      await add([{ accountId: big, queue: batch, payload: { name: 'c1' }, priority: 1 }])
+      await runner.drain()
+      await add([
+        { accountId: big, queue: batch, payload: { name: 'c2' }, priority: 1 },
+        { accountId: small, queue: batch, payload: { name: 'm' } },
+      ])
+      await runner.drain()
+    } finally {
+      await runner.stop()
+    }
+    const batches = [...seen].filter(([name]) => name.startsWith('batch'))
+    assert.deepEqual(Object.fromEntries([...seen].filter(([name]) => !name.startsWith('batch'))), {
+      'single campaign': true,
+      'single message': false,
+      feed: true,
+    })
+    assert.deepEqual(batches[0], ['batch c1', true])
+    assert.equal(batches.at(-1)?.[1], false, `a mixed batch: ${JSON.stringify(batches)}`)
   })
 })

@@ -30,6 +30,8 @@ export interface ClaimedJob {
   createdAt: Date
   /** proves this worker still holds the job; every finishing write checks it */
   leaseToken: string
+  /** 0 interactive, 1 bulk (a campaign's send): bulk jobs run as bulk work (platform/db/work-priority.ts) */
+  priority?: 0 | 1
 }
 
 /** The job was claimed again by another worker (our lease expired): whatever we were about to write is stale. */
@@ -103,6 +105,7 @@ export interface JobRow {
   run_at: Date | string
   created_at: Date | string
   lease_token: string
+  priority?: number | string
 }
 
 /** A job row as its claimer holds it (a claim's, or one written already claimed for BatchContext.handOff). */
@@ -117,6 +120,7 @@ export function toClaimed(row: JobRow): ClaimedJob {
     runAt: new Date(row.run_at),
     createdAt: new Date(row.created_at),
     leaseToken: row.lease_token,
+    priority: Number(row.priority ?? 0) === 1 ? 1 : 0,
   }
 }
 
@@ -170,7 +174,7 @@ export async function claimJobs(
     }
     // herold_claim_fair (migration 0054_fair_claims) keeps its plan across calls
     const result = await tx.execute(sql`
-      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token
+      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token, priority
       FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
         ${PACE_IN_FLIGHT_MS}::int)`)

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
+import { asBulkWork } from '../db/work-priority.ts'
 import type { HeroldModule, PlatformDeps } from '../module.ts'
 import {
   type ClaimedJob,
@@ -60,6 +61,13 @@ export interface JobHandler {
   lane?: string
   /** a thrown error is retried until this many claims, then the job is kept as dead; default 20 */
   maxAttempts?: number
+  /** its jobs are bulk work whatever their priority (a newsletter's fan-out): see platform/db/work-priority.ts */
+  bulk?: boolean
+}
+
+/** Runs a claim's work as bulk work when its queue is bulk or every job of it is (priority 1), else as it comes. */
+function asWorkOf<T>(handler: JobHandler, jobs: ClaimedJob[], run: () => Promise<T>): Promise<T> {
+  return handler.bulk || jobs.every((job) => job.priority === 1) ? asBulkWork(run) : run()
 }
 
 export type JobHandlers = Record<string, JobHandler>
@@ -254,7 +262,7 @@ export class JobRunner {
   }
 
   #launch(job: ClaimedJob, handler: JobHandler): void {
-    const done = this.#execute(job, handler).finally(() => {
+    const done = asWorkOf(handler, [job], () => this.#execute(job, handler)).finally(() => {
       this.#running.delete(job.leaseToken)
       this.#vacuumSometimes()
       for (const resolve of this.#idleWaiters.splice(0)) resolve()
@@ -265,7 +273,7 @@ export class JobRunner {
 
   #launchBatch(jobs: ClaimedJob[], handler: JobHandler): void {
     const handed: ClaimedJob[] = []
-    const done = this.#executeBatch(jobs, handler, handed)
+    const done = asWorkOf(handler, jobs, () => this.#executeBatch(jobs, handler, handed))
       .catch((error) => this.#options.log?.(`job batch ${jobs[0].queue} failed`, error))
       .finally(() => {
         for (const job of jobs) this.#running.delete(job.leaseToken)

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { openDatabase } from './client.ts'
+import { asBulkWork, INTERACTIVE_STREAK, isBulkWork, PriorityGate } from './work-priority.ts'
+
+/** A statement that holds the gate until released by the test. */
+function held(gate: PriorityGate, order: string[], name: string) {
+  let release!: () => void
+  const done = gate.run(async () => {
+    order.push(name)
+    await new Promise<void>((resolve) => (release = resolve))
+  })
+  return { done, release: () => release() }
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+describe('PriorityGate', () => {
+  test('a waiting interactive statement goes before every waiting bulk one', async () => {
+    const gate = new PriorityGate()
+    const order: string[] = []
+    const first = held(gate, order, 'bulk 1')
+    const waiting: Array<Promise<void>> = []
+    await asBulkWork(async () => {
+      for (let i = 2; i <= 4; i++) waiting.push(gate.run(async () => void order.push(`bulk ${i}`)))
+    })
+    waiting.push(gate.run(async () => void order.push('interactive')))
+    assert.deepEqual(gate.waiting, { interactive: 1, bulk: 3 })
+    first.release()
+    await Promise.all([first.done, ...waiting])
+    assert.deepEqual(order, ['bulk 1', 'interactive', 'bulk 2', 'bulk 3', 'bulk 4'])
+  })
+
+  test('a stream of interactive work lets a waiting bulk statement through after a streak', async () => {
+    const gate = new PriorityGate()
+    const order: string[] = []
+    const first = held(gate, order, 'interactive 0')
+    await tick()
+    const all: Array<Promise<void>> = [asBulkWork(() => gate.run(async () => void order.push('bulk')))]
+    for (let i = 1; i <= INTERACTIVE_STREAK + 2; i++) {
+      all.push(gate.run(async () => void order.push(`interactive ${i}`)))
+    }
+    first.release()
+    await Promise.all([first.done, ...all])
+    assert.equal(order.indexOf('bulk'), INTERACTIVE_STREAK + 1, order.join(', '))
+    assert.equal(order.length, INTERACTIVE_STREAK + 4)
+  })
+
+  test('the bulk mark follows the async work it was given, not what runs beside it', async () => {
+    assert.equal(isBulkWork(), false)
+    const seen: boolean[] = []
+    await Promise.all([
+      asBulkWork(async () => {
+        await tick()
+        seen.push(isBulkWork())
+      }),
+      (async () => {
+        await tick()
+        seen.push(isBulkWork())
+      })(),
+    ])
+    assert.deepEqual(seen.sort(), [false, true])
+    assert.equal(isBulkWork(), false)
+  })
+
+  test('an error of a statement frees the gate for the next', async () => {
+    const gate = new PriorityGate()
+    await assert.rejects(
+      gate.run(async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    )
+    assert.equal(await gate.run(async () => 'next'), 'next')
+    assert.deepEqual(gate.waiting, { interactive: 0, bulk: 0 })
+  })
+})
+
+describe('the embedded database behind the gate', () => {
+  test("a request's statement overtakes a newsletter's queued statements", async (t) => {
+    if (process.env.HEROLD_TEST_DATABASE_URL) return t.skip('the gate is the embedded database only')
+    const database = await openDatabase({ dataDir: 'memory://' })
+    t.after(() => database.close())
+    const order: string[] = []
+    // a bulk transaction holds the connection while twenty bulk statements and one request's statement queue up
+    let release!: () => void
+    const holding = asBulkWork(() =>
+      database.orm.transaction(async () => {
+        order.push('bulk transaction')
+        await new Promise<void>((resolve) => (release = resolve))
+      }),
+    )
+    await tick()
+    const bulk = asBulkWork(() =>
+      Promise.all(
+        Array.from({ length: 20 }, (_, i) => database.query('SELECT $1::int AS n', [i]).then(() => order.push('bulk'))),
+      ),
+    )
+    const request = database.query('SELECT 1').then(() => order.push('request'))
+    await tick()
+    release()
+    await Promise.all([holding, bulk, request])
+    assert.equal(order[0], 'bulk transaction')
+    assert.equal(order[1], 'request', order.join(', '))
+    assert.equal(order.filter((o) => o === 'bulk').length, 20)
+  })
+})

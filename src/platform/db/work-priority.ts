@@ -1,0 +1,67 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+
+/**
+ * Bulk work (a newsletter's fan-out and its sends) runs inside `asBulkWork`; everything else (requests, a single
+ * message's send, automation and follow-up steps) is interactive. On the embedded database, whose one connection runs
+ * one statement at a time, interactive statements go before waiting bulk ones (see PriorityGate); on PostgreSQL the
+ * mark changes nothing (its pool serves both, and the fair claim already keeps bulk jobs from taking every slot).
+ */
+const bulkWork = new AsyncLocalStorage<true>()
+
+export function asBulkWork<T>(fn: () => Promise<T>): Promise<T> {
+  return bulkWork.run(true, fn)
+}
+
+export function isBulkWork(): boolean {
+  return bulkWork.getStore() === true
+}
+
+/**
+ * How many interactive turns may pass a waiting bulk statement in a row: interactive work goes first, but a steady
+ * stream of it (a busy API) must not stop a newsletter altogether.
+ */
+export const INTERACTIVE_STREAK = 8
+
+/**
+ * One holder at a time, interactive waiters before bulk ones. The embedded database runs its statements one by one in
+ * the order they arrive (PGlite's own lock is first come, first served), so a newsletter's thousands of queued
+ * statements would stand before every other account's; in front of that lock this gate lets a request's statement
+ * (or transaction) go next, after at most the one bulk statement that holds the connection.
+ */
+export class PriorityGate {
+  #held = false
+  #streak = 0
+  readonly #interactive: Array<() => void> = []
+  readonly #bulk: Array<() => void> = []
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    await this.#enter(isBulkWork())
+    try {
+      return await fn()
+    } finally {
+      this.#leave()
+    }
+  }
+
+  /** statements waiting to run, by kind (for tests and metrics) */
+  get waiting(): { interactive: number; bulk: number } {
+    return { interactive: this.#interactive.length, bulk: this.#bulk.length }
+  }
+
+  #enter(bulk: boolean): Promise<void> {
+    if (!this.#held) {
+      this.#held = true
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => (bulk ? this.#bulk : this.#interactive).push(resolve))
+  }
+
+  #leave(): void {
+    const interactiveNext =
+      this.#interactive.length > 0 && (this.#bulk.length === 0 || this.#streak < INTERACTIVE_STREAK)
+    const next = interactiveNext ? this.#interactive.shift() : this.#bulk.shift()
+    this.#streak = interactiveNext && this.#bulk.length > 0 ? this.#streak + 1 : 0
+    if (next) next()
+    else this.#held = false
+  }
+}
