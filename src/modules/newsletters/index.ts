@@ -55,8 +55,9 @@ export function newslettersJobs(deps: PlatformDeps, options: { feedAhead?: numbe
   const service = newslettersServiceFor(deps, options)
   return {
     handlers: {
-      [NEWSLETTER_START_QUEUE]: { run: (job, context) => service.start(job, context), perKey: 1 },
-      [NEWSLETTER_PROGRESS_QUEUE]: { run: (job, context) => service.progress(job, context) },
+      // the fan-out and the feed are bulk work: on the embedded database a request's statements go before theirs
+      [NEWSLETTER_START_QUEUE]: { run: (job, context) => service.start(job, context), perKey: 1, bulk: true },
+      [NEWSLETTER_PROGRESS_QUEUE]: { run: (job, context) => service.progress(job, context), bulk: true },
     } satisfies JobHandlers,
   }
 }
