@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { Field, formatTime } from '../ui.tsx'
-import { PageError } from './errors.tsx'
+import { call, v1 } from '../../api/client.ts'
+import { Field, formatTime } from '../../ui/components.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { PageError } from '../../ui/page-error.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 // The inbox: conversations (newest activity first) and one conversation's thread, with a free-text reply while the
 // customer's 24-hour window is open and an approved template (with its variables) at any time.

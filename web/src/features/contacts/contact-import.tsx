@@ -1,10 +1,10 @@
 import { useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { ApiError, app } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
-import { useSession } from '../session.ts'
-import { Field } from '../ui.tsx'
-import { PageError } from './errors.tsx'
+import { ApiError, app } from '../../api/client.ts'
+import { Field } from '../../ui/components.tsx'
+import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { PageError } from '../../ui/page-error.tsx'
+import { useSession } from '../../ui/session.ts'
 
 // CSV import on the contacts page: the file goes up as it is (POST /app/contacts/import), the answer streams a
 // progress line per batch and the report with the rejected lines.

@@ -1,11 +1,11 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { ErrorText, Field } from '../ui.tsx'
-import { BarChart, dateInZone, formatInZone, ProgressBar, previewText, zonedToIso } from './campaign-ui.tsx'
+import { call, v1 } from '../../api/client.ts'
+import { BarChart, dateInZone, formatInZone, ProgressBar, previewText, zonedToIso } from '../../ui/campaign.tsx'
+import { ErrorText, Field } from '../../ui/components.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 const words = {
   de: {

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { Field, formatTime } from '../ui.tsx'
-import { PageError } from './errors.tsx'
+import { call, v1 } from '../../api/client.ts'
+import { Field, formatTime } from '../../ui/components.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { PageError } from '../../ui/page-error.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 // Webhook subscriptions: create (the signing secret shown once), the deliveries log, enable again, rotate the secret.
 

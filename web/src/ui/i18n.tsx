@@ -1,6 +1,6 @@
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react'
-import { ApiError } from './api/client.ts'
-import { type EnumKind, enumWord, type Language } from './enums.ts'
+import { ApiError } from '../api/client.ts'
+import { type EnumKind, enumWord, type Language } from './words.ts'
 
 export type { Language }
 

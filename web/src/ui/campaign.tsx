@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react'
-import { useWords } from '../i18n.tsx'
+import { useWords } from './i18n.tsx'
 import './campaign.css'
 
 // Small pieces the campaign pages (newsletters, follow-ups, automations, media and knowledge) share.

@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
-import { useEnum, useWords } from '../i18n.tsx'
-import { ErrorText, Field } from '../ui.tsx'
+import { app, call, v1 } from '../../api/client.ts'
+import { ErrorText, Field } from '../../ui/components.tsx'
+import { useEnum, useWords } from '../../ui/i18n.tsx'
 
 const words = {
   de: {

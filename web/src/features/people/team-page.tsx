@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
-import { useI18n } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { ErrorText, Field, formatTime } from '../ui.tsx'
+import { app, call, v1 } from '../../api/client.ts'
+import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useI18n } from '../../ui/i18n.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer'
 const ROLES: Role[] = ['owner', 'admin', 'member', 'viewer']

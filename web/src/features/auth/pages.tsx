@@ -1,10 +1,10 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
-import { app, call } from '../api/client.ts'
-import { useI18n } from '../i18n.tsx'
-import { useSetSession } from '../session.ts'
-import { Card, ErrorText, Field } from '../ui.tsx'
+import { app, call } from '../../api/client.ts'
+import { Card, ErrorText, Field } from '../../ui/components.tsx'
+import { useI18n } from '../../ui/i18n.tsx'
+import { useSetSession } from '../../ui/session.ts'
 import { SignInForm } from './sign-in-form.tsx'
 
 function useAfterSignIn() {

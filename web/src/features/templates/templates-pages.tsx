@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { Field, formatTime } from '../ui.tsx'
-import { PageError } from './errors.tsx'
+import { app, call, v1 } from '../../api/client.ts'
+import { Field, formatTime } from '../../ui/components.tsx'
+import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { PageError } from '../../ui/page-error.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 // Templates: the list with provider status, and an editor that runs the deterministic check (POST
 // /app/templates/check) while typing, saves (PATCH) and submits to the provider.

@@ -1,9 +1,9 @@
 import { useMutation } from '@tanstack/react-query'
 import { useState } from 'react'
-import { app, call } from '../api/client.ts'
-import { type Language, useI18n } from '../i18n.tsx'
-import { type SessionShape, useSetSession } from '../session.ts'
-import { ErrorText, Field } from '../ui.tsx'
+import { app, call } from '../../api/client.ts'
+import { ErrorText, Field } from '../../ui/components.tsx'
+import { type Language, useI18n } from '../../ui/i18n.tsx'
+import { type SessionShape, useSetSession } from '../../ui/session.ts'
 
 export function AccountPage({ session }: { session: SessionShape }) {
   const { t, setLanguage } = useI18n()

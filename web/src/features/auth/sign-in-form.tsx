@@ -1,8 +1,8 @@
 import { useMutation } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import { app, call } from '../api/client.ts'
-import { useI18n } from '../i18n.tsx'
-import { ErrorText, Field } from '../ui.tsx'
+import { app, call } from '../../api/client.ts'
+import { ErrorText, Field } from '../../ui/components.tsx'
+import { useI18n } from '../../ui/i18n.tsx'
 
 /**
  * E-mail and password, `POST /app/sign-in`, the refusal in words. The sign-in page and the OAuth consent step use it;

@@ -1,8 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useI18n, useWords } from '../i18n.tsx'
-import { ErrorText, Field } from '../ui.tsx'
+import { call, v1 } from '../../api/client.ts'
+import { ErrorText, Field } from '../../ui/components.tsx'
+import { useI18n, useWords } from '../../ui/i18n.tsx'
 
 // The dashboard: GET /v1/stats as hand-written SVG charts. Each chart is an image with a title and a summary for
 // screen readers, and its numbers are one click away as a table.

@@ -1,10 +1,10 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
-import { ApiError } from '../api/client.ts'
-import { useWords } from '../i18n.tsx'
-import { type SessionShape, useSession, useSetSession } from '../session.ts'
-import { Card, ErrorText } from '../ui.tsx'
-import { SignInForm } from './sign-in-form.tsx'
+import { ApiError } from '../../api/client.ts'
+import { Card, ErrorText } from '../../ui/components.tsx'
+import { useWords } from '../../ui/i18n.tsx'
+import { type SessionShape, useSession, useSetSession } from '../../ui/session.ts'
+import { SignInForm } from '../auth/sign-in-form.tsx'
 
 // The consent step of OAuth for assistants (docs/tool-server.md): /oauth/authorize sends the browser here with the
 // request; a member signs in if needed, chooses the account, sees the client and the scopes, and approves or denies.

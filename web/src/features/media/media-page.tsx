@@ -1,9 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useId, useState } from 'react'
-import { ApiError, app, call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
-import { ErrorText, Field, formatTime } from '../ui.tsx'
-import { useDebounced } from './campaign-ui.tsx'
+import { ApiError, app, call, v1 } from '../../api/client.ts'
+import { useDebounced } from '../../ui/campaign.tsx'
+import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 
 const words = {
   de: {

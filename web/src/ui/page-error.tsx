@@ -1,5 +1,5 @@
 import { ApiError } from '../api/client.ts'
-import { ErrorText } from '../ui.tsx'
+import { ErrorText } from './components.tsx'
 
 /**
  * An error in words: the page's own sentence for the error's key or code when it has one, else the app's general

@@ -1,10 +1,10 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
-import { useEnum, useI18n, useWords } from '../i18n.tsx'
-import { ErrorText, Field, formatTime } from '../ui.tsx'
-import { ContactImport } from './contacts-import.tsx'
+import { app, call, v1 } from '../../api/client.ts'
+import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { ContactImport } from './contact-import.tsx'
 
 /** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
 function useDebounced<T>(value: T, ms: number): T {

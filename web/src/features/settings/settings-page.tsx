@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
-import { call, v1 } from '../api/client.ts'
-import { useWords } from '../i18n.tsx'
-import type { SessionShape } from '../session.ts'
-import { Field } from '../ui.tsx'
-import { PageError } from './errors.tsx'
+import { call, v1 } from '../../api/client.ts'
+import { Field } from '../../ui/components.tsx'
+import { useWords } from '../../ui/i18n.tsx'
+import { PageError } from '../../ui/page-error.tsx'
+import type { SessionShape } from '../../ui/session.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
 // landing page's text, and follow-up timing.

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
-import { app, call, v1 } from '../api/client.ts'
-import { type FieldLabel, useEnum, useI18n, useWords } from '../i18n.tsx'
-import { ErrorText, Field, formatTime } from '../ui.tsx'
-import { CopyButton, useDebounced } from './campaign-ui.tsx'
+import { app, call, v1 } from '../../api/client.ts'
+import { CopyButton, useDebounced } from '../../ui/campaign.tsx'
+import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { type FieldLabel, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 
 const words = {
   de: {

@@ -1,8 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { app, call } from '../api/client.ts'
-import { useI18n } from '../i18n.tsx'
-import { ErrorText, Field, formatTime } from '../ui.tsx'
+import { app, call } from '../../api/client.ts'
+import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useI18n } from '../../ui/i18n.tsx'
 
 // the scopes a key can carry (section 5 of the API); the server checks them again
 const SCOPES = [
