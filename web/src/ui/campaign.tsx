@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react'
 import { useWords } from './i18n.tsx'
+import { commonWords } from './words.ts'
 import './campaign.css'
 
 // Small pieces the campaign pages (newsletters, follow-ups, automations, media and knowledge) share.
@@ -64,7 +65,7 @@ export function dateInZone(timeZone: string, days = 0): string {
 
 /** A button that copies a text and says so. */
 export function CopyButton({ text, label }: { text: string; label: string }) {
-  const w = useWords({ de: { copy: 'Kopieren', copied: 'Kopiert' }, en: { copy: 'Copy', copied: 'Copied' } })
+  const w = useWords(commonWords)
   const [done, setDone] = useState(false)
   return (
     <button
@@ -167,24 +168,4 @@ export function previewText(
     phone: contact?.phone ?? '',
   }
   return text.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (whole, key: string) => values[key] ?? whole)
-}
-
-/** The campaign pages' names in the main navigation. */
-export function useCampaignNav() {
-  return useWords({
-    de: {
-      newsletters: 'Newsletter',
-      followups: 'Follow-ups',
-      automations: 'Automationen',
-      media: 'Mediathek',
-      knowledge: 'Wissen',
-    },
-    en: {
-      newsletters: 'Newsletters',
-      followups: 'Follow-ups',
-      automations: 'Automations',
-      media: 'Media',
-      knowledge: 'Knowledge',
-    },
-  })
 }

@@ -1,15 +1,16 @@
 import { cloneElement, type ReactElement, type ReactNode, useId } from 'react'
 import { type FieldLabel, useI18n } from './i18n.tsx'
+import { errorWords } from './words.ts'
 
 /** An error in words, announced to screen readers; a refusal by field lists each field by the form's label. */
 export function ErrorText({ error, fieldLabel }: { error: unknown; fieldLabel?: FieldLabel }) {
-  const { error: words, fieldProblems, t } = useI18n()
+  const { error: words, fieldProblems, language } = useI18n()
   if (!error) return null
   const problems = fieldProblems(error, fieldLabel)
   if (problems.length > 0) {
     return (
       <div className="error" role="alert" data-testid="field-problems">
-        <p>{t('checkFields')}</p>
+        <p>{errorWords[language].checkFields}</p>
         <ul>
           {problems.map((problem) => (
             <li key={problem}>{problem}</li>

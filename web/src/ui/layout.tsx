@@ -1,18 +1,13 @@
 import { useMutation } from '@tanstack/react-query'
 import { Link, Navigate, Outlet, useNavigate } from '@tanstack/react-router'
 import { app, call } from '../api/client.ts'
-import { dashboardNav } from '../features/dashboard/dashboard-page.tsx'
-import { inboxNav } from '../features/inbox/inbox-page.tsx'
-import { settingsNav } from '../features/settings/settings-page.tsx'
-import { templatesNav } from '../features/templates/templates-pages.tsx'
-import { webhooksNav } from '../features/webhooks/webhooks-page.tsx'
-import { useCampaignNav } from './campaign.tsx'
-import { I18nProvider, useI18n } from './i18n.tsx'
+import { I18nProvider, useI18n, useWords } from './i18n.tsx'
 import { type SessionShape, useSession, useSetSession } from './session.ts'
+import { commonWords, navWords } from './words.ts'
 
 function Header({ session }: { session: SessionShape | null }) {
-  const { t, language, setLanguage } = useI18n()
-  const campaign = useCampaignNav()
+  const { language, setLanguage } = useI18n()
+  const w = useWords(navWords)
   const setSession = useSetSession()
   const navigate = useNavigate()
   const signOut = useMutation({
@@ -24,25 +19,25 @@ function Header({ session }: { session: SessionShape | null }) {
   })
   return (
     <header>
-      <span className="brand">{t('appName')}</span>
+      <span className="brand">{w.appName}</span>
       {session && (
-        <nav aria-label={t('mainNav')}>
+        <nav aria-label={w.mainNav}>
           <Link to="/" activeOptions={{ exact: true }}>
-            {dashboardNav[language]}
+            {w.dashboard}
           </Link>
-          <Link to="/contacts">{t('contacts')}</Link>
-          <Link to="/inbox">{inboxNav[language]}</Link>
-          <Link to="/templates">{templatesNav[language]}</Link>
-          <Link to="/webhooks">{webhooksNav[language]}</Link>
-          <Link to="/settings">{settingsNav[language]}</Link>
-          <Link to="/newsletters">{campaign.newsletters}</Link>
-          <Link to="/followups">{campaign.followups}</Link>
-          <Link to="/automations">{campaign.automations}</Link>
-          <Link to="/media">{campaign.media}</Link>
-          <Link to="/knowledge">{campaign.knowledge}</Link>
-          <Link to="/team">{t('team')}</Link>
-          {session.permissions.includes('keys:manage') && <Link to="/keys">{t('keys')}</Link>}
-          <Link to="/account">{t('account')}</Link>
+          <Link to="/contacts">{w.contacts}</Link>
+          <Link to="/inbox">{w.inbox}</Link>
+          <Link to="/templates">{w.templates}</Link>
+          <Link to="/webhooks">{w.webhooks}</Link>
+          <Link to="/settings">{w.settings}</Link>
+          <Link to="/newsletters">{w.newsletters}</Link>
+          <Link to="/followups">{w.followups}</Link>
+          <Link to="/automations">{w.automations}</Link>
+          <Link to="/media">{w.media}</Link>
+          <Link to="/knowledge">{w.knowledge}</Link>
+          <Link to="/team">{w.team}</Link>
+          {session.permissions.includes('keys:manage') && <Link to="/keys">{w.keys}</Link>}
+          <Link to="/account">{w.account}</Link>
         </nav>
       )}
       <span className="spacer" />
@@ -57,7 +52,7 @@ function Header({ session }: { session: SessionShape | null }) {
       )}
       {session && (
         <button type="button" onClick={() => signOut.mutate()}>
-          {t('signOut')}
+          {w.signOut}
         </button>
       )}
     </header>
@@ -82,8 +77,7 @@ export function Layout() {
 
 /** While the session is first asked for. */
 export function Loading() {
-  const { t } = useI18n()
-  return <p>{t('loading')}</p>
+  return <p>{useWords(commonWords).loading}</p>
 }
 
 /** The pages for signed-in members (the route's beforeLoad has checked); a session that ends leads to sign-in. */

@@ -1,5 +1,147 @@
-/** The app's languages (i18n.tsx has their words). */
+/** The app's languages: every table of words says each thing in each of them (ui/i18n.tsx: useWords, useEnum). */
 export type Language = 'de' | 'en'
+
+/** Words many pages say alike. */
+export const commonWords = {
+  de: {
+    email: 'E-Mail-Adresse',
+    password: 'Passwort',
+    newPassword: 'Neues Passwort (mindestens 10 Zeichen)',
+    name: 'Name',
+    copy: 'Kopieren',
+    copied: 'Kopiert',
+    created: 'Erstellt',
+    save: 'Speichern',
+    loading: 'Lädt …',
+    never: 'nie',
+    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+  },
+  en: {
+    email: 'E-mail address',
+    password: 'Password',
+    newPassword: 'New password (at least 10 characters)',
+    name: 'Name',
+    copy: 'Copy',
+    copied: 'Copied',
+    created: 'Created',
+    save: 'Save',
+    loading: 'Loading …',
+    never: 'never',
+    readOnly: 'Your role can only read here.',
+  },
+}
+
+/** The main navigation: each page by the name it has there. */
+export const navWords = {
+  de: {
+    appName: 'Herold',
+    mainNav: 'Hauptnavigation',
+    signOut: 'Abmelden',
+    dashboard: 'Übersicht',
+    contacts: 'Kontakte',
+    inbox: 'Posteingang',
+    templates: 'Vorlagen',
+    webhooks: 'Webhooks',
+    settings: 'Einstellungen',
+    newsletters: 'Newsletter',
+    followups: 'Follow-ups',
+    automations: 'Automationen',
+    media: 'Mediathek',
+    knowledge: 'Wissen',
+    team: 'Team',
+    keys: 'API-Schlüssel',
+    account: 'Mein Zugang',
+  },
+  en: {
+    appName: 'Herold',
+    mainNav: 'Main navigation',
+    signOut: 'Sign out',
+    dashboard: 'Overview',
+    contacts: 'Contacts',
+    inbox: 'Inbox',
+    templates: 'Templates',
+    webhooks: 'Webhooks',
+    settings: 'Settings',
+    newsletters: 'Newsletters',
+    followups: 'Follow-ups',
+    automations: 'Automations',
+    media: 'Media',
+    knowledge: 'Knowledge',
+    team: 'Team',
+    keys: 'API keys',
+    account: 'My sign-in',
+  },
+}
+
+/** An error in words, by the envelope's code; a refused field's rule ({limit}: the rule's bound). */
+export const errorWords = {
+  de: {
+    errors: {
+      network: 'Der Server ist nicht erreichbar. Bitte versuchen Sie es erneut.',
+      unauthorized: 'Bitte melden Sie sich an.',
+      sign_in_failed: 'E-Mail-Adresse oder Passwort ist falsch.',
+      rate_limited: 'Zu viele Versuche. Bitte warten Sie eine Minute.',
+      link_invalid: 'Dieser Link ist ungültig, schon benutzt oder abgelaufen.',
+      forbidden: 'Das erlaubt Ihre Rolle nicht.',
+      csrf_invalid: 'Ihre Sitzung ist nicht mehr gültig. Bitte laden Sie die Seite neu.',
+      last_owner: 'Ein Konto braucht mindestens einen aktiven Inhaber.',
+      already_member: 'Diese Person ist schon Mitglied.',
+      user_exists: 'Zu dieser E-Mail-Adresse gibt es schon einen Zugang.',
+      not_found: 'Nicht gefunden.',
+      bad_request: 'Bitte prüfen Sie Ihre Eingaben: {message}',
+      unknown: 'Etwas ist schiefgegangen: {message}',
+    },
+    checkFields: 'Bitte prüfen Sie Ihre Eingaben:',
+    rules: {
+      required: 'Pflichtfeld',
+      minLength: 'mindestens {limit} Zeichen',
+      maxLength: 'zu lang: höchstens {limit} Zeichen',
+      minItems: 'mindestens {limit} Einträge',
+      maxItems: 'zu viele: höchstens {limit} Einträge',
+      minimum: 'mindestens {limit}',
+      maximum: 'höchstens {limit}',
+      format: 'ungültiges Format',
+      pattern: 'ungültiges Format',
+      enum: 'kein erlaubter Wert',
+      type: 'falsche Art von Wert',
+      additionalProperties: 'unbekanntes Feld',
+      invalid: 'ungültig',
+    },
+  },
+  en: {
+    errors: {
+      network: 'The server cannot be reached. Please try again.',
+      unauthorized: 'Please sign in.',
+      sign_in_failed: 'E-mail address or password is wrong.',
+      rate_limited: 'Too many attempts. Please wait a minute.',
+      link_invalid: 'This link is invalid, was used already or has expired.',
+      forbidden: 'Your role does not allow this.',
+      csrf_invalid: 'Your session is no longer valid. Please reload the page.',
+      last_owner: 'An account needs at least one active owner.',
+      already_member: 'This person is a member already.',
+      user_exists: 'A sign-in with this e-mail address exists already.',
+      not_found: 'Not found.',
+      bad_request: 'Please check your input: {message}',
+      unknown: 'Something went wrong: {message}',
+    },
+    checkFields: 'Please check your input:',
+    rules: {
+      required: 'required',
+      minLength: 'at least {limit} characters',
+      maxLength: 'too long: at most {limit} characters',
+      minItems: 'at least {limit} entries',
+      maxItems: 'too many: at most {limit} entries',
+      minimum: 'at least {limit}',
+      maximum: 'at most {limit}',
+      format: 'invalid format',
+      pattern: 'invalid format',
+      enum: 'not an allowed value',
+      type: 'wrong kind of value',
+      additionalProperties: 'unknown field',
+      invalid: 'invalid',
+    },
+  },
+}
 
 // Every value of an API enum a page shows, in each of the app's languages. A page never shows the wire value itself:
 // test/web/enum-words.test.ts checks these tables against the API's schemas, so a new value needs its words here.

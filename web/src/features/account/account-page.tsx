@@ -2,11 +2,14 @@ import { useMutation } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
-import { type Language, useI18n } from '../../ui/i18n.tsx'
+import { type Language, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { type SessionShape, useSetSession } from '../../ui/session.ts'
+import { accountWords } from './words.ts'
 
 export function AccountPage({ session }: { session: SessionShape }) {
-  const { t, setLanguage } = useI18n()
+  const { setLanguage } = useI18n()
+  const w = useWords(accountWords)
+  const say = useEnum()
   const setSession = useSetSession()
   const [current, setCurrent] = useState('')
   const [next, setNext] = useState('')
@@ -27,13 +30,13 @@ export function AccountPage({ session }: { session: SessionShape }) {
   })
   return (
     <main>
-      <h1>{t('account')}</h1>
+      <h1>{w.account}</h1>
       <p>
-        {session.user.name} ({session.user.email}) · {session.account.name} · {t(session.role)}
+        {session.user.name} ({session.user.email}) · {session.account.name} · {say('role', session.role)}
       </p>
       <section aria-labelledby="language">
-        <h2 id="language">{t('language')}</h2>
-        <Field label={t('language')}>
+        <h2 id="language">{w.language}</h2>
+        <Field label={w.language}>
           <select value={session.user.language} onChange={(e) => language.mutate(e.target.value as Language)}>
             <option value="de">Deutsch</option>
             <option value="en">English</option>
@@ -42,14 +45,14 @@ export function AccountPage({ session }: { session: SessionShape }) {
         <ErrorText error={language.error} />
       </section>
       <section aria-labelledby="password">
-        <h2 id="password">{t('changePassword')}</h2>
+        <h2 id="password">{w.changePassword}</h2>
         <form
           onSubmit={(event) => {
             event.preventDefault()
             password.mutate()
           }}
         >
-          <Field label={t('currentPassword')}>
+          <Field label={w.currentPassword}>
             <input
               type="password"
               autoComplete="current-password"
@@ -58,7 +61,7 @@ export function AccountPage({ session }: { session: SessionShape }) {
               onChange={(e) => setCurrent(e.target.value)}
             />
           </Field>
-          <Field label={t('newPassword')}>
+          <Field label={w.newPassword}>
             <input
               type="password"
               autoComplete="new-password"
@@ -69,9 +72,9 @@ export function AccountPage({ session }: { session: SessionShape }) {
             />
           </Field>
           <ErrorText error={password.error} />
-          {password.isSuccess && <p role="status">{t('passwordChanged')}</p>}
+          {password.isSuccess && <p role="status">{w.passwordChanged}</p>}
           <button type="submit" disabled={password.isPending}>
-            {t('save')}
+            {w.save}
           </button>
         </form>
       </section>

@@ -3,9 +3,10 @@ import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { Card, ErrorText, Field } from '../../ui/components.tsx'
-import { useI18n } from '../../ui/i18n.tsx'
+import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { useSetSession } from '../../ui/session.ts'
 import { SignInForm } from './sign-in-form.tsx'
+import { authWords } from './words.ts'
 
 function useAfterSignIn() {
   const setSession = useSetSession()
@@ -17,20 +18,20 @@ function useAfterSignIn() {
 }
 
 export function SignInPage() {
-  const { t } = useI18n()
+  const w = useWords(authWords)
   const done = useAfterSignIn()
   return (
-    <Card title={t('signIn')}>
+    <Card title={w.signIn}>
       <SignInForm onSignedIn={done} />
       <p>
-        <Link to="/reset">{t('forgotPassword')}</Link>
+        <Link to="/reset">{w.forgotPassword}</Link>
       </p>
     </Card>
   )
 }
 
 export function SetupPage({ token }: { token: string }) {
-  const { t } = useI18n()
+  const w = useWords(authWords)
   const done = useAfterSignIn()
   const [name, setName] = useState('')
   const [email, setEmail] = useState('')
@@ -44,26 +45,26 @@ export function SetupPage({ token }: { token: string }) {
     mutationFn: () => call(app.POST('/app/setup', { body: { token, name, email, password } })),
     onSuccess: done,
   })
-  if (link.isPending) return <Card title={t('setupTitle')}>{t('loading')}</Card>
+  if (link.isPending) return <Card title={w.setupTitle}>{w.loading}</Card>
   if (link.error)
     return (
-      <Card title={t('setupTitle')}>
+      <Card title={w.setupTitle}>
         <ErrorText error={link.error} />
       </Card>
     )
   return (
-    <Card title={t('setupTitle')}>
-      <p>{t('setupIntro', { account: link.data.account.name })}</p>
+    <Card title={w.setupTitle}>
+      <p>{fill(w.setupIntro, { account: link.data.account.name })}</p>
       <form
         onSubmit={(event) => {
           event.preventDefault()
           setup.mutate()
         }}
       >
-        <Field label={t('name')}>
+        <Field label={w.name}>
           <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
-        <Field label={t('email')}>
+        <Field label={w.email}>
           <input
             type="email"
             autoComplete="username"
@@ -72,7 +73,7 @@ export function SetupPage({ token }: { token: string }) {
             onChange={(e) => setEmail(e.target.value)}
           />
         </Field>
-        <Field label={t('newPassword')}>
+        <Field label={w.newPassword}>
           <input
             type="password"
             autoComplete="new-password"
@@ -84,7 +85,7 @@ export function SetupPage({ token }: { token: string }) {
         </Field>
         <ErrorText error={setup.error} />
         <button type="submit" disabled={setup.isPending}>
-          {t('setupDone')}
+          {w.setupDone}
         </button>
       </form>
     </Card>
@@ -92,7 +93,8 @@ export function SetupPage({ token }: { token: string }) {
 }
 
 export function InvitationPage({ token }: { token: string }) {
-  const { t } = useI18n()
+  const w = useWords(authWords)
+  const say = useEnum()
   const done = useAfterSignIn()
   const [name, setName] = useState('')
   const [password, setPassword] = useState('')
@@ -110,18 +112,18 @@ export function InvitationPage({ token }: { token: string }) {
       ),
     onSuccess: done,
   })
-  if (info.isPending) return <Card title={t('accept')}>{t('loading')}</Card>
+  if (info.isPending) return <Card title={w.accept}>{w.loading}</Card>
   if (info.error)
     return (
-      <Card title={t('accept')}>
+      <Card title={w.accept}>
         <ErrorText error={info.error} />
       </Card>
     )
   const invitation = info.data
   return (
-    <Card title={t('invitationTitle', { account: invitation.account_name })}>
-      <p>{t('invitationIntro', { role: t(invitation.role), email: invitation.email })}</p>
-      {!invitation.needs_password && <p>{t('invitationExisting')}</p>}
+    <Card title={fill(w.invitationTitle, { account: invitation.account_name })}>
+      <p>{fill(w.invitationIntro, { role: say('role', invitation.role), email: invitation.email })}</p>
+      {!invitation.needs_password && <p>{w.invitationExisting}</p>}
       <form
         onSubmit={(event) => {
           event.preventDefault()
@@ -129,11 +131,11 @@ export function InvitationPage({ token }: { token: string }) {
         }}
       >
         {invitation.needs_password && (
-          <Field label={t('name')}>
+          <Field label={w.name}>
             <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
           </Field>
         )}
-        <Field label={invitation.needs_password ? t('newPassword') : t('password')}>
+        <Field label={invitation.needs_password ? w.newPassword : w.password}>
           <input
             type="password"
             autoComplete={invitation.needs_password ? 'new-password' : 'current-password'}
@@ -145,7 +147,7 @@ export function InvitationPage({ token }: { token: string }) {
         </Field>
         <ErrorText error={accept.error} />
         <button type="submit" disabled={accept.isPending}>
-          {t('accept')}
+          {w.accept}
         </button>
       </form>
     </Card>
@@ -153,14 +155,14 @@ export function InvitationPage({ token }: { token: string }) {
 }
 
 export function ResetRequestPage() {
-  const { t } = useI18n()
+  const w = useWords(authWords)
   const [email, setEmail] = useState('')
   const request = useMutation({ mutationFn: () => call(app.POST('/app/password-reset', { body: { email } })) })
   return (
-    <Card title={t('resetTitle')}>
-      <p>{t('resetIntro')}</p>
+    <Card title={w.resetTitle}>
+      <p>{w.resetIntro}</p>
       {request.isSuccess ? (
-        <p role="status">{t('resetSent')}</p>
+        <p role="status">{w.resetSent}</p>
       ) : (
         <form
           onSubmit={(event) => {
@@ -168,7 +170,7 @@ export function ResetRequestPage() {
             request.mutate()
           }}
         >
-          <Field label={t('email')}>
+          <Field label={w.email}>
             <input
               type="email"
               autoComplete="username"
@@ -179,7 +181,7 @@ export function ResetRequestPage() {
           </Field>
           <ErrorText error={request.error} />
           <button type="submit" disabled={request.isPending}>
-            {t('resetSend')}
+            {w.resetSend}
           </button>
         </form>
       )}
@@ -188,16 +190,16 @@ export function ResetRequestPage() {
 }
 
 export function ResetCompletePage({ token }: { token: string }) {
-  const { t } = useI18n()
+  const w = useWords(authWords)
   const [password, setPassword] = useState('')
   const complete = useMutation({
     mutationFn: () => call(app.POST('/app/password-reset/complete', { body: { token, password } })),
   })
   return (
-    <Card title={t('resetTitle')}>
+    <Card title={w.resetTitle}>
       {complete.isSuccess ? (
         <p role="status">
-          {t('resetDone')} <Link to="/sign-in">{t('signIn')}</Link>
+          {w.resetDone} <Link to="/sign-in">{w.signIn}</Link>
         </p>
       ) : (
         <form
@@ -206,7 +208,7 @@ export function ResetCompletePage({ token }: { token: string }) {
             complete.mutate()
           }}
         >
-          <Field label={t('newPassword')}>
+          <Field label={w.newPassword}>
             <input
               type="password"
               autoComplete="new-password"
@@ -218,7 +220,7 @@ export function ResetCompletePage({ token }: { token: string }) {
           </Field>
           <ErrorText error={complete.error} />
           <button type="submit" disabled={complete.isPending}>
-            {t('resetSave')}
+            {w.resetSave}
           </button>
         </form>
       )}

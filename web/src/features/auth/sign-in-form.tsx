@@ -2,14 +2,15 @@ import { useMutation } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
-import { useI18n } from '../../ui/i18n.tsx'
+import { useWords } from '../../ui/i18n.tsx'
+import { authWords } from './words.ts'
 
 /**
  * E-mail and password, `POST /app/sign-in`, the refusal in words. The sign-in page and the OAuth consent step use it;
  * `onSignedIn` gets the new session (what happens next is theirs).
  */
 export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => void }) {
-  const { t } = useI18n()
+  const w = useWords(authWords)
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
   const signIn = useMutation({
@@ -22,10 +23,10 @@ export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => v
   }
   return (
     <form onSubmit={submit}>
-      <Field label={t('email')}>
+      <Field label={w.email}>
         <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
       </Field>
-      <Field label={t('password')}>
+      <Field label={w.password}>
         <input
           type="password"
           autoComplete="current-password"
@@ -36,7 +37,7 @@ export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => v
       </Field>
       <ErrorText error={signIn.error} />
       <button type="submit" disabled={signIn.isPending}>
-        {t('signIn')}
+        {w.signIn}
       </button>
     </form>
   )

@@ -5,167 +5,8 @@ import { app, call, v1 } from '../../api/client.ts'
 import { CopyButton, useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { type FieldLabel, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
-
-const words = {
-  de: {
-    title: 'Automationen',
-    none: 'Noch keine Automationen.',
-    name: 'Name',
-    status: 'Status',
-    intent: 'Zweck',
-    create: 'Neue Automation',
-    trigger: 'Auslöser',
-    steps: 'Schritte',
-    step: 'Schritt {n}',
-    type: 'Art',
-    addStep: 'Schritt hinzufügen',
-    up: 'Schritt {n} nach oben',
-    down: 'Schritt {n} nach unten',
-    remove: 'Schritt {n} entfernen',
-    save: 'Automation anlegen',
-    update: 'Änderungen speichern',
-    back: 'Alle Automationen',
-    activate: 'Aktivieren',
-    pause: 'Pausieren',
-    notice: 'Die Sicherheitsregeln haben geändert:',
-    noticeIntro:
-      'Sicherheitsregeln beim Speichern: Newsletter und Verteiler beginnen immer mit einer Doppel-Opt-in-Stufe; eine als Automation getarnte Follow-up-Folge (eine Nachricht 24 Stunden oder mehr nach einer früheren) wird nach ihrer ersten solchen Nachricht abgeschnitten. Was sie ändern würden, steht schon vor dem Speichern hier.',
-    checkTitle: 'Vor dem Speichern',
-    checking: 'Wird geprüft …',
-    checkNone: 'Die Sicherheitsregeln ändern nichts; so kann gespeichert werden.',
-    checkChanges: 'Beim Speichern ändern die Sicherheitsregeln:',
-    checkRefused: 'Speichern würde abgelehnt:',
-    checkAfter: 'Gespeichert werden dann {n} Schritte.',
-    checkLater: 'Sobald Sie etwas ändern, steht hier, was die Sicherheitsregeln ändern würden und was fehlt.',
-    c_followup_cut:
-      'Nachrichten mit 24 Stunden oder mehr Abstand sind eine Follow-up-Folge, keine Automation: sie endet nach Schritt {kept} (der ersten solchen Nachricht); die Schritte {from} bis {to} werden entfernt. Für zeitversetzte Nachrichten gibt es Follow-up-Sequenzen.',
-    c_double_optin_prepended:
-      'Ein {intent} beginnt immer mit einem Doppel-Opt-in: ein Doppel-Opt-in-Schritt ({channel}) wird an den Anfang gesetzt.',
-    i_newsletter: 'Newsletter',
-    i_mailing_list: 'Verteiler',
-    secret: 'Signaturgeheimnis der Webhook-Schritte (nur jetzt sichtbar)',
-    address: 'Webhook-Adresse',
-    state: 'Zustand',
-    events: 'Ereignisse',
-    firstEvent: 'erstes Ereignis',
-    lastEvent: 'letztes Ereignis',
-    lastError: 'letzter Fehler',
-    addresses: 'Auslöser-Quellen',
-    runs: 'Läufe',
-    noRuns: 'Noch keine Läufe.',
-    run: 'Lauf vom {at}',
-    source: 'Quelle',
-    result: 'Ergebnis',
-    reason: 'Grund',
-    triggerFor: 'Für einen Kontakt starten',
-    contact: 'Kontakt',
-    start: 'Starten',
-    started: 'Gestartet.',
-    keywords: 'Schlüsselwörter (durch Komma getrennt)',
-    tag: 'Tag',
-    channel: 'Kanal',
-    feedUrl: 'Kalender-Adresse (.ics)',
-    offset: 'Minuten vor dem Termin',
-    template: 'Vorlage',
-    text: 'Text',
-    minutes: 'Warten: Minuten',
-    hours: 'Warten: Stunden',
-    days: 'Warten: Tage',
-    untilTime: 'oder bis Uhrzeit (HH:MM)',
-    condition: 'Bedingung',
-    optinState: 'Zustand der Einwilligung',
-    fieldPath: 'Feld (Pfad, z. B. order.status)',
-    equals: 'ist gleich',
-    ifYes: 'wenn ja: weiter bei',
-    ifNo: 'wenn nein: weiter bei',
-    next: 'nächster Schritt',
-    end: 'Ende',
-    url: 'Adresse (https)',
-    to: 'An (E-Mail-Adressen, durch Komma getrennt)',
-    subject: 'Betreff',
-    followup: 'Follow-up-Sequenz',
-    choose: 'bitte wählen',
-  },
-  en: {
-    title: 'Automations',
-    none: 'No automations yet.',
-    name: 'Name',
-    status: 'Status',
-    intent: 'Purpose',
-    create: 'New automation',
-    trigger: 'Trigger',
-    steps: 'Steps',
-    step: 'Step {n}',
-    type: 'Kind',
-    addStep: 'Add step',
-    up: 'Move step {n} up',
-    down: 'Move step {n} down',
-    remove: 'Remove step {n}',
-    save: 'Create automation',
-    update: 'Save changes',
-    back: 'All automations',
-    activate: 'Activate',
-    pause: 'Pause',
-    notice: 'The safety rules changed:',
-    noticeIntro:
-      'Safety rules on saving: newsletters and mailing lists always start with a double opt-in step; a follow-up sequence disguised as an automation (a message 24 hours or more after an earlier one) is cut off after its first such message. What they would change is shown here before saving.',
-    checkTitle: 'Before saving',
-    checking: 'Checking …',
-    checkNone: 'The safety rules change nothing; this can be saved.',
-    checkChanges: 'On saving, the safety rules change:',
-    checkRefused: 'Saving would be refused:',
-    checkAfter: '{n} steps are then saved.',
-    checkLater: 'As soon as you change something, this says what the safety rules would change and what is missing.',
-    c_followup_cut:
-      'Messages 24 hours or more apart make a follow-up sequence, not an automation: it ends after step {kept} (the first such message); steps {from} to {to} are removed. Timed messages belong in a follow-up sequence.',
-    c_double_optin_prepended:
-      'A {intent} always starts with a double opt-in: a double opt-in step ({channel}) is put first.',
-    i_newsletter: 'newsletter',
-    i_mailing_list: 'mailing list',
-    secret: "The webhook steps' signing secret (shown only now)",
-    address: 'Webhook address',
-    state: 'State',
-    events: 'Events',
-    firstEvent: 'first event',
-    lastEvent: 'last event',
-    lastError: 'last error',
-    addresses: 'Trigger sources',
-    runs: 'Runs',
-    noRuns: 'No runs yet.',
-    run: 'Run of {at}',
-    source: 'Source',
-    result: 'Result',
-    reason: 'Reason',
-    triggerFor: 'Start for a contact',
-    contact: 'Contact',
-    start: 'Start',
-    started: 'Started.',
-    keywords: 'Keywords (comma-separated)',
-    tag: 'Tag',
-    channel: 'Channel',
-    feedUrl: 'Calendar address (.ics)',
-    offset: 'Minutes before the event',
-    template: 'Template',
-    text: 'Text',
-    minutes: 'Wait: minutes',
-    hours: 'Wait: hours',
-    days: 'Wait: days',
-    untilTime: 'or until the time (HH:MM)',
-    condition: 'Condition',
-    optinState: 'Opt-in state',
-    fieldPath: 'Field (path, e.g. order.status)',
-    equals: 'equals',
-    ifYes: 'if yes: continue at',
-    ifNo: 'if no: continue at',
-    next: 'next step',
-    end: 'end',
-    url: 'Address (https)',
-    to: 'To (e-mail addresses, comma-separated)',
-    subject: 'Subject',
-    followup: 'Follow-up sequence',
-    choose: 'please choose',
-  },
-}
+import { commonWords } from '../../ui/words.ts'
+import { words } from './words.ts'
 
 const TRIGGERS = [
   'contact_created',
@@ -883,7 +724,8 @@ interface RunView {
 function Runs({ id }: { id: string }) {
   const w = useWords(words)
   const say = useEnum()
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const { never } = useWords(commonWords)
   const runs = useQuery({
     queryKey: ['automation-runs', id],
     queryFn: () =>
@@ -898,7 +740,7 @@ function Runs({ id }: { id: string }) {
       {runs.data && items.length === 0 && <p>{w.noRuns}</p>}
       {items.map((run) => (
         <article key={run.id} className="run" data-testid="run">
-          <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, t('never')))}</h3>
+          <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, never))}</h3>
           <p>
             {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
@@ -977,7 +819,8 @@ function TriggerForContact({ id }: { id: string }) {
 function Sources({ id }: { id: string }) {
   const w = useWords(words)
   const say = useEnum()
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const { never } = useWords(commonWords)
   const sources = useQuery({
     queryKey: ['automation-webhooks'],
     queryFn: () => call(v1.GET('/v1/automation-webhooks', { params: { query: { limit: 100, offset: 0 } } })),
@@ -1007,9 +850,9 @@ function Sources({ id }: { id: string }) {
           <dt>{w.events}</dt>
           <dd data-testid="webhook-events">{s.event_count}</dd>
           <dt>{w.firstEvent}</dt>
-          <dd>{formatTime(s.first_event_at, language, t('never'))}</dd>
+          <dd>{formatTime(s.first_event_at, language, never)}</dd>
           <dt>{w.lastEvent}</dt>
-          <dd>{formatTime(s.last_event_at, language, t('never'))}</dd>
+          <dd>{formatTime(s.last_event_at, language, never)}</dd>
           <dt>{w.lastError}</dt>
           <dd>{s.last_error ?? '–'}</dd>
         </dl>

@@ -2,9 +2,10 @@ import { useMutation, useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { ApiError } from '../../api/client.ts'
 import { Card, ErrorText } from '../../ui/components.tsx'
-import { useWords } from '../../ui/i18n.tsx'
+import { fill, useWords } from '../../ui/i18n.tsx'
 import { type SessionShape, useSession, useSetSession } from '../../ui/session.ts'
 import { SignInForm } from '../auth/sign-in-form.tsx'
+import { WORDS } from './words.ts'
 
 // The consent step of OAuth for assistants (docs/tool-server.md): /oauth/authorize sends the browser here with the
 // request; a member signs in if needed, chooses the account, sees the client and the scopes, and approves or denies.
@@ -55,46 +56,6 @@ async function send<T>(method: 'GET' | 'POST', url: string, csrf: string, body?:
   if (!response.ok) throw new ApiError(response.status, data.error?.code ?? 'unknown', data.error?.message ?? '')
   return data as T
 }
-
-const WORDS = {
-  de: {
-    title: 'Assistent verbinden',
-    signInFirst: 'Melden Sie sich an, um dem Assistenten Zugriff zu geben.',
-    loading: 'Lädt …',
-    asks: '„{client}“ möchte mit Ihrem Herold-Zugang arbeiten.',
-    signedInAs: 'Angemeldet als {name} ({email}).',
-    returnsTo: 'Nach Ihrer Entscheidung geht es zurück zu {uri}.',
-    account: 'Konto',
-    role: 'Ihre Rolle: {role}',
-    scopes: 'Das darf der Assistent in diesem Konto',
-    notAllowed: 'Ihre Rolle erlaubt keine der angefragten Berechtigungen in diesem Konto.',
-    withheld: 'Nicht erteilt (Ihre Rolle erlaubt es nicht): {scopes}',
-    approve: 'Erlauben',
-    deny: 'Ablehnen',
-    invalid: 'Diese Anfrage ist ungültig. Starten Sie die Verbindung im Assistenten neu.',
-    redirecting: 'Weiter zum Assistenten …',
-  },
-  en: {
-    title: 'Connect an assistant',
-    signInFirst: 'Sign in to give the assistant access.',
-    loading: 'Loading …',
-    asks: '“{client}” wants to work with your Herold access.',
-    signedInAs: 'Signed in as {name} ({email}).',
-    returnsTo: 'After your decision you return to {uri}.',
-    account: 'Account',
-    role: 'Your role: {role}',
-    scopes: 'What the assistant may do in this account',
-    notAllowed: 'Your role allows none of the requested permissions in this account.',
-    withheld: 'Not granted (your role does not allow it): {scopes}',
-    approve: 'Approve',
-    deny: 'Deny',
-    invalid: 'This request is invalid. Start connecting again in the assistant.',
-    redirecting: 'Returning to the assistant …',
-  },
-}
-
-const fill = (text: string, values: Record<string, string>) =>
-  text.replace(/\{(\w+)\}/g, (_match, name: string) => values[name] ?? '')
 
 export function ConsentPage() {
   const w = useWords(WORDS)

@@ -2,9 +2,10 @@ import { useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { ApiError, app } from '../../api/client.ts'
 import { Field } from '../../ui/components.tsx'
-import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import { useSession } from '../../ui/session.ts'
+import { errors, words } from './words.ts'
 
 // CSV import on the contacts page: the file goes up as it is (POST /app/contacts/import), the answer streams a
 // progress line per batch and the report with the rejected lines.
@@ -27,60 +28,7 @@ interface ImportEventShape {
   error?: { code: string; key: string; message: string }
 }
 
-const words = {
-  de: {
-    title: 'Kontakte importieren (CSV)',
-    help: 'Eine CSV-Datei mit Kopfzeile und den Spalten name, email, phone, tags (Telefon international, z. B. +49 151 23456789). Bekannte Adressen werden aktualisiert, Einwilligungen nie erteilt.',
-    file: 'CSV-Datei',
-    start: 'Importieren',
-    progress: 'Fortschritt des Imports',
-    rows: '{rows} Zeilen gelesen',
-    uploading: 'Wird hochgeladen …',
-    done: 'Fertig: {created} neu, {updated} aktualisiert, {unchanged} unverändert, {rejected} abgelehnt von {rows} Zeilen ({seconds} s).',
-    rejected: 'Abgelehnte Zeilen',
-    line: 'Zeile',
-    reason: 'Grund',
-    notes: 'Hinweise',
-    more: '… und {count} weitere',
-  },
-  en: {
-    title: 'Import contacts (CSV)',
-    help: 'A CSV file with a header and the columns name, email, phone, tags (phone in international format, such as +49 151 23456789). Known addresses are updated; consent is never given.',
-    file: 'CSV file',
-    start: 'Import',
-    progress: 'Import progress',
-    rows: '{rows} rows read',
-    uploading: 'Uploading …',
-    done: 'Done: {created} new, {updated} updated, {unchanged} unchanged, {rejected} rejected of {rows} rows ({seconds} s).',
-    rejected: 'Rejected lines',
-    line: 'Line',
-    reason: 'Reason',
-    notes: 'Notes',
-    more: '… and {count} more',
-  },
-}
-
-const errors = {
-  de: {
-    csv_invalid: 'Die Datei ist keine brauchbare CSV-Datei: {message}',
-    payload_too_large: 'Die Datei ist zu groß (höchstens 200 MB).',
-    limit_reached: 'Das Kontaktlimit des Tarifs ist erreicht.',
-    forbidden: 'Das erlaubt Ihre Rolle nicht.',
-    internal_error: 'Der Import brach ab; die Zeilen davor sind importiert. Bitte versuchen Sie es erneut.',
-  },
-  en: {
-    csv_invalid: 'The file is not a usable CSV file: {message}',
-    payload_too_large: 'The file is too large (at most 200 MB).',
-    limit_reached: "The plan's contact limit is reached.",
-    forbidden: 'Your role does not allow this.',
-    internal_error: 'The import stopped; the lines before it are imported. Please try again.',
-  },
-}
-
 const SHOWN = 200
-
-const fill = (text: string, values: Record<string, string | number>) =>
-  text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''))
 
 export function ContactImport() {
   const w = useWords(words)

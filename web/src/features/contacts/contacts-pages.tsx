@@ -5,6 +5,7 @@ import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { ContactImport } from './contact-import.tsx'
+import { contactWords, historyWords } from './words.ts'
 
 /** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
 function useDebounced<T>(value: T, ms: number): T {
@@ -17,7 +18,7 @@ function useDebounced<T>(value: T, ms: number): T {
 }
 
 export function ContactsPage() {
-  const { t } = useI18n()
+  const w = useWords(contactWords)
   const [q, setQ] = useState('')
   const [limit, setLimit] = useState(50)
   const search = useDebounced(q.trim(), 200)
@@ -28,9 +29,9 @@ export function ContactsPage() {
   })
   return (
     <main>
-      <h1>{t('contacts')}</h1>
+      <h1>{w.contacts}</h1>
       <ContactImport />
-      <Field label={t('search')}>
+      <Field label={w.search}>
         <input
           type="search"
           value={q}
@@ -44,10 +45,10 @@ export function ContactsPage() {
       <table aria-busy={contacts.isFetching}>
         <thead>
           <tr>
-            <th scope="col">{t('name')}</th>
-            <th scope="col">{t('email')}</th>
-            <th scope="col">{t('phone')}</th>
-            <th scope="col">{t('tags')}</th>
+            <th scope="col">{w.name}</th>
+            <th scope="col">{w.email}</th>
+            <th scope="col">{w.phone}</th>
+            <th scope="col">{w.tags}</th>
           </tr>
         </thead>
         <tbody>
@@ -65,10 +66,10 @@ export function ContactsPage() {
           ))}
         </tbody>
       </table>
-      {contacts.data && contacts.data.contacts.length === 0 && <p>{t('noContacts')}</p>}
+      {contacts.data && contacts.data.contacts.length === 0 && <p>{w.noContacts}</p>}
       {contacts.data?.has_more && (
         <button type="button" onClick={() => setLimit((n) => Math.min(200, n + 50))} disabled={limit >= 200}>
-          {t('more')}
+          {w.more}
         </button>
       )}
     </main>
@@ -76,7 +77,8 @@ export function ContactsPage() {
 }
 
 export function ContactPage({ id }: { id: string }) {
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const w = useWords(contactWords)
   const say = useEnum()
   const contact = useQuery({
     queryKey: ['contact', id],
@@ -86,26 +88,26 @@ export function ContactPage({ id }: { id: string }) {
   return (
     <main>
       <p>
-        <Link to="/contacts">← {t('back')}</Link>
+        <Link to="/contacts">← {w.back}</Link>
       </p>
       <ErrorText error={contact.error} />
       {c && (
         <>
           <h1>{c.name || c.email || c.phone}</h1>
           <dl className="details">
-            <dt>{t('email')}</dt>
+            <dt>{w.email}</dt>
             <dd>{c.email || '–'}</dd>
-            <dt>{t('phone')}</dt>
+            <dt>{w.phone}</dt>
             <dd>{c.phone || '–'}</dd>
-            <dt>{t('tags')}</dt>
+            <dt>{w.tags}</dt>
             <dd>{c.tags.length ? c.tags.join(', ') : '–'}</dd>
-            <dt>{t('optinChat')}</dt>
+            <dt>{w.optinChat}</dt>
             <dd>{say('optinState', c.optin_chat)}</dd>
-            <dt>{t('optinEmail')}</dt>
+            <dt>{w.optinEmail}</dt>
             <dd>{say('optinState', c.optin_email)}</dd>
-            <dt>{t('source')}</dt>
+            <dt>{w.source}</dt>
             <dd>{c.source}</dd>
-            <dt>{t('created')}</dt>
+            <dt>{w.created}</dt>
             <dd>{formatTime(c.created_at, language, '')}</dd>
           </dl>
           <ConsentHistory id={id} />
@@ -113,27 +115,6 @@ export function ContactPage({ id }: { id: string }) {
       )}
     </main>
   )
-}
-
-const historyWords = {
-  de: {
-    title: 'Einwilligungsverlauf',
-    none: 'Noch keine Änderung der Einwilligung.',
-    when: 'Wann',
-    channel: 'Kanal',
-    change: 'Änderung',
-    source: 'Quelle',
-    address: 'Adresse',
-  },
-  en: {
-    title: 'Consent history',
-    none: 'No change of consent yet.',
-    when: 'When',
-    channel: 'Channel',
-    change: 'Change',
-    source: 'Source',
-    address: 'Address',
-  },
 }
 
 /** Every change of the contact's opt-ins, oldest first, with its source (GET /app/contacts/{id}/consent-history). */

@@ -2,98 +2,16 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
-import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
+import { words } from './words.ts'
 
 // The dashboard: GET /v1/stats as hand-written SVG charts. Each chart is an image with a title and a summary for
 // screen readers, and its numbers are one click away as a table.
 
-const words = {
-  de: {
-    title: 'Übersicht',
-    range: 'Zeitraum',
-    days7: 'Letzte 7 Tage',
-    days30: 'Letzte 30 Tage',
-    days90: 'Letzte 90 Tage',
-    contactsTotal: 'Kontakte gesamt',
-    contactsNew: 'Neue Kontakte',
-    messagesIn: 'Nachrichten empfangen',
-    messagesOut: 'Nachrichten gesendet',
-    linkClicks: 'Link-Klicks',
-    automationRuns: 'Automationsläufe',
-    followupRuns: 'Follow-up-Läufe',
-    aiReplies: 'KI-Antworten',
-    messagesChart: 'Nachrichten pro Tag',
-    contactsChart: 'Neue Kontakte pro Tag',
-    optinChart: 'Einwilligungen der Kontakte',
-    sendsChart: 'Vorlagen- und Newsletter-Sendungen nach Status',
-    chat: 'Chat',
-    email: 'E-Mail',
-    none: 'keine',
-    pending: 'ausstehend',
-    confirmed: 'bestätigt',
-    opted_out: 'abgemeldet',
-    templateSends: 'Vorlagen',
-    newsletterSends: 'Newsletter',
-    queued: 'eingereiht',
-    sent: 'gesendet',
-    delivered: 'zugestellt',
-    read: 'gelesen',
-    failed: 'fehlgeschlagen',
-    skipped: 'übersprungen',
-    asTable: 'Als Tabelle zeigen',
-    date: 'Datum',
-    summary: '{series}: zusammen {total} von {from} bis {to}, höchstens {max} an einem Tag.',
-    timezone: 'Tage in der Zeitzone {timezone}, {from} bis {to}.',
-  },
-  en: {
-    title: 'Overview',
-    range: 'Period',
-    days7: 'Last 7 days',
-    days30: 'Last 30 days',
-    days90: 'Last 90 days',
-    contactsTotal: 'Contacts in total',
-    contactsNew: 'New contacts',
-    messagesIn: 'Messages received',
-    messagesOut: 'Messages sent',
-    linkClicks: 'Link clicks',
-    automationRuns: 'Automation runs',
-    followupRuns: 'Follow-up runs',
-    aiReplies: 'AI replies',
-    messagesChart: 'Messages per day',
-    contactsChart: 'New contacts per day',
-    optinChart: "Contacts' consent",
-    sendsChart: 'Template and newsletter sends by status',
-    chat: 'Chat',
-    email: 'E-mail',
-    none: 'none',
-    pending: 'pending',
-    confirmed: 'confirmed',
-    opted_out: 'opted out',
-    templateSends: 'Templates',
-    newsletterSends: 'Newsletters',
-    queued: 'queued',
-    sent: 'sent',
-    delivered: 'delivered',
-    read: 'read',
-    failed: 'failed',
-    skipped: 'skipped',
-    asTable: 'Show as table',
-    date: 'Date',
-    summary: '{series}: {total} in total from {from} to {to}, at most {max} on one day.',
-    timezone: 'Days in the time zone {timezone}, {from} to {to}.',
-  },
-}
-
 type Words = (typeof words)['en']
-
-/** The navigation link's words. */
-export const dashboardNav = { de: 'Übersicht', en: 'Overview' }
 
 // colours with at least 3:1 contrast against white and against each other's neighbours
 const COLOURS = ['#0b57d0', '#b3261e', '#146c2e', '#7a4d00', '#6f2da8', '#00696f']
-
-const fill = (text: string, values: Record<string, string | number>) =>
-  text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''))
 
 interface Series {
   label: string

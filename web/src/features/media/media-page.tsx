@@ -4,146 +4,8 @@ import { ApiError, app, call, v1 } from '../../api/client.ts'
 import { useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
-
-const words = {
-  de: {
-    media: 'Mediathek',
-    knowledge: 'Wissen',
-    upload: 'Hochladen',
-    drop: 'Datei hierher ziehen und loslassen, oder:',
-    choose: 'Datei auswählen',
-    byUrl: 'Von einer Adresse laden',
-    url: 'Adresse (https)',
-    load: 'Laden',
-    usage: 'Verwendung',
-    kind: 'Art',
-    all: 'alle',
-    image: 'Bild',
-    video: 'Video',
-    document: 'Dokument',
-    none: 'Noch nichts hochgeladen.',
-    remove: '{name} löschen',
-    confirmRemove: 'Wirklich löschen?',
-    uploaded: '{name} ist hochgeladen.',
-    size: '{kb} KB',
-    documents: 'Dokumente',
-    passages: 'Abschnitte',
-    showPassages: 'Abschnitte von {name} zeigen',
-    hidePassages: 'Abschnitte von {name} ausblenden',
-    page: 'Seite {n}',
-    more: 'Mehr laden',
-    search: 'Im Wissen suchen',
-    noHits: 'Nichts gefunden.',
-    matchAll: 'Treffer mit allen Wörtern',
-    matchAny: 'Treffer mit einzelnen Wörtern',
-    ai: 'KI-Antworten',
-    aiUnavailable: 'Nicht verfügbar: {reason}',
-    aiActive: 'aktiv',
-    aiInactive: 'nicht aktiv',
-    replies: 'Fragen aus dem Wissen beantworten',
-    tags: 'Tags vorschlagen',
-    perHour: 'KI-Antworten je Kontakt und Stunde (1–60)',
-    save: 'Speichern',
-    saved: 'Gespeichert.',
-    model: 'Modell',
-    testQuestion: 'Testfrage',
-    testIntro:
-      'Die KI beantwortet die Frage genau so, wie sie eine Chat-Nachricht eines Kunden beantworten würde: aus den fünf besten Abschnitten, mit dem eingestellten Modell. Es wird nichts gesendet und kein Gespräch verändert; das geht auch, solange die KI-Antworten ausgeschaltet sind.',
-    ask: 'KI fragen',
-    asking: 'Die KI denkt nach …',
-    wouldAnswer: 'Die KI würde antworten:',
-    wouldDecline: 'Die KI würde nicht antworten und an einen Menschen übergeben.',
-    why: 'Grund: {reason}',
-    modelSaid: 'Das Modell sagt: {detail}',
-    promptPassages: 'Abschnitte im Prompt (die besten zuerst)',
-    cited: 'zitiert',
-    d_no_passages: 'Nichts im Wissen berührt die Frage; das Modell wurde nicht gefragt.',
-    d_not_answered: 'Das Modell sagt, die Abschnitte beantworten die Frage nicht.',
-    d_unparseable_answer: 'Die Antwort des Modells ist nicht lesbar.',
-    d_answer_not_grounded: 'Das Modell hat keinen Abschnitt als Quelle genannt.',
-    d_answer_too_long: 'Die Antwort ist für eine Chat-Nachricht zu lang.',
-    e_ai_not_configured:
-      'Diese Installation hat keinen KI-Endpunkt (HEROLD_AI_URL): es wird nichts an eine KI gesendet.',
-    e_ai_model_missing: 'Es ist kein KI-Modell eingestellt (HEROLD_AI_MODEL): es wird nichts an den Endpunkt gesendet.',
-    e_ai_timeout: 'Die KI hat nicht rechtzeitig geantwortet (HEROLD_AI_TIMEOUT_MS).',
-    e_ai_unreachable: 'Der KI-Endpunkt ist nicht erreichbar.',
-    e_ai_dns_failed: 'Der Hostname des KI-Endpunkts lässt sich nicht auflösen.',
-    e_ai_status: 'Der KI-Endpunkt hat den Aufruf mit dem Status {status} abgelehnt.',
-    e_ai_not_json: 'Der KI-Endpunkt hat nicht mit JSON geantwortet.',
-    e_ai_no_message: 'Der KI-Endpunkt hat ohne Nachricht geantwortet.',
-    e_ai_call_failed: 'Die KI konnte nicht gefragt werden: {message}',
-    format: 'Format',
-    created: 'Hochgeladen',
-  },
-  en: {
-    media: 'Media library',
-    knowledge: 'Knowledge',
-    upload: 'Upload',
-    drop: 'Drag a file here and drop it, or:',
-    choose: 'Choose a file',
-    byUrl: 'Load from an address',
-    url: 'Address (https)',
-    load: 'Load',
-    usage: 'Usage',
-    kind: 'Kind',
-    all: 'all',
-    image: 'image',
-    video: 'video',
-    document: 'document',
-    none: 'Nothing uploaded yet.',
-    remove: 'Delete {name}',
-    confirmRemove: 'Really delete?',
-    uploaded: '{name} is uploaded.',
-    size: '{kb} KB',
-    documents: 'Documents',
-    passages: 'Passages',
-    showPassages: 'Show the passages of {name}',
-    hidePassages: 'Hide the passages of {name}',
-    page: 'page {n}',
-    more: 'Load more',
-    search: 'Search the knowledge',
-    noHits: 'Nothing found.',
-    matchAll: 'Hits with every word',
-    matchAny: 'Hits with some of the words',
-    ai: 'AI replies',
-    aiUnavailable: 'Not available: {reason}',
-    aiActive: 'active',
-    aiInactive: 'not active',
-    replies: 'Answer questions from the knowledge',
-    tags: 'Suggest tags',
-    perHour: 'AI replies per contact and hour (1–60)',
-    save: 'Save',
-    saved: 'Saved.',
-    model: 'Model',
-    testQuestion: 'Test question',
-    testIntro:
-      "The AI answers the question exactly as it would answer a customer's chat message: from the best five passages, with the configured model. Nothing is sent and no conversation changes; it works while AI replies are switched off, too.",
-    ask: 'Ask the AI',
-    asking: 'The AI is thinking …',
-    wouldAnswer: 'The AI would answer:',
-    wouldDecline: 'The AI would not answer and hands over to a person.',
-    why: 'Reason: {reason}',
-    modelSaid: 'The model says: {detail}',
-    promptPassages: 'Passages in the prompt (best first)',
-    cited: 'cited',
-    d_no_passages: 'Nothing in the knowledge touches the question; the model was not asked.',
-    d_not_answered: 'The model says the passages do not answer the question.',
-    d_unparseable_answer: "The model's answer cannot be read.",
-    d_answer_not_grounded: 'The model named no passage as its source.',
-    d_answer_too_long: 'The answer is too long for a chat message.',
-    e_ai_not_configured: 'This installation has no AI endpoint (HEROLD_AI_URL): nothing is sent to any AI.',
-    e_ai_model_missing: 'No AI model is set (HEROLD_AI_MODEL): nothing is sent to the endpoint.',
-    e_ai_timeout: 'The AI did not answer in time (HEROLD_AI_TIMEOUT_MS).',
-    e_ai_unreachable: 'The AI endpoint cannot be reached.',
-    e_ai_dns_failed: "The AI endpoint's host name does not resolve.",
-    e_ai_status: 'The AI endpoint refused the call with status {status}.',
-    e_ai_not_json: 'The AI endpoint did not answer with JSON.',
-    e_ai_no_message: 'The AI endpoint answered without a message.',
-    e_ai_call_failed: 'The AI could not be asked: {message}',
-    format: 'Format',
-    created: 'Uploaded',
-  },
-}
+import { commonWords } from '../../ui/words.ts'
+import { words } from './words.ts'
 
 const USAGES = ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] as const
 
@@ -623,7 +485,8 @@ interface DocumentItem {
 export function KnowledgePage() {
   const w = useWords(words)
   const say = useEnum()
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const { never } = useWords(commonWords)
   const queryClient = useQueryClient()
   const [open, setOpen] = useState<string | null>(null)
   const documents = useQuery({
@@ -679,7 +542,7 @@ export function KnowledgePage() {
               <strong>{d.title}</strong> <small>({d.filename})</small>
               <p>
                 {w.format}: {say('documentFormat', d.format)} · {w.passages}: {d.passages} · {w.created}:{' '}
-                {formatTime(d.created_at, language, t('never'))}
+                {formatTime(d.created_at, language, never)}
               </p>
               <button type="button" aria-expanded={open === d.id} onClick={() => setOpen(open === d.id ? null : d.id)}>
                 {(open === d.id ? w.hidePassages : w.showPassages).replace('{name}', d.title)}

@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
-import { useI18n } from '../../ui/i18n.tsx'
+import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { peopleWords } from './words.ts'
 
 // the scopes a key can carry (section 5 of the API); the server checks them again
 const SCOPES = [
@@ -36,7 +37,8 @@ const SCOPES = [
 ]
 
 export function KeysPage() {
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const w = useWords(peopleWords)
   const queryClient = useQueryClient()
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>(['contacts:read'])
@@ -64,21 +66,21 @@ export function KeysPage() {
 
   return (
     <main>
-      <h1>{t('keys')}</h1>
+      <h1>{w.keys}</h1>
       <ErrorText error={keys.error} />
       <section aria-labelledby="create-key">
-        <h2 id="create-key">{t('createKey')}</h2>
+        <h2 id="create-key">{w.createKey}</h2>
         <form
           onSubmit={(event) => {
             event.preventDefault()
             create.mutate()
           }}
         >
-          <Field label={t('keyName')}>
+          <Field label={w.keyName}>
             <input required maxLength={120} value={name} onChange={(e) => setName(e.target.value)} />
           </Field>
           <fieldset className="scopes">
-            <legend>{t('scopes')}</legend>
+            <legend>{w.scopes}</legend>
             {SCOPES.map((scope) => (
               <label key={scope} className="check">
                 <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} />
@@ -88,12 +90,12 @@ export function KeysPage() {
           </fieldset>
           <ErrorText error={create.error} />
           <button type="submit" disabled={create.isPending || scopes.length === 0}>
-            {t('createKey')}
+            {w.createKey}
           </button>
         </form>
         {secret && (
           <div className="secret" role="status">
-            <p>{t('keyShownOnce')}</p>
+            <p>{w.keyShownOnce}</p>
             <output data-testid="new-key">{secret}</output>{' '}
             <button
               type="button"
@@ -101,7 +103,7 @@ export function KeysPage() {
                 void navigator.clipboard?.writeText(secret).then(() => setCopied(true))
               }}
             >
-              {copied ? t('copied') : t('copy')}
+              {copied ? w.copied : w.copy}
             </button>
           </div>
         )}
@@ -110,11 +112,11 @@ export function KeysPage() {
       <table>
         <thead>
           <tr>
-            <th scope="col">{t('keyName')}</th>
-            <th scope="col">{t('prefix')}</th>
-            <th scope="col">{t('scopes')}</th>
-            <th scope="col">{t('created')}</th>
-            <th scope="col">{t('status')}</th>
+            <th scope="col">{w.keyName}</th>
+            <th scope="col">{w.prefix}</th>
+            <th scope="col">{w.scopes}</th>
+            <th scope="col">{w.created}</th>
+            <th scope="col">{w.status}</th>
           </tr>
         </thead>
         <tbody>
@@ -128,14 +130,10 @@ export function KeysPage() {
               <td>{formatTime(key.created_at, language, '')}</td>
               <td>
                 {key.revoked_at ? (
-                  t('revoked')
+                  w.revoked
                 ) : (
-                  <button
-                    type="button"
-                    onClick={() => revoke.mutate(key.id)}
-                    aria-label={`${t('revoke')}: ${key.name}`}
-                  >
-                    {t('revoke')}
+                  <button type="button" onClick={() => revoke.mutate(key.id)} aria-label={`${w.revoke}: ${key.name}`}>
+                    {w.revoke}
                   </button>
                 )}
               </td>

@@ -2,14 +2,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
-import { useI18n } from '../../ui/i18n.tsx'
+import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { peopleWords } from './words.ts'
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer'
 const ROLES: Role[] = ['owner', 'admin', 'member', 'viewer']
 
 export function TeamPage({ session }: { session: SessionShape }) {
-  const { t, language } = useI18n()
+  const { language } = useI18n()
+  const w = useWords(peopleWords)
+  const say = useEnum()
   const queryClient = useQueryClient()
   const manage = session.permissions.includes('team:manage')
   const [email, setEmail] = useState('')
@@ -39,10 +42,10 @@ export function TeamPage({ session }: { session: SessionShape }) {
   })
   return (
     <main>
-      <h1>{t('team')}</h1>
+      <h1>{w.team}</h1>
       {manage ? (
         <section aria-labelledby="invite">
-          <h2 id="invite">{t('invite')}</h2>
+          <h2 id="invite">{w.invite}</h2>
           <form
             className="inline"
             onSubmit={(event) => {
@@ -50,30 +53,30 @@ export function TeamPage({ session }: { session: SessionShape }) {
               invite.mutate()
             }}
           >
-            <Field label={t('email')}>
+            <Field label={w.email}>
               <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
             </Field>
-            <Field label={t('role')}>
+            <Field label={w.role}>
               <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
                 {ROLES.map((r) => (
                   <option key={r} value={r}>
-                    {t(r)}
+                    {say('role', r)}
                   </option>
                 ))}
               </select>
             </Field>
             <button type="submit" disabled={invite.isPending}>
-              {t('invite')}
+              {w.invite}
             </button>
           </form>
           <ErrorText error={invite.error} />
           {notice && (
             <div role="status" className="secret">
               {notice.sent ? (
-                <p>{t('inviteSent')}</p>
+                <p>{w.inviteSent}</p>
               ) : (
                 <>
-                  <p>{t('inviteLink')}</p>
+                  <p>{w.inviteLink}</p>
                   <output data-testid="invite-url">{notice.url}</output>
                 </>
               )}
@@ -81,18 +84,18 @@ export function TeamPage({ session }: { session: SessionShape }) {
           )}
         </section>
       ) : (
-        <p>{t('readOnly')}</p>
+        <p>{w.readOnly}</p>
       )}
       <ErrorText error={team.error ?? change.error ?? remove.error} />
       <table>
         <thead>
           <tr>
-            <th scope="col">{t('name')}</th>
-            <th scope="col">{t('email')}</th>
-            <th scope="col">{t('role')}</th>
-            <th scope="col">{t('status')}</th>
-            <th scope="col">{t('lastActive')}</th>
-            {manage && <th scope="col">{t('remove')}</th>}
+            <th scope="col">{w.name}</th>
+            <th scope="col">{w.email}</th>
+            <th scope="col">{w.role}</th>
+            <th scope="col">{w.status}</th>
+            <th scope="col">{w.lastActive}</th>
+            {manage && <th scope="col">{w.remove}</th>}
           </tr>
         </thead>
         <tbody>
@@ -103,33 +106,33 @@ export function TeamPage({ session }: { session: SessionShape }) {
               <td>
                 {manage && member.id !== session.user.id ? (
                   <select
-                    aria-label={`${t('role')}: ${member.email}`}
+                    aria-label={`${w.role}: ${member.email}`}
                     value={member.role}
                     onChange={(e) => change.mutate({ id: member.id, role: e.target.value as Role })}
                   >
                     {ROLES.map((r) => (
                       <option key={r} value={r}>
-                        {t(r)}
+                        {say('role', r)}
                       </option>
                     ))}
                   </select>
                 ) : (
-                  t(member.role)
+                  say('role', member.role)
                 )}
               </td>
-              <td>{member.status === 'invited' ? t('invited') : t('active')}</td>
-              <td>{formatTime(member.last_active_at, language, t('never'))}</td>
+              <td>{member.status === 'invited' ? w.invited : w.active}</td>
+              <td>{formatTime(member.last_active_at, language, w.never)}</td>
               {manage && (
                 <td>
                   {member.id !== session.user.id && (
                     <button
                       type="button"
-                      aria-label={`${t('remove')}: ${member.email}`}
+                      aria-label={`${w.remove}: ${member.email}`}
                       onClick={() => {
-                        if (window.confirm(t('confirmRemove'))) remove.mutate(member.id)
+                        if (window.confirm(w.confirmRemove)) remove.mutate(member.id)
                       }}
                     >
-                      {t('remove')}
+                      {w.remove}
                     </button>
                   )}
                 </td>

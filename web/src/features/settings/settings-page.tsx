@@ -5,99 +5,10 @@ import { Field } from '../../ui/components.tsx'
 import { useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { errors, words } from './words.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
 // landing page's text, and follow-up timing.
-
-export const settingsNav = { de: 'Einstellungen', en: 'Settings' }
-
-const words = {
-  de: {
-    title: 'Einstellungen',
-    channels: 'Kanäle',
-    chat: 'Chat (WhatsApp)',
-    email: 'E-Mail',
-    connected: 'verbunden über {provider} ({address})',
-    notConnected: 'nicht verbunden (mit „herold channels connect“ verbinden)',
-    sendingPaused: 'Der Versand ist für dieses Konto angehalten.',
-    canSend: 'Versand möglich',
-    yes: 'ja',
-    no: 'nein',
-    coexistence: 'Koexistenz',
-    coexistenceLabel:
-      'Die Nummer wird auch in der WhatsApp-Business-App genutzt (Versand dann höchstens 20 Nachrichten pro Sekunde)',
-    coexistenceUnavailable: 'Erst verfügbar, wenn eine Chat-Nummer verbunden ist.',
-    pace: 'Aktuelles Tempo: {rate} Nachrichten pro Sekunde.',
-    consent: 'Einwilligung',
-    startKeywords: 'Start-Stichwörter (durch Komma getrennt)',
-    stopKeywords: 'Stopp-Stichwörter (durch Komma getrennt)',
-    stopConfirmation: 'Bestätigung nach einem Stopp-Stichwort',
-    landingText: 'Einwilligungstext der Anmeldeseite',
-    landingPage: 'Anmeldeseite',
-    optinTemplate: 'Vorlage zur Bestätigung der Einwilligung',
-    noOptinTemplate: 'keine freigegeben: Chat-Einwilligungen bleiben ausstehend',
-    waiting: '{count} Chat-Einwilligung(en) warten auf eine freigegebene Vorlage.',
-    followups: 'Zeitpunkt der Follow-ups',
-    fixedTime: 'Feste Uhrzeit',
-    noFixedTime: 'Keine feste Uhrzeit (jeder Schritt geht, sobald seine Wartezeit um ist)',
-    sendTime: 'Uhrzeit (HH:MM)',
-    timezone: 'Zeitzone (z. B. Europe/Berlin)',
-    stepTimes: '{count} Schritt(e) haben eine eigene Uhrzeit.',
-    save: 'Speichern',
-    saved: 'Gespeichert.',
-    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
-  },
-  en: {
-    title: 'Settings',
-    channels: 'Channels',
-    chat: 'Chat (WhatsApp)',
-    email: 'E-mail',
-    connected: 'connected through {provider} ({address})',
-    notConnected: 'not connected (connect with “herold channels connect”)',
-    sendingPaused: 'Sending is paused for this account.',
-    canSend: 'Sending possible',
-    yes: 'yes',
-    no: 'no',
-    coexistence: 'Coexistence',
-    coexistenceLabel:
-      'The number is also used in the WhatsApp Business app (sending then at most 20 messages per second)',
-    coexistenceUnavailable: 'Available once a chat number is connected.',
-    pace: 'Pace in effect: {rate} messages per second.',
-    consent: 'Consent',
-    startKeywords: 'Start keywords (comma-separated)',
-    stopKeywords: 'Stop keywords (comma-separated)',
-    stopConfirmation: 'Confirmation after a stop keyword',
-    landingText: "The sign-up page's consent text",
-    landingPage: 'Sign-up page',
-    optinTemplate: 'Opt-in confirmation template',
-    noOptinTemplate: 'none approved: chat opt-ins stay pending',
-    waiting: '{count} chat opt-in(s) wait for an approved template.',
-    followups: 'Follow-up timing',
-    fixedTime: 'Fixed time of day',
-    noFixedTime: 'No fixed time (each step goes when its delay is over)',
-    sendTime: 'Time (HH:MM)',
-    timezone: 'Time zone (such as Europe/Berlin)',
-    stepTimes: '{count} step(s) have their own time.',
-    save: 'Save',
-    saved: 'Saved.',
-    readOnly: 'Your role can only read here.',
-  },
-}
-
-const errors = {
-  de: {
-    keywords_overlap: 'Ein Stichwort darf nicht zugleich Start- und Stopp-Stichwort sein.',
-    coexistence_unavailable: 'Koexistenz braucht eine verbundene Chat-Nummer.',
-    chat_not_connected: 'Es ist keine Chat-Nummer verbunden.',
-    forbidden: 'Das erlaubt Ihre Rolle nicht.',
-  },
-  en: {
-    keywords_overlap: 'A keyword cannot be a start and a stop keyword at once.',
-    coexistence_unavailable: 'Coexistence needs a connected chat number.',
-    chat_not_connected: 'No chat number is connected.',
-    forbidden: 'Your role does not allow this.',
-  },
-}
 
 const list = (text: string) =>
   text

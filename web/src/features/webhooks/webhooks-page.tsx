@@ -5,92 +5,11 @@ import { Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { errors, words } from './words.ts'
 
 // Webhook subscriptions: create (the signing secret shown once), the deliveries log, enable again, rotate the secret.
 
-export const webhooksNav = { de: 'Webhooks', en: 'Webhooks' }
-
 const EVENTS = ['contact.created', 'message.received', 'conversation.created'] as const
-
-const words = {
-  de: {
-    title: 'Webhook-Abonnements',
-    create: 'Abonnement anlegen',
-    url: 'Empfangsadresse (https)',
-    events: 'Ereignisse',
-    secretOnce: 'Das Signatur-Geheimnis wird nur jetzt angezeigt. Speichern Sie es sicher.',
-    copy: 'Kopieren',
-    copied: 'Kopiert',
-    status: 'Status',
-    enabled: 'aktiv',
-    disabled: 'deaktiviert',
-    gone_410: 'der Empfänger antwortete 410',
-    consecutive_failures: '25 Fehlversuche in Folge',
-    manual: 'von Hand abgeschaltet',
-    failures: 'Fehlversuche in Folge',
-    enable: 'Wieder aktivieren',
-    rotate: 'Geheimnis erneuern',
-    deliveries: 'Zustellungen',
-    hideDeliveries: 'Zustellungen ausblenden',
-    none: 'Noch keine Abonnements.',
-    noDeliveries: 'Noch keine Zustellversuche.',
-    attempted: 'Versucht',
-    event: 'Ereignis',
-    attempt: 'Versuch',
-    result: 'Ergebnis',
-    duration: 'Dauer',
-    ok: 'erfolgreich',
-    failed: 'fehlgeschlagen',
-    next: 'nächster Versuch {time}',
-    readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
-    created: 'Erstellt',
-  },
-  en: {
-    title: 'Webhook subscriptions',
-    create: 'Create subscription',
-    url: 'Receiving address (https)',
-    events: 'Events',
-    secretOnce: 'The signing secret is shown only now. Store it safely.',
-    copy: 'Copy',
-    copied: 'Copied',
-    status: 'Status',
-    enabled: 'enabled',
-    disabled: 'disabled',
-    gone_410: 'the receiver answered 410',
-    consecutive_failures: '25 failed attempts in a row',
-    manual: 'disabled by hand',
-    failures: 'Failures in a row',
-    enable: 'Enable again',
-    rotate: 'Rotate secret',
-    deliveries: 'Deliveries',
-    hideDeliveries: 'Hide deliveries',
-    none: 'No subscriptions yet.',
-    noDeliveries: 'No delivery attempts yet.',
-    attempted: 'Attempted',
-    event: 'Event',
-    attempt: 'Attempt',
-    result: 'Result',
-    duration: 'Duration',
-    ok: 'succeeded',
-    failed: 'failed',
-    next: 'next attempt {time}',
-    readOnly: 'Your role can only read here.',
-    created: 'Created',
-  },
-}
-
-const errors = {
-  de: {
-    invalid_url: 'Die Adresse ist ungültig: {message}',
-    url_not_allowed: 'Diese Adresse ist nicht erlaubt: {message}',
-    forbidden: 'Das erlaubt Ihre Rolle nicht.',
-  },
-  en: {
-    invalid_url: 'The address is invalid: {message}',
-    url_not_allowed: 'This address is not allowed: {message}',
-    forbidden: 'Your role does not allow this.',
-  },
-}
 
 export function WebhooksPage({ session }: { session: SessionShape }) {
   const w = useWords(words)
