@@ -5,6 +5,7 @@ import { app, call } from '../../api/client.ts'
 import { Card, ErrorText, Field } from '../../ui/components.tsx'
 import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { useSetSession } from '../../ui/session.ts'
+import { invitationQuery, setupLinkQuery } from './queries.ts'
 import { SignInForm } from './sign-in-form.tsx'
 import { authWords } from './words.ts'
 
@@ -37,8 +38,7 @@ export function SetupPage({ token }: { token: string }) {
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
   const link = useQuery({
-    queryKey: ['setup', token],
-    queryFn: () => call(app.GET('/app/setup/{token}', { params: { path: { token } } })),
+    ...setupLinkQuery(token),
     retry: false,
   })
   const setup = useMutation({
@@ -99,8 +99,7 @@ export function InvitationPage({ token }: { token: string }) {
   const [name, setName] = useState('')
   const [password, setPassword] = useState('')
   const info = useQuery({
-    queryKey: ['invitation', token],
-    queryFn: () => call(app.GET('/app/invitations/{token}', { params: { path: { token } } })),
+    ...invitationQuery(token),
     retry: false,
   })
   const accept = useMutation({

@@ -6,6 +6,10 @@ import { CopyButton, useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { type FieldLabel, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
+import { contactPickQuery } from '../contacts/queries.ts'
+import { followupsQuery } from '../followups/queries.ts'
+import { templatePickQuery } from '../templates/queries.ts'
+import { automationCheckQuery, automationRunsQuery, automationSourcesQuery, automationsQuery } from './queries.ts'
 import { words } from './words.ts'
 
 const TRIGGERS = [
@@ -191,13 +195,11 @@ function StepEditor({
   const say = useEnum()
   const set = (patch: Json) => onChange({ ...step, ...patch })
   const templates = useQuery({
-    queryKey: ['templates', 'chat'],
-    queryFn: () => call(v1.GET('/v1/templates', { params: { query: { limit: 100, offset: 0 } as never } })),
+    ...templatePickQuery,
     enabled: step.type === 'send_template',
   })
   const followups = useQuery({
-    queryKey: ['followups'],
-    queryFn: () => call(v1.GET('/v1/followups', { params: { query: { limit: 100, offset: 0 } } })),
+    ...followupsQuery,
     enabled: step.type === 'enroll_followup',
   })
   const n = w.step.replace('{n}', String(index + 1))
@@ -460,8 +462,7 @@ function SafetyCheck({
   const fieldLabel = useFieldLabel()
   const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
   const check = useQuery({
-    queryKey: ['automation-check', definition],
-    queryFn: () => call(app.POST('/app/automations/check', { body: JSON.parse(definition) as never })),
+    ...automationCheckQuery(definition),
     enabled: touched,
     retry: false,
     staleTime: 60_000,
@@ -597,10 +598,7 @@ export function AutomationsPage() {
   const say = useEnum()
   const navigate = useNavigate()
   const queryClient = useQueryClient()
-  const automations = useQuery({
-    queryKey: ['automations'],
-    queryFn: () => call(v1.GET('/v1/automations', { params: { query: { limit: 100, offset: 0 } } })),
-  })
+  const automations = useQuery(automationsQuery)
   const [name, setName] = useState('')
   const [intent, setIntent] = useState<string>('transactional')
   const [trigger, setTrigger] = useState<Json & { type: string }>({ type: 'webhook' })
@@ -727,9 +725,7 @@ function Runs({ id }: { id: string }) {
   const { language } = useI18n()
   const { never } = useWords(commonWords)
   const runs = useQuery({
-    queryKey: ['automation-runs', id],
-    queryFn: () =>
-      call(v1.GET('/v1/automations/{id}/runs', { params: { path: { id }, query: { limit: 25, offset: 0 } } })),
+    ...automationRunsQuery(id),
     refetchInterval: 2000,
   })
   const items = (runs.data as { runs?: RunView[] } | undefined)?.runs ?? []
@@ -776,15 +772,12 @@ function Runs({ id }: { id: string }) {
 function TriggerForContact({ id }: { id: string }) {
   const w = useWords(words)
   const [contact, setContact] = useState('')
-  const contacts = useQuery({
-    queryKey: ['contacts', 'pick'],
-    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { limit: 100, offset: 0 } } })),
-  })
+  const contacts = useQuery(contactPickQuery)
   const queryClient = useQueryClient()
   const start = useMutation({
     mutationFn: () =>
       call(v1.POST('/v1/automations/{id}/trigger', { params: { path: { id } }, body: { contact_id: contact } })),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['automation-runs', id] }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: automationRunsQuery(id).queryKey }),
   })
   return (
     <section>
@@ -822,8 +815,7 @@ function Sources({ id }: { id: string }) {
   const { language } = useI18n()
   const { never } = useWords(commonWords)
   const sources = useQuery({
-    queryKey: ['automation-webhooks'],
-    queryFn: () => call(v1.GET('/v1/automation-webhooks', { params: { query: { limit: 100, offset: 0 } } })),
+    ...automationSourcesQuery,
     refetchInterval: 3000,
   })
   const mine = (
@@ -936,7 +928,7 @@ export function AutomationPage({ id }: { id: string }) {
       )) as unknown as Automation,
     onSuccess: (data) => {
       queryClient.setQueryData(['automation', id], data)
-      void queryClient.invalidateQueries({ queryKey: ['automation-webhooks'] })
+      void queryClient.invalidateQueries({ queryKey: automationSourcesQuery.queryKey })
     },
   })
   const a = automation.data

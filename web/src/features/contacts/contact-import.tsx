@@ -5,6 +5,7 @@ import { Field } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import { useSession } from '../../ui/session.ts'
+import { contactsKey } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // CSV import on the contacts page: the file goes up as it is (POST /app/contacts/import), the answer streams a
@@ -83,7 +84,7 @@ export function ContactImport() {
         }
         if (done) break
       }
-      void queryClient.invalidateQueries({ queryKey: ['contacts'] })
+      void queryClient.invalidateQueries({ queryKey: contactsKey })
     } catch (caught) {
       setError(caught instanceof ApiError ? caught : new ApiError(0, 'network', ''))
     } finally {

@@ -5,6 +5,7 @@ import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { ContactImport } from './contact-import.tsx'
+import { consentHistoryQuery, contactQuery, contactsQuery } from './queries.ts'
 import { contactWords, historyWords } from './words.ts'
 
 /** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
@@ -23,8 +24,7 @@ export function ContactsPage() {
   const [limit, setLimit] = useState(50)
   const search = useDebounced(q.trim(), 200)
   const contacts = useQuery({
-    queryKey: ['contacts', search, limit],
-    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { q: search, limit, offset: 0 } } })),
+    ...contactsQuery(search, limit),
     placeholderData: keepPreviousData,
   })
   return (
@@ -80,10 +80,7 @@ export function ContactPage({ id }: { id: string }) {
   const { language } = useI18n()
   const w = useWords(contactWords)
   const say = useEnum()
-  const contact = useQuery({
-    queryKey: ['contact', id],
-    queryFn: () => call(v1.GET('/v1/contacts/{id}', { params: { path: { id } } })),
-  })
+  const contact = useQuery(contactQuery(id))
   const c = contact.data?.contact
   return (
     <main>
@@ -122,10 +119,7 @@ function ConsentHistory({ id }: { id: string }) {
   const w = useWords(historyWords)
   const say = useEnum()
   const { language } = useI18n()
-  const history = useQuery({
-    queryKey: ['contact-consent', id],
-    queryFn: () => call(app.GET('/app/contacts/{id}/consent-history', { params: { path: { id } } })),
-  })
+  const history = useQuery(consentHistoryQuery(id))
   const rows = history.data?.history ?? []
   return (
     <section>

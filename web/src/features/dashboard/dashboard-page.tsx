@@ -3,6 +3,7 @@ import { useId, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
+import { statsQuery } from './queries.ts'
 import { words } from './words.ts'
 
 // The dashboard: GET /v1/stats as hand-written SVG charts. Each chart is an image with a title and a summary for
@@ -229,8 +230,7 @@ export function DashboardPage() {
   const locale = language === 'de' ? 'de-DE' : 'en-GB'
   const [range, setRange] = useState<'7d' | '30d' | '90d'>('30d')
   const stats = useQuery({
-    queryKey: ['stats', range],
-    queryFn: () => call(v1.GET('/v1/stats', { params: { query: { range } } })),
+    ...statsQuery(range),
     placeholderData: keepPreviousData,
   })
   const s = stats.data?.stats

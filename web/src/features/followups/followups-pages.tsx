@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
+import { followupCheckQuery, followupQuery, followupsQuery } from './queries.ts'
 import { words } from './words.ts'
 
 interface StepDraft {
@@ -30,8 +31,7 @@ function TemplateCheck({ text }: { text: string }) {
     return () => clearTimeout(timer)
   }, [text])
   const check = useQuery({
-    queryKey: ['followup-check', settled],
-    queryFn: () => call(app.POST('/app/followups/check', { body: { text: settled } })),
+    ...followupCheckQuery(settled),
     enabled: settled.trim() !== '',
   })
   if (settled.trim() === '' || !check.data) return <ErrorText error={check.error} />
@@ -100,10 +100,7 @@ function statusWord(w: typeof words.en, status: string) {
 export function FollowupsPage() {
   const w = useWords(words)
   const navigate = useNavigate()
-  const list = useQuery({
-    queryKey: ['followups'],
-    queryFn: () => call(v1.GET('/v1/followups', { params: { query: { limit: 100, offset: 0 } } })),
-  })
+  const list = useQuery(followupsQuery)
   const [name, setName] = useState('')
   const [trigger, setTrigger] = useState<'optin_confirmed' | 'tag_added'>('optin_confirmed')
   const [tag, setTag] = useState('')
@@ -240,7 +237,7 @@ function StepEditor({ followupId, step }: { followupId: string; step: StepView }
           body: stepBody(draft),
         }),
       ),
-    onSuccess: (data) => queryClient.setQueryData(['followup', followupId], data),
+    onSuccess: (data) => queryClient.setQueryData(followupQuery(followupId).queryKey, data),
   })
   const n = String(step.position)
   return (
@@ -284,21 +281,19 @@ export function FollowupPage({ id }: { id: string }) {
   const w = useWords(words)
   const queryClient = useQueryClient()
   const followup = useQuery({
-    queryKey: ['followup', id],
-    queryFn: () => call(v1.GET('/v1/followups/{id}', { params: { path: { id } } })),
-    // enrollments and sends move by themselves while it is active
+    ...followupQuery(id),
     refetchInterval: (query) => (query.state.data?.followup.status === 'active' ? 3000 : false),
   })
   const setStatus = useMutation({
     mutationFn: (status: 'active' | 'paused') =>
       call(v1.PATCH('/v1/followups/{id}', { params: { path: { id } }, body: { status } })),
-    onSuccess: (data) => queryClient.setQueryData(['followup', id], data),
+    onSuccess: (data) => queryClient.setQueryData(followupQuery(id).queryKey, data),
   })
   const [next, setNext] = useState<StepDraft>(emptyStep())
   const addStep = useMutation({
     mutationFn: () => call(app.POST('/app/followups/{id}/steps', { params: { path: { id } }, body: stepBody(next) })),
     onSuccess: (data) => {
-      queryClient.setQueryData(['followup', id], data)
+      queryClient.setQueryData(followupQuery(id).queryKey, data)
       setNext(emptyStep())
     },
   })

@@ -6,6 +6,8 @@ import { Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { sendableTemplatesQuery } from '../templates/queries.ts'
+import { conversationsQuery, messagesKey, messagesQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // The inbox: conversations (newest activity first) and one conversation's thread, with a free-text reply while the
@@ -19,11 +21,7 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
   const { language } = useI18n()
   const [hideAutomated, setHideAutomated] = useState(false)
   const list = useQuery({
-    queryKey: ['conversations'],
-    queryFn: () =>
-      call(
-        v1.GET('/v1/inbox/conversations', { params: { query: { limit: 100, offset: 0, sort: 'last_message_at' } } }),
-      ),
+    ...conversationsQuery,
     refetchInterval: 5000,
   })
   const shown = (list.data?.conversations ?? []).filter((c) => !hideAutomated || !c.automated_only)
@@ -75,9 +73,7 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
   const queryClient = useQueryClient()
   const [limit, setLimit] = useState(50)
   const messages = useQuery({
-    queryKey: ['messages', id, limit],
-    queryFn: () =>
-      call(v1.GET('/v1/inbox/conversations/{id}/messages', { params: { path: { id }, query: { limit, offset: 0 } } })),
+    ...messagesQuery(id, limit),
     refetchInterval: 3000,
   })
   const list = messages.data?.messages ?? []
@@ -87,8 +83,8 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
   const open = windowEnd !== null && windowEnd.getTime() > Date.now()
   const canWrite = session.scopes.includes('messages:write')
   const refresh = () => {
-    void queryClient.invalidateQueries({ queryKey: ['messages', id] })
-    void queryClient.invalidateQueries({ queryKey: ['conversations'] })
+    void queryClient.invalidateQueries({ queryKey: messagesKey(id) })
+    void queryClient.invalidateQueries({ queryKey: conversationsQuery.queryKey })
   }
   return (
     <div>
@@ -163,11 +159,7 @@ function TemplateSend({ contactId, onSent }: { contactId: string; onSent: () => 
   const e = useWords(errors)
   const [templateId, setTemplateId] = useState('')
   const [values, setValues] = useState<Record<string, string>>({})
-  const templates = useQuery({
-    queryKey: ['templates', 'sendable'],
-    queryFn: () =>
-      call(v1.GET('/v1/templates', { params: { query: { sendable: true, channel: 'chat', limit: 200, offset: 0 } } })),
-  })
+  const templates = useQuery(sendableTemplatesQuery)
   const chosen = templates.data?.templates.find((t) => t.id === templateId)
   const send = useMutation({
     mutationFn: () =>

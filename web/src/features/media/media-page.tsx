@@ -5,6 +5,15 @@ import { useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
+import {
+  aiSettingsQuery,
+  knowledgeDocumentsQuery,
+  knowledgeSearchKey,
+  knowledgeSearchQuery,
+  mediaKey,
+  mediaQuery,
+  passagesQuery,
+} from './queries.ts'
 import { words } from './words.ts'
 
 const USAGES = ['generic', 'landing', 'newsletter', 'template', 'logo', 'avatar', 'blog'] as const
@@ -92,12 +101,10 @@ export function MediaPage() {
   const [usageFilter, setUsageFilter] = useState('')
   const [usage, setUsage] = useState<(typeof USAGES)[number]>('generic')
   const media = useQuery({
-    queryKey: ['media', kind],
-    queryFn: () =>
-      call(v1.GET('/v1/media', { params: { query: { limit: 100, offset: 0, ...(kind ? { kind } : {}) } } })),
+    ...mediaQuery(kind),
     placeholderData: keepPreviousData,
   })
-  const done = () => void queryClient.invalidateQueries({ queryKey: ['media'] })
+  const done = () => void queryClient.invalidateQueries({ queryKey: mediaKey })
   const upload = useMutation({
     mutationFn: async (file: File) => {
       const form = new FormData()
@@ -217,11 +224,7 @@ function Passages({ id, name }: { id: string; name: string }) {
   const w = useWords(words)
   const [limit, setLimit] = useState(50)
   const passages = useQuery({
-    queryKey: ['passages', id, limit],
-    queryFn: () =>
-      call(
-        app.GET('/app/knowledge/documents/{id}/passages', { params: { path: { id }, query: { limit, offset: 0 } } }),
-      ),
+    ...passagesQuery(id, limit),
     placeholderData: keepPreviousData,
   })
   return (
@@ -250,8 +253,7 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
   const [q, setQ] = useState('')
   const search = useDebounced(q.trim(), 250)
   const hits = useQuery({
-    queryKey: ['knowledge-search', search, limit],
-    queryFn: () => call(v1.GET('/v1/knowledge/search', { params: { query: { q: search, limit } } })),
+    ...knowledgeSearchQuery(search, limit),
     enabled: search !== '',
     placeholderData: keepPreviousData,
   })
@@ -397,7 +399,7 @@ function AskTheAi() {
 function AiSettings() {
   const w = useWords(words)
   const queryClient = useQueryClient()
-  const settings = useQuery({ queryKey: ['ai-settings'], queryFn: () => call(v1.GET('/v1/settings/ai')) })
+  const settings = useQuery(aiSettingsQuery)
   const [draft, setDraft] = useState<{ replies: boolean; tags: boolean; perHour: number } | null>(null)
   const s = settings.data
   const value =
@@ -414,7 +416,7 @@ function AiSettings() {
         }),
       ),
     onSuccess: (data) => {
-      queryClient.setQueryData(['ai-settings'], data)
+      queryClient.setQueryData(aiSettingsQuery.queryKey, data)
       setDraft(null)
     },
   })
@@ -489,13 +491,10 @@ export function KnowledgePage() {
   const { never } = useWords(commonWords)
   const queryClient = useQueryClient()
   const [open, setOpen] = useState<string | null>(null)
-  const documents = useQuery({
-    queryKey: ['knowledge-documents'],
-    queryFn: () => call(v1.GET('/v1/knowledge/documents', { params: { query: { limit: 100, offset: 0 } } })),
-  })
+  const documents = useQuery(knowledgeDocumentsQuery)
   const done = () => {
-    void queryClient.invalidateQueries({ queryKey: ['knowledge-documents'] })
-    void queryClient.invalidateQueries({ queryKey: ['knowledge-search'] })
+    void queryClient.invalidateQueries({ queryKey: knowledgeDocumentsQuery.queryKey })
+    void queryClient.invalidateQueries({ queryKey: knowledgeSearchKey })
   }
   const upload = useMutation({
     mutationFn: async (file: File) => {

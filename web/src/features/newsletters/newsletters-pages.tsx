@@ -6,6 +6,9 @@ import { BarChart, dateInZone, formatInZone, ProgressBar, previewText, zonedToIs
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { contactPreviewQuery, tagsQuery } from '../contacts/queries.ts'
+import { imagesQuery } from '../media/queries.ts'
+import { type NewsletterData, newsletterQuery, newsletterStatusQuery, newslettersQuery } from './queries.ts'
 import { words } from './words.ts'
 
 type Words = typeof words.en
@@ -27,10 +30,7 @@ function PreviewContact({
   onChange: (contact: { id: string; name: string; email: string | null; phone: string | null } | null) => void
 }) {
   const w = useWords(words)
-  const contacts = useQuery({
-    queryKey: ['contacts', 'preview'],
-    queryFn: () => call(v1.GET('/v1/contacts', { params: { query: { limit: 50, offset: 0 } } })),
-  })
+  const contacts = useQuery(contactPreviewQuery)
   const list = contacts.data?.contacts ?? []
   return (
     <Field label={w.previewFor}>
@@ -78,10 +78,7 @@ export function NewslettersPage() {
   const [name, setName] = useState('')
   const [subject, setSubject] = useState('')
   const [content, setContent] = useState('')
-  const list = useQuery({
-    queryKey: ['newsletters'],
-    queryFn: () => call(v1.GET('/v1/newsletters', { params: { query: { limit: 100, offset: 0 } } })),
-  })
+  const list = useQuery(newslettersQuery)
   const create = useMutation({
     mutationFn: () =>
       call(
@@ -197,7 +194,7 @@ function SegmentBuilder({
   const [any, setAny] = useState((segment?.tags_any ?? []).join(', '))
   const [all, setAll] = useState((segment?.tags_all ?? []).join(', '))
   const [exclude, setExclude] = useState((segment?.tags_exclude ?? []).join(', '))
-  const tags = useQuery({ queryKey: ['tags'], queryFn: () => call(v1.GET('/v1/contacts/tags')) })
+  const tags = useQuery(tagsQuery)
   const body = () => {
     const s: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } = {}
     if (tagList(any).length) s.tags_any = tagList(any)
@@ -207,7 +204,7 @@ function SegmentBuilder({
   }
   const save = useMutation({
     mutationFn: () => call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { segment: body() } })),
-    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+    onSuccess: (data) => queryClient.setQueryData(newsletterQuery(id).queryKey, data),
   })
   // the estimate follows the builder: once typing pauses and every tag is one the account has, the segment is saved
   // (a tag the list does not know waits for the button, whose refusal names it)
@@ -278,7 +275,7 @@ function CtaEditor({
   const save = useMutation({
     mutationFn: (value: { text: string; url: string } | null) =>
       call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { cta: value } })),
-    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+    onSuccess: (data) => queryClient.setQueryData(newsletterQuery(id).queryKey, data),
   })
   return (
     <section>
@@ -324,10 +321,7 @@ function HeaderImage({
 }) {
   const w = useWords(words)
   const queryClient = useQueryClient()
-  const images = useQuery({
-    queryKey: ['media', 'image'],
-    queryFn: () => call(v1.GET('/v1/media', { params: { query: { limit: 100, offset: 0, kind: 'image' } } })),
-  })
+  const images = useQuery(imagesQuery)
   const [chosen, setChosen] = useState(current?.media_id ?? '')
   const save = useMutation({
     mutationFn: (mediaId: string) =>
@@ -337,7 +331,7 @@ function HeaderImage({
           body: { header_media: mediaId ? { media_id: mediaId } : null },
         }),
       ),
-    onSuccess: (data) => queryClient.setQueryData(['newsletter', id], data),
+    onSuccess: (data) => queryClient.setQueryData(newsletterQuery(id).queryKey, data),
   })
   const list = (images.data?.media ?? []) as Array<{ id: string; filename: string | null; url: string }>
   return (
@@ -379,9 +373,9 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
   const queryClient = useQueryClient()
   const [date, setDate] = useState(dateInZone(timeZone, 1))
   const [time, setTime] = useState('09:00')
-  const refresh = (data: unknown) => {
-    queryClient.setQueryData(['newsletter', id], data)
-    void queryClient.invalidateQueries({ queryKey: ['newsletter-status', id] })
+  const refresh = (data: NewsletterData) => {
+    queryClient.setQueryData(newsletterQuery(id).queryKey, data)
+    void queryClient.invalidateQueries({ queryKey: newsletterStatusQuery(id).queryKey })
   }
   const schedule = useMutation({
     mutationFn: () => {
@@ -445,10 +439,7 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
   const queryClient = useQueryClient()
   const live = current !== 'sent'
   const status = useQuery({
-    queryKey: ['newsletter-status', id],
-    queryFn: () => call(v1.GET('/v1/newsletters/{id}/status', { params: { path: { id } } })),
-    // counts move while it sends: look again every two seconds until it is done; after that delivery and read
-    // receipts and clicks still come in, so every ten seconds while the page is open
+    ...newsletterStatusQuery(id),
     refetchInterval: (query) => (live || (query.state.data && query.state.data.phase !== 'done') ? 2000 : 10_000),
     placeholderData: keepPreviousData,
   })
@@ -456,7 +447,7 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
   // the status moved on (sending, sent): the newsletter itself is read again, so its controls follow
   const moved = s !== undefined && s.status !== current
   useEffect(() => {
-    if (moved) void queryClient.invalidateQueries({ queryKey: ['newsletter', id] })
+    if (moved) void queryClient.invalidateQueries({ queryKey: newsletterQuery(id).queryKey })
   }, [moved, queryClient, id])
   if (!s) return <ErrorText error={status.error} />
   const keys = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
@@ -507,9 +498,7 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
   const navigate = useNavigate()
   const timeZone = session.account.timezone || 'UTC'
   const newsletter = useQuery({
-    queryKey: ['newsletter', id],
-    queryFn: () => call(v1.GET('/v1/newsletters/{id}', { params: { path: { id } } })),
-    // the estimate follows the contacts; the status moves by itself while it is scheduled or sending
+    ...newsletterQuery(id),
     refetchInterval: (query) => {
       const status = query.state.data?.newsletter.status
       return status === 'scheduled' || status === 'sending' ? 3000 : false

@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { keysQuery } from './queries.ts'
 import { peopleWords } from './words.ts'
 
 // the scopes a key can carry (section 5 of the API); the server checks them again
@@ -44,22 +45,19 @@ export function KeysPage() {
   const [scopes, setScopes] = useState<string[]>(['contacts:read'])
   const [secret, setSecret] = useState('')
   const [copied, setCopied] = useState(false)
-  const keys = useQuery({
-    queryKey: ['keys'],
-    queryFn: () => call(app.GET('/app/keys')),
-  })
+  const keys = useQuery(keysQuery)
   const create = useMutation({
     mutationFn: () => call(app.POST('/app/keys', { body: { name, scopes } })),
     onSuccess: (result) => {
       setSecret(result.secret)
       setCopied(false)
       setName('')
-      void queryClient.invalidateQueries({ queryKey: ['keys'] })
+      void queryClient.invalidateQueries({ queryKey: keysQuery.queryKey })
     },
   })
   const revoke = useMutation({
     mutationFn: (id: string) => call(app.DELETE('/app/keys/{id}', { params: { path: { id } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['keys'] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keysQuery.queryKey }),
   })
   const toggle = (scope: string) =>
     setScopes((current) => (current.includes(scope) ? current.filter((s) => s !== scope) : [...current, scope]))

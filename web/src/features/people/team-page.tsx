@@ -4,6 +4,7 @@ import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { teamQuery } from './queries.ts'
 import { peopleWords } from './words.ts'
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer'
@@ -18,11 +19,8 @@ export function TeamPage({ session }: { session: SessionShape }) {
   const [email, setEmail] = useState('')
   const [role, setRole] = useState<Role>('member')
   const [notice, setNotice] = useState<{ sent: boolean; url?: string } | null>(null)
-  const team = useQuery({
-    queryKey: ['team'],
-    queryFn: () => call(v1.GET('/v1/team', { params: { query: { limit: 200, offset: 0 } } })),
-  })
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['team'] })
+  const team = useQuery(teamQuery)
+  const refresh = () => queryClient.invalidateQueries({ queryKey: teamQuery.queryKey })
   const invite = useMutation({
     mutationFn: () => call(app.POST('/app/team/invitations', { body: { email, role } })),
     onSuccess: (result) => {

@@ -5,6 +5,7 @@ import { Field } from '../../ui/components.tsx'
 import { useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
@@ -34,19 +35,13 @@ function Channels({ canWrite }: { canWrite: boolean }) {
   const w = useWords(words)
   const e = useWords(errors)
   const queryClient = useQueryClient()
-  const channels = useQuery({
-    queryKey: ['settings', 'channels'],
-    queryFn: () => call(v1.GET('/v1/settings/channels')),
-  })
-  const coexistence = useQuery({
-    queryKey: ['settings', 'coexistence'],
-    queryFn: () => call(v1.GET('/v1/settings/coexistence')),
-  })
+  const channels = useQuery(channelsQuery)
+  const coexistence = useQuery(coexistenceQuery)
   const change = useMutation({
     mutationFn: (enabled: boolean) => call(v1.PATCH('/v1/settings/coexistence', { body: { enabled } })),
     onSuccess: (result) => {
-      queryClient.setQueryData(['settings', 'coexistence'], result)
-      void queryClient.invalidateQueries({ queryKey: ['settings', 'channels'] })
+      queryClient.setQueryData(coexistenceQuery.queryKey, result)
+      void queryClient.invalidateQueries({ queryKey: channelsQuery.queryKey })
     },
   })
   const c = channels.data
@@ -94,10 +89,7 @@ function Channels({ canWrite }: { canWrite: boolean }) {
 
 function Consent({ canWrite }: { canWrite: boolean }) {
   const w = useWords(words)
-  const consent = useQuery({
-    queryKey: ['settings', 'consent'],
-    queryFn: () => call(v1.GET('/v1/settings/consent')),
-  })
+  const consent = useQuery(consentSettingsQuery)
   const e = useWords(errors)
   return (
     <section aria-labelledby="consent-title">
@@ -132,7 +124,7 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
       ),
     // the form keeps what was typed; the next visit reads the stored settings
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['settings', 'consent'], refetchType: 'none' })
+      void queryClient.invalidateQueries({ queryKey: consentSettingsQuery.queryKey, refetchType: 'none' })
     },
   })
   return (
@@ -185,10 +177,7 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
 function FollowupTiming({ canWrite }: { canWrite: boolean }) {
   const w = useWords(words)
   const e = useWords(errors)
-  const timing = useQuery({
-    queryKey: ['settings', 'followup-timing'],
-    queryFn: () => call(v1.GET('/v1/settings/followup-timing')),
-  })
+  const timing = useQuery(followupTimingQuery)
   return (
     <section aria-labelledby="followups-title">
       <h2 id="followups-title">{w.followups}</h2>
@@ -211,7 +200,7 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
     mutationFn: () =>
       call(v1.PATCH('/v1/settings/followup-timing', { body: { send_time: fixed ? time : null, timezone } })),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['settings', 'followup-timing'], refetchType: 'none' })
+      void queryClient.invalidateQueries({ queryKey: followupTimingQuery.queryKey, refetchType: 'none' })
     },
   })
   return (

@@ -6,6 +6,7 @@ import { Field, formatTime } from '../../ui/components.tsx'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { templateQuery, templatesKey, templatesQuery } from './queries.ts'
 import { errors, issueWords, words } from './words.ts'
 
 // Templates: the list with provider status, and an editor that runs the deterministic check (POST
@@ -36,10 +37,7 @@ export function TemplatesPage({ session }: { session: SessionShape }) {
   const w = useWords(words)
   const { language } = useI18n()
   const [creating, setCreating] = useState(false)
-  const templates = useQuery({
-    queryKey: ['templates', 'all'],
-    queryFn: () => call(v1.GET('/v1/templates', { params: { query: { limit: 200, offset: 0 } } })),
-  })
+  const templates = useQuery(templatesQuery)
   const canWrite = session.scopes.includes('templates:write')
   return (
     <main>
@@ -89,10 +87,7 @@ export function TemplatesPage({ session }: { session: SessionShape }) {
 
 export function TemplatePage({ id, session }: { id: string; session: SessionShape }) {
   const w = useWords(words)
-  const template = useQuery({
-    queryKey: ['template', id],
-    queryFn: () => call(v1.GET('/v1/templates/{id}', { params: { path: { id } } })),
-  })
+  const template = useQuery(templateQuery(id))
   return (
     <main>
       <p>
@@ -112,8 +107,7 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   const stored = useQuery({
-    queryKey: ['template', id],
-    queryFn: () => call(v1.GET('/v1/templates/{id}', { params: { path: { id: id as string } } })),
+    ...templateQuery(id ?? ''),
     enabled: id !== undefined,
   })
   const t = stored.data?.template
@@ -188,9 +182,9 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
       )
     },
     onSuccess: (result) => {
-      void queryClient.invalidateQueries({ queryKey: ['templates'] })
+      void queryClient.invalidateQueries({ queryKey: templatesKey })
       if (!id) void navigate({ to: '/templates/$id', params: { id: result.template.id } })
-      else queryClient.setQueryData(['template', id], { template: result.template })
+      else queryClient.setQueryData(templateQuery(id).queryKey, { template: result.template })
     },
   })
   const submit = useMutation({
@@ -199,8 +193,8 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
       return call(v1.POST('/v1/templates/{id}/submit', { params: { path: { id: id as string } } }))
     },
     onSuccess: (result) => {
-      queryClient.setQueryData(['template', id], { template: result.template })
-      void queryClient.invalidateQueries({ queryKey: ['templates'] })
+      queryClient.setQueryData(templateQuery(id as string).queryKey, { template: result.template })
+      void queryClient.invalidateQueries({ queryKey: templatesKey })
     },
   })
   const issues = check.data?.issues ?? []

@@ -5,6 +5,7 @@ import { Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { deliveriesQuery, webhooksQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // Webhook subscriptions: create (the signing secret shown once), the deliveries log, enable again, rotate the secret.
@@ -23,11 +24,8 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
   const [copied, setCopied] = useState(false)
   const [open, setOpen] = useState<string | null>(null)
   const canWrite = session.scopes.includes('webhooks:write')
-  const subscriptions = useQuery({
-    queryKey: ['webhooks'],
-    queryFn: () => call(v1.GET('/v1/webhook-subscriptions', { params: { query: { limit: 100, offset: 0 } } })),
-  })
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhooks'] })
+  const subscriptions = useQuery(webhooksQuery)
+  const refresh = () => queryClient.invalidateQueries({ queryKey: webhooksQuery.queryKey })
   const showSecret = (id: string, value: string) => {
     setSecret({ id, value })
     setCopied(false)
@@ -160,13 +158,7 @@ function Deliveries({ id }: { id: string }) {
   const say = useEnum()
   const { language } = useI18n()
   const deliveries = useQuery({
-    queryKey: ['webhook-deliveries', id],
-    queryFn: () =>
-      call(
-        v1.GET('/v1/webhook-subscriptions/{id}/deliveries', {
-          params: { path: { id }, query: { limit: 50, offset: 0 } },
-        }),
-      ),
+    ...deliveriesQuery(id),
     refetchInterval: 5000,
   })
   return (
