@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
-import { app, call, v1 } from '../../api/client.ts'
+import { call, v1 } from '../../api/client.ts'
 import { CopyButton, useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { type FieldLabel, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'

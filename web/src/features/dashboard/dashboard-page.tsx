@@ -1,6 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
-import { call, v1 } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { statsQuery } from './queries.ts'
