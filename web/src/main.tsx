@@ -4,6 +4,7 @@ import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { ApiError } from './api/client.ts'
 import { createAppRouter } from './router.tsx'
+import './ui/campaign.css'
 import './styles.css'
 
 const queryClient = new QueryClient({

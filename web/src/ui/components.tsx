@@ -1,6 +1,6 @@
-import { cloneElement, type ReactElement, type ReactNode, useId } from 'react'
-import { type FieldLabel, useI18n } from './i18n.tsx'
-import { errorWords } from './words.ts'
+import { cloneElement, type ReactElement, type ReactNode, useId, useState } from 'react'
+import { type FieldLabel, useI18n, useWords } from './i18n.tsx'
+import { commonWords, errorWords } from './words.ts'
 
 /** An error in words, announced to screen readers; a refusal by field lists each field by the form's label. */
 export function ErrorText({ error, fieldLabel }: { error: unknown; fieldLabel?: FieldLabel }) {
@@ -52,4 +52,22 @@ export function formatTime(iso: string | null | undefined, language: string, nev
     dateStyle: 'medium',
     timeStyle: 'short',
   }).format(new Date(iso))
+}
+
+/** A button that copies a text and says so. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const w = useWords(commonWords)
+  const [done, setDone] = useState(false)
+  return (
+    <button
+      type="button"
+      aria-label={`${done ? w.copied : w.copy}: ${label}`}
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).catch(() => {})
+        setDone(true)
+      }}
+    >
+      {done ? w.copied : w.copy}
+    </button>
+  )
 }

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query'
-import { useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field } from '../../ui/components.tsx'
+import { useDebounced } from '../../ui/hooks.ts'
 import { type FieldLabel, useEnum, useWords } from '../../ui/i18n.tsx'
 import { followupsQuery } from '../followups/queries.ts'
 import { templatePickQuery } from '../templates/queries.ts'

@@ -1,21 +1,12 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { ContactImport } from './contact-import.tsx'
 import { consentHistoryQuery, contactQuery, contactsQuery } from './queries.ts'
 import { contactWords, historyWords } from './words.ts'
-
-/** Waits until typing pauses, so a search over a million contacts runs once per pause, not per key. */
-function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms)
-    return () => clearTimeout(timer)
-  }, [value, ms])
-  return settled
-}
 
 export function ContactsPage() {
   const w = useWords(contactWords)

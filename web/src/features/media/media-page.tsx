@@ -1,8 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useId, useState } from 'react'
 import { ApiError, app, call, v1 } from '../../api/client.ts'
-import { useDebounced } from '../../ui/campaign.tsx'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
 import {

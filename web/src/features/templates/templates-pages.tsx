@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { Field, formatTime } from '../../ui/components.tsx'
+import { useDebounced } from '../../ui/hooks.ts'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
@@ -22,15 +23,6 @@ interface Draft {
   language: string
   subject: string
   content: string
-}
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms)
-    return () => clearTimeout(timer)
-  }, [value, ms])
-  return settled
 }
 
 export function TemplatesPage({ session }: { session: SessionShape }) {
