@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { CopyButton, ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { Table } from '../../ui/table.tsx'
 import { commonWords } from '../../ui/words.ts'
 import { contactPickQuery } from '../contacts/queries.ts'
 import { automationRunsQuery, automationSourcesQuery } from './queries.ts'
@@ -53,28 +54,17 @@ export function Runs({ id }: { id: string }) {
             {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
           </p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">{w.type}</th>
-                <th scope="col">{w.result}</th>
-                <th scope="col">{w.reason}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {run.steps.map((s, i) => (
-                // a step can be logged twice (waiting, then done)
-                // biome-ignore lint/suspicious/noArrayIndexKey: see above
-                <tr key={i}>
-                  <td>{s.step + 1}</td>
-                  <td>{say('stepType', s.type)}</td>
-                  <td>{say('stepResult', s.result)}</td>
-                  <td>{s.reason ?? '–'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={run.steps}
+            // a step can be logged twice (waiting, then done)
+            rowKey={(_, i) => i}
+            columns={[
+              ['#', (s) => s.step + 1],
+              [w.type, (s) => say('stepType', s.type)],
+              [w.result, (s) => say('stepResult', s.result)],
+              [w.reason, (s) => s.reason ?? '–'],
+            ]}
+          />
         </article>
       ))}
     </section>

@@ -4,6 +4,7 @@ import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { CopyButton, ErrorText, Field } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
+import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
 import { type Automation, defaultStep, INTENTS, type Json } from './automation-model.ts'
 import { Builder, useFieldLabel } from './builder.tsx'
@@ -40,28 +41,22 @@ export function AutomationsPage() {
       <ErrorText error={automations.error} />
       {items && items.length === 0 && <p>{w.none}</p>}
       {items && items.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{w.name}</th>
-              <th scope="col">{w.status}</th>
-              <th scope="col">{w.trigger}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <Link to="/automations/$id" params={{ id: a.id }}>
-                    {a.name}
-                  </Link>
-                </td>
-                <td>{say('automationStatus', a.status)}</td>
-                <td>{say('triggerType', a.trigger.type)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          rows={items}
+          rowKey={(a) => a.id}
+          columns={[
+            [
+              w.name,
+              (a) => (
+                <Link to="/automations/$id" params={{ id: a.id }}>
+                  {a.name}
+                </Link>
+              ),
+            ],
+            [w.status, (a) => say('automationStatus', a.status)],
+            [w.trigger, (a) => say('triggerType', a.trigger.type)],
+          ]}
+        />
       )}
       <h2>{w.create}</h2>
       <form

@@ -4,6 +4,7 @@ import { useState } from 'react'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { Table } from '../../ui/table.tsx'
 import { ContactImport } from './contact-import.tsx'
 import { consentHistoryQuery, contactQuery, contactsQuery } from './queries.ts'
 import { contactWords, historyWords } from './words.ts'
@@ -32,30 +33,24 @@ export function ContactsPage() {
         />
       </Field>
       <ErrorText error={contacts.error} />
-      <table aria-busy={contacts.isFetching}>
-        <thead>
-          <tr>
-            <th scope="col">{w.name}</th>
-            <th scope="col">{w.email}</th>
-            <th scope="col">{w.phone}</th>
-            <th scope="col">{w.tags}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {contacts.data?.contacts.map((contact) => (
-            <tr key={contact.id}>
-              <td>
-                <Link to="/contacts/$id" params={{ id: contact.id }}>
-                  {contact.name || contact.email || contact.phone}
-                </Link>
-              </td>
-              <td>{contact.email}</td>
-              <td>{contact.phone}</td>
-              <td>{contact.tags.join(', ')}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        aria-busy={contacts.isFetching}
+        rows={contacts.data?.contacts}
+        rowKey={(contact) => contact.id}
+        columns={[
+          [
+            w.name,
+            (contact) => (
+              <Link to="/contacts/$id" params={{ id: contact.id }}>
+                {contact.name || contact.email || contact.phone}
+              </Link>
+            ),
+          ],
+          [w.email, (contact) => contact.email],
+          [w.phone, (contact) => contact.phone],
+          [w.tags, (contact) => contact.tags.join(', ')],
+        ]}
+      />
       {contacts.data && contacts.data.contacts.length === 0 && <p>{w.noContacts}</p>}
       {contacts.data?.has_more && (
         <button type="button" onClick={() => setLimit((n) => Math.min(200, n + 50))} disabled={limit >= 200}>
@@ -117,30 +112,18 @@ function ConsentHistory({ id }: { id: string }) {
       <ErrorText error={history.error} />
       {history.isSuccess && rows.length === 0 && <p>{w.none}</p>}
       {rows.length > 0 && (
-        <table data-testid="consent-history">
-          <thead>
-            <tr>
-              <th scope="col">{w.when}</th>
-              <th scope="col">{w.channel}</th>
-              <th scope="col">{w.change}</th>
-              <th scope="col">{w.source}</th>
-              <th scope="col">{w.address}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={`${r.recorded_at}-${r.channel}-${r.to}`}>
-                <td>{formatTime(r.recorded_at, language, '')}</td>
-                <td>{say('channel', r.channel)}</td>
-                <td>
-                  {say('optinState', r.from)} → {say('optinState', r.to)}
-                </td>
-                <td>{r.source}</td>
-                <td>{r.address ?? '–'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          data-testid="consent-history"
+          rows={rows}
+          rowKey={(r) => `${r.recorded_at}-${r.channel}-${r.to}`}
+          columns={[
+            [w.when, (r) => formatTime(r.recorded_at, language, '')],
+            [w.channel, (r) => say('channel', r.channel)],
+            [w.change, (r) => `${say('optinState', r.from)} → ${say('optinState', r.to)}`],
+            [w.source, (r) => r.source],
+            [w.address, (r) => r.address ?? '–'],
+          ]}
+        />
       )}
     </section>
   )

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
+import { Table } from '../../ui/table.tsx'
 import { followupCheckQuery, followupQuery, followupsQuery } from './queries.ts'
 import { words } from './words.ts'
 
@@ -124,32 +125,23 @@ export function FollowupsPage() {
       <ErrorText error={list.error} />
       {list.data && list.data.followups.length === 0 && <p>{w.none}</p>}
       {list.data && list.data.followups.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{w.name}</th>
-              <th scope="col">{w.status}</th>
-              <th scope="col">{w.steps}</th>
-              <th scope="col">{w.enrolled}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.followups.map((f) => (
-              <tr key={f.id}>
-                <td>
-                  <Link to="/followups/$id" params={{ id: f.id }}>
-                    {f.name}
-                  </Link>
-                </td>
-                <td>{statusWord(w, f.status)}</td>
-                <td>{f.steps_count}</td>
-                <td>
-                  {f.enrollments.active} / {f.enrollments.completed} / {f.enrollments.stopped}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          rows={list.data.followups}
+          rowKey={(f) => f.id}
+          columns={[
+            [
+              w.name,
+              (f) => (
+                <Link to="/followups/$id" params={{ id: f.id }}>
+                  {f.name}
+                </Link>
+              ),
+            ],
+            [w.status, (f) => statusWord(w, f.status)],
+            [w.steps, (f) => f.steps_count],
+            [w.enrolled, (f) => `${f.enrollments.active} / ${f.enrollments.completed} / ${f.enrollments.stopped}`],
+          ]}
+        />
       )}
       <h2>{w.create}</h2>
       <form

@@ -6,6 +6,7 @@ import { BarChart, ProgressBar } from '../../ui/charts.tsx'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { Table } from '../../ui/table.tsx'
 import { dateInZone, formatInZone, zonedToIso } from '../../ui/time.ts'
 import { contactPreviewQuery, tagsQuery } from '../contacts/queries.ts'
 import { imagesQuery } from '../media/queries.ts'
@@ -96,28 +97,22 @@ export function NewslettersPage() {
       <ErrorText error={list.error} />
       {list.data && list.data.newsletters.length === 0 && <p>{w.none}</p>}
       {list.data && list.data.newsletters.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{w.subject}</th>
-              <th scope="col">{w.status}</th>
-              <th scope="col">{w.scheduledAt}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.newsletters.map((n) => (
-              <tr key={n.id}>
-                <td>
-                  <Link to="/newsletters/$id" params={{ id: n.id }}>
-                    {n.name || n.subject}
-                  </Link>
-                </td>
-                <td>{statusWord(w, n.status)}</td>
-                <td>{n.scheduled_at ? new Date(n.scheduled_at).toLocaleString(language) : '–'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          rows={list.data.newsletters}
+          rowKey={(n) => n.id}
+          columns={[
+            [
+              w.subject,
+              (n) => (
+                <Link to="/newsletters/$id" params={{ id: n.id }}>
+                  {n.name || n.subject}
+                </Link>
+              ),
+            ],
+            [w.status, (n) => statusWord(w, n.status)],
+            [w.scheduledAt, (n) => (n.scheduled_at ? new Date(n.scheduled_at).toLocaleString(language) : '–')],
+          ]}
+        />
       )}
       <h2>{w.compose}</h2>
       <form

@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { Table } from '../../ui/table.tsx'
 import { keysQuery } from './queries.ts'
 import { peopleWords } from './words.ts'
 
@@ -107,38 +108,27 @@ export function KeysPage() {
         )}
       </section>
       <ErrorText error={revoke.error} />
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{w.keyName}</th>
-            <th scope="col">{w.prefix}</th>
-            <th scope="col">{w.scopes}</th>
-            <th scope="col">{w.created}</th>
-            <th scope="col">{w.status}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.keys.map((key) => (
-            <tr key={key.id}>
-              <td>{key.name}</td>
-              <td>
-                <code>{key.prefix}…</code>
-              </td>
-              <td>{key.scopes.join(', ')}</td>
-              <td>{formatTime(key.created_at, language, '')}</td>
-              <td>
-                {key.revoked_at ? (
-                  w.revoked
-                ) : (
-                  <button type="button" onClick={() => revoke.mutate(key.id)} aria-label={`${w.revoke}: ${key.name}`}>
-                    {w.revoke}
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        rows={keys.data?.keys}
+        rowKey={(key) => key.id}
+        columns={[
+          [w.keyName, (key) => key.name],
+          [w.prefix, (key) => <code>{key.prefix}…</code>],
+          [w.scopes, (key) => key.scopes.join(', ')],
+          [w.created, (key) => formatTime(key.created_at, language, '')],
+          [
+            w.status,
+            (key) =>
+              key.revoked_at ? (
+                w.revoked
+              ) : (
+                <button type="button" onClick={() => revoke.mutate(key.id)} aria-label={`${w.revoke}: ${key.name}`}>
+                  {w.revoke}
+                </button>
+              ),
+          ],
+        ]}
+      />
     </main>
   )
 }

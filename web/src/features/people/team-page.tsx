@@ -4,6 +4,7 @@ import { app, call } from '../../api/client.ts'
 import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { Table } from '../../ui/table.tsx'
 import { teamQuery } from './queries.ts'
 import { peopleWords } from './words.ts'
 
@@ -85,60 +86,50 @@ export function TeamPage({ session }: { session: SessionShape }) {
         <p>{w.readOnly}</p>
       )}
       <ErrorText error={team.error ?? change.error ?? remove.error} />
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{w.name}</th>
-            <th scope="col">{w.email}</th>
-            <th scope="col">{w.role}</th>
-            <th scope="col">{w.status}</th>
-            <th scope="col">{w.lastActive}</th>
-            {manage && <th scope="col">{w.remove}</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {team.data?.members.map((member) => (
-            <tr key={member.id}>
-              <td>{member.name || '–'}</td>
-              <td>{member.email}</td>
-              <td>
-                {manage && member.id !== session.user.id ? (
-                  <select
-                    aria-label={`${w.role}: ${member.email}`}
-                    value={member.role}
-                    onChange={(e) => change.mutate({ id: member.id, role: e.target.value as Role })}
-                  >
-                    {ROLES.map((r) => (
-                      <option key={r} value={r}>
-                        {say('role', r)}
-                      </option>
-                    ))}
-                  </select>
-                ) : (
-                  say('role', member.role)
-                )}
-              </td>
-              <td>{member.status === 'invited' ? w.invited : w.active}</td>
-              <td>{formatTime(member.last_active_at, language, w.never)}</td>
-              {manage && (
-                <td>
-                  {member.id !== session.user.id && (
-                    <button
-                      type="button"
-                      aria-label={`${w.remove}: ${member.email}`}
-                      onClick={() => {
-                        if (window.confirm(w.confirmRemove)) remove.mutate(member.id)
-                      }}
-                    >
-                      {w.remove}
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        rows={team.data?.members}
+        rowKey={(member) => member.id}
+        columns={[
+          [w.name, (member) => member.name || '–'],
+          [w.email, (member) => member.email],
+          [
+            w.role,
+            (member) =>
+              manage && member.id !== session.user.id ? (
+                <select
+                  aria-label={`${w.role}: ${member.email}`}
+                  value={member.role}
+                  onChange={(e) => change.mutate({ id: member.id, role: e.target.value as Role })}
+                >
+                  {ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {say('role', r)}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                say('role', member.role)
+              ),
+          ],
+          [w.status, (member) => (member.status === 'invited' ? w.invited : w.active)],
+          [w.lastActive, (member) => formatTime(member.last_active_at, language, w.never)],
+          manage && [
+            w.remove,
+            (member) =>
+              member.id !== session.user.id && (
+                <button
+                  type="button"
+                  aria-label={`${w.remove}: ${member.email}`}
+                  onClick={() => {
+                    if (window.confirm(w.confirmRemove)) remove.mutate(member.id)
+                  }}
+                >
+                  {w.remove}
+                </button>
+              ),
+          ],
+        ]}
+      />
     </main>
   )
 }

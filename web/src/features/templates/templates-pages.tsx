@@ -7,6 +7,7 @@ import { useDebounced } from '../../ui/hooks.ts'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { Table } from '../../ui/table.tsx'
 import { templateQuery, templatesKey, templatesQuery } from './queries.ts'
 import { errors, issueWords, words } from './words.ts'
 
@@ -42,36 +43,26 @@ export function TemplatesPage({ session }: { session: SessionShape }) {
       )}
       {creating && <TemplateEditor session={session} />}
       <PageError error={templates.error} words={{}} />
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{w.name}</th>
-            <th scope="col">{w.channel}</th>
-            <th scope="col">{w.purpose}</th>
-            <th scope="col">{w.languageColumn}</th>
-            <th scope="col">{w.state}</th>
-            <th scope="col">{w.providerStatus}</th>
-            <th scope="col">{w.created}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {templates.data?.templates.map((t) => (
-            <tr key={t.id}>
-              <td>
-                <Link to="/templates/$id" params={{ id: t.id }}>
-                  {t.name}
-                </Link>
-              </td>
-              <td>{w[t.channel]}</td>
-              <td>{w[t.purpose]}</td>
-              <td>{t.language}</td>
-              <td>{w[`state_${t.state}`]}</td>
-              <td>{t.provider_status ?? '–'}</td>
-              <td>{formatTime(t.created_at, language, '')}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        rows={templates.data?.templates}
+        rowKey={(t) => t.id}
+        columns={[
+          [
+            w.name,
+            (t) => (
+              <Link to="/templates/$id" params={{ id: t.id }}>
+                {t.name}
+              </Link>
+            ),
+          ],
+          [w.channel, (t) => w[t.channel]],
+          [w.purpose, (t) => w[t.purpose]],
+          [w.languageColumn, (t) => t.language],
+          [w.state, (t) => w[`state_${t.state}`]],
+          [w.providerStatus, (t) => t.provider_status ?? '–'],
+          [w.created, (t) => formatTime(t.created_at, language, '')],
+        ]}
+      />
       {templates.data && templates.data.templates.length === 0 && <p>{w.none}</p>}
     </main>
   )

@@ -5,6 +5,7 @@ import { Field, formatTime } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { Table } from '../../ui/table.tsx'
 import { deliveriesQuery, webhooksQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
@@ -166,34 +167,28 @@ function Deliveries({ id }: { id: string }) {
       <PageError error={deliveries.error} words={{}} />
       {deliveries.data && deliveries.data.deliveries.length === 0 && <p>{w.noDeliveries}</p>}
       {deliveries.data && deliveries.data.deliveries.length > 0 && (
-        <table>
-          <caption className="visually-hidden">{w.deliveries}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{w.attempted}</th>
-              <th scope="col">{w.event}</th>
-              <th scope="col">{w.attempt}</th>
-              <th scope="col">{w.result}</th>
-              <th scope="col">{w.duration}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.deliveries.map((d) => (
-              <tr key={d.id}>
-                <td>{formatTime(d.attempted_at, language, '')}</td>
-                <td>{say('webhookEvent', d.event)}</td>
-                <td>{d.attempt}</td>
-                <td>
+        <Table
+          caption={w.deliveries}
+          rows={deliveries.data.deliveries}
+          rowKey={(d) => d.id}
+          columns={[
+            [w.attempted, (d) => formatTime(d.attempted_at, language, '')],
+            [w.event, (d) => say('webhookEvent', d.event)],
+            [w.attempt, (d) => d.attempt],
+            [
+              w.result,
+              (d) => (
+                <>
                   {d.succeeded ? w.ok : w.failed}
                   {d.status_code !== null && ` (HTTP ${d.status_code})`}
                   {d.error && ` ${say('deliveryError', d.error)}`}
                   {d.next_attempt_at && ` · ${w.next.replace('{time}', formatTime(d.next_attempt_at, language, ''))}`}
-                </td>
-                <td>{d.duration_ms} ms</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            ],
+            [w.duration, (d) => `${d.duration_ms} ms`],
+          ]}
+        />
       )}
     </>
   )
