@@ -1,4 +1,12 @@
-import { cloneElement, type ReactElement, type ReactNode, useId, useState } from 'react'
+import {
+  cloneElement,
+  type FormEvent,
+  type InputHTMLAttributes,
+  type ReactElement,
+  type ReactNode,
+  useId,
+  useState,
+} from 'react'
 import { type FieldLabel, useI18n, useWords } from './i18n.tsx'
 import { commonWords, errorWords } from './words.ts'
 
@@ -37,6 +45,23 @@ export function Field({ label, children }: { label: string; children: ReactEleme
   )
 }
 
+/** A labelled input of text: what the member types is the value (`<TextField label={w.name} value={name} onChange={setName} />`). */
+export function TextField({
+  label,
+  value,
+  onChange,
+  ...attributes
+}: { label: string; value: string; onChange: (value: string) => void } & Omit<
+  InputHTMLAttributes<HTMLInputElement>,
+  'value' | 'onChange' | 'id'
+>) {
+  return (
+    <Field label={label}>
+      <input {...attributes} value={value} onChange={(event) => onChange(event.target.value)} />
+    </Field>
+  )
+}
+
 export function Card({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main className="card">
@@ -70,4 +95,10 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
       {done ? w.copied : w.copy}
     </button>
   )
+}
+
+/** A form's submit handler: the page stays, `act` runs (`<form onSubmit={handleSubmit(() => save.mutate())}>`). */
+export const handleSubmit = (act: () => void) => (event: FormEvent) => {
+  event.preventDefault()
+  act()
 }

@@ -2,7 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { Card, ErrorText, Field } from '../../ui/components.tsx'
+import { Card, ErrorText, handleSubmit, TextField } from '../../ui/components.tsx'
 import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { useSetSession } from '../../ui/session.ts'
 import { invitationQuery, setupLinkQuery } from './queries.ts'
@@ -55,34 +55,18 @@ export function SetupPage({ token }: { token: string }) {
   return (
     <Card title={w.setupTitle}>
       <p>{fill(w.setupIntro, { account: link.data.account.name })}</p>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault()
-          setup.mutate()
-        }}
-      >
-        <Field label={w.name}>
-          <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
-        </Field>
-        <Field label={w.email}>
-          <input
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </Field>
-        <Field label={w.newPassword}>
-          <input
-            type="password"
-            autoComplete="new-password"
-            minLength={10}
-            required
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
+      <form onSubmit={handleSubmit(() => setup.mutate())}>
+        <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
+        <TextField label={w.email} type="email" autoComplete="username" required value={email} onChange={setEmail} />
+        <TextField
+          label={w.newPassword}
+          type="password"
+          autoComplete="new-password"
+          minLength={10}
+          required
+          value={password}
+          onChange={setPassword}
+        />
         <ErrorText error={setup.error} />
         <button type="submit" disabled={setup.isPending}>
           {w.setupDone}
@@ -123,27 +107,19 @@ export function InvitationPage({ token }: { token: string }) {
     <Card title={fill(w.invitationTitle, { account: invitation.account_name })}>
       <p>{fill(w.invitationIntro, { role: say('role', invitation.role), email: invitation.email })}</p>
       {!invitation.needs_password && <p>{w.invitationExisting}</p>}
-      <form
-        onSubmit={(event) => {
-          event.preventDefault()
-          accept.mutate()
-        }}
-      >
+      <form onSubmit={handleSubmit(() => accept.mutate())}>
         {invitation.needs_password && (
-          <Field label={w.name}>
-            <input autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
-          </Field>
+          <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
         )}
-        <Field label={invitation.needs_password ? w.newPassword : w.password}>
-          <input
-            type="password"
-            autoComplete={invitation.needs_password ? 'new-password' : 'current-password'}
-            minLength={invitation.needs_password ? 10 : undefined}
-            required
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
+        <TextField
+          label={invitation.needs_password ? w.newPassword : w.password}
+          type="password"
+          autoComplete={invitation.needs_password ? 'new-password' : 'current-password'}
+          minLength={invitation.needs_password ? 10 : undefined}
+          required
+          value={password}
+          onChange={setPassword}
+        />
         <ErrorText error={accept.error} />
         <button type="submit" disabled={accept.isPending}>
           {w.accept}
@@ -163,21 +139,8 @@ export function ResetRequestPage() {
       {request.isSuccess ? (
         <p role="status">{w.resetSent}</p>
       ) : (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault()
-            request.mutate()
-          }}
-        >
-          <Field label={w.email}>
-            <input
-              type="email"
-              autoComplete="username"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          </Field>
+        <form onSubmit={handleSubmit(() => request.mutate())}>
+          <TextField label={w.email} type="email" autoComplete="username" required value={email} onChange={setEmail} />
           <ErrorText error={request.error} />
           <button type="submit" disabled={request.isPending}>
             {w.resetSend}
@@ -201,22 +164,16 @@ export function ResetCompletePage({ token }: { token: string }) {
           {w.resetDone} <Link to="/sign-in">{w.signIn}</Link>
         </p>
       ) : (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault()
-            complete.mutate()
-          }}
-        >
-          <Field label={w.newPassword}>
-            <input
-              type="password"
-              autoComplete="new-password"
-              minLength={10}
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          </Field>
+        <form onSubmit={handleSubmit(() => complete.mutate())}>
+          <TextField
+            label={w.newPassword}
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            required
+            value={password}
+            onChange={setPassword}
+          />
           <ErrorText error={complete.error} />
           <button type="submit" disabled={complete.isPending}>
             {w.resetSave}

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, Field } from '../../ui/components.tsx'
+import { ErrorText, TextField } from '../../ui/components.tsx'
 import { useWords } from '../../ui/i18n.tsx'
 import { authWords } from './words.ts'
 
@@ -23,18 +23,15 @@ export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => v
   }
   return (
     <form onSubmit={submit}>
-      <Field label={w.email}>
-        <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
-      </Field>
-      <Field label={w.password}>
-        <input
-          type="password"
-          autoComplete="current-password"
-          required
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-      </Field>
+      <TextField label={w.email} type="email" autoComplete="username" required value={email} onChange={setEmail} />
+      <TextField
+        label={w.password}
+        type="password"
+        autoComplete="current-password"
+        required
+        value={password}
+        onChange={setPassword}
+      />
       <ErrorText error={signIn.error} />
       <button type="submit" disabled={signIn.isPending}>
         {w.signIn}

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { CopyButton, ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { CopyButton, ErrorText, Field, formatTime, handleSubmit } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { commonWords } from '../../ui/words.ts'
@@ -84,13 +84,7 @@ export function TriggerForContact({ id }: { id: string }) {
   return (
     <section>
       <h2>{w.triggerFor}</h2>
-      <form
-        className="inline"
-        onSubmit={(e) => {
-          e.preventDefault()
-          start.mutate()
-        }}
-      >
+      <form className="inline" onSubmit={handleSubmit(() => start.mutate())}>
         <Field label={w.contact}>
           <select value={contact} required onChange={(e) => setContact(e.target.value)}>
             <option value="">{w.choose}</option>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { CopyButton, ErrorText, Field } from '../../ui/components.tsx'
+import { CopyButton, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
@@ -59,15 +59,8 @@ export function AutomationsPage() {
         />
       )}
       <h2>{w.create}</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          create.mutate()
-        }}
-      >
-        <Field label={w.name}>
-          <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
-        </Field>
+      <form onSubmit={handleSubmit(() => create.mutate())}>
+        <TextField label={w.name} value={name} maxLength={200} required onChange={setName} />
         <Field label={w.intent}>
           <select
             value={intent}
@@ -131,15 +124,8 @@ function Editor({ automation }: { automation: Automation }) {
     },
   })
   return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault()
-        save.mutate()
-      }}
-    >
-      <Field label={w.name}>
-        <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
-      </Field>
+    <form onSubmit={handleSubmit(() => save.mutate())}>
+      <TextField label={w.name} value={name} maxLength={200} required onChange={setName} />
       <Builder
         intent={automation.intent}
         trigger={trigger}

@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { ApiError, app } from '../../api/client.ts'
-import { Field } from '../../ui/components.tsx'
+import { Field, handleSubmit } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import { useSession } from '../../ui/session.ts'
@@ -96,13 +96,7 @@ export function ContactImport() {
     <section aria-labelledby="import-title">
       <h2 id="import-title">{w.title}</h2>
       <p className="muted">{w.help}</p>
-      <form
-        className="inline"
-        onSubmit={(event) => {
-          event.preventDefault()
-          void start()
-        }}
-      >
+      <form className="inline" onSubmit={handleSubmit(() => void start())}>
         <Field label={w.file}>
           <input type="file" accept=".csv,text/csv" required onChange={(ev) => setFile(ev.target.files?.[0] ?? null)} />
         </Field>

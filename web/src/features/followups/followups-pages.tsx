@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
-import { ErrorText, Field } from '../../ui/components.tsx'
+import { ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { followupCheckQuery, followupQuery, followupsQuery } from './queries.ts'
@@ -144,26 +144,15 @@ export function FollowupsPage() {
         />
       )}
       <h2>{w.create}</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          create.mutate()
-        }}
-      >
-        <Field label={w.name}>
-          <input value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
-        </Field>
+      <form onSubmit={handleSubmit(() => create.mutate())}>
+        <TextField label={w.name} value={name} maxLength={200} required onChange={setName} />
         <Field label={w.trigger}>
           <select value={trigger} onChange={(e) => setTrigger(e.target.value as 'optin_confirmed' | 'tag_added')}>
             <option value="optin_confirmed">{w.optinConfirmed}</option>
             <option value="tag_added">{w.tagAdded}</option>
           </select>
         </Field>
-        {trigger === 'tag_added' && (
-          <Field label={w.tag}>
-            <input value={tag} maxLength={40} required onChange={(e) => setTag(e.target.value)} />
-          </Field>
-        )}
+        {trigger === 'tag_added' && <TextField label={w.tag} value={tag} maxLength={40} required onChange={setTag} />}
         {steps.map((step, i) => (
           // the steps have no id before they are saved; their place is their identity here
           // biome-ignore lint/suspicious/noArrayIndexKey: see above
@@ -252,12 +241,7 @@ function StepEditor({ followupId, step }: { followupId: string; step: StepView }
           .replace('{skipped}', String(step.counts.skipped))
           .replace('{failed}', String(step.counts.failed))}
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          save.mutate()
-        }}
-      >
+      <form onSubmit={handleSubmit(() => save.mutate())}>
         <StepFields n={step.position} step={draft} onChange={setDraft} />
         <ErrorText error={save.error} />
         <button type="submit" disabled={save.isPending}>
@@ -327,12 +311,7 @@ export function FollowupPage({ id }: { id: string }) {
             ))}
           </ol>
           <h2>{w.newStep}</h2>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault()
-              addStep.mutate()
-            }}
-          >
+          <form onSubmit={handleSubmit(() => addStep.mutate())}>
             <StepFields n={f.steps.length + 1} step={next} onChange={setNext} />
             <ErrorText error={addStep.error} />
             <button type="submit" disabled={addStep.isPending || f.steps.length >= 20}>

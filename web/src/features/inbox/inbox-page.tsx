@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { Field, formatTime } from '../../ui/components.tsx'
+import { Field, formatTime, handleSubmit } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
@@ -137,12 +137,7 @@ function Reply({ contactId, onSent }: { contactId: string; onSent: () => void })
     },
   })
   return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault()
-        send.mutate()
-      }}
-    >
+    <form onSubmit={handleSubmit(() => send.mutate())}>
       <Field label={w.reply}>
         <textarea required maxLength={4000} rows={3} value={text} onChange={(event) => setText(event.target.value)} />
       </Field>
@@ -183,13 +178,7 @@ function TemplateSend({ contactId, onSent }: { contactId: string; onSent: () => 
   })
   const available = templates.data?.templates ?? []
   return (
-    <form
-      aria-labelledby="send-template-title"
-      onSubmit={(event) => {
-        event.preventDefault()
-        send.mutate()
-      }}
-    >
+    <form aria-labelledby="send-template-title" onSubmit={handleSubmit(() => send.mutate())}>
       <h3 id="send-template-title">{w.sendTemplate}</h3>
       <PageError error={templates.error} words={e} />
       {templates.data && available.length === 0 ? (

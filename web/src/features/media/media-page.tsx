@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useId, useState } from 'react'
 import { ApiError, app, call, v1 } from '../../api/client.ts'
-import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
@@ -62,16 +62,8 @@ function UrlForm({ onUrl, busy, children }: { onUrl: (url: string) => void; busy
   const w = useWords(words)
   const [url, setUrl] = useState('')
   return (
-    <form
-      className="inline"
-      onSubmit={(e) => {
-        e.preventDefault()
-        onUrl(url)
-      }}
-    >
-      <Field label={w.url}>
-        <input type="url" value={url} required onChange={(e) => setUrl(e.target.value)} />
-      </Field>
+    <form className="inline" onSubmit={handleSubmit(() => onUrl(url))}>
+      <TextField label={w.url} type="url" value={url} required onChange={setUrl} />
       {children}
       <button type="submit" disabled={busy}>
         {w.load}
@@ -259,9 +251,7 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
   })
   return (
     <>
-      <Field label={label}>
-        <input type="search" value={q} maxLength={500} onChange={(e) => setQ(e.target.value)} />
-      </Field>
+      <TextField label={label} type="search" value={q} maxLength={500} onChange={setQ} />
       <ErrorText error={hits.error} />
       {search !== '' && hits.data && (
         <div aria-live="polite" data-testid={testId}>
@@ -335,12 +325,7 @@ function AskTheAi() {
     <section>
       <h3>{w.testQuestion}</h3>
       <p className="note">{w.testIntro}</p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          ask.mutate()
-        }}
-      >
+      <form onSubmit={handleSubmit(() => ask.mutate())}>
         <Field label={w.testQuestion}>
           <textarea value={question} maxLength={2000} required onChange={(e) => setQuestion(e.target.value)} />
         </Field>
@@ -431,12 +416,7 @@ function AiSettings() {
             {!s.available || s.reason ? ` · ${w.aiUnavailable.replace('{reason}', s.reason ?? '')}` : ''}
             {s.model ? ` · ${w.model}: ${s.model}` : ''}
           </p>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault()
-              save.mutate()
-            }}
-          >
+          <form onSubmit={handleSubmit(() => save.mutate())}>
             <label className="check">
               <input
                 type="checkbox"

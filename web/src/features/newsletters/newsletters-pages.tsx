@@ -3,7 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { BarChart, ProgressBar } from '../../ui/charts.tsx'
-import { ErrorText, Field } from '../../ui/components.tsx'
+import { ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -115,18 +115,9 @@ export function NewslettersPage() {
         />
       )}
       <h2>{w.compose}</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          create.mutate()
-        }}
-      >
-        <Field label={w.name}>
-          <input value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
-        </Field>
-        <Field label={w.subject}>
-          <input value={subject} maxLength={200} required onChange={(e) => setSubject(e.target.value)} />
-        </Field>
+      <form onSubmit={handleSubmit(() => create.mutate())}>
+        <TextField label={w.name} value={name} maxLength={200} onChange={setName} />
+        <TextField label={w.subject} value={subject} maxLength={200} required onChange={setSubject} />
         <Field label={w.content}>
           <textarea value={content} rows={6} required onChange={(e) => setContent(e.target.value)} />
         </Field>
@@ -158,11 +149,7 @@ function TagInput({
   onChange: (v: string) => void
   known: string
 }) {
-  return (
-    <Field label={label}>
-      <input value={value} list={known} onChange={(e) => onChange(e.target.value)} />
-    </Field>
-  )
+  return <TextField label={label} value={value} list={known} onChange={onChange} />
 }
 
 type SegmentShape = { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
@@ -226,12 +213,7 @@ function SegmentBuilder({
           <option key={t.name} value={t.name} />
         ))}
       </datalist>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          save.mutate()
-        }}
-      >
+      <form onSubmit={handleSubmit(() => save.mutate())}>
         <fieldset disabled={!editable}>
           <TagInput label={w.tagsAny} value={any} onChange={setAny} known={listId} />
           <TagInput label={w.tagsAll} value={all} onChange={setAll} known={listId} />
@@ -277,19 +259,10 @@ function CtaEditor({
   return (
     <section>
       <h2>{w.cta}</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          save.mutate({ text, url })
-        }}
-      >
+      <form onSubmit={handleSubmit(() => save.mutate({ text, url }))}>
         <fieldset disabled={!editable}>
-          <Field label={w.ctaText}>
-            <input value={text} maxLength={200} required onChange={(e) => setText(e.target.value)} />
-          </Field>
-          <Field label={w.ctaUrl}>
-            <input type="url" value={url} required onChange={(e) => setUrl(e.target.value)} />
-          </Field>
+          <TextField label={w.ctaText} value={text} maxLength={200} required onChange={setText} />
+          <TextField label={w.ctaUrl} type="url" value={url} required onChange={setUrl} />
           <ErrorText error={save.error} />
           <button type="submit" disabled={save.isPending}>
             {w.saveCta}
@@ -336,13 +309,7 @@ function HeaderImage({
       <h2>{w.headerImage}</h2>
       <p>{w.headerImageIntro}</p>
       {current && <img className="thumb" src={current.url} alt={w.headerImage} width={160} />}
-      <form
-        className="inline"
-        onSubmit={(e) => {
-          e.preventDefault()
-          save.mutate(chosen)
-        }}
-      >
+      <form className="inline" onSubmit={handleSubmit(() => save.mutate(chosen))}>
         <fieldset disabled={!editable}>
           <Field label={w.headerImagePick}>
             <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
@@ -394,26 +361,17 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
     <section>
       <h2>{w.schedule}</h2>
       <p>{w.scheduleIntro.replace('{zone}', timeZone)}</p>
-      <form
-        className="inline"
-        onSubmit={(e) => {
-          e.preventDefault()
-          schedule.mutate()
-        }}
-      >
-        <Field label={w.date}>
-          <input
-            type="date"
-            value={date}
-            min={dateInZone(timeZone)}
-            max={dateInZone(timeZone, 365)}
-            required
-            onChange={(e) => setDate(e.target.value)}
-          />
-        </Field>
-        <Field label={w.time}>
-          <input type="time" value={time} required onChange={(e) => setTime(e.target.value)} />
-        </Field>
+      <form className="inline" onSubmit={handleSubmit(() => schedule.mutate())}>
+        <TextField
+          label={w.date}
+          type="date"
+          value={date}
+          min={dateInZone(timeZone)}
+          max={dateInZone(timeZone, 365)}
+          required
+          onChange={setDate}
+        />
+        <TextField label={w.time} type="time" value={time} required onChange={setTime} />
         <button type="submit" disabled={schedule.isPending}>
           {w.scheduleButton}
         </button>

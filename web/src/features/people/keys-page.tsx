@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { ErrorText, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { keysQuery } from './queries.ts'
@@ -69,15 +69,8 @@ export function KeysPage() {
       <ErrorText error={keys.error} />
       <section aria-labelledby="create-key">
         <h2 id="create-key">{w.createKey}</h2>
-        <form
-          onSubmit={(event) => {
-            event.preventDefault()
-            create.mutate()
-          }}
-        >
-          <Field label={w.keyName}>
-            <input required maxLength={120} value={name} onChange={(e) => setName(e.target.value)} />
-          </Field>
+        <form onSubmit={handleSubmit(() => create.mutate())}>
+          <TextField label={w.keyName} required maxLength={120} value={name} onChange={setName} />
           <fieldset className="scopes">
             <legend>{w.scopes}</legend>
             {SCOPES.map((scope) => (

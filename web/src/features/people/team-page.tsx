@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -45,16 +45,8 @@ export function TeamPage({ session }: { session: SessionShape }) {
       {manage ? (
         <section aria-labelledby="invite">
           <h2 id="invite">{w.invite}</h2>
-          <form
-            className="inline"
-            onSubmit={(event) => {
-              event.preventDefault()
-              invite.mutate()
-            }}
-          >
-            <Field label={w.email}>
-              <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-            </Field>
+          <form className="inline" onSubmit={handleSubmit(() => invite.mutate())}>
+            <TextField label={w.email} type="email" required value={email} onChange={setEmail} />
             <Field label={w.role}>
               <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
                 {ROLES.map((r) => (

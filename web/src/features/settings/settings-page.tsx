@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { Field } from '../../ui/components.tsx'
+import { Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
@@ -129,12 +129,8 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
   })
   return (
     <SaveForm save={save} canWrite={canWrite}>
-      <Field label={w.startKeywords}>
-        <input required value={start} onChange={(ev) => setStart(ev.target.value)} readOnly={!canWrite} />
-      </Field>
-      <Field label={w.stopKeywords}>
-        <input required value={stop} onChange={(ev) => setStop(ev.target.value)} readOnly={!canWrite} />
-      </Field>
+      <TextField label={w.startKeywords} required value={start} readOnly={!canWrite} onChange={setStart} />
+      <TextField label={w.stopKeywords} required value={stop} readOnly={!canWrite} onChange={setStop} />
       <Field label={w.stopConfirmation}>
         <textarea
           required
@@ -217,25 +213,23 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
         </label>
       </fieldset>
       {fixed && (
-        <Field label={w.sendTime}>
-          <input
-            required
-            pattern="([01][0-9]|2[0-3]):[0-5][0-9]"
-            value={time}
-            onChange={(ev) => setTime(ev.target.value)}
-            readOnly={!canWrite}
-          />
-        </Field>
-      )}
-      <Field label={w.timezone}>
-        <input
+        <TextField
+          label={w.sendTime}
           required
-          maxLength={64}
-          value={timezone}
-          onChange={(ev) => setTimezone(ev.target.value)}
+          pattern="([01][0-9]|2[0-3]):[0-5][0-9]"
+          value={time}
           readOnly={!canWrite}
+          onChange={setTime}
         />
-      </Field>
+      )}
+      <TextField
+        label={w.timezone}
+        required
+        maxLength={64}
+        value={timezone}
+        readOnly={!canWrite}
+        onChange={setTimezone}
+      />
       {data.steps.length > 0 && <p>{w.stepTimes.replace('{count}', String(data.steps.length))}</p>}
     </SaveForm>
   )
@@ -254,12 +248,7 @@ function SaveForm({
   const w = useWords(words)
   const e = useWords(errors)
   return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault()
-        save.mutate()
-      }}
-    >
+    <form onSubmit={handleSubmit(() => save.mutate())}>
       {children}
       <PageError error={save.error} words={e} />
       {save.isSuccess && <p role="status">{w.saved}</p>}

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
-import { Field, formatTime } from '../../ui/components.tsx'
+import { Field, formatTime, handleSubmit } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
@@ -207,12 +207,7 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
           )}
         </dl>
       )}
-      <form
-        onSubmit={(event) => {
-          event.preventDefault()
-          save.mutate()
-        }}
-      >
+      <form onSubmit={handleSubmit(() => save.mutate())}>
         <Field label={w.name}>
           <input
             required

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { Field, formatTime } from '../../ui/components.tsx'
+import { formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
@@ -61,15 +61,8 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
       {canWrite && (
         <section aria-labelledby="create-webhook">
           <h2 id="create-webhook">{w.create}</h2>
-          <form
-            onSubmit={(event) => {
-              event.preventDefault()
-              create.mutate()
-            }}
-          >
-            <Field label={w.url}>
-              <input type="url" required maxLength={2048} value={url} onChange={(ev) => setUrl(ev.target.value)} />
-            </Field>
+          <form onSubmit={handleSubmit(() => create.mutate())}>
+            <TextField label={w.url} type="url" required maxLength={2048} value={url} onChange={setUrl} />
             <fieldset className="scopes">
               <legend>{w.events}</legend>
               {EVENTS.map((event) => (
