@@ -1,14 +1,8 @@
-import { queryOptions } from '@tanstack/react-query'
-import { app, call } from '../../api/client.ts'
+import { app } from '../../api/client.ts'
+import { apiQuery } from '../../ui/query.ts'
 
 export const setupLinkQuery = (token: string) =>
-  queryOptions({
-    queryKey: ['setup', token],
-    queryFn: () => call(app.GET('/app/setup/{token}', { params: { path: { token } } })),
-  })
+  apiQuery(['setup', token], () => app.GET('/app/setup/{token}', { params: { path: { token } } }))
 
 export const invitationQuery = (token: string) =>
-  queryOptions({
-    queryKey: ['invitation', token],
-    queryFn: () => call(app.GET('/app/invitations/{token}', { params: { path: { token } } })),
-  })
+  apiQuery(['invitation', token], () => app.GET('/app/invitations/{token}', { params: { path: { token } } }))

@@ -258,6 +258,7 @@ export function FollowupPage({ id }: { id: string }) {
   const queryClient = useQueryClient()
   const followup = useQuery({
     ...followupQuery(id),
+    // enrollments and sends move by themselves while it is active
     refetchInterval: (query) => (query.state.data?.followup.status === 'active' ? 3000 : false),
   })
   const setStatus = useMutation({

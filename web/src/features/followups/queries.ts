@@ -1,20 +1,12 @@
-import { queryOptions } from '@tanstack/react-query'
-import { app, call, v1 } from '../../api/client.ts'
+import { app, v1 } from '../../api/client.ts'
+import { apiQuery, firstPage } from '../../ui/query.ts'
 
-export const followupsQuery = queryOptions({
-  queryKey: ['followups'],
-  queryFn: () => call(v1.GET('/v1/followups', { params: { query: { limit: 100, offset: 0 } } })),
-})
+export const followupsQuery = apiQuery(['followups'], () =>
+  v1.GET('/v1/followups', { params: { query: firstPage(100) } }),
+)
 
 export const followupCheckQuery = (settled: string) =>
-  queryOptions({
-    queryKey: ['followup-check', settled],
-    queryFn: () => call(app.POST('/app/followups/check', { body: { text: settled } })),
-  })
+  apiQuery(['followup-check', settled], () => app.POST('/app/followups/check', { body: { text: settled } }))
 
 export const followupQuery = (id: string) =>
-  queryOptions({
-    queryKey: ['followup', id],
-    queryFn: () => call(v1.GET('/v1/followups/{id}', { params: { path: { id } } })),
-    // enrollments and sends move by themselves while it is active,
-  })
+  apiQuery(['followup', id], () => v1.GET('/v1/followups/{id}', { params: { path: { id } } }))

@@ -395,6 +395,8 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
   const live = current !== 'sent'
   const status = useQuery({
     ...newsletterStatusQuery(id),
+    // counts move while it sends: look again every two seconds until it is done; after that delivery and read
+    // receipts and clicks still come in, so every ten seconds while the page is open
     refetchInterval: (query) => (live || (query.state.data && query.state.data.phase !== 'done') ? 2000 : 10_000),
     placeholderData: keepPreviousData,
   })
@@ -454,6 +456,7 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
   const timeZone = session.account.timezone || 'UTC'
   const newsletter = useQuery({
     ...newsletterQuery(id),
+    // the estimate follows the contacts; the status moves by itself while it is scheduled or sending
     refetchInterval: (query) => {
       const status = query.state.data?.newsletter.status
       return status === 'scheduled' || status === 'sending' ? 3000 : false

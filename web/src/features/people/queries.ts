@@ -1,12 +1,6 @@
-import { queryOptions } from '@tanstack/react-query'
-import { app, call, v1 } from '../../api/client.ts'
+import { app, v1 } from '../../api/client.ts'
+import { apiQuery, firstPage } from '../../ui/query.ts'
 
-export const keysQuery = queryOptions({
-  queryKey: ['keys'],
-  queryFn: () => call(app.GET('/app/keys')),
-})
+export const keysQuery = apiQuery(['keys'], () => app.GET('/app/keys'))
 
-export const teamQuery = queryOptions({
-  queryKey: ['team'],
-  queryFn: () => call(v1.GET('/v1/team', { params: { query: { limit: 200, offset: 0 } } })),
-})
+export const teamQuery = apiQuery(['team'], () => v1.GET('/v1/team', { params: { query: firstPage(200) } }))
