@@ -1,3 +1,4 @@
+import { Link, type LinkProps } from '@tanstack/react-router'
 import {
   cloneElement,
   type FormEvent,
@@ -7,8 +8,8 @@ import {
   useId,
   useState,
 } from 'react'
-import { type FieldLabel, useI18n, useWords } from './i18n.tsx'
-import { commonWords, errorWords } from './words.ts'
+import { type FieldLabel, useEnum, useI18n, useWords } from './i18n.tsx'
+import { commonWords, type EnumKind, errorWords } from './words.ts'
 
 /** An error in words, announced to screen readers; a refusal by field lists each field by the form's label. */
 export function ErrorText({ error, fieldLabel }: { error: unknown; fieldLabel?: FieldLabel }) {
@@ -59,6 +60,50 @@ export function TextField({
     <Field label={label}>
       <input {...attributes} value={value} onChange={(event) => onChange(event.target.value)} />
     </Field>
+  )
+}
+
+/** A password: the member's current one, or a new one (at least 10 characters, as the server requires). */
+export function PasswordField({
+  label,
+  value,
+  onChange,
+  isNew = false,
+}: {
+  label: string
+  value: string
+  onChange: (value: string) => void
+  isNew?: boolean
+}) {
+  return (
+    <TextField
+      label={label}
+      type="password"
+      autoComplete={isNew ? 'new-password' : 'current-password'}
+      minLength={isNew ? 10 : undefined}
+      required
+      value={value}
+      onChange={onChange}
+    />
+  )
+}
+
+/** The options of a select of an API enum's values, each in the member's words. */
+export function EnumOptions({ kind, values }: { kind: EnumKind; values: readonly string[] }) {
+  const say = useEnum()
+  return values.map((value) => (
+    <option key={value} value={value}>
+      {say(kind, value)}
+    </option>
+  ))
+}
+
+/** The way back from a detail page to its list. */
+export function BackLink({ to, label }: { to: LinkProps['to']; label: string }) {
+  return (
+    <p>
+      <Link to={to}>← {label}</Link>
+    </p>
   )
 }
 

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { ErrorText, Field, handleSubmit, PasswordField } from '../../ui/components.tsx'
 import { type Language, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { type SessionShape, useSetSession } from '../../ui/session.ts'
 import { accountWords } from './words.ts'
@@ -47,23 +47,8 @@ export function AccountPage({ session }: { session: SessionShape }) {
       <section aria-labelledby="password">
         <h2 id="password">{w.changePassword}</h2>
         <form onSubmit={handleSubmit(() => password.mutate())}>
-          <TextField
-            label={w.currentPassword}
-            type="password"
-            autoComplete="current-password"
-            required
-            value={current}
-            onChange={setCurrent}
-          />
-          <TextField
-            label={w.newPassword}
-            type="password"
-            autoComplete="new-password"
-            minLength={10}
-            required
-            value={next}
-            onChange={setNext}
-          />
+          <PasswordField label={w.currentPassword} value={current} onChange={setCurrent} />
+          <PasswordField label={w.newPassword} value={next} onChange={setNext} isNew />
           <ErrorText error={password.error} />
           {password.isSuccess && <p role="status">{w.passwordChanged}</p>}
           <button type="submit" disabled={password.isPending}>

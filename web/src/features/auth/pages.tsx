@@ -2,7 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { Card, ErrorText, handleSubmit, TextField } from '../../ui/components.tsx'
+import { Card, ErrorText, handleSubmit, PasswordField, TextField } from '../../ui/components.tsx'
 import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { useSetSession } from '../../ui/session.ts'
 import { invitationQuery, setupLinkQuery } from './queries.ts'
@@ -58,15 +58,7 @@ export function SetupPage({ token }: { token: string }) {
       <form onSubmit={handleSubmit(() => setup.mutate())}>
         <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
         <TextField label={w.email} type="email" autoComplete="username" required value={email} onChange={setEmail} />
-        <TextField
-          label={w.newPassword}
-          type="password"
-          autoComplete="new-password"
-          minLength={10}
-          required
-          value={password}
-          onChange={setPassword}
-        />
+        <PasswordField label={w.newPassword} value={password} onChange={setPassword} isNew />
         <ErrorText error={setup.error} />
         <button type="submit" disabled={setup.isPending}>
           {w.setupDone}
@@ -111,14 +103,11 @@ export function InvitationPage({ token }: { token: string }) {
         {invitation.needs_password && (
           <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
         )}
-        <TextField
+        <PasswordField
           label={invitation.needs_password ? w.newPassword : w.password}
-          type="password"
-          autoComplete={invitation.needs_password ? 'new-password' : 'current-password'}
-          minLength={invitation.needs_password ? 10 : undefined}
-          required
           value={password}
           onChange={setPassword}
+          isNew={invitation.needs_password}
         />
         <ErrorText error={accept.error} />
         <button type="submit" disabled={accept.isPending}>
@@ -165,15 +154,7 @@ export function ResetCompletePage({ token }: { token: string }) {
         </p>
       ) : (
         <form onSubmit={handleSubmit(() => complete.mutate())}>
-          <TextField
-            label={w.newPassword}
-            type="password"
-            autoComplete="new-password"
-            minLength={10}
-            required
-            value={password}
-            onChange={setPassword}
-          />
+          <PasswordField label={w.newPassword} value={password} onChange={setPassword} isNew />
           <ErrorText error={complete.error} />
           <button type="submit" disabled={complete.isPending}>
             {w.resetSave}

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, TextField } from '../../ui/components.tsx'
+import { ErrorText, PasswordField, TextField } from '../../ui/components.tsx'
 import { useWords } from '../../ui/i18n.tsx'
 import { authWords } from './words.ts'
 
@@ -24,14 +24,7 @@ export function SignInForm({ onSignedIn }: { onSignedIn: (session: unknown) => v
   return (
     <form onSubmit={submit}>
       <TextField label={w.email} type="email" autoComplete="username" required value={email} onChange={setEmail} />
-      <TextField
-        label={w.password}
-        type="password"
-        autoComplete="current-password"
-        required
-        value={password}
-        onChange={setPassword}
-      />
+      <PasswordField label={w.password} value={password} onChange={setPassword} />
       <ErrorText error={signIn.error} />
       <button type="submit" disabled={signIn.isPending}>
         {w.signIn}

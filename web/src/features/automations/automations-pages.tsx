@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
-import { CopyButton, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { BackLink, CopyButton, EnumOptions, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
@@ -69,11 +69,7 @@ export function AutomationsPage() {
               setIntent(e.target.value)
             }}
           >
-            {INTENTS.map((i) => (
-              <option key={i} value={i}>
-                {say('intent', i)}
-              </option>
-            ))}
+            <EnumOptions kind="intent" values={INTENTS} />
           </select>
         </Field>
         <Builder
@@ -175,9 +171,7 @@ export function AutomationPage({ id }: { id: string }) {
   const a = automation.data
   return (
     <main>
-      <p>
-        <Link to="/automations">← {w.back}</Link>
-      </p>
+      <BackLink to="/automations" label={w.back} />
       <ErrorText error={automation.error} />
       {a && (
         <>

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query'
-import { ErrorText, Field } from '../../ui/components.tsx'
+import { EnumOptions, ErrorText, Field } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { type FieldLabel, useEnum, useWords } from '../../ui/i18n.tsx'
 import { followupsQuery } from '../followups/queries.ts'
@@ -23,11 +23,7 @@ export function TriggerEditor({
       <legend>{w.trigger}</legend>
       <Field label={w.trigger}>
         <select value={value.type} onChange={(e) => onChange(defaultTrigger(e.target.value))}>
-          {TRIGGERS.map((t) => (
-            <option key={t} value={t}>
-              {say('triggerType', t)}
-            </option>
-          ))}
+          <EnumOptions kind="triggerType" values={TRIGGERS} />
         </select>
       </Field>
       {value.type === 'optin_confirmed' && (
@@ -143,11 +139,7 @@ export function StepEditor({
     <>
       <Field label={`${n}: ${w.type}`}>
         <select value={step.type} onChange={(e) => onChange(defaultStep(e.target.value))}>
-          {STEPS.map((t) => (
-            <option key={t} value={t}>
-              {say('stepType', t)}
-            </option>
-          ))}
+          <EnumOptions kind="stepType" values={STEPS} />
         </select>
       </Field>
       {step.type === 'send_template' && (

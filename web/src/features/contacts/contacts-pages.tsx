@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
-import { ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { BackLink, ErrorText, Field, formatTime } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
@@ -69,9 +69,7 @@ export function ContactPage({ id }: { id: string }) {
   const c = contact.data?.contact
   return (
     <main>
-      <p>
-        <Link to="/contacts">← {w.back}</Link>
-      </p>
+      <BackLink to="/contacts" label={w.back} />
       <ErrorText error={contact.error} />
       {c && (
         <>

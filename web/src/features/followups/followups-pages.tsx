@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
-import { ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { followupCheckQuery, followupQuery, followupsQuery } from './queries.ts'
@@ -277,9 +277,7 @@ export function FollowupPage({ id }: { id: string }) {
   const f = followup.data?.followup
   return (
     <main>
-      <p>
-        <Link to="/followups">← {w.back}</Link>
-      </p>
+      <BackLink to="/followups" label={w.back} />
       <ErrorText error={followup.error} />
       {f && (
         <>

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useId, useState } from 'react'
 import { ApiError, app, call, v1 } from '../../api/client.ts'
-import { ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
+import { EnumOptions, ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
@@ -123,11 +123,7 @@ export function MediaPage() {
         <h2>{w.upload}</h2>
         <Field label={w.usage}>
           <select value={usage} onChange={(e) => setUsage(e.target.value as (typeof USAGES)[number])}>
-            {USAGES.map((u) => (
-              <option key={u} value={u}>
-                {say('mediaUsage', u)}
-              </option>
-            ))}
+            <EnumOptions kind="mediaUsage" values={USAGES} />
           </select>
         </Field>
         <DropZone
@@ -156,11 +152,7 @@ export function MediaPage() {
           <Field label={w.usage}>
             <select value={usageFilter} onChange={(e) => setUsageFilter(e.target.value)}>
               <option value="">{w.all}</option>
-              {USAGES.map((u) => (
-                <option key={u} value={u}>
-                  {say('mediaUsage', u)}
-                </option>
-              ))}
+              <EnumOptions kind="mediaUsage" values={USAGES} />
             </select>
           </Field>
         </div>

@@ -3,7 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { BarChart, ProgressBar } from '../../ui/charts.tsx'
-import { ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -470,9 +470,7 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
   const editable = n?.status === 'draft' || n?.status === 'scheduled'
   return (
     <main>
-      <p>
-        <Link to="/newsletters">← {w.back}</Link>
-      </p>
+      <BackLink to="/newsletters" label={w.back} />
       <ErrorText error={newsletter.error} />
       {n && (
         <>

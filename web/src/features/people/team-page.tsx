@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { app, call } from '../../api/client.ts'
-import { ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
+import { EnumOptions, ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -49,11 +49,7 @@ export function TeamPage({ session }: { session: SessionShape }) {
             <TextField label={w.email} type="email" required value={email} onChange={setEmail} />
             <Field label={w.role}>
               <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {ROLES.map((r) => (
-                  <option key={r} value={r}>
-                    {say('role', r)}
-                  </option>
-                ))}
+                <EnumOptions kind="role" values={ROLES} />
               </select>
             </Field>
             <button type="submit" disabled={invite.isPending}>
@@ -93,11 +89,7 @@ export function TeamPage({ session }: { session: SessionShape }) {
                   value={member.role}
                   onChange={(e) => change.mutate({ id: member.id, role: e.target.value as Role })}
                 >
-                  {ROLES.map((r) => (
-                    <option key={r} value={r}>
-                      {say('role', r)}
-                    </option>
-                  ))}
+                  <EnumOptions kind="role" values={ROLES} />
                 </select>
               ) : (
                 say('role', member.role)

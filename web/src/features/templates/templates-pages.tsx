@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
-import { Field, formatTime, handleSubmit } from '../../ui/components.tsx'
+import { BackLink, Field, formatTime, handleSubmit } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
@@ -73,9 +73,7 @@ export function TemplatePage({ id, session }: { id: string; session: SessionShap
   const template = useQuery(templateQuery(id))
   return (
     <main>
-      <p>
-        <Link to="/templates">← {w.back}</Link>
-      </p>
+      <BackLink to="/templates" label={w.back} />
       <PageError error={template.error} words={{}} />
       {template.data && <TemplateEditor key={template.data.template.updated_at} session={session} id={id} />}
     </main>
