@@ -12,3 +12,8 @@ export const apiQuery = <const K extends QueryKey, T>(
 
 /** The first `limit` items of a list. */
 export const firstPage = (limit: number) => ({ limit, offset: 0 })
+
+/** What a query answers: `Answer<typeof mediaQuery>` or `Answer<ReturnType<typeof newsletterQuery>>`. */
+export type Answer<Q extends { queryFn?: unknown }> = Awaited<
+  ReturnType<Extract<Q['queryFn'], (...args: never[]) => unknown>>
+>

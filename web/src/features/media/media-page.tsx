@@ -7,9 +7,11 @@ import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
 import {
   aiSettingsQuery,
+  type DocumentItem,
   knowledgeDocumentsQuery,
   knowledgeSearchKey,
   knowledgeSearchQuery,
+  type MediaItem,
   mediaKey,
   mediaQuery,
   passagesQuery,
@@ -72,19 +74,6 @@ function UrlForm({ onUrl, busy, children }: { onUrl: (url: string) => void; busy
   )
 }
 
-interface MediaItem {
-  id: string
-  kind: 'image' | 'video' | 'document'
-  usage: string
-  url: string
-  mime: string
-  size: number
-  width: number | null
-  height: number | null
-  filename: string
-  created_at: string
-}
-
 export function MediaPage() {
   const w = useWords(words)
   const say = useEnum()
@@ -114,7 +103,7 @@ export function MediaPage() {
     mutationFn: (id: string) => call(v1.DELETE('/v1/media/{id}', { params: { path: { id } } })),
     onSuccess: done,
   })
-  const items = ((media.data?.media ?? []) as MediaItem[]).filter((m) => !usageFilter || m.usage === usageFilter)
+  const items = (media.data?.media ?? []).filter((m) => !usageFilter || m.usage === usageFilter)
   const last = (upload.data ?? fromUrl.data) as { media: MediaItem } | undefined
   return (
     <main>
@@ -135,7 +124,7 @@ export function MediaPage() {
         <UrlForm onUrl={(u) => fromUrl.mutate(u)} busy={fromUrl.isPending} />
         <ErrorText error={upload.error ?? fromUrl.error} />
         {last && (upload.isSuccess || fromUrl.isSuccess) && (
-          <p role="status">{w.uploaded.replace('{name}', last.media.filename)}</p>
+          <p role="status">{w.uploaded.replace('{name}', String(last.media.filename))}</p>
         )}
       </section>
       <section>
@@ -162,7 +151,7 @@ export function MediaPage() {
           {items.map((m) => (
             <li key={m.id} data-testid="media-item" data-kind={m.kind}>
               {m.kind === 'image' ? (
-                <img src={m.url} alt={m.filename} width={160} height={120} loading="lazy" />
+                <img src={m.url} alt={m.filename ?? undefined} width={160} height={120} loading="lazy" />
               ) : (
                 <span className="thumb" aria-hidden="true">
                   {m.kind === 'document' ? 'PDF' : 'MP4'}
@@ -180,7 +169,7 @@ export function MediaPage() {
                   if (window.confirm(w.confirmRemove)) remove.mutate(m.id)
                 }}
               >
-                {w.remove.replace('{name}', m.filename)}
+                {w.remove.replace('{name}', String(m.filename))}
               </button>
             </li>
           ))}
@@ -272,22 +261,6 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
   )
 }
 
-interface AskResult {
-  outcome: 'answer' | 'declined'
-  answer: string | null
-  reason: string | null
-  detail: string | null
-  passages: Array<{
-    document_id: string
-    document_title: string
-    position: number
-    heading: string
-    text: string
-    used: boolean
-  }>
-  model: string | null
-}
-
 /** A refusal of POST /app/knowledge/ask in the page's words (by the envelope's key), else as every error. */
 function AskError({ error }: { error: unknown }) {
   const w = useWords(words)
@@ -309,8 +282,7 @@ function AskTheAi() {
   const w = useWords(words)
   const [question, setQuestion] = useState('')
   const ask = useMutation({
-    mutationFn: async () =>
-      (await call(app.POST('/app/knowledge/ask', { body: { question } }))) as unknown as AskResult,
+    mutationFn: async () => call(app.POST('/app/knowledge/ask', { body: { question } })),
   })
   const result = ask.data
   return (
@@ -447,15 +419,6 @@ function AiSettings() {
   )
 }
 
-interface DocumentItem {
-  id: string
-  title: string
-  filename: string
-  format: string
-  passages: number
-  created_at: string
-}
-
 export function KnowledgePage() {
   const w = useWords(words)
   const say = useEnum()
@@ -484,7 +447,7 @@ export function KnowledgePage() {
     mutationFn: (id: string) => call(v1.DELETE('/v1/knowledge/documents/{id}', { params: { path: { id } } })),
     onSuccess: done,
   })
-  const items = (documents.data?.documents ?? []) as DocumentItem[]
+  const items = documents.data?.documents ?? []
   const last = (upload.data ?? fromUrl.data) as { document: DocumentItem } | undefined
   return (
     <main>

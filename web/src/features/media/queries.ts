@@ -1,5 +1,5 @@
 import { app, v1 } from '../../api/client.ts'
-import { apiQuery, firstPage } from '../../ui/query.ts'
+import { type Answer, apiQuery, firstPage } from '../../ui/query.ts'
 
 /** Every list of the media library, whatever its filter. */
 export const mediaKey = ['media'] as const
@@ -30,3 +30,8 @@ export const knowledgeDocumentsQuery = apiQuery(['knowledge-documents'], () =>
 export const imagesQuery = apiQuery(['media', 'image'], () =>
   v1.GET('/v1/media', { params: { query: { limit: 100, offset: 0, kind: 'image' } } }),
 )
+
+/** An item of the media library, as GET /v1/media lists it. */
+export type MediaItem = Answer<ReturnType<typeof mediaQuery>>['media'][number]
+/** A document of the knowledge, as GET /v1/knowledge/documents lists it. */
+export type DocumentItem = Answer<typeof knowledgeDocumentsQuery>['documents'][number]

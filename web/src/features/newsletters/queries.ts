@@ -1,5 +1,5 @@
 import { v1 } from '../../api/client.ts'
-import { apiQuery, firstPage } from '../../ui/query.ts'
+import { type Answer, apiQuery, firstPage } from '../../ui/query.ts'
 
 export const newslettersQuery = apiQuery(['newsletters'], () =>
   v1.GET('/v1/newsletters', { params: { query: firstPage(100) } }),
@@ -12,4 +12,4 @@ export const newsletterQuery = (id: string) =>
   apiQuery(['newsletter', id], () => v1.GET('/v1/newsletters/{id}', { params: { path: { id } } }))
 
 /** A newsletter as GET /v1/newsletters/{id} answers (and every change of it). */
-export type NewsletterData = Awaited<ReturnType<ReturnType<typeof newsletterQuery>['queryFn'] & {}>>
+export type NewsletterData = Answer<ReturnType<typeof newsletterQuery>>
