@@ -2,7 +2,13 @@ import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, redirect } from '@tanstack/react-router'
 import type { ReactNode } from 'react'
 import { AccountPage } from './features/account/account-page.tsx'
-import { InvitationPage, ResetCompletePage, ResetRequestPage, SetupPage, SignInPage } from './features/auth/auth-pages.tsx'
+import {
+  InvitationPage,
+  ResetCompletePage,
+  ResetRequestPage,
+  SetupPage,
+  SignInPage,
+} from './features/auth/auth-pages.tsx'
 import { AutomationPage, AutomationsPage } from './features/automations/automations-pages.tsx'
 import { ConsentPage } from './features/consent/consent-page.tsx'
 import { ContactPage, ContactsPage } from './features/contacts/contacts-pages.tsx'

@@ -6,8 +6,8 @@ import { BackLink, CopyButton, EnumOptions, ErrorText, Field, handleSubmit, Text
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
-import { type Automation, defaultStep, INTENTS, type Json } from './automation-model.ts'
-import { Builder, useFieldLabel } from './builder.tsx'
+import { type Automation, defaultStep, INTENTS } from './automation-model.ts'
+import { Builder, useDefinition, useFieldLabel } from './builder.tsx'
 import { automationSourcesQuery, automationsQuery } from './queries.ts'
 import { words } from './words.ts'
 
@@ -19,9 +19,8 @@ export function AutomationsPage() {
   const automations = useQuery(automationsQuery)
   const [name, setName] = useState('')
   const [intent, setIntent] = useState<string>('transactional')
-  const [trigger, setTrigger] = useState<Json & { type: string }>({ type: 'webhook' })
-  const [steps, setSteps] = useState<Array<Json & { type: string }>>([defaultStep('add_tag')])
-  const [touched, setTouched] = useState(false)
+  const definition = useDefinition({ type: 'webhook' }, [defaultStep('add_tag')])
+  const { trigger, steps } = definition.builder
   const fieldLabel = useFieldLabel()
   const create = useMutation({
     mutationFn: async () =>
@@ -65,27 +64,14 @@ export function AutomationsPage() {
           <select
             value={intent}
             onChange={(e) => {
-              setTouched(true)
+              definition.setTouched(true)
               setIntent(e.target.value)
             }}
           >
             <EnumOptions kind="intent" values={INTENTS} />
           </select>
         </Field>
-        <Builder
-          intent={intent}
-          trigger={trigger}
-          steps={steps}
-          touched={touched}
-          onTrigger={(next) => {
-            setTouched(true)
-            setTrigger(next)
-          }}
-          onSteps={(next) => {
-            setTouched(true)
-            setSteps(next)
-          }}
-        />
+        <Builder intent={intent} {...definition.builder} />
         <ErrorText error={create.error} fieldLabel={fieldLabel} />
         <p>
           <button type="submit" disabled={create.isPending}>
@@ -101,9 +87,8 @@ function Editor({ automation }: { automation: Automation }) {
   const w = useWords(words)
   const queryClient = useQueryClient()
   const [name, setName] = useState(automation.name)
-  const [trigger, setTrigger] = useState(automation.trigger)
-  const [steps, setSteps] = useState(automation.steps)
-  const [touched, setTouched] = useState(false)
+  const { builder, setTrigger, setSteps } = useDefinition(automation.trigger, automation.steps)
+  const { trigger, steps } = builder
   const fieldLabel = useFieldLabel()
   const save = useMutation({
     mutationFn: async () =>
@@ -122,20 +107,7 @@ function Editor({ automation }: { automation: Automation }) {
   return (
     <form onSubmit={handleSubmit(() => save.mutate())}>
       <TextField label={w.name} value={name} maxLength={200} required onChange={setName} />
-      <Builder
-        intent={automation.intent}
-        trigger={trigger}
-        steps={steps}
-        touched={touched}
-        onTrigger={(next) => {
-          setTouched(true)
-          setTrigger(next)
-        }}
-        onSteps={(next) => {
-          setTouched(true)
-          setSteps(next)
-        }}
-      />
+      <Builder intent={automation.intent} {...builder} />
       <ErrorText error={save.error} fieldLabel={fieldLabel} />
       <p>
         <button type="submit" disabled={save.isPending}>

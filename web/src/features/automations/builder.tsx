@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query'
+import { useState } from 'react'
 import { EnumOptions, ErrorText, Field } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { type FieldLabel, useEnum, useWords } from '../../ui/i18n.tsx'
@@ -448,6 +449,27 @@ export function SafetyCheck({
       )}
     </section>
   )
+}
+
+/** The trigger and steps a Builder edits; `touched` once the member has changed anything (the check waits for it). */
+export function useDefinition(initialTrigger: Json & { type: string }, initialSteps: Array<Json & { type: string }>) {
+  const [trigger, setTrigger] = useState(initialTrigger)
+  const [steps, setSteps] = useState(initialSteps)
+  const [touched, setTouched] = useState(false)
+  const builder = {
+    trigger,
+    steps,
+    touched,
+    onTrigger: (next: Json & { type: string }) => {
+      setTouched(true)
+      setTrigger(next)
+    },
+    onSteps: (next: Array<Json & { type: string }>) => {
+      setTouched(true)
+      setSteps(next)
+    },
+  }
+  return { builder, setTouched, setTrigger, setSteps }
 }
 
 /** Trigger and steps: add, reorder, remove, branch; what the safety rules would change, before saving. */
