@@ -1,5 +1,6 @@
 import { ApiError } from '../api/client.ts'
 import { ErrorText } from './components.tsx'
+import { fill } from './i18n.tsx'
 
 /**
  * An error in words: the page's own sentence for the error's key or code when it has one, else the app's general
@@ -12,7 +13,7 @@ export function PageError({ error, words }: { error: unknown; words: Record<stri
     if (text) {
       return (
         <p className="error" role="alert">
-          {text.replace('{message}', error.message)}
+          {fill(text, { message: error.message })}
         </p>
       )
     }

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { CopyButton, ErrorText, Field, formatTime, handleSubmit } from '../../ui/components.tsx'
-import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { commonWords } from '../../ui/words.ts'
 import { contactPickQuery } from '../contacts/queries.ts'
@@ -49,7 +49,7 @@ export function Runs({ id }: { id: string }) {
       {runs.data && items.length === 0 && <p>{w.noRuns}</p>}
       {items.map((run) => (
         <article key={run.id} className="run" data-testid="run">
-          <h3>{w.run.replace('{at}', formatTime(run.started_at ?? run.created_at, language, never))}</h3>
+          <h3>{fill(w.run, { at: formatTime(run.started_at ?? run.created_at, language, never) })}</h3>
           <p>
             {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}

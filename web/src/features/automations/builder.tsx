@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { EnumOptions, ErrorText, Field } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
-import { type FieldLabel, useEnum, useWords } from '../../ui/i18n.tsx'
+import { type FieldLabel, fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { followupsQuery } from '../followups/queries.ts'
 import { templatePickQuery } from '../templates/queries.ts'
 import { defaultStep, defaultTrigger, type Json, list, STEPS, str, TRIGGERS } from './automation-model.ts'
@@ -101,7 +101,7 @@ export function Goto({
           .filter((i) => i > from)
           .map((i) => (
             <option key={i} value={i}>
-              {w.step.replace('{n}', String(i + 1))}
+              {fill(w.step, { n: String(i + 1) })}
             </option>
           ))}
         <option value="end">{w.end}</option>
@@ -132,7 +132,7 @@ export function StepEditor({
     ...followupsQuery,
     enabled: step.type === 'enroll_followup',
   })
-  const n = w.step.replace('{n}', String(index + 1))
+  const n = fill(w.step, { n: String(index + 1) })
   const duration = (step.duration as Json | undefined) ?? {}
   const condition = (step.condition as Json & { type: string }) ?? { type: 'has_tag' }
   const setCondition = (patch: Json) => set({ condition: { ...condition, ...patch } })
@@ -355,7 +355,7 @@ export function useFieldLabel(): FieldLabel {
     const last = [...steps].reverse().find((s) => !/^\d+$/.test(s))
     const label = last === undefined ? undefined : names[last]
     if (steps[0] === 'steps' && /^\d+$/.test(steps[1] ?? '')) {
-      const step = w.step.replace('{n}', String(Number(steps[1]) + 1))
+      const step = fill(w.step, { n: String(Number(steps[1]) + 1) })
       return steps.length === 2 ? step : `${step}: ${label ?? last}`
     }
     if (steps[0] === 'trigger' && steps.length > 1) return `${w.trigger}: ${label ?? last}`
@@ -399,13 +399,11 @@ export function SafetyCheck({
   const n = (i: number) => String(i + 1)
   const said = (change: SafetyChange) =>
     change.kind === 'followup_cut'
-      ? w.c_followup_cut
-          .replace('{kept}', n(change.kept_through))
-          .replace('{from}', n(change.removed_from))
-          .replace('{to}', n(change.removed_to))
-      : w.c_double_optin_prepended
-          .replace('{intent}', intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter)
-          .replace('{channel}', say('channel', change.channel))
+      ? fill(w.c_followup_cut, { kept: n(change.kept_through), from: n(change.removed_from), to: n(change.removed_to) })
+      : fill(w.c_double_optin_prepended, {
+          intent: intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter,
+          channel: say('channel', change.channel),
+        })
   return (
     <section className="safety-check" aria-live="polite" data-testid="safety-check">
       <h3>{w.checkTitle}</h3>
@@ -441,7 +439,7 @@ export function SafetyCheck({
               <li key={change.kind}>{said(change)}</li>
             ))}
           </ul>
-          <p>{w.checkAfter.replace('{n}', String(result.steps.length))}</p>
+          <p>{fill(w.checkAfter, { n: String(result.steps.length) })}</p>
         </div>
       )}
       {!check.error && result && result.problems.length === 0 && result.changes.length === 0 && (
@@ -505,7 +503,7 @@ export function Builder({
           // biome-ignore lint/suspicious/noArrayIndexKey: see above
           <li key={i} data-testid={`automation-step-${i + 1}`}>
             <fieldset>
-              <legend>{w.step.replace('{n}', String(i + 1))}</legend>
+              <legend>{fill(w.step, { n: String(i + 1) })}</legend>
               <StepEditor
                 index={i}
                 count={steps.length}
@@ -514,17 +512,17 @@ export function Builder({
               />
               <div className="inline">
                 <button type="button" onClick={() => move(i, i - 1)} disabled={i === 0}>
-                  {w.up.replace('{n}', String(i + 1))}
+                  {fill(w.up, { n: String(i + 1) })}
                 </button>
                 <button type="button" onClick={() => move(i, i + 1)} disabled={i === steps.length - 1}>
-                  {w.down.replace('{n}', String(i + 1))}
+                  {fill(w.down, { n: String(i + 1) })}
                 </button>
                 <button
                   type="button"
                   onClick={() => onSteps(steps.filter((_, j) => j !== i))}
                   disabled={steps.length === 1}
                 >
-                  {w.remove.replace('{n}', String(i + 1))}
+                  {fill(w.remove, { n: String(i + 1) })}
                 </button>
               </div>
             </fieldset>

@@ -3,7 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router'
 import { useEffect, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
-import { useEnum, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { followupCheckQuery, followupQuery, followupsQuery } from './queries.ts'
 import { words } from './words.ts'
@@ -59,7 +59,7 @@ function StepFields({ n, step, onChange }: { n: number; step: StepDraft; onChang
   const w = useWords(words)
   return (
     <>
-      <Field label={`${w.step.replace('{n}', String(n))}: ${w.text}`}>
+      <Field label={`${fill(w.step, { n: String(n) })}: ${w.text}`}>
         <textarea
           value={step.text}
           rows={3}
@@ -70,7 +70,7 @@ function StepFields({ n, step, onChange }: { n: number; step: StepDraft; onChang
       </Field>
       <TemplateCheck text={step.text} />
       <div className="inline">
-        <Field label={`${w.step.replace('{n}', String(n))}: ${w.delay}`}>
+        <Field label={`${fill(w.step, { n: String(n) })}: ${w.delay}`}>
           <input
             type="number"
             min={0}
@@ -80,13 +80,13 @@ function StepFields({ n, step, onChange }: { n: number; step: StepDraft; onChang
             onChange={(e) => onChange({ ...step, amount: Number(e.target.value) })}
           />
         </Field>
-        <Field label={`${w.step.replace('{n}', String(n))}: ${w.unit}`}>
+        <Field label={`${fill(w.step, { n: String(n) })}: ${w.unit}`}>
           <select value={step.unit} onChange={(e) => onChange({ ...step, unit: e.target.value as 'hours' | 'days' })}>
             <option value="hours">{w.hours}</option>
             <option value="days">{w.days}</option>
           </select>
         </Field>
-        <Field label={`${w.step.replace('{n}', String(n))}: ${w.sendTime}`}>
+        <Field label={`${fill(w.step, { n: String(n) })}: ${w.sendTime}`}>
           <input type="time" value={step.sendTime} onChange={(e) => onChange({ ...step, sendTime: e.target.value })} />
         </Field>
       </div>
@@ -157,7 +157,7 @@ export function FollowupsPage() {
           // the steps have no id before they are saved; their place is their identity here
           // biome-ignore lint/suspicious/noArrayIndexKey: see above
           <fieldset key={i}>
-            <legend>{w.step.replace('{n}', String(i + 1))}</legend>
+            <legend>{fill(w.step, { n: String(i + 1) })}</legend>
             <StepFields
               n={i + 1}
               step={step}
@@ -165,7 +165,7 @@ export function FollowupsPage() {
             />
             {steps.length > 1 && (
               <button type="button" onClick={() => setSteps((list) => list.filter((_, j) => j !== i))}>
-                {w.removeStep.replace('{n}', String(i + 1))}
+                {fill(w.removeStep, { n: String(i + 1) })}
               </button>
             )}
           </fieldset>
@@ -223,7 +223,7 @@ function StepEditor({ followupId, step }: { followupId: string; step: StepView }
   const n = String(step.position)
   return (
     <li className="step" data-testid={`step-${step.position}`}>
-      <h3>{w.step.replace('{n}', n)}</h3>
+      <h3>{fill(w.step, { n })}</h3>
       <dl className="details">
         <dt>{w.approval}</dt>
         <dd data-testid={`approval-${step.position}`}>
@@ -234,18 +234,19 @@ function StepEditor({ followupId, step }: { followupId: string; step: StepView }
         <dd>{step.effective_send_time ?? '–'}</dd>
       </dl>
       <p data-testid={`counts-${step.position}`}>
-        {w.counts
-          .replace('{scheduled}', String(step.counts.scheduled))
-          .replace('{queued}', String(step.counts.queued))
-          .replace('{sent}', String(step.counts.sent))
-          .replace('{skipped}', String(step.counts.skipped))
-          .replace('{failed}', String(step.counts.failed))}
+        {fill(w.counts, {
+          scheduled: String(step.counts.scheduled),
+          queued: String(step.counts.queued),
+          sent: String(step.counts.sent),
+          skipped: String(step.counts.skipped),
+          failed: String(step.counts.failed),
+        })}
       </p>
       <form onSubmit={handleSubmit(() => save.mutate())}>
         <StepFields n={step.position} step={draft} onChange={setDraft} />
         <ErrorText error={save.error} />
         <button type="submit" disabled={save.isPending}>
-          {w.saveStep.replace('{n}', n)}
+          {fill(w.saveStep, { n })}
         </button>
         {save.isSuccess && <span role="status"> {w.saved}</span>}
       </form>

@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { Field, formatTime, handleSubmit } from '../../ui/components.tsx'
-import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { sendableTemplatesQuery } from '../templates/queries.ts'
@@ -46,7 +46,7 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
                   {c.automated_only && <span className="badge"> {w.automatedOnly}</span>}
                   {c.needs_person && <span className="badge"> {w.needsPerson}</span>}
                   {c.unread_count > 0 && (
-                    <span className="badge"> {w.unread.replace('{count}', String(c.unread_count))}</span>
+                    <span className="badge"> {fill(w.unread, { count: String(c.unread_count) })}</span>
                   )}
                   <br />
                   <span className="muted">
@@ -204,7 +204,7 @@ function TemplateSend({ contactId, onSent }: { contactId: string; onSent: () => 
           </Field>
           {chosen && <p className="muted">{chosen.content}</p>}
           {chosen?.settable_variables.map((name) => (
-            <Field key={name} label={w.variable.replace('{name}', name)}>
+            <Field key={name} label={fill(w.variable, { name })}>
               <input
                 required
                 value={values[name] ?? ''}

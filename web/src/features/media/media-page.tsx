@@ -3,7 +3,7 @@ import { type ReactNode, useId, useState } from 'react'
 import { ApiError, app, call, v1 } from '../../api/client.ts'
 import { EnumOptions, ErrorText, Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
-import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { commonWords } from '../../ui/words.ts'
 import {
   aiSettingsQuery,
@@ -124,7 +124,7 @@ export function MediaPage() {
         <UrlForm onUrl={(u) => fromUrl.mutate(u)} busy={fromUrl.isPending} />
         <ErrorText error={upload.error ?? fromUrl.error} />
         {last && (upload.isSuccess || fromUrl.isSuccess) && (
-          <p role="status">{w.uploaded.replace('{name}', String(last.media.filename))}</p>
+          <p role="status">{fill(w.uploaded, { name: String(last.media.filename) })}</p>
         )}
       </section>
       <section>
@@ -160,7 +160,7 @@ export function MediaPage() {
               <a href={m.url}>{m.filename}</a>
               <small>
                 {say('mediaKind', m.kind)} · {say('mediaUsage', m.usage)} ·{' '}
-                {w.size.replace('{kb}', String(Math.ceil(m.size / 1024)))}
+                {fill(w.size, { kb: String(Math.ceil(m.size / 1024)) })}
                 {m.width ? ` · ${m.width}×${m.height}` : ''}
               </small>
               <button
@@ -169,7 +169,7 @@ export function MediaPage() {
                   if (window.confirm(w.confirmRemove)) remove.mutate(m.id)
                 }}
               >
-                {w.remove.replace('{name}', String(m.filename))}
+                {fill(w.remove, { name: String(m.filename) })}
               </button>
             </li>
           ))}
@@ -207,7 +207,7 @@ function Passages({ id, name }: { id: string; name: string }) {
         {passages.data?.passages.map((p) => (
           <li key={p.position} data-testid="passage">
             {p.heading && <strong>{p.heading}</strong>}
-            {p.page ? <small> ({w.page.replace('{n}', String(p.page))})</small> : null}
+            {p.page ? <small> ({fill(w.page, { n: String(p.page) })})</small> : null}
             <p>{p.text}</p>
           </li>
         ))}
@@ -246,7 +246,7 @@ function Search({ label, testId, limit = 10 }: { label: string; testId: string; 
                   <li key={`${hit.document.id}-${hit.position}`}>
                     <strong>{hit.document.title}</strong>
                     {hit.heading ? ` · ${hit.heading}` : ''}
-                    {hit.page ? ` · ${w.page.replace('{n}', String(hit.page))}` : ''}
+                    {hit.page ? ` · ${fill(w.page, { n: String(hit.page) })}` : ''}
                     <p>
                       <Snippet text={hit.snippet} />
                     </p>
@@ -268,9 +268,7 @@ function AskError({ error }: { error: unknown }) {
     const said = (w as Record<string, string>)[`e_${error.key}`] ?? w.e_ai_call_failed
     return (
       <p className="error" role="alert">
-        {said
-          .replace('{message}', error.message)
-          .replace('{status}', /answered (\d{3})/.exec(error.message)?.[1] ?? '?')}
+        {fill(said, { message: error.message, status: /answered (\d{3})/.exec(error.message)?.[1] ?? '?' })}
       </p>
     )
   }
@@ -320,7 +318,7 @@ function AskTheAi() {
                     (w as Record<string, string>)[`d_${result.reason}`] ?? result.reason ?? '',
                   )}
                 </p>
-                {result.detail && <p>{w.modelSaid.replace('{detail}', result.detail)}</p>}
+                {result.detail && <p>{fill(w.modelSaid, { detail: result.detail })}</p>}
               </div>
             )}
             {result.passages.length > 0 && (
@@ -377,7 +375,7 @@ function AiSettings() {
         <>
           <p>
             {s.active ? w.aiActive : w.aiInactive}
-            {!s.available || s.reason ? ` · ${w.aiUnavailable.replace('{reason}', s.reason ?? '')}` : ''}
+            {!s.available || s.reason ? ` · ${fill(w.aiUnavailable, { reason: s.reason ?? '' })}` : ''}
             {s.model ? ` · ${w.model}: ${s.model}` : ''}
           </p>
           <form onSubmit={handleSubmit(() => save.mutate())}>
@@ -459,7 +457,7 @@ export function KnowledgePage() {
         <UrlForm onUrl={(u) => fromUrl.mutate(u)} busy={fromUrl.isPending} />
         <ErrorText error={upload.error ?? fromUrl.error} />
         {last && (upload.isSuccess || fromUrl.isSuccess) && (
-          <p role="status">{w.uploaded.replace('{name}', last.document.filename)}</p>
+          <p role="status">{fill(w.uploaded, { name: last.document.filename })}</p>
         )}
       </section>
       <section>
@@ -479,7 +477,7 @@ export function KnowledgePage() {
                 {formatTime(d.created_at, language, never)}
               </p>
               <button type="button" aria-expanded={open === d.id} onClick={() => setOpen(open === d.id ? null : d.id)}>
-                {(open === d.id ? w.hidePassages : w.showPassages).replace('{name}', d.title)}
+                {fill(open === d.id ? w.hidePassages : w.showPassages, { name: d.title })}
               </button>{' '}
               <button
                 type="button"
@@ -487,7 +485,7 @@ export function KnowledgePage() {
                   if (window.confirm(w.confirmRemove)) remove.mutate(d.id)
                 }}
               >
-                {w.remove.replace('{name}', d.title)}
+                {fill(w.remove, { name: d.title })}
               </button>
               {open === d.id && <Passages id={d.id} name={d.title} />}
             </li>

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { BarChart, ProgressBar } from '../../ui/charts.tsx'
 import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
-import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
 import { dateInZone, formatInZone, zonedToIso } from '../../ui/time.ts'
@@ -360,7 +360,7 @@ function Schedule({ id, timeZone, status }: { id: string; timeZone: string; stat
   return (
     <section>
       <h2>{w.schedule}</h2>
-      <p>{w.scheduleIntro.replace('{zone}', timeZone)}</p>
+      <p>{fill(w.scheduleIntro, { zone: timeZone })}</p>
       <form className="inline" onSubmit={handleSubmit(() => schedule.mutate())}>
         <TextField
           label={w.date}
@@ -484,7 +484,7 @@ export function NewsletterPage({ id, session }: { id: string; session: SessionSh
             <dd>{n.subject}</dd>
           </dl>
           <p className="estimate" data-testid="estimate">
-            {w.estimate.replace('{n}', String(n.recipients_estimate))}
+            {fill(w.estimate, { n: String(n.recipients_estimate) })}
           </p>
           <Preview subject={n.subject} content={n.content} />
           <HeaderImage id={id} current={n.header_media} editable={editable} />

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { Field, handleSubmit, TextField } from '../../ui/components.tsx'
-import { useWords } from '../../ui/i18n.tsx'
+import { fill, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
@@ -47,7 +47,7 @@ function Channels({ canWrite }: { canWrite: boolean }) {
   const c = channels.data
   const state = (channel: { connected: boolean; provider?: string | null; address?: string | null }) =>
     channel.connected
-      ? w.connected.replace('{provider}', channel.provider ?? '').replace('{address}', channel.address ?? '')
+      ? fill(w.connected, { provider: channel.provider ?? '', address: channel.address ?? '' })
       : w.notConnected
   return (
     <section aria-labelledby="channels-title">
@@ -79,7 +79,7 @@ function Channels({ canWrite }: { canWrite: boolean }) {
             {w.coexistenceLabel}
           </label>
           {coexistence.data.messages_per_second !== null && (
-            <p role="status">{w.pace.replace('{rate}', String(coexistence.data.messages_per_second))}</p>
+            <p role="status">{fill(w.pace, { rate: String(coexistence.data.messages_per_second) })}</p>
           )}
         </>
       )}
@@ -164,7 +164,7 @@ function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean 
         </dd>
       </dl>
       {data.chat_optins_without_template > 0 && (
-        <p>{w.waiting.replace('{count}', String(data.chat_optins_without_template))}</p>
+        <p>{fill(w.waiting, { count: String(data.chat_optins_without_template) })}</p>
       )}
     </SaveForm>
   )
@@ -230,7 +230,7 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
         readOnly={!canWrite}
         onChange={setTimezone}
       />
-      {data.steps.length > 0 && <p>{w.stepTimes.replace('{count}', String(data.steps.length))}</p>}
+      {data.steps.length > 0 && <p>{fill(w.stepTimes, { count: String(data.steps.length) })}</p>}
     </SaveForm>
   )
 }

@@ -4,7 +4,7 @@ import { useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
 import { BackLink, Field, formatTime, handleSubmit } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
-import { useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -264,8 +264,7 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
           />
         </Field>
         <p id="content-help" className="muted">
-          {w.contentHelp}{' '}
-          {w.characters.replace('{count}', String([...draft.content].length)).replace('{max}', String(bodyLimit))}
+          {w.contentHelp} {fill(w.characters, { count: String([...draft.content].length), max: String(bodyLimit) })}
         </p>
         <div aria-live="polite" className="check-result">
           <h3>{w.checkTitle}</h3>
@@ -273,7 +272,7 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
           {check.data && issues.length === 0 && <p className="ok">{w.checkPasses}</p>}
           {issues.length > 0 && (
             <>
-              <p>{w.checkIssues.replace('{count}', String(issues.length))}</p>
+              <p>{fill(w.checkIssues, { count: String(issues.length) })}</p>
               <ul className="issues">
                 {issues.map((issue) => (
                   <li key={`${issue.code}-${issue.field}`}>
@@ -294,7 +293,7 @@ function TemplateEditor({ id, session }: { id?: string; session: SessionShape })
         <PageError error={submit.error} words={e} />
         {save.isSuccess && !changed && <p role="status">{w.saved}</p>}
         {submit.isSuccess && (
-          <p role="status">{w.submitted.replace('{status}', submit.data.template.provider_status ?? '–')}</p>
+          <p role="status">{fill(w.submitted, { status: submit.data.template.provider_status ?? '–' })}</p>
         )}
         {id && changed && <p>{w.unsaved}</p>}
         {canWrite && (

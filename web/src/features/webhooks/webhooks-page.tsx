@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
-import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -175,7 +175,7 @@ function Deliveries({ id }: { id: string }) {
                   {d.succeeded ? w.ok : w.failed}
                   {d.status_code !== null && ` (HTTP ${d.status_code})`}
                   {d.error && ` ${say('deliveryError', d.error)}`}
-                  {d.next_attempt_at && ` · ${w.next.replace('{time}', formatTime(d.next_attempt_at, language, ''))}`}
+                  {d.next_attempt_at && ` · ${fill(w.next, { time: formatTime(d.next_attempt_at, language, '') })}`}
                 </>
               ),
             ],
