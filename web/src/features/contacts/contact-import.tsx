@@ -6,7 +6,7 @@ import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import { useSession } from '../../ui/session.ts'
 import { contactsKey } from './queries.ts'
-import { errors, words } from './words.ts'
+import { importErrors, importWords } from './words.ts'
 
 // CSV import on the contacts page: the file goes up as it is (POST /app/contacts/import), the answer streams a
 // progress line per batch and the report with the rejected lines.
@@ -32,8 +32,8 @@ interface ImportEventShape {
 const SHOWN = 200
 
 export function ContactImport() {
-  const w = useWords(words)
-  const e = useWords(errors)
+  const w = useWords(importWords)
+  const e = useWords(importErrors)
   const { language } = useI18n()
   const session = useSession()
   const queryClient = useQueryClient()

@@ -30,7 +30,7 @@ export const contactWords = {
   },
 }
 
-export const words = {
+export const importWords = {
   de: {
     title: 'Kontakte importieren (CSV)',
     help: 'Eine CSV-Datei mit Kopfzeile und den Spalten name, email, phone, tags (Telefon international, z. B. +49 151 23456789). Bekannte Adressen werden aktualisiert, Einwilligungen nie erteilt.',
@@ -63,7 +63,7 @@ export const words = {
   },
 }
 
-export const errors = {
+export const importErrors = {
   de: {
     csv_invalid: 'Die Datei ist keine brauchbare CSV-Datei: {message}',
     payload_too_large: 'Die Datei ist zu groß (höchstens 200 MB).',
