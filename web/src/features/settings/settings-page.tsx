@@ -4,6 +4,7 @@ import { call, v1 } from '../../api/client.ts'
 import { Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { fill, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
+import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
 import { channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
@@ -100,8 +101,7 @@ function Consent({ canWrite }: { canWrite: boolean }) {
   )
 }
 
-type ConsentData = NonNullable<Awaited<ReturnType<typeof loadConsent>>>
-const loadConsent = () => call(v1.GET('/v1/settings/consent'))
+type ConsentData = Answer<typeof consentSettingsQuery>
 
 function ConsentForm({ data, canWrite }: { data: ConsentData; canWrite: boolean }) {
   const w = useWords(words)
@@ -183,8 +183,7 @@ function FollowupTiming({ canWrite }: { canWrite: boolean }) {
   )
 }
 
-type TimingData = Awaited<ReturnType<typeof loadTiming>>
-const loadTiming = () => call(v1.GET('/v1/settings/followup-timing'))
+type TimingData = Answer<typeof followupTimingQuery>
 
 function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean }) {
   const w = useWords(words)
