@@ -4,7 +4,7 @@ import appDocument from '../../openapi/app.json' with { type: 'json' }
 import v1Document from '../../openapi/v1.json' with { type: 'json' }
 import { DOCUMENT_FORMATS } from '../../src/modules/knowledge/knowledge.tables.ts'
 import { MEDIA_KINDS, MEDIA_USAGES } from '../../src/modules/media/media.tables.ts'
-import { type EnumKind, enumWords } from '../../web/src/enums.ts'
+import { type EnumKind, enumWords } from '../../web/src/ui/words.ts'
 
 // The console shows no wire value of an API enum: each one a page shows has words in every language of the app.
 // The values come from the committed OpenAPI documents (what the server answers), so a value added to a schema

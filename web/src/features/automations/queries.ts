@@ -1,0 +1,20 @@
+import { app, v1 } from '../../api/client.ts'
+import { apiQuery, firstPage } from '../../ui/query.ts'
+
+export const automationCheckQuery = (definition: string) =>
+  apiQuery(['automation-check', definition], () =>
+    app.POST('/app/automations/check', { body: JSON.parse(definition) as never }),
+  )
+
+export const automationsQuery = apiQuery(['automations'], () =>
+  v1.GET('/v1/automations', { params: { query: firstPage(100) } }),
+)
+
+export const automationRunsQuery = (id: string) =>
+  apiQuery(['automation-runs', id], () =>
+    v1.GET('/v1/automations/{id}/runs', { params: { path: { id }, query: firstPage(25) } }),
+  )
+
+export const automationSourcesQuery = apiQuery(['automation-webhooks'], () =>
+  v1.GET('/v1/automation-webhooks', { params: { query: firstPage(100) } }),
+)

@@ -1,0 +1,5 @@
+import { v1 } from '../../api/client.ts'
+import { apiQuery } from '../../ui/query.ts'
+
+export const statsQuery = (range: '7d' | '30d' | '90d') =>
+  apiQuery(['stats', range], () => v1.GET('/v1/stats', { params: { query: { range } } }))

@@ -1,0 +1,12 @@
+import { v1 } from '../../api/client.ts'
+import { apiQuery } from '../../ui/query.ts'
+
+export const channelsQuery = apiQuery(['settings', 'channels'], () => v1.GET('/v1/settings/channels'))
+
+export const coexistenceQuery = apiQuery(['settings', 'coexistence'], () => v1.GET('/v1/settings/coexistence'))
+
+export const consentSettingsQuery = apiQuery(['settings', 'consent'], () => v1.GET('/v1/settings/consent'))
+
+export const followupTimingQuery = apiQuery(['settings', 'followup-timing'], () =>
+  v1.GET('/v1/settings/followup-timing'),
+)

@@ -1,0 +1,48 @@
+import type { ReactNode, TableHTMLAttributes } from 'react'
+
+/** A column: its header, and what it shows of a row. */
+export type Column<T> = readonly [header: ReactNode, cell: (row: T, index: number) => ReactNode]
+
+/**
+ * A table of rows under column headers; a column given as `false` is left out (one the member may not use).
+ * The caption, when there is one, is for screen readers only.
+ */
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  caption,
+  ...attributes
+}: {
+  columns: ReadonlyArray<Column<T> | false>
+  rows: readonly T[] | undefined
+  rowKey: (row: T, index: number) => string | number
+  caption?: string
+} & Omit<TableHTMLAttributes<HTMLTableElement>, 'children'>) {
+  const shown = columns.filter((column): column is Column<T> => column !== false)
+  return (
+    <table {...attributes}>
+      {caption && <caption className="visually-hidden">{caption}</caption>}
+      <thead>
+        <tr>
+          {shown.map(([header], i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the columns are fixed; their place is who they are
+            <th key={i} scope="col">
+              {header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows?.map((row, r) => (
+          <tr key={rowKey(row, r)}>
+            {shown.map(([, cell], i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: as above
+              <td key={i}>{cell(row, r)}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
