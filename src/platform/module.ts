@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Clock } from './clock.ts'
 import type { Database } from './db/client.ts'
-import type { JobHandlers } from './jobs/runner.ts'
+import type { ModuleJobs } from './jobs/runner.ts'
 import type { RateLimiter } from './rate-limit/rate-limiter.ts'
 
 /** What the platform hands every module. */
@@ -20,6 +20,12 @@ export interface HeroldModule {
   /** its REST routes, mounted under /v1 */
   routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
   /**
+   * its web app routes, mounted under /app behind the session and its CSRF token (src/platform/http/app-routes.ts):
+   * not part of the public API, described in the second OpenAPI document; they declare `config.scope` as /v1 routes
+   * do, or `config.permission`
+   */
+  appRoutes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  /**
    * routes outside /v1 that are not part of the public REST API: provider webhooks (authenticated by the
    * provider's signature) and public files such as inbound media; mounted at the root
    */
@@ -30,8 +36,4 @@ export interface HeroldModule {
   jobs?: (deps: PlatformDeps) => ModuleJobs
 }
 
-export interface ModuleJobs {
-  handlers: JobHandlers
-  /** frees what the handlers hold (HTTP connection pools), after the runner stopped */
-  close?: () => Promise<void>
-}
+export type { ModuleJobs }

@@ -7,7 +7,6 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
 import { inboxServiceFor } from '../inbox/index.ts'
-import { registerAppRoutes } from '../people/people.app-registry.ts'
 import { channelsAppRoutes } from './channels.app.ts'
 import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
@@ -142,12 +141,11 @@ function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHan
   }
 }
 
-// the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
-registerAppRoutes((deps) => channelsAppRoutes(channelsServiceFor(deps)))
-
 export const channelsModule: HeroldModule = {
   name: 'channels',
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
+  // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
+  appRoutes: (deps) => channelsAppRoutes(channelsServiceFor(deps)),
   publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
   jobs: (deps) => {
     const inbox = inboxServiceFor(deps)
