@@ -81,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   )
+  // the web app's routes: every module's under /app, behind the session (src/platform/http/app-routes.ts)
   const appPlugins = mounted.flatMap((module) => (module.appRoutes ? [module.appRoutes(platform)] : []))
   await app.register(appRoutes({ db: deps.database.orm, clock: deps.clock }, appPlugins), { prefix: '/app' })
   for (const module of mounted) if (module.publicRoutes) await app.register(module.publicRoutes(platform))
