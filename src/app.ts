@@ -7,6 +7,7 @@ import type { ResolvedKey } from './platform/auth/authenticate.ts'
 import { CredentialCache } from './platform/auth/credential-cache.ts'
 import type { Clock } from './platform/clock.ts'
 import type { Database } from './platform/db/client.ts'
+import { appRoutes } from './platform/http/app-routes.ts'
 import { homePage } from './platform/http/home.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
@@ -72,16 +73,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   const platform = { config: deps.config, database: deps.database, clock: deps.clock, rateLimiter: deps.rateLimiter }
+  const mounted = [...modules, ...(deps.extraModules ?? [])]
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)
-      for (const module of [...modules, ...(deps.extraModules ?? [])])
-        if (module.routes) await v1.register(module.routes(platform))
+      for (const module of mounted) if (module.routes) await v1.register(module.routes(platform))
     },
     { prefix: '/v1' },
   )
-  for (const module of [...modules, ...(deps.extraModules ?? [])])
-    if (module.publicRoutes) await app.register(module.publicRoutes(platform))
+  // the web app's routes: every module's under /app, behind the session (src/platform/http/app-routes.ts)
+  const appPlugins = mounted.flatMap((module) => (module.appRoutes ? [module.appRoutes(platform)] : []))
+  await app.register(appRoutes({ db: deps.database.orm, clock: deps.clock }, appPlugins), { prefix: '/app' })
+  for (const module of mounted) if (module.publicRoutes) await app.register(module.publicRoutes(platform))
   // the tool server (MCP at /mcp, POST /v1/tools/{tool_name}): tools call the module services
   await app.register(toolServer({ ...platform, rateLimiter: deps.rateLimiter, credentials }))
   return app

@@ -3,7 +3,6 @@ import { runInNewContext } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.ts'
-import { adminEndpoint } from './cli/admin-endpoint.ts'
 import type { Config } from './config.ts'
 import { modules } from './modules/index.ts'
 import { bootstrapFirstStart } from './platform/bootstrap.ts'
@@ -24,6 +23,13 @@ function collectGarbage(): void {
   gc?.()
 }
 
+/** The CLI's endpoint on the server of an embedded database (src/cli/admin-endpoint.ts), handed in by the CLI. */
+export type AdminEndpoint = (
+  database: Database,
+  token: string,
+  config: Config,
+) => (app: FastifyInstance) => Promise<void>
+
 export interface RunningServer {
   app: FastifyInstance | null
   url: string | null
@@ -34,7 +40,7 @@ export interface RunningServer {
 export async function serve(
   config: Config,
   print: (line: string) => void = console.log,
-  options: { logsToStderr?: boolean } = {},
+  options: { logsToStderr?: boolean; adminEndpoint?: AdminEndpoint } = {},
 ): Promise<RunningServer> {
   const embedded = !config.databaseUrl
   if (embedded) {
@@ -78,7 +84,7 @@ export async function serve(
         rateLimiter,
         logger: { level: config.logLevel, stream: logStream },
       })
-      if (lockFile) await app.register(adminEndpoint(database, lockFile.token, config))
+      if (lockFile && options.adminEndpoint) await app.register(options.adminEndpoint(database, lockFile.token, config))
       await app.listen({ port: config.port, host: config.host })
       const address = app.server.address()
       const port = typeof address === 'object' && address ? address.port : config.port

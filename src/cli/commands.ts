@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { type Config, loadConfig } from '../config.ts'
+import { loadConfig } from '../config.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { ImportError, importContacts } from '../modules/contacts/index.ts'
 import { followupsServiceFor, SequenceBody, type SequenceInput } from '../modules/followups/index.ts'
@@ -29,29 +29,10 @@ import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
+import type { CommandIO, DataCommand, Result, Values } from './command.ts'
 import { userCommands } from './users.commands.ts'
 
-type Values = Record<string, string | boolean | undefined>
-type Result = Record<string, unknown>
-
-/** A command that works on the database; the same definition runs in the CLI and behind the admin endpoint. */
-export interface DataCommand {
-  usage: string
-  summary: string
-  options?: Record<string, { type: 'string' | 'boolean'; description: string }>
-  positionals?: string[]
-  /** runs in the CLI before the command is run here or sent to the server (for example: resolve file paths) */
-  prepare?(values: Values, positionals: string[]): void
-  run(database: Database, values: Values, positionals: string[], io?: CommandIO): Promise<Result>
-  human(result: Result): string
-}
-
-/** What a command may report while it runs; only in-process (the admin endpoint answers once, at the end). */
-export interface CommandIO {
-  progress?(done: number, total: number, detail: string): void
-  /** the configuration of the process running the command (secret key, data directory, public URL) */
-  config?: Config
-}
+export type { CommandIO, DataCommand }
 
 const str = (values: Values, name: string): string => {
   const value = values[name]

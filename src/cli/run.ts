@@ -6,6 +6,7 @@ import { restoreBackup } from '../platform/db/backup.ts'
 import { openDatabase } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { readServerFile } from '../platform/embedded-lock.ts'
+import { adminEndpoint } from './admin-endpoint.ts'
 import { AdminError, type DataCommand, dataCommands, parseCommandArgs } from './commands.ts'
 
 const HELP = `herold: the Herold server and its administration
@@ -84,6 +85,7 @@ async function runServe(argv: string[]): Promise<void> {
   const config = loadConfig(process.env, role ? { role } : {})
   const server = await serve(config, values.json ? (line) => console.error(line) : console.log, {
     logsToStderr: values.json === true,
+    adminEndpoint,
   })
   if (values.json) console.log(JSON.stringify({ url: server.url, role: config.role, pid: process.pid }))
   let stopping = false

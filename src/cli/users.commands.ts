@@ -16,7 +16,7 @@ import { issueToken, SETUP_TTL_MS } from '../platform/auth/user-tokens.ts'
 import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
 import { AppError } from '../platform/http/errors.ts'
-import type { CommandIO, DataCommand } from './commands.ts'
+import type { CommandIO, DataCommand } from './command.ts'
 
 type Values = Record<string, string | boolean | undefined>
 type Result = Record<string, unknown>

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import type { Db } from '../platform/db/client.ts'
 import { createOutboundHttp, OutboundError, type OutboundHttp } from '../platform/outbound-http.ts'
 import { oauthClients } from './mcp.tables.ts'
-import { isAllowedRedirect, OAuthError } from './oauth.ts'
+import { isAllowedRedirect, OAuthError } from './oauth.rules.ts'
 
 /**
  * Client ID metadata documents (MCP authorization, 2025-11-25; draft-ietf-oauth-client-id-metadata-document): an

@@ -9,6 +9,9 @@ import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
 import { type ClientMetadataOptions, clientMetadataFetcher, isClientMetadataUrl } from './client-metadata.ts'
 import { oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from './mcp.tables.ts'
+import { isAllowedRedirect, OAuthError } from './oauth.rules.ts'
+
+export { isAllowedRedirect, OAuthError }
 
 /**
  * OAuth 2.1 for assistants, as the MCP authorization specification asks: protected-resource metadata (RFC 9728),
@@ -37,30 +40,6 @@ export function oauthUrls(publicUrl: string): OAuthUrls {
 
 export const resourceMetadataUrl = (publicUrl: string) =>
   `${oauthUrls(publicUrl).issuer}/.well-known/oauth-protected-resource/mcp`
-
-export class OAuthError extends Error {
-  readonly error: string
-  readonly status: number
-  constructor(error: string, description: string, status = 400) {
-    super(description)
-    this.error = error
-    this.status = status
-  }
-}
-
-export function isAllowedRedirect(uri: string): boolean {
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return false
-  }
-  if (url.hash) return false
-  if (url.protocol === 'https:') return true
-  // native and CLI clients listen on loopback (RFC 8252); a custom scheme for apps
-  if (url.protocol === 'http:') return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
-  return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)
-}
 
 export async function registerClient(db: Db, input: Record<string, unknown>) {
   const redirectUris = input.redirect_uris

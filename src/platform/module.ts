@@ -3,7 +3,7 @@ import type { Config } from '../config.ts'
 import type { Clock } from './clock.ts'
 import type { Database } from './db/client.ts'
 import type { Retention } from './db/maintenance.ts'
-import type { JobHandlers } from './jobs/runner.ts'
+import type { ModuleJobs } from './jobs/runner.ts'
 import type { RateLimiter } from './rate-limit/rate-limiter.ts'
 
 /** What the platform hands every module. */
@@ -21,6 +21,12 @@ export interface HeroldModule {
   /** its REST routes, mounted under /v1 */
   routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
   /**
+   * its web app routes, mounted under /app behind the session and its CSRF token (src/platform/http/app-routes.ts):
+   * not part of the public API, described in the second OpenAPI document; they declare `config.scope` as /v1 routes
+   * do, or `config.permission`
+   */
+  appRoutes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  /**
    * routes outside /v1 that are not part of the public REST API: provider webhooks (authenticated by the
    * provider's signature) and public files such as inbound media; mounted at the root
    */
@@ -33,8 +39,4 @@ export interface HeroldModule {
   retention?: Retention
 }
 
-export interface ModuleJobs {
-  handlers: JobHandlers
-  /** frees what the handlers hold (HTTP connection pools), after the runner stopped */
-  close?: () => Promise<void>
-}
+export type { ModuleJobs }

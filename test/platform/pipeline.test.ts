@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
+import { createMember } from '../../src/modules/people/index.ts'
 import {
   blockAccount,
   createOAuthAccessToken,
@@ -9,6 +10,7 @@ import {
   unblockAccount,
 } from '../../src/platform/auth/accounts.service.ts'
 import { accounts } from '../../src/platform/auth/auth.tables.ts'
+import { ROLE_PERMISSIONS, ROLE_SCOPES } from '../../src/platform/auth/roles.ts'
 import { SCOPES } from '../../src/platform/auth/scopes.ts'
 import { createHarness, createKey, createTestAccount, type Harness, json } from '../helpers/harness.ts'
 import { probeModule } from '../helpers/probe-module.ts'
@@ -482,4 +484,78 @@ describe('every API route', () => {
     }
     assert.ok(checked >= 2, `checked ${checked} operations`)
   })
+
+  test('every /app route but the public ones needs a session and its CSRF token on a change, refuses a blocked account and a role without the route scope or permission', async () => {
+    const doc = json<{ paths: Record<string, Record<string, { security?: unknown[] }>> }>(
+      await harness.app.inject({ method: 'GET', url: '/app/openapi.json' }),
+    )
+    const active = await createTestAccount(harness)
+    const allowsNothing = await signedIn(active.accountId, 'viewer')
+    const blockedAccount = await createTestAccount(harness)
+    const blocked = await signedIn(blockedAccount.accountId, 'owner')
+    await harness.database.orm
+      .update(accounts)
+      .set({ status: 'blocked' })
+      .where(eq(accounts.id, blockedAccount.accountId))
+    const viewer = { scopes: ROLE_SCOPES.viewer, permissions: ROLE_PERMISSIONS.viewer }
+    // a role that allows nothing: the viewer's, emptied while the walk runs (sessions read it on every request)
+    Object.assign(ROLE_SCOPES, { viewer: [] })
+    Object.assign(ROLE_PERMISSIONS, { viewer: [] })
+    let checked = 0
+    try {
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          if (!operation.security || operation.security.length === 0) continue
+          const where = `${method.toUpperCase()} ${path}`
+          const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000')
+          const request = { method: method.toUpperCase() as 'GET', url, payload: method === 'get' ? undefined : {} }
+          const as = (headers: Record<string, string>) => harness.app.inject({ ...request, headers })
+          assertError(await harness.app.inject(request), 401, 'unauthorized')
+          assertError(await as(blocked), 403, 'account_blocked')
+          if (method !== 'get')
+            assertError(await as({ cookie: allowsNothing.cookie }), 403, 'csrf_invalid', 'csrf_token_ungueltig')
+          if (!SESSION_ONLY.has(where)) {
+            const refused = await as(allowsNothing)
+            assert.equal(refused.statusCode, 403, `${where}: ${refused.body}`)
+            const { error } = refused.json() as ErrorBody
+            assert.equal(error.code, 'forbidden', where)
+            assert.ok(['apikey_scope_fehlt', 'rolle_fehlt'].includes(error.key), `${where}: ${error.key}`)
+          }
+          checked++
+        }
+      }
+    } finally {
+      Object.assign(ROLE_SCOPES, { viewer: viewer.scopes })
+      Object.assign(ROLE_PERMISSIONS, { viewer: viewer.permissions })
+    }
+    assert.ok(checked >= 40, `checked ${checked} operations`)
+  })
 })
+
+/** The /app routes any signed-in member may call: their own session and the tool server's own-checked routes. */
+const SESSION_ONLY = new Set([
+  'GET /app/session',
+  'PUT /app/session/language',
+  'POST /app/sign-out',
+  'POST /app/password',
+  'GET /app/oauth/authorization',
+  'POST /app/oauth/authorization',
+  'POST /app/{tool_name}',
+])
+
+let members = 0
+/** Signs a new member of the account in; answers the headers a browser sends on a change. */
+async function signedIn(accountId: string, role: 'owner' | 'viewer') {
+  const email = `walk-${process.pid}-${++members}@example.org`
+  const password = 'correct horse battery'
+  await createMember(harness.database.orm, { accountId, email, name: role, password, role })
+  const signIn = await harness.app.inject({
+    method: 'POST',
+    url: '/app/sign-in',
+    payload: { email, password },
+    remoteAddress: `10.8.${members}.1`,
+  })
+  assert.equal(signIn.statusCode, 200, signIn.body)
+  const cookie = String(signIn.headers['set-cookie']).split(';')[0]
+  return { cookie, 'x-csrf-token': json<{ csrf_token: string }>(signIn).csrf_token }
+}

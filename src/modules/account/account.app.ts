@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   AccountSettings,
@@ -19,6 +18,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
     app.get(
       '/account',
       {
+        config: { scope: 'settings:read' },
         schema: {
           summary: 'The account’s settings',
           description: 'Needs settings:read. Name, plan, language, timezone, whether sending is paused.',
@@ -27,7 +27,6 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'settings:read')
         return { account: await accountSettings(db, request.tenant.accountId) }
       },
     )
@@ -35,6 +34,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
     app.patch<{ Body: Static<typeof AccountSettingsBody> }>(
       '/account',
       {
+        config: { scope: 'settings:write' },
         schema: {
           summary: 'Change the account’s name, language or timezone',
           description:
@@ -45,7 +45,6 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'settings:write')
         return { account: await updateAccountSettings(db, request.tenant.accountId, request.body) }
       },
     )
@@ -53,6 +52,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
     app.get(
       '/usage',
       {
+        config: { scope: 'settings:read' },
         schema: {
           summary: 'Usage against the plan',
           description:
@@ -62,7 +62,6 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'settings:read')
         return usage(db, deps.clock, request.tenant.accountId)
       },
     )

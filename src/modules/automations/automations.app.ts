@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import { INTENTS, Step, Trigger } from './automations.schemas.ts'
 import type { AutomationsService } from './automations.service.ts'
 
@@ -48,6 +47,7 @@ export function automationAppRoutes(service: AutomationsService) {
     app.post<{ Body: Static<typeof CheckBody> }>(
       '/automations/check',
       {
+        config: { scope: 'automations:write' },
         schema: {
           summary: 'What saving an automation would change or refuse (a dry run)',
           description:
@@ -58,7 +58,6 @@ export function automationAppRoutes(service: AutomationsService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'automations:write')
         return service.check(request.tenant, request.body)
       },
     )

@@ -8,7 +8,6 @@ import { startChatOptin, startEmailOptin } from '../consent/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
 import { messagingServiceFor, queueAutomationTemplateSend } from '../messaging/index.ts'
-import { registerAppRoutes } from '../people/index.ts'
 import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
@@ -53,9 +52,6 @@ export function automationsServiceFor(
 onSignals(automationSignals)
 registerTemplateUsageCheck(automationTemplateUses)
 
-// the builder's dry run of the safety rules (POST /app/automations/check)
-registerAppRoutes((deps) => automationAppRoutes(automationsServiceFor(deps)))
-
 registerContactCleanup(async (tx, accountId, contactId) => ({
   automation_runs: await deleteContactRuns(tx, accountId, contactId),
 }))
@@ -66,6 +62,8 @@ export const automationsModule: HeroldModule = {
   routes: (deps) => {
     return automationsRoutes(automationsServiceFor(deps))
   },
+  // the builder's dry run of the safety rules (POST /app/automations/check)
+  appRoutes: (deps) => automationAppRoutes(automationsServiceFor(deps)),
   publicRoutes: (deps) => {
     const limiter = deps.config.redisUrl
       ? redisRateLimiter(deps.config.redisUrl, HOOK_POSTS_PER_MINUTE, 60)

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { ChannelsService } from './channels.service.ts'
 
 export const ChatStatus = Type.Object(
@@ -35,6 +34,7 @@ export function channelsAppRoutes(service: ChannelsService) {
     app.get(
       '/channels/chat',
       {
+        config: { scope: 'settings:read' },
         schema: {
           summary: 'The chat number: connection, pace and daily limit',
           description:
@@ -44,7 +44,6 @@ export function channelsAppRoutes(service: ChannelsService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'settings:read')
         return service.chatStatus(request.tenant.accountId, request.tenant.account)
       },
     )

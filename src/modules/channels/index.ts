@@ -7,7 +7,6 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
 import { inboxServiceFor } from '../inbox/index.ts'
-import { registerAppRoutes } from '../people/people.app-registry.ts'
 import { channelsAppRoutes } from './channels.app.ts'
 import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
@@ -142,9 +141,6 @@ function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHan
   }
 }
 
-// the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
-registerAppRoutes((deps) => channelsAppRoutes(channelsServiceFor(deps)))
-
 export const channelsModule: HeroldModule = {
   name: 'channels',
   // the sandbox's outbox after the sandbox's own retention period
@@ -155,6 +151,8 @@ export const channelsModule: HeroldModule = {
     churn: ['sandbox_outbox'],
   },
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
+  // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
+  appRoutes: (deps) => channelsAppRoutes(channelsServiceFor(deps)),
   publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
   jobs: (deps) => {
     const inbox = inboxServiceFor(deps)

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -123,6 +122,7 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
     app.post<{ Params: Static<typeof Params>; Body: Static<typeof ChannelBody> }>(
       '/contacts/:id/optin-request',
       {
+        config: { scope: ['contacts:write', 'messages:write'] },
         schema: {
           summary: 'Send a contact the double opt-in confirmation request',
           description:
@@ -134,8 +134,6 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
-        requireScope(request.tenant, 'messages:write')
         return requestOptin(db, deps.clock, request.tenant, request.params.id, request.body.channel)
       },
     )
@@ -143,6 +141,7 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
     app.post<{ Params: Static<typeof Params>; Body: Static<typeof ChannelBody> }>(
       '/contacts/:id/opt-out',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Record that a contact asked to stop receiving messages on a channel',
           description:
@@ -154,7 +153,6 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
         return recordOptOut(db, deps.clock, request.tenant, request.params.id, request.body.channel)
       },
     )

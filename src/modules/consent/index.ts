@@ -7,7 +7,6 @@ import { channelsServiceFor } from '../channels/index.ts'
 import { contactsService } from '../contacts/index.ts'
 import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
-import { registerAppRoutes } from '../people/people.app-registry.ts'
 import { onOptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
 import { consentAppRoutes } from './consent.app.ts'
 import { publicConsentRoutes } from './consent.public.ts'
@@ -36,8 +35,6 @@ registerInboundListener({
 })
 // the provider's opt-out (131050) takes the same path as a stop keyword
 registerChatOptOut(optOutOfChat)
-// the web app records a contact's opt-out and sends the opt-in request they asked for (/app/contacts/{id}/…)
-registerAppRoutes((deps) => consentAppRoutes(deps))
 // contacts whose double opt-in waited for an approved opt-in template get it once one is approved
 onOptinTemplateApproved(sendWaitingChatOptins)
 
@@ -84,6 +81,8 @@ export const consentModule: HeroldModule = {
     churn: ['email_optin_tokens'],
   },
   routes: (deps) => consentRoutes(consentServiceFor(deps)),
+  // the web app records a contact's opt-out and sends the opt-in request they asked for (/app/contacts/{id}/…)
+  appRoutes: (deps) => consentAppRoutes(deps),
   publicRoutes: (deps) => {
     const limiter = deps.config.redisUrl
       ? redisRateLimiter(deps.config.redisUrl, PUBLIC_POSTS_PER_MINUTE, 60)

@@ -6,7 +6,6 @@ import { PassThrough, type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
@@ -26,9 +25,8 @@ import {
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
 import { Contact } from './contacts.schemas.ts'
-import { consentHistory } from './contacts.service.ts'
+import { type ContactsService, consentHistory } from './contacts.service.ts'
 import { OPTIN_STATES } from './contacts.tables.ts'
-import { contactsServiceFor } from './index.ts'
 
 /** The largest CSV the web app may upload (about two million lines of name, e-mail, phone and tags). */
 export const IMPORT_MAX_BYTES = 200 * 1024 * 1024
@@ -168,15 +166,16 @@ export const MatchingResponse = Type.Object({ matching: Type.Integer() })
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
  * progress lines and the report. The rules are those of `herold import contacts` (contacts.import.ts).
  */
-export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
+export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    await app.register(contactBulkRoutes(deps))
+    await app.register(contactBulkRoutes(deps, service))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
 
     app.get(
       '/contacts/:id/consent-history',
       {
+        config: { scope: 'contacts:read' },
         schema: {
           summary: "A contact's consent history, oldest first",
           description:
@@ -188,7 +187,6 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:read')
         const { id } = request.params as { id: string }
         const { accountId } = request.tenant
         const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -211,6 +209,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
     app.post(
       '/contacts/import',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Import contacts from a CSV file, answering with progress lines and the rejected lines',
           description:
@@ -227,7 +226,6 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request, reply) => {
-        requireScope(request.tenant, 'contacts:write')
         if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith(CSV)) {
           throw new AppError(415, 'unsupported_media_type', 'Send the CSV file with Content-Type text/csv')
         }
@@ -320,13 +318,14 @@ async function saveCapped(body: Readable, file: string): Promise<void> {
 }
 
 /** Looking contacts up, exporting them, tags account-wide, and bulk changes by filter (contacts.bulk.ts). */
-function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
+function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
   const db = deps.database.orm
   const tags = ['app']
   return async (app: FastifyInstance): Promise<void> => {
     app.get<{ Querystring: Static<typeof LookupQuery> }>(
       '/contacts/lookup',
       {
+        config: { scope: 'contacts:read' },
         schema: {
           summary: 'The contact with exactly this e-mail address or phone number',
           description:
@@ -337,7 +336,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:read')
         return { contact: await lookupContact(db, request.tenant.accountId, request.query) }
       },
     )
@@ -345,6 +343,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Querystring: Static<typeof ExportQuery> }>(
       '/contacts/export',
       {
+        config: { scope: 'contacts:read' },
         schema: {
           summary: 'Export the matching contacts as CSV',
           description:
@@ -355,7 +354,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request, reply) => {
-        requireScope(request.tenant, 'contacts:read')
         const { limit, offset, ...filter } = request.query
         const result = await exportCsv(db, request.tenant.accountId, filter, {
           limit: limit ?? EXPORT_MAX,
@@ -372,6 +370,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Querystring: Static<typeof ContactFilterSchema> }>(
       '/contacts/count',
       {
+        config: { scope: 'contacts:read' },
         schema: {
           summary: 'How many contacts match a filter',
           description:
@@ -382,7 +381,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:read')
         return { matching: await countMatching(db, request.tenant.accountId, request.query) }
       },
     )
@@ -390,6 +388,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Body: Static<typeof BulkTagBody> }>(
       '/contacts/bulk/tag',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Tag every matching contact',
           description: `Needs contacts:write. Origin manuell; at most ${BULK_MAX} contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.`,
@@ -399,7 +398,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
         return tagMatching(db, deps.clock, request.tenant.accountId, request.body.filter, request.body.tag)
       },
     )
@@ -407,6 +405,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Body: Static<typeof BulkTagBody> }>(
       '/contacts/bulk/untag',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Remove a tag from every matching contact',
           description: 'Needs contacts:write. System tags 400.',
@@ -416,7 +415,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
         return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag)
       },
     )
@@ -424,6 +422,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Body: Static<typeof BulkDeleteBody> }>(
       '/contacts/bulk/delete',
       {
+        config: { scope: 'contacts:delete' },
         schema: {
           summary: 'Delete every matching contact',
           description: `Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most ${BULK_DELETE_MAX} a call; a filter without criterion is 400 filter_required.`,
@@ -433,8 +432,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:delete')
-        const service = contactsServiceFor(deps)
         return deleteMatching(db, service, request.tenant, request.body.filter)
       },
     )
@@ -442,6 +439,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Params: Static<typeof TagParams> }>(
       '/tags/:tag',
       {
+        config: { scope: 'contacts:read' },
         schema: {
           summary: 'One tag: how many contacts carry it',
           description:
@@ -452,7 +450,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:read')
         return { tag: await getTag(db, request.tenant.accountId, request.params.tag) }
       },
     )
@@ -460,6 +457,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Params: Static<typeof TagParams>; Body: Static<typeof RenameTagBody> }>(
       '/tags/:tag/rename',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Rename a tag on every contact',
           description:
@@ -471,7 +469,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
         return renameTag(db, request.tenant.accountId, request.params.tag, request.body.new_name)
       },
     )
@@ -479,6 +476,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.delete<{ Params: Static<typeof TagParams> }>(
       '/tags/:tag',
       {
+        config: { scope: 'contacts:write' },
         schema: {
           summary: 'Remove a tag from every contact',
           description: 'Needs contacts:write. System tags 400; 404 when no contact has it.',
@@ -488,7 +486,6 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:write')
         return deleteTag(db, request.tenant.accountId, request.params.tag)
       },
     )

@@ -1,4 +1,5 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
+import { contactsAppRoutes } from './contacts.app.ts'
 import { contactsRoutes } from './contacts.routes.ts'
 import {
   type ContactCleanup,
@@ -32,12 +33,14 @@ export const contactsModule: HeroldModule = {
   // the contact search's GIN indexes take steady inserts
   retention: { gin: ['contacts'] },
   routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
+  // the web app's CSV import, filters and bulk changes (/app/contacts/…)
+  appRoutes: (deps) => contactsAppRoutes(deps, contactsServiceFor(deps)),
 }
 
-export { contactsAppRoutes, IMPORT_MAX_BYTES } from './contacts.app.ts'
+export { IMPORT_MAX_BYTES } from './contacts.app.ts'
 export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
 /** The contacts the account holds, as counted against the plan's limit. */
-export { contactCount } from './contacts.repository.ts'
+export { contactCount, findContact } from './contacts.repository.ts'
 export type {
   ContactCleanup,
   ContactsService,

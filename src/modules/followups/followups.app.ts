@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
-import { checkTemplate } from '../templates/templates.check.ts'
+import { checkTemplate } from '../templates/index.ts'
 import {
   CheckBody,
   CheckResponse,
@@ -24,6 +23,7 @@ export function followupAppRoutes(service: FollowupsService) {
     app.post<{ Body: Static<typeof CreateBody> }>(
       '/followups',
       {
+        config: { scope: 'followups:write' },
         schema: {
           summary: 'Create a follow-up sequence with its steps (a draft)',
           description:
@@ -34,7 +34,6 @@ export function followupAppRoutes(service: FollowupsService) {
         },
       },
       async (request, reply) => {
-        requireScope(request.tenant, 'followups:write')
         const followup = await service.create(request.tenant, request.body)
         return reply.code(201).send({ followup })
       },
@@ -43,6 +42,7 @@ export function followupAppRoutes(service: FollowupsService) {
     app.post<{ Params: Static<typeof FollowupParams>; Body: Static<typeof NewStepBody> }>(
       '/followups/:id/steps',
       {
+        config: { scope: 'followups:write' },
         schema: {
           summary: 'Add a step at the end of a follow-up sequence',
           description:
@@ -54,7 +54,6 @@ export function followupAppRoutes(service: FollowupsService) {
         },
       },
       async (request, reply) => {
-        requireScope(request.tenant, 'followups:write')
         const followup = await service.addStep(request.tenant, request.params.id, request.body)
         return reply.code(201).send({ followup })
       },
@@ -63,6 +62,7 @@ export function followupAppRoutes(service: FollowupsService) {
     app.post<{ Body: Static<typeof CheckBody> }>(
       '/followups/check',
       {
+        config: { scope: 'followups:write' },
         schema: {
           summary: "The template check of a step's text",
           description:
@@ -73,7 +73,6 @@ export function followupAppRoutes(service: FollowupsService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'followups:write')
         const issues = checkTemplate({
           name: 'followup step',
           content: request.body.text,
@@ -90,6 +89,7 @@ export function followupAppRoutes(service: FollowupsService) {
     app.post<{ Params: Static<typeof FollowupParams> }>(
       '/followups/:id/duplicate',
       {
+        config: { scope: 'followups:write' },
         schema: {
           summary: 'Duplicate a follow-up sequence as a new draft',
           description:
@@ -100,7 +100,6 @@ export function followupAppRoutes(service: FollowupsService) {
         },
       },
       async (request, reply) => {
-        requireScope(request.tenant, 'followups:write')
         const followup = await service.duplicate(request.tenant, request.params.id)
         return reply.code(201).send({ followup })
       },

@@ -4,7 +4,6 @@ import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
-import { registerAppRoutes } from '../people/index.ts'
 import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
 import { followupAppRoutes } from './followups.app.ts'
 import { followupsRoutes } from './followups.routes.ts'
@@ -47,12 +46,12 @@ onSignals(followupSignals)
 registerTemplateUsageCheck(followupTemplateUses)
 // DELETE /contacts/{id} removes the contact's enrollments and their pending step jobs
 registerContactCleanup(deleteContactEnrollments)
-// the web app creates sequences and steps (POST /app/followups…)
-registerAppRoutes((deps) => followupAppRoutes(followupsServiceFor(deps)))
 
 export const followupsModule: HeroldModule = {
   name: 'followups',
   routes: (deps) => followupsRoutes(followupsServiceFor(deps)),
+  // the web app creates sequences and steps (POST /app/followups…)
+  appRoutes: (deps) => followupAppRoutes(followupsServiceFor(deps)),
   jobs: (deps) => {
     const service = followupsServiceFor(deps)
     return {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   assignConversation,
@@ -64,6 +63,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Params: Static<typeof IdParams> }>(
       '/conversations/:id',
       {
+        config: { scope: 'inbox:read' },
         schema: {
           summary: 'One conversation',
           description: 'Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.',
@@ -73,7 +73,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'inbox:read')
         return { conversation: await getConversation(db, request.tenant.accountId, request.params.id) }
       },
     )
@@ -81,6 +80,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Params: Static<typeof IdParams> }>(
       '/conversations/:id/close',
       {
+        config: { scope: 'messages:write' },
         schema: {
           summary: 'Close a conversation',
           description: 'Needs messages:write. The customer’s next message opens it again.',
@@ -90,7 +90,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'messages:write')
         return {
           conversation: await closeConversation(db, deps.clock, request.tenant.accountId, request.params.id),
         }
@@ -100,6 +99,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Params: Static<typeof IdParams> }>(
       '/conversations/:id/reopen',
       {
+        config: { scope: 'messages:write' },
         schema: {
           summary: 'Reopen a closed conversation',
           description: 'Needs messages:write.',
@@ -109,7 +109,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'messages:write')
         return { conversation: await reopenConversation(db, request.tenant.accountId, request.params.id) }
       },
     )
@@ -117,6 +116,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof AssignBody> }>(
       '/conversations/:id/assignee',
       {
+        config: { scope: 'messages:write' },
         schema: {
           summary: 'Assign a conversation to a team member, or to nobody',
           description:
@@ -128,7 +128,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'messages:write')
         const { accountId } = request.tenant
         return { conversation: await assignConversation(db, accountId, request.params.id, request.body.member_id) }
       },
@@ -137,6 +136,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.post<{ Params: Static<typeof IdParams> }>(
       '/conversations/:id/read',
       {
+        config: { scope: 'messages:write' },
         schema: {
           summary: 'Mark a conversation read (unread_count 0)',
           description: 'Needs messages:write.',
@@ -146,7 +146,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'messages:write')
         return { conversation: await markConversationRead(db, request.tenant.accountId, request.params.id) }
       },
     )
@@ -154,6 +153,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Params: Static<typeof IdParams> }>(
       '/messages/:id',
       {
+        config: { scope: 'inbox:read' },
         schema: {
           summary: 'One message',
           description: 'Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.',
@@ -163,7 +163,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'inbox:read')
         return { message: await getMessage(db, request.tenant.accountId, request.params.id) }
       },
     )
@@ -171,6 +170,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
     app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof ActivityQuery> }>(
       '/contacts/:id/activity',
       {
+        config: { scope: ['contacts:read', 'inbox:read'] },
         schema: {
           summary: 'A contact’s activity, newest first',
           description:
@@ -182,8 +182,6 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'contacts:read')
-        requireScope(request.tenant, 'inbox:read')
         const { accountId } = request.tenant
         return contactActivity(db, accountId, request.params.id, request.query.limit ?? 50)
       },

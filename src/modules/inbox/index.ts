@@ -3,7 +3,6 @@ import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
-import { registerAppRoutes } from '../people/people.app-registry.ts'
 import { inboxAppRoutes } from './inbox.app.ts'
 import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
@@ -51,9 +50,6 @@ export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
   })
 }
 
-// the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
-registerAppRoutes((deps) => inboxAppRoutes(deps))
-
 export const DELETE_MEDIA_QUEUE = 'inbox.delete_media'
 
 /** The storage key inside one of our media addresses: `<account id>/<file id>`. */
@@ -77,6 +73,8 @@ registerContactCleanup(async (tx, accountId, contactId) => {
 export const inboxModule: HeroldModule = {
   name: 'inbox',
   routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
+  // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
+  appRoutes: (deps) => inboxAppRoutes(deps),
   publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),
   jobs: ({ config }) => ({
     handlers: {
@@ -90,6 +88,7 @@ export const inboxModule: HeroldModule = {
   }),
 }
 
+export { Message } from './inbox.schemas.ts'
 export type {
   ChatOptOut,
   InboundListener,

@@ -8,7 +8,6 @@ import { isConsentKeyword } from '../consent/index.ts'
 import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
-import { registerAppRoutes } from '../people/index.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService, aiSettingsPreload } from './knowledge.ai.ts'
 import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
@@ -25,15 +24,6 @@ registerInboundListener({
 })
 // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
 registerContactCleanup(deleteContactAiRecords)
-// the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages) and asks the AI a test
-// question (POST /app/knowledge/ask)
-registerAppRoutes((deps) => {
-  const ai = aiServiceFor(deps)
-  return async (app) => {
-    app.addHook('onClose', () => ai.http.close())
-    await knowledgeAppRoutes(deps.database.orm, ai.service)(app)
-  }
-})
 
 const logger = pino({ name: 'herold.ai', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
@@ -108,6 +98,15 @@ export const knowledgeModule: HeroldModule = {
       })
       await knowledgeRoutes(knowledge.service)(app)
       await aiRoutes(ai.service)(app)
+    }
+  },
+  // the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages) and asks the AI a test
+  // question (POST /app/knowledge/ask)
+  appRoutes: (deps) => {
+    const ai = aiServiceFor(deps)
+    return async (app) => {
+      app.addHook('onClose', () => ai.http.close())
+      await knowledgeAppRoutes(deps.database.orm, ai.service)(app)
     }
   },
   jobs: (deps) => {

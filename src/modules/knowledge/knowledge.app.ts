@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { paginationQuery } from '../../platform/http/pagination.ts'
@@ -59,6 +58,7 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
     app.post<{ Body: Static<typeof AskBody> }>(
       '/knowledge/ask',
       {
+        config: { scope: 'knowledge:write' },
         schema: {
           summary: 'A test question answered from the knowledge, as an AI reply would be',
           description:
@@ -69,7 +69,6 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'knowledge:write')
         const question = request.body.question.trim()
         if (question === '') throw badRequest('question must not be empty', 'question_empty')
         return ai.ask(request.tenant.accountId, question)
@@ -79,6 +78,7 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
     app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
       '/knowledge/documents/:id/passages',
       {
+        config: { scope: 'knowledge:write' },
         schema: {
           summary: "A knowledge document's passages, in order",
           description:
@@ -90,7 +90,6 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'knowledge:write')
         const found = UUID.test(request.params.id)
           ? await passagesOf(db, request.tenant.accountId, request.params.id, request.query)
           : undefined

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
-import { Message } from '../inbox/inbox.schemas.ts'
+import { Message } from '../inbox/index.ts'
 import { SendBody, SendId, SendQueued, SendRecord, sendErrors } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 

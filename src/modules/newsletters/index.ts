@@ -5,7 +5,6 @@ import type { JobHandlers } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
-import { registerAppRoutes } from '../people/index.ts'
 import { templatesServiceFor } from '../templates/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
 import { NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
@@ -42,11 +41,10 @@ export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?:
   })
 }
 
-registerAppRoutes((deps) => newsletterAppRoutes(newslettersServiceFor(deps)))
-
 export const newslettersModule: HeroldModule = {
   name: 'newsletters',
   routes: (deps) => newslettersRoutes(newslettersServiceFor(deps)),
+  appRoutes: (deps) => newsletterAppRoutes(newslettersServiceFor(deps)),
   jobs: (deps) => newslettersJobs(deps),
 }
 

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import {
   ContentBody,
   EstimateBody,
@@ -18,6 +17,7 @@ export function newsletterAppRoutes(service: NewslettersService) {
     app.post<{ Body: Static<typeof EstimateBody> }>(
       '/newsletters/estimate',
       {
+        config: { scope: 'newsletters:read' },
         schema: {
           summary: 'Estimate the recipients of a segment before saving it',
           description:
@@ -28,13 +28,13 @@ export function newsletterAppRoutes(service: NewslettersService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'newsletters:read')
         return service.estimate(request.tenant, request.body.segment ?? null)
       },
     )
     app.patch<{ Params: Static<typeof NewsletterParams>; Body: Static<typeof ContentBody> }>(
       '/newsletters/:id/content',
       {
+        config: { scope: 'newsletters:write' },
         schema: {
           summary: "Change a draft's name, subject or text",
           description:
@@ -46,7 +46,6 @@ export function newsletterAppRoutes(service: NewslettersService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'newsletters:write')
         return { newsletter: await service.updateContent(request.tenant, request.params.id, request.body) }
       },
     )

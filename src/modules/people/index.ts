@@ -1,21 +1,13 @@
 import type { HeroldModule } from '../../platform/module.ts'
-import { appRoutes } from './people.app.ts'
-
-export { registerAppRoutes } from './people.app.ts'
-
-import { closePeopleMail } from './people.mail.ts'
+import { peopleAppRoutes } from './people.app.ts'
 import { teamRoutes } from './people.routes.ts'
 
 export { ROLE_PERMISSIONS, ROLE_SCOPES } from '../../platform/auth/roles.ts'
 export * from './people.service.ts'
 
-/** People: users, memberships, sessions, the web app's /app routes and GET /v1/team. */
+/** People: users, memberships, sessions, GET /v1/team and the web app's sign-in, keys and team routes under /app. */
 export const peopleModule: HeroldModule = {
   name: 'people',
   routes: (deps) => teamRoutes(deps.database.orm),
-  publicRoutes: (deps) => async (app) => {
-    app.addHook('onClose', async () => closePeopleMail())
-    await app.register(appRoutes(deps), { prefix: '/app' })
-  },
+  appRoutes: (deps) => peopleAppRoutes(deps),
 }
-export { collectOutsideAppRoute } from './app-document.ts'

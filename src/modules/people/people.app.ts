@@ -1,27 +1,15 @@
 import { eq } from 'drizzle-orm'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Static } from 'typebox'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import { users } from '../../platform/auth/people.tables.ts'
-import type { Permission } from '../../platform/auth/roles.ts'
-import {
-  clearedSessionCookie,
-  csrfTokenFor,
-  type ResolvedSession,
-  resolveSession,
-  sessionCookie,
-  sessionOfRequest,
-} from '../../platform/auth/sessions.ts'
+import { clearedSessionCookie, csrfTokenFor, resolveSession, sessionCookie } from '../../platform/auth/sessions.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
-import { contactsAppRoutes } from '../contacts/index.ts'
-import { templatesAppRoutes } from '../templates/index.ts'
-import { AppDocument } from './app-document.ts'
-import { extraAppRoutes } from './people.app-registry.ts'
 import { renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
-import { invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
+import { closePeopleMail, invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
   AcceptBody,
   Accepted,
@@ -67,21 +55,14 @@ import {
 export const SIGN_IN_PER_ADDRESS = 10
 export const SIGN_IN_PER_ACCOUNT = 5
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    appSession: (ResolvedSession & { token: string }) | null
-  }
-}
-
 const tags = ['app']
 
-export { registerAppRoutes } from './people.app-registry.ts'
-
 /**
- * The web app's own routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything
- * but the sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token.
+ * People's routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything but the
+ * sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token (the platform's
+ * /app plugin checks both, and `config.permission`).
  */
-export function appRoutes(deps: PlatformDeps) {
+export function peopleAppRoutes(deps: PlatformDeps) {
   const db = deps.database.orm
   const { clock, config } = deps
   const secure = config.publicUrl.startsWith('https://')
@@ -108,15 +89,6 @@ export function appRoutes(deps: PlatformDeps) {
     }
   }
 
-  function need(request: FastifyRequest, permission: Permission): ResolvedSession {
-    const session = request.appSession
-    if (!session) throw new AppError(401, 'unauthorized', 'Sign in first')
-    if (!session.tenant.actor.permissions?.includes(permission)) {
-      throw new AppError(403, 'forbidden', `Your role (${session.role}) does not allow this`, { key: 'rolle_fehlt' })
-    }
-    return session
-  }
-
   async function limited(key: string, limit: number) {
     const rate = await limiter.consume(key, limit)
     if (!rate.allowed) {
@@ -134,24 +106,8 @@ export function appRoutes(deps: PlatformDeps) {
     return row ?? { name: '', language: 'de' }
   }
 
-  const document = new AppDocument()
-
   return async (app: FastifyInstance): Promise<void> => {
-    app.addHook('onRoute', (route) => document.collect(route))
-    app.decorateRequest('appSession', null)
-    app.addHook('onRequest', async (request) => {
-      if (request.is404 || request.routeOptions.config.public) return
-      const session = await sessionOfRequest(db, clock, request)
-      if (!session) throw new AppError(401, 'unauthorized', 'Sign in first')
-      request.appSession = session
-      request.tenant = session.tenant
-    })
-
-    app.get('/openapi.json', { config: { public: true } }, async () => document.document())
-    // the console's routes of other modules, behind the same session and CSRF check
-    await app.register(contactsAppRoutes(deps))
-    await app.register(templatesAppRoutes(deps))
-    for (const routes of extraAppRoutes) await app.register(routes(deps))
+    app.addHook('onClose', async () => closePeopleMail())
 
     app.get(
       '/session',
@@ -368,9 +324,12 @@ export function appRoutes(deps: PlatformDeps) {
     // API keys of the account (owners and admins)
     app.get(
       '/keys',
-      { schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } } },
+      {
+        config: { permission: 'keys:manage' },
+        schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } },
+      },
       async (request) => {
-        const session = need(request, 'keys:manage')
+        const session = request.appSession!
         return { keys: await listKeys(db, session.tenant.accountId) }
       },
     )
@@ -378,6 +337,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.post<{ Body: Static<typeof KeyBody> }>(
       '/keys',
       {
+        config: { permission: 'keys:manage' },
         schema: {
           summary: 'Create an API key; its secret is in this answer only',
           tags,
@@ -386,7 +346,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request, reply) => {
-        const session = need(request, 'keys:manage')
+        const session = request.appSession!
         const created = await createKey(db, {
           accountId: session.tenant.accountId,
           name: request.body.name,
@@ -400,6 +360,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.delete<{ Params: Static<typeof IdParams> }>(
       '/keys/:id',
       {
+        config: { permission: 'keys:manage' },
         schema: {
           summary: 'Revoke an API key (at once, on every process)',
           tags,
@@ -408,7 +369,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'keys:manage')
+        const session = request.appSession!
         return { key: await revokeKey(db, clock, session.tenant.accountId, request.params.id) }
       },
     )
@@ -416,6 +377,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.get<{ Params: Static<typeof IdParams> }>(
       '/keys/:id',
       {
+        config: { permission: 'keys:manage' },
         schema: {
           summary: 'One API key (never its secret)',
           tags,
@@ -424,7 +386,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'keys:manage')
+        const session = request.appSession!
         return { key: await getKey(db, session.tenant.accountId, request.params.id) }
       },
     )
@@ -432,6 +394,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof KeyChangeBody> }>(
       '/keys/:id',
       {
+        config: { permission: 'keys:manage' },
         schema: {
           summary: 'Rename an API key or narrow its scopes',
           description:
@@ -443,7 +406,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'keys:manage')
+        const session = request.appSession!
         return { key: await updateKey(db, session.tenant.accountId, request.params.id, request.body) }
       },
     )
@@ -452,6 +415,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.post<{ Params: Static<typeof IdParams> }>(
       '/team/invitations/:id/resend',
       {
+        config: { permission: 'team:manage' },
         schema: {
           summary: 'Send an invitation again with a new link',
           description:
@@ -462,7 +426,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'team:manage')
+        const session = request.appSession!
         const { member, token } = await renewInvitation(db, clock, {
           accountId: session.tenant.accountId,
           memberId: request.params.id,
@@ -481,6 +445,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.post<{ Body: Static<typeof InviteBody> }>(
       '/team/invitations',
       {
+        config: { permission: 'team:manage' },
         schema: {
           summary: 'Invite a person by e-mail',
           description:
@@ -491,7 +456,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request, reply) => {
-        const session = need(request, 'team:manage')
+        const session = request.appSession!
         const { member, token } = await invite(db, clock, {
           accountId: session.tenant.accountId,
           email: request.body.email,
@@ -512,6 +477,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleBody> }>(
       '/team/:id',
       {
+        config: { permission: 'team:manage' },
         schema: {
           summary: "Change a member's role",
           tags,
@@ -521,7 +487,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'team:manage')
+        const session = request.appSession!
         return {
           member: await setRole(db, {
             accountId: session.tenant.accountId,
@@ -536,6 +502,7 @@ export function appRoutes(deps: PlatformDeps) {
     app.delete<{ Params: Static<typeof IdParams> }>(
       '/team/:id',
       {
+        config: { permission: 'team:manage' },
         schema: {
           summary: 'Remove a member from the account (their sessions end)',
           tags,
@@ -544,7 +511,7 @@ export function appRoutes(deps: PlatformDeps) {
         },
       },
       async (request) => {
-        const session = need(request, 'team:manage')
+        const session = request.appSession!
         return {
           member: await removeMember(db, clock, {
             accountId: session.tenant.accountId,

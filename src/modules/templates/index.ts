@@ -136,6 +136,7 @@ onTemplateStatus(async (deps, accountId, updates) => {
 export const templatesModule: HeroldModule = {
   name: 'templates',
   routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
+  appRoutes: (deps) => templatesAppRoutes(deps),
   jobs: (deps) => ({
     handlers: {
       // reads a pending template's status from the provider until it is decided (templates.service.ts)
@@ -171,12 +172,13 @@ export async function optinConfirmTemplateFor(
 }
 
 /** The templates' web-app routes under /app: the check as the member types, and the preview for a contact. */
-export function templatesAppRoutes(deps: PlatformDeps) {
+function templatesAppRoutes(deps: PlatformDeps) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(templateCheckRoutes(deps))
     await app.register(templatePreviewRoutes(templatesServiceFor(deps)))
   }
 }
+
 export {
   checkTemplate,
   isSendable,

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Db } from '../../platform/db/client.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
@@ -73,6 +72,7 @@ export function templatesAppRoutes(deps: Pick<PlatformDeps, 'database'>) {
     app.post<{ Body: Static<typeof CheckBody> }>(
       '/templates/check',
       {
+        config: { scope: 'templates:read' },
         schema: {
           summary: "The deterministic check's issues of a template as typed, without saving it",
           description:
@@ -85,7 +85,6 @@ export function templatesAppRoutes(deps: Pick<PlatformDeps, 'database'>) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'templates:read')
         return checkDraft(deps.database.orm, request.tenant, request.body)
       },
     )

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { requireScope } from '../../platform/auth/authenticate.ts'
 import { PreviewBody, PreviewResponse, TemplateId } from './templates.schemas.ts'
 import type { TemplatesService } from './templates.service.ts'
 
@@ -10,6 +9,7 @@ export function templatePreviewRoutes(service: TemplatesService) {
     app.post<{ Params: Static<typeof TemplateId>; Body: Static<typeof PreviewBody> }>(
       '/templates/:id/preview',
       {
+        config: { scope: ['templates:read', 'contacts:read'] },
         schema: {
           summary: 'Preview a template for one contact',
           description:
@@ -21,8 +21,6 @@ export function templatePreviewRoutes(service: TemplatesService) {
         },
       },
       async (request) => {
-        requireScope(request.tenant, 'templates:read')
-        requireScope(request.tenant, 'contacts:read')
         return service.preview(request.tenant, request.params.id, request.body.contact_id, request.body.variables ?? {})
       },
     )

@@ -9,12 +9,13 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import { pgliteOptions } from './pglite-options.ts'
-import * as schema from './schema.ts'
 import { PriorityGate } from './work-priority.ts'
 
-export type Schema = typeof schema
-/** The typed query builder; a transaction handle has the same type. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>
+/**
+ * The typed query builder; a transaction handle has the same type. Without a schema: queries name their tables, so
+ * opening the database loads no module (`db.query` is not used).
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
 
 /** The smallest raw-SQL surface both drivers offer. */
 export interface Queryable {
@@ -88,7 +89,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   gated.query = (...args: Parameters<PGlite['query']>) => gate.run(() => client.query(...args))
   gated.exec = (...args: Parameters<PGlite['exec']>) => gate.run(() => client.exec(...args))
   gated.transaction = (fn) => gate.run(() => client.transaction(fn))
-  const orm = drizzlePglite(gated, { schema }) as unknown as Db
+  const orm = drizzlePglite(gated) as unknown as Db
   let closed = false
   return {
     kind: 'pglite',
@@ -119,7 +120,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max })
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => {})
-  const orm = drizzleNodePg(pool, { schema }) as unknown as Db
+  const orm = drizzleNodePg(pool) as unknown as Db
   let closed = false
   return {
     kind: 'postgres',

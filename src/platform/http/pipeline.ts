@@ -33,8 +33,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** no credential needed (the OpenAPI document, health checks, public pages) */
     public?: boolean
-    /** the scope a credential must carry; omitted: any valid credential */
-    scope?: Scope
+    /** the scope a credential must carry (on /app several may be named, checked in order); omitted: any valid one */
+    scope?: Scope | readonly Scope[]
     /** accepts an Idempotency-Key header (section 8) */
     idempotent?: boolean
   }
@@ -187,7 +187,13 @@ const rateKey = (tenant: TenantContext) => `key:${tenant.actor.keyId}`
 function admit(request: FastifyRequest, tenant: TenantContext): void {
   request.tenant = tenant
   const scope = request.routeOptions.config.scope
-  if (scope) requireScope(tenant, scope)
+  if (scope) requireScopes(tenant, scope)
+}
+
+/** Refuses a credential that lacks one of a route's scopes (the first missing one is named). */
+export function requireScopes(tenant: TenantContext, scope: Scope | readonly Scope[]): void {
+  if (typeof scope === 'string') requireScope(tenant, scope)
+  else for (const one of scope) requireScope(tenant, one)
 }
 
 /** The rate headers on the reply; 429 when the credential's rate is spent. */
@@ -343,7 +349,7 @@ const errorRef = { $ref: 'Error#' } as const
 
 /** Adds what every route shares to its OpenAPI description: security, scope, error responses, Idempotency-Key. */
 function documentRoute(route: RouteOptions): void {
-  const config = (route.config ?? {}) as { public?: boolean; scope?: Scope; idempotent?: boolean }
+  const config = (route.config ?? {}) as FastifyContextConfig
   route.schema ??= {}
   const schema = route.schema as Record<string, unknown>
   // HEAD routes share the GET route's schema object: describe it once.
@@ -352,7 +358,12 @@ function documentRoute(route: RouteOptions): void {
   if (!config.public) {
     schema.security = [{ bearerAuth: [] }]
     schema['x-scope'] = config.scope ?? null
-    const scopeText = config.scope ? `Scope: \`${config.scope}\`.` : 'Scope: none (any valid API key).'
+    const scopeText = config.scope
+      ? `Scope: ${[config.scope]
+          .flat()
+          .map((scope) => `\`${scope}\``)
+          .join(', ')}.`
+      : 'Scope: none (any valid API key).'
     schema.description = schema.description ? `${schema.description}\n\n${scopeText}` : scopeText
   } else {
     schema.security = []

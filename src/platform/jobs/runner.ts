@@ -1,7 +1,7 @@
+import type { Config } from '../../config.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
 import { asBulkWork } from '../db/work-priority.ts'
-import type { HeroldModule, PlatformDeps } from '../module.ts'
 import {
   type ClaimedJob,
   claimJobs,
@@ -435,10 +435,20 @@ export class JobRunner {
   }
 }
 
+/** A module's durable job queues (HeroldModule.jobs in src/platform/module.ts). */
+export interface ModuleJobs {
+  handlers: JobHandlers
+  /** frees what the handlers hold (HTTP connection pools), after the runner stopped */
+  close?: () => Promise<void>
+}
+
+/** What the runner needs of the platform; the modules get the same. */
+type RunnerDeps = { config: Config; database: Database; clock: Clock }
+
 /** The one runner of a process: every module's queues, bounded by HEROLD_WORKER_CONCURRENCY in total. */
-export function jobRunnerFor(
-  deps: PlatformDeps,
-  modules: HeroldModule[],
+export function jobRunnerFor<D extends RunnerDeps>(
+  deps: D,
+  modules: Array<{ jobs?: (deps: D) => ModuleJobs }>,
   log?: JobRunnerOptions['log'],
 ): { runner: JobRunner; start(): Promise<() => Promise<void>> } {
   const parts = modules.flatMap((m) => (m.jobs ? [m.jobs(deps)] : []))

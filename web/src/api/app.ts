@@ -4,6 +4,201 @@
  */
 
 export interface paths {
+    "/app/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s settings
+         * @description Needs settings:read. Name, plan, language, timezone, whether sending is paused.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AccountSettings */
+                            account: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                plan: string;
+                                language: string;
+                                timezone: string;
+                                sending_paused: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account’s name, language or timezone
+         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the account’s name */
+                        name?: string;
+                        /** @description the default language of new contacts and templates, such as de, en or en_US */
+                        language?: string;
+                        /** @description IANA timezone such as Europe/Berlin */
+                        timezone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** AccountSettings */
+                            account: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                plan: string;
+                                language: string;
+                                timezone: string;
+                                sending_paused: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/app/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage against the plan
+         * @description Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            plan: string;
+                            /** @description the calendar month (YYYY-MM) in the account’s timezone */
+                            month: string;
+                            messages: {
+                                /** @description messages this month used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            contacts: {
+                                /** @description contacts used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            webhook_subscriptions: {
+                                /** @description webhook subscriptions used */
+                                used: number;
+                                /** @description the plan’s limit */
+                                limit: number;
+                                /** @description what is left (never below 0) */
+                                left: number;
+                            };
+                            /** @description the API rate limit per credential */
+                            requests_per_minute: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/lookup": {
         parameters: {
             query?: never;
@@ -1703,6 +1898,476 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/automations/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What saving an automation would change or refuse (a dry run)
+         * @description Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description ignored; the builder may send it along */
+                        name?: string;
+                        /** @default transactional */
+                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                        /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
+                        trigger: {
+                            /** @constant */
+                            type: "contact_created";
+                        } | {
+                            /** @constant */
+                            type: "optin_confirmed";
+                            channel: "chat" | "email";
+                        } | {
+                            /** @constant */
+                            type: "tag_added";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "keyword";
+                            /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
+                            keywords: string[];
+                        } | {
+                            /** @constant */
+                            type: "webhook";
+                        } | {
+                            /** @constant */
+                            type: "calendar";
+                            /** @description an iCalendar (.ics) feed address */
+                            feed_url: string;
+                            /** @description how long before an event starts its run begins (default 1440: one day) */
+                            offset_minutes?: number;
+                            /** @description how often the feed is read (default 15) */
+                            poll_minutes?: number;
+                        } | {
+                            /** @constant */
+                            type: "manual";
+                        };
+                        steps: ({
+                            /** @constant */
+                            type: "send_template";
+                            /**
+                             * Format: uuid
+                             * @description an approved chat template of this account
+                             */
+                            template_id: string;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        } | {
+                            /** @constant */
+                            type: "send_text";
+                            /** @description free text; only inside the 24-hour window */
+                            text: string;
+                        } | {
+                            /** @constant */
+                            type: "wait";
+                            /** @description a positive duration of at most a year */
+                            duration?: {
+                                minutes?: number;
+                                hours?: number;
+                                days?: number;
+                            };
+                            /** @description HH:MM in the account timezone: wait until the next such time */
+                            until_time?: string;
+                        } | {
+                            /** @constant */
+                            type: "add_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "remove_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @constant */
+                            type: "branch";
+                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            condition: {
+                                /** @constant */
+                                type: "has_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "optin";
+                                channel: "chat" | "email";
+                                state: "none" | "pending" | "confirmed" | "opted_out";
+                            } | {
+                                /** @constant */
+                                type: "field";
+                                /** @description a dotted path into the trigger data */
+                                field: string;
+                                /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                equals: string | number | boolean | null;
+                            };
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            then_goto?: number | "end";
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            else_goto?: number | "end";
+                        } | {
+                            /** @constant */
+                            type: "double_optin";
+                            channel: "chat" | "email";
+                        } | {
+                            /** @constant */
+                            type: "webhook";
+                            /** @description https address; signed like event deliveries */
+                            url: string;
+                        } | {
+                            /** @constant */
+                            type: "notify_team";
+                            to: string[];
+                            subject: string;
+                            text: string;
+                        } | {
+                            /** @constant */
+                            type: "enroll_followup";
+                            /**
+                             * Format: uuid
+                             * @description a follow-up sequence of this account
+                             */
+                            followup_id: string;
+                        })[];
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description why saving would be refused (400 automation_invalid); empty when it would be accepted */
+                            problems: string[];
+                            /** @description the safety rules' changes, in the order they apply */
+                            changes: ({
+                                /** @constant */
+                                kind: "followup_cut";
+                                /** @description the first message 24 hours or more after an earlier one (from 0) */
+                                kept_through: number;
+                                /** @description the first removed step (from 0) */
+                                removed_from: number;
+                                /** @description the last removed step (from 0) */
+                                removed_to: number;
+                            } | {
+                                /** @constant */
+                                kind: "double_optin_prepended";
+                                channel: "chat" | "email";
+                            })[];
+                            /** @description the `notice` the saved automation would carry */
+                            notice: string | null;
+                            /** @description the steps as they would be stored */
+                            steps: ({
+                                /** @constant */
+                                type: "send_template";
+                                /**
+                                 * Format: uuid
+                                 * @description an approved chat template of this account
+                                 */
+                                template_id: string;
+                                variables?: {
+                                    [key: string]: string;
+                                };
+                            } | {
+                                /** @constant */
+                                type: "send_text";
+                                /** @description free text; only inside the 24-hour window */
+                                text: string;
+                            } | {
+                                /** @constant */
+                                type: "wait";
+                                /** @description a positive duration of at most a year */
+                                duration?: {
+                                    minutes?: number;
+                                    hours?: number;
+                                    days?: number;
+                                };
+                                /** @description HH:MM in the account timezone: wait until the next such time */
+                                until_time?: string;
+                            } | {
+                                /** @constant */
+                                type: "add_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "remove_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @constant */
+                                type: "branch";
+                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                condition: {
+                                    /** @constant */
+                                    type: "has_tag";
+                                    /** @description a tag name (max 40 characters) */
+                                    tag: string;
+                                } | {
+                                    /** @constant */
+                                    type: "optin";
+                                    channel: "chat" | "email";
+                                    state: "none" | "pending" | "confirmed" | "opted_out";
+                                } | {
+                                    /** @constant */
+                                    type: "field";
+                                    /** @description a dotted path into the trigger data */
+                                    field: string;
+                                    /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                    equals: string | number | boolean | null;
+                                };
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                then_goto?: number | "end";
+                                /** @description the index (0-based) of a later step to continue at, or end */
+                                else_goto?: number | "end";
+                            } | {
+                                /** @constant */
+                                type: "double_optin";
+                                channel: "chat" | "email";
+                            } | {
+                                /** @constant */
+                                type: "webhook";
+                                /** @description https address; signed like event deliveries */
+                                url: string;
+                            } | {
+                                /** @constant */
+                                type: "notify_team";
+                                to: string[];
+                                subject: string;
+                                text: string;
+                            } | {
+                                /** @constant */
+                                type: "enroll_followup";
+                                /**
+                                 * Format: uuid
+                                 * @description a follow-up sequence of this account
+                                 */
+                                followup_id: string;
+                            })[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/newsletters/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Estimate the recipients of a segment before saving it
+         * @description How many contacts with a confirmed chat opt-in the segment selects now (null: every confirmed contact). Tags no contact carries are a 400 (key segment_unknown_tags), as on PATCH /newsletters/{id}. Nothing is stored. Scope newsletters:read.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        segment: {
+                            /** @description contacts with at least one of these tags */
+                            tags_any?: string[];
+                            /** @description contacts with every one of these tags */
+                            tags_all?: string[];
+                            /** @description contacts with none of these tags */
+                            tags_exclude?: string[];
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description contacts with a confirmed chat opt-in the segment selects now; nothing is stored */
+                            recipients_estimate: number;
+                            segment: {
+                                /** @description contacts with at least one of these tags */
+                                tags_any?: string[];
+                                /** @description contacts with every one of these tags */
+                                tags_all?: string[];
+                                /** @description contacts with none of these tags */
+                                tags_exclude?: string[];
+                            } | null;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/newsletters/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft's name, subject or text
+         * @description At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        subject?: string;
+                        /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
+                        content?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            newsletter: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                subject: string;
+                                content: string;
+                                /** @constant */
+                                channel: "chat";
+                                status: "draft" | "scheduled" | "sending" | "sent";
+                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
+                                cta: {
+                                    text: string;
+                                    /** @description https address the button opens */
+                                    url: string;
+                                } | null;
+                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
+                                /** @description cta_tracking in words */
+                                cta_tracking_note: string | null;
+                                /** @description the header image above the text */
+                                header_media: {
+                                    /** @description the media library file, when it is one */
+                                    media_id?: string;
+                                    /** @description the https address WhatsApp fetches the image from */
+                                    url: string;
+                                    mime_type?: string;
+                                } | null;
+                                segment: {
+                                    /** @description contacts with at least one of these tags */
+                                    tags_any?: string[];
+                                    /** @description contacts with every one of these tags */
+                                    tags_all?: string[];
+                                    /** @description contacts with none of these tags */
+                                    tags_exclude?: string[];
+                                } | null;
+                                /** @description when it goes out (set by schedule) */
+                                scheduled_at: string | null;
+                                /** @description the marketing template that carries it at the provider */
+                                template_id: string | null;
+                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
+                                template_status: string | null;
+                                /** @description why it waits or stopped */
+                                stop_reason: string | null;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
+                                recipients_estimate: number;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/app/followups": {
         parameters: {
             query?: never;
@@ -2151,292 +2816,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/app/automations/check": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * What saving an automation would change or refuse (a dry run)
-         * @description Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description ignored; the builder may send it along */
-                        name?: string;
-                        /** @default transactional */
-                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
-                        /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
-                        trigger: {
-                            /** @constant */
-                            type: "contact_created";
-                        } | {
-                            /** @constant */
-                            type: "optin_confirmed";
-                            channel: "chat" | "email";
-                        } | {
-                            /** @constant */
-                            type: "tag_added";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "keyword";
-                            /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
-                            keywords: string[];
-                        } | {
-                            /** @constant */
-                            type: "webhook";
-                        } | {
-                            /** @constant */
-                            type: "calendar";
-                            /** @description an iCalendar (.ics) feed address */
-                            feed_url: string;
-                            /** @description how long before an event starts its run begins (default 1440: one day) */
-                            offset_minutes?: number;
-                            /** @description how often the feed is read (default 15) */
-                            poll_minutes?: number;
-                        } | {
-                            /** @constant */
-                            type: "manual";
-                        };
-                        steps: ({
-                            /** @constant */
-                            type: "send_template";
-                            /**
-                             * Format: uuid
-                             * @description an approved chat template of this account
-                             */
-                            template_id: string;
-                            variables?: {
-                                [key: string]: string;
-                            };
-                        } | {
-                            /** @constant */
-                            type: "send_text";
-                            /** @description free text; only inside the 24-hour window */
-                            text: string;
-                        } | {
-                            /** @constant */
-                            type: "wait";
-                            /** @description a positive duration of at most a year */
-                            duration?: {
-                                minutes?: number;
-                                hours?: number;
-                                days?: number;
-                            };
-                            /** @description HH:MM in the account timezone: wait until the next such time */
-                            until_time?: string;
-                        } | {
-                            /** @constant */
-                            type: "add_tag";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "remove_tag";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
-                            condition: {
-                                /** @constant */
-                                type: "has_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "optin";
-                                channel: "chat" | "email";
-                                state: "none" | "pending" | "confirmed" | "opted_out";
-                            } | {
-                                /** @constant */
-                                type: "field";
-                                /** @description a dotted path into the trigger data */
-                                field: string;
-                                /** @description compared as text with the field (100 equals "100"); null matches a null field only */
-                                equals: string | number | boolean | null;
-                            };
-                            /** @description the index (0-based) of a later step to continue at, or end */
-                            then_goto?: number | "end";
-                            /** @description the index (0-based) of a later step to continue at, or end */
-                            else_goto?: number | "end";
-                        } | {
-                            /** @constant */
-                            type: "double_optin";
-                            channel: "chat" | "email";
-                        } | {
-                            /** @constant */
-                            type: "webhook";
-                            /** @description https address; signed like event deliveries */
-                            url: string;
-                        } | {
-                            /** @constant */
-                            type: "notify_team";
-                            to: string[];
-                            subject: string;
-                            text: string;
-                        } | {
-                            /** @constant */
-                            type: "enroll_followup";
-                            /**
-                             * Format: uuid
-                             * @description a follow-up sequence of this account
-                             */
-                            followup_id: string;
-                        })[];
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description why saving would be refused (400 automation_invalid); empty when it would be accepted */
-                            problems: string[];
-                            /** @description the safety rules' changes, in the order they apply */
-                            changes: ({
-                                /** @constant */
-                                kind: "followup_cut";
-                                /** @description the first message 24 hours or more after an earlier one (from 0) */
-                                kept_through: number;
-                                /** @description the first removed step (from 0) */
-                                removed_from: number;
-                                /** @description the last removed step (from 0) */
-                                removed_to: number;
-                            } | {
-                                /** @constant */
-                                kind: "double_optin_prepended";
-                                channel: "chat" | "email";
-                            })[];
-                            /** @description the `notice` the saved automation would carry */
-                            notice: string | null;
-                            /** @description the steps as they would be stored */
-                            steps: ({
-                                /** @constant */
-                                type: "send_template";
-                                /**
-                                 * Format: uuid
-                                 * @description an approved chat template of this account
-                                 */
-                                template_id: string;
-                                variables?: {
-                                    [key: string]: string;
-                                };
-                            } | {
-                                /** @constant */
-                                type: "send_text";
-                                /** @description free text; only inside the 24-hour window */
-                                text: string;
-                            } | {
-                                /** @constant */
-                                type: "wait";
-                                /** @description a positive duration of at most a year */
-                                duration?: {
-                                    minutes?: number;
-                                    hours?: number;
-                                    days?: number;
-                                };
-                                /** @description HH:MM in the account timezone: wait until the next such time */
-                                until_time?: string;
-                            } | {
-                                /** @constant */
-                                type: "add_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "remove_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
-                                condition: {
-                                    /** @constant */
-                                    type: "has_tag";
-                                    /** @description a tag name (max 40 characters) */
-                                    tag: string;
-                                } | {
-                                    /** @constant */
-                                    type: "optin";
-                                    channel: "chat" | "email";
-                                    state: "none" | "pending" | "confirmed" | "opted_out";
-                                } | {
-                                    /** @constant */
-                                    type: "field";
-                                    /** @description a dotted path into the trigger data */
-                                    field: string;
-                                    /** @description compared as text with the field (100 equals "100"); null matches a null field only */
-                                    equals: string | number | boolean | null;
-                                };
-                                /** @description the index (0-based) of a later step to continue at, or end */
-                                then_goto?: number | "end";
-                                /** @description the index (0-based) of a later step to continue at, or end */
-                                else_goto?: number | "end";
-                            } | {
-                                /** @constant */
-                                type: "double_optin";
-                                channel: "chat" | "email";
-                            } | {
-                                /** @constant */
-                                type: "webhook";
-                                /** @description https address; signed like event deliveries */
-                                url: string;
-                            } | {
-                                /** @constant */
-                                type: "notify_team";
-                                to: string[];
-                                subject: string;
-                                text: string;
-                            } | {
-                                /** @constant */
-                                type: "enroll_followup";
-                                /**
-                                 * Format: uuid
-                                 * @description a follow-up sequence of this account
-                                 */
-                                followup_id: string;
-                            })[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/app/knowledge/ask": {
         parameters: {
             query?: never;
@@ -2557,385 +2936,6 @@ export interface paths {
                             has_more: boolean;
                             limit: number;
                             offset: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/app/newsletters/estimate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Estimate the recipients of a segment before saving it
-         * @description How many contacts with a confirmed chat opt-in the segment selects now (null: every confirmed contact). Tags no contact carries are a 400 (key segment_unknown_tags), as on PATCH /newsletters/{id}. Nothing is stored. Scope newsletters:read.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        segment: {
-                            /** @description contacts with at least one of these tags */
-                            tags_any?: string[];
-                            /** @description contacts with every one of these tags */
-                            tags_all?: string[];
-                            /** @description contacts with none of these tags */
-                            tags_exclude?: string[];
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description contacts with a confirmed chat opt-in the segment selects now; nothing is stored */
-                            recipients_estimate: number;
-                            segment: {
-                                /** @description contacts with at least one of these tags */
-                                tags_any?: string[];
-                                /** @description contacts with every one of these tags */
-                                tags_all?: string[];
-                                /** @description contacts with none of these tags */
-                                tags_exclude?: string[];
-                            } | null;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/app/newsletters/{id}/content": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change a draft's name, subject or text
-         * @description At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.
-         */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        subject?: string;
-                        /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
-                        content?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            newsletter: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                subject: string;
-                                content: string;
-                                /** @constant */
-                                channel: "chat";
-                                status: "draft" | "scheduled" | "sending" | "sent";
-                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
-                                cta: {
-                                    text: string;
-                                    /** @description https address the button opens */
-                                    url: string;
-                                } | null;
-                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
-                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
-                                /** @description cta_tracking in words */
-                                cta_tracking_note: string | null;
-                                /** @description the header image above the text */
-                                header_media: {
-                                    /** @description the media library file, when it is one */
-                                    media_id?: string;
-                                    /** @description the https address WhatsApp fetches the image from */
-                                    url: string;
-                                    mime_type?: string;
-                                } | null;
-                                segment: {
-                                    /** @description contacts with at least one of these tags */
-                                    tags_any?: string[];
-                                    /** @description contacts with every one of these tags */
-                                    tags_all?: string[];
-                                    /** @description contacts with none of these tags */
-                                    tags_exclude?: string[];
-                                } | null;
-                                /** @description when it goes out (set by schedule) */
-                                scheduled_at: string | null;
-                                /** @description the marketing template that carries it at the provider */
-                                template_id: string | null;
-                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
-                                template_status: string | null;
-                                /** @description why it waits or stopped */
-                                stop_reason: string | null;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
-                                recipients_estimate: number;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        trace?: never;
-    };
-    "/app/account": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The account’s settings
-         * @description Needs settings:read. Name, plan, language, timezone, whether sending is paused.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** AccountSettings */
-                            account: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                plan: string;
-                                language: string;
-                                timezone: string;
-                                sending_paused: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change the account’s name, language or timezone
-         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
-         */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description the account’s name */
-                        name?: string;
-                        /** @description the default language of new contacts and templates, such as de, en or en_US */
-                        language?: string;
-                        /** @description IANA timezone such as Europe/Berlin */
-                        timezone?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** AccountSettings */
-                            account: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                plan: string;
-                                language: string;
-                                timezone: string;
-                                sending_paused: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        trace?: never;
-    };
-    "/app/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Usage against the plan
-         * @description Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            plan: string;
-                            /** @description the calendar month (YYYY-MM) in the account’s timezone */
-                            month: string;
-                            messages: {
-                                /** @description messages this month used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            contacts: {
-                                /** @description contacts used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            webhook_subscriptions: {
-                                /** @description webhook subscriptions used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            /** @description the API rate limit per credential */
-                            requests_per_minute: number;
                         };
                     };
                 };

@@ -10,7 +10,7 @@ interface Operation {
 }
 
 /**
- * /app routes registered outside the people module's plugin (the tool server's consent step and POST
+ * /app routes registered outside the /app plugin (the tool server's consent step and POST
  * /app/{tool_name}, which bring their own session check): kept by method and path, so a process that builds several
  * servers (the tests) lists each once.
  */
