@@ -4,6 +4,7 @@ import type { Clock } from './clock.ts'
 import type { Database } from './db/client.ts'
 import type { JobHandlers } from './jobs/runner.ts'
 import type { RateLimiter } from './rate-limit/rate-limiter.ts'
+import type { Tool } from './tools/tool.ts'
 
 /** What the platform hands every module. */
 export interface PlatformDeps {
@@ -28,6 +29,8 @@ export interface HeroldModule {
   workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
   /** its durable job queues, run by the process's one job runner in the worker role */
   jobs?: (deps: PlatformDeps) => ModuleJobs
+  /** its tools of the tool server (`<domain>.tools.ts`), one per REST operation; src/mcp serves them */
+  tools?: Tool[]
 }
 
 export interface ModuleJobs {

@@ -22,6 +22,7 @@ import {
   CALENDAR_START_QUEUE,
   RUN_QUEUE,
 } from './automations.service.ts'
+import { automationsTools } from './automations.tools.ts'
 
 /** Posts per minute to one incoming webhook address. */
 export const HOOK_POSTS_PER_MINUTE = 120
@@ -68,6 +69,7 @@ registerContactCleanup(async (tx, accountId, contactId) => ({
 
 export const automationsModule: HeroldModule = {
   name: 'automations',
+  tools: automationsTools,
   routes: (deps) => {
     return automationsRoutes(automationsServiceFor(deps))
   },

@@ -12,6 +12,7 @@ import { channelsAppRoutes } from './channels.app.ts'
 import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
 import { channelsService } from './channels.service.ts'
+import { channelsTools } from './channels.tools.ts'
 import {
   DELETION_CONFIRMATION_QUEUE,
   deletionConfirmationHandler,
@@ -147,6 +148,7 @@ registerAppRoutes((deps) => channelsAppRoutes(channelsServiceFor(deps)))
 
 export const channelsModule: HeroldModule = {
   name: 'channels',
+  tools: channelsTools,
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
   publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
   jobs: (deps) => {

@@ -23,6 +23,7 @@ import {
   sendWaitingChatOptins,
 } from './consent.service.ts'
 import { consentSettings } from './consent.tables.ts'
+import { consentTools } from './consent.tools.ts'
 
 /** Form posts per account and client address and minute on the public pages. */
 export const PUBLIC_POSTS_PER_MINUTE = 10
@@ -72,6 +73,7 @@ const contactOf = (payload: Record<string, unknown>) => String(payload.contact_i
 
 export const consentModule: HeroldModule = {
   name: 'consent',
+  tools: consentTools,
   routes: (deps) => consentRoutes(consentServiceFor(deps)),
   publicRoutes: (deps) => {
     const limiter = deps.config.redisUrl

@@ -29,6 +29,7 @@ export function contactsServiceFor({ database, clock }: Pick<PlatformDeps, 'data
 
 export const contactsModule: HeroldModule = {
   name: 'contacts',
+  tools: contactsTools,
   routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
 }
 
@@ -54,3 +55,5 @@ export {
   inboundContactsSql,
   recordOptinChange,
 } from './contacts.service.ts'
+
+import { contactsTools } from './contacts.tools.ts'

@@ -16,6 +16,7 @@ import {
   followupsService,
   followupTemplateUses,
 } from './followups.service.ts'
+import { followupsTools } from './followups.tools.ts'
 
 /** The body of a new sequence (POST /app/followups), which the CLI's sequence file is checked against too. */
 export { CreateBody as SequenceBody } from './followups.schemas.ts'
@@ -52,6 +53,7 @@ registerAppRoutes((deps) => followupAppRoutes(followupsServiceFor(deps)))
 
 export const followupsModule: HeroldModule = {
   name: 'followups',
+  tools: followupsTools,
   routes: (deps) => followupsRoutes(followupsServiceFor(deps)),
   jobs: (deps) => {
     const service = followupsServiceFor(deps)

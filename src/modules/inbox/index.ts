@@ -76,6 +76,7 @@ registerContactCleanup(async (tx, accountId, contactId) => {
 
 export const inboxModule: HeroldModule = {
   name: 'inbox',
+  tools: inboxTools,
   routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
   publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),
   jobs: ({ config }) => ({
@@ -99,6 +100,9 @@ export type {
   IncomingStatus,
   MessageStatusListener,
 } from './inbox.service.ts'
+
+import { inboxTools } from './inbox.tools.ts'
+
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'
 /** The knowledge module's AI marks a conversation it could not answer for a person. */
 export const markConversationForPerson = markForPerson

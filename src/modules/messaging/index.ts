@@ -49,6 +49,7 @@ export function messagingServiceFor(deps: PlatformDeps) {
 
 export const messagingModule: HeroldModule = {
   name: 'messaging',
+  tools: messagingTools,
   routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
   publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
   jobs: (deps) => {
@@ -76,5 +77,8 @@ export {
   reserveUnit as reserveMessageUnit,
   usedIn as messagesUsedIn,
 } from './messaging.quota.ts'
+
+import { messagingTools } from './messaging.tools.ts'
+
 export { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from './messaging.sends.ts'
 export type { MessagingService } from './messaging.service.ts'

@@ -16,6 +16,7 @@ import {
   newslettersService,
 } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
+import { newslettersTools } from './newsletters.tools.ts'
 
 // a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409
 registerMediaUsageCheck(async (db, accountId, item) => {
@@ -50,6 +51,7 @@ registerAppRoutes((deps) => newsletterAppRoutes(newslettersServiceFor(deps)))
 
 export const newslettersModule: HeroldModule = {
   name: 'newsletters',
+  tools: newslettersTools,
   routes: (deps) => newslettersRoutes(newslettersServiceFor(deps)),
   jobs: (deps) => newslettersJobs(deps),
 }

@@ -135,6 +135,7 @@ onTemplateStatus(async (deps, accountId, updates) => {
 
 export const templatesModule: HeroldModule = {
   name: 'templates',
+  tools: templatesTools,
   routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
   jobs: (deps) => ({
     handlers: {
@@ -209,3 +210,5 @@ export {
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'
+
+import { templatesTools } from './templates.tools.ts'

@@ -4,6 +4,7 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { webhooksRoutes } from './webhooks.routes.ts'
 import { DELIVERY_QUEUE, webhooksService } from './webhooks.service.ts'
+import { webhooksTools } from './webhooks.tools.ts'
 import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
 
 /** The webhook subscriptions service of a process. */
@@ -18,6 +19,7 @@ export function webhooksServiceFor({ config, database, clock }: PlatformDeps) {
 
 export const webhooksModule: HeroldModule = {
   name: 'webhooks',
+  tools: webhooksTools,
   routes: (deps) => webhooksRoutes(webhooksServiceFor(deps)),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })
