@@ -1,8 +1,6 @@
 import type { TSchema } from 'typebox'
-import * as contacts from '../modules/contacts/contacts.schemas.ts'
-import * as media from '../modules/media/media.schemas.ts'
-import * as templates from '../modules/templates/templates.schemas.ts'
 import { GERMAN_TO_ENGLISH } from '../platform/http/serializer.ts'
+import { catalogue } from './catalogue.ts'
 
 /**
  * The output schemas of the tools (MCP outputSchema) are the REST operations' own response schemas, declared with
@@ -11,17 +9,9 @@ import { GERMAN_TO_ENGLISH } from '../platform/http/serializer.ts'
 
 /** The REST schemas other schemas name with Type.Ref (registered with app.addSchema by their modules). */
 const REGISTERED: Record<string, TSchema> = Object.fromEntries(
-  [
-    contacts.Contact,
-    contacts.ContactTag,
-    contacts.TagCount,
-    media.MediaItem,
-    templates.TemplateButton,
-    templates.HeaderMedia,
-    templates.TemplateIssue,
-    templates.Template,
-    templates.TemplateDetail,
-  ].map((schema) => [(schema as unknown as { $id: string }).$id, schema]),
+  catalogue
+    .flatMap((tool) => tool.references ?? [])
+    .map((schema) => [(schema as unknown as { $id: string }).$id, schema]),
 )
 
 const GERMAN = new Set(Object.keys(GERMAN_TO_ENGLISH))

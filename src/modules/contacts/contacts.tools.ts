@@ -47,7 +47,8 @@ interface Services {
   contacts: ContactsService
 }
 
-const defineTool = toolsUsing<Services>()
+// the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
+const defineTool = toolsUsing<Services>([contacts.Contact, contacts.ContactTag, contacts.TagCount])
 
 const Acquisition = Type.Union([Type.Literal('marketing'), Type.Literal('automation'), Type.Literal('service')], {
   description: 'how the contact was acquired; default marketing',

@@ -4,7 +4,7 @@ import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import { checkTemplate } from '../templates/templates.check.ts'
+import { checkTemplate } from '../templates/index.ts'
 import * as followups from './followups.schemas.ts'
 import {
   Delay as DelaySchema,

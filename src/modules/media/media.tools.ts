@@ -12,7 +12,8 @@ interface Services {
   media: MediaService
 }
 
-const defineTool = toolsUsing<Services>()
+// the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
+const defineTool = toolsUsing<Services>([media.MediaItem])
 
 const MediaId = Uuid('the media file id, from list_media or upload_media_from_url')
 

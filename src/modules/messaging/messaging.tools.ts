@@ -3,7 +3,7 @@ import { ContactId, Uuid } from '../../platform/tools/common.ts'
 import { obj } from '../../platform/tools/outputs.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import type { ContactsService } from '../contacts/index.ts'
-import * as inbox from '../inbox/inbox.schemas.ts'
+import { Message } from '../inbox/inbox.schemas.ts'
 import type { TemplatesService } from '../templates/index.ts'
 import * as messaging from './messaging.schemas.ts'
 import { SendBody } from './messaging.schemas.ts'
@@ -46,7 +46,7 @@ export const sendMessage = defineTool({
   output: obj(
     {
       sent: Type.Boolean({ description: 'true: the message went out (message); false: it was queued (send_id)' }),
-      message: Type.Optional(inbox.Message),
+      message: Type.Optional(Message),
       send_id: Type.Optional(Type.String({ format: 'uuid' })),
       status: Type.Optional(Type.String()),
     },
@@ -88,7 +88,7 @@ export const sendTemplate = defineTool({
       queued: Type.Boolean({ description: 'true: queued with send_id (read it with get_send_status)' }),
       send_id: Type.Optional(Type.String({ format: 'uuid' })),
       status: Type.Optional(Type.String()),
-      message: Type.Optional(inbox.Message),
+      message: Type.Optional(Message),
     },
     'POST /messages with a template: the queued send (202)',
   ),

@@ -19,7 +19,14 @@ interface Services {
   templates: TemplatesService
 }
 
-const defineTool = toolsUsing<Services>()
+// the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
+const defineTool = toolsUsing<Services>([
+  templates.TemplateButton,
+  templates.HeaderMedia,
+  templates.TemplateIssue,
+  templates.Template,
+  templates.TemplateDetail,
+])
 
 const TemplateId = Uuid('the template id, from list_templates')
 

@@ -62,6 +62,8 @@ export interface Tool<S = unknown> {
   /** the REST operation it stands for, for the catalogue documentation */
   rest: string
   run(ctx: ToolContext<S>, args: Record<string, unknown>): Promise<Record<string, unknown>>
+  /** the REST schemas its module registers (app.addSchema) that output schemas name with Type.Ref */
+  references?: TSchema[]
 }
 
 export type ToolKind = 'read' | 'write' | 'destructive'
@@ -88,10 +90,11 @@ export interface ToolDefinition<S, I extends TObject> {
 
 /**
  * The defineTool of tools that call the services `S` (`const defineTool = toolsUsing<Services>()`): a module names
- * the few services its tools use, without knowing the tool server.
+ * the few services its tools use, without knowing the tool server; `references` are the schemas it registers with
+ * app.addSchema, which the tool server resolves where an output schema names them.
  */
-export function toolsUsing<S>() {
-  return <I extends TObject>(definition: ToolDefinition<S, I>): Tool<S> => defineTool(definition)
+export function toolsUsing<S>(references?: TSchema[]) {
+  return <I extends TObject>(definition: ToolDefinition<S, I>): Tool<S> => ({ ...defineTool(definition), references })
 }
 
 /** Declares a tool; `kind` gives the MCP annotations, `preview` makes it two-step. */
