@@ -7,11 +7,18 @@ import type { ContactsService } from '../contacts/index.ts'
 import { CheckBody as AutomationCheckBody, CheckResponse as AutomationCheckResponse } from './automations.app.ts'
 import type { buildingBlocks } from './automations.blocks.ts'
 import { BuildingBlocks } from './automations.blocks.ts'
-import * as automations from './automations.schemas.ts'
 import {
+  Automation,
   ListQuery as AutomationListQuery,
+  AutomationPage,
+  AutomationStatistics,
+  AutomationWebhookPage,
   CreateAutomationBody,
+  CreatedAutomation,
+  Run,
+  RunPage,
   TriggerBody,
+  TriggeredRun,
   UpdateAutomationBody,
 } from './automations.schemas.ts'
 import type { AutomationsService } from './automations.service.ts'
@@ -35,7 +42,7 @@ export const listAutomations = defineTool({
   description: 'Automations newest first with their status (draft, active, paused), trigger and steps.',
   scope: 'automations:read',
   rest: 'GET /automations',
-  output: automations.AutomationPage,
+  output: AutomationPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -51,7 +58,7 @@ export const getAutomation = defineTool({
   description: 'One automation with its trigger, steps and status.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}',
-  output: automations.Automation,
+  output: Automation,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId }),
   async run(ctx, args) {
@@ -66,7 +73,7 @@ export const createAutomation = defineTool({
     'Create an automation as a draft: a trigger (contact created, opt-in confirmed, tag added, keyword, webhook address, calendar feed, manual) and up to 50 steps. A mailing_list or newsletter intent always gets a double opt-in step first; a follow-up sequence in disguise is cut. Activate it with activate_automation.',
   scope: 'automations:write',
   rest: 'POST /automations',
-  output: automations.CreatedAutomation,
+  output: CreatedAutomation,
   kind: 'write',
   input: Type.Object(CreateAutomationBody.properties),
   async run(ctx, args) {
@@ -81,7 +88,7 @@ export const updateAutomation = defineTool({
   description: 'Change an automation’s name, intent, trigger or steps; the same safety rules as on creation apply.',
   scope: 'automations:write',
   rest: 'PATCH /automations/{id}',
-  output: automations.Automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId, ...UpdateAutomationBody.properties }),
@@ -98,7 +105,7 @@ export const activateAutomation = defineTool({
   description: 'Make an automation live: from now on its trigger starts runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/activate',
-  output: automations.Automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -113,7 +120,7 @@ export const pauseAutomation = defineTool({
   description: 'Stop an automation from starting new runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/pause',
-  output: automations.Automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -129,7 +136,7 @@ export const triggerAutomation = defineTool({
     'Start a run of an active automation for one contact, with optional trigger data for its conditions; its steps may send messages.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/trigger',
-  output: automations.TriggeredRun,
+  output: TriggeredRun,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -184,7 +191,7 @@ export const listAutomationRuns = defineTool({
   description: 'The runs of an automation, newest first, with their state and current step.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs',
-  output: automations.RunPage,
+  output: RunPage,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, ...paging(100, 25) }),
   async run(ctx, args) {
@@ -201,7 +208,7 @@ export const getAutomationRun = defineTool({
   description: 'One run of an automation with its steps’ outcomes.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs/{run_id}',
-  output: automations.Run,
+  output: Run,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, run_id: Uuid('the run id, from list_automation_runs') }),
   async run(ctx, args) {
@@ -216,7 +223,7 @@ export const listAutomationWebhooks = defineTool({
     'The incoming webhook addresses of automations with a webhook trigger; each address contains its secret, so treat it as a password.',
   scope: 'webhooks:read',
   rest: 'GET /automation-webhooks',
-  output: automations.AutomationWebhookPage,
+  output: AutomationWebhookPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -233,7 +240,7 @@ export const duplicateAutomation = defineTool({
     'Copy an automation into a new draft named "<name> (copy)" with the same intent, trigger and steps; it gets its own signing secret (shown once) and, with a webhook trigger, its own incoming address. Nothing runs until activate_automation.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/duplicate',
-  output: automations.CreatedAutomation,
+  output: CreatedAutomation,
   kind: 'write',
   input: Type.Object({ automation_id: AutomationId }),
   async run(ctx, args) {
@@ -248,7 +255,7 @@ export const cancelAutomationRun = defineTool({
     'End a running or waiting run of an automation as cancelled: its next step (a message, a webhook call, a tag) never happens; what it did before stays done. A run that has ended is refused.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/runs/{run_id}/cancel',
-  output: automations.Run,
+  output: Run,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId, run_id: Uuid('the run id, from list_automation_runs') }),
@@ -279,7 +286,7 @@ export const getAutomationStatistics = defineTool({
     'How one automation performs in the last 7, 30 or 90 days (or all): runs begun by their state now (running, waiting, completed, failed, cancelled) with the completion rate, by what started them, why runs failed, and the template sends of its runs by the furthest status reached.',
   scope: 'stats:read',
   rest: 'GET /automations/{id}/statistics',
-  output: automations.AutomationStatistics,
+  output: AutomationStatistics,
   kind: 'read',
   input: Type.Object({ automation_id: Uuid('the automation id, from list_automations'), range: Range }),
   async run(ctx, args) {

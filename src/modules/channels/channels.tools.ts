@@ -3,8 +3,13 @@ import { badRequest } from '../../platform/http/errors.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
 import { ChatStatus } from './channels.app.ts'
-import * as channels from './channels.schemas.ts'
-import { CoexistenceBody, SandboxInboundBody } from './channels.schemas.ts'
+import {
+  ChannelsSettings,
+  Coexistence,
+  CoexistenceBody,
+  InboundResult,
+  SandboxInboundBody,
+} from './channels.schemas.ts'
 import type { ChannelsService } from './channels.service.ts'
 
 /** The module services these tools call (the tool server hands them in). */
@@ -21,7 +26,7 @@ export const simulateInboundMessage = defineTool({
     'Only while the sandbox is the chat provider: a customer with this phone number writes a text (or presses a button). It runs through the real inbound processing: contact and conversation found or created, keywords, events, automations.',
   scope: 'messages:write',
   rest: 'POST /sandbox/inbound',
-  output: withOk(channels.InboundResult),
+  output: withOk(InboundResult),
   kind: 'write',
   input: Type.Object({
     from: Type.String({ minLength: 1, maxLength: 40, description: 'the customer’s phone, international format' }),
@@ -45,7 +50,7 @@ export const getChannelSettings = defineTool({
     'Per channel (chat, email): connected, provider and versand_moeglich (sending possible). While sending is not possible nothing goes out: no newsletters, follow-ups or automations.',
   scope: 'settings:read',
   rest: 'GET /settings/channels',
-  output: channels.ChannelsSettings,
+  output: ChannelsSettings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -60,7 +65,7 @@ export const getCoexistence = defineTool({
     'Whether the WhatsApp number is also used in the WhatsApp Business app (coexistence: sending is paced at 20 messages per second), and whether it can be turned on (a chat number is connected).',
   scope: 'settings:read',
   rest: 'GET /settings/coexistence',
-  output: channels.Coexistence,
+  output: Coexistence,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -74,7 +79,7 @@ export const setCoexistence = defineTool({
   description: 'Turn coexistence on or off; turning it on needs a connected chat number.',
   scope: 'settings:write',
   rest: 'PATCH /settings/coexistence',
-  output: channels.Coexistence,
+  output: Coexistence,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ enabled: Type.Boolean() }),

@@ -37,8 +37,24 @@ import {
 import { ImportError, importContacts } from './contacts.import.ts'
 import { findContact as findContactRow } from './contacts.repository.ts'
 import { isSystemTagName } from './contacts.rules.ts'
-import * as contacts from './contacts.schemas.ts'
-import { AddTagsBody, CreateBody, ListQuery, TagParams, UpdateBody } from './contacts.schemas.ts'
+import {
+  AddTagsBody,
+  AddTagsResponse,
+  Contact,
+  ContactResponse,
+  ContactTag,
+  CreateBody,
+  CreatedResponse,
+  DeleteResponse,
+  ListQuery,
+  ListResponse,
+  RemoveTagResponse,
+  TagCount,
+  TagCountsResponse,
+  TagParams,
+  UpdateBody,
+  UpdatedResponse,
+} from './contacts.schemas.ts'
 import type { ContactsService } from './contacts.service.ts'
 import { consentHistory } from './contacts.service.ts'
 
@@ -48,7 +64,7 @@ interface Services {
 }
 
 // the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
-const defineTool = toolsUsing<Services>([contacts.Contact, contacts.ContactTag, contacts.TagCount])
+const defineTool = toolsUsing<Services>([Contact, ContactTag, TagCount])
 
 const Acquisition = Type.Union([Type.Literal('marketing'), Type.Literal('automation'), Type.Literal('service')], {
   description: 'how the contact was acquired; default marketing',
@@ -82,7 +98,7 @@ export const searchContacts = defineTool({
     'Find contacts by a partial, case-insensitive match on name, e-mail or phone (spaces and hyphens in phone numbers do not matter), newest first. An empty query lists the newest contacts.',
   scope: 'contacts:read',
   rest: 'GET /contacts',
-  output: contacts.ListResponse,
+  output: ListResponse,
   kind: 'read',
   input: Type.Object({
     query: Type.Optional(Type.String({ maxLength: 100, description: 'search term; empty: no filter' })),
@@ -103,7 +119,7 @@ export const getContact = defineTool({
   description: 'One contact with its tags, opt-in states (optin_chat, optin_email) and source.',
   scope: 'contacts:read',
   rest: 'GET /contacts/{id}',
-  output: contacts.ContactResponse,
+  output: ContactResponse,
   kind: 'read',
   input: Type.Object({ contact_id: ContactId }),
   async run(ctx, args) {
@@ -118,7 +134,7 @@ export const createContact = defineTool({
     'Create a contact with a name and an e-mail address or a phone number in international format (+49...). Opt-ins start at none: this never subscribes anyone. A duplicate e-mail or phone answers contact_exists with the existing contact_id.',
   scope: 'contacts:write',
   rest: 'POST /contacts',
-  output: contacts.CreatedResponse,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 120 }),
@@ -144,7 +160,7 @@ export const updateContact = defineTool({
     'Change the name, phone or e-mail of a contact; only the given fields change. A changed phone resets the chat opt-in, a changed e-mail the e-mail opt-in, to none.',
   scope: 'contacts:write',
   rest: 'PATCH /contacts/{id}',
-  output: contacts.UpdatedResponse,
+  output: UpdatedResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -167,7 +183,7 @@ export const addContactTag = defineTool({
     'Add a tag to a contact (at most 30 tags per contact; a tag it already has changes nothing). System tags such as kauf, marketing or herkunft:... cannot be added.',
   scope: 'contacts:write',
   rest: 'POST /contacts/{id}/tags',
-  output: contacts.AddTagsResponse,
+  output: AddTagsResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -188,7 +204,7 @@ export const listContacts = defineTool({
     'Contacts newest first with full paging: an optional search term, limit up to 200, offset, and created_after to fetch only contacts created strictly after a time.',
   scope: 'contacts:read',
   rest: 'GET /contacts',
-  output: contacts.ListResponse,
+  output: ListResponse,
   kind: 'read',
   input: Type.Object({
     q: Type.Optional(Type.String({ maxLength: 100, description: 'search term on name, e-mail and phone' })),
@@ -209,7 +225,7 @@ export const upsertContact = defineTool({
     'Create a contact, or update the one that already has this e-mail or phone (name, email, phone). Never raises an opt-in; a changed phone or e-mail resets its opt-in to none. An e-mail and a phone of two different contacts answer contact_conflict.',
   scope: 'contacts:write',
   rest: 'POST /contacts?upsert=true',
-  output: contacts.CreatedResponse,
+  output: CreatedResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -236,7 +252,7 @@ export const clearContactField = defineTool({
     'Remove the e-mail address or the phone number of a contact (its opt-in on that channel becomes none). The contact must keep one of them.',
   scope: 'contacts:write',
   rest: 'PATCH /contacts/{id} with null',
-  output: contacts.UpdatedResponse,
+  output: UpdatedResponse,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({
@@ -256,7 +272,7 @@ export const addContactTags = defineTool({
     'Add several tags at once (each at most 40 characters, at most 30 tags per contact). Tags it already has change nothing; refused names are listed in rejected.',
   scope: 'contacts:write',
   rest: 'POST /contacts/{id}/tags',
-  output: contacts.AddTagsResponse,
+  output: AddTagsResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -276,7 +292,7 @@ export const removeContactTag = defineTool({
     'Remove a tag from a contact. System tags cannot be removed. Removing a tag the contact does not carry answers removed false.',
   scope: 'contacts:write',
   rest: 'DELETE /contacts/{id}/tags/{tag}',
-  output: contacts.RemoveTagResponse,
+  output: RemoveTagResponse,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ contact_id: ContactId, tag: Type.String({ minLength: 1, maxLength: 60 }) }),
@@ -313,7 +329,7 @@ export const listTags = defineTool({
     'The tags of the newest 1000 contacts with how many carry each, strongest origin first; capped true means more contacts exist and the counts are incomplete.',
   scope: 'contacts:read',
   rest: 'GET /contacts/tags',
-  output: contacts.TagCountsResponse,
+  output: TagCountsResponse,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -328,7 +344,7 @@ export const deleteContact = defineTool({
     'Permanently delete a contact with its conversations, messages, pending sends and automation runs; consent records and events stay anonymized. requested_by_contact: the person asked for it, and gets a deletion confirmation by e-mail.',
   scope: 'contacts:delete',
   rest: 'DELETE /contacts/{id}',
-  output: contacts.DeleteResponse,
+  output: DeleteResponse,
   kind: 'destructive',
   input: Type.Object({
     contact_id: ContactId,
@@ -364,7 +380,7 @@ export const findContact = defineTool({
     'The contact holding exactly this e-mail address or phone number (any phone format in international form, e.g. +49 151 2345678); 404 not_found when nobody has it. Unlike search_contacts it never answers a partial match.',
   scope: 'contacts:read',
   rest: 'GET /app/contacts/lookup',
-  output: contacts.ContactResponse,
+  output: ContactResponse,
   kind: 'read',
   input: Type.Object({
     address: Type.String({

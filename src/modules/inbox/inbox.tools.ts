@@ -13,8 +13,14 @@ import {
   markConversationRead,
   reopenConversation,
 } from './inbox.manage.ts'
-import * as inbox from './inbox.schemas.ts'
-import { ConversationsQuery, HistoryQuery, MessagesQuery } from './inbox.schemas.ts'
+import {
+  ConversationPage,
+  ConversationsQuery,
+  HistoryPage,
+  HistoryQuery,
+  MessagePage,
+  MessagesQuery,
+} from './inbox.schemas.ts'
 import type { InboxService } from './inbox.service.ts'
 
 /** The module services these tools call (the tool server hands them in). */
@@ -36,7 +42,7 @@ export const listConversations = defineTool({
   description: 'Inbox conversations, newest first, optionally of one channel (chat or email).',
   scope: 'inbox:read',
   rest: 'GET /inbox/conversations',
-  output: inbox.ConversationPage,
+  output: ConversationPage,
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Channel),
@@ -57,7 +63,7 @@ export const getConversationMessages = defineTool({
     'The newest messages of a conversation, oldest first within the page; offset pages backwards from the newest end.',
   scope: 'inbox:read',
   rest: 'GET /inbox/conversations/{id}/messages',
-  output: inbox.HistoryPage,
+  output: HistoryPage,
   kind: 'read',
   input: Type.Object({
     conversation_id: Uuid('the conversation id, from list_conversations'),
@@ -78,7 +84,7 @@ export const listMessages = defineTool({
     'Messages across all conversations, newest first: inbound (default) or outbound, optionally of one conversation or only those created strictly after a time (for polling new inbound messages).',
   scope: 'inbox:read',
   rest: 'GET /messages',
-  output: inbox.MessagePage,
+  output: MessagePage,
   kind: 'read',
   input: Type.Object({
     direction: Type.Optional(Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], { default: 'inbound' })),

@@ -7,8 +7,19 @@ import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/too
 import type { AiService } from './knowledge.ai.ts'
 import { AskBody, AskResponse, PassagesResponse } from './knowledge.app.ts'
 import { passagesOf } from './knowledge.repository.ts'
-import * as knowledge from './knowledge.schemas.ts'
-import { AiReplyQuery, AiSettingsBody, ListQuery as DocumentListQuery, SearchQuery } from './knowledge.schemas.ts'
+import {
+  AiReplyPage,
+  AiReplyQuery,
+  AiSettings,
+  AiSettingsBody,
+  Deleted,
+  ListQuery as DocumentListQuery,
+  DocumentPage,
+  DocumentResponse,
+  RefreshResponse,
+  SearchQuery,
+  SearchResponse,
+} from './knowledge.schemas.ts'
 import type { KnowledgeService } from './knowledge.service.ts'
 import { knowledgeDocuments } from './knowledge.tables.ts'
 
@@ -47,7 +58,7 @@ export const listKnowledgeDocuments = defineTool({
     'The documents the built-in AI answers customers from, newest first: title, file name, format, size, source and the number of indexed passages.',
   scope: 'knowledge:write',
   rest: 'GET /knowledge/documents',
-  output: knowledge.DocumentPage,
+  output: DocumentPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -64,7 +75,7 @@ export const getKnowledgeDocument = defineTool({
     'One knowledge document: title, file name, format, source (upload, url with its address, or text), passages, characters and size.',
   scope: 'knowledge:write',
   rest: 'GET /knowledge/documents/{id}',
-  output: knowledge.DocumentResponse,
+  output: DocumentResponse,
   kind: 'read',
   input: Type.Object({ document_id: DocumentId }),
   async run(ctx, args) {
@@ -79,7 +90,7 @@ export const renameKnowledgeDocument = defineTool({
     'Give a knowledge document a new title (1-300 characters): the built-in AI cites it by this title and search weighs it, so its passages are indexed again at once.',
   scope: 'knowledge:write',
   rest: 'PATCH /knowledge/documents/{id}',
-  output: knowledge.DocumentResponse,
+  output: DocumentResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -98,7 +109,7 @@ export const refreshKnowledgeDocument = defineTool({
     'Download a document that was added from an address again (an updated price list, FAQ page); when its content changed, its text is extracted again and its passages replaced (same id and title), else nothing changes.',
   scope: 'knowledge:write',
   rest: 'POST /knowledge/documents/{id}/refresh',
-  output: knowledge.RefreshResponse,
+  output: RefreshResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -115,7 +126,7 @@ export const searchKnowledge = defineTool({
     'Full-text search over the passages of the knowledge documents in the account’s language ("quoted phrases", OR and -word work); the best passages first with a snippet (matches in **bold**). match says whether passages hold every word (all), only some (any) or none.',
   scope: 'knowledge:write',
   rest: 'GET /knowledge/search',
-  output: knowledge.SearchResponse,
+  output: SearchResponse,
   kind: 'read',
   input: Type.Object({
     q: Type.String({ minLength: 1, maxLength: 500, description: 'words to find' }),
@@ -133,7 +144,7 @@ export const addKnowledgeFromUrl = defineTool({
     'Download a document (PDF, DOCX, plain text, Markdown or HTML, at most 20 MB) from a public https address, extract its text and index it for the built-in AI. A file without text (a scanned PDF) is refused with the reason.',
   scope: 'knowledge:write',
   rest: 'POST /knowledge/documents (url)',
-  output: withOk(knowledge.DocumentResponse),
+  output: withOk(DocumentResponse),
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -152,7 +163,7 @@ export const addKnowledgeFromText = defineTool({
     'Add a document written here (opening hours, prices, answers to common questions) to the knowledge the built-in AI answers from. Markdown headings (# ...) become the passages’ headings; the title is the file name without extension.',
   scope: 'knowledge:write',
   rest: 'POST /knowledge/documents (data_base64 of a .md file)',
-  output: withOk(knowledge.DocumentResponse),
+  output: withOk(DocumentResponse),
   kind: 'write',
   input: Type.Object({
     title: Type.String({
@@ -180,7 +191,7 @@ export const deleteKnowledgeDocument = defineTool({
   description: 'Delete a knowledge document and its passages: the built-in AI no longer answers from it.',
   scope: 'knowledge:write',
   rest: 'DELETE /knowledge/documents/{id}',
-  output: knowledge.Deleted,
+  output: Deleted,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ document_id: DocumentId }),
@@ -202,7 +213,7 @@ export const getAiSettings = defineTool({
     'Whether the built-in AI answers inbound chat messages from the knowledge documents and suggests tags, its per-contact hourly limit, and whether an AI endpoint is configured (and if not, why nothing is called).',
   scope: 'settings:read',
   rest: 'GET /settings/ai',
-  output: knowledge.AiSettings,
+  output: AiSettings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -217,7 +228,7 @@ export const updateAiSettings = defineTool({
     'Switch the built-in AI’s replies to customers (replies_enabled) and its tag suggestions (tags_enabled) on or off, and set how many replies one contact can get per hour (1-60).',
   scope: 'settings:write',
   rest: 'PATCH /settings/ai',
-  output: withOk(knowledge.AiSettings),
+  output: withOk(AiSettings),
   kind: 'write',
   idempotent: true,
   input: Type.Object(AiSettingsBody.properties),
@@ -234,7 +245,7 @@ export const listAiReplies = defineTool({
     'What the built-in AI did with inbound messages, newest first: sent, declined (handed to a person), skipped, failed, with the passages its prompt held; filter by conversation_id or message_id.',
   scope: 'inbox:read',
   rest: 'GET /knowledge/ai-replies',
-  output: knowledge.AiReplyPage,
+  output: AiReplyPage,
   kind: 'read',
   input: Type.Object({
     conversation_id: Type.Optional(Uuid('only this conversation')),

@@ -2,8 +2,16 @@ import { Type } from 'typebox'
 import { paging, Uuid } from '../../platform/tools/common.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import * as media from './media.schemas.ts'
-import { ListQuery as MediaListQuery, UpdateBody as MediaUpdateBody, Usage } from './media.schemas.ts'
+import {
+  Deleted,
+  MediaItem,
+  ListQuery as MediaListQuery,
+  MediaPage,
+  MediaResponse,
+  UpdateBody as MediaUpdateBody,
+  Usage,
+  UsagesResponse,
+} from './media.schemas.ts'
 import type { MediaService } from './media.service.ts'
 import type { MediaUsage } from './media.tables.ts'
 
@@ -13,7 +21,7 @@ interface Services {
 }
 
 // the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
-const defineTool = toolsUsing<Services>([media.MediaItem])
+const defineTool = toolsUsing<Services>([MediaItem])
 
 const MediaId = Uuid('the media file id, from list_media or upload_media_from_url')
 
@@ -24,7 +32,7 @@ export const listMedia = defineTool({
     'Files of the media library newest first (images, videos, PDF documents), each with its public url to use in templates and newsletters; filter by kind.',
   scope: 'media:read',
   rest: 'GET /media',
-  output: media.MediaPage,
+  output: MediaPage,
   kind: 'read',
   input: Type.Object({
     kind: Type.Optional(Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('document')])),
@@ -43,7 +51,7 @@ export const getMedia = defineTool({
   description: 'One media file: kind, usage, public url, type, size, image dimensions and file name.',
   scope: 'media:read',
   rest: 'GET /media/{id}',
-  output: media.MediaResponse,
+  output: MediaResponse,
   kind: 'read',
   input: Type.Object({ media_id: MediaId }),
   async run(ctx, args) {
@@ -58,7 +66,7 @@ export const uploadMediaFromUrl = defineTool({
     'Download a file from a public https address into the media library (images, videos, PDF; at most 100 MB; private and loopback addresses are refused). The kind comes from the bytes. Returns the file with its public url.',
   scope: 'media:write',
   rest: 'POST /media (url)',
-  output: withOk(media.MediaResponse),
+  output: withOk(MediaResponse),
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -78,7 +86,7 @@ export const deleteMedia = defineTool({
     'Delete a file from the media library and its storage. A file still used by a template, newsletter or other content is refused (409 media_in_use, naming the users).',
   scope: 'media:write',
   rest: 'DELETE /media/{id}',
-  output: media.Deleted,
+  output: Deleted,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ media_id: MediaId }),
@@ -98,7 +106,7 @@ export const updateMedia = defineTool({
     'Change a media file’s name in the library (filename with its extension) or its usage; the stored file and its public address stay, so templates and newsletters using it are unaffected.',
   scope: 'media:write',
   rest: 'PATCH /media/{id}',
-  output: media.MediaResponse,
+  output: MediaResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -122,7 +130,7 @@ export const listMediaUsages = defineTool({
     'What refers to a media file by its id or address: templates and newsletters using it as header image, the landing page’s logo. While anything does, delete_media is refused.',
   scope: 'media:read',
   rest: 'GET /media/{id}/usages',
-  output: media.UsagesResponse,
+  output: UsagesResponse,
   kind: 'read',
   input: Type.Object({ media_id: MediaId }),
   async run(ctx, args) {

@@ -5,8 +5,7 @@ import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/too
 import type { ContactsService } from '../contacts/index.ts'
 import { Message } from '../inbox/inbox.schemas.ts'
 import type { TemplatesService } from '../templates/index.ts'
-import * as messaging from './messaging.schemas.ts'
-import { SendBody } from './messaging.schemas.ts'
+import { SendBody, SendRecord } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 /** The module services these tools call (the tool server hands them in). */
@@ -140,7 +139,7 @@ export const getSendStatus = defineTool({
     'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
   scope: 'messages:write',
   rest: 'GET /sends/{id}',
-  output: messaging.SendRecord,
+  output: SendRecord,
   kind: 'read',
   input: Type.Object({ send_id: Uuid('the send_id answered by send_template') }),
   async run(ctx, args) {

@@ -2,16 +2,25 @@ import { Type } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import * as newsletters from './newsletters.schemas.ts'
 import {
+  CheckResponse,
+  ClickPage,
   ClicksQuery,
   ContentBody,
+  Deleted,
   EstimateBody,
+  EstimateResponse,
   CreateBody as NewsletterCreateBody,
+  NewsletterPage,
+  NewsletterResponse,
+  NewsletterStatistics,
   UpdateBody as NewsletterUpdateBody,
+  PreviewResponse,
+  RecipientPage,
   RecipientsQuery,
   ScheduleBody,
   Segment,
+  StatusResponse,
 } from './newsletters.schemas.ts'
 import type { NewslettersService } from './newsletters.service.ts'
 
@@ -30,7 +39,7 @@ export const listNewsletters = defineTool({
   description: 'The newest newsletters with their status (draft, scheduled, sending, sent) and scheduled time.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters',
-  output: newsletters.NewsletterPage,
+  output: NewsletterPage,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -46,7 +55,7 @@ export const scheduleNewsletter = defineTool({
     'Schedule a draft newsletter (or move a scheduled one) to a time in the future, at most one year ahead. It goes to every contact with a confirmed chat opt-in in its segment.',
   scope: 'newsletters:schedule',
   rest: 'POST /newsletters/{id}/schedule',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -89,7 +98,7 @@ export const createNewsletter = defineTool({
     'Create a chat newsletter as a draft (it is never sent by creation): subject and content required, content may use {{name}}. Schedule it with schedule_newsletter.',
   scope: 'newsletters:write',
   rest: 'POST /newsletters',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   input: Type.Object(NewsletterCreateBody.properties),
   async run(ctx, args) {
@@ -104,7 +113,7 @@ export const getNewsletter = defineTool({
   description: 'One newsletter with its status, phase, segment, button, scheduled time and estimated recipients.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -119,7 +128,7 @@ export const updateNewsletter = defineTool({
     'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude}; at least one of them. Not while sending or sent; segment tags must exist.',
   scope: 'newsletters:write',
   rest: 'PATCH /newsletters/{id}',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ newsletter_id: NewsletterId, ...NewsletterUpdateBody.properties }),
@@ -137,7 +146,7 @@ export const deleteNewsletter = defineTool({
     'Delete a draft or scheduled newsletter (its queued sends are removed first); not while sending or sent.',
   scope: 'newsletters:delete',
   rest: 'DELETE /newsletters/{id}',
-  output: newsletters.Deleted,
+  output: Deleted,
   kind: 'destructive',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async preview(ctx, args) {
@@ -164,7 +173,7 @@ export const cancelNewsletter = defineTool({
   description: 'Take a scheduled newsletter back to draft; nothing goes out. Only while it is scheduled.',
   scope: 'newsletters:schedule',
   rest: 'POST /newsletters/{id}/cancel',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -179,7 +188,7 @@ export const getNewsletterStatus = defineTool({
     'How a newsletter’s sending goes: counts per status (queued, sent, delivered, read, failed, skipped), skip and failure reasons, and the phase.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/status',
-  output: newsletters.StatusResponse,
+  output: StatusResponse,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -194,7 +203,7 @@ export const duplicateNewsletter = defineTool({
     'Copy a newsletter (any status, also a sent one) into a new draft named "<name> (copy)" with the same subject, content, call to action, header image and segment. The copy is only a draft: nothing is scheduled or sent.',
   scope: 'newsletters:write',
   rest: 'POST /newsletters/{id}/duplicate',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -209,7 +218,7 @@ export const updateNewsletterContent = defineTool({
     'Change a draft newsletter’s name, subject or text (at least one; {{name}} and the contact variables work as on create_newsletter). Only a draft: cancel a scheduled one first. The button, segment and header image change with update_newsletter.',
   scope: 'newsletters:write',
   rest: 'PATCH /app/newsletters/{id}/content',
-  output: newsletters.NewsletterResponse,
+  output: NewsletterResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ newsletter_id: NewsletterId, ...ContentBody.properties }),
@@ -227,7 +236,7 @@ export const previewNewsletter = defineTool({
     'The newsletter as one contact would get it: the text with its variables filled ({{name}} and the other contact variables), the button and header image, and whether the contact is a recipient now (confirmed chat opt-in and selected by the segment) or why not. Needs contacts:read as well. Sends nothing.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/preview',
-  output: newsletters.PreviewResponse,
+  output: PreviewResponse,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId, contact_id: ContactId }),
   async run(ctx, args) {
@@ -243,7 +252,7 @@ export const estimateNewsletterRecipients = defineTool({
     'How many contacts a newsletter segment would reach now (confirmed chat opt-in; tags_any, tags_all, tags_exclude combine with AND; null or {} selects every confirmed contact), before saving it with update_newsletter. Tags no contact carries are an error naming them. Stores nothing.',
   scope: 'newsletters:read',
   rest: 'POST /app/newsletters/estimate',
-  output: newsletters.EstimateResponse,
+  output: EstimateResponse,
   kind: 'read',
   input: Type.Object({ segment: Type.Optional(Type.Union([Segment, Type.Null()])) }),
   async run(ctx, args) {
@@ -259,7 +268,7 @@ export const listNewsletterRecipients = defineTool({
     'Who a newsletter went to: its send records (written when it starts) in contact order with status (queued, sending, sent, delivered, read, failed, skipped), the reason of a skip or failure and the times; filter by status, page with limit and offset. Empty before it starts.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/recipients',
-  output: newsletters.RecipientPage,
+  output: RecipientPage,
   kind: 'read',
   input: Type.Object({
     newsletter_id: NewsletterId,
@@ -283,7 +292,7 @@ export const listNewsletterClicks = defineTool({
     'Every click on a newsletter’s tracked call-to-action button, newest first: which contact, when, and the address it opened. Empty when the button is not tracked (get_newsletter shows cta_tracking and why).',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/clicks',
-  output: newsletters.ClickPage,
+  output: ClickPage,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId, ...paging(100, 25) }),
   async run(ctx, args) {
@@ -301,7 +310,7 @@ export const getNewsletterStatistics = defineTool({
     'How a newsletter performed: its sends by the furthest status reached (sent, delivered, read, failed, skipped) with delivery and read rate, and the clicks on its button with the click rate (recipients who clicked / delivered). get_newsletter_status shows the sending progress instead.',
   scope: 'stats:read',
   rest: 'GET /newsletters/{id}/statistics',
-  output: newsletters.NewsletterStatistics,
+  output: NewsletterStatistics,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {
@@ -316,7 +325,7 @@ export const checkNewsletter = defineTool({
     'Check a newsletter against the WhatsApp template rules scheduling applies (subject line and text together at most 1024 characters, variables and their placement, the button, the header image): schedulable, and the English issues that would refuse it. Makes and submits nothing.',
   scope: 'newsletters:read',
   rest: 'GET /newsletters/{id}/check',
-  output: newsletters.CheckResponse,
+  output: CheckResponse,
   kind: 'read',
   input: Type.Object({ newsletter_id: NewsletterId }),
   async run(ctx, args) {

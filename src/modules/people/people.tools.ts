@@ -6,8 +6,16 @@ import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/too
 import { pendingInvitation, renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
 import { invitationMail, sendPeopleMail } from './people.mail.ts'
-import * as people from './people.schemas.ts'
-import { KeyBody, KeyChangeBody } from './people.schemas.ts'
+import {
+  InviteResponse,
+  KeyBody,
+  KeyChangeBody,
+  KeyCreated,
+  KeyResponse,
+  KeysResponse,
+  MemberResponse,
+  TeamPage,
+} from './people.schemas.ts'
 import { getMember, invite, listMembers, removeMember, setRole } from './people.service.ts'
 
 // these tools call the module's own functions, no module service
@@ -37,7 +45,7 @@ export const listTeamMembers = defineTool({
     'The people of this account, oldest membership first: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app. Read only: the team is managed in the web app.',
   scope: 'team:read',
   rest: 'GET /team',
-  output: people.TeamPage,
+  output: TeamPage,
   kind: 'read',
   input: Type.Object(paging(200, 50)),
   async run(ctx, args) {
@@ -58,7 +66,7 @@ export const getTeamMember = defineTool({
     'One person of this account: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app.',
   scope: 'team:read',
   rest: 'GET /team (one member)',
-  output: people.MemberResponse,
+  output: MemberResponse,
   kind: 'read',
   input: Type.Object({ member_id: MemberId }),
   async run(ctx, args) {
@@ -74,7 +82,7 @@ export const inviteTeamMember = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'POST /app/team/invitations',
-  output: people.InviteResponse,
+  output: InviteResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }), role: Role }),
@@ -115,7 +123,7 @@ export const changeTeamMemberRole = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'PATCH /app/team/{id}',
-  output: people.MemberResponse,
+  output: MemberResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ member_id: MemberId, role: Role }),
@@ -139,7 +147,7 @@ export const removeTeamMember = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'DELETE /app/team/{id}',
-  output: people.MemberResponse,
+  output: MemberResponse,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ member_id: MemberId }),
@@ -169,7 +177,7 @@ export const resendInvitation = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'POST /app/team/invitations/{id}/resend',
-  output: people.InviteResponse,
+  output: InviteResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ member_id: MemberId }),
@@ -205,7 +213,7 @@ export const listApiKeys = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'GET /app/keys',
-  output: people.KeysResponse,
+  output: KeysResponse,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -221,7 +229,7 @@ export const getApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'GET /app/keys/{id}',
-  output: people.KeyResponse,
+  output: KeyResponse,
   kind: 'read',
   input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
   async run(ctx, args) {
@@ -237,7 +245,7 @@ export const createApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'POST /app/keys',
-  output: people.KeyCreated,
+  output: KeyCreated,
   kind: 'write',
   input: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 120, description: 'what the key is for' }),
@@ -268,7 +276,7 @@ export const updateApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'PATCH /app/keys/{id}',
-  output: people.KeyResponse,
+  output: KeyResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -298,7 +306,7 @@ export const revokeApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'DELETE /app/keys/{id}',
-  output: people.KeyResponse,
+  output: KeyResponse,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),

@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import * as stats from './stats.schemas.ts'
-import { StatsQuery } from './stats.schemas.ts'
+import { StatsQuery, StatsResponse } from './stats.schemas.ts'
 import type { StatsService } from './stats.service.ts'
 
 /** The module services these tools call (the tool server hands them in). */
@@ -18,7 +17,7 @@ export const getStatistics = defineTool({
     'The account’s figures for the last 7, 30 or 90 days (today included, in the account timezone): contacts in total, new and per opt-in state, and per day new contacts, opt-ins and opt-outs per channel, messages in and out, template and newsletter sends per status, link clicks, automation and follow-up runs and AI replies, with totals over the range.',
   scope: 'stats:read',
   rest: 'GET /stats',
-  output: stats.StatsResponse,
+  output: StatsResponse,
   kind: 'read',
   input: Type.Object({
     range: Type.Optional(

@@ -4,13 +4,28 @@ import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import { checkDraft, CheckBody as TemplateCheckBody, CheckResponse as TemplateCheckResponse } from './templates.app.ts'
-import * as templates from './templates.schemas.ts'
 import {
+  CreatedResponse,
+  DeleteResponse,
+  HeaderMedia,
+  ListResponse,
+  PreviewResponse,
+  RefreshResponse,
+  SendsPage,
+  SubmitResponse,
+  Template,
+  TemplateButton,
   CreateBody as TemplateCreateBody,
+  TemplateDetail,
+  TemplateIssue,
   ListQuery as TemplateListQuery,
   PreviewBody as TemplatePreviewBody,
+  TemplateResponse,
   SendsQuery as TemplateSendsQuery,
+  TemplateStatistics,
   UpdateBody as TemplateUpdateBody,
+  UpdatedResponse,
+  UsagesResponse,
 } from './templates.schemas.ts'
 import type { TemplatesService } from './templates.service.ts'
 
@@ -20,13 +35,7 @@ interface Services {
 }
 
 // the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
-const defineTool = toolsUsing<Services>([
-  templates.TemplateButton,
-  templates.HeaderMedia,
-  templates.TemplateIssue,
-  templates.Template,
-  templates.TemplateDetail,
-])
+const defineTool = toolsUsing<Services>([TemplateButton, HeaderMedia, TemplateIssue, Template, TemplateDetail])
 
 const TemplateId = Uuid('the template id, from list_templates')
 
@@ -41,7 +50,7 @@ export const listTemplates = defineTool({
     'Message templates with their state, whether they can be sent now (sendable), their variables and the variables a caller may set (settable_variables).',
   scope: 'templates:read',
   rest: 'GET /templates',
-  output: templates.ListResponse,
+  output: ListResponse,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -57,7 +66,7 @@ export const createTemplate = defineTool({
     'Create a chat template as a draft (nothing goes to the provider). Variables in double curly braces, such as {{name}} or {{code}}. The answer lists issues that would stop a submission.',
   scope: 'templates:write',
   rest: 'POST /templates',
-  output: templates.CreatedResponse,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 120 }),
@@ -83,7 +92,7 @@ export const filterTemplates = defineTool({
     'Templates newest first, filtered by channel (chat, email), state (draft, pending, approved, rejected, paused, disabled) or sendable, with paging.',
   scope: 'templates:read',
   rest: 'GET /templates',
-  output: templates.ListResponse,
+  output: ListResponse,
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('email')])),
@@ -107,7 +116,7 @@ export const getTemplate = defineTool({
     'One template with its state, provider status, whether it can be submitted (submittable) and the issues that stop it, in English.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}',
-  output: templates.TemplateResponse,
+  output: TemplateResponse,
   kind: 'read',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -122,7 +131,7 @@ export const createTemplateWithOptions = defineTool({
     'Create a draft template with every option of the API: channel chat or email (email needs a subject), purpose (marketing, utility, optin_confirm), language, up to 20 buttons (QUICK_REPLY or URL, text at most 25 characters) and a header image. Nothing goes to the provider.',
   scope: 'templates:write',
   rest: 'POST /templates',
-  output: templates.CreatedResponse,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object(TemplateCreateBody.properties),
   async run(ctx, args) {
@@ -138,7 +147,7 @@ export const updateTemplate = defineTool({
     'Change a template’s name, content, subject, language, buttons or header image; only given fields change. Any content change of a chat template resets its provider status: it must be submitted again.',
   scope: 'templates:write',
   rest: 'PATCH /templates/{id}',
-  output: templates.UpdatedResponse,
+  output: UpdatedResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ template_id: TemplateId, ...TemplateUpdateBody.properties }),
@@ -157,7 +166,7 @@ export const submitTemplate = defineTool({
     'Submit a chat template to WhatsApp for approval. The deterministic check runs first: a template with issues is not submitted (400 with the reasons). Already at the provider: already true.',
   scope: 'templates:submit',
   rest: 'POST /templates/{id}/submit',
-  output: templates.SubmitResponse,
+  output: SubmitResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -191,7 +200,7 @@ export const deleteTemplate = defineTool({
     'Delete a template, also at the provider when it is known there. Refused (template_in_use) while a follow-up step or an automation uses it.',
   scope: 'templates:delete',
   rest: 'DELETE /templates/{id}',
-  output: templates.DeleteResponse,
+  output: DeleteResponse,
   kind: 'destructive',
   openWorld: true,
   input: Type.Object({ template_id: TemplateId }),
@@ -221,7 +230,7 @@ export const duplicateTemplate = defineTool({
     'Copy a template into a new draft named "<name> copy" with the same content, channel, purpose, language, buttons and header image; the copy is not submitted (submit_template does that). System templates cannot be copied.',
   scope: 'templates:write',
   rest: 'POST /templates/{id}/duplicate',
-  output: templates.CreatedResponse,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -236,7 +245,7 @@ export const previewTemplate = defineTool({
     'The template’s text and URL buttons as one contact would get them: contact variables ({{name}}, {{email}}, …) from the contact, the others from variables (checked as send_template checks them). Variables without a value are listed and text is null. Needs contacts:read as well. Sends nothing.',
   scope: 'templates:read',
   rest: 'POST /app/templates/{id}/preview',
-  output: templates.PreviewResponse,
+  output: PreviewResponse,
   kind: 'read',
   input: Type.Object({
     template_id: TemplateId,
@@ -258,7 +267,7 @@ export const refreshTemplateStatus = defineTool({
     'Ask the provider (WhatsApp) for a submitted template’s status now instead of waiting for its webhook or the next poll, and record it: approved, rejected (with the reason), pending, paused, disabled. Answers whether it changed.',
   scope: 'templates:write',
   rest: 'POST /templates/{id}/refresh',
-  output: templates.RefreshResponse,
+  output: RefreshResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -275,7 +284,7 @@ export const listTemplateSends = defineTool({
     'The send records of one template, newest first: contact, status (queued, sending, sent, delivered, read, failed, skipped) with its reason, origin (api, newsletter, followup, automation) and the times. Filter by status or origin; page with limit and offset.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}/sends',
-  output: templates.SendsPage,
+  output: SendsPage,
   kind: 'read',
   input: Type.Object({
     template_id: TemplateId,
@@ -298,7 +307,7 @@ export const listTemplateUsages = defineTool({
     'The follow-up steps and automations that send a template; while any does, delete_template is refused. Check it before changing or deleting a template.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}/usages',
-  output: templates.UsagesResponse,
+  output: UsagesResponse,
   kind: 'read',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -313,7 +322,7 @@ export const getTemplateStatistics = defineTool({
     'How one template performs in the last 7, 30 or 90 days (or all): its sends by the furthest status reached (sent, delivered, read, failed, skipped, still queued), delivery and read rate, and how many came from the API, newsletters, follow-ups and automations.',
   scope: 'stats:read',
   rest: 'GET /templates/{id}/statistics',
-  output: templates.TemplateStatistics,
+  output: TemplateStatistics,
   kind: 'read',
   input: Type.Object({ template_id: Uuid('the template id, from list_templates'), range: Range }),
   async run(ctx, args) {

@@ -3,10 +3,17 @@ import { badRequest } from '../../platform/http/errors.ts'
 import { paging, Uuid } from '../../platform/tools/common.ts'
 import { obj } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import * as webhooks from './webhooks.schemas.ts'
 import {
   CreateSubscriptionBody,
+  DeletedSubscription,
+  Delivery,
+  DeliveryAttemptPage,
   EventNameSchema,
+  EventTypes,
+  Subscription,
+  SubscriptionPage,
+  SubscriptionWithSecret,
+  TestEventResponse,
   UpdateSubscriptionBody,
   ListQuery as WebhookListQuery,
 } from './webhooks.schemas.ts'
@@ -30,7 +37,7 @@ export const createWebhookSubscription = defineTool({
     'Register an https address that receives contact.created, message.received and/or conversation.created as signed POST requests. The answer shows the signing secret once.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions',
-  output: webhooks.SubscriptionWithSecret,
+  output: SubscriptionWithSecret,
   kind: 'write',
   openWorld: true,
   input: Type.Object(CreateSubscriptionBody.properties),
@@ -46,7 +53,7 @@ export const listWebhookSubscriptions = defineTool({
   description: 'The webhook subscriptions with their events, state and last error (secrets are not shown).',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions',
-  output: webhooks.SubscriptionPage,
+  output: SubscriptionPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -62,7 +69,7 @@ export const getWebhookSubscription = defineTool({
   description: 'One webhook subscription with its events, state, failures in a row and last error.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions/{id}',
-  output: webhooks.Subscription,
+  output: Subscription,
   kind: 'read',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async run(ctx, args) {
@@ -76,7 +83,7 @@ export const deleteWebhookSubscription = defineTool({
   description: 'Stop delivering events to an address and delete the subscription.',
   scope: 'webhooks:write',
   rest: 'DELETE /webhook-subscriptions/{id}',
-  output: webhooks.DeletedSubscription,
+  output: DeletedSubscription,
   kind: 'destructive',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async preview(ctx, args) {
@@ -94,7 +101,7 @@ export const enableWebhookSubscription = defineTool({
   description: 'Turn a subscription that was disabled (by a 410 answer or 25 failures in a row) back on.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/enable',
-  output: webhooks.Subscription,
+  output: Subscription,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ subscription_id: SubscriptionId }),
@@ -110,7 +117,7 @@ export const rotateWebhookSecret = defineTool({
     'Replace the signing secret of a subscription; the answer shows the new secret once, and the old one stops signing at once.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/rotate-secret',
-  output: webhooks.SubscriptionWithSecret,
+  output: SubscriptionWithSecret,
   kind: 'destructive',
   input: Type.Object({ subscription_id: SubscriptionId }),
   async run(ctx, args) {
@@ -124,7 +131,7 @@ export const listWebhookDeliveries = defineTool({
   description: 'The delivery attempts of a webhook subscription, newest first, with status code, error and timing.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-subscriptions/{id}/deliveries',
-  output: webhooks.DeliveryAttemptPage,
+  output: DeliveryAttemptPage,
   kind: 'read',
   input: Type.Object({ subscription_id: SubscriptionId, ...paging(100, 25) }),
   async run(ctx, args) {
@@ -142,7 +149,7 @@ export const listWebhookEventTypes = defineTool({
     'The events a webhook subscription can receive (contact.created, message.received, conversation.created), what each reports and the fields of its data.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-event-types',
-  output: webhooks.EventTypes,
+  output: EventTypes,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -157,7 +164,7 @@ export const updateWebhookSubscription = defineTool({
     'Change the address (https, checked as on create) or the events of a subscription; only given fields change. The signing secret stays; deliveries already owed go to the new address.',
   scope: 'webhooks:write',
   rest: 'PATCH /webhook-subscriptions/{id}',
-  output: webhooks.Subscription,
+  output: Subscription,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -176,7 +183,7 @@ export const disableWebhookSubscription = defineTool({
     'Stop deliveries to a subscription until enable_webhook_subscription (disabled_reason manual); its pending deliveries are dropped. Keeps the subscription and its secret, unlike delete.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/disable',
-  output: webhooks.Subscription,
+  output: Subscription,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ subscription_id: SubscriptionId }),
@@ -192,7 +199,7 @@ export const sendTestWebhookEvent = defineTool({
     'Send one signed test event (example data with test: true) to this subscription only, to check the receiver and its signature check; the event must be one it receives (default: its first). The attempt shows in get_webhook_delivery.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-subscriptions/{id}/test',
-  output: webhooks.TestEventResponse,
+  output: TestEventResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ subscription_id: SubscriptionId, event: Type.Optional(EventNameSchema) }),
@@ -217,7 +224,7 @@ export const getWebhookDelivery = defineTool({
     'One delivery of an event to a subscription: its state (pending, succeeded, exhausted, dropped), the exact JSON payload the receiver gets, and every attempt with status code or error.',
   scope: 'webhooks:read',
   rest: 'GET /webhook-deliveries/{id}',
-  output: obj({ delivery: webhooks.Delivery }),
+  output: obj({ delivery: Delivery }),
   kind: 'read',
   input: Type.Object({ delivery_id: DeliveryId }),
   async run(ctx, args) {
@@ -232,7 +239,7 @@ export const redeliverWebhookDelivery = defineTool({
     'Send a succeeded, exhausted or dropped delivery again from a first attempt, with the same event id (a receiver that deduplicates by X-Service-Delivery sees a repeat). 409 delivery_pending while an attempt is due; 409 subscription_disabled.',
   scope: 'webhooks:write',
   rest: 'POST /webhook-deliveries/{id}/redeliver',
-  output: obj({ delivery: webhooks.Delivery }),
+  output: obj({ delivery: Delivery }),
   kind: 'write',
   openWorld: true,
   input: Type.Object({ delivery_id: DeliveryId }),
