@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
-import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
 import { obj } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
 import type { ContactsService } from '../contacts/index.ts'
@@ -33,8 +33,6 @@ interface Services {
 const defineTool = toolsUsing<Services>()
 
 const AutomationId = Uuid('the automation id, from list_automations')
-
-const Range = Type.Optional(StatisticsQuery.properties.range)
 
 export const listAutomations = defineTool({
   name: 'list_automations',
@@ -288,7 +286,7 @@ export const getAutomationStatistics = defineTool({
   rest: 'GET /automations/{id}/statistics',
   output: AutomationStatistics,
   kind: 'read',
-  input: Type.Object({ automation_id: Uuid('the automation id, from list_automations'), range: Range }),
+  input: Type.Object({ automation_id: Uuid('the automation id, from list_automations'), range: StatisticsRange }),
   async run(ctx, args) {
     const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
     return await ctx.services.automations.statistics(ctx.tenant, args.automation_id, range)

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Type } from 'typebox'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
-import { ContactId, paging } from '../../platform/tools/common.ts'
+import { ContactId, paging, UUID } from '../../platform/tools/common.ts'
 import { obj, ok } from '../../platform/tools/outputs.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import {
@@ -85,8 +85,6 @@ function refuseSystemTag(name: string): void {
     throw badRequest(`The system tag ${name} cannot be changed through the API`, 'system_tag', { tags: [name] })
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The largest CSV text a tool call takes (the web app uploads files up to 200 MB; an assistant pastes text). */
 export const IMPORT_TOOL_MAX_CHARS = 1_000_000

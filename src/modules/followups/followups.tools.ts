@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { AppError } from '../../platform/http/errors.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
-import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
 import { checkTemplate } from '../templates/index.ts'
@@ -51,8 +51,6 @@ const StepInput = Type.Object(
 )
 
 const EnrollmentId = Uuid('the enrollment id, from list_followup_enrollments')
-
-const Range = Type.Optional(StatisticsQuery.properties.range)
 
 export const listFollowups = defineTool({
   name: 'list_followups',
@@ -448,7 +446,7 @@ export const getFollowupStatistics = defineTool({
   rest: 'GET /followups/{id}/statistics',
   output: FollowupStatistics,
   kind: 'read',
-  input: Type.Object({ followup_id: Uuid('the follow-up sequence id, from list_followups'), range: Range }),
+  input: Type.Object({ followup_id: Uuid('the follow-up sequence id, from list_followups'), range: StatisticsRange }),
   async run(ctx, args) {
     const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
     return await ctx.services.followups.statistics(ctx.tenant, args.followup_id, range)

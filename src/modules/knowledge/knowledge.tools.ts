@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { Type } from 'typebox'
 import { AppError, notFound } from '../../platform/http/errors.ts'
-import { paging, Uuid } from '../../platform/tools/common.ts'
+import { paging, UUID, Uuid } from '../../platform/tools/common.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import type { AiService } from './knowledge.ai.ts'
@@ -46,8 +46,6 @@ async function knowledgeDocument(ctx: ToolContext<Services>, id: string) {
   if (!row) throw new AppError(404, 'not_found', 'No such knowledge document')
   return row
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const db = (ctx: ToolContext<Services>) => ctx.platform.database.orm
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
-import { ContactId, paging, Uuid } from '../../platform/tools/common.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import { checkDraft, CheckBody as TemplateCheckBody, CheckResponse as TemplateCheckResponse } from './templates.app.ts'
 import {
@@ -38,8 +38,6 @@ interface Services {
 const defineTool = toolsUsing<Services>([TemplateButton, HeaderMedia, TemplateIssue, Template, TemplateDetail])
 
 const TemplateId = Uuid('the template id, from list_templates')
-
-const Range = Type.Optional(StatisticsQuery.properties.range)
 
 const db = (ctx: ToolContext<Services>) => ctx.platform.database.orm
 
@@ -324,7 +322,7 @@ export const getTemplateStatistics = defineTool({
   rest: 'GET /templates/{id}/statistics',
   output: TemplateStatistics,
   kind: 'read',
-  input: Type.Object({ template_id: Uuid('the template id, from list_templates'), range: Range }),
+  input: Type.Object({ template_id: Uuid('the template id, from list_templates'), range: StatisticsRange }),
   async run(ctx, args) {
     const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
     return await ctx.services.templates.statistics(ctx.tenant, args.template_id, range)
