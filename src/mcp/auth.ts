@@ -6,20 +6,11 @@ import { hashSecret, OAUTH_TOKEN_PREFIX } from '../platform/auth/credentials.ts'
 import { memberships, type Role } from '../platform/auth/people.tables.ts'
 import { ROLE_PERMISSIONS, ROLE_SCOPES } from '../platform/auth/roles.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
-import type { TenantContext } from '../platform/auth/tenant.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
 import { AppError } from '../platform/http/errors.ts'
+import type { ToolCaller } from '../platform/tools/tool.ts'
 import { oauthGrants } from './mcp.tables.ts'
-
-/** Who calls a tool: the tenant, and the credential a confirm_token and an idempotency key are bound to. */
-export interface ToolCaller {
-  tenant: TenantContext
-  /** the API key's id, or the OAuth access token's id */
-  credentialId: string
-  /** the rate-limit bucket: an API key shares its REST budget */
-  rateKey: string
-}
 
 /**
  * The tool server accepts API keys (as REST does) and the OAuth access tokens of assistants (which REST refuses).

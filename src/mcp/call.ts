@@ -13,10 +13,9 @@ import {
 } from '../platform/idempotency/idempotency.ts'
 import type { PlatformDeps } from '../platform/module.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
-import type { ToolCaller } from './auth.ts'
+import { type Tool, type ToolCaller, validateArguments } from '../platform/tools/tool.ts'
 import { argumentsHash, consumeConfirmation, issueConfirmation } from './confirmations.ts'
 import type { ToolServices } from './services.ts'
-import { type Tool, validateArguments } from './tool.ts'
 
 export interface ToolRuntime {
   db: Db

@@ -7,14 +7,14 @@ import type { CredentialCache } from '../platform/auth/credential-cache.ts'
 import { AppError, errorResponses } from '../platform/http/errors.ts'
 import type { PlatformDeps } from '../platform/module.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
-import { authenticateToolCaller, type ToolCaller } from './auth.ts'
+import type { Tool, ToolCaller } from '../platform/tools/tool.ts'
+import { authenticateToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
 import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
 import { plainSchema } from './outputs.ts'
 import { toolServicesFor } from './services.ts'
-import type { Tool } from './tool.ts'
 
 export interface ToolServerOptions extends PlatformDeps {
   rateLimiter: RateLimiter

@@ -16,7 +16,8 @@ import { createOutboundHttp } from '../platform/outbound-http.ts'
 
 /**
  * The module services the tools call, built as the modules' own routes build them (each module's exported
- * `…ServiceFor`), so a tool follows exactly the rules of the REST operation behind it.
+ * `…ServiceFor`), so a tool follows exactly the rules of the REST operation behind it. Each module's tools
+ * (`<domain>.tools.ts`) declare the few of these they call (`toolsUsing<Services>()`); the tool server hands in all.
  */
 export function toolServicesFor(deps: PlatformDeps) {
   const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })

@@ -1,19 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../config.ts'
-import type { Clock } from './clock.ts'
-import type { Database } from './db/client.ts'
 import type { Retention } from './db/maintenance.ts'
+import type { PlatformDeps } from './deps.ts'
 import type { ModuleJobs } from './jobs/runner.ts'
-import type { RateLimiter } from './rate-limit/rate-limiter.ts'
+import type { Tool } from './tools/tool.ts'
 
-/** What the platform hands every module. */
-export interface PlatformDeps {
-  config: Config
-  database: Database
-  clock: Clock
-  /** the process's rate limiter (absent in workers and scripts) */
-  rateLimiter?: RateLimiter
-}
+export type { PlatformDeps }
 
 /** A vertical slice: it wires itself from the platform's dependencies. */
 export interface HeroldModule {
@@ -37,6 +28,8 @@ export interface HeroldModule {
   jobs?: (deps: PlatformDeps) => ModuleJobs
   /** the upkeep of its own tables: what retention deletes and when, which tables churn; run by maintenance */
   retention?: Retention
+  /** its tools of the tool server (`<domain>.tools.ts`), one per REST operation; src/mcp serves them */
+  tools?: Tool[]
 }
 
 export type { ModuleJobs }

@@ -15,6 +15,7 @@ import { automationSignals, CALENDAR_POLL_QUEUE, CALENDAR_START_QUEUE, RUN_QUEUE
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
 import { automationsService, automationTemplateUses } from './automations.service.ts'
+import { automationsTools } from './automations.tools.ts'
 
 /** Posts per minute to one incoming webhook address. */
 export const HOOK_POSTS_PER_MINUTE = 120
@@ -59,6 +60,7 @@ registerContactCleanup(async (tx, accountId, contactId) => ({
 export const automationsModule: HeroldModule = {
   name: 'automations',
   retention: { churn: ['automation_runs'] },
+  tools: automationsTools,
   routes: (deps) => {
     return automationsRoutes(automationsServiceFor(deps))
   },

@@ -11,6 +11,7 @@ import { channelsAppRoutes } from './channels.app.ts'
 import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
 import { channelsService } from './channels.service.ts'
+import { channelsTools } from './channels.tools.ts'
 import {
   DELETION_CONFIRMATION_QUEUE,
   deletionConfirmationHandler,
@@ -150,6 +151,7 @@ export const channelsModule: HeroldModule = {
     ],
     churn: ['sandbox_outbox'],
   },
+  tools: channelsTools,
   routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
   // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
   appRoutes: (deps) => channelsAppRoutes(channelsServiceFor(deps)),

@@ -22,6 +22,7 @@ import {
   sendWaitingChatOptins,
 } from './consent.service.ts'
 import { consentSettings } from './consent.tables.ts'
+import { consentTools } from './consent.tools.ts'
 
 /** Form posts per account and client address and minute on the public pages. */
 export const PUBLIC_POSTS_PER_MINUTE = 10
@@ -80,6 +81,7 @@ export const consentModule: HeroldModule = {
     ],
     churn: ['email_optin_tokens'],
   },
+  tools: consentTools,
   routes: (deps) => consentRoutes(consentServiceFor(deps)),
   // the web app records a contact's opt-out and sends the opt-in request they asked for (/app/contacts/{id}/…)
   appRoutes: (deps) => consentAppRoutes(deps),

@@ -32,6 +32,7 @@ export const contactsModule: HeroldModule = {
   name: 'contacts',
   // the contact search's GIN indexes take steady inserts
   retention: { gin: ['contacts'] },
+  tools: contactsTools,
   routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
   appRoutes: (deps) => contactsAppRoutes(deps, contactsServiceFor(deps)),
@@ -59,3 +60,5 @@ export {
   inboundContactsSql,
   recordOptinChange,
 } from './contacts.service.ts'
+
+import { contactsTools } from './contacts.tools.ts'

@@ -15,6 +15,7 @@ import {
   followupsService,
   followupTemplateUses,
 } from './followups.service.ts'
+import { followupsTools } from './followups.tools.ts'
 
 /** The body of a new sequence (POST /app/followups), which the CLI's sequence file is checked against too. */
 export { CreateBody as SequenceBody } from './followups.schemas.ts'
@@ -49,6 +50,7 @@ registerContactCleanup(deleteContactEnrollments)
 
 export const followupsModule: HeroldModule = {
   name: 'followups',
+  tools: followupsTools,
   routes: (deps) => followupsRoutes(followupsServiceFor(deps)),
   // the web app creates sequences and steps (POST /app/followups…)
   appRoutes: (deps) => followupAppRoutes(followupsServiceFor(deps)),

@@ -72,6 +72,7 @@ registerContactCleanup(async (tx, accountId, contactId) => {
 
 export const inboxModule: HeroldModule = {
   name: 'inbox',
+  tools: inboxTools,
   routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
   // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
   appRoutes: (deps) => inboxAppRoutes(deps),
@@ -98,6 +99,9 @@ export type {
   IncomingStatus,
   MessageStatusListener,
 } from './inbox.service.ts'
+
+import { inboxTools } from './inbox.tools.ts'
+
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'
 /** The knowledge module's AI marks a conversation it could not answer for a person. */
 export const markConversationForPerson = markForPerson

@@ -13,6 +13,7 @@ import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
 import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
+import { knowledgeTools } from './knowledge.tools.ts'
 
 /** Downloads of the url form: the SSRF guard, no redirects, 15 s, one byte past the limit to tell "too large". */
 const DOWNLOAD_TIMEOUT_MS = 15_000
@@ -88,6 +89,7 @@ export function aiServiceFor(deps: PlatformDeps) {
 
 export const knowledgeModule: HeroldModule = {
   name: 'knowledge',
+  tools: knowledgeTools,
   routes: (deps) => {
     const knowledge = knowledgeServiceFor(deps)
     const ai = aiServiceFor(deps)

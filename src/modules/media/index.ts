@@ -7,6 +7,7 @@ import { storageOf } from '../../platform/storage/storage.ts'
 import { mediaRoutes } from './media.routes.ts'
 import { type MediaUsageCheck, mediaService } from './media.service.ts'
 import { media } from './media.tables.ts'
+import { mediaTools } from './media.tools.ts'
 
 const usageChecks: MediaUsageCheck[] = []
 
@@ -94,6 +95,7 @@ export function mediaServiceFor(deps: PlatformDeps) {
 
 export const mediaModule: HeroldModule = {
   name: 'media',
+  tools: mediaTools,
   routes: (deps) => mediaRoutes(mediaServiceFor(deps)),
 }
 

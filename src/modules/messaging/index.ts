@@ -51,6 +51,7 @@ export const messagingModule: HeroldModule = {
   name: 'messaging',
   // sends are never deleted here, but their rows are rewritten as each send moves on
   retention: { churn: ['template_sends'] },
+  tools: messagingTools,
   routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
   publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
   jobs: (deps) => {
@@ -79,5 +80,8 @@ export {
   reserveUnit as reserveMessageUnit,
   usedIn as messagesUsedIn,
 } from './messaging.quota.ts'
+
+import { messagingTools } from './messaging.tools.ts'
+
 export { SEND_WAIT_RETRY_MS, TEMPLATE_SEND_QUEUE, WAIT_REASONS } from './messaging.sends.ts'
 export type { MessagingService } from './messaging.service.ts'

@@ -11,6 +11,7 @@ import { NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters
 import { newslettersRoutes } from './newsletters.routes.ts'
 import { type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
+import { newslettersTools } from './newsletters.tools.ts'
 
 // a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409
 registerMediaUsageCheck(async (db, accountId, item) => {
@@ -43,6 +44,7 @@ export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?:
 
 export const newslettersModule: HeroldModule = {
   name: 'newsletters',
+  tools: newslettersTools,
   routes: (deps) => newslettersRoutes(newslettersServiceFor(deps)),
   appRoutes: (deps) => newsletterAppRoutes(newslettersServiceFor(deps)),
   jobs: (deps) => newslettersJobs(deps),

@@ -1,6 +1,7 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { statsRoutes } from './stats.routes.ts'
 import { ROLLUP_EVERY_MS, statsService } from './stats.service.ts'
+import { statsTools } from './stats.tools.ts'
 
 export function statsServiceFor(deps: PlatformDeps) {
   return statsService({ database: deps.database, clock: deps.clock })
@@ -8,6 +9,7 @@ export function statsServiceFor(deps: PlatformDeps) {
 
 export const statsModule: HeroldModule = {
   name: 'stats',
+  tools: statsTools,
   routes: (deps) => statsRoutes(statsServiceFor(deps)),
   // The rollup keeps stats_deltas small; a read is exact without it (it adds what is not rolled up yet).
   workers: (deps) => [

@@ -135,6 +135,7 @@ onTemplateStatus(async (deps, accountId, updates) => {
 
 export const templatesModule: HeroldModule = {
   name: 'templates',
+  tools: templatesTools,
   routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
   appRoutes: (deps) => templatesAppRoutes(deps),
   jobs: (deps) => ({
@@ -211,3 +212,5 @@ export {
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'
+
+import { templatesTools } from './templates.tools.ts'

@@ -4,6 +4,7 @@ import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { webhooksRoutes } from './webhooks.routes.ts'
 import { DELIVERY_QUEUE, webhooksService } from './webhooks.service.ts'
+import { webhooksTools } from './webhooks.tools.ts'
 import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
 
 /** The webhook subscriptions service of a process. */
@@ -34,6 +35,7 @@ export const webhooksModule: HeroldModule = {
     ],
     churn: ['webhook_deliveries', 'webhook_delivery_attempts'],
   },
+  tools: webhooksTools,
   routes: (deps) => webhooksRoutes(webhooksServiceFor(deps)),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })

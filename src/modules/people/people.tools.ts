@@ -1,22 +1,28 @@
 import { Type } from 'typebox'
-import { pendingInvitation, renewInvitation } from '../../modules/people/people.invitations.ts'
-import { createKey, getKey, listKeys, revokeKey, updateKey } from '../../modules/people/people.keys.ts'
-import { invitationMail, sendPeopleMail } from '../../modules/people/people.mail.ts'
-import { KeyBody, KeyChangeBody } from '../../modules/people/people.schemas.ts'
-import { getMember, invite, removeMember, setRole } from '../../modules/people/people.service.ts'
 import { SCOPES } from '../../platform/auth/scopes.ts'
 import { AppError } from '../../platform/http/errors.ts'
-import { disconnectAssistant, getConnectedAssistant, listConnectedAssistants, liveTokens } from '../grants.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule, type ToolContext } from '../tool.ts'
-import { Uuid } from './common.ts'
+import { paging, Uuid } from '../../platform/tools/common.ts'
+import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
+import { pendingInvitation, renewInvitation } from './people.invitations.ts'
+import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
+import { invitationMail, sendPeopleMail } from './people.mail.ts'
+import {
+  InviteResponse,
+  KeyBody,
+  KeyChangeBody,
+  KeyCreated,
+  KeyResponse,
+  KeysResponse,
+  MemberResponse,
+  TeamPage,
+} from './people.schemas.ts'
+import { getMember, invite, listMembers, removeMember, setRole } from './people.service.ts'
 
-/**
- * The team and the account's credentials, as the web app's team and API-key pages manage them (/app/team,
- * /app/keys): a member's permission decides (team:manage, keys:manage: owners and admins), never an API key.
- */
+// these tools call the module's own functions, no module service
+const defineTool = toolsUsing<unknown>()
 
 const MemberId = Uuid('the member’s id (the user id), from list_team_members')
+
 const Role = Type.Union(
   [Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')],
   {
@@ -25,11 +31,33 @@ const Role = Type.Union(
 )
 
 const db = (ctx: ToolContext) => ctx.platform.database.orm
+
 const actorRole = (ctx: ToolContext) => {
   const role = ctx.tenant.actor.role
   if (!role) throw new AppError(403, 'forbidden', 'Only a member can manage the team', { key: 'rolle_fehlt' })
   return role
 }
+
+export const listTeamMembers = defineTool({
+  name: 'list_team_members',
+  title: 'List team members',
+  description:
+    'The people of this account, oldest membership first: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app. Read only: the team is managed in the web app.',
+  scope: 'team:read',
+  rest: 'GET /team',
+  output: TeamPage,
+  kind: 'read',
+  input: Type.Object(paging(200, 50)),
+  async run(ctx, args) {
+    const { items, ...page } = await listMembers(
+      ctx.platform.database.orm,
+      ctx.tenant.accountId,
+      args.limit ?? 50,
+      args.offset ?? 0,
+    )
+    return { members: items, ...page }
+  },
+})
 
 export const getTeamMember = defineTool({
   name: 'get_team_member',
@@ -38,7 +66,7 @@ export const getTeamMember = defineTool({
     'One person of this account: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app.',
   scope: 'team:read',
   rest: 'GET /team (one member)',
-  output: out.get_team_member,
+  output: MemberResponse,
   kind: 'read',
   input: Type.Object({ member_id: MemberId }),
   async run(ctx, args) {
@@ -54,7 +82,7 @@ export const inviteTeamMember = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'POST /app/team/invitations',
-  output: out.invite_team_member,
+  output: InviteResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }), role: Role }),
@@ -95,7 +123,7 @@ export const changeTeamMemberRole = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'PATCH /app/team/{id}',
-  output: out.change_team_member_role,
+  output: MemberResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ member_id: MemberId, role: Role }),
@@ -119,7 +147,7 @@ export const removeTeamMember = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'DELETE /app/team/{id}',
-  output: out.remove_team_member,
+  output: MemberResponse,
   kind: 'destructive',
   idempotent: true,
   input: Type.Object({ member_id: MemberId }),
@@ -141,121 +169,6 @@ export const removeTeamMember = defineTool({
   },
 })
 
-export const listApiKeys = defineTool({
-  name: 'list_api_keys',
-  title: 'List API keys',
-  description:
-    'The account’s API keys newest first, revoked ones too: name, prefix (the key’s first characters), scopes, created_at and revoked_at. Never their secrets.',
-  scope: 'team:read',
-  permission: 'keys:manage',
-  rest: 'GET /app/keys',
-  output: out.list_api_keys,
-  kind: 'read',
-  input: Type.Object({}),
-  async run(ctx) {
-    return { keys: await listKeys(db(ctx), ctx.tenant.accountId) }
-  },
-})
-
-export const createApiKey = defineTool({
-  name: 'create_api_key',
-  title: 'Create an API key',
-  description:
-    'Create an API key with a name and scopes for a program that uses the REST API. The secret is in this answer only (store it now; it cannot be shown again). A key never gets a scope the caller lacks.',
-  scope: 'team:read',
-  permission: 'keys:manage',
-  rest: 'POST /app/keys',
-  output: out.create_api_key,
-  kind: 'write',
-  input: Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 120, description: 'what the key is for' }),
-    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
-      minItems: 1,
-      maxItems: SCOPES.length,
-      uniqueItems: true,
-      description: 'the REST scopes the key carries',
-    }),
-  }),
-  async run(ctx, args) {
-    const body = restRule(KeyBody, args, 'body')
-    const beyond = body.scopes.filter((s) => !(ctx.tenant.actor.scopes as string[]).includes(s))
-    if (beyond.length > 0) {
-      throw new AppError(403, 'forbidden', `A key cannot get scopes the caller lacks: ${beyond.join(', ')}`, {
-        key: 'apikey_scope_fehlt',
-      })
-    }
-    return await createKey(db(ctx), { accountId: ctx.tenant.accountId, name: body.name, scopes: body.scopes })
-  },
-})
-
-export const revokeApiKey = defineTool({
-  name: 'revoke_api_key',
-  title: 'Revoke an API key',
-  description:
-    'Revoke an API key at once, on every process: programs using it get 401 from then on. Cannot be undone (create a new key instead); revoking a revoked key changes nothing.',
-  scope: 'team:read',
-  permission: 'keys:manage',
-  rest: 'DELETE /app/keys/{id}',
-  output: out.revoke_api_key,
-  kind: 'destructive',
-  idempotent: true,
-  input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
-  async preview(ctx, args) {
-    const key = await getKey(db(ctx), ctx.tenant.accountId, args.key_id)
-    return {
-      action: key.revoked_at
-        ? 'nothing: this key is revoked already'
-        : 'revoke an API key: every program using it gets 401 from now on',
-      key,
-    }
-  },
-  async run(ctx, args) {
-    return { key: await revokeKey(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.key_id) }
-  },
-})
-
-export const listConnectedAssistantsTool = defineTool({
-  name: 'list_connected_assistants',
-  title: 'List connected assistants',
-  description:
-    'The AI assistants connected to this account through OAuth sign-in (Claude, ChatGPT, Cursor, ...), newest first: the client’s name, the scopes granted, who approved it and when, and when it last got a token.',
-  scope: 'team:read',
-  permission: 'keys:manage',
-  rest: 'the OAuth grants of the account (no REST route)',
-  output: out.list_connected_assistants,
-  kind: 'read',
-  input: Type.Object({}),
-  async run(ctx) {
-    return { assistants: await listConnectedAssistants(db(ctx), ctx.tenant.accountId) }
-  },
-})
-
-export const disconnectAssistantTool = defineTool({
-  name: 'disconnect_assistant',
-  title: 'Disconnect an assistant',
-  description:
-    'Revoke an assistant’s OAuth grant: its access tokens stop at once and its refresh token no longer works; to use Herold again it must be signed in and approved anew.',
-  scope: 'team:read',
-  permission: 'keys:manage',
-  rest: 'POST /oauth/revoke for a grant (by its id)',
-  output: out.disconnect_assistant,
-  kind: 'destructive',
-  idempotent: true,
-  input: Type.Object({ assistant_id: Uuid('the grant id, from list_connected_assistants') }),
-  async preview(ctx, args) {
-    const assistant = await getConnectedAssistant(db(ctx), ctx.tenant.accountId, args.assistant_id)
-    return {
-      action: 'disconnect an assistant: its tokens stop working at once',
-      assistant,
-      live_access_tokens: await liveTokens(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id),
-    }
-  },
-  async run(ctx, args) {
-    const assistant = await disconnectAssistant(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id)
-    return { ok: true, assistant }
-  },
-})
-
 export const resendInvitation = defineTool({
   name: 'resend_invitation',
   title: 'Send an invitation again',
@@ -264,7 +177,7 @@ export const resendInvitation = defineTool({
   scope: 'team:read',
   permission: 'team:manage',
   rest: 'POST /app/team/invitations/{id}/resend',
-  output: out.resend_invitation,
+  output: InviteResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ member_id: MemberId }),
@@ -292,6 +205,22 @@ export const resendInvitation = defineTool({
   },
 })
 
+export const listApiKeys = defineTool({
+  name: 'list_api_keys',
+  title: 'List API keys',
+  description:
+    'The account’s API keys newest first, revoked ones too: name, prefix (the key’s first characters), scopes, created_at and revoked_at. Never their secrets.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'GET /app/keys',
+  output: KeysResponse,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    return { keys: await listKeys(db(ctx), ctx.tenant.accountId) }
+  },
+})
+
 export const getApiKey = defineTool({
   name: 'get_api_key',
   title: 'Get an API key',
@@ -300,11 +229,42 @@ export const getApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'GET /app/keys/{id}',
-  output: out.get_api_key,
+  output: KeyResponse,
   kind: 'read',
   input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
   async run(ctx, args) {
     return { key: await getKey(db(ctx), ctx.tenant.accountId, args.key_id) }
+  },
+})
+
+export const createApiKey = defineTool({
+  name: 'create_api_key',
+  title: 'Create an API key',
+  description:
+    'Create an API key with a name and scopes for a program that uses the REST API. The secret is in this answer only (store it now; it cannot be shown again). A key never gets a scope the caller lacks.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'POST /app/keys',
+  output: KeyCreated,
+  kind: 'write',
+  input: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 120, description: 'what the key is for' }),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      description: 'the REST scopes the key carries',
+    }),
+  }),
+  async run(ctx, args) {
+    const body = restRule(KeyBody, args, 'body')
+    const beyond = body.scopes.filter((s) => !(ctx.tenant.actor.scopes as string[]).includes(s))
+    if (beyond.length > 0) {
+      throw new AppError(403, 'forbidden', `A key cannot get scopes the caller lacks: ${beyond.join(', ')}`, {
+        key: 'apikey_scope_fehlt',
+      })
+    }
+    return await createKey(db(ctx), { accountId: ctx.tenant.accountId, name: body.name, scopes: body.scopes })
   },
 })
 
@@ -316,7 +276,7 @@ export const updateApiKey = defineTool({
   scope: 'team:read',
   permission: 'keys:manage',
   rest: 'PATCH /app/keys/{id}',
-  output: out.update_api_key,
+  output: KeyResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -338,7 +298,35 @@ export const updateApiKey = defineTool({
   },
 })
 
-export const teamTools = [
+export const revokeApiKey = defineTool({
+  name: 'revoke_api_key',
+  title: 'Revoke an API key',
+  description:
+    'Revoke an API key at once, on every process: programs using it get 401 from then on. Cannot be undone (create a new key instead); revoking a revoked key changes nothing.',
+  scope: 'team:read',
+  permission: 'keys:manage',
+  rest: 'DELETE /app/keys/{id}',
+  output: KeyResponse,
+  kind: 'destructive',
+  idempotent: true,
+  input: Type.Object({ key_id: Uuid('the key’s id, from list_api_keys') }),
+  async preview(ctx, args) {
+    const key = await getKey(db(ctx), ctx.tenant.accountId, args.key_id)
+    return {
+      action: key.revoked_at
+        ? 'nothing: this key is revoked already'
+        : 'revoke an API key: every program using it gets 401 from now on',
+      key,
+    }
+  },
+  async run(ctx, args) {
+    return { key: await revokeKey(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.key_id) }
+  },
+})
+
+/** In the order the tool server lists them. */
+export const peopleTools = [
+  listTeamMembers,
   getTeamMember,
   inviteTeamMember,
   changeTeamMemberRole,
@@ -349,6 +337,4 @@ export const teamTools = [
   createApiKey,
   updateApiKey,
   revokeApiKey,
-  listConnectedAssistantsTool,
-  disconnectAssistantTool,
 ]

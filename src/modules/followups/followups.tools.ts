@@ -1,26 +1,56 @@
 import { Type } from 'typebox'
+import { AppError } from '../../platform/http/errors.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
+import { withOk } from '../../platform/tools/outputs.ts'
+import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
+import { checkTemplate } from '../templates/index.ts'
 import {
+  CheckResponse,
   Delay as DelaySchema,
+  EnrollmentPage,
+  EnrollmentResponse,
   EnrollmentsQuery,
+  FollowupPage,
+  FollowupResponse,
+  FollowupStatistics,
   ListQuery,
   MoveBody,
+  NewStepBody,
   SendTime as SendTimeSchema,
   StepBody,
+  Timing,
   TimingBody,
   TriggerBody,
-} from '../../modules/followups/followups.schemas.ts'
-import { AppError } from '../../platform/http/errors.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule } from '../tool.ts'
-import { ContactId, paging, Uuid } from './common.ts'
+} from './followups.schemas.ts'
+import type { FollowupsService } from './followups.service.ts'
+import { checkStep, LIMITS as FOLLOWUP_LIMITS } from './followups.service.ts'
 
-/** Follow-up sequences: timed chat messages after an opt-in or a tag, each step a WhatsApp template. */
+/** The module services these tools call (the tool server hands them in). */
+interface Services {
+  followups: FollowupsService
+}
+
+const defineTool = toolsUsing<Services>()
 
 const FollowupId = Uuid('the follow-up sequence id, from list_followups')
+
 const StepId = Uuid('the step id, from get_followup (steps[].id)')
+
 const SendTime = Type.Union([SendTimeSchema, Type.Null()], {
   description: 'HH:MM local time the step goes out at, or null for the account’s follow-up send time',
 })
+
+const StepInput = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: 1024, description: 'the message text; {{name}} fills the name' }),
+    delay: DelaySchema,
+    send_time: Type.Optional(SendTime),
+  },
+  { additionalProperties: false },
+)
+
+const EnrollmentId = Uuid('the enrollment id, from list_followup_enrollments')
 
 export const listFollowups = defineTool({
   name: 'list_followups',
@@ -29,7 +59,7 @@ export const listFollowups = defineTool({
     'Follow-up sequences newest first: name, status (draft, active, paused), trigger (optin_confirmed or tag_added with its tag), enrolled contacts by state and the number of steps.',
   scope: 'followups:read',
   rest: 'GET /followups',
-  output: out.list_followups,
+  output: FollowupPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -46,22 +76,13 @@ export const getFollowup = defineTool({
     'One sequence with its steps: text, delay, send time, the template that carries the text and its approval (a step whose text is not approved sends nothing), and per-step counts of scheduled, queued, sent, skipped and failed messages.',
   scope: 'followups:read',
   rest: 'GET /followups/{id}',
-  output: out.get_followup,
+  output: FollowupResponse,
   kind: 'read',
   input: Type.Object({ followup_id: FollowupId }),
   async run(ctx, args) {
     return { followup: await ctx.services.followups.get(ctx.tenant, args.followup_id) }
   },
 })
-
-const StepInput = Type.Object(
-  {
-    text: Type.String({ minLength: 1, maxLength: 1024, description: 'the message text; {{name}} fills the name' }),
-    delay: DelaySchema,
-    send_time: Type.Optional(SendTime),
-  },
-  { additionalProperties: false },
-)
 
 export const createFollowup = defineTool({
   name: 'create_followup',
@@ -70,7 +91,7 @@ export const createFollowup = defineTool({
     'Create a follow-up sequence as a draft: a name, the trigger that enrolls contacts (optin_confirmed, or tag_added with a tag) and 1 to 20 steps, each a text with a delay after the previous step (hours or days) and an optional send time. Each step’s text becomes a marketing template that is submitted to WhatsApp for approval; nothing is sent until activate_followup.',
   scope: 'followups:write',
   rest: 'POST /app/followups',
-  output: out.create_followup,
+  output: withOk(FollowupResponse),
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -112,7 +133,7 @@ export const activateFollowup = defineTool({
     'Set a sequence active: step templates not yet submitted are submitted to WhatsApp, and the contacts its trigger selects are scheduled (future times only); each step goes out once its template is approved. Already active: nothing changes.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (status active)',
-  output: out.activate_followup,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -141,7 +162,7 @@ export const pauseFollowup = defineTool({
     'Pause a sequence (status paused) or set it back to draft: every pending send of it stops at once; enrolled contacts keep their place.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (status paused or draft)',
-  output: out.pause_followup,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   input: Type.Object({
@@ -162,7 +183,7 @@ export const renameFollowup = defineTool({
   description: 'Change the name of a sequence; nothing else changes.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id} (name)',
-  output: out.rename_followup,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   input: Type.Object({ followup_id: FollowupId, name: Type.String({ minLength: 1, maxLength: 200 }) }),
@@ -181,7 +202,7 @@ export const updateFollowupStep = defineTool({
     'Change a step’s text, delay or send time; only given fields change. A changed text changes the step’s template, which is submitted to WhatsApp again and needs a new approval (nothing unapproved goes out); a changed delay or send time moves the scheduled times of that step.',
   scope: 'followups:write',
   rest: 'PATCH /followups/{id}/steps/{step_id}',
-  output: out.update_followup_step,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -224,7 +245,7 @@ export const getFollowupTiming = defineTool({
     'The account’s follow-up send time (HH:MM, or null: steps go when their delay is over), its timezone, and the steps that have a send time of their own.',
   scope: 'settings:read',
   rest: 'GET /settings/followup-timing',
-  output: out.get_followup_timing,
+  output: Timing,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -239,7 +260,7 @@ export const updateFollowupTiming = defineTool({
     'Set the account’s follow-up send time (HH:MM or null), the timezone (IANA name such as Europe/Berlin) and per-step send times; scheduled steps move accordingly.',
   scope: 'settings:write',
   rest: 'PATCH /settings/followup-timing',
-  output: out.update_followup_timing,
+  output: withOk(Timing),
   kind: 'write',
   idempotent: true,
   input: Type.Object(TimingBody.properties),
@@ -249,8 +270,6 @@ export const updateFollowupTiming = defineTool({
   },
 })
 
-const EnrollmentId = Uuid('the enrollment id, from list_followup_enrollments')
-
 export const listFollowupEnrollments = defineTool({
   name: 'list_followup_enrollments',
   title: 'List a sequence’s enrolled contacts',
@@ -258,7 +277,7 @@ export const listFollowupEnrollments = defineTool({
     'The contacts in a follow-up sequence, newest enrollment first: status (active, completed, stopped), the step an active one waits for and when it goes out, why a stopped one stopped. Filter by status or contact_id; page with limit and offset.',
   scope: 'followups:read',
   rest: 'GET /followups/{id}/enrollments',
-  output: out.list_followup_enrollments,
+  output: EnrollmentPage,
   kind: 'read',
   input: Type.Object({
     followup_id: FollowupId,
@@ -281,7 +300,7 @@ export const enrollContactInFollowup = defineTool({
     'Put one contact into an active sequence by hand: its steps are scheduled from now (future times only) and go out as their templates are approved. The contact’s chat opt-in must be confirmed; a contact enrolled already is refused.',
   scope: 'followups:write',
   rest: 'POST /followups/{id}/enrollments',
-  output: out.enroll_contact_in_followup,
+  output: EnrollmentResponse,
   kind: 'write',
   openWorld: true,
   input: Type.Object({ followup_id: FollowupId, contact_id: ContactId }),
@@ -310,7 +329,7 @@ export const stopFollowupEnrollment = defineTool({
     'The contact gets no further step of this sequence: its pending step is removed and the enrollment stops (stop_reason stopped_by_user). The rest of the sequence runs on. A finished enrollment is answered unchanged.',
   scope: 'followups:write',
   rest: 'POST /followups/{id}/enrollments/{enrollment_id}/stop',
-  output: out.stop_followup_enrollment,
+  output: EnrollmentResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ followup_id: FollowupId, enrollment_id: EnrollmentId }),
@@ -328,7 +347,7 @@ export const duplicateFollowup = defineTool({
     'Copy a sequence into a new draft named "<name> (copy)" with the same trigger and steps. Each copied step gets its own marketing template, submitted to WhatsApp for approval; nobody is enrolled until activate_followup.',
   scope: 'followups:write',
   rest: 'POST /app/followups/{id}/duplicate',
-  output: out.duplicate_followup,
+  output: withOk(FollowupResponse),
   kind: 'write',
   openWorld: true,
   input: Type.Object({ followup_id: FollowupId }),
@@ -354,7 +373,7 @@ export const setFollowupTrigger = defineTool({
     'Change what enrolls contacts: optin_confirmed (the chat opt-in becomes confirmed) or tag_added with a tag. Only while the sequence is draft or paused; activating it then enrolls the contacts the new trigger selects.',
   scope: 'followups:write',
   rest: 'PUT /followups/{id}/trigger',
-  output: out.set_followup_trigger,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   input: Type.Object({ followup_id: FollowupId, trigger: TriggerBody.properties.trigger }),
@@ -371,7 +390,7 @@ export const removeFollowupStep = defineTool({
     'Delete a step of a draft or paused sequence: later steps move up, contacts waiting for it get the next step, and the step’s template is deleted. The last step cannot be removed.',
   scope: 'followups:write',
   rest: 'DELETE /followups/{id}/steps/{step_id}',
-  output: out.remove_followup_step,
+  output: withOk(FollowupResponse),
   kind: 'destructive',
   input: Type.Object({ followup_id: FollowupId, step_id: StepId }),
   async preview(ctx, args) {
@@ -406,7 +425,7 @@ export const moveFollowupStep = defineTool({
     'Put a step of a draft or paused sequence at another position (1 = first); the other steps keep their order and every step keeps its delay.',
   scope: 'followups:write',
   rest: 'POST /followups/{id}/steps/{step_id}/move',
-  output: out.move_followup_step,
+  output: withOk(FollowupResponse),
   kind: 'write',
   idempotent: true,
   input: Type.Object({ followup_id: FollowupId, step_id: StepId, position: MoveBody.properties.position }),
@@ -418,7 +437,98 @@ export const moveFollowupStep = defineTool({
   },
 })
 
-export const followupTools = [
+export const getFollowupStatistics = defineTool({
+  name: 'get_followup_statistics',
+  title: 'Statistics of a follow-up sequence',
+  description:
+    'How one follow-up sequence performs in the last 7, 30 or 90 days (or all): enrollments begun by their status now with the completion rate, and the sends in all and per step by the furthest status reached with delivery and read rate (where contacts drop off).',
+  scope: 'stats:read',
+  rest: 'GET /followups/{id}/statistics',
+  output: FollowupStatistics,
+  kind: 'read',
+  input: Type.Object({ followup_id: Uuid('the follow-up sequence id, from list_followups'), range: StatisticsRange }),
+  async run(ctx, args) {
+    const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
+    return await ctx.services.followups.statistics(ctx.tenant, args.followup_id, range)
+  },
+})
+
+export const checkFollowupStepText = defineTool({
+  name: 'check_followup_step_text',
+  title: 'Check a follow-up step’s text',
+  description:
+    'The issues the template check finds in a follow-up step’s text as a chat marketing template (the check creating a sequence or changing a step runs); an empty list means it can go out. Changes nothing.',
+  scope: 'followups:write',
+  rest: 'POST /app/followups/check',
+  output: CheckResponse,
+  kind: 'read',
+  input: Type.Object({ text: Type.String({ maxLength: 20000 }) }),
+  async run(ctx, args) {
+    const issues = checkTemplate({
+      name: 'followup step',
+      content: args.text,
+      channel: 'chat',
+      subject: null,
+      purpose: 'marketing',
+      language: ctx.tenant.account.language,
+      buttons: [],
+      headerMedia: null,
+    })
+    return { issues }
+  },
+})
+
+export const addFollowupStep = defineTool({
+  name: 'add_followup_step',
+  title: 'Add a follow-up step',
+  description:
+    'Add a step at the end of a follow-up sequence (at most 20): its text becomes a WhatsApp template that is submitted for approval (a text the check refuses is 400 followup_template_invalid). Active enrollments get it when they reach it; contacts that completed the sequence do not.',
+  scope: 'followups:write',
+  rest: 'POST /app/followups/{id}/steps',
+  output: withOk(FollowupResponse),
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({
+    followup_id: Uuid('the follow-up sequence id, from list_followups'),
+    text: Type.String({ minLength: 1, maxLength: 1024, description: 'the message text; {{name}} fills the name' }),
+    delay: NewStepBody.properties.delay,
+    send_time: Type.Optional(NewStepBody.properties.send_time),
+  }),
+  async preview(ctx, args) {
+    const { followup_id, ...step } = args
+    restRule(NewStepBody, step, 'body')
+    // the service's own rules, checked before a token is issued
+    checkStep(step, 'step')
+    const followup = await ctx.services.followups.get(ctx.tenant, followup_id)
+    if (followup.steps.length >= FOLLOWUP_LIMITS.steps) {
+      throw new AppError(400, 'bad_request', `A sequence has at most ${FOLLOWUP_LIMITS.steps} steps`)
+    }
+    return {
+      action: 'add a step to a follow-up sequence; its text is submitted to WhatsApp for approval',
+      followup: { id: followup.id, name: followup.name, status: followup.status, steps: followup.steps.length },
+      step,
+      templates_submitted: 1,
+      issues: checkTemplate({
+        name: 'followup step',
+        content: args.text,
+        channel: 'chat',
+        subject: null,
+        purpose: 'marketing',
+        language: ctx.tenant.account.language,
+        buttons: [],
+        headerMedia: null,
+      }),
+    }
+  },
+  async run(ctx, args) {
+    const { followup_id, ...step } = args
+    const body = restRule(NewStepBody, step, 'body')
+    return { ok: true, followup: await ctx.services.followups.addStep(ctx.tenant, followup_id, body) }
+  },
+})
+
+/** In the order the tool server lists them. */
+export const followupsTools = [
   listFollowups,
   getFollowup,
   createFollowup,
@@ -435,4 +545,7 @@ export const followupTools = [
   setFollowupTrigger,
   removeFollowupStep,
   moveFollowupStep,
+  getFollowupStatistics,
+  checkFollowupStepText,
+  addFollowupStep,
 ]

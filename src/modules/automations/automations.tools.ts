@@ -1,19 +1,38 @@
 import { Type } from 'typebox'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
+import { obj } from '../../platform/tools/outputs.ts'
+import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
+import type { ContactsService } from '../contacts/index.ts'
+import { CheckBody as AutomationCheckBody, CheckResponse as AutomationCheckResponse } from './automations.app.ts'
+import type { buildingBlocks } from './automations.blocks.ts'
+import { BuildingBlocks } from './automations.blocks.ts'
 import {
+  Automation,
   ListQuery as AutomationListQuery,
+  AutomationPage,
+  AutomationStatistics,
+  AutomationWebhookPage,
   CreateAutomationBody,
+  CreatedAutomation,
+  Run,
+  RunPage,
   TriggerBody,
+  TriggeredRun,
   UpdateAutomationBody,
-} from '../../modules/automations/automations.schemas.ts'
-import { CreateSubscriptionBody, ListQuery as WebhookListQuery } from '../../modules/webhooks/webhooks.schemas.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule } from '../tool.ts'
-import { ContactId, paging, Uuid } from './common.ts'
+} from './automations.schemas.ts'
+import type { AutomationsService } from './automations.service.ts'
 
-/** Automations with their runs and webhook addresses, and webhook subscriptions with their deliveries. */
+/** The module services these tools call (the tool server hands them in). */
+interface Services {
+  automations: AutomationsService
+  contacts: ContactsService
+  automationBlocks: typeof buildingBlocks
+}
+
+const defineTool = toolsUsing<Services>()
 
 const AutomationId = Uuid('the automation id, from list_automations')
-const SubscriptionId = Uuid('the subscription id, from list_webhook_subscriptions')
 
 export const listAutomations = defineTool({
   name: 'list_automations',
@@ -21,7 +40,7 @@ export const listAutomations = defineTool({
   description: 'Automations newest first with their status (draft, active, paused), trigger and steps.',
   scope: 'automations:read',
   rest: 'GET /automations',
-  output: out.list_automations,
+  output: AutomationPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -37,7 +56,7 @@ export const getAutomation = defineTool({
   description: 'One automation with its trigger, steps and status.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}',
-  output: out.get_automation,
+  output: Automation,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId }),
   async run(ctx, args) {
@@ -52,7 +71,7 @@ export const createAutomation = defineTool({
     'Create an automation as a draft: a trigger (contact created, opt-in confirmed, tag added, keyword, webhook address, calendar feed, manual) and up to 50 steps. A mailing_list or newsletter intent always gets a double opt-in step first; a follow-up sequence in disguise is cut. Activate it with activate_automation.',
   scope: 'automations:write',
   rest: 'POST /automations',
-  output: out.create_automation,
+  output: CreatedAutomation,
   kind: 'write',
   input: Type.Object(CreateAutomationBody.properties),
   async run(ctx, args) {
@@ -67,7 +86,7 @@ export const updateAutomation = defineTool({
   description: 'Change an automation’s name, intent, trigger or steps; the same safety rules as on creation apply.',
   scope: 'automations:write',
   rest: 'PATCH /automations/{id}',
-  output: out.update_automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId, ...UpdateAutomationBody.properties }),
@@ -84,7 +103,7 @@ export const activateAutomation = defineTool({
   description: 'Make an automation live: from now on its trigger starts runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/activate',
-  output: out.activate_automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -99,7 +118,7 @@ export const pauseAutomation = defineTool({
   description: 'Stop an automation from starting new runs.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/pause',
-  output: out.pause_automation,
+  output: Automation,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ automation_id: AutomationId }),
@@ -115,7 +134,7 @@ export const triggerAutomation = defineTool({
     'Start a run of an active automation for one contact, with optional trigger data for its conditions; its steps may send messages.',
   scope: 'automations:write',
   rest: 'POST /automations/{id}/trigger',
-  output: out.trigger_automation,
+  output: TriggeredRun,
   kind: 'write',
   openWorld: true,
   input: Type.Object({
@@ -149,7 +168,7 @@ export const deleteAutomation = defineTool({
   description: 'Delete an automation with its runs.',
   scope: 'automations:delete',
   rest: 'DELETE /automations/{id}',
-  output: out.delete_automation,
+  output: obj({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true) }),
   kind: 'destructive',
   input: Type.Object({ automation_id: AutomationId }),
   async preview(ctx, args) {
@@ -170,7 +189,7 @@ export const listAutomationRuns = defineTool({
   description: 'The runs of an automation, newest first, with their state and current step.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs',
-  output: out.list_automation_runs,
+  output: RunPage,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, ...paging(100, 25) }),
   async run(ctx, args) {
@@ -187,7 +206,7 @@ export const getAutomationRun = defineTool({
   description: 'One run of an automation with its steps’ outcomes.',
   scope: 'automations:read',
   rest: 'GET /automations/{id}/runs/{run_id}',
-  output: out.get_automation_run,
+  output: Run,
   kind: 'read',
   input: Type.Object({ automation_id: AutomationId, run_id: Uuid('the run id, from list_automation_runs') }),
   async run(ctx, args) {
@@ -202,7 +221,7 @@ export const listAutomationWebhooks = defineTool({
     'The incoming webhook addresses of automations with a webhook trigger; each address contains its secret, so treat it as a password.',
   scope: 'webhooks:read',
   rest: 'GET /automation-webhooks',
-  output: out.list_automation_webhooks,
+  output: AutomationWebhookPage,
   kind: 'read',
   input: Type.Object(paging(100, 25)),
   async run(ctx, args) {
@@ -212,119 +231,85 @@ export const listAutomationWebhooks = defineTool({
   },
 })
 
-export const createWebhookSubscription = defineTool({
-  name: 'create_webhook_subscription',
-  title: 'Subscribe an address to events',
+export const duplicateAutomation = defineTool({
+  name: 'duplicate_automation',
+  title: 'Duplicate an automation',
   description:
-    'Register an https address that receives contact.created, message.received and/or conversation.created as signed POST requests. The answer shows the signing secret once.',
-  scope: 'webhooks:write',
-  rest: 'POST /webhook-subscriptions',
-  output: out.create_webhook_subscription,
+    'Copy an automation into a new draft named "<name> (copy)" with the same intent, trigger and steps; it gets its own signing secret (shown once) and, with a webhook trigger, its own incoming address. Nothing runs until activate_automation.',
+  scope: 'automations:write',
+  rest: 'POST /automations/{id}/duplicate',
+  output: CreatedAutomation,
   kind: 'write',
-  openWorld: true,
-  input: Type.Object(CreateSubscriptionBody.properties),
+  input: Type.Object({ automation_id: AutomationId }),
   async run(ctx, args) {
-    const body = restRule(CreateSubscriptionBody, args, 'body')
-    return { ...(await ctx.services.webhooks.create(ctx.tenant, body)) }
+    return { ...(await ctx.services.automations.duplicate(ctx.tenant, args.automation_id)) }
   },
 })
 
-export const listWebhookSubscriptions = defineTool({
-  name: 'list_webhook_subscriptions',
-  title: 'List webhook subscriptions',
-  description: 'The webhook subscriptions with their events, state and last error (secrets are not shown).',
-  scope: 'webhooks:read',
-  rest: 'GET /webhook-subscriptions',
-  output: out.list_webhook_subscriptions,
-  kind: 'read',
-  input: Type.Object(paging(100, 25)),
-  async run(ctx, args) {
-    const query = restRule(WebhookListQuery, args, 'query')
-    const { items, ...page } = await ctx.services.webhooks.list(ctx.tenant, query)
-    return { webhook_subscriptions: items, ...page }
-  },
-})
-
-export const getWebhookSubscription = defineTool({
-  name: 'get_webhook_subscription',
-  title: 'Get a webhook subscription',
-  description: 'One webhook subscription with its events, state, failures in a row and last error.',
-  scope: 'webhooks:read',
-  rest: 'GET /webhook-subscriptions/{id}',
-  output: out.get_webhook_subscription,
-  kind: 'read',
-  input: Type.Object({ subscription_id: SubscriptionId }),
-  async run(ctx, args) {
-    return { ...(await ctx.services.webhooks.get(ctx.tenant, args.subscription_id)) }
-  },
-})
-
-export const deleteWebhookSubscription = defineTool({
-  name: 'delete_webhook_subscription',
-  title: 'Delete a webhook subscription',
-  description: 'Stop delivering events to an address and delete the subscription.',
-  scope: 'webhooks:write',
-  rest: 'DELETE /webhook-subscriptions/{id}',
-  output: out.delete_webhook_subscription,
-  kind: 'destructive',
-  input: Type.Object({ subscription_id: SubscriptionId }),
-  async preview(ctx, args) {
-    const subscription = await ctx.services.webhooks.get(ctx.tenant, args.subscription_id)
-    return { action: 'delete a webhook subscription; its address receives no more events', subscription }
-  },
-  async run(ctx, args) {
-    return { ...(await ctx.services.webhooks.remove(ctx.tenant, args.subscription_id)) }
-  },
-})
-
-export const enableWebhookSubscription = defineTool({
-  name: 'enable_webhook_subscription',
-  title: 'Turn a webhook subscription back on',
-  description: 'Turn a subscription that was disabled (by a 410 answer or 25 failures in a row) back on.',
-  scope: 'webhooks:write',
-  rest: 'POST /webhook-subscriptions/{id}/enable',
-  output: out.enable_webhook_subscription,
+export const cancelAutomationRun = defineTool({
+  name: 'cancel_automation_run',
+  title: 'Cancel an automation run',
+  description:
+    'End a running or waiting run of an automation as cancelled: its next step (a message, a webhook call, a tag) never happens; what it did before stays done. A run that has ended is refused.',
+  scope: 'automations:write',
+  rest: 'POST /automations/{id}/runs/{run_id}/cancel',
+  output: Run,
   kind: 'write',
   idempotent: true,
-  input: Type.Object({ subscription_id: SubscriptionId }),
+  input: Type.Object({ automation_id: AutomationId, run_id: Uuid('the run id, from list_automation_runs') }),
   async run(ctx, args) {
-    return { ...(await ctx.services.webhooks.enable(ctx.tenant, args.subscription_id)) }
+    return { ...(await ctx.services.automations.cancelRun(ctx.tenant, args.automation_id, args.run_id)) }
   },
 })
 
-export const rotateWebhookSecret = defineTool({
-  name: 'rotate_webhook_secret',
-  title: 'Replace a webhook signing secret',
+export const listAutomationBuildingBlocks = defineTool({
+  name: 'list_automation_building_blocks',
+  title: 'What automations can be built from',
   description:
-    'Replace the signing secret of a subscription; the answer shows the new secret once, and the old one stops signing at once.',
-  scope: 'webhooks:write',
-  rest: 'POST /webhook-subscriptions/{id}/rotate-secret',
-  output: out.rotate_webhook_secret,
-  kind: 'destructive',
-  input: Type.Object({ subscription_id: SubscriptionId }),
-  async run(ctx, args) {
-    return { ...(await ctx.services.webhooks.rotateSecret(ctx.tenant, args.subscription_id)) }
-  },
-})
-
-export const listWebhookDeliveries = defineTool({
-  name: 'list_webhook_deliveries',
-  title: 'Delivery attempts of a subscription',
-  description: 'The delivery attempts of a webhook subscription, newest first, with status code, error and timing.',
-  scope: 'webhooks:read',
-  rest: 'GET /webhook-subscriptions/{id}/deliveries',
-  output: out.list_webhook_deliveries,
+    'Every intent, trigger (contact_created, optin_confirmed, tag_added, keyword, webhook, calendar, manual) and step type (send_template, send_text, wait, add_tag, remove_tag, branch, double_optin, webhook, notify_team, enroll_followup) with what it does and its fields and limits: read it before create_automation.',
+  scope: 'automations:read',
+  rest: 'GET /automations/building-blocks',
+  output: BuildingBlocks,
   kind: 'read',
-  input: Type.Object({ subscription_id: SubscriptionId, ...paging(100, 25) }),
-  async run(ctx, args) {
-    const { subscription_id, ...paged } = args
-    const query = restRule(WebhookListQuery, paged, 'query')
-    const { items, ...page } = await ctx.services.webhooks.deliveries(ctx.tenant, subscription_id, query)
-    return { deliveries: items, ...page }
+  input: Type.Object({}),
+  async run(ctx) {
+    return { ...ctx.services.automationBlocks() }
   },
 })
 
-export const automationTools = [
+export const getAutomationStatistics = defineTool({
+  name: 'get_automation_statistics',
+  title: 'Statistics of an automation',
+  description:
+    'How one automation performs in the last 7, 30 or 90 days (or all): runs begun by their state now (running, waiting, completed, failed, cancelled) with the completion rate, by what started them, why runs failed, and the template sends of its runs by the furthest status reached.',
+  scope: 'stats:read',
+  rest: 'GET /automations/{id}/statistics',
+  output: AutomationStatistics,
+  kind: 'read',
+  input: Type.Object({ automation_id: Uuid('the automation id, from list_automations'), range: StatisticsRange }),
+  async run(ctx, args) {
+    const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
+    return await ctx.services.automations.statistics(ctx.tenant, args.automation_id, range)
+  },
+})
+
+export const checkAutomation = defineTool({
+  name: 'check_automation',
+  title: 'Check an automation before saving',
+  description:
+    'A dry run of create_automation and update_automation on an unsaved definition (intent, trigger, steps): `problems` lists every reason saving would be refused, `changes` and `notice` what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut after the first such message), `steps` the steps as they would be stored. Saves nothing.',
+  scope: 'automations:write',
+  rest: 'POST /app/automations/check',
+  output: AutomationCheckResponse,
+  kind: 'read',
+  input: AutomationCheckBody,
+  async run(ctx, args) {
+    return await ctx.services.automations.check(ctx.tenant, restRule(AutomationCheckBody, args, 'body'))
+  },
+})
+
+/** In the order the tool server lists them. */
+export const automationsTools = [
   listAutomations,
   getAutomation,
   createAutomation,
@@ -336,11 +321,9 @@ export const automationTools = [
   listAutomationRuns,
   getAutomationRun,
   listAutomationWebhooks,
-  createWebhookSubscription,
-  listWebhookSubscriptions,
-  getWebhookSubscription,
-  deleteWebhookSubscription,
-  enableWebhookSubscription,
-  rotateWebhookSecret,
-  listWebhookDeliveries,
+  duplicateAutomation,
+  cancelAutomationRun,
+  listAutomationBuildingBlocks,
+  getAutomationStatistics,
+  checkAutomation,
 ]

@@ -1,20 +1,30 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { type Static, type TObject, type TSchema, Type } from 'typebox'
-import type { Permission } from '../platform/auth/roles.ts'
-import type { Scope } from '../platform/auth/scopes.ts'
-import type { TenantContext } from '../platform/auth/tenant.ts'
-import { AppError, badRequest } from '../platform/http/errors.ts'
-import { closeObjects, unknownFields, unknownFieldsMessage } from '../platform/http/strict-input.ts'
-import type { PlatformDeps } from '../platform/module.ts'
-import type { ToolCaller } from './auth.ts'
-import type { ToolServices } from './services.ts'
+import type { Permission } from '../auth/roles.ts'
+import type { Scope } from '../auth/scopes.ts'
+import type { TenantContext } from '../auth/tenant.ts'
+import type { PlatformDeps } from '../deps.ts'
+import { AppError, badRequest } from '../http/errors.ts'
+import { closeObjects, unknownFields, unknownFieldsMessage } from '../http/strict-input.ts'
 
-/** What a tool's functions receive: the caller, its tenant, the module services and the platform. */
-export interface ToolContext {
+/** Who calls a tool: the tenant, and the credential a confirm_token and an idempotency key are bound to. */
+export interface ToolCaller {
+  tenant: TenantContext
+  /** the API key's id, or the OAuth access token's id */
+  credentialId: string
+  /** the rate-limit bucket: an API key shares its REST budget */
+  rateKey: string
+}
+
+/**
+ * What a tool's functions receive: the caller, its tenant, the module services and the platform. `S` is the narrow
+ * set of services a module's tools declare; the tool server builds all of them and hands them in.
+ */
+export interface ToolContext<S = unknown> {
   caller: ToolCaller
   tenant: TenantContext
-  services: ToolServices
+  services: S
   platform: PlatformDeps
 }
 
@@ -25,8 +35,11 @@ export interface ToolAnnotations {
   openWorldHint: boolean
 }
 
-/** One tool of the catalogue, calling the module services with the scope of the REST operation behind it. */
-export interface Tool {
+/**
+ * One tool of the catalogue, calling the module services with the scope of the REST operation behind it. preview and
+ * run are methods so a module's Tool<its services> is one of the catalogue's tools (HeroldModule.tools).
+ */
+export interface Tool<S = unknown> {
   name: string
   title: string
   description: string
@@ -43,25 +56,27 @@ export interface Tool {
   output: TSchema
   annotations: ToolAnnotations
   /** two-step: what the call will do (to whom, how many), computed without changing anything */
-  preview?: (ctx: ToolContext, args: Record<string, unknown>) => Promise<Record<string, unknown>>
+  preview?(ctx: ToolContext<S>, args: Record<string, unknown>): Promise<Record<string, unknown>>
   /** the call carries idempotency_key: the same key replays the first result, as Idempotency-Key does on REST */
   idempotencyKey: boolean
   /** the REST operation it stands for, for the catalogue documentation */
   rest: string
-  run: (ctx: ToolContext, args: Record<string, unknown>) => Promise<Record<string, unknown>>
+  run(ctx: ToolContext<S>, args: Record<string, unknown>): Promise<Record<string, unknown>>
+  /** the REST schemas its module registers (app.addSchema) that output schemas name with Type.Ref */
+  references?: TSchema[]
 }
 
 export type ToolKind = 'read' | 'write' | 'destructive'
 
-/** Declares a tool; `kind` gives the MCP annotations, `preview` makes it two-step. */
-export function defineTool<S extends TObject>(definition: {
+/** What a module writes to declare a tool; `kind` gives the MCP annotations, `preview` makes it two-step. */
+export interface ToolDefinition<S, I extends TObject> {
   name: string
   title: string
   description: string
   scope: Scope | null
   permission?: Permission
   rest: string
-  input: S
+  input: I
   /** what run answers (structuredContent of a successful call) */
   output: TObject
   kind: ToolKind
@@ -69,9 +84,21 @@ export function defineTool<S extends TObject>(definition: {
   idempotent?: boolean
   /** it reaches outside Herold (a provider, a customer's phone) */
   openWorld?: boolean
-  preview?: (ctx: ToolContext, args: Static<S>) => Promise<Record<string, unknown>>
-  run: (ctx: ToolContext, args: Static<S>) => Promise<Record<string, unknown>>
-}): Tool {
+  preview?: (ctx: ToolContext<S>, args: Static<I>) => Promise<Record<string, unknown>>
+  run: (ctx: ToolContext<S>, args: Static<I>) => Promise<Record<string, unknown>>
+}
+
+/**
+ * The defineTool of tools that call the services `S` (`const defineTool = toolsUsing<Services>()`): a module names
+ * the few services its tools use, without knowing the tool server; `references` are the schemas it registers with
+ * app.addSchema, which the tool server resolves where an output schema names them.
+ */
+export function toolsUsing<S>(references?: TSchema[]) {
+  return <I extends TObject>(definition: ToolDefinition<S, I>): Tool<S> => ({ ...defineTool(definition), references })
+}
+
+/** Declares a tool; `kind` gives the MCP annotations, `preview` makes it two-step. */
+export function defineTool<S, I extends TObject>(definition: ToolDefinition<S, I>): Tool<S> {
   const twoStep = definition.preview !== undefined
   // strict input: nested objects refuse unknown arguments too (src/platform/http/strict-input.ts)
   const input = closeObjects(
@@ -111,8 +138,8 @@ export function defineTool<S extends TObject>(definition: {
       openWorldHint: definition.openWorld === true,
     },
     idempotencyKey: 'idempotency_key' in definition.input.properties,
-    preview: definition.preview as Tool['preview'],
-    run: definition.run as Tool['run'],
+    preview: definition.preview as Tool<S>['preview'],
+    run: definition.run as Tool<S>['run'],
   }
 }
 

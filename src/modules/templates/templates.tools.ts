@@ -1,24 +1,87 @@
 import { Type } from 'typebox'
+import { requireScope } from '../../platform/auth/authenticate.ts'
+import { StatisticsQuery } from '../../platform/http/statistics.ts'
+import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
+import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
+import { checkDraft, CheckBody as TemplateCheckBody, CheckResponse as TemplateCheckResponse } from './templates.app.ts'
 import {
-  CreateBody as NewsletterCreateBody,
-  UpdateBody as NewsletterUpdateBody,
-} from '../../modules/newsletters/newsletters.schemas.ts'
-import {
+  CreatedResponse,
+  DeleteResponse,
+  HeaderMedia,
+  ListResponse,
+  PreviewResponse,
+  RefreshResponse,
+  SendsPage,
+  SubmitResponse,
+  Template,
+  TemplateButton,
   CreateBody as TemplateCreateBody,
+  TemplateDetail,
+  TemplateIssue,
   ListQuery as TemplateListQuery,
   PreviewBody as TemplatePreviewBody,
+  TemplateResponse,
   SendsQuery as TemplateSendsQuery,
+  TemplateStatistics,
   UpdateBody as TemplateUpdateBody,
-} from '../../modules/templates/templates.schemas.ts'
-import { requireScope } from '../../platform/auth/authenticate.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule } from '../tool.ts'
-import { ContactId, paging, Uuid } from './common.ts'
+  UpdatedResponse,
+  UsagesResponse,
+} from './templates.schemas.ts'
+import type { TemplatesService } from './templates.service.ts'
 
-/** Templates and newsletters beyond the named tools: every REST operation of /templates and /newsletters. */
+/** The module services these tools call (the tool server hands them in). */
+interface Services {
+  templates: TemplatesService
+}
+
+// the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
+const defineTool = toolsUsing<Services>([TemplateButton, HeaderMedia, TemplateIssue, Template, TemplateDetail])
 
 const TemplateId = Uuid('the template id, from list_templates')
-const NewsletterId = Uuid('the newsletter id, from list_newsletters')
+
+const db = (ctx: ToolContext<Services>) => ctx.platform.database.orm
+
+export const listTemplates = defineTool({
+  name: 'list_templates',
+  title: 'List templates',
+  description:
+    'Message templates with their state, whether they can be sent now (sendable), their variables and the variables a caller may set (settable_variables).',
+  scope: 'templates:read',
+  rest: 'GET /templates',
+  output: ListResponse,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    const { items, ...page } = await ctx.services.templates.list(ctx.tenant, { limit: 100, offset: 0 })
+    return { templates: items, ...page }
+  },
+})
+
+export const createTemplate = defineTool({
+  name: 'create_template',
+  title: 'Create a template',
+  description:
+    'Create a chat template as a draft (nothing goes to the provider). Variables in double curly braces, such as {{name}} or {{code}}. The answer lists issues that would stop a submission.',
+  scope: 'templates:write',
+  rest: 'POST /templates',
+  output: CreatedResponse,
+  kind: 'write',
+  input: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 120 }),
+    text: Type.String({ minLength: 1, maxLength: 1024, description: 'the message text' }),
+    language: Type.Optional(
+      Type.String({ minLength: 2, maxLength: 10, description: 'such as de or en_US; default the account language' }),
+    ),
+  }),
+  async run(ctx, args) {
+    const body = restRule(
+      TemplateCreateBody,
+      { name: args.name, content: args.text, language: args.language, channel: 'chat' },
+      'body',
+    )
+    return { ok: true, template: await ctx.services.templates.create(ctx.tenant, body) }
+  },
+})
 
 export const filterTemplates = defineTool({
   name: 'filter_templates',
@@ -27,7 +90,7 @@ export const filterTemplates = defineTool({
     'Templates newest first, filtered by channel (chat, email), state (draft, pending, approved, rejected, paused, disabled) or sendable, with paging.',
   scope: 'templates:read',
   rest: 'GET /templates',
-  output: out.filter_templates,
+  output: ListResponse,
   kind: 'read',
   input: Type.Object({
     channel: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('email')])),
@@ -51,7 +114,7 @@ export const getTemplate = defineTool({
     'One template with its state, provider status, whether it can be submitted (submittable) and the issues that stop it, in English.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}',
-  output: out.get_template,
+  output: TemplateResponse,
   kind: 'read',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -66,7 +129,7 @@ export const createTemplateWithOptions = defineTool({
     'Create a draft template with every option of the API: channel chat or email (email needs a subject), purpose (marketing, utility, optin_confirm), language, up to 20 buttons (QUICK_REPLY or URL, text at most 25 characters) and a header image. Nothing goes to the provider.',
   scope: 'templates:write',
   rest: 'POST /templates',
-  output: out.create_template_with_options,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object(TemplateCreateBody.properties),
   async run(ctx, args) {
@@ -82,7 +145,7 @@ export const updateTemplate = defineTool({
     'Change a template’s name, content, subject, language, buttons or header image; only given fields change. Any content change of a chat template resets its provider status: it must be submitted again.',
   scope: 'templates:write',
   rest: 'PATCH /templates/{id}',
-  output: out.update_template,
+  output: UpdatedResponse,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ template_id: TemplateId, ...TemplateUpdateBody.properties }),
@@ -101,7 +164,7 @@ export const submitTemplate = defineTool({
     'Submit a chat template to WhatsApp for approval. The deterministic check runs first: a template with issues is not submitted (400 with the reasons). Already at the provider: already true.',
   scope: 'templates:submit',
   rest: 'POST /templates/{id}/submit',
-  output: out.submit_template,
+  output: SubmitResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -135,7 +198,7 @@ export const deleteTemplate = defineTool({
     'Delete a template, also at the provider when it is known there. Refused (template_in_use) while a follow-up step or an automation uses it.',
   scope: 'templates:delete',
   rest: 'DELETE /templates/{id}',
-  output: out.delete_template,
+  output: DeleteResponse,
   kind: 'destructive',
   openWorld: true,
   input: Type.Object({ template_id: TemplateId }),
@@ -158,111 +221,6 @@ export const deleteTemplate = defineTool({
   },
 })
 
-export const createNewsletter = defineTool({
-  name: 'create_newsletter',
-  title: 'Create a newsletter draft',
-  description:
-    'Create a chat newsletter as a draft (it is never sent by creation): subject and content required, content may use {{name}}. Schedule it with schedule_newsletter.',
-  scope: 'newsletters:write',
-  rest: 'POST /newsletters',
-  output: out.create_newsletter,
-  kind: 'write',
-  input: Type.Object(NewsletterCreateBody.properties),
-  async run(ctx, args) {
-    const body = restRule(NewsletterCreateBody, args, 'body')
-    return { newsletter: await ctx.services.newsletters.create(ctx.tenant, body) }
-  },
-})
-
-export const getNewsletter = defineTool({
-  name: 'get_newsletter',
-  title: 'Get a newsletter',
-  description: 'One newsletter with its status, phase, segment, button, scheduled time and estimated recipients.',
-  scope: 'newsletters:read',
-  rest: 'GET /newsletters/{id}',
-  output: out.get_newsletter,
-  kind: 'read',
-  input: Type.Object({ newsletter_id: NewsletterId }),
-  async run(ctx, args) {
-    return { newsletter: await ctx.services.newsletters.get(ctx.tenant, args.newsletter_id) }
-  },
-})
-
-export const updateNewsletter = defineTool({
-  name: 'update_newsletter',
-  title: 'Change a newsletter’s button or segment',
-  description:
-    'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude}; at least one of them. Not while sending or sent; segment tags must exist.',
-  scope: 'newsletters:write',
-  rest: 'PATCH /newsletters/{id}',
-  output: out.update_newsletter,
-  kind: 'write',
-  idempotent: true,
-  input: Type.Object({ newsletter_id: NewsletterId, ...NewsletterUpdateBody.properties }),
-  async run(ctx, args) {
-    const { newsletter_id, ...change } = args
-    const body = restRule(NewsletterUpdateBody, change, 'body')
-    return { newsletter: await ctx.services.newsletters.update(ctx.tenant, newsletter_id, body) }
-  },
-})
-
-export const deleteNewsletter = defineTool({
-  name: 'delete_newsletter',
-  title: 'Delete a newsletter',
-  description:
-    'Delete a draft or scheduled newsletter (its queued sends are removed first); not while sending or sent.',
-  scope: 'newsletters:delete',
-  rest: 'DELETE /newsletters/{id}',
-  output: out.delete_newsletter,
-  kind: 'destructive',
-  input: Type.Object({ newsletter_id: NewsletterId }),
-  async preview(ctx, args) {
-    const newsletter = await ctx.services.newsletters.get(ctx.tenant, args.newsletter_id)
-    return {
-      action: 'delete a newsletter',
-      newsletter: {
-        id: newsletter.id,
-        name: newsletter.name,
-        subject: newsletter.subject,
-        status: newsletter.status,
-        scheduled_at: newsletter.scheduled_at,
-      },
-    }
-  },
-  async run(ctx, args) {
-    return { ...(await ctx.services.newsletters.remove(ctx.tenant, args.newsletter_id)) }
-  },
-})
-
-export const cancelNewsletter = defineTool({
-  name: 'cancel_newsletter',
-  title: 'Cancel a scheduled newsletter',
-  description: 'Take a scheduled newsletter back to draft; nothing goes out. Only while it is scheduled.',
-  scope: 'newsletters:schedule',
-  rest: 'POST /newsletters/{id}/cancel',
-  output: out.cancel_newsletter,
-  kind: 'write',
-  input: Type.Object({ newsletter_id: NewsletterId }),
-  async run(ctx, args) {
-    return { newsletter: await ctx.services.newsletters.cancel(ctx.tenant, args.newsletter_id) }
-  },
-})
-
-export const getNewsletterStatus = defineTool({
-  name: 'get_newsletter_status',
-  title: 'Newsletter delivery status',
-  description:
-    'How a newsletter’s sending goes: counts per status (queued, sent, delivered, read, failed, skipped), skip and failure reasons, and the phase.',
-  scope: 'newsletters:read',
-  rest: 'GET /newsletters/{id}/status',
-  output: out.get_newsletter_status,
-  kind: 'read',
-  input: Type.Object({ newsletter_id: NewsletterId }),
-  async run(ctx, args) {
-    return { ...(await ctx.services.newsletters.status(ctx.tenant, args.newsletter_id)) }
-  },
-})
-
 export const duplicateTemplate = defineTool({
   name: 'duplicate_template',
   title: 'Duplicate a template',
@@ -270,7 +228,7 @@ export const duplicateTemplate = defineTool({
     'Copy a template into a new draft named "<name> copy" with the same content, channel, purpose, language, buttons and header image; the copy is not submitted (submit_template does that). System templates cannot be copied.',
   scope: 'templates:write',
   rest: 'POST /templates/{id}/duplicate',
-  output: out.duplicate_template,
+  output: CreatedResponse,
   kind: 'write',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -285,7 +243,7 @@ export const previewTemplate = defineTool({
     'The template’s text and URL buttons as one contact would get them: contact variables ({{name}}, {{email}}, …) from the contact, the others from variables (checked as send_template checks them). Variables without a value are listed and text is null. Needs contacts:read as well. Sends nothing.',
   scope: 'templates:read',
   rest: 'POST /app/templates/{id}/preview',
-  output: out.preview_template,
+  output: PreviewResponse,
   kind: 'read',
   input: Type.Object({
     template_id: TemplateId,
@@ -307,7 +265,7 @@ export const refreshTemplateStatus = defineTool({
     'Ask the provider (WhatsApp) for a submitted template’s status now instead of waiting for its webhook or the next poll, and record it: approved, rejected (with the reason), pending, paused, disabled. Answers whether it changed.',
   scope: 'templates:write',
   rest: 'POST /templates/{id}/refresh',
-  output: out.refresh_template_status,
+  output: RefreshResponse,
   kind: 'write',
   idempotent: true,
   openWorld: true,
@@ -324,7 +282,7 @@ export const listTemplateSends = defineTool({
     'The send records of one template, newest first: contact, status (queued, sending, sent, delivered, read, failed, skipped) with its reason, origin (api, newsletter, followup, automation) and the times. Filter by status or origin; page with limit and offset.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}/sends',
-  output: out.list_template_sends,
+  output: SendsPage,
   kind: 'read',
   input: Type.Object({
     template_id: TemplateId,
@@ -347,7 +305,7 @@ export const listTemplateUsages = defineTool({
     'The follow-up steps and automations that send a template; while any does, delete_template is refused. Check it before changing or deleting a template.',
   scope: 'templates:read',
   rest: 'GET /templates/{id}/usages',
-  output: out.list_template_usages,
+  output: UsagesResponse,
   kind: 'read',
   input: Type.Object({ template_id: TemplateId }),
   async run(ctx, args) {
@@ -355,7 +313,66 @@ export const listTemplateUsages = defineTool({
   },
 })
 
-export const contentTools = [
+export const getTemplateStatistics = defineTool({
+  name: 'get_template_statistics',
+  title: 'Statistics of a template',
+  description:
+    'How one template performs in the last 7, 30 or 90 days (or all): its sends by the furthest status reached (sent, delivered, read, failed, skipped, still queued), delivery and read rate, and how many came from the API, newsletters, follow-ups and automations.',
+  scope: 'stats:read',
+  rest: 'GET /templates/{id}/statistics',
+  output: TemplateStatistics,
+  kind: 'read',
+  input: Type.Object({ template_id: Uuid('the template id, from list_templates'), range: StatisticsRange }),
+  async run(ctx, args) {
+    const { range } = restRule(StatisticsQuery, { range: args.range }, 'query')
+    return await ctx.services.templates.statistics(ctx.tenant, args.template_id, range)
+  },
+})
+
+export const checkTemplateTool = defineTool({
+  name: 'check_template',
+  title: 'Check a template draft',
+  description:
+    'The deterministic check of a template as written, without saving it: every rule it breaks (name, language, content length, variables and their placement, buttons, header image, a provider name another chat template of the account already has), its provider name and variables. An empty issues list means it can be submitted.',
+  scope: 'templates:read',
+  rest: 'POST /app/templates/check',
+  output: TemplateCheckResponse,
+  kind: 'read',
+  input: Type.Object({
+    template_id: Type.Optional(Uuid('the template being changed (its own name is no clash)')),
+    name: Type.String({ maxLength: 1000 }),
+    content: Type.String({ maxLength: 40000 }),
+    channel: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('email')])),
+    subject: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+    purpose: Type.Optional(
+      Type.Union([Type.Literal('marketing'), Type.Literal('utility'), Type.Literal('optin_confirm')]),
+    ),
+    language: Type.Optional(Type.String({ maxLength: 20, description: 'default the account language' })),
+    buttons: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            type: Type.Union([Type.Literal('QUICK_REPLY'), Type.Literal('URL')]),
+            text: Type.String({ maxLength: 200 }),
+            url: Type.Optional(Type.Union([Type.String({ maxLength: 4000 }), Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 20 },
+      ),
+    ),
+  }),
+  async run(ctx, args) {
+    const { template_id, ...draft } = args
+    const body = restRule(TemplateCheckBody, { ...draft, ...(template_id ? { id: template_id } : {}) }, 'body')
+    return await checkDraft(db(ctx), ctx.tenant, body)
+  },
+})
+
+/** In the order the tool server lists them. */
+export const templatesTools = [
+  listTemplates,
+  createTemplate,
   filterTemplates,
   getTemplate,
   createTemplateWithOptions,
@@ -367,10 +384,6 @@ export const contentTools = [
   refreshTemplateStatus,
   listTemplateSends,
   listTemplateUsages,
-  createNewsletter,
-  getNewsletter,
-  updateNewsletter,
-  deleteNewsletter,
-  cancelNewsletter,
-  getNewsletterStatus,
+  getTemplateStatistics,
+  checkTemplateTool,
 ]

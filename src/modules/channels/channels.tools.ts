@@ -1,36 +1,23 @@
 import { Type } from 'typebox'
-import { CoexistenceBody, SandboxInboundBody } from '../../modules/channels/channels.schemas.ts'
-import { ConsentSettingsBody } from '../../modules/consent/consent.schemas.ts'
-import { MessagesQuery } from '../../modules/inbox/inbox.schemas.ts'
 import { badRequest } from '../../platform/http/errors.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule } from '../tool.ts'
-import { paging, Uuid } from './common.ts'
+import { withOk } from '../../platform/tools/outputs.ts'
+import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
+import { ChatStatus } from './channels.app.ts'
+import {
+  ChannelsSettings,
+  Coexistence,
+  CoexistenceBody,
+  InboundResult,
+  SandboxInboundBody,
+} from './channels.schemas.ts'
+import type { ChannelsService } from './channels.service.ts'
 
-/** The account-wide message list, the sandbox, and the settings (channels, coexistence, consent). */
+/** The module services these tools call (the tool server hands them in). */
+interface Services {
+  channels: ChannelsService
+}
 
-export const listMessages = defineTool({
-  name: 'list_messages',
-  title: 'List messages',
-  description:
-    'Messages across all conversations, newest first: inbound (default) or outbound, optionally of one conversation or only those created strictly after a time (for polling new inbound messages).',
-  scope: 'inbox:read',
-  rest: 'GET /messages',
-  output: out.list_messages,
-  kind: 'read',
-  input: Type.Object({
-    direction: Type.Optional(Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], { default: 'inbound' })),
-    ...paging(100, 25),
-    created_after: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
-    conversation_id: Type.Optional(Uuid('only this conversation')),
-  }),
-  async run(ctx, args) {
-    const query = restRule(MessagesQuery, args, 'query')
-    const direction = query.direction === 'in' || query.direction === 'inbound' ? 'inbound' : 'outbound'
-    const { items, ...page } = await ctx.services.inbox.listMessages(ctx.tenant, { ...query, direction })
-    return { messages: items, ...page }
-  },
-})
+const defineTool = toolsUsing<Services>()
 
 export const simulateInboundMessage = defineTool({
   name: 'simulate_inbound_message',
@@ -39,7 +26,7 @@ export const simulateInboundMessage = defineTool({
     'Only while the sandbox is the chat provider: a customer with this phone number writes a text (or presses a button). It runs through the real inbound processing: contact and conversation found or created, keywords, events, automations.',
   scope: 'messages:write',
   rest: 'POST /sandbox/inbound',
-  output: out.simulate_inbound_message,
+  output: withOk(InboundResult),
   kind: 'write',
   input: Type.Object({
     from: Type.String({ minLength: 1, maxLength: 40, description: 'the customer’s phone, international format' }),
@@ -63,7 +50,7 @@ export const getChannelSettings = defineTool({
     'Per channel (chat, email): connected, provider and versand_moeglich (sending possible). While sending is not possible nothing goes out: no newsletters, follow-ups or automations.',
   scope: 'settings:read',
   rest: 'GET /settings/channels',
-  output: out.get_channel_settings,
+  output: ChannelsSettings,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -78,7 +65,7 @@ export const getCoexistence = defineTool({
     'Whether the WhatsApp number is also used in the WhatsApp Business app (coexistence: sending is paced at 20 messages per second), and whether it can be turned on (a chat number is connected).',
   scope: 'settings:read',
   rest: 'GET /settings/coexistence',
-  output: out.get_coexistence,
+  output: Coexistence,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -92,7 +79,7 @@ export const setCoexistence = defineTool({
   description: 'Turn coexistence on or off; turning it on needs a connected chat number.',
   scope: 'settings:write',
   rest: 'PATCH /settings/coexistence',
-  output: out.set_coexistence,
+  output: Coexistence,
   kind: 'write',
   idempotent: true,
   input: Type.Object({ enabled: Type.Boolean() }),
@@ -102,44 +89,26 @@ export const setCoexistence = defineTool({
   },
 })
 
-export const getConsentSettings = defineTool({
-  name: 'get_consent_settings',
-  title: 'Consent settings',
+export const getChatChannelStatus = defineTool({
+  name: 'get_chat_channel_status',
+  title: 'Chat number status and daily limit',
   description:
-    'The start and stop keywords of the chat double opt-in and opt-out, the stop confirmation text, the landing page consent text and address, and whether an approved opt-in confirmation template exists.',
+    'The WhatsApp number: connected or not, provider and number, whether sending is possible, messages per second (coexistence), and the daily limit tier with the different customers reached in the last 24 hours, how many are left and when the window has room again.',
   scope: 'settings:read',
-  rest: 'GET /settings/consent',
-  output: out.get_consent_settings,
+  rest: 'GET /app/channels/chat',
+  output: ChatStatus,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
-    return { ...(await ctx.services.consent.settings(ctx.tenant)) }
+    return { ...(await ctx.services.channels.chatStatus(ctx.tenant.accountId, ctx.tenant.account)) }
   },
 })
 
-export const updateConsentSettings = defineTool({
-  name: 'update_consent_settings',
-  title: 'Change the consent settings',
-  description:
-    'Change keywords and texts of the opt-in and opt-out; only given fields change, null restores a default. A keyword in both lists is refused. Never changes anyone’s opt-in.',
-  scope: 'settings:write',
-  rest: 'PATCH /settings/consent',
-  output: out.update_consent_settings,
-  kind: 'write',
-  idempotent: true,
-  input: Type.Object(ConsentSettingsBody.properties),
-  async run(ctx, args) {
-    const body = restRule(ConsentSettingsBody, args, 'body')
-    return { ...(await ctx.services.consent.updateSettings(ctx.tenant, body)) }
-  },
-})
-
-export const inboxTools = [
-  listMessages,
+/** In the order the tool server lists them. */
+export const channelsTools = [
   simulateInboundMessage,
   getChannelSettings,
   getCoexistence,
   setCoexistence,
-  getConsentSettings,
-  updateConsentSettings,
+  getChatChannelStatus,
 ]

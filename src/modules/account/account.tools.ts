@@ -1,16 +1,42 @@
 import { Type } from 'typebox'
+import { obj } from '../../platform/tools/outputs.ts'
+import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
+import { MeResponse } from './account.schemas.ts'
 import {
+  AccountSettings,
   AccountSettingsBody,
   accountSettings,
+  Usage,
   updateAccountSettings,
   usage,
-} from '../../modules/account/account.service.ts'
-import { out } from '../outputs.ts'
-import { defineTool, restRule, type ToolContext } from '../tool.ts'
+} from './account.service.ts'
 
-/** The account's own settings, its usage against the plan, and the chat number's state. */
+// these tools call the module's own functions, no module service
+const defineTool = toolsUsing<unknown>()
 
 const db = (ctx: ToolContext) => ctx.platform.database.orm
+
+export const getAccount = defineTool({
+  name: 'get_account',
+  title: 'Who am I',
+  description:
+    'The account this credential belongs to (id, name), how it is authenticated (api_key or oauth), its scopes and its rate limit. Call it first to learn what the other tools may do.',
+  scope: null,
+  rest: 'GET /me',
+  output: MeResponse,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    const { account, actor } = ctx.tenant
+    return {
+      account: { id: account.id, name: account.name },
+      key: actor.type === 'api_key' ? { id: actor.keyId, name: actor.keyName, prefix: actor.keyPrefix } : null,
+      auth_type: actor.type,
+      scopes: actor.scopes,
+      rate_limit: { requests_per_minute: actor.requestsPerMinute },
+    }
+  },
+})
 
 export const getAccountSettings = defineTool({
   name: 'get_account_settings',
@@ -19,7 +45,7 @@ export const getAccountSettings = defineTool({
     'The account’s name, plan, default language (of new contacts and templates), timezone (of the monthly quota and follow-up times) and whether sending is paused.',
   scope: 'settings:read',
   rest: 'GET /app/account',
-  output: out.get_account_settings,
+  output: obj({ account: AccountSettings }),
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -34,7 +60,7 @@ export const updateAccountSettingsTool = defineTool({
     'Change the account’s name (1-120), default language (such as de, en or en_US) or timezone (IANA name such as Europe/Berlin); only given fields change. The timezone decides the month of the message quota and the follow-up send times.',
   scope: 'settings:write',
   rest: 'PATCH /app/account',
-  output: out.update_account_settings,
+  output: obj({ account: AccountSettings }),
   kind: 'write',
   idempotent: true,
   input: Type.Object(AccountSettingsBody.properties),
@@ -51,7 +77,7 @@ export const getUsage = defineTool({
     'What the plan allows and how much is used: messages this month (in the account’s timezone), contacts and webhook subscriptions, each with used, limit and left, and the API rate limit.',
   scope: 'settings:read',
   rest: 'GET /app/usage',
-  output: out.get_usage,
+  output: Usage,
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
@@ -59,19 +85,5 @@ export const getUsage = defineTool({
   },
 })
 
-export const getChatChannelStatus = defineTool({
-  name: 'get_chat_channel_status',
-  title: 'Chat number status and daily limit',
-  description:
-    'The WhatsApp number: connected or not, provider and number, whether sending is possible, messages per second (coexistence), and the daily limit tier with the different customers reached in the last 24 hours, how many are left and when the window has room again.',
-  scope: 'settings:read',
-  rest: 'GET /app/channels/chat',
-  output: out.get_chat_channel_status,
-  kind: 'read',
-  input: Type.Object({}),
-  async run(ctx) {
-    return { ...(await ctx.services.channels.chatStatus(ctx.tenant.accountId, ctx.tenant.account)) }
-  },
-})
-
-export const accountTools = [getAccountSettings, updateAccountSettingsTool, getUsage, getChatChannelStatus]
+/** In the order the tool server lists them. */
+export const accountTools = [getAccount, getAccountSettings, updateAccountSettingsTool, getUsage]

@@ -1,0 +1,151 @@
+import { Type } from 'typebox'
+import { ContactId, Uuid } from '../../platform/tools/common.ts'
+import { obj } from '../../platform/tools/outputs.ts'
+import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
+import type { ContactsService } from '../contacts/index.ts'
+import { Message } from '../inbox/index.ts'
+import type { TemplatesService } from '../templates/index.ts'
+import { SendBody, SendRecord } from './messaging.schemas.ts'
+import type { MessagingService } from './messaging.service.ts'
+
+/** The module services these tools call (the tool server hands them in). */
+interface Services {
+  messaging: MessagingService
+  templates: TemplatesService
+  contacts: ContactsService
+}
+
+const defineTool = toolsUsing<Services>()
+
+const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x21-\\x7e]+$',
+  description:
+    'printable ASCII without spaces; the same key within 24 hours returns the first result without sending again',
+})
+
+async function contactPreview(ctx: ToolContext<Services>, contactId: string) {
+  const contact = await ctx.services.contacts.get(ctx.tenant, contactId)
+  return {
+    contact_id: contact.id,
+    name: contact.name,
+    phone: contact.phone,
+    optin_chat: contact.optin_chat,
+  }
+}
+
+export const sendMessage = defineTool({
+  name: 'send_message',
+  title: 'Send a chat message',
+  description:
+    'Send a free-text WhatsApp message to a contact whose chat opt-in is confirmed. The channel only delivers free text within 24 hours of the contact’s last message (otherwise send_failed); use send_template outside that window.',
+  scope: 'messages:write',
+  rest: 'POST /messages',
+  output: obj(
+    {
+      sent: Type.Boolean({ description: 'true: the message went out (message); false: it was queued (send_id)' }),
+      message: Type.Optional(Message),
+      send_id: Type.Optional(Type.String({ format: 'uuid' })),
+      status: Type.Optional(Type.String()),
+    },
+    'POST /messages: the sent message (201), or the queued send (202)',
+  ),
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({
+    contact_id: ContactId,
+    text: Type.String({ minLength: 1, maxLength: 4000 }),
+    idempotency_key: Type.Optional(IdempotencyKey),
+  }),
+  async preview(ctx, args) {
+    restRule(SendBody, { contact_id: args.contact_id, text: args.text }, 'body')
+    return {
+      action: 'send a free-text chat message',
+      channel: 'chat',
+      recipients: 1,
+      to: await contactPreview(ctx, args.contact_id),
+      text: args.text,
+    }
+  },
+  async run(ctx, args) {
+    const body = restRule(SendBody, { contact_id: args.contact_id, text: args.text }, 'body')
+    const result = await ctx.services.messaging.send(ctx.tenant, body)
+    return result.sent ? { sent: true, message: result.sent } : { sent: false, ...result.queued }
+  },
+})
+
+export const sendTemplate = defineTool({
+  name: 'send_template',
+  title: 'Send an approved template',
+  description:
+    'Queue an approved chat template to a contact whose chat opt-in is confirmed; works at any time. Variables that come from the contact (name, full_name, email, phone) are filled in; give values for the others. The result has a send_id: read its status with get_send_status.',
+  scope: 'messages:write',
+  rest: 'POST /messages',
+  output: obj(
+    {
+      queued: Type.Boolean({ description: 'true: queued with send_id (read it with get_send_status)' }),
+      send_id: Type.Optional(Type.String({ format: 'uuid' })),
+      status: Type.Optional(Type.String()),
+      message: Type.Optional(Message),
+    },
+    'POST /messages with a template: the queued send (202)',
+  ),
+  kind: 'write',
+  openWorld: true,
+  input: Type.Object({
+    contact_id: ContactId,
+    template_id: Uuid('the template id, from list_templates (sendable true)'),
+    variables: Type.Optional(
+      Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 1024 }), {
+        maxProperties: 20,
+        description: 'values of the variables that do not come from the contact (at most 20)',
+      }),
+    ),
+    idempotency_key: Type.Optional(IdempotencyKey),
+  }),
+  async preview(ctx, args) {
+    const body = restRule(
+      SendBody,
+      { contact_id: args.contact_id, template: { id: args.template_id, variables: args.variables } },
+      'body',
+    )
+    const to = await contactPreview(ctx, args.contact_id)
+    const template = await ctx.services.templates.get(ctx.tenant, args.template_id)
+    return {
+      action: 'queue a template message',
+      channel: 'chat',
+      recipients: 1,
+      to,
+      template: { id: template.id, name: template.name, language: template.language, content: template.content },
+      variables: body.template?.variables ?? {},
+    }
+  },
+  async run(ctx, args) {
+    const body = restRule(
+      SendBody,
+      { contact_id: args.contact_id, template: { id: args.template_id, variables: args.variables } },
+      'body',
+    )
+    const result = await ctx.services.messaging.send(ctx.tenant, body)
+    return result.queued ? { queued: true, ...result.queued } : { queued: false, message: result.sent }
+  },
+})
+
+export const getSendStatus = defineTool({
+  name: 'get_send_status',
+  title: 'Status of a template send',
+  description:
+    'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
+  scope: 'messages:write',
+  rest: 'GET /sends/{id}',
+  output: SendRecord,
+  kind: 'read',
+  input: Type.Object({ send_id: Uuid('the send_id answered by send_template') }),
+  async run(ctx, args) {
+    return await ctx.services.messaging.sendRecord(ctx.tenant, args.send_id)
+  },
+})
+
+/** In the order the tool server lists them. */
+export const messagingTools = [sendMessage, sendTemplate, getSendStatus]
