@@ -63,7 +63,7 @@ export async function skipQueuedSends(
     accountId: input.accountId,
     queue: TEMPLATE_SEND_QUEUE,
     key: 'send_id',
-    ids: sql`SELECT s.id FROM template_sends s WHERE ${queued}`,
+    select: sql`SELECT s.id::text FROM template_sends s WHERE ${queued}`,
   })
   const now = input.now.toISOString()
   await tx.execute(sql`UPDATE template_sends s SET status = 'skipped', reason = ${input.reason},

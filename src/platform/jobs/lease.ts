@@ -70,16 +70,16 @@ export async function cancelQueued(tx: Db, accountId: string, jobIds: SQL): Prom
 }
 
 /**
- * Removes an account's queued jobs of `queue` whose payload field `key` is one of the ids `ids` selects (a query of
- * one column): the jobs of records whose reason to run is gone.
+ * Removes an account's queued jobs of `queue` whose payload field `key` is one of the values `select` yields (a SELECT
+ * of one text column): the jobs of records whose reason to run is gone.
  */
 export async function cancelQueuedOf(
   tx: Db,
-  input: { accountId: string; queue: string; key: string; ids: SQL },
+  input: { accountId: string; queue: string; key: string; select: SQL },
 ): Promise<void> {
-  await tx.execute(sql`DELETE FROM jobs j USING (${input.ids}) AS k(id)
+  await tx.execute(sql`DELETE FROM jobs j USING (${input.select}) AS s(value)
     WHERE j.account_id = ${input.accountId} AND j.queue = ${input.queue} AND j.state = 'queued'
-      AND j.payload->>${input.key}::text = k.id::text`)
+      AND j.payload->>${input.key}::text = s.value`)
 }
 
 /** Moves an account's queued jobs to new run times (a running one keeps its time). */
