@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
-import { cancelQueuedOf, handOffJobsSql } from '../../platform/jobs/lease.ts'
+import { cancelQueuedJobsFor } from '../../platform/jobs/jobs.ts'
+import { handOffJobsSql } from '../../platform/jobs/lease.ts'
 import { TEMPLATE_SEND_QUEUE } from './messaging.sends.ts'
 import type { SendOrigin } from './messaging.tables.ts'
 
@@ -59,7 +60,7 @@ export async function skipQueuedSends(
 ): Promise<void> {
   const queued = sql`s.account_id = ${input.accountId} AND s.origin = ${input.origin} AND s.status = 'queued'
     AND s.origin_id IN (${input.originIds})`
-  await cancelQueuedOf(tx, {
+  await cancelQueuedJobsFor(tx, {
     accountId: input.accountId,
     queue: TEMPLATE_SEND_QUEUE,
     key: 'send_id',

@@ -4,8 +4,9 @@ import type { ClaimedJob } from './jobs.ts'
 
 /**
  * The lease protocol's pieces for handlers that fold their job writes into a statement of their own (settle, requeue,
- * hand off) or into their own transaction (cancel queued, reschedule). The `…Sql` pieces are data-modifying CTE
- * bodies: the caller's statement checks what they return (a held job missing from it lost its lease).
+ * hand off) or into their own transaction (cancel queued, reschedule); cancelQueuedJobsFor (jobs.ts) cancels by a
+ * payload field. The `…Sql` pieces are data-modifying CTE bodies: the caller's statement checks what they return (a
+ * held job missing from it lost its lease).
  */
 
 const heldJson = (jobs: ClaimedJob[]) =>
@@ -67,19 +68,6 @@ export function handOffJobsSql(input: {
 export async function cancelQueued(tx: Db, accountId: string, jobIds: SQL): Promise<void> {
   await tx.execute(sql`DELETE FROM jobs j USING (${jobIds}) AS k(id)
     WHERE j.account_id = ${accountId} AND j.id = k.id AND j.state = 'queued'`)
-}
-
-/**
- * Removes an account's queued jobs of `queue` whose payload field `key` is one of the values `select` yields (a SELECT
- * of one text column): the jobs of records whose reason to run is gone.
- */
-export async function cancelQueuedOf(
-  tx: Db,
-  input: { accountId: string; queue: string; key: string; select: SQL },
-): Promise<void> {
-  await tx.execute(sql`DELETE FROM jobs j USING (${input.select}) AS s(value)
-    WHERE j.account_id = ${input.accountId} AND j.queue = ${input.queue} AND j.state = 'queued'
-      AND j.payload->>${input.key}::text = s.value`)
 }
 
 /** Moves an account's queued jobs to new run times (a running one keeps its time). */
