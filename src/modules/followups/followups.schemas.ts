@@ -1,7 +1,7 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
 import { SendFunnel } from '../../platform/http/statistics.ts'
-import { LIMITS } from './followups.service.ts'
+import { LIMITS } from './followups.rules.ts'
 import { DELAY_UNITS, ENROLLMENT_STATUSES, SEQUENCE_STATUSES } from './followups.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>

@@ -72,6 +72,7 @@ export const messagingModule: HeroldModule = {
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'
 export { countSends, type SendCountFilter, type SendCountKey } from './messaging.counts.ts'
+export { type HandedSend, handOffSendsSql, skipQueuedSends } from './messaging.handoff.ts'
 export { dropQueuedSends, queueSendJobsSql, queueSendsSql } from './messaging.queue.ts'
 /** The monthly message quota, for other modules' own sends (the built-in AI's replies). */
 export {

@@ -1,0 +1,38 @@
+import { badRequest } from '../../platform/http/errors.ts'
+import type { DelayUnit } from './followups.tables.ts'
+import { SEND_TIME } from './followups.timing.ts'
+
+/** What a sequence may hold: name, step text and tag lengths, steps, delays by unit. */
+export const LIMITS = { name: 200, text: 1024, steps: 20, hours: 8760, days: 365, tag: 40 }
+
+export interface StepInput {
+  text: string
+  delay: { amount: number; unit: DelayUnit }
+  send_time?: string | null
+}
+
+export function checkSendTime(value: string | null | undefined, field: string) {
+  if (value === undefined || value === null) return
+  if (!SEND_TIME.test(value)) throw badRequest(`${field} must be HH:MM (00:00 to 23:59) or null`)
+}
+
+export function checkSteps(steps: StepInput[]) {
+  if (steps.length === 0) throw badRequest('A sequence needs at least one step')
+  if (steps.length > LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+  for (const [i, step] of steps.entries()) checkStep(step, `steps[${i}]`)
+}
+
+/** A step's own rules (text length, delay within its unit's limit, send time), as create and addStep check them. */
+export function checkStep(step: Partial<StepInput>, field: string) {
+  if (step.text !== undefined && (step.text.trim() === '' || step.text.length > LIMITS.text)) {
+    throw badRequest(`${field}.text must hold 1 to ${LIMITS.text} characters`)
+  }
+  if (step.delay !== undefined) {
+    const { amount, unit } = step.delay
+    const max = unit === 'days' ? LIMITS.days : LIMITS.hours
+    if (!Number.isInteger(amount) || amount < 0 || amount > max || (unit !== 'days' && unit !== 'hours')) {
+      throw badRequest(`${field}.delay must be {amount: 0 to ${max}, unit: hours or days}`)
+    }
+  }
+  checkSendTime(step.send_time, `${field}.send_time`)
+}
