@@ -3,8 +3,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { nextPhone } from '../../test/helpers/fixtures.ts'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 
@@ -13,10 +14,7 @@ import { recordOptinChange } from '../modules/contacts/index.ts'
 // account's ids (404) and the scopes.
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
-let phones = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++phones).padStart(5, '0')}`
+const mcpClients = new McpClients()
 
 let files: Server
 let filesBase: string
@@ -29,8 +27,7 @@ let prices = '# Preise\n\nEin Strauß Tulpen kostet 12 Euro.\n'
 
 before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true } })
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
   files = createServer((request, response) => {
     if (request.url === '/logo.png') response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
     else if (request.url === '/prices.md') response.writeHead(200, { 'content-type': 'text/markdown' }).end(prices)
@@ -40,16 +37,12 @@ before(async () => {
   filesBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await new Promise((resolve) => files.close(resolve))
   await harness.close()
 })
 
-async function mcp(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcp = (token: string) => mcpClients.connect(token)
 
 async function account() {
   const created = await createTestAccount(harness, { plan: { requestsPerMinute: 10_000 } })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { drainJobs, sandboxAccount as fixtureAccount, nextPhone, setOptin } from '../../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createKey,
@@ -12,7 +13,6 @@ import {
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 import { followupsServiceFor } from '../followups/index.ts'
 import { nextTimeOfDay } from './automations.rules.ts'
 
@@ -30,17 +30,11 @@ const HOUR = 3600_000
 type Json = Record<string, any>
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
-async function drain() {
-  await harness.jobs!.start()
-  await harness.jobs!.drain()
-  await harness.jobs!.stop()
-}
+const drain = () => drainJobs(harness)
 
 async function sandboxAccount(options: { email?: boolean } = {}) {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  const account = await fixtureAccount(harness, { messagesPerMonth: 100 })
   if (options.email) {
     await channelsServiceFor(deps()).connect(account.accountId, {
       channel: 'email',
@@ -61,17 +55,7 @@ async function createContact(account: TestAccount, body: Json = {}): Promise<str
   return response.json().contact.id
 }
 
-async function confirm(account: TestAccount, contactId: string) {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
-}
+const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
 
 async function approvedTemplate(account: TestAccount): Promise<string> {
   const created = await account.request({

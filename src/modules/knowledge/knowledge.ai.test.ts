@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { consentSubject, recordOptinChange } from '../contacts/index.ts'
-import { createMember } from '../people/index.ts'
 import { aiServiceFor } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
@@ -568,27 +568,17 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   /** A signed-in member of the account (session cookie and CSRF token), as the web app calls /app. */
   async function member(account: TestAccount, role: Role) {
     const email = `ask-${process.pid}-${++signIns}@example.org`
-    await createMember(harness.database.orm, {
+    const { headers } = await signedInMember(harness, {
       accountId: account.accountId,
       email,
-      name: 'M',
       password: 'ask password 1',
       role,
     })
-    const signIn = await harness.app.inject({
-      method: 'POST',
-      url: '/app/sign-in',
-      payload: { email, password: 'ask password 1' },
-      remoteAddress: `10.7.${signIns % 250}.1`,
-    })
-    assert.equal(signIn.statusCode, 200, signIn.body)
-    const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-    const csrf = signIn.json().csrf_token as string
     return async (payload: unknown) => {
       const response = await harness.app.inject({
         method: 'POST',
         url: '/app/knowledge/ask',
-        headers: { cookie, 'x-csrf-token': csrf },
+        headers,
         payload: payload as Json,
       })
       return { status: response.statusCode, body: response.json() as Json }
@@ -775,23 +765,16 @@ describe('without an AI endpoint', () => {
     assert.deepEqual(recorded.json().ai_replies, [])
 
     // the web app's test question says why, in the envelope
-    const email = `ask-none-${process.pid}@example.org`
-    await createMember(harness.database.orm, {
+    const { headers } = await signedInMember(harness, {
       accountId: account.accountId,
-      email,
-      name: 'M',
+      email: `ask-none-${process.pid}@example.org`,
       password: 'ask password 1',
       role: 'owner',
-    })
-    const signIn = await harness.app.inject({
-      method: 'POST',
-      url: '/app/sign-in',
-      payload: { email, password: 'ask password 1' },
     })
     const asked = await harness.app.inject({
       method: 'POST',
       url: '/app/knowledge/ask',
-      headers: { cookie: String(signIn.headers['set-cookie']).split(';')[0], 'x-csrf-token': signIn.json().csrf_token },
+      headers,
       payload: { question: 'Wie lange kann ich zurückschicken?' },
     })
     assert.equal(asked.statusCode, 409, asked.body)
