@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { recordOptinChange } from '../../src/modules/contacts/index.ts'
-import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { createTestAccount } from '../helpers/harness.ts'
-import { killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
+import { approvedTemplate, confirmedContact, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
 
 const RUNS = 24
 const PHONE_NUMBER_ID = '777000222'
@@ -25,32 +23,19 @@ describe('a worker killed in the middle of automation runs', needsSharedDatabase
         return true
       },
     }),
-    settings: ({ graph }) => ({
-      HEROLD_WHATSAPP_GRAPH_URL: graph.url,
-      HEROLD_JOB_LEASE_SECONDS: '2',
-      HEROLD_WORKER_CONCURRENCY: '4',
-    }),
+    leaseSeconds: 2,
+    concurrency: 4,
   })
 
   test('every run resumes where it stopped: each template send reaches the provider once, every webhook step is delivered', async () => {
     const { harness, graph } = scene
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    await scene.connectWhatsApp(account.accountId, {
-      address: '+4930999998',
-      phoneNumberId: PHONE_NUMBER_ID,
-      wabaId: '889',
-      accessToken: 'EAAG-auto-token',
-      appSecret: 'auto-secret',
-      verifyToken: 'auto-verify',
+    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '889' })
+    const templateId = await approvedTemplate(harness, account, {
+      name: 'Auto kill',
+      content: 'Hallo {{name}}, danke für deinen Einkauf heute.',
+      language: 'de',
     })
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/templates',
-      payload: { name: 'Auto kill', content: 'Hallo {{name}}, danke für deinen Einkauf heute.', language: 'de' },
-    })
-    const templateId = created.json().template.id as string
-    await templatesServiceFor(deps).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
     const automation = await account.request({
       method: 'POST',
       url: '/v1/automations',
@@ -68,21 +53,7 @@ describe('a worker killed in the middle of automation runs', needsSharedDatabase
     const id = automation.json().id as string
     await account.request({ method: 'POST', url: `/v1/automations/${id}/activate` })
     for (let i = 0; i < RUNS; i++) {
-      const contact = await account.request({
-        method: 'POST',
-        url: '/v1/contacts',
-        payload: { name: `Kunde ${i}`, phone: `+49171${String(6660000 + i)}` },
-      })
-      const contactId = contact.json().contact.id as string
-      await harness.database.orm.transaction((tx) =>
-        recordOptinChange(tx, harness.clock, {
-          accountId: account.accountId,
-          contactId,
-          channel: 'chat',
-          to: 'confirmed',
-          source: 'test',
-        }),
-      )
+      const contactId = await confirmedContact(harness, account, `Kunde ${i}`, `+49171${String(6660000 + i)}`)
       const started = await account.request({
         method: 'POST',
         url: `/v1/automations/${id}/trigger`,

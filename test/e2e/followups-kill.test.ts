@@ -4,7 +4,6 @@ import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createTestAccount } from '../helpers/harness.ts'
 import { countEach, insertConfirmedContacts, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
 
-const LEASE_SECONDS = 2
 const CONCURRENCY = 8
 const CONTACTS = 2_000
 const PHONE_NUMBER_ID = '777000333'
@@ -21,25 +20,15 @@ describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatab
       idPrefix: 'wamid.FU',
       record: (body) => received.push(String(body.to)),
     }),
-    settings: ({ graph }) => ({
-      HEROLD_WHATSAPP_GRAPH_URL: graph.url,
-      HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
-      HEROLD_WORKER_CONCURRENCY: String(CONCURRENCY),
-    }),
+    leaseSeconds: 2,
+    concurrency: CONCURRENCY,
   })
 
   test('restarted, every contact not in flight at the kill gets the step exactly once; nobody twice', async () => {
     const { harness } = scene
     const deps = { config: harness.config, database: harness.database, clock: harness.clock }
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100_000 } })
-    await scene.connectWhatsApp(account.accountId, {
-      address: '+4930999333',
-      phoneNumberId: PHONE_NUMBER_ID,
-      wabaId: WABA,
-      accessToken: 'EAAG-followup-kill',
-      appSecret: 'kill-secret',
-      verifyToken: 'kill-verify',
-    })
+    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
     // contacts confirmed (created) 1 hour minus 3 seconds ago: with a 1-hour delay the step of all 2,000 is due at
     // the same moment, 3 seconds after the activation
     await insertConfirmedContacts(harness, account.accountId, CONTACTS, {

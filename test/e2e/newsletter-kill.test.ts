@@ -7,10 +7,10 @@ import {
   killScene,
   needsSharedDatabase,
   newsletterStatus,
+  scheduleNewsletter,
   whatsappAnswers,
 } from '../helpers/kill.ts'
 
-const LEASE_SECONDS = 2
 const CONCURRENCY = 8
 const RECIPIENTS = 5_000
 const PHONE_NUMBER_ID = '777000222'
@@ -27,38 +27,17 @@ describe('a worker killed in the middle of a 5,000-recipient newsletter', needsS
       idPrefix: 'wamid.NL',
       record: (body) => received.push(String(body.to)),
     }),
-    settings: ({ graph }) => ({
-      HEROLD_WHATSAPP_GRAPH_URL: graph.url,
-      HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
-      HEROLD_WORKER_CONCURRENCY: String(CONCURRENCY),
-    }),
+    leaseSeconds: 2,
+    concurrency: CONCURRENCY,
   })
 
   test('restarted, every recipient not in flight at the kill receives it exactly once; nobody twice', async () => {
     const { harness } = scene
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100_000 } })
-    await scene.connectWhatsApp(account.accountId, {
-      address: '+4930999222',
-      phoneNumberId: PHONE_NUMBER_ID,
-      wabaId: WABA,
-      accessToken: 'EAAG-newsletter-kill',
-      appSecret: 'kill-secret',
-      verifyToken: 'kill-verify',
-    })
+    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
     await insertConfirmedContacts(harness, account.accountId, RECIPIENTS, { phonePrefix: '+49171' })
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/newsletters',
-      payload: { subject: 'Sommerfest', content: 'Hallo {{name}}, wir feiern am Samstag.' },
-    })
-    const id = created.json().newsletter.id as string
-    const scheduled = await account.request({
-      method: 'POST',
-      url: `/v1/newsletters/${id}/schedule`,
-      payload: { scheduled_at: new Date(Date.now() + 1500).toISOString() },
-    })
-    assert.equal(scheduled.statusCode, 200, scheduled.body)
-    assert.equal(scheduled.json().newsletter.template_status, 'APPROVED'.toLowerCase())
+    const { id, newsletter } = await scheduleNewsletter(account, 1500)
+    assert.equal(newsletter.template_status, 'APPROVED'.toLowerCase())
 
     const first = await scene.worker()
     await scene.killWhen(
@@ -70,15 +49,10 @@ describe('a worker killed in the middle of a 5,000-recipient newsletter', needsS
     const receivedAtKill = received.length
 
     const second = await scene.worker()
-    const status = () => newsletterStatus(account, id)
-    await scene.waitWhile(async () => (await status()).status !== 'sent', {
-      withinMs: 240_000,
-      everyMs: 250,
-      message: async () => `not finished: ${JSON.stringify(await status())}`,
-    })
+    await scene.newsletterSent(account, id)
     await scene.stop(second)
 
-    const final = await status()
+    const final = await newsletterStatus(account, id)
     assert.equal(final.recipients, RECIPIENTS, 'one send record per recipient')
     const { counts: perPhone, twice } = countEach(received)
     assert.deepEqual(twice, [], 'nobody received it twice')

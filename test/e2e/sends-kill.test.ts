@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { recordOptinChange } from '../../src/modules/contacts/index.ts'
-import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { createTestAccount } from '../helpers/harness.ts'
-import { killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
+import { approvedTemplate, confirmedContact, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
 
-const LEASE_SECONDS = 2
 const CONCURRENCY = 4
 const SENDS = 30
 const PHONE_NUMBER_ID = '777000111'
-const TOKEN = 'EAAG-kill-token'
 
 describe('a worker killed mid-way through template sends', needsSharedDatabase, () => {
   /** every template message counted by our send id on arrival, answered 300 ms later */
@@ -21,49 +17,22 @@ describe('a worker killed mid-way through template sends', needsSharedDatabase, 
       idPrefix: 'wamid.KILL',
       record: (body) => received.push(String(body.biz_opaque_callback_data)),
     }),
-    settings: ({ graph }) => ({
-      HEROLD_WHATSAPP_GRAPH_URL: graph.url,
-      HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
-      HEROLD_WORKER_CONCURRENCY: String(CONCURRENCY),
-    }),
+    leaseSeconds: 2,
+    concurrency: CONCURRENCY,
   })
 
   test('no send reaches the provider twice; every send not in flight at the kill is sent exactly once', async () => {
     const { harness } = scene
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    await scene.connectWhatsApp(account.accountId, {
-      address: '+4930999999',
-      phoneNumberId: PHONE_NUMBER_ID,
-      wabaId: '888',
-      accessToken: TOKEN,
-      appSecret: 'kill-secret',
-      verifyToken: 'kill-verify',
+    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '888' })
+    const templateId = await approvedTemplate(harness, account, {
+      name: 'Kill test',
+      content: 'Hallo {{name}}, dein Code {{code}} ist da.',
+      language: 'de',
     })
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/templates',
-      payload: { name: 'Kill test', content: 'Hallo {{name}}, dein Code {{code}} ist da.', language: 'de' },
-    })
-    const templateId = created.json().template.id as string
-    await templatesServiceFor(deps).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
     const sendIds: string[] = []
     for (let i = 0; i < SENDS; i++) {
-      const contact = await account.request({
-        method: 'POST',
-        url: '/v1/contacts',
-        payload: { name: `Kunde ${i}`, phone: `+49170${String(5550000 + i)}` },
-      })
-      const contactId = contact.json().contact.id as string
-      await harness.database.orm.transaction((tx) =>
-        recordOptinChange(tx, harness.clock, {
-          accountId: account.accountId,
-          contactId,
-          channel: 'chat',
-          to: 'confirmed',
-          source: 'test',
-        }),
-      )
+      const contactId = await confirmedContact(harness, account, `Kunde ${i}`, `+49170${String(5550000 + i)}`)
       const queued = await account.request({
         method: 'POST',
         url: '/v1/messages',

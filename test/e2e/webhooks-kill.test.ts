@@ -6,12 +6,11 @@ import { createTestAccount, json } from '../helpers/harness.ts'
 import { killScene, needsSharedDatabase, sharedDatabaseUrl } from '../helpers/kill.ts'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
-const LEASE_SECONDS = 2
-
 describe('a worker killed mid-delivery', needsSharedDatabase, () => {
   const scene = killScene({
     ownDatabase: false,
-    settings: () => ({ DATABASE_URL: sharedDatabaseUrl!, HEROLD_JOB_LEASE_SECONDS: String(LEASE_SECONDS) }),
+    leaseSeconds: 2,
+    settings: { DATABASE_URL: sharedDatabaseUrl! },
   })
   let receiver: WebhookReceiver
   after(() => receiver?.close())

@@ -3,7 +3,9 @@ import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before } from 'node:test'
 import { channelsServiceFor } from '../../src/modules/channels/index.ts'
+import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { type FakeGraph, type GraphCall, startFakeGraph } from './fake-graph.ts'
+import { depsOf, setOptin } from './fixtures.ts'
 import { createHarness, type Harness, type TestAccount } from './harness.ts'
 import { startWorker } from './worker.ts'
 
@@ -66,18 +68,13 @@ export interface KillScene {
   ): Promise<void>
   /** SIGTERM, and its exit */
   stop(child: ChildProcess): Promise<void>
-  /** connects the account's chat channel to the fake Graph API */
-  connectWhatsApp(accountId: string, channel: WhatsAppChannel): Promise<unknown>
-}
-
-export interface WhatsAppChannel {
-  address: string
-  phoneNumberId: string
-  wabaId: string
-  accessToken: string
-  appSecret: string
-  verifyToken: string
-  messagesPerSecond?: number
+  /** connects the account's chat channel to the fake Graph API as `phoneNumberId` of the business account `wabaId` */
+  connectWhatsApp(
+    accountId: string,
+    channel: { phoneNumberId: string; wabaId: string; messagesPerSecond?: number },
+  ): Promise<unknown>
+  /** polls the newsletter's status until it is sent (at most 240 s) */
+  newsletterSent(account: TestAccount, id: string): Promise<void>
 }
 
 /**
@@ -87,15 +84,24 @@ export interface WhatsAppChannel {
  */
 export function killScene(options: {
   graph?: (call: GraphCall) => void
-  settings: (scene: KillScene) => Record<string, string>
+  leaseSeconds: number
+  concurrency?: number
+  /** more of the workers' environment */
+  settings?: Record<string, string>
   ownDatabase?: boolean
 }): KillScene {
+  const settings = () => ({
+    ...(scene.graph ? { HEROLD_WHATSAPP_GRAPH_URL: scene.graph.url } : {}),
+    HEROLD_JOB_LEASE_SECONDS: String(options.leaseSeconds),
+    ...(options.concurrency ? { HEROLD_WORKER_CONCURRENCY: String(options.concurrency) } : {}),
+    ...options.settings,
+  })
   const children: ChildProcess[] = []
   const scene: KillScene = {
     harness: undefined as unknown as Harness,
     graph: undefined as unknown as FakeGraph,
     async worker() {
-      const child = await startWorker(scene.harness, options.settings(scene))
+      const child = await startWorker(scene.harness, settings())
       children.push(child)
       return child
     },
@@ -122,12 +128,24 @@ export function killScene(options: {
       child.kill('SIGTERM')
       await once(child, 'exit')
     },
-    connectWhatsApp(accountId, channel) {
-      const { config, database, clock } = scene.harness
-      return channelsServiceFor({ config, database, clock }).connect(accountId, {
+    connectWhatsApp(accountId, { phoneNumberId, wabaId, messagesPerSecond }) {
+      return channelsServiceFor(depsOf(scene.harness)).connect(accountId, {
         channel: 'chat',
         provider: 'whatsapp-cloud',
-        ...channel,
+        address: `+49309${phoneNumberId}`,
+        phoneNumberId,
+        wabaId,
+        accessToken: `EAAG-${phoneNumberId}`,
+        appSecret: 'kill-secret',
+        verifyToken: 'kill-verify',
+        ...(messagesPerSecond ? { messagesPerSecond } : {}),
+      })
+    },
+    async newsletterSent(account, id) {
+      await scene.waitWhile(async () => (await newsletterStatus(account, id)).status !== 'sent', {
+        withinMs: 240_000,
+        everyMs: 250,
+        message: async () => `not finished: ${JSON.stringify(await newsletterStatus(account, id))}`,
       })
     },
   }
@@ -183,4 +201,37 @@ export function countEach(values: string[]): { counts: Map<string, number>; twic
   const counts = new Map<string, number>()
   for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1)
   return { counts, twice: [...counts].filter(([, n]) => n > 1) }
+}
+
+/** A newsletter to every confirmed contact, scheduled `inMs` from now: its id and the scheduled newsletter. */
+export async function scheduleNewsletter(account: TestAccount, inMs: number) {
+  const created = await account.request({
+    method: 'POST',
+    url: '/v1/newsletters',
+    payload: { subject: 'Sommerfest', content: 'Hallo {{name}}, wir feiern am Samstag.' },
+  })
+  const id = created.json().newsletter.id as string
+  const scheduled = await account.request({
+    method: 'POST',
+    url: `/v1/newsletters/${id}/schedule`,
+    payload: { scheduled_at: new Date(Date.now() + inMs).toISOString() },
+  })
+  assert.equal(scheduled.statusCode, 200, scheduled.body)
+  return { id, newsletter: scheduled.json().newsletter as { template_status: string } }
+}
+
+/** A contact made through the API whose chat opt-in is confirmed; its id. */
+export async function confirmedContact(harness: Harness, account: TestAccount, name: string, phone: string) {
+  const contact = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone } })
+  const contactId = contact.json().contact.id as string
+  await setOptin(harness, account.accountId, contactId)
+  return contactId
+}
+
+/** A template made through the API and marked approved as the provider's status update marks it; its id. */
+export async function approvedTemplate(harness: Harness, account: TestAccount, payload: Record<string, unknown>) {
+  const created = await account.request({ method: 'POST', url: '/v1/templates', payload })
+  const templateId = created.json().template.id as string
+  await templatesServiceFor(depsOf(harness)).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
+  return templateId
 }
