@@ -90,7 +90,10 @@ export const RETURNS =
 
 let harness: Harness
 
-/** The harness against the fake endpoint; jobs run only inside drain(): a test sees the inbound stored before any reply exists. */
+/**
+ * The harness against the fake endpoint; jobs run only inside drain(): a test sees the inbound stored before any
+ * reply exists.
+ */
 export async function aiHarness(ai: FakeAi): Promise<Harness> {
   harness = await createHarness({
     workers: true,
