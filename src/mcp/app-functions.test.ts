@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 
 // The tools for the web app's own functions (/app): consent history, CSV import, the template and follow-up checks,
@@ -11,24 +9,18 @@ import { recordOptinChange } from '../modules/contacts/index.ts'
 // the tool's outputSchema; the scopes and the account isolation of the /app routes.
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
-async function mcp(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcp = (token: string) => mcpClients.connect(token)
 
 async function account() {
   const created = await createTestAccount(harness)

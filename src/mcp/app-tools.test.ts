@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { randomBytes, randomInt } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
+import { signedInMember } from '../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { createMember } from '../modules/people/index.ts'
 
 // POST /app/{tool_name}: every tool over plain HTTP with the web app's session; the member's role gives the scopes,
 // every call needs the session's CSRF token, and the errors are those of POST /v1/tools/{tool_name}.
@@ -17,16 +17,7 @@ after(async () => {
 
 async function member(accountId: string, role: 'owner' | 'admin' | 'member' | 'viewer') {
   const email = `t${randomBytes(6).toString('hex')}@example.org`
-  await createMember(harness.database.orm, { accountId, email, name: 'Tess', password: 'long password 12', role })
-  const signedIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'long password 12' },
-    // an address of its own: sign-ins are limited per address, and on Redis the limit is shared by every test file
-    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
-  })
-  assert.equal(signedIn.statusCode, 200, signedIn.body)
-  return { cookie: String(signedIn.headers['set-cookie']).split(';')[0], 'x-csrf-token': signedIn.json().csrf_token }
+  return (await signedInMember(harness, { accountId, email, name: 'Tess', password: 'long password 12', role })).headers
 }
 
 const call = (headers: Record<string, string>, tool: string, payload: unknown = {}) =>

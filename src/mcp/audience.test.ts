@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomBytes, randomInt } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { signedInMember } from '../../test/helpers/fixtures.ts'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { consentHistory, recordOptinChange } from '../modules/contacts/index.ts'
 import { createMember, invite } from '../modules/people/index.ts'
@@ -16,24 +16,18 @@ import type { PlatformDeps } from '../platform/module.ts'
 // account's ids are 404; a key without the scope is refused.
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
-async function mcp(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcp = (token: string) => mcpClients.connect(token)
 
 async function account() {
   const created = await createTestAccount(harness, { plan: { requestsPerMinute: 10_000 } })
@@ -318,25 +312,13 @@ test('conversations: get, mark read, close (the next message reopens), reopen, a
 
 test('the /app routes behind the tools answer the web app: the CSV export, a tag, a conversation', async () => {
   const { accountId } = await account()
-  const email = `o${randomBytes(4).toString('hex')}@example.org`
-  await createMember(harness.database.orm, {
+  const { headers } = await signedInMember(harness, {
     accountId,
-    email,
+    email: `o${randomBytes(4).toString('hex')}@example.org`,
     name: 'Olga',
     password: 'long password 12',
     role: 'owner',
   })
-  const signedIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'long password 12' },
-    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
-  })
-  assert.equal(signedIn.statusCode, 200, signedIn.body)
-  const headers = {
-    cookie: String(signedIn.headers['set-cookie']).split(';')[0],
-    'x-csrf-token': signedIn.json().csrf_token as string,
-  }
   const created = await harness.app.inject({
     method: 'POST',
     url: '/app/create_contact',

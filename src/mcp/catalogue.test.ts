@@ -1,42 +1,27 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { McpClients } from '../../test/helpers/mcp-client.ts'
 import { isScope } from '../platform/auth/scopes.ts'
 import { catalogue } from './catalogue.ts'
 import { catalogueMarkdown, DOC_END, DOC_START } from './catalogue-doc.ts'
 import { mcpToolOf } from './server.ts'
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: 'catalogue-test', version: '1.0.0' })
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  )
-  // listing the tools makes the SDK validate every call's structuredContent against the tool's outputSchema
-  await client.listTools()
-  clients.push(client)
-  return client
-}
+const connect = (token: string) => mcpClients.connect(token)
 
 const root = new URL('../../', import.meta.url)
 

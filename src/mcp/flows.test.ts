@@ -1,52 +1,34 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../modules/channels/index.ts'
-import { recordOptinChange } from '../modules/contacts/index.ts'
+import { sandboxAccount as fixtureAccount, phoneSequence, setOptin } from '../../test/helpers/fixtures.ts'
+import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.ts'
+import { type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { sandboxOutboxOf } from '../modules/channels/index.ts'
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness({ workers: true, config: { allowPrivateTargets: true } })
   await harness.jobs!.stop()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
 let counter = 0
-const nextPhone = () => `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4916')
 
 async function sandboxAccount(): Promise<{ account: TestAccount; client: Client }> {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
-  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-    account.accountId,
-    { channel: 'chat', provider: 'sandbox' },
-  )
-  const client = await connectMcp(base, account.key)
-  clients.push(client)
+  const account = await fixtureAccount(harness, { messagesPerMonth: 100 })
+  const client = await mcpClients.connect(account.key)
   return { account, client }
 }
 
-async function confirm(account: TestAccount, contactId: string) {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
-}
+const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
 
 test('contacts: upsert, list with created_after, tags added and removed, tag counts, delete in two steps', async () => {
   const { account, client } = await sandboxAccount()

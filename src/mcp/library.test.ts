@@ -2,20 +2,18 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
+import { sandboxAccount } from '../../test/helpers/fixtures.ts'
+import { createHarness, type Harness } from '../../test/helpers/harness.ts'
+import { McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { createMember } from '../modules/people/index.ts'
 
 // The tools for follow-up sequences, the media library, the knowledge documents and the AI settings, the team and
 // the statistics, through the SDK's Client against a listening server; files come from a loopback HTTP server.
 
 let harness: Harness
-let base: string
 let files: Server
 let filesBase: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
@@ -25,8 +23,7 @@ const MARKDOWN = '# Lieferung\n\nWir liefern Blumen dienstags und freitags in ga
 
 before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true } })
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
   files = createServer((request, response) => {
     if (request.url === '/pixel.png') response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
     else if (request.url === '/delivery.md') {
@@ -37,19 +34,14 @@ before(async () => {
   filesBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await new Promise((resolve) => files.close(resolve))
   await harness.close()
 })
 
 async function account() {
-  const created = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
-  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-    created.accountId,
-    { channel: 'chat', provider: 'sandbox' },
-  )
-  const client = await connectMcp(base, created.key)
-  clients.push(client)
+  const created = await sandboxAccount(harness, { messagesPerMonth: 100 })
+  const client = await mcpClients.connect(created.key)
   return { account: created, client }
 }
 

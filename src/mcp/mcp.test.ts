@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { nextPhone, setOptin as recordOptin, sandboxAccount } from '../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createKey,
@@ -10,9 +9,8 @@ import {
   type Harness,
   type TestAccount,
 } from '../../test/helpers/harness.ts'
-import { callTool, connectMcp, type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../modules/channels/index.ts'
-import { recordOptinChange } from '../modules/contacts/index.ts'
+import { callTool, type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { sandboxOutboxOf } from '../modules/channels/index.ts'
 import { blockAccount, createOAuthAccessToken, setAccountPlan, setPlan } from '../platform/auth/accounts.service.ts'
 import { SCOPES } from '../platform/auth/scopes.ts'
 
@@ -23,48 +21,30 @@ before(async () => {
   harness = await createHarness({ workers: true })
   // jobs run only when a test drains them: a queued template send stays queued
   await harness.jobs!.stop()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  base = await mcpClients.listen(harness)
 })
 after(() => harness.close())
 
-const clients: Client[] = []
+const mcpClients = new McpClients()
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
 })
 
-async function connect(token: string): Promise<Client> {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const connect = (token: string) => mcpClients.connect(token)
 
 const call = callTool
 const ok = toolOk
 const fails = toolFails
 const confirmed = toolConfirmed
 
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 const outbox = (accountId: string) => sandboxOutboxOf(harness.database.orm, accountId, 'chat')
 
-async function setOptin(account: TestAccount, contactId: string) {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
-}
+const setOptin = (account: TestAccount, contactId: string) => recordOptin(harness, account.accountId, contactId)
 
 /** A sandbox-connected account with a confirmed contact who wrote within the last 24 hours. */
 async function ready(name = 'Erika Mustermann') {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  const account = await sandboxAccount(harness, { messagesPerMonth: 100 })
   const phone = nextPhone()
   const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone } })
   assert.equal(created.statusCode, 201, created.body)

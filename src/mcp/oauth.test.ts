@@ -1,25 +1,22 @@
 import assert from 'node:assert/strict'
-import { createHash, randomBytes, randomInt } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
+import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { signIn as signInToApp } from '../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { createMember, listMembers, removeMember, setRole } from '../modules/people/index.ts'
 import { hashSecret } from '../platform/auth/credentials.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
@@ -82,11 +79,7 @@ async function signIn(accountId: string, scope = 'contacts:read contacts:write')
   return { clientId, code, verifier, exchange }
 }
 
-async function mcpWith(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcpWith = (token: string) => mcpClients.connect(token)
 
 const mcpStatus = async (token: string) =>
   (
@@ -176,21 +169,8 @@ async function member(roles: Array<[string, 'owner' | 'admin' | 'member' | 'view
   for (const [accountId, role] of roles) {
     await createMember(harness.database.orm, { accountId, email, name: 'Mia', password: 'long password 12', role })
   }
-  const signedIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'long password 12' },
-    // an address of its own: sign-ins are limited per address, and on Redis the limit is shared by every test file
-    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
-  })
-  assert.equal(signedIn.statusCode, 200, signedIn.body)
-  const cookie = String(signedIn.headers['set-cookie']).split(';')[0]
-  return {
-    cookie,
-    csrf: signedIn.json().csrf_token as string,
-    accountId: signedIn.json().account.id as string,
-    email,
-  }
+  const { cookie, csrf, accountId } = await signInToApp(harness, { email, password: 'long password 12' })
+  return { cookie, csrf, accountId, email }
 }
 
 test('the consent step under /app: session and CSRF token required, accounts of the member, scopes of the role', async () => {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { startReceiver, type WebhookReceiver } from '../../test/helpers/webhook-receiver.ts'
 import { channelsServiceFor } from '../modules/channels/index.ts'
 import { createMember } from '../modules/people/index.ts'
@@ -18,26 +17,20 @@ import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oa
 // redeliveries reach a real receiver on loopback.
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 const receivers: WebhookReceiver[] = []
 
 before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   for (const receiver of receivers) await receiver.close()
   await harness.close()
 })
 
-async function mcp(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcp = (token: string) => mcpClients.connect(token)
 
 async function account(plan: { contacts?: number; messagesPerMonth?: number; webhooks?: number } = {}) {
   const created = await createTestAccount(harness, { plan: { requestsPerMinute: 10_000, ...plan } })

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
-import { createHash, randomBytes, randomInt } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
+import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { signedInMember } from '../../test/helpers/fixtures.ts'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { connectMcp, type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { createMember } from '../modules/people/index.ts'
+import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
@@ -14,50 +12,32 @@ import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oa
 // outputSchema), and through POST /app/{tool_name} with sessions of other roles.
 
 let harness: Harness
-let base: string
-const clients: Client[] = []
+const mcpClients = new McpClients()
 
 before(async () => {
   harness = await createHarness()
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+  await mcpClients.listen(harness)
 })
 after(async () => {
-  for (const client of clients) await client.close().catch(() => {})
+  await mcpClients.close()
   await harness.close()
 })
 
 const urls = () => oauthUrls(harness.config.publicUrl)
 const REDIRECT = 'http://127.0.0.1:33418/callback'
 
-async function mcp(token: string) {
-  const client = await connectMcp(base, token)
-  clients.push(client)
-  return client
-}
+const mcp = (token: string) => mcpClients.connect(token)
 
 async function person(accountId: string, role: 'owner' | 'admin' | 'member' | 'viewer') {
   const email = `p${randomBytes(6).toString('hex')}@example.org`
-  const user = await createMember(harness.database.orm, {
+  const { id, headers } = await signedInMember(harness, {
     accountId,
     email,
     name: 'Pia',
     password: 'long password 12',
     role,
   })
-  const signedIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'long password 12' },
-    // an address of its own: sign-ins are limited per address, and on Redis the limit is shared by every test file
-    remoteAddress: `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`,
-  })
-  assert.equal(signedIn.statusCode, 200, signedIn.body)
-  const headers = {
-    cookie: String(signedIn.headers['set-cookie']).split(';')[0],
-    'x-csrf-token': signedIn.json().csrf_token as string,
-  }
-  return { id: user.id, email, headers }
+  return { id, email, headers }
 }
 
 /** The access token an assistant gets when this member approves these scopes (the consent page's approval). */

@@ -16,6 +16,8 @@ export interface GraphCall {
 export interface FakeGraph {
   /** the Graph base address with its version, for `whatsappGraphUrl` */
   url: string
+  /** the same server's address without the version, for other paths it answers (a webhook step's receiver) */
+  origin: string
   close(): Promise<void>
 }
 
@@ -43,8 +45,10 @@ export async function startFakeGraph(handle: (call: GraphCall) => void): Promise
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v21.0`,
+    url: `${origin}/v21.0`,
+    origin,
     async close() {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))

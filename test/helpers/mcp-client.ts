@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { listenOnLoopback } from './fixtures.ts'
+import type { Harness } from './harness.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely in tests
 export type Json = Record<string, any>
@@ -18,6 +20,28 @@ export async function connectMcp(base: string, token: string): Promise<Client> {
   )
   await client.listTools()
   return client
+}
+
+/** A test file's MCP clients, to the harness's app served on loopback; `close()` closes every one. */
+export class McpClients {
+  /** the app's address, once `listen` has served it */
+  base = ''
+  readonly #open: Client[] = []
+
+  async listen(harness: Harness): Promise<string> {
+    this.base = await listenOnLoopback(harness)
+    return this.base
+  }
+
+  async connect(token: string): Promise<Client> {
+    const client = await connectMcp(this.base, token)
+    this.#open.push(client)
+    return client
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.#open) await client.close().catch(() => {})
+  }
 }
 
 export async function callTool(client: Client, name: string, args: Json = {}) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { catalogue } from '../../src/mcp/catalogue.ts'
-import { createMember } from '../../src/modules/people/index.ts'
+import { signedInMember } from '../helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
 
 // Strict input (ARCHITECTURE "Strict input"): every operation of the OpenAPI documents refuses a field or query
@@ -198,26 +198,18 @@ function keySender(account: TestAccount): Send {
 let signIns = 0
 async function sessionSender(account: TestAccount): Promise<Send> {
   const email = `strict-${process.pid}-${Date.now()}-${++signIns}@example.org`
-  await createMember(harness.database.orm, {
+  const { headers } = await signedInMember(harness, {
     accountId: account.accountId,
     email,
     name: 'S',
     password: 'strict input pw',
     role: 'owner',
   })
-  const signIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'strict input pw' },
-  })
-  assert.equal(signIn.statusCode, 200, signIn.body)
-  const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-  const csrf = signIn.json().csrf_token as string
   return async (method, url, body) => {
     const response = await harness.app.inject({
       method: method as 'GET',
       url,
-      headers: { cookie, 'x-csrf-token': csrf },
+      headers,
       ...(body === undefined ? {} : { payload: body as Json }),
     })
     return { status: response.statusCode, body: response.body ? response.json() : {} }

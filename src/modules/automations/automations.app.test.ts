@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
-import { createMember } from '../people/index.ts'
 
 // POST /app/automations/check: the builder's dry run. It must say exactly what a save would change or refuse, and
 // change nothing.
@@ -20,29 +20,19 @@ let counter = 0
 async function member(role: Role, account?: TestAccount) {
   const owned = account ?? (await createTestAccount(harness))
   const email = `check-${process.pid}-${++counter}@example.org`
-  await createMember(harness.database.orm, {
+  const { headers } = await signedInMember(harness, {
     accountId: owned.accountId,
     email,
-    name: 'M',
     password: 'check password 1',
     role,
   })
-  const signIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: 'check password 1' },
-    remoteAddress: `10.8.${counter % 250}.2`,
-  })
-  assert.equal(signIn.statusCode, 200, signIn.body)
-  const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-  const csrf = signIn.json().csrf_token as string
   return {
     account: owned,
     async check(payload: unknown) {
       const response = await harness.app.inject({
         method: 'POST',
         url: '/app/automations/check',
-        headers: { cookie, 'x-csrf-token': csrf },
+        headers,
         payload: payload as Json,
       })
       return { status: response.statusCode, body: response.json() as Json }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { nextPhone } from '../../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createKey,
@@ -22,7 +23,6 @@ after(() => harness.close())
 
 const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 const errorOf = (response: { json(): unknown }) => (response.json() as { error: { code: string; key: string } }).error
 
 /** A sandbox-connected account, with an approved opt-in confirmation template unless `template: false`. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 import { channelsServiceFor } from '../channels/index.ts'
-import { createMember } from '../people/index.ts'
 
 // The web app's own follow-up and knowledge routes under /app: a session (cookie and CSRF token), the member's role
 // mapped to scopes, the spec's error envelope for bad input, another account's ids 404.
@@ -28,17 +28,12 @@ interface Member {
 async function member(role: Role, account?: TestAccount): Promise<Member> {
   const owned = account ?? (await createTestAccount(harness))
   const email = `campaign-${unique()}@example.org`
-  const password = 'campaign password'
-  await createMember(harness.database.orm, { accountId: owned.accountId, email, name: 'M', password, role })
-  const signIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password },
-    remoteAddress: `10.9.${counter % 250}.${(counter * 7) % 250}`,
+  const { cookie, csrf } = await signedInMember(harness, {
+    accountId: owned.accountId,
+    email,
+    password: 'campaign password',
+    role,
   })
-  assert.equal(signIn.statusCode, 200, signIn.body)
-  const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-  const csrf = signIn.json().csrf_token as string
   return {
     account: owned,
     cookie,

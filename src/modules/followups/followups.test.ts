@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
+import {
+  drainJobs,
+  sandboxAccount as fixtureAccount,
+  nextPhone,
+  setOptin as recordOptin,
+} from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { claimJobs } from '../../platform/jobs/jobs.ts'
 import { channelsServiceFor } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 import { FOLLOWUP_STEP_QUEUE, followupsServiceFor, type SequenceInput } from './index.ts'
 
 let harness: Harness
@@ -22,32 +27,13 @@ const DAY = 24 * HOUR
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
-let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
-async function drain() {
-  await harness.jobs!.start()
-  await harness.jobs!.drain()
-  await harness.jobs!.stop()
-}
+const drain = () => drainJobs(harness)
 
-async function sandboxAccount() {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-  return account
-}
+const sandboxAccount = () => fixtureAccount(harness)
 
-async function setOptin(account: TestAccount, id: string, to: 'pending' | 'confirmed' | 'opted_out') {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId: id,
-      channel: 'chat',
-      to,
-      source: 'test',
-    }),
-  )
-}
+const setOptin = (account: TestAccount, id: string, to: 'pending' | 'confirmed' | 'opted_out') =>
+  recordOptin(harness, account.accountId, id, to)
 
 async function contact(account: TestAccount, optin: 'none' | 'confirmed' = 'none'): Promise<string> {
   const response = await account.request({

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
+import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
+import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { followupsServiceFor, type SequenceInput } from './index.ts'
 
 // A time equal to now is not the past: a zero-delay step goes right after its enrollment, at activation and after an
@@ -26,31 +25,13 @@ const DAY = 24 * HOUR
 type Json = Record<string, any>
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
-const nextPhone = () => `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4916')
 
-async function drain() {
-  await harness.jobs!.start()
-  await harness.jobs!.drain()
-  await harness.jobs!.stop()
-}
+const drain = () => drainJobs(harness)
 
-async function sandboxAccount() {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-  return account
-}
+const sandboxAccount = () => fixtureAccount(harness)
 
-async function confirm(account: TestAccount, contactId: string) {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
-}
+const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
 
 async function contact(account: TestAccount): Promise<string> {
   const response = await account.request({

@@ -1,100 +1,26 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { nextPhone, signedInMember } from '../../../test/helpers/fixtures.ts'
+import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import {
+  aiAccount,
+  aiHarness,
+  conversation,
+  drain,
+  type FakeAi,
+  inbound,
+  type Json,
+  RETURNS,
+  replies,
+  startFakeAi,
+} from '../../../test/helpers/knowledge-ai.ts'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
-import type { Role } from '../../platform/auth/people.tables.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { consentSubject, recordOptinChange } from '../contacts/index.ts'
-import { createMember } from '../people/index.ts'
 import { aiServiceFor } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
-
-// biome-ignore lint/suspicious/noExplicitAny: request and response bodies are read loosely in tests
-type Json = Record<string, any>
-
-/** A fake OpenAI-compatible chat-completions server on loopback: it checks each request and answers by rule. */
-interface FakeAi {
-  url: string
-  requests: Json[]
-  /** the reply prompt's answer for a customer message */
-  answer: (question: string, passages: string) => Json
-  /** the tag prompt's answer */
-  tags: (message: string, offered: string[]) => string[]
-  /** how it answers: as a model, 500, never (the caller times out), or HTML instead of a chat completion */
-  mode: 'ok' | 'error500' | 'hang' | 'garbage'
-  close(): Promise<void>
-}
-
-async function startFakeAi(): Promise<FakeAi> {
-  const fake: FakeAi = {
-    url: '',
-    requests: [],
-    close: async () => {},
-    answer: () => ({ answer: null, reason: 'unset' }),
-    tags: () => [],
-    mode: 'ok',
-  }
-  const read = (request: IncomingMessage) =>
-    new Promise<string>((resolve) => {
-      let body = ''
-      request.on('data', (chunk) => {
-        body += chunk
-      })
-      request.on('end', () => resolve(body))
-    })
-  const server: Server = createServer(async (request, response) => {
-    const body = JSON.parse(await read(request)) as Json
-    fake.requests.push({
-      method: request.method,
-      path: request.url,
-      authorization: request.headers.authorization,
-      body,
-    })
-    const fail = (status: number, message: string) =>
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message } }))
-    if (request.method !== 'POST' || request.url !== '/v1/chat/completions') return fail(404, 'unknown route')
-    if (request.headers.authorization !== 'Bearer sk-test-key') return fail(401, 'bad key')
-    if (body.model !== 'herold-test-model' || !Array.isArray(body.messages)) return fail(400, 'bad request')
-    if (fake.mode === 'error500') return fail(500, 'the model server is overloaded')
-    if (fake.mode === 'hang') return
-    if (fake.mode === 'garbage')
-      return response.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>')
-    const [system, user] = body.messages as Array<{ role: string; content: string }>
-    let content: string
-    if (system.content.includes('label customer chat messages')) {
-      const offered = JSON.parse(system.content.split('\n')[2]) as string[]
-      content = JSON.stringify({ tags: fake.tags(user.content, offered) })
-    } else {
-      const [passages, question] = user.content.split('\n\nCustomer message:\n')
-      content = JSON.stringify(fake.answer(question, passages))
-    }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      }),
-    )
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
-  fake.close = () =>
-    new Promise((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    })
-  return fake
-}
-
-const RETURNS =
-  '# Rücksendungen\n\nSie können jede Bestellung innerhalb von 30 Tagen kostenlos zurückschicken. Den Rücksendeschein finden Sie im Paket.\n\n# Zahlung\n\nWir akzeptieren Rechnung, Kreditkarte und PayPal.\n'
-
-let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
 describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   let harness: Harness
@@ -103,56 +29,12 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
 
   before(async () => {
     ai = await startFakeAi()
-    harness = await createHarness({
-      workers: true,
-      config: { aiUrl: ai.url, aiKey: 'sk-test-key', aiModel: 'herold-test-model', aiTimeoutMs: 1000 },
-    })
-    // jobs run only inside drain(): a test sees the inbound stored before any reply exists
-    await harness.jobs!.stop()
+    harness = await aiHarness(ai)
   })
   after(async () => {
     await harness.close()
     await ai.close()
   })
-
-  async function drain() {
-    await harness.jobs!.start()
-    await harness.jobs!.drain()
-    await harness.jobs!.stop()
-  }
-
-  /** A German account on the sandbox with the returns document and AI replies (and optionally tags) on. */
-  async function aiAccount(settings: Json = { replies_enabled: true }): Promise<TestAccount> {
-    const account = await createTestAccount(harness)
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-    const uploaded = await account.request({
-      method: 'POST',
-      url: '/v1/knowledge/documents',
-      payload: { data_base64: Buffer.from(RETURNS).toString('base64'), filename: 'service.md' },
-    })
-    assert.equal(uploaded.statusCode, 201, uploaded.body)
-    const patched = await account.request({ method: 'PATCH', url: '/v1/settings/ai', payload: settings })
-    assert.equal(patched.statusCode, 200, patched.body)
-    return account
-  }
-
-  async function inbound(account: TestAccount, from: string, text: string) {
-    const response = await account.request({ method: 'POST', url: '/v1/sandbox/inbound', payload: { from, text } })
-    assert.equal(response.statusCode, 200, response.body)
-  }
-
-  async function conversation(account: TestAccount) {
-    const list = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
-    const [item] = list.json().conversations as Json[]
-    const messages = await account.request({ method: 'GET', url: `/v1/inbox/conversations/${item.id}/messages` })
-    return { conversation: item, messages: messages.json().messages as Json[] }
-  }
-
-  async function replies(account: TestAccount) {
-    const response = await account.request({ method: 'GET', url: '/v1/knowledge/ai-replies' })
-    assert.equal(response.statusCode, 200, response.body)
-    return response.json().ai_replies as Json[]
-  }
 
   test('answered: the reply is written from the passages, sent with ai: true, and the passages are kept with it', async () => {
     const account = await aiAccount()
@@ -561,167 +443,6 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     })
     assert.equal(refused.statusCode, 403)
   })
-
-  // ---- POST /app/knowledge/ask: the web app's test question ----------------------------------------------------
-
-  let signIns = 0
-  /** A signed-in member of the account (session cookie and CSRF token), as the web app calls /app. */
-  async function member(account: TestAccount, role: Role) {
-    const email = `ask-${process.pid}-${++signIns}@example.org`
-    await createMember(harness.database.orm, {
-      accountId: account.accountId,
-      email,
-      name: 'M',
-      password: 'ask password 1',
-      role,
-    })
-    const signIn = await harness.app.inject({
-      method: 'POST',
-      url: '/app/sign-in',
-      payload: { email, password: 'ask password 1' },
-      remoteAddress: `10.7.${signIns % 250}.1`,
-    })
-    assert.equal(signIn.statusCode, 200, signIn.body)
-    const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-    const csrf = signIn.json().csrf_token as string
-    return async (payload: unknown) => {
-      const response = await harness.app.inject({
-        method: 'POST',
-        url: '/app/knowledge/ask',
-        headers: { cookie, 'x-csrf-token': csrf },
-        payload: payload as Json,
-      })
-      return { status: response.statusCode, body: response.json() as Json }
-    }
-  }
-
-  /** Everything an ask must leave alone: conversations, messages, AI records, the settings' failure, jobs. */
-  async function untouched(account: TestAccount) {
-    const conversations = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
-    assert.deepEqual(conversations.json().conversations, [])
-    const messages = await account.request({ method: 'GET', url: '/v1/messages' })
-    assert.deepEqual(messages.json().messages, [])
-    assert.deepEqual(await replies(account), [])
-    assert.deepEqual(await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat'), [])
-    const settings = await account.request({ method: 'GET', url: '/v1/settings/ai' })
-    assert.equal(settings.json().last_failure, null)
-    const jobs = await harness.database.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue IN ($2, $3)',
-      [account.accountId, AI_REPLY_QUEUE, AI_TAGS_QUEUE],
-    )
-    assert.equal(Number(jobs[0].n), 0)
-  }
-
-  test('ask: the prompt is exactly the one an inbound message gets; the answer and its passages come back, nothing is sent', async () => {
-    const question = 'Wie lange kann ich meine Bestellung zurückschicken?'
-    ai.answer = (q, passages) =>
-      /zurückschicken/.test(q) && /30 Tagen/.test(passages)
-        ? { answer: 'Innerhalb von 30 Tagen, kostenlos.', passages: [1] }
-        : { answer: null, reason: 'not covered' }
-    // the same question arriving as a chat message, answered by the reply job
-    const replied = await aiAccount()
-    await inbound(replied, nextPhone(), question)
-    await drain()
-    const jobPrompt = ai.requests.at(-1)!.body
-    assert.equal((await replies(replied))[0].state, 'sent')
-
-    // an account with the same document and AI replies switched off: the test still asks the model
-    const account = await aiAccount({ replies_enabled: false })
-    await harness.database.query('UPDATE accounts SET name = (SELECT name FROM accounts WHERE id = $1) WHERE id = $2', [
-      replied.accountId,
-      account.accountId,
-    ])
-    const ask = await member(account, 'member')
-    const before = ai.requests.length
-    const asked = await ask({ question: `  ${question}  ` })
-    assert.equal(asked.status, 200, JSON.stringify(asked.body))
-    assert.equal(ai.requests.length, before + 1, 'one call to the model')
-    assert.deepEqual(ai.requests.at(-1)!.body, jobPrompt, 'the same model, temperature and messages as the reply job')
-    assert.equal(asked.body.outcome, 'answer')
-    assert.equal(asked.body.answer, 'Innerhalb von 30 Tagen, kostenlos.')
-    assert.equal(asked.body.reason, null)
-    assert.equal(asked.body.model, 'herold-test-model')
-    assert.ok(asked.body.passages.length >= 1)
-    assert.equal(asked.body.passages[0].document_title, 'service')
-    assert.equal(asked.body.passages[0].heading, 'Rücksendungen')
-    assert.match(asked.body.passages[0].text, /innerhalb von 30 Tagen/)
-    assert.equal(asked.body.passages[0].used, true)
-    assert.ok(asked.body.passages.slice(1).every((p: Json) => p.used === false))
-    await untouched(account)
-  })
-
-  test('ask: a decline of the model and a question no passage touches (no model asked) are answers, not errors', async () => {
-    const account = await aiAccount()
-    const ask = await member(account, 'admin')
-    ai.answer = () => ({ answer: null, reason: 'the passages say nothing about prices' })
-    const declined = await ask({ question: 'Was kostet die Rücksendung per Rechnung?' })
-    assert.equal(declined.status, 200, JSON.stringify(declined.body))
-    assert.equal(declined.body.outcome, 'declined')
-    assert.equal(declined.body.answer, null)
-    assert.equal(declined.body.reason, 'not_answered')
-    assert.equal(declined.body.detail, 'the passages say nothing about prices')
-    assert.ok(declined.body.passages.every((p: Json) => p.used === false))
-
-    const before = ai.requests.length
-    const nothing = await ask({ question: 'Xylophon Quarkstrudel?' })
-    assert.equal(nothing.status, 200)
-    assert.deepEqual(
-      [nothing.body.outcome, nothing.body.reason, nothing.body.passages],
-      ['declined', 'no_passages', []],
-    )
-    assert.equal(ai.requests.length, before, 'no model is asked without passages')
-    // another account's documents are never the source
-    const stranger = await member(await createTestAccount(harness), 'owner')
-    const foreign = await stranger({ question: 'Wie lange kann ich meine Bestellung zurückschicken?' })
-    assert.equal(foreign.status, 200)
-    assert.equal(foreign.body.reason, 'no_passages')
-    assert.equal(ai.requests.length, before)
-    await untouched(account)
-  })
-
-  for (const [mode, key, message] of [
-    ['error500', 'ai_status', /the AI endpoint answered 500/],
-    ['hang', 'ai_timeout', /did not answer in time/],
-    ['garbage', 'ai_not_json', /did not answer with JSON/],
-  ] as const) {
-    test(`ask: a failed model call (${mode}) is a 502 ai_call_failed with key ${key}, recorded nowhere`, async (t) => {
-      const account = await aiAccount({ replies_enabled: true })
-      const ask = await member(account, 'member')
-      ai.mode = mode
-      t.after(() => {
-        ai.mode = 'ok'
-      })
-      const failed = await ask({ question: 'Kann ich meine Bestellung zurückschicken?' })
-      assert.equal(failed.status, 502, JSON.stringify(failed.body))
-      assert.equal(failed.body.error.code, 'ai_call_failed')
-      assert.equal(failed.body.error.key, key)
-      assert.match(failed.body.error.message, message)
-      assert.ok(!JSON.stringify(failed.body).includes('sk-test-key'))
-      await untouched(account)
-    })
-  }
-
-  test('ask: the viewer may not, bad input is a 400 envelope, no session is a 401', async () => {
-    const account = await aiAccount()
-    const viewer = await member(account, 'viewer')
-    const refused = await viewer({ question: 'Kann ich zurückschicken?' })
-    assert.equal(refused.status, 403)
-    assert.equal(refused.body.error.code, 'forbidden')
-    const ask = await member(account, 'member')
-    for (const payload of [{}, { question: '' }, { question: '   ' }, { question: 'x'.repeat(2001) }, { q: 'x' }]) {
-      const bad = await ask(payload)
-      assert.equal(bad.status, 400, JSON.stringify(payload))
-      assert.equal(bad.body.error.code, 'bad_request')
-      assert.equal(typeof bad.body.error.message, 'string')
-    }
-    const anonymous = await harness.app.inject({
-      method: 'POST',
-      url: '/app/knowledge/ask',
-      payload: { question: 'Kann ich zurückschicken?' },
-    })
-    assert.equal(anonymous.statusCode, 401)
-    assert.equal(anonymous.json().error.code, 'unauthorized')
-  })
 })
 
 describe('without an AI endpoint', () => {
@@ -775,23 +496,16 @@ describe('without an AI endpoint', () => {
     assert.deepEqual(recorded.json().ai_replies, [])
 
     // the web app's test question says why, in the envelope
-    const email = `ask-none-${process.pid}@example.org`
-    await createMember(harness.database.orm, {
+    const { headers } = await signedInMember(harness, {
       accountId: account.accountId,
-      email,
-      name: 'M',
+      email: `ask-none-${process.pid}@example.org`,
       password: 'ask password 1',
       role: 'owner',
-    })
-    const signIn = await harness.app.inject({
-      method: 'POST',
-      url: '/app/sign-in',
-      payload: { email, password: 'ask password 1' },
     })
     const asked = await harness.app.inject({
       method: 'POST',
       url: '/app/knowledge/ask',
-      headers: { cookie: String(signIn.headers['set-cookie']).split(';')[0], 'x-csrf-token': signIn.json().csrf_token },
+      headers,
       payload: { question: 'Wie lange kann ich zurückschicken?' },
     })
     assert.equal(asked.statusCode, 409, asked.body)

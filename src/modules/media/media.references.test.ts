@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { crc32, deflateSync } from 'node:zlib'
+import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
@@ -43,8 +44,7 @@ const PDF = Buffer.from(
 
 let harness: Harness
 let dataDir: string
-let counter = 0
-const nextPhone = () => `+4914${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4914')
 
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'herold-refs-test-'))

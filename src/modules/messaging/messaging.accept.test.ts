@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { nextPhone, sandboxAccount } from '../../../test/helpers/fixtures.ts'
+import { createHarness, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -26,7 +21,6 @@ after(() => harness.close())
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 
 async function contactWith(account: TestAccount, optin: 'confirmed' | 'opted_out' | null): Promise<string> {
@@ -53,10 +47,7 @@ async function contactWith(account: TestAccount, optin: 'confirmed' | 'opted_out
 
 /** A sandbox-connected account with an approved template `Hallo {{name}}, dein Code ist {{code}}. Bis bald!` */
 async function readyAccount(plan: { requestsPerMinute?: number } = {}) {
-  const account = await createTestAccount(harness, {
-    plan: { messagesPerMonth: 1000, requestsPerMinute: 1000, ...plan },
-  })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  const account = await sandboxAccount(harness, { messagesPerMonth: 1000, requestsPerMinute: 1000, ...plan })
   const created = await account.request({
     method: 'POST',
     url: '/v1/templates',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
+import { nextPhone } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor } from '../channels/index.ts'
 import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
@@ -55,7 +56,6 @@ after(async () => {
 
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
 async function drain() {
   await harness.jobs!.start()

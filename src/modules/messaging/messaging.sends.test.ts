@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
+import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createTestAccount,
@@ -31,7 +32,7 @@ type Json = Record<string, any>
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 const channels = () => channelsServiceFor(deps())
 let counter = 0
-const nextPhone = () => `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4916')
 
 async function createContact(account: TestAccount, body: Record<string, unknown>): Promise<string> {
   const response = await account.request({ method: 'POST', url: '/v1/contacts', payload: body })

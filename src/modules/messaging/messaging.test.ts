@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
+import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createTestAccount,
@@ -24,7 +25,7 @@ after(() => harness.close())
 const DAY = 24 * 60 * 60 * 1000
 const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
 let phoneCounter = 0
-const nextPhone = () => `+4915${String(process.pid % 1000).padStart(3, '0')}${String(++phoneCounter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4915')
 
 interface Setup {
   account: TestAccount

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
@@ -7,8 +8,7 @@ import { recordOptinChange } from '../contacts/index.ts'
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 const HOUR = 3600_000
-let counter = 0
-const nextPhone = () => `+4915${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4915')
 
 /** A harness whose public address is https (WhatsApp URL buttons need one), or the given one. */
 function suite(publicUrl: string) {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
@@ -24,20 +25,12 @@ const HOUR = 3600_000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
-let counter = 0
-const nextPhone = () => `+4916${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+const nextPhone = phoneSequence('+4916')
 
-async function drain() {
-  await harness.jobs!.start()
-  await harness.jobs!.drain()
-  await harness.jobs!.stop()
-}
+const drain = () => drainJobs(harness)
 
-async function sandboxAccount(options: { messagesPerMonth?: number } = {}) {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: options.messagesPerMonth ?? 1000 } })
-  await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-  return account
-}
+const sandboxAccount = (options: { messagesPerMonth?: number } = {}) =>
+  fixtureAccount(harness, { messagesPerMonth: options.messagesPerMonth ?? 1000 })
 
 async function contact(
   account: TestAccount,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
+import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
-import { createMember } from './index.ts'
 
 // The console's own /app routes of other modules: the live template check and the CSV import with its progress
 // lines. Signed in as members of each role, through Fastify's inject.
@@ -21,16 +21,7 @@ const PASSWORD = 'correct horse battery'
 /** Signs a new member of the account in; answers the headers a browser sends on a change. */
 async function member(accountId: string, role: 'owner' | 'member' | 'viewer') {
   const email = `console-${process.pid}-${Date.now()}-${++counter}@example.org`
-  await createMember(harness.database.orm, { accountId, email, name: role, password: PASSWORD, role })
-  const signIn = await harness.app.inject({
-    method: 'POST',
-    url: '/app/sign-in',
-    payload: { email, password: PASSWORD },
-    remoteAddress: `10.9.${counter}.1`,
-  })
-  assert.equal(signIn.statusCode, 200, signIn.body)
-  const cookie = String(signIn.headers['set-cookie']).split(';')[0]
-  return { cookie, 'x-csrf-token': json(signIn).csrf_token as string }
+  return (await signedInMember(harness, { accountId, email, name: role, password: PASSWORD, role })).headers
 }
 
 function importCsv(headers: Record<string, string>, csv: string, contentType = 'text/csv') {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
+import { nextPhone } from '../../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createKey,
@@ -24,8 +25,6 @@ after(() => harness.close())
 type Json = Record<string, any>
 const HOUR = 3600_000
 const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
-let counter = 0
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
 async function contact(account: TestAccount): Promise<{ id: string; phone: string }> {
   const phone = nextPhone()

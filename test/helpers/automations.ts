@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { channelsServiceFor } from '../../src/modules/channels/index.ts'
+import { drainJobs, sandboxAccount as fixtureAccount, nextPhone, setOptin } from './fixtures.ts'
+import { createHarness, type Harness, type TestAccount } from './harness.ts'
+
+// What the automations test files share: their harness and the steps every test takes (an account on the sandbox,
+// a contact, an approved template, an active automation, its runs).
+
+let harness: Harness
+
+/** The harness of an automations test file; jobs run only inside drain(), so a test sees each state between steps. */
+export async function automationsHarness(): Promise<Harness> {
+  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+  await harness.jobs!.stop()
+  return harness
+}
+
+export const HOUR = 3600_000
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
+export type Json = Record<string, any>
+export const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+let counter = 0
+
+export const drain = () => drainJobs(harness)
+
+export async function sandboxAccount(options: { email?: boolean } = {}) {
+  const account = await fixtureAccount(harness, { messagesPerMonth: 100 })
+  if (options.email) {
+    await channelsServiceFor(deps()).connect(account.accountId, {
+      channel: 'email',
+      provider: 'sandbox',
+      address: 'team@shop.example',
+    })
+  }
+  return account
+}
+
+export async function createContact(account: TestAccount, body: Json = {}): Promise<string> {
+  const response = await account.request({
+    method: 'POST',
+    url: '/v1/contacts',
+    payload: { name: 'Erika Mustermann', phone: nextPhone(), ...body },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  return response.json().contact.id
+}
+
+export const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
+
+export async function approvedTemplate(account: TestAccount): Promise<string> {
+  const created = await account.request({
+    method: 'POST',
+    url: '/v1/templates',
+    payload: {
+      name: `Danke ${process.pid} ${++counter}`,
+      content: 'Hallo {{name}}, danke für deinen Einkauf bei uns.',
+      language: 'de',
+    },
+  })
+  assert.equal(created.statusCode, 201, created.body)
+  const id = created.json().template.id
+  const submitted = await account.request({ method: 'POST', url: `/v1/templates/${id}/submit` })
+  assert.equal(submitted.json().template.provider_status, 'approved', submitted.body)
+  return id
+}
+
+export const create = (account: TestAccount, payload: Json) =>
+  account.request({ method: 'POST', url: '/v1/automations', payload: { name: 'Willkommen', ...payload } })
+
+export async function active(account: TestAccount, payload: Json): Promise<Json> {
+  const created = await create(account, payload)
+  assert.equal(created.statusCode, 200, created.body)
+  const activated = await account.request({ method: 'POST', url: `/v1/automations/${created.json().id}/activate` })
+  assert.equal(activated.statusCode, 200, activated.body)
+  return { ...activated.json(), signing_secret: created.json().signing_secret }
+}
+
+export async function runsOf(account: TestAccount, id: string): Promise<Json[]> {
+  const response = await account.request({ method: 'GET', url: `/v1/automations/${id}/runs` })
+  assert.equal(response.statusCode, 200, response.body)
+  return response.json().runs
+}
+
+export async function tagsOf(account: TestAccount, contactId: string): Promise<string[]> {
+  const response = await account.request({ method: 'GET', url: `/v1/contacts/${contactId}` })
+  return response.json().contact.tags
+}
+
+export const errorOf = (response: { json(): unknown }) => (response.json() as { error: Json }).error

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { recordOptinChange } from '../../src/modules/contacts/index.ts'
+import { createHarness, type Harness, type TestAccount } from './harness.ts'
+
+// What the contacts test files share: their harness and the requests most tests make.
+
+let harness: Harness
+
+/** The harness of a contacts test file. */
+export async function contactsHarness(): Promise<Harness> {
+  harness = await createHarness()
+  return harness
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
+export type Json = Record<string, any>
+
+export const create = (account: TestAccount, payload: Record<string, unknown>, url = '/v1/contacts') =>
+  account.request({ method: 'POST', url, payload })
+
+export async function createContact(account: TestAccount, payload: Record<string, unknown>): Promise<Json> {
+  const response = await create(account, payload)
+  assert.equal(response.statusCode, 201, response.body)
+  return response.json().contact
+}
+
+export async function confirmBoth(accountId: string, contactId: string): Promise<void> {
+  await harness.database.orm.transaction(async (tx) => {
+    for (const channel of ['chat', 'email'] as const) {
+      await recordOptinChange(tx, harness.clock, { accountId, contactId, channel, to: 'confirmed', source: 'test' })
+    }
+  })
+}
+
+export const getContact = async (account: TestAccount, id: string): Promise<Json> =>
+  (await account.request({ method: 'GET', url: `/v1/contacts/${id}` })).json().contact
+
+export function csvFile(lines: string[]): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'herold-import-'))
+  const file = path.join(dir, 'contacts.csv')
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}

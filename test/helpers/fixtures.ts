@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict'
+import { randomInt } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { channelsServiceFor } from '../../src/modules/channels/index.ts'
+import { recordOptinChange } from '../../src/modules/contacts/index.ts'
+import { createMember } from '../../src/modules/people/index.ts'
+import type { Role } from '../../src/platform/auth/people.tables.ts'
+import { createTestAccount, type Harness, type TestAccount } from './harness.ts'
+
+// What many test files set up the same way: phone numbers, a sandbox-connected account, an opt-in, the job queue
+// drained, a member signed in to /app, the app on a loopback port.
+
+/**
+ * Phone numbers unique in this process (the pid keeps test processes sharing a database apart); `prefix` keeps one
+ * file's numbers apart from another's.
+ */
+export function phoneSequence(prefix = '+4917'): () => string {
+  let counter = 0
+  return () => `${prefix}${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+}
+
+export const nextPhone = phoneSequence('+4917')
+
+/** The services' dependencies of the harness. */
+export const depsOf = (harness: Harness) => ({
+  config: harness.config,
+  database: harness.database,
+  clock: harness.clock,
+})
+
+/** An account with a plan and its chat channel connected to the sandbox provider. */
+export async function sandboxAccount(
+  harness: Harness,
+  plan: { messagesPerMonth?: number; requestsPerMinute?: number } = { messagesPerMonth: 1000 },
+): Promise<TestAccount> {
+  const account = await createTestAccount(harness, { plan })
+  await channelsServiceFor(depsOf(harness)).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  return account
+}
+
+/** An opt-in change recorded as the consent flow records it (source `test`); by default the chat opt-in confirmed. */
+export async function setOptin(
+  harness: Harness,
+  accountId: string,
+  contactId: string,
+  to: 'pending' | 'confirmed' | 'opted_out' = 'confirmed',
+  channel: 'chat' | 'email' = 'chat',
+): Promise<void> {
+  await harness.database.orm.transaction((tx) =>
+    recordOptinChange(tx, harness.clock, { accountId, contactId, channel, to, source: 'test' }),
+  )
+}
+
+/** Runs every due job of a harness whose runner is stopped between steps, and stops it again. */
+export async function drainJobs(harness: Harness): Promise<void> {
+  await harness.jobs!.start()
+  await harness.jobs!.drain()
+  await harness.jobs!.stop()
+}
+
+/** Serves the harness's app on a loopback port (for MCP clients and browsers); its base address. */
+export async function listenOnLoopback(harness: Harness): Promise<string> {
+  await harness.app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+}
+
+export interface SignedIn {
+  /** the account the session is in */
+  accountId: string
+  /** the session cookie, `name=value` */
+  cookie: string
+  csrf: string
+  /** the cookie and the CSRF token, as a changing /app request sends them */
+  headers: { cookie: string; 'x-csrf-token': string }
+}
+
+/** A random private address: sign-ins are limited per address, and on Redis the limit is shared by every test file. */
+export const ownAddress = () => `10.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`
+
+/** POST /app/sign-in; fails the test unless it is a 200. */
+export async function signIn(
+  harness: Harness,
+  credentials: { email: string; password: string },
+  remoteAddress = ownAddress(),
+): Promise<SignedIn> {
+  const response = await harness.app.inject({
+    method: 'POST',
+    url: '/app/sign-in',
+    payload: credentials,
+    remoteAddress,
+  })
+  assert.equal(response.statusCode, 200, response.body)
+  const cookie = String(response.headers['set-cookie']).split(';')[0]
+  const { csrf_token: csrf, account } = response.json() as { csrf_token: string; account: { id: string } }
+  return { accountId: account.id, cookie, csrf, headers: { cookie, 'x-csrf-token': csrf } }
+}
+
+/** A member of the account with this role, signed in to /app. */
+export async function signedInMember(
+  harness: Harness,
+  member: { accountId: string; role: Role; email: string; password: string; name?: string },
+  remoteAddress = ownAddress(),
+): Promise<SignedIn & { id: string }> {
+  const { accountId, role, email, password, name = 'M' } = member
+  const user = await createMember(harness.database.orm, { accountId, email, name, password, role })
+  return { id: user.id, ...(await signIn(harness, { email, password }, remoteAddress)) }
+}
