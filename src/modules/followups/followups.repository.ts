@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
 import { type ClaimedJob, type EnqueueInput, enqueue, enqueueSql, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import { cancelQueued, requeueHeldSql, rescheduleQueued, settleHeldSql } from '../../platform/jobs/lease.ts'
-import { type HandedSend, handOffSendsSql } from '../messaging/index.ts'
+import { countSends, type HandedSend, handOffSendsSql } from '../messaging/index.ts'
 import type { EnrollmentChange, Scheduled, StepCheck, Timing } from './followups.schedule.ts'
 import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
 
@@ -208,13 +208,8 @@ export async function stepsSending(tx: Db, accountId: string, templateId: string
 }
 
 /** The send counts of steps by status (read only: messaging owns the sends), since a time when given. */
-export async function sendCountsOf(db: Db, accountId: string, stepIds: string[], since: Date | null = null) {
-  const result = await db.execute(sql`SELECT origin_id, status, count(*)::int AS n FROM template_sends
-    WHERE account_id = ${accountId} AND origin = 'followup'
-      AND origin_id = ANY(${uuidList(stepIds)}::uuid[])
-      ${since ? sql`AND created_at >= ${since.toISOString()}::timestamptz` : sql``}
-    GROUP BY origin_id, status`)
-  return rows<{ origin_id: string; status: string; n: number }>(result)
+export function sendCountsOf(db: Db, accountId: string, stepIds: string[], since: Date | null = null) {
+  return countSends(db, { accountId, origin: 'followup', originIds: stepIds, since }, ['origin_id', 'status'])
 }
 
 // --- timing
