@@ -47,6 +47,9 @@ export const ImportReportSchema = Type.Object({
   rejected: Type.Integer(),
   rejected_lines: Type.Array(Line, { description: 'each rejected line with its reason (the first 10,000)' }),
   notes: Type.Array(Note, { description: 'tags left out of imported lines (the first 10,000)' }),
+  ignored_columns: Type.Array(Type.String(), {
+    description: "the header's columns that fill no contact field (name, first and last name, email, phone, tags)",
+  }),
   seconds: Type.Number(),
   rows_per_second: Type.Number(),
 })
@@ -215,7 +218,8 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           summary: 'Import contacts from a CSV file, answering with progress lines and the rejected lines',
           description:
             'Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; ' +
-            'header required, columns name, email, phone, tags as in `herold import contacts`). Known e-mail addresses ' +
+            'header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns ' +
+            'that fill no field listed in the report as ignored_columns). Known e-mail addresses ' +
             'and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither ' +
             'an email nor a phone column gives 400 before anything is imported. Otherwise 200 with ' +
             'application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report ' +

@@ -12,6 +12,9 @@ import {
   type CsvRecord,
   type HeaderPlan,
   openCsv,
+  parseColumnMap,
+  parseDelimiter,
+  parseEncoding,
   recogniseHeader,
 } from './contacts.csv.ts'
 import * as repo from './contacts.repository.ts'
@@ -131,9 +134,28 @@ function readLine(
   return { line, name: name === '' ? undefined : name, email, phone, tags }
 }
 
-/** How to read the file: encoding and delimiter instead of detecting them, and header names mapped to fields. */
-export interface ImportFormat extends CsvOptions {
-  map?: Map<string, ContactColumn>
+/**
+ * How to read the file, as `herold import contacts` takes it: `encoding` (utf-8, utf-16le, utf-16be, cp1252) and
+ * `delimiter` (, ; | tab) instead of detecting them, `map` header names to fields ("Mobil=phone,Rufname=first_name").
+ */
+export interface ImportFormat {
+  encoding?: string
+  delimiter?: string
+  map?: string
+}
+
+/** The reader's options from the import's; an unknown value is an ImportError naming it. */
+export function readImportFormat(format: ImportFormat): CsvOptions & { map?: Map<string, ContactColumn> } {
+  try {
+    return {
+      encoding: format.encoding === undefined ? undefined : parseEncoding(format.encoding),
+      delimiter: format.delimiter === undefined ? undefined : parseDelimiter(format.delimiter),
+      map: format.map === undefined ? undefined : parseColumnMap(format.map),
+    }
+  } catch (error) {
+    if (error instanceof CsvError) throw new ImportError(error.message)
+    throw error
+  }
 }
 
 /**
@@ -146,6 +168,7 @@ export async function importContacts(
   clock: Clock,
   input: { accountId: string; file: string; format?: ImportFormat; onProgress?: (progress: ImportProgress) => void },
 ): Promise<ImportReport> {
+  const format = readImportFormat(input.format ?? {})
   const account = await getAccount(db, input.accountId)
   const limit = await repo.contactsLimitOf(db, account.plan)
   const started = performance.now()
@@ -193,11 +216,11 @@ export async function importContacts(
   }
   let batch: Line[] = []
   try {
-    const csv = await openCsv(stream as AsyncIterable<Buffer>, input.format)
+    const csv = await openCsv(stream as AsyncIterable<Buffer>, format)
     let columns: ColumnIndexes | undefined
     for await (const record of csv.records) {
       if (!columns) {
-        const plan = recogniseHeader(record.fields, input.format?.map)
+        const plan = recogniseHeader(record.fields, format.map)
         columns = columnIndexes(plan, record.fields)
         report.ignored_columns = plan.ignored
         continue
