@@ -104,8 +104,10 @@ function valuesOf(fields: string[], columns: ColumnIndexes) {
     const family = first(fields, columns.last_name)
     name = given && family ? `${given} ${family}` : given || family
   }
-  const tags =
+  let tags =
     columns.tags.length === 1 ? (fields[columns.tags[0]] ?? '') : columns.tags.map((i) => fields[i] ?? '').join(',')
+  // Mailchimp quotes each tag: "Kunde","VIP"
+  if (tags.startsWith('"')) tags = tags.replaceAll('"', '')
   return { name, email: first(fields, columns.email), phone: first(fields, columns.phone), tags }
 }
 
