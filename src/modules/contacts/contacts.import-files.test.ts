@@ -5,6 +5,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { AdminError, dataCommands, parseCommandArgs } from '../../cli/commands.ts'
+import { createMember } from '../people/index.ts'
 import { importContacts } from './index.ts'
 
 // The files people have, byte for byte as Excel and Mailchimp write them, through the real import path.
@@ -210,5 +211,53 @@ describe('herold import contacts: --map, --delimiter, --encoding', () => {
       )
     }
     assert.deepEqual(await contactsOf(account), [])
+  })
+})
+
+describe('the web app import (/app/contacts/import): the same reader, the same overrides', () => {
+  let counter = 0
+  /** A signed-in owner's headers for a change. */
+  async function owner(accountId: string) {
+    const email = `csv-reader-${process.pid}-${++counter}@example.org`
+    const password = 'correct horse battery'
+    await createMember(harness.database.orm, { accountId, email, name: 'owner', password, role: 'owner' })
+    const signIn = await harness.app.inject({
+      method: 'POST',
+      url: '/app/sign-in',
+      payload: { email, password },
+      remoteAddress: `10.8.${counter}.1`,
+    })
+    assert.equal(signIn.statusCode, 200, signIn.body)
+    return { cookie: String(signIn.headers['set-cookie']).split(';')[0], 'x-csrf-token': signIn.json().csrf_token }
+  }
+  const upload = async (accountId: string, bytes: Uint8Array, query = '') =>
+    harness.app.inject({
+      method: 'POST',
+      url: `/app/contacts/import${query}`,
+      headers: { ...(await owner(accountId)), 'content-type': 'text/csv' },
+      payload: Buffer.from(bytes),
+    })
+  const reportOf = (body: string) => JSON.parse(body.trim().split('\n').at(-1) ?? '').report
+
+  test('German Excel is read and its unknown column reported', async () => {
+    const account = await createTestAccount(harness)
+    const response = await upload(account.accountId, germanExcel())
+    assert.equal(response.statusCode, 200, response.body)
+    const report = reportOf(response.body)
+    assert.deepEqual([report.created, report.ignored_columns], [3, ['Kundennummer']])
+  })
+
+  test('encoding, delimiter and map in the query override the detection; an unknown value is a 400 naming it', async () => {
+    const account = await createTestAccount(harness)
+    const bytes = cp1252('Rufname|Mail\r\nBjörn|b@example.com\r\n')
+    const query = `?encoding=cp1252&delimiter=${encodeURIComponent('|')}&map=${encodeURIComponent('Rufname=name,Mail=email')}`
+    const response = await upload(account.accountId, bytes, query)
+    assert.equal(response.statusCode, 200, response.body)
+    assert.equal(reportOf(response.body).created, 1)
+    assert.equal((await contactsOf(account))[0].name, 'Björn')
+    const refused = await upload(account.accountId, bytes, '?encoding=ebcdic')
+    assert.equal(refused.statusCode, 400)
+    assert.equal(refused.json().error.key, 'csv_invalid')
+    assert.match(refused.json().error.message, /unknown encoding "ebcdic"/)
   })
 })
