@@ -195,7 +195,7 @@ export async function openCsv(source: AsyncIterable<Uint8Array>, options: CsvOpt
   const head = Buffer.concat(headChunks)
   const detected = detectEncoding(head, done)
   const encoding = options.encoding ?? detected.encoding
-  const headText = new TextDecoder(encoding === 'utf-8' ? 'utf-8' : encoding).decode(head.subarray(0, SAMPLE_BYTES))
+  const headText = new TextDecoder(encoding).decode(head.subarray(0, SAMPLE_BYTES))
   const separator = excelSeparatorLine(headText)
   const delimiter = options.delimiter ?? separator ?? detectDelimiter(headText)
   const rest: AsyncIterable<Uint8Array> = {
