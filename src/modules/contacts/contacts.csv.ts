@@ -179,28 +179,11 @@ function excelSeparatorLine(text: string): CsvDelimiter | undefined {
  * delimiters and line breaks, CRLF or LF. Fields are trimmed outside quotes; empty lines are skipped.
  */
 export async function openCsv(source: AsyncIterable<Uint8Array>, options: CsvOptions = {}): Promise<CsvReader> {
-  const iterator = source[Symbol.asyncIterator]()
-  const headChunks: Uint8Array[] = []
-  let headLength = 0
-  let done = false
-  while (headLength < SAMPLE_BYTES) {
-    const next = await iterator.next()
-    if (next.done) {
-      done = true
-      break
-    }
-    headChunks.push(next.value)
-    headLength += next.value.length
-  }
-  const head = Buffer.concat(headChunks)
-  const detected = detectEncoding(head, done)
-  const encoding = options.encoding ?? detected.encoding
+  const { head, rest, final } = await readHead(source)
+  const encoding = options.encoding ?? detectEncoding(head, final).encoding
   const headText = new TextDecoder(encoding).decode(head.subarray(0, SAMPLE_BYTES))
   const separator = excelSeparatorLine(headText)
   const delimiter = options.delimiter ?? separator ?? detectDelimiter(headText)
-  const rest: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => (done ? { next: async () => ({ done: true, value: undefined }) } : iterator),
-  }
   const feeder = Readable.from(toUtf8(head, rest, encoding))
   const parser = parse({
     delimiter,
@@ -216,6 +199,43 @@ export async function openCsv(source: AsyncIterable<Uint8Array>, options: CsvOpt
   // listening from now on: a parse error must not go off before the caller starts reading
   const parsed = parser[Symbol.asyncIterator]()
   return { encoding, delimiter, records: readRecords(parsed, feeder) }
+}
+
+/** The first bytes (at least the sample, unless the file is shorter) and the rest of the source. */
+async function readHead(
+  source: AsyncIterable<Uint8Array>,
+): Promise<{ head: Buffer; rest: AsyncIterable<Uint8Array>; final: boolean }> {
+  const iterator = source[Symbol.asyncIterator]()
+  const chunks: Uint8Array[] = []
+  let length = 0
+  let final = false
+  while (length < SAMPLE_BYTES) {
+    const next = await iterator.next()
+    if (next.done) {
+      final = true
+      break
+    }
+    chunks.push(next.value)
+    length += next.value.length
+  }
+  const rest: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => (final ? { next: async () => ({ done: true, value: undefined }) } : iterator),
+  }
+  return { head: Buffer.concat(chunks), rest, final }
+}
+
+/**
+ * Reads a whole source as openCsv would decode it, without parsing: a file that is not UTF-8 past the sample is
+ * refused with its line before anything of it is imported.
+ */
+export async function checkCsvEncoding(source: AsyncIterable<Uint8Array>, options: CsvOptions = {}): Promise<void> {
+  const { head, rest, final } = await readHead(source)
+  const encoding = options.encoding ?? detectEncoding(head, final).encoding
+  if (encoding !== 'utf-8' || final) return
+  const decoded = toUtf8(head, rest, encoding)
+  while (!(await decoded.next()).done) {
+    // only the check matters
+  }
 }
 
 async function* readRecords(parsed: AsyncIterator<unknown>, feeder: Readable): AsyncGenerator<CsvRecord> {

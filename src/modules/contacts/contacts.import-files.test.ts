@@ -148,7 +148,7 @@ describe('import contacts: the files people have', () => {
     ])
   })
 
-  test('a byte that is not UTF-8 after the first 64 KiB stops the import naming the line and --encoding cp1252', async () => {
+  test('a byte that is not UTF-8 after the first 64 KiB refuses the file before anything is imported, naming the line and --encoding cp1252', async () => {
     const account = await createTestAccount(harness)
     const head = Buffer.from(`email;name\r\n${'a@example.com;Anna\r\n'.repeat(4000)}`)
     const bytes = Buffer.concat([head, cp1252('b@example.com;Björn\r\n')])
@@ -156,6 +156,7 @@ describe('import contacts: the files people have', () => {
       importContacts(harness.database.orm, harness.clock, { accountId: account.accountId, file: file(bytes) }),
       /line 4002 is not UTF-8.*--encoding cp1252/,
     )
+    assert.deepEqual(await contactsOf(account), [])
   })
 })
 

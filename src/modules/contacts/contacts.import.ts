@@ -10,6 +10,7 @@ import {
   CsvError,
   type CsvOptions,
   type CsvRecord,
+  checkCsvEncoding,
   type HeaderPlan,
   openCsv,
   parseColumnMap,
@@ -198,6 +199,16 @@ export async function importContacts(
     totalBytes = statSync(input.file).size
   } catch {
     throw new ImportError(`cannot read ${input.file}`)
+  }
+  // a UTF-8 file with a byte that is not UTF-8 past the sample is refused before anything is imported
+  const whole = createReadStream(input.file)
+  try {
+    await checkCsvEncoding(whole, format)
+  } catch (error) {
+    if (error instanceof CsvError) throw new ImportError(error.message)
+    throw error
+  } finally {
+    whole.destroy()
   }
   const unchecked = await repo.importMayLoadUnchecked(db)
   let bytes = 0
