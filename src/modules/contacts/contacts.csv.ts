@@ -90,6 +90,15 @@ function completeUtf8End(bytes: Uint8Array): number {
   return bytes.length
 }
 
+/** The length of the UTF-8 sequence this byte starts; 0 when it starts none. */
+function utf8SequenceLength(byte: number): number {
+  if (byte < 0x80) return 1
+  if (byte < 0xc2) return 0
+  if (byte < 0xe0) return 2
+  if (byte < 0xf0) return 3
+  return byte < 0xf5 ? 4 : 0
+}
+
 /** The index of the first byte that is not UTF-8, or -1. */
 export function invalidUtf8At(bytes: Uint8Array): number {
   const decoder = new TextDecoder('utf-8', { fatal: true })
@@ -100,17 +109,7 @@ export function invalidUtf8At(bytes: Uint8Array): number {
     // only on the error path: find where
     let i = 0
     while (i < bytes.length) {
-      const byte = bytes[i]
-      const size =
-        byte < 0x80
-          ? 1
-          : byte >= 0xc2 && byte < 0xe0
-            ? 2
-            : byte >= 0xe0 && byte < 0xf0
-              ? 3
-              : byte >= 0xf0 && byte < 0xf5
-                ? 4
-                : 0
+      const size = utf8SequenceLength(bytes[i])
       if (size === 0 || i + size > bytes.length) return i
       for (let k = 1; k < size; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return i
       try {
