@@ -229,10 +229,23 @@ export const dataCommands: Record<string, DataCommand> = {
     human: planLine,
   },
   'import contacts': {
-    usage: '--account ID FILE.csv',
-    summary: 'Import contacts from a CSV file (columns name, email, phone, tags), upserting by email or phone',
+    usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E]',
+    summary:
+      'Import contacts from a CSV file, upserting by email or phone (encoding, delimiter and the header names of Excel, Mailchimp, Brevo, HubSpot, Shopify detected)',
     positionals: ['FILE.csv'],
-    options: { account: { type: 'string', description: 'account id' } },
+    options: {
+      account: { type: 'string', description: 'account id' },
+      map: {
+        type: 'string',
+        description:
+          'header names to fields, such as "Mobil=phone,Rufname=first_name" (name, first_name, last_name, email, phone, tags)',
+      },
+      delimiter: { type: 'string', description: 'the delimiter instead of detecting it: , ; | or tab' },
+      encoding: {
+        type: 'string',
+        description: 'the encoding instead of detecting it: utf-8, utf-16le, utf-16be or cp1252',
+      },
+    },
     prepare(_values, positionals) {
       const file = arg(positionals, 0, 'FILE.csv')
       if (!existsSync(file)) throw new AdminError(`no such file: ${file}`)
@@ -244,6 +257,11 @@ export const dataCommands: Record<string, DataCommand> = {
         const report = await importContacts(database.orm, systemClock, {
           accountId: str(values, 'account'),
           file: arg(positionals, 0, 'FILE.csv'),
+          format: {
+            map: values.map as string | undefined,
+            delimiter: values.delimiter as string | undefined,
+            encoding: values.encoding as string | undefined,
+          },
           onProgress: io?.progress
             ? (p) => io.progress?.(p.bytes, p.totalBytes, `${p.rows.toLocaleString('en')} rows`)
             : undefined,
@@ -257,12 +275,14 @@ export const dataCommands: Record<string, DataCommand> = {
     human: (r) => {
       const rejected = r.rejected_lines as Array<{ line: number; reason: string }>
       const notes = r.notes as Array<{ line: number; note: string }>
+      const ignored = (r.ignored_columns as string[] | undefined) ?? []
       return [
         `created ${r.created}, updated ${r.updated}, unchanged ${r.unchanged}, rejected ${r.rejected} of ${r.rows} rows`,
         ...rejected.slice(0, 50).map((x) => `  line ${x.line}: rejected, ${x.reason}`),
         ...(rejected.length > 50 ? [`  … ${(r.rejected as number) - 50} more rejected lines (see --json)`] : []),
         ...notes.slice(0, 20).map((x) => `  line ${x.line}: ${x.note}`),
         ...(notes.length > 20 ? [`  … ${notes.length - 20} more notes (see --json)`] : []),
+        ...(ignored.length > 0 ? [`  columns ignored: ${ignored.join(', ')} (name them with --map)`] : []),
         `${r.seconds} s, ${(r.rows_per_second as number).toLocaleString('en')} rows/s`,
       ].join('\n')
     },

@@ -45,8 +45,20 @@ export const ImportReportSchema = Type.Object({
   rejected: Type.Integer(),
   rejected_lines: Type.Array(Line, { description: 'each rejected line with its reason (the first 10,000)' }),
   notes: Type.Array(Note, { description: 'tags left out of imported lines (the first 10,000)' }),
+  ignored_columns: Type.Array(Type.String(), {
+    description: "the header's columns that fill no contact field (name, first and last name, email, phone, tags)",
+  }),
   seconds: Type.Number(),
   rows_per_second: Type.Number(),
+})
+
+/** The import's overrides of the detection, as `herold import contacts` takes them. */
+export const ImportQuery = Type.Object({
+  encoding: Type.Optional(Type.String({ maxLength: 20, description: 'utf-8, utf-16le, utf-16be or cp1252' })),
+  delimiter: Type.Optional(Type.String({ maxLength: 3, description: ', ; | or tab' })),
+  map: Type.Optional(
+    Type.String({ maxLength: 4000, description: 'header names to fields: "Mobil=phone,Rufname=first_name"' }),
+  ),
 })
 
 /** One line of the import's answer (newline-delimited JSON). */
@@ -214,11 +226,14 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           summary: 'Import contacts from a CSV file, answering with progress lines and the rejected lines',
           description:
             'Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; ' +
-            'header required, columns name, email, phone, tags as in `herold import contacts`). Known e-mail addresses ' +
+            'header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns ' +
+            'that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the ' +
+            'detection, an unknown value is a 400 naming it). Known e-mail addresses ' +
             'and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither ' +
             'an email nor a phone column gives 400 before anything is imported. Otherwise 200 with ' +
             'application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report ' +
             '(or `error` when the file turned out not to be CSV part way).',
+          querystring: ImportQuery,
           consumes: [CSV],
           produces: ['application/x-ndjson'],
           tags: ['app'],
@@ -253,6 +268,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         const running = importContacts(deps.database.orm, deps.clock, {
           accountId: request.tenant.accountId,
           file,
+          format: request.query as Static<typeof ImportQuery>,
           onProgress,
         })
         const finished = running.then(

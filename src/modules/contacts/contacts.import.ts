@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
-import { parse } from 'csv-parse'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { analyzeTables } from '../../platform/db/maintenance.ts'
 import { dispatchEvents } from '../../platform/events/events.ts'
+import {
+  type ContactColumn,
+  CsvError,
+  type CsvOptions,
+  type CsvRecord,
+  checkCsvEncoding,
+  type HeaderPlan,
+  openCsv,
+  parseColumnMap,
+  parseDelimiter,
+  parseEncoding,
+  recogniseHeader,
+} from './contacts.csv.ts'
 import * as repo from './contacts.repository.ts'
 import {
   displayTags,
@@ -25,20 +37,6 @@ const BATCH_SIZE = 2000
 const MAX_LISTED = 10_000
 const SOURCE = 'import'
 
-const COLUMN_ALIASES: Record<string, 'name' | 'email' | 'phone' | 'tags'> = {
-  name: 'name',
-  full_name: 'name',
-  email: 'email',
-  'e-mail': 'email',
-  mail: 'email',
-  phone: 'phone',
-  telefon: 'phone',
-  mobile: 'phone',
-  handy: 'phone',
-  tags: 'tags',
-  tag: 'tags',
-}
-
 export class ImportError extends Error {}
 
 export interface ImportProgress {
@@ -57,6 +55,8 @@ export interface ImportReport {
   rejected_lines: Array<{ line: number; reason: string }>
   /** tags left out of otherwise imported lines, with the reason (the first 10,000) */
   notes: Array<{ line: number; note: string }>
+  /** the header's columns that fill no contact field, in file order */
+  ignored_columns: string[]
   seconds: number
   rows_per_second: number
 }
@@ -71,22 +71,65 @@ interface Line {
 
 const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/** Where each contact field is read from: the indexes of its columns, in file order. */
+type ColumnIndexes = Record<ContactColumn, number[]>
+
+function columnIndexes(plan: HeaderPlan, header: string[]): ColumnIndexes {
+  const indexes: ColumnIndexes = { name: [], first_name: [], last_name: [], email: [], phone: [], tags: [] }
+  plan.columns.forEach((column, i) => {
+    if (column) indexes[column].push(i)
+  })
+  if (indexes.email.length === 0 && indexes.phone.length === 0) {
+    throw new ImportError(
+      `the CSV header needs an email or a phone column; found: ${header.join(', ')} ` +
+        '(name the columns with --map, such as --map "Mail=email")',
+    )
+  }
+  return indexes
+}
+
+/** The first non-empty value of these columns (several columns may fill one field: Telefon, Mobil). */
+function first(fields: string[], indexes: number[]): string {
+  for (const i of indexes) {
+    const value = fields[i]
+    if (value) return value
+  }
+  return ''
+}
+
+/** The record's values by contact field; the name is Name, else first and last name joined. */
+function valuesOf(fields: string[], columns: ColumnIndexes) {
+  let name = first(fields, columns.name)
+  if (name === '') {
+    const given = first(fields, columns.first_name)
+    const family = first(fields, columns.last_name)
+    name = given && family ? `${given} ${family}` : given || family
+  }
+  let tags =
+    columns.tags.length === 1 ? (fields[columns.tags[0]] ?? '') : columns.tags.map((i) => fields[i] ?? '').join(',')
+  // Mailchimp quotes each tag: "Kunde","VIP"
+  if (tags.startsWith('"')) tags = tags.replaceAll('"', '')
+  return { name, email: first(fields, columns.email), phone: first(fields, columns.phone), tags }
+}
+
 /** Validates one CSV record; a string is the reason it is rejected. */
 function readLine(
-  record: Record<string, string>,
-  line: number,
+  record: CsvRecord,
+  columns: ColumnIndexes,
   note: (line: number, text: string) => void,
 ): Line | string {
-  const name = record.name?.trim()
-  const email = normalizeEmail(record.email ?? '')
-  const rawPhone = (record.phone ?? '').trim()
-  if (name !== undefined && name.length > 120) return 'name is longer than 120 characters'
+  const line = record.line
+  const values = valuesOf(record.fields, columns)
+  const name = values.name
+  const email = normalizeEmail(values.email)
+  const rawPhone = values.phone
+  if (name.length > 120) return 'name is longer than 120 characters'
   if (email !== '' && (email.length > 254 || !EMAIL_FORMAT.test(email))) return `invalid email "${email}"`
   const phone = rawPhone === '' ? '' : normalizePhone(rawPhone)
   if (phone === null) return `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
   if (email === '' && phone === '') return 'no email and no phone'
   const tags: string[] = []
-  for (const tag of splitTagCell(record.tags ?? '')) {
+  for (const tag of splitTagCell(values.tags)) {
     if (isSystemTagName(tag)) note(line, `tag "${tag}" left out: system tags cannot be imported`)
     else if (tag.length > MAX_TAG_LENGTH) note(line, `tag "${tag}" left out: longer than ${MAX_TAG_LENGTH} characters`)
     else if (!tags.includes(tag)) tags.push(tag)
@@ -94,23 +137,41 @@ function readLine(
   return { line, name: name === '' ? undefined : name, email, phone, tags }
 }
 
-function mapHeader(header: string[]): string[] {
-  const mapped = header.map((h) => COLUMN_ALIASES[h.trim().toLowerCase().replace(/\s+/g, '_')] ?? `_${h}`)
-  if (!mapped.includes('email') && !mapped.includes('phone')) {
-    throw new ImportError(`the CSV header needs an email or a phone column; found: ${header.join(', ')}`)
+/**
+ * How to read the file, as `herold import contacts` takes it: `encoding` (utf-8, utf-16le, utf-16be, cp1252) and
+ * `delimiter` (, ; | tab) instead of detecting them, `map` header names to fields ("Mobil=phone,Rufname=first_name").
+ */
+export interface ImportFormat {
+  encoding?: string
+  delimiter?: string
+  map?: string
+}
+
+/** The reader's options from the import's; an unknown value is an ImportError naming it. */
+export function readImportFormat(format: ImportFormat): CsvOptions & { map?: Map<string, ContactColumn> } {
+  try {
+    return {
+      encoding: format.encoding === undefined ? undefined : parseEncoding(format.encoding),
+      delimiter: format.delimiter === undefined ? undefined : parseDelimiter(format.delimiter),
+      map: format.map === undefined ? undefined : parseColumnMap(format.map),
+    }
+  } catch (error) {
+    if (error instanceof CsvError) throw new ImportError(error.message)
+    throw error
   }
-  return mapped
 }
 
 /**
- * Imports a CSV file (columns name, email, phone, tags; header required) into an account: new addresses are
- * created, known ones updated (given fields only), opt-ins only ever reset by a changed address.
+ * Imports a CSV file (a header naming email or phone and maybe name, first and last name, tags, recognised in
+ * German and English and as Mailchimp, Brevo, HubSpot, Shopify and Excel write them) into an account: new
+ * addresses are created, known ones updated (given fields only), opt-ins only ever reset by a changed address.
  */
 export async function importContacts(
   db: Db,
   clock: Clock,
-  input: { accountId: string; file: string; onProgress?: (progress: ImportProgress) => void },
+  input: { accountId: string; file: string; format?: ImportFormat; onProgress?: (progress: ImportProgress) => void },
 ): Promise<ImportReport> {
+  const format = readImportFormat(input.format ?? {})
   const account = await getAccount(db, input.accountId)
   const limit = await repo.contactsLimitOf(db, account.plan)
   const started = performance.now()
@@ -122,6 +183,7 @@ export async function importContacts(
     rejected: 0,
     rejected_lines: [],
     notes: [],
+    ignored_columns: [],
     seconds: 0,
     rows_per_second: 0,
   }
@@ -138,24 +200,22 @@ export async function importContacts(
   } catch {
     throw new ImportError(`cannot read ${input.file}`)
   }
-  // asked before the file is opened: an await between opening and reading would let a bad header's parse error
-  // go off with no one listening
+  // a UTF-8 file with a byte that is not UTF-8 past the sample is refused before anything is imported
+  const whole = createReadStream(input.file)
+  try {
+    await checkCsvEncoding(whole, format)
+  } catch (error) {
+    if (error instanceof CsvError) throw new ImportError(error.message)
+    throw error
+  } finally {
+    whole.destroy()
+  }
   const unchecked = await repo.importMayLoadUnchecked(db)
   let bytes = 0
   const stream = createReadStream(input.file)
   stream.on('data', (chunk) => {
     bytes += chunk.length
   })
-  const parser = stream.pipe(
-    parse({
-      bom: true,
-      columns: mapHeader,
-      skip_empty_lines: true,
-      relax_column_count: true,
-      trim: true,
-      info: true,
-    }),
-  )
   const context = {
     db,
     clock,
@@ -169,13 +229,18 @@ export async function importContacts(
   }
   let batch: Line[] = []
   try {
-    for await (const { record, info } of parser as AsyncIterable<{
-      record: Record<string, string>
-      info: { lines: number }
-    }>) {
+    const csv = await openCsv(stream as AsyncIterable<Buffer>, format)
+    let columns: ColumnIndexes | undefined
+    for await (const record of csv.records) {
+      if (!columns) {
+        const plan = recogniseHeader(record.fields, format.map)
+        columns = columnIndexes(plan, record.fields)
+        report.ignored_columns = plan.ignored
+        continue
+      }
       report.rows++
-      const line = readLine(record, info.lines, note)
-      if (typeof line === 'string') reject(info.lines, line)
+      const line = readLine(record, columns, note)
+      if (typeof line === 'string') reject(record.line, line)
       else batch.push(line)
       if (batch.length >= BATCH_SIZE) {
         batch = await importBatch(context, batch, report)
@@ -183,10 +248,10 @@ export async function importContacts(
       }
     }
   } catch (error) {
-    if (error instanceof ImportError) throw error
-    const code = (error as { code?: string }).code
-    if (code?.startsWith('CSV_')) throw new ImportError(`the file is not valid CSV: ${(error as Error).message}`)
+    if (error instanceof CsvError) throw new ImportError(error.message)
     throw error
+  } finally {
+    stream.destroy()
   }
   while (batch.length > 0) batch = await importBatch(context, batch, report)
   input.onProgress?.({ bytes: totalBytes, totalBytes, rows: report.rows })

@@ -832,11 +832,15 @@ export interface paths {
         put?: never;
         /**
          * Import contacts from a CSV file, answering with progress lines and the rejected lines
-         * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required, columns name, email, phone, tags as in `herold import contacts`). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
+         * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the detection, an unknown value is a 400 naming it). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    encoding?: string;
+                    delimiter?: string;
+                    map?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -875,6 +879,8 @@ export interface paths {
                                     line: number;
                                     note: string;
                                 }[];
+                                /** @description the header's columns that fill no contact field (name, first and last name, email, phone, tags) */
+                                ignored_columns: string[];
                                 seconds: number;
                                 rows_per_second: number;
                             };
