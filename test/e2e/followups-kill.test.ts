@@ -5,24 +5,16 @@ import { countEach, insertConfirmedContacts, needsSharedDatabase, recordingScene
 
 const CONCURRENCY = 8
 const CONTACTS = 2_000
-const PHONE_NUMBER_ID = '777000333'
-const WABA = '888333'
+const CHANNEL = { phoneNumberId: '777000333', wabaId: '888333' }
 
 describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatabase, () => {
   /** templates approved on submission; every template message counted by its recipient, answered a few ms later */
-  const { scene, received } = recordingScene({
-    wabaId: WABA,
-    phoneNumberId: PHONE_NUMBER_ID,
-    delayMs: 5,
-    idPrefix: 'wamid.FU',
-    recorded: 'to',
-    concurrency: CONCURRENCY,
-  })
+  const { scene, received } = recordingScene({ channel: CHANNEL, concurrency: CONCURRENCY })
 
   test('restarted, every contact not in flight at the kill gets the step exactly once; nobody twice', async () => {
     const { harness } = scene
     const deps = { config: harness.config, database: harness.database, clock: harness.clock }
-    const account = await scene.whatsAppAccount(100_000, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
+    const account = await scene.whatsAppAccount(100_000, CHANNEL)
     // contacts confirmed (created) 1 hour minus 3 seconds ago: with a 1-hour delay the step of all 2,000 is due at
     // the same moment, 3 seconds after the activation
     await insertConfirmedContacts(harness, account.accountId, CONTACTS, {

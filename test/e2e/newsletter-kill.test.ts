@@ -11,23 +11,15 @@ import {
 
 const CONCURRENCY = 8
 const RECIPIENTS = 5_000
-const PHONE_NUMBER_ID = '777000222'
-const WABA = '888222'
+const CHANNEL = { phoneNumberId: '777000222', wabaId: '888222' }
 
 describe('a worker killed in the middle of a 5,000-recipient newsletter', needsSharedDatabase, () => {
   /** templates approved on submission; every template message counted by its recipient, answered a few ms later */
-  const { scene, received } = recordingScene({
-    wabaId: WABA,
-    phoneNumberId: PHONE_NUMBER_ID,
-    delayMs: 5,
-    idPrefix: 'wamid.NL',
-    recorded: 'to',
-    concurrency: CONCURRENCY,
-  })
+  const { scene, received } = recordingScene({ channel: CHANNEL, concurrency: CONCURRENCY })
 
   test('restarted, every recipient not in flight at the kill receives it exactly once; nobody twice', async () => {
     const { harness } = scene
-    const account = await scene.whatsAppAccount(100_000, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
+    const account = await scene.whatsAppAccount(100_000, CHANNEL)
     await insertConfirmedContacts(harness, account.accountId, RECIPIENTS, { phonePrefix: '+49171' })
     const { id, newsletter } = await scheduleNewsletter(account, 1500)
     assert.equal(newsletter.template_status, 'APPROVED'.toLowerCase())

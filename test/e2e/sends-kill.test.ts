@@ -9,9 +9,8 @@ const PHONE_NUMBER_ID = '777000111'
 describe('a worker killed mid-way through template sends', needsSharedDatabase, () => {
   /** every template message counted by our send id on arrival, answered 300 ms later */
   const { scene, received } = recordingScene({
-    phoneNumberId: PHONE_NUMBER_ID,
+    channel: { phoneNumberId: PHONE_NUMBER_ID },
     delayMs: 300,
-    idPrefix: 'wamid.KILL',
     recorded: 'biz_opaque_callback_data',
     concurrency: CONCURRENCY,
   })

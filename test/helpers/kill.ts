@@ -179,20 +179,24 @@ export function killScene(options: {
 }
 
 /**
- * A kill scene (leases of 2 s) whose fake Graph API approves the templates of `wabaId` and answers every template
- * message to `phoneNumberId` `delayMs` later; `received` holds each message's `recorded` field in arrival order.
+ * A kill scene (leases of 2 s) whose fake Graph API approves the templates of the channel's `wabaId` and answers
+ * every template message to its `phoneNumberId` `delayMs` (5) later; `received` holds each message's `recorded` field
+ * (its recipient, `to`) in arrival order.
  */
 export function recordingScene(options: {
-  phoneNumberId: string
-  wabaId?: string
-  delayMs: number
-  idPrefix: string
-  recorded: 'to' | 'biz_opaque_callback_data'
+  channel: { phoneNumberId: string; wabaId?: string }
   concurrency: number
+  delayMs?: number
+  recorded?: 'to' | 'biz_opaque_callback_data'
 }): { scene: KillScene; received: string[] } {
-  const { recorded, concurrency, ...answers } = options
+  const { channel, concurrency, delayMs = 5, recorded = 'to' } = options
   const received: string[] = []
-  const graph = whatsappAnswers({ ...answers, record: (body) => received.push(String(body[recorded])) })
+  const graph = whatsappAnswers({
+    ...channel,
+    delayMs,
+    idPrefix: `wamid.${channel.phoneNumberId}.`,
+    record: (body) => received.push(String(body[recorded])),
+  })
   return { scene: killScene({ graph, leaseSeconds: 2, concurrency }), received }
 }
 
