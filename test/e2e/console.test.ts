@@ -5,7 +5,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { browserWithPage, openPage } from '../helpers/browser.ts'
-import { fetchFrom, type PageAnswer, pageChecks, screenshotFolder, submitSetupForm } from '../helpers/pages.ts'
+import { fetchFrom, type PageAnswer, pageChecks, submitSetupForm } from '../helpers/pages.ts'
 import {
   childEnv,
   freePort,
@@ -21,8 +21,7 @@ import {
 // webhook subscriptions and settings, and a viewer refused every change by the server. Every test leaves
 // screenshots in test-results/console/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
 
-const OUTPUT = screenshotFolder('console')
-const { shot, accessibleShot } = pageChecks('console')
+const { folder: OUTPUT, shot, accessibleShot } = pageChecks('console')
 const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
 const CUSTOMER = '+4915112345678'
 

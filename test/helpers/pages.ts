@@ -25,6 +25,8 @@ export function pageChecks(folder: string) {
   const into = screenshotFolder(folder)
   const shot = (page: Page, name: string) => screenshot(page, into, name)
   return {
+    /** the folder itself, for other files a reviewer should see */
+    folder: into,
     /** a full-page screenshot saved as NAME.png */
     shot,
     /** axe-core on the page as it is (its failures reported as NAME), then its screenshot (SHOTNAME.png) */
