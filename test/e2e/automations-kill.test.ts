@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { createTestAccount } from '../helpers/harness.ts'
 import { approvedTemplate, confirmedContact, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
 
 const RUNS = 24
@@ -29,8 +28,7 @@ describe('a worker killed in the middle of automation runs', needsSharedDatabase
 
   test('every run resumes where it stopped: each template send reaches the provider once, every webhook step is delivered', async () => {
     const { harness, graph } = scene
-    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '889' })
+    const account = await scene.whatsAppAccount(1000, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '889' })
     const templateId = await approvedTemplate(harness, account, {
       name: 'Auto kill',
       content: 'Hallo {{name}}, danke für deinen Einkauf heute.',

@@ -3,16 +3,16 @@ import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { launchBrowser } from '../helpers/browser.ts'
-import { assertAccessible, fetchFrom, type PageAnswer, screenshot, screenshotFolder } from '../helpers/pages.ts'
+import type { Browser, Page } from 'playwright-core'
+import { browserWithPage, openPage } from '../helpers/browser.ts'
+import { fetchFrom, type PageAnswer, pageChecks, submitSetupForm } from '../helpers/pages.ts'
 import {
   childEnv,
   freePort,
-  listeningAt,
+  npmStart,
   runCli,
   type ServerProcess,
-  startProcess,
+  setupLinkOf,
   tempDataDir,
 } from '../helpers/process.ts'
 
@@ -21,15 +21,13 @@ import {
 // webhook subscriptions and settings, and a viewer refused every change by the server. Every test leaves
 // screenshots in test-results/console/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const OUTPUT = screenshotFolder('console')
+const { folder: OUTPUT, shot, accessibleShot } = pageChecks('console')
 const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
 const CUSTOMER = '+4915112345678'
 
 let server: ServerProcess
 let env: NodeJS.ProcessEnv
 let browser: Browser
-let owner: BrowserContext
 let page: Page
 let key: string
 let accountId: string
@@ -37,17 +35,11 @@ let accountId: string
 before(async () => {
   const port = await freePort()
   env = childEnv({ HEROLD_DATA_DIR: tempDataDir(), PORT: String(port), HEROLD_ALLOW_PRIVATE_TARGETS: '1' })
-  server = await startProcess(npm, ['start'], env, listeningAt, 180_000)
-  const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\/[A-Za-z0-9_-]{43})/.exec(server.output())
-  assert.ok(link, `npm start prints the setup link:\n${server.output()}`)
-  browser = await launchBrowser()
-  owner = await browser.newContext({ locale: 'en-US' })
-  page = await owner.newPage()
-  await page.goto(link[1])
-  await page.getByLabel('Name').fill(OWNER.name)
-  await page.getByLabel('E-mail address').fill(OWNER.email)
-  await page.getByLabel('New password (at least 10 characters)').fill(OWNER.password)
-  await page.getByRole('button', { name: 'Create owner' }).click()
+  server = await npmStart(env)
+  const link = setupLinkOf(server)
+  ;({ browser, page } = await browserWithPage())
+  await page.goto(link)
+  await submitSetupForm(page, OWNER)
   await page.getByRole('heading', { name: 'Übersicht' }).waitFor()
   const english = await fetchFrom(page, '/app/session/language', {
     method: 'PUT',
@@ -113,8 +105,7 @@ describe('the console', () => {
     // a header and seven days
     await page.locator('tbody tr').nth(6).waitFor()
     await page.locator('tbody tr').nth(7).waitFor({ state: 'detached' })
-    await assertAccessible(page, 'dashboard')
-    await shot(page, 'dashboard')
+    await accessibleShot(page, 'dashboard')
   })
 
   test('a template is edited until the live check passes, then submitted and approved', async () => {
@@ -128,8 +119,7 @@ describe('the console', () => {
     await content.pressSequentially('{{1}} bitte bestätigen')
     await page.getByText('The content must not start with a variable.').waitFor()
     await page.getByText('The check finds 1 issue(s):').waitFor()
-    await assertAccessible(page, 'template-issues')
-    await shot(page, 'template-issues')
+    await accessibleShot(page, 'template-issues')
     await content.fill('')
     await content.pressSequentially('Bitte bestätigen Sie Ihre Anmeldung.')
     await page.getByText("The check passes: the template keeps the provider's rules.").waitFor()
@@ -140,8 +130,7 @@ describe('the console', () => {
     await page.getByText(/^Submitted\. Provider status: /).waitFor()
     await page.getByTestId('provider-status').getByText('approved').waitFor()
     await page.getByTestId('template-state').getByText('approved').waitFor()
-    await assertAccessible(page, 'template-submitted')
-    await shot(page, 'template-submitted')
+    await accessibleShot(page, 'template-submitted')
 
     const list = await api('GET', '/v1/templates?limit=10')
     const stored = (list.body.templates as Array<{ name: string; state: string; purpose: string }>).find(
@@ -187,8 +176,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Send template' }).click()
     await page.getByText('The template is queued and goes out shortly.').waitFor()
     await page.getByRole('list', { name: 'Thread' }).getByText('Ihr Gutschein SOMMER10 gilt bis Sonntag.').waitFor()
-    await assertAccessible(page, 'inbox')
-    await shot(page, 'inbox')
+    await accessibleShot(page, 'inbox')
 
     const conversations = await api('GET', '/v1/inbox/conversations')
     const conversation = (conversations.body.conversations as Array<{ id: string; automated_only: boolean }>)[0]
@@ -208,8 +196,7 @@ describe('the console', () => {
     await page.getByText('Chat consent').locator('xpath=following-sibling::dd[1]').getByText('confirmed').waitFor()
     await history.getByText('requested → confirmed').waitFor()
     assert.ok((await history.getByRole('row').count()) >= 3, 'a header row and at least two changes')
-    await assertAccessible(page, 'contact-consent')
-    await shot(page, 'contact-consent')
+    await accessibleShot(page, 'contact-consent')
     // a contact that is not the account's is a 404, also with the member's session
     const other = await page.evaluate(async () => {
       const answer = await fetch('/app/contacts/00000000-0000-4000-8000-000000000000/consent-history')
@@ -248,8 +235,7 @@ describe('the console', () => {
       ['1002', '2003', '3004'],
       'the file lines of the rejected records',
     )
-    await assertAccessible(page, 'import')
-    await shot(page, 'import')
+    await accessibleShot(page, 'import')
 
     // the imported contacts are found as you type
     await page.getByLabel('Search (name, e-mail, phone)').pressSequentially('kunde2999@')
@@ -292,8 +278,7 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Create subscription' }).click()
       const secret = (await page.getByTestId('webhook-secret').textContent())?.trim() ?? ''
       assert.match(secret, /^whsec_[0-9a-f]{64}$/)
-      await assertAccessible(page, 'webhooks')
-      await shot(page, 'webhook-created')
+      await accessibleShot(page, 'webhooks', 'webhook-created')
 
       const contact = await api('POST', '/v1/contacts', { name: 'Hanna Hook', email: 'hanna@example.org' })
       assert.equal(contact.status, 201)
@@ -319,8 +304,7 @@ describe('the console', () => {
       const rotated = (await page.getByTestId('webhook-secret').textContent())?.trim() ?? ''
       assert.match(rotated, /^whsec_[0-9a-f]{64}$/)
       assert.notEqual(rotated, secret)
-      await assertAccessible(page, 'webhook-deliveries')
-      await shot(page, 'webhook-deliveries')
+      await accessibleShot(page, 'webhook-deliveries')
     } finally {
       receiver.close()
     }
@@ -351,8 +335,7 @@ describe('the console', () => {
     await page.getByLabel('Time zone (such as Europe/Berlin)').fill('Europe/Vienna')
     await page.getByRole('button', { name: 'Save' }).last().click()
     await page.getByText('Saved.').last().waitFor()
-    await assertAccessible(page, 'settings')
-    await shot(page, 'settings')
+    await accessibleShot(page, 'settings')
 
     const consent = await fetchFrom(page, '/v1/settings/consent')
     assert.deepEqual(consent.body.start_keywords, ['START', 'Anmelden', 'Los'])
@@ -373,16 +356,14 @@ describe('the console', () => {
     assert.equal(invited.status, 201, JSON.stringify(invited.body))
     const link = invited.body.invite_url as string
     assert.ok(link, 'without SMTP the link is in the answer')
-    const context = await browser.newContext({ locale: 'de-DE' })
-    const viewer = await context.newPage()
+    const viewer = await openPage(browser, 'de-DE')
     await viewer.goto(link)
     await viewer.getByLabel('Name').fill('Vera Viewer')
     await viewer.getByLabel('Neues Passwort (mindestens 10 Zeichen)').fill('viewer password')
     await viewer.getByRole('button', { name: 'Einladung annehmen' }).click()
     await viewer.getByRole('heading', { name: 'Übersicht' }).waitFor()
     await viewer.getByRole('img', { name: /^Nachrichten pro Tag/ }).waitFor()
-    await assertAccessible(viewer, 'viewer-dashboard')
-    await shot(viewer, 'viewer-dashboard')
+    await accessibleShot(viewer, 'viewer-dashboard')
 
     const pages: Array<[string, string, string]> = [
       ['Kontakte', 'Kontakte', 'viewer-contacts'],
@@ -394,8 +375,7 @@ describe('the console', () => {
     for (const [link, heading, name] of pages) {
       await viewer.getByRole('link', { name: link, exact: true }).click()
       await viewer.getByRole('heading', { name: heading, level: 1 }).waitFor()
-      await assertAccessible(viewer, name)
-      await shot(viewer, name)
+      await accessibleShot(viewer, name)
     }
     assert.equal(await viewer.getByText('Ihre Rolle erlaubt hier nur Lesen.').count(), 1, 'settings say so')
     await viewer.getByRole('link', { name: 'Kontakte', exact: true }).click()
@@ -441,10 +421,6 @@ describe('the console', () => {
     assert.ok((check.body.issues as unknown[]).length > 0)
     const consent = await fetchFrom(page, '/v1/settings/consent')
     assert.deepEqual(consent.body.start_keywords, ['START', 'Anmelden', 'Los'], 'nothing changed')
-    await context.close()
+    await viewer.context().close()
   })
 })
-
-async function shot(target: Page, name: string): Promise<void> {
-  await screenshot(target, OUTPUT, name)
-}

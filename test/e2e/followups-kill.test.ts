@@ -1,34 +1,20 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { followupsServiceFor } from '../../src/modules/followups/index.ts'
-import { createTestAccount } from '../helpers/harness.ts'
-import { countEach, insertConfirmedContacts, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
+import { countEach, insertConfirmedContacts, needsSharedDatabase, recordingScene } from '../helpers/kill.ts'
 
 const CONCURRENCY = 8
 const CONTACTS = 2_000
-const PHONE_NUMBER_ID = '777000333'
-const WABA = '888333'
+const CHANNEL = { phoneNumberId: '777000333', wabaId: '888333' }
 
 describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatabase, () => {
   /** templates approved on submission; every template message counted by its recipient, answered a few ms later */
-  const received: string[] = []
-  const scene = killScene({
-    graph: whatsappAnswers({
-      wabaId: WABA,
-      phoneNumberId: PHONE_NUMBER_ID,
-      delayMs: 5,
-      idPrefix: 'wamid.FU',
-      record: (body) => received.push(String(body.to)),
-    }),
-    leaseSeconds: 2,
-    concurrency: CONCURRENCY,
-  })
+  const { scene, received } = recordingScene({ channel: CHANNEL, concurrency: CONCURRENCY })
 
   test('restarted, every contact not in flight at the kill gets the step exactly once; nobody twice', async () => {
     const { harness } = scene
     const deps = { config: harness.config, database: harness.database, clock: harness.clock }
-    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100_000 } })
-    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
+    const account = await scene.whatsAppAccount(100_000, CHANNEL)
     // contacts confirmed (created) 1 hour minus 3 seconds ago: with a 1-hour delay the step of all 2,000 is due at
     // the same moment, 3 seconds after the activation
     await insertConfirmedContacts(harness, account.accountId, CONTACTS, {

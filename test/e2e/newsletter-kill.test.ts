@@ -1,40 +1,25 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { createTestAccount } from '../helpers/harness.ts'
 import {
   countEach,
   insertConfirmedContacts,
-  killScene,
   needsSharedDatabase,
   newsletterStatus,
+  recordingScene,
   scheduleNewsletter,
-  whatsappAnswers,
 } from '../helpers/kill.ts'
 
 const CONCURRENCY = 8
 const RECIPIENTS = 5_000
-const PHONE_NUMBER_ID = '777000222'
-const WABA = '888222'
+const CHANNEL = { phoneNumberId: '777000222', wabaId: '888222' }
 
 describe('a worker killed in the middle of a 5,000-recipient newsletter', needsSharedDatabase, () => {
   /** templates approved on submission; every template message counted by its recipient, answered a few ms later */
-  const received: string[] = []
-  const scene = killScene({
-    graph: whatsappAnswers({
-      wabaId: WABA,
-      phoneNumberId: PHONE_NUMBER_ID,
-      delayMs: 5,
-      idPrefix: 'wamid.NL',
-      record: (body) => received.push(String(body.to)),
-    }),
-    leaseSeconds: 2,
-    concurrency: CONCURRENCY,
-  })
+  const { scene, received } = recordingScene({ channel: CHANNEL, concurrency: CONCURRENCY })
 
   test('restarted, every recipient not in flight at the kill receives it exactly once; nobody twice', async () => {
     const { harness } = scene
-    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100_000 } })
-    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
+    const account = await scene.whatsAppAccount(100_000, CHANNEL)
     await insertConfirmedContacts(harness, account.accountId, RECIPIENTS, { phonePrefix: '+49171' })
     const { id, newsletter } = await scheduleNewsletter(account, 1500)
     assert.equal(newsletter.template_status, 'APPROVED'.toLowerCase())

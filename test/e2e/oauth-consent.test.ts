@@ -1,36 +1,23 @@
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import path from 'node:path'
 import { after, before, test } from 'node:test'
-import AxeBuilder from '@axe-core/playwright'
 import * as oauth from 'oauth4webapi'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { launchBrowser } from '../helpers/browser.ts'
+import type { Browser, Page } from 'playwright-core'
+import { browserWithPage } from '../helpers/browser.ts'
 import { connectMcp, toolFails, toolOk } from '../helpers/mcp-client.ts'
-import {
-  childEnv,
-  freePort,
-  listeningAt,
-  ROOT,
-  runCli,
-  type ServerProcess,
-  startProcess,
-  tempDataDir,
-} from '../helpers/process.ts'
+import { pageChecks } from '../helpers/pages.ts'
+import { childEnv, freePort, npmStart, runCli, type ServerProcess, tempDataDir } from '../helpers/process.ts'
 
 // OAuth 2.1 for assistants end to end, as an assistant does it: with oauth4webapi (a certified OAuth client) against
 // a server started as `npm start` starts it, the consent step in a real headless Chromium. A screenshot of the
 // consent page is left in test-results/oauth/ (HEROLD_TEST_OUTPUT overrides).
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const OUTPUT = path.resolve(process.env.HEROLD_TEST_OUTPUT ?? path.join(ROOT, 'test-results'), 'oauth')
+const { accessibleShot } = pageChecks('oauth')
 const MIA = { name: 'Mia Member', email: 'mia@example.org', password: 'a long password 1' }
 
 let server: ServerProcess
 let browser: Browser
-let context: BrowserContext
 let page: Page
 let callback: Server
 let redirectUri: string
@@ -51,7 +38,6 @@ async function cli(args: string[], env: NodeJS.ProcessEnv, input = '') {
 }
 
 before(async () => {
-  mkdirSync(OUTPUT, { recursive: true })
   // two accounts: Mia owns the bakery and may only read in the florist's
   // the development setting that lets a client ID metadata document live on loopback http (the test's callback server)
   const env = childEnv({ HEROLD_DATA_DIR: tempDataDir(), HEROLD_DEV_OAUTH_CLIENT_METADATA_HTTP_LOOPBACK: 'true' })
@@ -65,7 +51,7 @@ before(async () => {
     await cli([...args, '--name', MIA.name, '--password-stdin'], env, `${MIA.password}\n`)
   }
   const port = await freePort()
-  server = await startProcess(npm, ['start'], { ...env, PORT: String(port) }, listeningAt, 180_000)
+  server = await npmStart({ ...env, PORT: String(port) })
 
   // the assistant's loopback redirect (RFC 8252): it records where the browser comes back
   callback = createServer((request, response) => {
@@ -87,9 +73,7 @@ before(async () => {
   redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
   metadataClientId = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/client.json`
 
-  browser = await launchBrowser()
-  context = await browser.newContext({ locale: 'en-US' })
-  page = await context.newPage()
+  ;({ browser, page } = await browserWithPage())
 })
 
 after(async () => {
@@ -215,14 +199,7 @@ test('an assistant signs in with OAuth: discovery, registration, PKCE, consent i
       const scopes = consent.getByRole('list', { name: 'What the assistant may do in this account' })
       assert.deepEqual(await scopes.getByRole('listitem').allTextContents(), ['contacts:read', 'contacts:write'])
       await consent.getByText(`After your decision you return to ${new URL(redirectUri).origin}.`).waitFor()
-      const result = await new AxeBuilder({ page: consent }).analyze()
-      const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      assert.deepEqual(
-        bad.map((v) => `${v.id}: ${v.help}`),
-        [],
-        'axe on the consent page',
-      )
-      await consent.screenshot({ path: path.join(OUTPUT, 'consent.png'), fullPage: true })
+      await accessibleShot(consent, 'the consent page', 'consent')
     },
   })
   assert.equal(first.back.searchParams.get('iss'), as.issuer)

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { createTestAccount } from '../helpers/harness.ts'
-import { approvedTemplate, confirmedContact, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
+import { approvedTemplate, confirmedContact, needsSharedDatabase, recordingScene } from '../helpers/kill.ts'
 
 const CONCURRENCY = 4
 const SENDS = 30
@@ -9,22 +8,16 @@ const PHONE_NUMBER_ID = '777000111'
 
 describe('a worker killed mid-way through template sends', needsSharedDatabase, () => {
   /** every template message counted by our send id on arrival, answered 300 ms later */
-  const received: string[] = []
-  const scene = killScene({
-    graph: whatsappAnswers({
-      phoneNumberId: PHONE_NUMBER_ID,
-      delayMs: 300,
-      idPrefix: 'wamid.KILL',
-      record: (body) => received.push(String(body.biz_opaque_callback_data)),
-    }),
-    leaseSeconds: 2,
+  const { scene, received } = recordingScene({
+    channel: { phoneNumberId: PHONE_NUMBER_ID },
+    delayMs: 300,
+    recorded: 'biz_opaque_callback_data',
     concurrency: CONCURRENCY,
   })
 
   test('no send reaches the provider twice; every send not in flight at the kill is sent exactly once', async () => {
     const { harness } = scene
-    const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '888' })
+    const account = await scene.whatsAppAccount(1000, { phoneNumberId: PHONE_NUMBER_ID, wabaId: '888' })
     const templateId = await approvedTemplate(harness, account, {
       name: 'Kill test',
       content: 'Hallo {{name}}, dein Code {{code}} ist da.',

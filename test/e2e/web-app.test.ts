@@ -1,47 +1,37 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { launchBrowser } from '../helpers/browser.ts'
-import { assertAccessible, fetchFrom, screenshot, screenshotFolder } from '../helpers/pages.ts'
-import { childEnv, freePort, listeningAt, type ServerProcess, startProcess, tempDataDir } from '../helpers/process.ts'
+import type { Browser, Page } from 'playwright-core'
+import { browserWithPage, openPage } from '../helpers/browser.ts'
+import { assertAccessible, fetchFrom, pageChecks, signInThroughPage, submitSetupForm } from '../helpers/pages.ts'
+import { childEnv, freePort, npmStart, type ServerProcess, setupLinkOf, tempDataDir } from '../helpers/process.ts'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts'
 
 // The web app in a real headless Chromium, against a server started as `npm start` starts it. Every test leaves a
 // screenshot of its page in test-results/web-app/ (HEROLD_TEST_OUTPUT overrides) for a reviewer.
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const OUTPUT = screenshotFolder('web-app')
+const { shot, accessibleShot } = pageChecks('web-app')
 const OWNER = { name: 'Olga Owner', email: 'olga@example.org', password: 'first password 1' }
 
 let server: ServerProcess
 let smtp: SmtpSink
 let browser: Browser
-let owner: BrowserContext
 let page: Page
 let setupLink: string
 
 before(async () => {
   smtp = await startSmtpSink()
   const port = await freePort()
-  server = await startProcess(
-    npm,
-    ['start'],
+  server = await npmStart(
     childEnv({
       HEROLD_DATA_DIR: tempDataDir(),
       PORT: String(port),
       HEROLD_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
       HEROLD_MAIL_FROM: 'herold@example.org',
     }),
-    listeningAt,
-    180_000,
   )
-  const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\/[A-Za-z0-9_-]{43})/.exec(server.output())
-  assert.ok(link, `npm start prints the setup link:\n${server.output()}`)
-  setupLink = link[1]
-  browser = await launchBrowser()
-  owner = await browser.newContext({ locale: 'en-US' })
-  page = await owner.newPage()
+  setupLink = setupLinkOf(server)
+  ;({ browser, page } = await browserWithPage())
 })
 
 after(async () => {
@@ -64,10 +54,7 @@ async function mailLink(to: string, kind: 'invitations' | 'reset'): Promise<stri
 }
 
 async function signIn(target: Page, email: string, password: string): Promise<void> {
-  await target.goto(`${server.url}/sign-in`)
-  await target.getByLabel('E-mail address').fill(email)
-  await target.getByLabel('Password', { exact: true }).fill(password)
-  await target.getByRole('button', { name: 'Sign in' }).click()
+  await signInThroughPage(target, server.url, { email, password })
   await target.getByRole('heading', { name: 'Overview' }).waitFor()
 }
 
@@ -77,10 +64,7 @@ describe('the web app', () => {
     await page.getByRole('heading', { name: 'Set up Herold' }).waitFor()
     await page.getByText('Create the owner of the account “Default”').waitFor()
     await assertAccessible(page, 'setup')
-    await page.getByLabel('Name').fill(OWNER.name)
-    await page.getByLabel('E-mail address').fill(OWNER.email)
-    await page.getByLabel('New password (at least 10 characters)').fill(OWNER.password)
-    await page.getByRole('button', { name: 'Create owner' }).click()
+    await submitSetupForm(page, OWNER)
     // signed in, on the dashboard, the app speaks the account's language (German) until the member chooses another
     await page.getByRole('heading', { name: 'Übersicht' }).waitFor()
     await page.getByRole('link', { name: 'Mein Zugang' }).click()
@@ -88,11 +72,10 @@ describe('the web app', () => {
     await page.getByRole('heading', { name: 'My sign-in' }).waitFor()
     await page.getByRole('link', { name: 'Contacts' }).click()
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor()
-    const cookie = (await owner.cookies()).find((c) => c.name === 'herold_session')
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'herold_session')
     assert.ok(cookie?.httpOnly, 'the session cookie is HTTP-only')
     assert.equal(cookie?.sameSite, 'Lax')
-    await assertAccessible(page, 'contacts')
-    await shot(page, 'setup-done')
+    await accessibleShot(page, 'contacts', 'setup-done')
 
     const again = await browser.newPage({ locale: 'en-US' })
     await again.goto(setupLink)
@@ -102,7 +85,7 @@ describe('the web app', () => {
   })
 
   test('sign-out ends the session on the server; signing in again works', async () => {
-    const before = (await owner.cookies()).find((c) => c.name === 'herold_session')!.value
+    const before = (await page.context().cookies()).find((c) => c.name === 'herold_session')!.value
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
     await assertAccessible(page, 'sign-in')
@@ -126,8 +109,7 @@ describe('the web app', () => {
     const key = (await page.getByTestId('new-key').textContent())?.trim() ?? ''
     assert.match(key, /^hk_[A-Za-z0-9_-]+$/)
     await page.getByText('This key is shown only now.').waitFor()
-    await assertAccessible(page, 'keys')
-    await shot(page, 'key-created')
+    await accessibleShot(page, 'keys', 'key-created')
 
     const created = await fetch(`${server.url}/v1/contacts`, {
       method: 'POST',
@@ -145,8 +127,7 @@ describe('the web app', () => {
     await page.getByRole('link', { name: 'Erika Mustermann' }).click()
     await page.getByRole('heading', { name: 'Erika Mustermann' }).waitFor()
     await page.getByText('erika@example.com').waitFor()
-    await assertAccessible(page, 'contact')
-    await shot(page, 'contact')
+    await accessibleShot(page, 'contact')
   })
 
   test('a change without the CSRF token is refused, even from the app origin with the session cookie', async () => {
@@ -170,12 +151,10 @@ describe('the web app', () => {
     await page.getByRole('button', { name: 'Invite' }).click()
     await page.getByText('The invitation is on its way by e-mail.').waitFor()
     await page.getByRole('cell', { name: 'vera@example.org', exact: true }).waitFor()
-    await assertAccessible(page, 'team')
-    await shot(page, 'team-invited')
+    await accessibleShot(page, 'team', 'team-invited')
 
     const link = await mailLink('vera@example.org', 'invitations')
-    const viewerContext = await browser.newContext({ locale: 'en-US' })
-    const viewer = await viewerContext.newPage()
+    const viewer = await openPage(browser)
     await viewer.goto(link)
     await viewer.getByText('You were invited as Viewer (vera@example.org).').waitFor()
     await assertAccessible(viewer, 'invitation')
@@ -209,12 +188,11 @@ describe('the web app', () => {
     await viewer.getByText('Ihre Rolle erlaubt hier nur Lesen.').waitFor()
     assert.equal(await viewer.getByRole('button', { name: 'Einladen' }).count(), 0)
     await shot(viewer, 'viewer-team')
-    await viewerContext.close()
+    await viewer.context().close()
   })
 
   test('a password change ends every other session of the member', async () => {
-    const otherContext = await browser.newContext({ locale: 'en-US' })
-    const other = await otherContext.newPage()
+    const other = await openPage(browser)
     await signIn(other, OWNER.email, OWNER.password)
 
     await page.goto(`${server.url}/account`)
@@ -222,19 +200,17 @@ describe('the web app', () => {
     await page.getByLabel('New password (at least 10 characters)').fill('second password 2')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByText('Password changed. Every other session has ended.').waitFor()
-    await assertAccessible(page, 'account')
-    await shot(page, 'password-changed')
+    await accessibleShot(page, 'account', 'password-changed')
 
     assert.equal((await fetchFrom(other, '/app/session')).status, 401, 'the other browser is signed out')
     assert.equal((await fetchFrom(page, '/app/session')).status, 200, 'this browser has a new session')
     await other.goto(`${server.url}/contacts`)
     await other.getByRole('heading', { name: 'Sign in' }).waitFor()
-    await otherContext.close()
+    await other.context().close()
   })
 
   test('a forgotten password is reset through the e-mailed link, in German when the browser asks for it', async () => {
-    const context = await browser.newContext({ locale: 'de-DE' })
-    const german = await context.newPage()
+    const german = await openPage(browser, 'de-DE')
     await german.goto(`${server.url}/sign-in`)
     await german.getByRole('link', { name: 'Passwort vergessen?' }).click()
     await german.getByLabel('E-Mail-Adresse').fill(OWNER.email)
@@ -246,15 +222,10 @@ describe('the web app', () => {
     await german.getByLabel('Neues Passwort (mindestens 10 Zeichen)').fill('third password 3')
     await german.getByRole('button', { name: 'Neues Passwort speichern' }).click()
     await german.getByText('Ihr Passwort ist geändert.').waitFor()
-    await assertAccessible(german, 'reset-done')
-    await shot(german, 'reset-done')
+    await accessibleShot(german, 'reset-done')
     assert.equal((await fetchFrom(page, '/app/session')).status, 401, 'a reset ends every session')
-    await context.close()
+    await german.context().close()
     await signIn(page, OWNER.email, 'third password 3')
     await shot(page, 'signed-in-after-reset')
   })
 })
-
-async function shot(target: Page, name: string): Promise<void> {
-  await screenshot(target, OUTPUT, name)
-}

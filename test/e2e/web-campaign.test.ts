@@ -3,23 +3,20 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
-import { recordOptinChange } from '../../src/modules/contacts/index.ts'
+import type { Browser, Page } from 'playwright-core'
 import { createMember } from '../../src/modules/people/index.ts'
-import { webAppBuilt } from '../../src/platform/http/web-app.ts'
-import { launchBrowser } from '../helpers/browser.ts'
+import { browserWithPage } from '../helpers/browser.ts'
 import { makePdf } from '../helpers/documents.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
-import { assertAccessible, screenshot, screenshotFolder } from '../helpers/pages.ts'
-import { freePort } from '../helpers/process.ts'
+import { nextPhone, sandboxAccount, servedHarness, setOptin } from '../helpers/fixtures.ts'
+import type { Harness, TestAccount } from '../helpers/harness.ts'
+import { pageChecks, signInThroughPage } from '../helpers/pages.ts'
 
 // The campaign pages in a real headless Chromium. The server is the in-process harness listening on loopback, so
 // the test moves its clock (a newsletter's time, a follow-up step's delay) and runs the due jobs (`drain()`) while
 // the browser watches the pages update by themselves. Every test leaves screenshots in test-results/web-campaign/
 // (HEROLD_TEST_OUTPUT overrides).
 
-const OUTPUT = screenshotFolder('web-campaign')
+const checks = pageChecks('web-campaign')
 const OWNER = { name: 'Olga Owner', email: 'olga.campaign@example.org', password: 'campaign password 1' }
 const HOUR = 3600_000
 
@@ -27,17 +24,13 @@ let harness: Harness
 let account: TestAccount
 let base: string
 let browser: Browser
-let context: BrowserContext
 let page: Page
-let counter = 0
 /** The AI model: an OpenAI-compatible chat-completions server on loopback that answers from the prompt it gets. */
 let model: Server
 let modelMode: 'ok' | 'error500' = 'ok'
 const modelPrompts: Array<{ system: string; user: string }> = []
-const nextPhone = () => `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
 
 before(async () => {
-  assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
   model = createServer((request, response) => {
     let body = ''
     request.on('data', (chunk) => {
@@ -60,25 +53,15 @@ before(async () => {
   })
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve))
   const aiUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`
-  const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  harness = await createHarness({
+  ;({ harness, base } = await servedHarness({
     workers: true,
-    config: { publicUrl: base, aiUrl, aiModel: 'flower-model', aiTimeoutMs: 5000 },
-  })
-  await harness.app.listen({ host: '127.0.0.1', port })
-  account = await createTestAccount(harness, { name: 'Blumen Becker', plan: { messagesPerMonth: 1000 } })
-  const deps = { config: harness.config, database: harness.database, clock: harness.clock }
-  await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    config: { aiUrl, aiModel: 'flower-model', aiTimeoutMs: 5000 },
+  }))
+  account = await sandboxAccount(harness, { messagesPerMonth: 1000 }, 'Blumen Becker')
   const user = await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
   await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [user.id])
-  browser = await launchBrowser()
-  context = await browser.newContext({ locale: 'en-US' })
-  page = await context.newPage()
-  await page.goto(`${base}/sign-in`)
-  await page.getByLabel('E-mail address').fill(OWNER.email)
-  await page.getByLabel('Password', { exact: true }).fill(OWNER.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  ;({ browser, page } = await browserWithPage())
+  await signInThroughPage(page, base, OWNER)
   // signed in: the dashboard is the start page
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
 })
@@ -91,12 +74,12 @@ after(async () => {
 })
 
 async function shot(name: string): Promise<void> {
-  await screenshot(page, OUTPUT, name)
+  await checks.shot(page, name)
 }
 
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(name: string): Promise<void> {
-  await assertAccessible(page, name)
+/** axe-core on the page as it is (no serious or critical violation), then its screenshot. */
+async function accessibleShot(name: string, shotName = name): Promise<void> {
+  await checks.accessibleShot(page, name, shotName)
 }
 
 /** Moves the server's clock and runs every job that is due then. */
@@ -118,17 +101,7 @@ async function contact(name: string, confirmed: boolean, tags: string[] = []): P
   const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone: nextPhone() } })
   assert.equal(created.statusCode, 201, created.body)
   const id = created.json().contact.id as string
-  if (confirmed) {
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: id,
-        channel: 'chat',
-        to: 'confirmed',
-        source: 'test',
-      }),
-    )
-  }
+  if (confirmed) await setOptin(harness, account.accountId, id)
   for (const tag of tags) {
     const added = await account.request({ method: 'POST', url: `/v1/contacts/${id}/tags`, payload: { tag } })
     assert.ok(added.statusCode < 300, added.body)
@@ -212,8 +185,7 @@ describe('the campaign pages', () => {
     await page.getByLabel('Content').fill('Hello {{name}}, the tulips are here.')
     await page.getByLabel('Preview for contact').selectOption({ label: 'Erika Mustermann' })
     await page.getByTestId('preview').getByText('Hello Erika, the tulips are here.').waitFor()
-    await accessible('newsletters')
-    await shot('newsletter-compose')
+    await accessibleShot('newsletters', 'newsletter-compose')
     await page.getByRole('button', { name: 'Create draft' }).click()
 
     await page.getByRole('heading', { name: 'Spring offers' }).waitFor()
@@ -276,8 +248,7 @@ describe('the campaign pages', () => {
       minute: '2-digit',
     }).format(new Date(newsletter.scheduled_at))
     assert.equal(local, '09:00', 'the time picked is 09:00 in the account timezone')
-    await accessible('newsletter-scheduled')
-    await shot('newsletter-scheduled')
+    await accessibleShot('newsletter-scheduled')
 
     // move the clock past the scheduled time: the newsletter sends; the page follows by itself
     harness.clock.set(new Date(new Date(newsletter.scheduled_at).getTime() + 60_000))
@@ -293,8 +264,7 @@ describe('the campaign pages', () => {
     // sent: nothing left to schedule, cancel or delete
     await page.getByRole('button', { name: 'Schedule', exact: true }).waitFor({ state: 'detached' })
     assert.equal(await page.getByRole('button', { name: 'Delete' }).count(), 0)
-    await accessible('newsletter-sent')
-    await shot('newsletter-sent')
+    await accessibleShot('newsletter-sent')
   })
 
   test('a follow-up sequence of two steps is built, activated, and a newly confirmed contact gets its first step', async () => {
@@ -313,8 +283,7 @@ describe('the campaign pages', () => {
     await page.getByLabel('Step 2: Delay').fill('2')
     await page.getByLabel('Step 2: Unit').selectOption('days')
     await page.getByLabel('Step 2: Send time (optional, HH:MM)').fill('09:30')
-    await accessible('followups')
-    await shot('followup-build')
+    await accessibleShot('followups', 'followup-build')
     await page.getByRole('button', { name: 'Create sequence' }).click()
 
     await page.getByRole('heading', { name: 'Welcome' }).waitFor()
@@ -350,8 +319,7 @@ describe('the campaign pages', () => {
     )
     await page.getByTestId('counts-1').filter({ hasText: 'sent 1' }).waitFor({ timeout: 15_000 })
     await page.getByTestId('approval-1').filter({ hasText: 'approved' }).waitFor()
-    await accessible('followup')
-    await shot('followup-active')
+    await accessibleShot('followup', 'followup-active')
 
     // a third step added here, the place where steps are made
     await page.getByLabel('Step 3: Text').fill('Thank you, {{name}}, for being with us.')
@@ -394,8 +362,7 @@ describe('the campaign pages', () => {
       .filter({ hasText: 'A newsletter always starts with a double opt-in: a double opt-in step (Chat) is put first.' })
       .waitFor()
     await page.getByText('3 steps are then saved.').waitFor()
-    await accessible('automation-safety-check')
-    await shot('automation-safety-check')
+    await accessibleShot('automation-safety-check')
     assert.equal(
       (await account.request({ method: 'GET', url: '/v1/automations' })).json().automations.length,
       0,
@@ -419,8 +386,7 @@ describe('the campaign pages', () => {
     await page.getByRole('button', { name: 'Move step 1 down' }).click()
     assert.equal(await page.getByLabel('Step 2: Kind').inputValue(), 'branch')
     await page.getByLabel('Step 2: if no: continue at').selectOption('end')
-    await accessible('automations')
-    await shot('automation-build')
+    await accessibleShot('automations', 'automation-build')
     await page.getByRole('button', { name: 'Create automation' }).click()
 
     await page.getByRole('heading', { name: 'Shop orders' }).waitFor()
@@ -452,8 +418,7 @@ describe('the campaign pages', () => {
     await page.getByTestId('webhook-events').filter({ hasText: '1' }).waitFor({ timeout: 15_000 })
     const run = page.getByTestId('run').first()
     assert.equal(await run.getByRole('row').count(), 4, 'a header and one row per step')
-    await accessible('automation')
-    await shot('automation-run')
+    await accessibleShot('automation', 'automation-run')
   })
 
   test('an image and a PDF are uploaded (drag and drop and file choice), shown in the library, and the PDF is searched', async () => {
@@ -484,8 +449,7 @@ describe('the campaign pages', () => {
         .getByRole('img', { name: 'tulip.png' })
         .evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth === 40),
     )
-    await accessible('media')
-    await shot('media')
+    await accessibleShot('media')
 
     await page.getByRole('link', { name: 'Knowledge' }).click()
     await page.getByRole('heading', { name: 'Knowledge' }).first().waitFor()
@@ -508,8 +472,7 @@ describe('the campaign pages', () => {
     const prompt = modelPrompts.at(-1)!
     assert.match(prompt.system, /You answer customer chat messages for Blumen Becker\./)
     assert.match(prompt.user, /Customer message:\nHow fast do bouquets ship\?$/)
-    await accessible('knowledge-ai-answer')
-    await shot('knowledge-ai-answer')
+    await accessibleShot('knowledge-ai-answer')
     // a question the passages do not answer: the model declines, in words
     const asked = modelPrompts.length
     await page.getByLabel('Test question').fill('Are wilted flowers refunded in cash?')
@@ -532,8 +495,7 @@ describe('the campaign pages', () => {
     } finally {
       modelMode = 'ok'
     }
-    await accessible('knowledge')
-    await shot('knowledge')
+    await accessibleShot('knowledge')
     const conversations = await account.request({ method: 'GET', url: '/v1/inbox/conversations' })
     assert.deepEqual(conversations.json(), conversationsBefore, 'the test question touches no conversation')
     const messages = await account.request({ method: 'GET', url: '/v1/messages' })
@@ -566,11 +528,9 @@ describe('the campaign pages', () => {
       .getByTestId('safety-changes')
       .filter({ hasText: 'Ein Verteiler beginnt immer mit einem Doppel-Opt-in' })
       .waitFor()
-    await accessible('automations-de')
-    await shot('automations-de')
+    await accessibleShot('automations-de')
     await page.getByRole('link', { name: 'Follow-ups' }).click()
     await page.getByRole('heading', { name: 'Neue Sequenz' }).waitFor()
-    await accessible('followups-de')
-    await shot('followups-de')
+    await accessibleShot('followups-de')
   })
 })

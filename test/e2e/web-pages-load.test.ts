@@ -4,10 +4,10 @@ import type { Browser, Page } from 'playwright-core'
 import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
-import { webAppBuilt } from '../../src/platform/http/web-app.ts'
-import { launchBrowser } from '../helpers/browser.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
-import { freePort } from '../helpers/process.ts'
+import { browserWithPage } from '../helpers/browser.ts'
+import { depsOf, servedHarness } from '../helpers/fixtures.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
+import { signInThroughPage } from '../helpers/pages.ts'
 
 // Every page of the console opened by the owner of a fresh account: no request the page makes by itself is refused
 // (a page that asks for something the server refuses shows an error nobody caused) and the browser logs no error.
@@ -39,15 +39,10 @@ let page: Page
 let problems: string[] = []
 
 before(async () => {
-  assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
-  const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  harness = await createHarness({ config: { publicUrl: base } })
-  await harness.app.listen({ host: '127.0.0.1', port })
+  ;({ harness, base } = await servedHarness())
   account = await createTestAccount(harness, { name: 'Frisch GmbH' })
   await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
-  browser = await launchBrowser()
-  page = await (await browser.newContext({ locale: 'de-DE' })).newPage()
+  ;({ browser, page } = await browserWithPage('de-DE'))
   page.on('response', (response) => {
     if (response.status() >= 400) {
       problems.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
@@ -57,10 +52,7 @@ before(async () => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`)
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  await page.goto(`${base}/sign-in`)
-  await page.getByLabel('E-Mail-Adresse').fill(OWNER.email)
-  await page.getByLabel('Passwort', { exact: true }).fill(OWNER.password)
-  await page.getByRole('button', { name: 'Anmelden' }).click()
+  await signInThroughPage(page, base, OWNER, 'de')
   await page.getByRole('navigation').waitFor()
 })
 
@@ -92,7 +84,7 @@ describe('every console page loads without a refused request or a browser error'
   })
 
   test('the pages of each kind of thing, once there is one of each', async () => {
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
+    const deps = depsOf(harness)
     await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const api = async (method: 'POST', url: string, payload: unknown) => {
       const answer = await account.request({ method, url, payload: payload as Record<string, unknown> })

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 // The one place tests get a browser. `npm install && npm test` must pass on a machine with only Node and npm, so
 // the last resort is the Chromium binary shipped inside the npm package @sparticuz/chromium.
@@ -58,4 +58,15 @@ export async function launchBrowser(from?: ResolvedBrowser): Promise<Browser> {
   resolved ??= resolveBrowser()
   const { executablePath, args } = from ?? (await resolved)
   return chromium.launch({ executablePath, args })
+}
+
+/** A page in a fresh context (its own cookies) whose browser asks for `locale`; `page.context()` closes it. */
+export async function openPage(browser: Browser, locale = 'en-US'): Promise<Page> {
+  return (await browser.newContext({ locale })).newPage()
+}
+
+/** A launched browser with one page open, as a test file's before() starts it. */
+export async function browserWithPage(locale = 'en-US'): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser()
+  return { browser, page: await openPage(browser, locale) }
 }

@@ -5,7 +5,9 @@ import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import type { Role } from '../../src/platform/auth/people.tables.ts'
-import { createTestAccount, type Harness, type TestAccount } from './harness.ts'
+import { webAppBuilt } from '../../src/platform/http/web-app.ts'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
+import { freePort } from './process.ts'
 
 // What many test files set up the same way: phone numbers, a sandbox-connected account, an opt-in, the job queue
 // drained, a member signed in to /app, the app on a loopback port.
@@ -32,8 +34,9 @@ export const depsOf = (harness: Harness) => ({
 export async function sandboxAccount(
   harness: Harness,
   plan: { messagesPerMonth?: number; requestsPerMinute?: number } = { messagesPerMonth: 1000 },
+  name?: string,
 ): Promise<TestAccount> {
-  const account = await createTestAccount(harness, { plan })
+  const account = await createTestAccount(harness, { plan, name })
   await channelsServiceFor(depsOf(harness)).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   return account
 }
@@ -62,6 +65,21 @@ export async function drainJobs(harness: Harness): Promise<void> {
 export async function listenOnLoopback(harness: Harness): Promise<string> {
   await harness.app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
+}
+
+/**
+ * A harness serving the built web app on a loopback port chosen first, so that its public URL (the links it makes)
+ * is the address a browser opens; that base address.
+ */
+export async function servedHarness(
+  options: Parameters<typeof createHarness>[0] = {},
+): Promise<{ harness: Harness; base: string }> {
+  assert.ok(webAppBuilt(), 'the web app is built (npm install does it; npm run web:build by hand)')
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const harness = await createHarness({ ...options, config: { publicUrl: base, ...options.config } })
+  await harness.app.listen({ host: '127.0.0.1', port })
+  return { harness, base }
 }
 
 export interface SignedIn {

@@ -6,7 +6,7 @@ import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { type FakeGraph, type GraphCall, startFakeGraph } from './fake-graph.ts'
 import { depsOf, setOptin } from './fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from './harness.ts'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
 import { startWorker } from './worker.ts'
 
 // The kill tests: worker processes against one PostgreSQL database, one SIGKILLed mid-way, another finishing the work.
@@ -73,6 +73,11 @@ export interface KillScene {
     accountId: string,
     channel: { phoneNumberId: string; wabaId: string; messagesPerSecond?: number },
   ): Promise<unknown>
+  /** a fresh account with this monthly message limit, its chat channel connected as `connectWhatsApp` does */
+  whatsAppAccount(
+    messagesPerMonth: number,
+    channel: { phoneNumberId: string; wabaId: string; messagesPerSecond?: number },
+  ): Promise<TestAccount>
   /** polls the newsletter's status until it is sent (at most 240 s) */
   newsletterSent(account: TestAccount, id: string): Promise<void>
 }
@@ -141,6 +146,11 @@ export function killScene(options: {
         ...(messagesPerSecond ? { messagesPerSecond } : {}),
       })
     },
+    async whatsAppAccount(messagesPerMonth, channel) {
+      const account = await createTestAccount(scene.harness, { plan: { messagesPerMonth } })
+      await scene.connectWhatsApp(account.accountId, channel)
+      return account
+    },
     async newsletterSent(account, id) {
       await scene.waitWhile(async () => (await newsletterStatus(account, id)).status !== 'sent', {
         withinMs: 240_000,
@@ -166,6 +176,28 @@ export function killScene(options: {
     await scene.harness?.close()
   })
   return scene
+}
+
+/**
+ * A kill scene (leases of 2 s) whose fake Graph API approves the templates of the channel's `wabaId` and answers
+ * every template message to its `phoneNumberId` `delayMs` (5) later; `received` holds each message's `recorded` field
+ * (its recipient, `to`) in arrival order.
+ */
+export function recordingScene(options: {
+  channel: { phoneNumberId: string; wabaId?: string }
+  concurrency: number
+  delayMs?: number
+  recorded?: 'to' | 'biz_opaque_callback_data'
+}): { scene: KillScene; received: string[] } {
+  const { channel, concurrency, delayMs = 5, recorded = 'to' } = options
+  const received: string[] = []
+  const graph = whatsappAnswers({
+    ...channel,
+    delayMs,
+    idPrefix: `wamid.${channel.phoneNumberId}.`,
+    record: (body) => received.push(String(body[recorded])),
+  })
+  return { scene: killScene({ graph, leaseSeconds: 2, concurrency }), received }
 }
 
 /** Confirmed contacts straight into the table (how they came is not what these tests are about). */

@@ -20,6 +20,53 @@ export async function screenshot(page: Page, folder: string, name: string): Prom
   await page.screenshot({ path: path.join(folder, `${name}.png`), fullPage: true })
 }
 
+/** A test file's page checks, its screenshots kept in test-results/FOLDER. */
+export function pageChecks(folder: string) {
+  const into = screenshotFolder(folder)
+  const shot = (page: Page, name: string) => screenshot(page, into, name)
+  return {
+    /** the folder itself, for other files a reviewer should see */
+    folder: into,
+    /** a full-page screenshot saved as NAME.png */
+    shot,
+    /** axe-core on the page as it is (its failures reported as NAME), then its screenshot (SHOTNAME.png) */
+    async accessibleShot(page: Page, name: string, shotName = name): Promise<void> {
+      await assertAccessible(page, name)
+      await shot(page, shotName)
+    },
+  }
+}
+
+const SIGN_IN_FORM = {
+  en: { email: 'E-mail address', password: 'Password', button: 'Sign in' },
+  de: { email: 'E-Mail-Adresse', password: 'Passwort', button: 'Anmelden' },
+}
+
+/** Signs in on BASE/sign-in as a member types it, in the language the page speaks; the caller waits for what follows. */
+export async function signInThroughPage(
+  page: Page,
+  base: string,
+  credentials: { email: string; password: string },
+  language: keyof typeof SIGN_IN_FORM = 'en',
+): Promise<void> {
+  const form = SIGN_IN_FORM[language]
+  await page.goto(`${base}/sign-in`)
+  await page.getByLabel(form.email).fill(credentials.email)
+  await page.getByLabel(form.password, { exact: true }).fill(credentials.password)
+  await page.getByRole('button', { name: form.button }).click()
+}
+
+/** Fills the owner form of the setup link's page (opened by the caller) and sends it. */
+export async function submitSetupForm(
+  page: Page,
+  owner: { name: string; email: string; password: string },
+): Promise<void> {
+  await page.getByLabel('Name').fill(owner.name)
+  await page.getByLabel('E-mail address').fill(owner.email)
+  await page.getByLabel('New password (at least 10 characters)').fill(owner.password)
+  await page.getByRole('button', { name: 'Create owner' }).click()
+}
+
 /** axe-core on the page as it is: no serious or critical violation. */
 export async function assertAccessible(page: Page, name: string): Promise<void> {
   const result = await new AxeBuilder({ page }).analyze()

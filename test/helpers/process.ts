@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -6,6 +7,7 @@ import path from 'node:path'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
 const NODE = process.execPath
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 
 export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'herold-test-'))
@@ -166,4 +168,20 @@ export function startProcess(
 export const listeningAt = (output: string): string | null => {
   const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
   return match ? match[1] : null
+}
+
+/** The server as an operator starts it, `npm start` in the checkout, ready once it listens. */
+export function npmStart(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 180_000,
+  options: StartOptions = {},
+): Promise<ServerProcess> {
+  return startProcess(NPM, ['start'], env, listeningAt, timeoutMs, options)
+}
+
+/** The one-time setup link `npm start` prints on a fresh data directory; fails the test when there is none. */
+export function setupLinkOf(server: ServerProcess): string {
+  const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\/[A-Za-z0-9_-]{43})/.exec(server.output())
+  assert.ok(link, `npm start prints the setup link:\n${server.output()}`)
+  return link[1]
 }
