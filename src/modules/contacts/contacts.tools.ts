@@ -597,7 +597,7 @@ export const importContactsCsv = defineTool({
   name: 'import_contacts_csv',
   title: 'Import contacts from CSV text',
   description:
-    'Import contacts from CSV text with a header line (columns name, email, phone, tags; tags separated by ; or |). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised (nobody is subscribed). Answers the report: rows, created, updated, unchanged, rejected lines with the reason. At most 1,000,000 characters; larger files go through the web app.',
+    'Import contacts from CSV text with a header line. Columns are recognised by their names in German and English and in the exports of Mailchimp, Brevo, HubSpot, Shopify and Excel (e-mail, phone, the name or first and last name, tags separated by ; or |); the delimiter (, ; tab |) is detected; other columns are listed in ignored_columns. Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised (nobody is subscribed). Answers the report: rows, created, updated, unchanged, rejected lines with the reason, ignored columns. At most 1,000,000 characters; larger files go through the web app.',
   scope: 'contacts:write',
   rest: 'POST /app/contacts/import (CSV as text)',
   output: obj({ ...ok, report: ImportReportSchema }),
