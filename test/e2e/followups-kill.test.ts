@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createTestAccount } from '../helpers/harness.ts'
 import { countEach, insertConfirmedContacts, killScene, needsSharedDatabase, whatsappAnswers } from '../helpers/kill.ts'
 
@@ -26,7 +25,6 @@ describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatab
 
   test('restarted, every contact not in flight at the kill gets the step exactly once; nobody twice', async () => {
     const { harness } = scene
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100_000 } })
     await scene.connectWhatsApp(account.accountId, { phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA })
     // contacts confirmed (created) 1 hour minus 3 seconds ago: with a 1-hour delay the step of all 2,000 is due at
@@ -35,7 +33,7 @@ describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatab
       phonePrefix: '+49176',
       createdAt: "now() - interval '1 hour' + interval '3 seconds'",
     })
-    const sequence = await followupsServiceFor(deps).create(
+    const sequence = await harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nach einer Stunde',

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import { webAppBuilt } from '../../src/platform/http/web-app.ts'
@@ -68,8 +67,7 @@ before(async () => {
   })
   await harness.app.listen({ host: '127.0.0.1', port })
   account = await createTestAccount(harness, { name: 'Blumen Becker', plan: { messagesPerMonth: 1000 } })
-  const deps = { config: harness.config, database: harness.database, clock: harness.clock }
-  await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   const user = await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
   await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [user.id])
   browser = await launchBrowser()

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
-import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import { webAppBuilt } from '../../src/platform/http/web-app.ts'
 import { launchBrowser } from '../helpers/browser.ts'
@@ -92,8 +90,7 @@ describe('every console page loads without a refused request or a browser error'
   })
 
   test('the pages of each kind of thing, once there is one of each', async () => {
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
-    await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const api = async (method: 'POST', url: string, payload: unknown) => {
       const answer = await account.request({ method, url, payload: payload as Record<string, unknown> })
       assert.ok(answer.statusCode < 300, `${url}: ${answer.body}`)
@@ -113,7 +110,7 @@ describe('every console page loads without a refused request or a browser error'
       trigger: { type: 'manual' },
       steps: [{ type: 'add_tag', tag: 'markiert' }],
     })
-    const followup = await followupsServiceFor(deps).create(
+    const followup = await harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nachfassen',

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomInt } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import type { Role } from '../../src/platform/auth/people.tables.ts'
@@ -34,7 +33,7 @@ export async function sandboxAccount(
   plan: { messagesPerMonth?: number; requestsPerMinute?: number } = { messagesPerMonth: 1000 },
 ): Promise<TestAccount> {
   const account = await createTestAccount(harness, { plan })
-  await channelsServiceFor(depsOf(harness)).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   return account
 }
 
