@@ -15,14 +15,17 @@ module.exports = {
       severity: 'error',
       comment: 'The platform serves the modules, the tool server and the commands; it imports none of them.',
       from: { path: '^src/platform/' },
-      to: { path: ['^src/modules/', '^src/mcp/', '^src/cli/', '^src/app\\.ts$', '^src/main\\.ts$'] },
+      to: {
+        path: ['^src/modules/', '^src/mcp/', '^src/cli/', '^src/app\\.ts$', '^src/main\\.ts$', '^src/services\\.ts$'],
+      },
     },
     {
       name: 'modules-not-upward',
       severity: 'error',
-      comment: 'A module is mounted by the application; it imports neither it, the tool server nor the commands.',
+      comment:
+        'A module is mounted by the application; it imports neither it, the composition root, the tool server nor the commands.',
       from: { path: '^src/modules/' },
-      to: { path: ['^src/mcp/', '^src/cli/', '^src/app\\.ts$', '^src/main\\.ts$'] },
+      to: { path: ['^src/mcp/', '^src/cli/', '^src/app\\.ts$', '^src/main\\.ts$', '^src/services\\.ts$'] },
     },
     {
       name: 'module-through-index',

@@ -20,17 +20,16 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
 import { insertSends } from '../src/modules/messaging/messaging.repository.ts'
 import { TEMPLATE_SEND_QUEUE } from '../src/modules/messaging/messaging.sends.ts'
-import { templatesServiceFor } from '../src/modules/templates/index.ts'
 import { createAccount, createApiKey, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { SCOPES } from '../src/platform/auth/scopes.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { enqueue } from '../src/platform/jobs/jobs.ts'
+import { buildServices } from '../src/services.ts'
 import { childEnv, tempDataDir } from '../test/helpers/process.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 import { cpuTicks, settled, startHerold } from './herold.ts'
@@ -72,6 +71,7 @@ async function prepare(database: Database): Promise<Ready> {
   const db = database.orm
   const config = loadConfig({}, { databaseUrl: undefined, publicUrl: 'http://bench.herold', secretKey: SECRET_KEY })
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const plan = `bench-accept-${Date.now()}`
   await setPlan(db, {
     name: plan,
@@ -84,8 +84,8 @@ async function prepare(database: Database): Promise<Ready> {
   const account = await getAccount(db, created.id)
   const tenant = { accountId: account.id, account }
   const { key } = await createApiKey(db, { accountId: account.id, name: 'bench', scopes: [...SCOPES] })
-  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox' })
-  const templates = templatesServiceFor(deps)
+  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox' })
+  const templates = services.templates
   const template = await templates.create(tenant, {
     name: 'Bench order ready',
     content: 'Hallo {{name}}, deine Bestellung {{order}} liegt zur Abholung bereit.',
@@ -112,6 +112,7 @@ async function prepare(database: Database): Promise<Ready> {
     )
   }
   await db.execute(sql`ANALYZE`)
+  await services.close()
   return { accountId: account.id, key, templateId: template.id, contactIds: rows.map((r) => r.id) }
 }
 

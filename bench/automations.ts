@@ -15,16 +15,15 @@ import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config.ts'
-import { automationsModule, automationsServiceFor } from '../src/modules/automations/index.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
+import { automationsModule } from '../src/modules/automations/index.ts'
 import { importContacts } from '../src/modules/contacts/index.ts'
-import { templatesServiceFor } from '../src/modules/templates/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { enqueue } from '../src/platform/jobs/jobs.ts'
 import { JobRunner } from '../src/platform/jobs/runner.ts'
+import { buildServices } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 10_000)
@@ -58,6 +57,7 @@ async function main() {
     },
   )
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const db = database.orm
   const plan = `bench-${Date.now()}`
   await setPlan(db, { name: plan, contactsLimit: CONTACTS * 2, messagesPerMonth: CONTACTS * 2, webhooksLimit: 1 })
@@ -69,15 +69,15 @@ async function main() {
   const created = await createAccount(db, { name: 'bench', plan })
   const account = await getAccount(db, created.id)
   const tenant = { accountId: account.id, account }
-  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: 1000 })
-  const templates = templatesServiceFor(deps)
+  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: 1000 })
+  const templates = services.templates
   const template = await templates.create(tenant, {
     name: 'Bench welcome',
     content: 'Hallo {{name}}, willkommen bei uns. Schön, dass du da bist!',
     language: 'de',
   })
   await templates.submit(tenant, template.id)
-  const automations = automationsServiceFor(deps)
+  const automations = services.automations
   const automation = await automations.create(tenant, {
     name: 'Welcome',
     intent: 'transactional',
@@ -94,7 +94,7 @@ async function main() {
 
   // the runs, by this process's runner (only the automations queue, so the template sends wait: they are the send
   // pipeline's own benchmark)
-  const automationJobs = automationsModule.jobs!(deps)
+  const automationJobs = automationsModule.jobs!(deps, services)
   const runner = new JobRunner({
     database,
     clock: systemClock,
@@ -159,6 +159,7 @@ async function main() {
   console.log(
     `  import commit -> last run's first step  ${((new Date(last_first_step).getTime() - committed) / 1000).toFixed(2)} s`,
   )
+  await services.close()
   await database.close()
   await fresh?.drop()
 }

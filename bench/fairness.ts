@@ -16,17 +16,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
-import { modules } from '../src/modules/index.ts'
-import { templateSendsFor } from '../src/modules/messaging/index.ts'
-import { newslettersServiceFor } from '../src/modules/newsletters/index.ts'
-import { templatesServiceFor } from '../src/modules/templates/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const base = process.env.DATABASE_URL || undefined
@@ -56,6 +52,7 @@ try {
     },
   )
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const db = database.orm
   const plan = `bench-${Date.now()}`
   await setPlan(db, {
@@ -67,7 +64,7 @@ try {
 
   async function newAccount(name: string, pace: number) {
     const account = await getAccount(db, (await createAccount(db, { name, plan })).id)
-    await channelsServiceFor(deps).connect(account.id, {
+    await services.channels.connect(account.id, {
       channel: 'chat',
       provider: 'sandbox',
       messagesPerSecond: pace,
@@ -79,7 +76,7 @@ try {
   const smallOnes = await Promise.all(
     ['Klein', 'Winzig'].map(async (name) => {
       const tenant = await newAccount(name, 80)
-      const templates = templatesServiceFor(deps)
+      const templates = services.templates
       const template = await templates.create(tenant, {
         name: `${name} Abholung`,
         content: 'Hallo {{name}}, deine Bestellung {{nummer}} liegt zur Abholung bereit.',
@@ -121,8 +118,10 @@ try {
   await database.query('ANALYZE contacts')
   phase(`${CONTACTS.toLocaleString('en')} confirmed contacts of the big account written`)
 
-  const stop = await jobRunnerFor(deps, modules, (message, error) => console.error(message, error)).start()
-  const sends = templateSendsFor(deps)
+  const stop = await jobRunnerFor(deps, moduleJobs(mountedModules, services), (message, error) =>
+    console.error(message, error),
+  ).start()
+  const sends = services.templateSends
 
   /** The small accounts send every EVERY_MS for `seconds`; answers each send's id and when it was queued. */
   async function smallSends(seconds: number) {
@@ -183,7 +182,7 @@ try {
   phase(`small accounts alone: ${describe(idle)}`)
 
   // 2. the newsletter: fan-out, then its pace alone
-  const newsletters = newslettersServiceFor(deps)
+  const newsletters = services.newsletters
   const draft = await newsletters.create(big, {
     subject: 'Sommerfest',
     content: 'Hallo {{name}}, wir feiern am Samstag.',
@@ -239,6 +238,7 @@ try {
   console.log(
     `  the newsletter: alone ${alone.rate.toFixed(0)}/s = ${(alone.rate / PACE).toFixed(2)} of its pace (goal ≥ 0.9), beside the small accounts ${both.rate.toFixed(0)}/s = ${(both.rate / PACE).toFixed(2)} (goal ≥ 0.8); its send jobs at the end: ${queuedJobs.queued} queued, ${queuedJobs.running} running`,
   )
+  await services.close()
 } finally {
   await database.close()
   await fresh?.drop()

@@ -13,14 +13,13 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
-import { followupsServiceFor } from '../src/modules/followups/index.ts'
-import { modules } from '../src/modules/index.ts'
+import { createFollowupsService } from '../src/modules/followups/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000)
@@ -74,6 +73,7 @@ try {
     },
   )
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const plan = `bench-${Date.now()}`
   await setPlan(database.orm, {
     name: plan,
@@ -82,7 +82,7 @@ try {
     webhooksLimit: 1,
   })
   const account = await getAccount(database.orm, (await createAccount(database.orm, { name: 'bench', plan })).id)
-  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
+  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
   // every contact confirmed (created) 59 minutes before T0: with a 1-hour delay, every step is due at T0 + 1 minute
   const t0 = new Date()
   const seeded = performance.now()
@@ -99,7 +99,7 @@ try {
   )
   const tenant = { accountId: account.id, account }
   // the activation sees T0 however long it takes, so every step time counts as ahead
-  const followups = followupsServiceFor({ ...deps, clock: { now: () => new Date(t0) } })
+  const followups = createFollowupsService({ ...deps, clock: { now: () => new Date(t0) } }, services)
   const sequence = await followups.create(tenant, {
     name: 'bench',
     steps: [{ text: 'Hallo {{name}}, wie gefällt dir deine Bestellung?', delay: { amount: 1, unit: 'hours' } }],
@@ -121,7 +121,9 @@ try {
     )
     return Number(row.n)
   }
-  const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
+  const workers = jobRunnerFor(deps, moduleJobs(mountedModules, services), (message, error) =>
+    console.error(message, error),
+  )
   const stop = await workers.start()
   const started = performance.now()
   counting = true
@@ -152,6 +154,7 @@ try {
       console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
     }
   }
+  await services.close()
 } finally {
   await database.close()
   await fresh?.drop()

@@ -19,7 +19,6 @@ import pg from 'pg'
 import { Pool } from 'undici'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { hubSignature } from '../src/modules/channels/whatsapp-cloud.provider.ts'
 import { createAccount } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
@@ -27,6 +26,7 @@ import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import type { HeroldModule } from '../src/platform/module.ts'
 import { memoryRateLimiter } from '../src/platform/rate-limit/rate-limiter.ts'
+import { buildServices } from '../src/services.ts'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 5_000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -139,7 +139,8 @@ async function main() {
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const account = await createAccount(database.orm, { name: 'bench' })
-  await channelsServiceFor({ config, database, clock: systemClock }).connect(account.id, {
+  const services = buildServices({ config, database, clock: systemClock })
+  await services.channels.connect(account.id, {
     channel: 'chat',
     provider: 'whatsapp-cloud',
     phoneNumberId: PHONE_NUMBER_ID,
@@ -203,6 +204,7 @@ async function main() {
   }
   await pool.close()
   await app.close()
+  await services.close()
   await database.close()
 }
 

@@ -2,14 +2,12 @@
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
-import { modules } from '../src/modules/index.ts'
-import { newslettersServiceFor } from '../src/modules/newsletters/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 interface DatabaseIo {
@@ -57,6 +55,7 @@ try {
     },
   )
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const plan = `bench-${Date.now()}`
   await setPlan(database.orm, {
     name: plan,
@@ -65,7 +64,7 @@ try {
     webhooksLimit: 1,
   })
   const account = await getAccount(database.orm, (await createAccount(database.orm, { name: 'bench', plan })).id)
-  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
+  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
   const atRest = process.memoryUsage().rss
   console.error(`at rest (modules loaded, ${database.kind}, pool open): ${memory()}`)
   const seeded = performance.now()
@@ -91,7 +90,7 @@ try {
     `seeded ${CONTACTS.toLocaleString('en')} confirmed contacts in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
   )
 
-  const newsletters = newslettersServiceFor(deps)
+  const newsletters = services.newsletters
   const tenant = { accountId: account.id, account }
   const draft = await newsletters.create(tenant, {
     subject: 'Sommerfest',
@@ -132,8 +131,8 @@ try {
   // memory are its own; the sends start after it. 0: every queue at once, as a server runs it (sends start with the
   // first batch and share the process and the database with the rest of the fan-out).
   const alone = process.env.BENCH_FANOUT_ALONE !== '0'
-  const fanoutModules = modules.filter((m) => m.name === 'newsletters' || m.name === 'templates')
-  let stop = await jobRunnerFor(deps, alone ? fanoutModules : modules, log).start()
+  const fanoutModules = mountedModules.filter((m) => m.name === 'newsletters' || m.name === 'templates')
+  let stop = await jobRunnerFor(deps, moduleJobs(alone ? fanoutModules : mountedModules, services), log).start()
   let fanoutSeconds = 0
   for (;;) {
     // the row alone (GET /newsletters/{id} would count the audience for recipients_estimate on every poll)
@@ -154,7 +153,7 @@ try {
   console.error(`after the fan-out: ${memory()}`)
   if (alone) {
     await stop()
-    stop = await jobRunnerFor(deps, modules, log).start()
+    stop = await jobRunnerFor(deps, moduleJobs(mountedModules, services), log).start()
   }
   peak = process.memoryUsage().rss
   heapPeak = process.memoryUsage().heapUsed
@@ -218,6 +217,7 @@ try {
   console.log(
     `  sends: ${sent.toLocaleString('en')} in ${seconds.toFixed(1)} s = ${(sent / seconds).toFixed(0)}/s | pace ${PACE}/s | ratio ${(sent / seconds / PACE).toFixed(2)} (goal ≥ 0.9)`,
   )
+  await services.close()
 } finally {
   await database.close()
   await fresh?.drop()

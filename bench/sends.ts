@@ -24,19 +24,16 @@ import { availableParallelism } from 'node:os'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { channelsServiceFor } from '../src/modules/channels/index.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
-import { modules } from '../src/modules/index.ts'
-import { templateSendsFor } from '../src/modules/messaging/index.ts'
 import { insertSends } from '../src/modules/messaging/messaging.repository.ts'
 import { TEMPLATE_SEND_QUEUE } from '../src/modules/messaging/messaging.sends.ts'
-import { templatesServiceFor } from '../src/modules/templates/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { enqueue } from '../src/platform/jobs/jobs.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
+import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
@@ -115,15 +112,16 @@ async function main() {
     },
   )
   const deps = { config, database, clock: systemClock }
+  const services = buildServices(deps)
   const db = database.orm
   const plan = `bench-${Date.now()}`
   await setPlan(db, { name: plan, contactsLimit: CONTACTS + 10, messagesPerMonth: SENDS + 10, webhooksLimit: 1 })
   const created = await createAccount(db, { name: 'bench', plan })
   const account = await getAccount(db, created.id)
   const tenant = { accountId: account.id, account }
-  await channelsServiceFor(deps).connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
+  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
 
-  const templates = templatesServiceFor(deps)
+  const templates = services.templates
   const template = await templates.create(tenant, {
     name: 'Bench offer',
     content: 'Hallo {{name}}, dein Gutschein {{code}} gilt bis Sonntag: https://shop.example.com/angebot',
@@ -157,7 +155,7 @@ async function main() {
 
   phase(`${CONTACTS} confirmed contacts written`)
   // queueing through the service of POST /messages
-  const sends = templateSendsFor(deps)
+  const sends = services.templateSends
   const routeStarted = performance.now()
   for (let i = 0; i < ROUTE_SENDS; i++) {
     await sends.queue(tenant, {
@@ -212,7 +210,9 @@ async function main() {
       )
     ).map((r) => Number(r.pid))
   const backendsBefore = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
-  const workers = jobRunnerFor(deps, modules, (message, error) => console.error(message, error))
+  const workers = jobRunnerFor(deps, moduleJobs(mountedModules, services), (message, error) =>
+    console.error(message, error),
+  )
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
   counting = true
@@ -277,6 +277,7 @@ async function main() {
   }
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
+  await services.close()
   await database.close()
   await fresh.drop()
 }

@@ -18,7 +18,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { statsServiceFor } from '../src/modules/stats/index.ts'
+import { createStatsService } from '../src/modules/stats/index.ts'
 import { createAccount, createApiKey } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
@@ -60,7 +60,7 @@ async function bulkLoad(database: Database, accountId: string) {
   }
   const loaded = performance.now() - started
   const rollupStarted = performance.now()
-  const moved = await statsServiceFor({ config: loadConfig({}, {}), database, clock: systemClock }).rollupAll()
+  const moved = await createStatsService({ config: loadConfig({}, {}), database, clock: systemClock }).rollupAll()
   await database.query('ANALYZE contacts, messages, stats_daily, stats_totals, stats_deltas')
   return { loaded, rolledUp: performance.now() - rollupStarted, moved }
 }

@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net'
 import { Pool } from 'undici'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { modules } from '../src/modules/index.ts'
 import { PER_SUBSCRIPTION_CONCURRENCY } from '../src/modules/webhooks/webhooks.worker.ts'
 import { createAccount, createApiKey, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
@@ -24,6 +23,7 @@ import { migrate } from '../src/platform/db/migrate.ts'
 import { recordEvent } from '../src/platform/events/events.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
 import { memoryRateLimiter } from '../src/platform/rate-limit/rate-limiter.ts'
+import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000)
 const PACED_EVENTS = 300
@@ -125,7 +125,8 @@ async function main() {
     payload: { url: `${receiver.url}/hooks`, events: ['contact.created'] },
   })
   receiver.state.secret = (created.json() as { secret: string }).secret
-  let workers = jobRunnerFor({ config, database, clock: systemClock }, modules)
+  const services = buildServices({ config, database, clock: systemClock })
+  let workers = jobRunnerFor({ config, database, clock: systemClock }, moduleJobs(mountedModules, services))
   let stopWorkers = await workers.start()
 
   const emit = async () => {
@@ -177,7 +178,7 @@ async function main() {
   receiver.state.receivedAt.clear()
   for (let i = 0; i < BACKLOG_EVENTS; i++) await emit()
   const backlogStart = performance.now()
-  workers = jobRunnerFor({ config, database, clock: systemClock }, modules)
+  workers = jobRunnerFor({ config, database, clock: systemClock }, moduleJobs(mountedModules, services))
   stopWorkers = await workers.start()
   await allReceived(BACKLOG_EVENTS)
   const backlogSeconds = (Math.max(...receiver.state.receivedAt.values()) - backlogStart) / 1000
@@ -189,6 +190,7 @@ async function main() {
 
   await stopWorkers()
   await app.close()
+  await services.close()
   await database.close()
   await receiver.close()
 

@@ -2,7 +2,6 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import { toolServer } from './mcp/server.ts'
-import { modules } from './modules/index.ts'
 import type { ResolvedKey } from './platform/auth/authenticate.ts'
 import { CredentialCache } from './platform/auth/credential-cache.ts'
 import type { Clock } from './platform/clock.ts'
@@ -13,8 +12,8 @@ import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
 import { lazyRequestLogger, OneLinePerRequest } from './platform/http/request-log.ts'
 import { webApp, webAppBuilt } from './platform/http/web-app.ts'
-import type { HeroldModule } from './platform/module.ts'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
+import { buildServices, type MountedModule, mountedModules, type Services } from './services.ts'
 
 export interface AppDeps {
   config: Config
@@ -23,7 +22,9 @@ export interface AppDeps {
   rateLimiter: RateLimiter
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream | DestinationStream }
   /** modules mounted after the application's own (tests use this to exercise the pipeline) */
-  extraModules?: HeroldModule[]
+  extraModules?: MountedModule[]
+  /** the process's services (src/services.ts), shared with its workers; without them the app builds and closes its own */
+  services?: Services
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -73,19 +74,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   const platform = { config: deps.config, database: deps.database, clock: deps.clock, rateLimiter: deps.rateLimiter }
-  const mounted = [...modules, ...(deps.extraModules ?? [])]
+  const services = deps.services ?? buildServices(platform)
+  if (!deps.services) app.addHook('onClose', () => services.close())
+  const mounted = [...mountedModules, ...(deps.extraModules ?? [])]
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)
-      for (const module of mounted) if (module.routes) await v1.register(module.routes(platform))
+      for (const module of mounted) if (module.routes) await v1.register(module.routes(platform, services))
     },
     { prefix: '/v1' },
   )
   // the web app's routes: every module's under /app, behind the session (src/platform/http/app-routes.ts)
-  const appPlugins = mounted.flatMap((module) => (module.appRoutes ? [module.appRoutes(platform)] : []))
+  const appPlugins = mounted.flatMap((module) => (module.appRoutes ? [module.appRoutes(platform, services)] : []))
   await app.register(appRoutes({ db: deps.database.orm, clock: deps.clock }, appPlugins), { prefix: '/app' })
-  for (const module of mounted) if (module.publicRoutes) await app.register(module.publicRoutes(platform))
+  for (const module of mounted) if (module.publicRoutes) await app.register(module.publicRoutes(platform, services))
   // the tool server (MCP at /mcp, POST /v1/tools/{tool_name}): tools call the module services
-  await app.register(toolServer({ ...platform, rateLimiter: deps.rateLimiter, credentials }))
+  await app.register(toolServer({ ...platform, rateLimiter: deps.rateLimiter, credentials, services }))
   return app
 }

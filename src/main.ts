@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
-import { modules } from './modules/index.ts'
 import { bootstrapFirstStart } from './platform/bootstrap.ts'
 import { systemClock } from './platform/clock.ts'
 import { type Database, openDatabase } from './platform/db/client.ts'
@@ -15,6 +14,7 @@ import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { batchedLogDestination } from './platform/log-destination.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
 import { declaredRetention } from './retention.ts'
+import { buildServices, moduleJobs, moduleWorkers, mountedModules } from './services.ts'
 
 /** One full collection, once, after the start (node's --expose-gc set at run time, then gc from a new context). */
 function collectGarbage(): void {
@@ -74,6 +74,8 @@ export async function serve(
     }
     const rateLimiter = config.redisUrl ? redisRateLimiter(config.redisUrl) : memoryRateLimiter()
     stops.push(() => rateLimiter.close())
+    // one set of services for the app and the workers; closed after both stopped
+    const services = buildServices({ config, database, clock: systemClock })
     let app: FastifyInstance | null = null
     let url: string | null = null
     if (config.role !== 'worker' || embedded) {
@@ -82,6 +84,7 @@ export async function serve(
         database,
         clock: systemClock,
         rateLimiter,
+        services,
         logger: { level: config.logLevel, stream: logStream },
       })
       if (lockFile && options.adminEndpoint) await app.register(options.adminEndpoint(database, lockFile.token, config))
@@ -96,14 +99,17 @@ export async function serve(
     if (config.role !== 'api') {
       const deps = { config, database, clock: systemClock }
       const logger = app?.log ?? pino({ level: config.logLevel }, logStream)
-      const jobs = jobRunnerFor(deps, modules, (message, error) => logger.error({ err: error }, message))
+      const jobs = jobRunnerFor(deps, moduleJobs(mountedModules, services), (message, error) =>
+        logger.error({ err: error }, message),
+      )
       // retention (expired idempotency records among them), and vacuum and analyze where the database does not
       const maintenance = maintenanceWorker({ ...deps, retention: declaredRetention }, (message, data) =>
         logger.info({ ...data }, message),
       )
-      const starters = [maintenance, jobs.start, ...modules.flatMap((m) => m.workers?.(deps) ?? [])]
+      const starters = [maintenance, jobs.start, ...moduleWorkers(mountedModules, deps, services)]
       for (const start of starters) stops.push(await start())
     }
+    stops.push(() => services.close())
     // The start's garbage (a first start's initdb instance of PGlite, the module loader's) would otherwise hold
     // hundreds of MB until the heap grows enough to collect it.
     if (embedded) collectGarbage()

@@ -2,9 +2,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
 import { ImportError, importContacts } from '../modules/contacts/index.ts'
-import { followupsServiceFor, SequenceBody, type SequenceInput } from '../modules/followups/index.ts'
+import { SequenceBody, type SequenceInput } from '../modules/followups/index.ts'
 import {
   AdminError,
   accountView,
@@ -29,6 +28,7 @@ import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
+import { buildServices, type Services } from '../services.ts'
 import type { CommandIO, DataCommand, Result, Values } from './command.ts'
 import { userCommands } from './users.commands.ts'
 
@@ -313,11 +313,12 @@ export const dataCommands: Record<string, DataCommand> = {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new AdminError('the file must hold one JSON object: {name, trigger?, steps: [...]}')
       }
-      const service = followupsServiceFor({ config: io?.config ?? loadConfig(), database, clock: systemClock })
       return asCommand(async () => {
         // strict as the API: a misspelt field in the file is named, not dropped
         refuseUnknownFields(SequenceBody, input, 'file')
-        return service.create({ accountId: account.id, account: { language: account.language } }, input)
+        return withServices(database, io, ({ followups }) =>
+          followups.create({ accountId: account.id, account: { language: account.language } }, input),
+        )
       })
     },
     human: (r) => {
@@ -339,8 +340,18 @@ export const dataCommands: Record<string, DataCommand> = {
   },
 }
 
-function channelsFor(database: Database, io: CommandIO | undefined) {
-  return channelsServiceFor({ config: io?.config ?? loadConfig(), database, clock: systemClock })
+/** Runs one call on the services of the composition root (src/services.ts), closed after it. */
+async function withServices<T>(
+  database: Database,
+  io: CommandIO | undefined,
+  call: (services: Services) => Promise<T>,
+): Promise<T> {
+  const services = buildServices({ config: io?.config ?? loadConfig(), database, clock: systemClock })
+  try {
+    return await call(services)
+  } finally {
+    await services.close()
+  }
 }
 
 /** Runs a service call, turning its API errors into the CLI's error. */
@@ -401,19 +412,21 @@ function channelCommands(): Record<string, DataCommand> {
           throw new AdminError('--daily-limit must be a whole number or unlimited')
         }
         return asCommand(() =>
-          channelsFor(database, io).connect(str(values, 'account'), {
-            channel,
-            provider: str(values, 'provider'),
-            address: optStr(values, channel === 'chat' ? 'display-phone' : 'from'),
-            phoneNumberId: optStr(values, 'phone-number-id'),
-            wabaId: optStr(values, 'waba-id'),
-            accessToken: optStr(values, 'access-token'),
-            appSecret: optStr(values, 'app-secret'),
-            verifyToken: optStr(values, 'verify-token'),
-            smtpUrl: optStr(values, 'smtp-url'),
-            messagesPerSecond: rate === undefined ? undefined : Number(rate),
-            dailyLimit,
-          }),
+          withServices(database, io, ({ channels }) =>
+            channels.connect(str(values, 'account'), {
+              channel,
+              provider: str(values, 'provider'),
+              address: optStr(values, channel === 'chat' ? 'display-phone' : 'from'),
+              phoneNumberId: optStr(values, 'phone-number-id'),
+              wabaId: optStr(values, 'waba-id'),
+              accessToken: optStr(values, 'access-token'),
+              appSecret: optStr(values, 'app-secret'),
+              verifyToken: optStr(values, 'verify-token'),
+              smtpUrl: optStr(values, 'smtp-url'),
+              messagesPerSecond: rate === undefined ? undefined : Number(rate),
+              dailyLimit,
+            }),
+          ),
         )
       },
       human: (r) =>
@@ -428,7 +441,9 @@ function channelCommands(): Record<string, DataCommand> {
       },
       async run(database, values, _positionals, io) {
         const channel = (optStr(values, 'channel') ?? 'chat') as 'chat' | 'email'
-        return asCommand(() => channelsFor(database, io).disconnect(str(values, 'account'), channel))
+        return asCommand(() =>
+          withServices(database, io, ({ channels }) => channels.disconnect(str(values, 'account'), channel)),
+        )
       },
       human: (r) => `${r.channel} disconnected`,
     },
@@ -463,13 +478,15 @@ function channelCommands(): Record<string, DataCommand> {
             }
           : undefined
         return asCommand(() =>
-          channelsFor(database, io).sandboxInbound(str(values, 'account'), {
-            from: str(values, 'from'),
-            name: optStr(values, 'name'),
-            text,
-            button,
-            media: file,
-          }),
+          withServices(database, io, ({ channels }) =>
+            channels.sandboxInbound(str(values, 'account'), {
+              from: str(values, 'from'),
+              name: optStr(values, 'name'),
+              text,
+              button,
+              media: file,
+            }),
+          ),
         )
       },
       human: (r) => (r.stored ? 'stored 1 inbound message' : 'nothing stored (duplicate)'),

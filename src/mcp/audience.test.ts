@@ -5,10 +5,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
 import { consentHistory, recordOptinChange } from '../modules/contacts/index.ts'
 import { createMember, invite } from '../modules/people/index.ts'
-import type { PlatformDeps } from '../platform/module.ts'
 
 // The audience and inbox tools: looking contacts up, counting, exporting, tags account-wide, bulk changes, the
 // consent actions a person takes for a contact, and handling conversations. Through the SDK's Client (every answer
@@ -222,12 +220,10 @@ test('request_contact_optin and record_contact_opt_out: pending, never confirmed
   await toolFails(other.client, 'record_contact_opt_out', { contact_id: erika.id, channel: 'email' }, 'not_found')
 })
 
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock }) as PlatformDeps
-
 test('conversations: get, mark read, close (the next message reopens), reopen, assign to an active member; one message; the activity', async () => {
   const { client, accountId } = await account()
   const other = await account()
-  await channelsServiceFor(deps()).connect(accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(accountId, { channel: 'chat', provider: 'sandbox' })
   const number = phone()
   await toolOk(client, 'simulate_inbound_message', { from: number, name: 'Erika', text: 'Hallo, wann öffnet ihr?' })
   const [listed] = (await toolOk(client, 'list_conversations', {})).conversations

@@ -14,8 +14,8 @@ import {
 import type { PlatformDeps } from '../platform/module.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { type Tool, type ToolCaller, validateArguments } from '../platform/tools/tool.ts'
+import type { Services as ToolServices } from '../services.ts'
 import { argumentsHash, consumeConfirmation, issueConfirmation } from './confirmations.ts'
-import type { ToolServices } from './services.ts'
 
 export interface ToolRuntime {
   db: Db

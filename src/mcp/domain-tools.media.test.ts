@@ -6,7 +6,6 @@ import { account, confirmedContact, domainToolsHarness, mcp, mcpClients } from '
 import { nextPhone } from '../../test/helpers/fixtures.ts'
 import { createKey, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
 
 // The domain tools for media, knowledge, automations and statistics (see domain-tools.test.ts); files come from a
 // loopback HTTP server.
@@ -198,13 +197,10 @@ test('automations: duplicate, cancel a run, the building blocks; isolation and s
 test('statistics of a template, a follow-up sequence and an automation; ranges, isolation and scopes', async () => {
   const { accountId, client } = await account()
   const other = await account()
-  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-    accountId,
-    {
-      channel: 'chat',
-      provider: 'sandbox',
-    },
-  )
+  await harness.services.channels.connect(accountId, {
+    channel: 'chat',
+    provider: 'sandbox',
+  })
   const erika = await confirmedContact(client, accountId, 'Erika')
   const { template } = await toolOk(client, 'create_template', {
     name: 'Gruss',

@@ -4,7 +4,6 @@ import { account, confirmedContact, domainToolsHarness, mcp, mcpClients } from '
 import { nextPhone } from '../../test/helpers/fixtures.ts'
 import { createKey, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
 
 // The tools added for newsletters, follow-ups, automations, templates, media, knowledge and statistics, through the
 // SDK's Client (every answer validated against the tool's outputSchema): valid and invalid arguments, another
@@ -395,13 +394,10 @@ test('templates: duplicate, preview for a contact with variables, refresh the pr
     'bad_request',
     'template_not_submitted',
   )
-  await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-    accountId,
-    {
-      channel: 'chat',
-      provider: 'sandbox',
-    },
-  )
+  await harness.services.channels.connect(accountId, {
+    channel: 'chat',
+    provider: 'sandbox',
+  })
   await toolConfirmed(client, 'submit_template', { template_id: template.id })
   const refreshed = await toolOk(client, 'refresh_template_status', { template_id: template.id })
   assert.equal(typeof refreshed.changed, 'boolean')

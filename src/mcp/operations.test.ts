@@ -5,10 +5,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { startReceiver, type WebhookReceiver } from '../../test/helpers/webhook-receiver.ts'
-import { channelsServiceFor } from '../modules/channels/index.ts'
 import { createMember } from '../modules/people/index.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
-import type { PlatformDeps } from '../platform/module.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
 // The operations tools: webhook subscriptions (change, disable, a signed test event, one delivery, redelivery, the
@@ -202,14 +200,12 @@ test('account settings and usage: change name and timezone, bad values refused; 
   await toolFails(contactsOnly, 'get_usage', {}, 'forbidden', 'apikey_scope_fehlt')
 })
 
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock }) as PlatformDeps
-
 test('get_chat_channel_status: not connected, then the sandbox number with its daily limit', async () => {
   const { client, accountId } = await account()
   const none = await toolOk(client, 'get_chat_channel_status', {})
   assert.equal(none.connected, false)
   assert.equal(none.daily_limit.limit, null)
-  await channelsServiceFor(deps()).connect(accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(accountId, { channel: 'chat', provider: 'sandbox' })
   const status = await toolOk(client, 'get_chat_channel_status', {})
   assert.equal(status.connected, true)
   assert.equal(status.provider, 'sandbox')

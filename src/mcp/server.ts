@@ -8,17 +8,19 @@ import { AppError, errorResponses } from '../platform/http/errors.ts'
 import type { PlatformDeps } from '../platform/module.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import type { Tool, ToolCaller } from '../platform/tools/tool.ts'
+import type { Services as ToolServices } from '../services.ts'
 import { authenticateToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
 import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
 import { plainSchema } from './outputs.ts'
-import { toolServicesFor } from './services.ts'
 
 export interface ToolServerOptions extends PlatformDeps {
   rateLimiter: RateLimiter
   credentials?: CredentialCache<ResolvedKey>
+  /** the process's services (src/services.ts): tools call them as the REST operations behind them do */
+  services: ToolServices
 }
 
 const INSTRUCTIONS =
@@ -153,8 +155,7 @@ function sendError(reply: FastifyReply, error: AppError, publicUrl: string): Fas
 export function toolServer(options: ToolServerOptions) {
   return async (app: FastifyInstance): Promise<void> => {
     const platform = { config: options.config, database: options.database, clock: options.clock }
-    const services = toolServicesFor(platform)
-    app.addHook('onClose', () => services.close())
+    const services = options.services
     const runtime: ToolRuntime = {
       db: options.database.orm,
       clock: options.clock,

@@ -1,4 +1,3 @@
-import type { HeroldModule } from '../platform/module.ts'
 import { accountModule } from './account/index.ts'
 import { automationsModule } from './automations/index.ts'
 import { channelsModule } from './channels/index.ts'
@@ -15,8 +14,11 @@ import { statsModule } from './stats/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
 
-/** Every module, in mounting order. */
-export const modules: HeroldModule[] = [
+/**
+ * Every module, in mounting order. Each declares what it needs of the built services; src/services.ts checks that the
+ * composition root gives every module what it declares.
+ */
+export const modules = [
   accountModule,
   contactsModule,
   templatesModule,

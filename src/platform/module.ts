@@ -6,26 +6,32 @@ import type { Tool } from './tools/tool.ts'
 
 export type { PlatformDeps }
 
-/** A vertical slice: it wires itself from the platform's dependencies. */
-export interface HeroldModule {
+type Plugin = (app: FastifyInstance) => Promise<void>
+
+/**
+ * A vertical slice. `S` is what it needs of the built services (its own and the few of other modules it calls), as
+ * narrow interfaces it declares itself; the composition root (src/services.ts) builds every service once and hands
+ * them in, so a module's routes, jobs and workers never build a service.
+ */
+export interface HeroldModule<S = unknown> {
   name: string
   /** its REST routes, mounted under /v1 */
-  routes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  routes?: (deps: PlatformDeps, services: S) => Plugin
   /**
    * its web app routes, mounted under /app behind the session and its CSRF token (src/platform/http/app-routes.ts):
    * not part of the public API, described in the second OpenAPI document; they declare `config.scope` as /v1 routes
    * do, or `config.permission`
    */
-  appRoutes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  appRoutes?: (deps: PlatformDeps, services: S) => Plugin
   /**
    * routes outside /v1 that are not part of the public REST API: provider webhooks (authenticated by the
    * provider's signature) and public files such as inbound media; mounted at the root
    */
-  publicRoutes?: (deps: PlatformDeps) => (app: FastifyInstance) => Promise<void>
+  publicRoutes?: (deps: PlatformDeps, services: S) => Plugin
   /** its background workers, started in the worker role; each returns a stop function */
-  workers?: (deps: PlatformDeps) => Array<() => Promise<() => Promise<void>>>
+  workers?: (deps: PlatformDeps, services: S) => Array<() => Promise<() => Promise<void>>>
   /** its durable job queues, run by the process's one job runner in the worker role */
-  jobs?: (deps: PlatformDeps) => ModuleJobs
+  jobs?: (deps: PlatformDeps, services: S) => ModuleJobs
   /** the upkeep of its own tables: what retention deletes and when, which tables churn; run by maintenance */
   retention?: Retention
   /** its tools of the tool server (`<domain>.tools.ts`), one per REST operation; src/mcp serves them */

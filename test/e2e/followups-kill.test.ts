@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { countEach, insertConfirmedContacts, needsSharedDatabase, recordingScene } from '../helpers/kill.ts'
 
 const CONCURRENCY = 8
@@ -13,7 +12,6 @@ describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatab
 
   test('restarted, every contact not in flight at the kill gets the step exactly once; nobody twice', async () => {
     const { harness } = scene
-    const deps = { config: harness.config, database: harness.database, clock: harness.clock }
     const account = await scene.whatsAppAccount(100_000, CHANNEL)
     // contacts confirmed (created) 1 hour minus 3 seconds ago: with a 1-hour delay the step of all 2,000 is due at
     // the same moment, 3 seconds after the activation
@@ -21,7 +19,7 @@ describe('a worker killed while 2,000 follow-up steps are due', needsSharedDatab
       phonePrefix: '+49176',
       createdAt: "now() - interval '1 hour' + interval '3 seconds'",
     })
-    const sequence = await followupsServiceFor(deps).create(
+    const sequence = await harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nach einer Stunde',

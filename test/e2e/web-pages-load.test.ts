@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
-import { followupsServiceFor } from '../../src/modules/followups/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import { browserWithPage } from '../helpers/browser.ts'
-import { depsOf, servedHarness } from '../helpers/fixtures.ts'
+import { servedHarness } from '../helpers/fixtures.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
 import { signInThroughPage } from '../helpers/pages.ts'
 
@@ -84,8 +82,7 @@ describe('every console page loads without a refused request or a browser error'
   })
 
   test('the pages of each kind of thing, once there is one of each', async () => {
-    const deps = depsOf(harness)
-    await channelsServiceFor(deps).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const api = async (method: 'POST', url: string, payload: unknown) => {
       const answer = await account.request({ method, url, payload: payload as Record<string, unknown> })
       assert.ok(answer.statusCode < 300, `${url}: ${answer.body}`)
@@ -105,7 +102,7 @@ describe('every console page loads without a refused request or a browser error'
       trigger: { type: 'manual' },
       steps: [{ type: 'add_tag', tag: 'markiert' }],
     })
-    const followup = await followupsServiceFor(deps).create(
+    const followup = await harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nachfassen',

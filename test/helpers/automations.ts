@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { drainJobs, sandboxAccount as fixtureAccount, nextPhone, setOptin } from './fixtures.ts'
 import { createHarness, type Harness, type TestAccount } from './harness.ts'
 
@@ -26,7 +25,7 @@ export const drain = () => drainJobs(harness)
 export async function sandboxAccount(options: { email?: boolean } = {}) {
   const account = await fixtureAccount(harness, { messagesPerMonth: 100 })
   if (options.email) {
-    await channelsServiceFor(deps()).connect(account.accountId, {
+    await harness.services.channels.connect(account.accountId, {
       channel: 'email',
       provider: 'sandbox',
       address: 'team@shop.example',

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomInt } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import type { Role } from '../../src/platform/auth/people.tables.ts'
@@ -23,13 +22,6 @@ export function phoneSequence(prefix = '+4917'): () => string {
 
 export const nextPhone = phoneSequence('+4917')
 
-/** The services' dependencies of the harness. */
-export const depsOf = (harness: Harness) => ({
-  config: harness.config,
-  database: harness.database,
-  clock: harness.clock,
-})
-
 /** An account with a plan and its chat channel connected to the sandbox provider. */
 export async function sandboxAccount(
   harness: Harness,
@@ -37,7 +29,7 @@ export async function sandboxAccount(
   name?: string,
 ): Promise<TestAccount> {
   const account = await createTestAccount(harness, { plan, name })
-  await channelsServiceFor(depsOf(harness)).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   return account
 }
 

@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
-import { modules } from '../../src/modules/index.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
 import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
-import type { HeroldModule } from '../../src/platform/module.ts'
 import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
+import { buildServices, type MountedModule, moduleJobs, mountedModules, type Services } from '../../src/services.ts'
 import { createScratchDatabase } from './scratch-database.ts'
 
 export interface Harness {
@@ -18,6 +17,8 @@ export interface Harness {
   database: Database
   clock: TestClock
   config: Config
+  /** the services of the app and its workers, built once by the composition root (src/services.ts) */
+  services: Services
   /** the job runner of every module's queues, when created with `workers: true` (`drain()` after moving the clock) */
   jobs: JobRunner | null
   /** accounts made by createTestAccount; their jobs are removed on close so no later test runs them */
@@ -33,7 +34,7 @@ export async function createHarness(
   options: {
     rateLimiter?: RateLimiter
     config?: Partial<Config>
-    extraModules?: HeroldModule[]
+    extraModules?: MountedModule[]
     workers?: boolean
   } = {},
 ): Promise<Harness> {
@@ -51,11 +52,11 @@ export async function createHarness(
   )
   const redisUrl = process.env.HEROLD_TEST_REDIS_URL || undefined
   const rateLimiter = options.rateLimiter ?? (redisUrl ? redisRateLimiter(redisUrl) : memoryRateLimiter())
-  const app = await buildApp({ config, database, clock, rateLimiter, extraModules: options.extraModules })
+  const services = buildServices({ config, database, clock, rateLimiter })
+  const app = await buildApp({ config, database, clock, rateLimiter, services, extraModules: options.extraModules })
   await app.ready()
-  const workers = options.workers
-    ? jobRunnerFor({ config, database, clock }, [...modules, ...(options.extraModules ?? [])])
-    : null
+  const mounted = [...mountedModules, ...(options.extraModules ?? [])]
+  const workers = options.workers ? jobRunnerFor({ config, database, clock }, moduleJobs(mounted, services)) : null
   const stopWorkers = workers ? await workers.start() : null
   const accountIds: string[] = []
   return {
@@ -63,6 +64,7 @@ export async function createHarness(
     database,
     clock,
     config,
+    services,
     jobs: workers?.runner ?? null,
     accountIds,
     async close() {
@@ -71,6 +73,7 @@ export async function createHarness(
         await database.query('DELETE FROM jobs WHERE account_id = ANY($1::uuid[])', [accountIds]).catch(() => {})
       }
       await app.close()
+      await services.close()
       await rateLimiter.close()
       await database.close()
       await ownDatabase?.drop().catch(() => {})

@@ -2,10 +2,8 @@ import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before } from 'node:test'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
-import { templatesServiceFor } from '../../src/modules/templates/index.ts'
 import { type FakeGraph, type GraphCall, startFakeGraph } from './fake-graph.ts'
-import { depsOf, setOptin } from './fixtures.ts'
+import { setOptin } from './fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
 import { startWorker } from './worker.ts'
 
@@ -134,7 +132,7 @@ export function killScene(options: {
       await once(child, 'exit')
     },
     connectWhatsApp(accountId, { phoneNumberId, wabaId, messagesPerSecond }) {
-      return channelsServiceFor(depsOf(scene.harness)).connect(accountId, {
+      return scene.harness.services.channels.connect(accountId, {
         channel: 'chat',
         provider: 'whatsapp-cloud',
         address: `+49309${phoneNumberId}`,
@@ -264,6 +262,6 @@ export async function confirmedContact(harness: Harness, account: TestAccount, n
 export async function approvedTemplate(harness: Harness, account: TestAccount, payload: Record<string, unknown>) {
   const created = await account.request({ method: 'POST', url: '/v1/templates', payload })
   const templateId = created.json().template.id as string
-  await templatesServiceFor(depsOf(harness)).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
+  await harness.services.templates.applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
   return templateId
 }

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { channelsServiceFor } from '../../src/modules/channels/index.ts'
-import { depsOf, drainJobs } from './fixtures.ts'
+import { drainJobs } from './fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
 
 // What the tests of the built-in AI share: a fake OpenAI-compatible endpoint, the harness against it, an account on
@@ -108,7 +107,7 @@ export const drain = () => drainJobs(harness)
 /** A German account on the sandbox with the returns document and AI replies (and optionally tags) on. */
 export async function aiAccount(settings: Json = { replies_enabled: true }): Promise<TestAccount> {
   const account = await createTestAccount(harness)
-  await channelsServiceFor(depsOf(harness)).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+  await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   const uploaded = await account.request({
     method: 'POST',
     url: '/v1/knowledge/documents',

@@ -9,7 +9,6 @@ import {
   confirm,
   create,
   createContact,
-  deps,
   drain,
   errorOf,
   HOUR,
@@ -21,7 +20,6 @@ import {
 import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { followupsServiceFor } from '../followups/index.ts'
 
 // Automations started from outside: the trigger route, pausing and deleting, webhook addresses and calendar feeds,
 // and the step that enrolls a contact in a follow-up sequence.
@@ -329,7 +327,7 @@ describe('webhook addresses of automations', () => {
 
 describe('automations: the enroll_followup step', () => {
   async function sequence(account: TestAccount, name: string, trigger = { type: 'tag_added' as const, tag: 'nie' }) {
-    return followupsServiceFor(deps()).create(
+    return harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name,

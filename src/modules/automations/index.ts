@@ -1,29 +1,32 @@
 import { onSignals } from '../../platform/events/signals.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { startChatOptin, startEmailOptin } from '../consent/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
-import { messagingServiceFor, queueAutomationTemplateSend } from '../messaging/index.ts'
-import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
+import { queueAutomationTemplateSend } from '../messaging/index.ts'
+import { registerTemplateUsageCheck } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
 import { automationSignals, CALENDAR_POLL_QUEUE, CALENDAR_START_QUEUE, RUN_QUEUE } from './automations.engine.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
-import { automationsService, automationTemplateUses } from './automations.service.ts'
+import {
+  type AutomationsDeps,
+  type AutomationsService,
+  automationsService,
+  automationTemplateUses,
+} from './automations.service.ts'
 import { automationsTools } from './automations.tools.ts'
 
 /** Posts per minute to one incoming webhook address. */
 export const HOOK_POSTS_PER_MINUTE = 120
 
-export function automationsServiceFor(
-  deps: PlatformDeps,
-  http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets }),
-) {
+/** What automations need of other modules (and the outbound client of their webhook steps, closed by the root). */
+export type AutomationsNeeds = Pick<AutomationsDeps, 'templates' | 'messaging' | 'channels' | 'http'>
+
+export function createAutomationsService(deps: PlatformDeps, needs: AutomationsNeeds) {
   const { config, database, clock } = deps
   return automationsService({
     db: database.orm,
@@ -31,10 +34,7 @@ export function automationsServiceFor(
     secrets: secretBoxFor(config),
     publicUrl: config.publicUrl,
     allowPrivateTargets: config.allowPrivateTargets,
-    http,
-    templates: templatesServiceFor(deps),
-    messaging: messagingServiceFor(deps),
-    channels: channelsServiceFor(deps),
+    ...needs,
     checkUrl: checkSubscriptionUrl,
     sign: signatureHeader,
     newSecret: generateSigningSecret,
@@ -57,37 +57,30 @@ registerContactCleanup(async (tx, accountId, contactId) => ({
   automation_runs: await deleteContactRuns(tx, accountId, contactId),
 }))
 
-export const automationsModule: HeroldModule = {
+export const automationsModule: HeroldModule<{ automations: AutomationsService }> = {
   name: 'automations',
   retention: { churn: ['automation_runs'] },
   tools: automationsTools,
-  routes: (deps) => {
-    return automationsRoutes(automationsServiceFor(deps))
-  },
+  routes: (_deps, { automations }) => automationsRoutes(automations),
   // the builder's dry run of the safety rules (POST /app/automations/check)
-  appRoutes: (deps) => automationAppRoutes(automationsServiceFor(deps)),
-  publicRoutes: (deps) => {
+  appRoutes: (_deps, { automations }) => automationAppRoutes(automations),
+  publicRoutes: (deps, { automations }) => {
     const limiter = deps.config.redisUrl
       ? redisRateLimiter(deps.config.redisUrl, HOOK_POSTS_PER_MINUTE, 60)
       : memoryRateLimiter(HOOK_POSTS_PER_MINUTE, 60)
-    const routes = automationHookRoutes({ service: automationsServiceFor(deps), limiter })
+    const routes = automationHookRoutes({ service: automations, limiter })
     return async (app) => {
       app.addHook('onClose', () => limiter.close())
       await routes(app)
     }
   },
-  jobs: (deps) => {
-    const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })
-    const service = automationsServiceFor(deps, http)
-    return {
-      handlers: {
-        // one run, step after step; a wait or a retry ends the job and schedules the next (one at a time per run)
-        [RUN_QUEUE]: { run: (job) => service.runJob(job), maxAttempts: 10 },
-        [CALENDAR_POLL_QUEUE]: { run: (job) => service.pollCalendar(job), maxAttempts: 5 },
-        [CALENDAR_START_QUEUE]: { run: (job) => service.startCalendarRun(job) },
-      },
-      close: () => http.close(),
-    }
-  },
+  jobs: (_deps, { automations }) => ({
+    handlers: {
+      // one run, step after step; a wait or a retry ends the job and schedules the next (one at a time per run)
+      [RUN_QUEUE]: { run: (job) => automations.runJob(job), maxAttempts: 10 },
+      [CALENDAR_POLL_QUEUE]: { run: (job) => automations.pollCalendar(job), maxAttempts: 5 },
+      [CALENDAR_START_QUEUE]: { run: (job) => automations.startCalendarRun(job) },
+    },
+  }),
 }
 export { buildingBlocks } from './automations.blocks.ts'

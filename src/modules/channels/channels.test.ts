@@ -11,7 +11,7 @@ import {
 import { pauseSending } from '../../platform/auth/accounts.service.ts'
 import { TestClock } from '../../platform/clock.ts'
 import { consentHistory } from '../contacts/index.ts'
-import { channelsServiceFor, sandboxOutboxOf } from './index.ts'
+import { sandboxOutboxOf } from './index.ts'
 import { createPacer, effectiveRate } from './pacer.ts'
 import { insideServiceWindow, sandboxTemplateDecision } from './sandbox.provider.ts'
 
@@ -23,7 +23,7 @@ before(async () => {
 })
 after(() => harness.close())
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 const HOUR = 60 * 60 * 1000
 
 async function sandboxAccount(): Promise<TestAccount> {
@@ -297,19 +297,15 @@ describe('provider error 131050', () => {
       'SELECT provider_message_id FROM messages WHERE account_id = $1 AND id = $2',
       [account.accountId, sent.id],
     )
-    const { inboxServiceFor } = await import('../inbox/index.ts')
-    await inboxServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).applyStatuses(
-      account.accountId,
-      [
-        {
-          channel: 'chat',
-          providerMessageId: row.provider_message_id,
-          status: 'failed',
-          errorCode: '131050',
-          optedOut: true,
-        },
-      ],
-    )
+    await harness.services.inbox.applyStatuses(account.accountId, [
+      {
+        channel: 'chat',
+        providerMessageId: row.provider_message_id,
+        status: 'failed',
+        errorCode: '131050',
+        optedOut: true,
+      },
+    ])
     const contact = json<{ contact: { optin_chat: string } }>(
       await account.request({ method: 'GET', url: `/v1/contacts/${contactId}` }),
     ).contact

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { deletionConfirmationText } from './deletion-confirmation.ts'
-import { channelsServiceFor, sandboxOutboxOf } from './index.ts'
+import { sandboxOutboxOf } from './index.ts'
 
 let harness: Harness
 before(async () => {
@@ -13,7 +13,7 @@ after(async () => {
   await harness.close()
 })
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 
 async function accountWithEmail(): Promise<TestAccount> {
   const account = await createTestAccount(harness)

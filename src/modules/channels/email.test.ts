@@ -10,7 +10,7 @@ import {
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
-import { channelsServiceFor, sandboxOutboxOf } from './index.ts'
+import { sandboxOutboxOf } from './index.ts'
 
 /** A real SMTP server on loopback that keeps what arrives. */
 let smtp: SmtpSink
@@ -28,7 +28,7 @@ after(async () => {
   await smtp.close()
 })
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 
 async function emailAccount(provider: 'smtp' | 'sandbox'): Promise<{ account: TestAccount; inboundUrl: string }> {
   const account = await createTestAccount(harness)

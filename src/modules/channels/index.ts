@@ -6,11 +6,10 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
-import { inboxServiceFor } from '../inbox/index.ts'
+import type { InboxService } from '../inbox/index.ts'
 import { channelsAppRoutes } from './channels.app.ts'
-import type { TemplateStatusUpdate } from './channels.provider.ts'
 import { channelsRoutes, hookRoutes } from './channels.routes.ts'
-import { channelsService } from './channels.service.ts'
+import { type ChannelsService, type ChannelsServiceDeps, channelsService } from './channels.service.ts'
 import { channelsTools } from './channels.tools.ts'
 import {
   DELETION_CONFIRMATION_QUEUE,
@@ -25,48 +24,30 @@ import { whatsAppCloudProvider } from './whatsapp-cloud.provider.ts'
 /** WhatsApp media may be up to 100 MB. */
 const MAX_MEDIA_BYTES = 100 * 1024 * 1024
 
-/**
- * Called with the template decisions a provider's webhook carries. The templates module registers from its own
- * index.ts, so the channels module never imports templates.
- */
-export type TemplateStatusListener = (
-  deps: PlatformDeps,
-  accountId: string,
-  updates: TemplateStatusUpdate[],
-) => Promise<void>
-const templateStatusListeners: TemplateStatusListener[] = []
-
-export function onTemplateStatus(listener: TemplateStatusListener): () => void {
-  templateStatusListeners.push(listener)
-  return () => {
-    const at = templateStatusListeners.indexOf(listener)
-    if (at >= 0) templateStatusListeners.splice(at, 1)
-  }
+/** What the channels service needs of other modules: the inbox it records into, where template decisions go. */
+export interface ChannelsNeeds {
+  inbox: ChannelsServiceDeps['inbox'] & Pick<InboxService, 'lastInboundAt'>
+  /** the template decisions a provider's webhook carries (the templates module applies them) */
+  templateStatuses: NonNullable<ChannelsServiceDeps['templateStatuses']>
 }
 
-const built = new WeakMap<PlatformDeps['database'], ReturnType<typeof channelsService>>()
-
-/** The channels service of a process (one per database: its pacer must be shared by every caller). */
-export function channelsServiceFor(deps: PlatformDeps) {
-  const known = built.get(deps.database)
-  if (known) return known
+/** The channels service of a process; the composition root builds one, so its pacer is shared by every caller. */
+export function createChannelsService(deps: PlatformDeps, needs: ChannelsNeeds) {
   const { config, database, clock } = deps
   const db = database.orm
-  const inbox = inboxServiceFor(deps)
+  const { inbox } = needs
   const http = createOutboundHttp({
     allowPrivateTargets: config.allowPrivateTargets,
     maxResponseBytes: MAX_MEDIA_BYTES,
   })
-  const service = channelsService({
+  return channelsService({
     db,
     clock,
     secrets: secretBoxFor(config),
     pacer: createPacer(clock),
     publicUrl: config.publicUrl,
     inbox,
-    templateStatuses: async (accountId, updates) => {
-      for (const listener of templateStatusListeners) await listener(deps, accountId, updates)
-    },
+    templateStatuses: needs.templateStatuses,
     smtp: (url) => smtpEmailProvider({ url }),
     chatProviders: {
       sandbox: sandboxChatProvider({
@@ -77,8 +58,6 @@ export function channelsServiceFor(deps: PlatformDeps) {
       'whatsapp-cloud': whatsAppCloudProvider({ graphUrl: config.whatsappGraphUrl, http }),
     },
   })
-  built.set(database, service)
-  return service
 }
 
 registerDeletionConfirmation(queueDeletionConfirmation)
@@ -92,7 +71,7 @@ type SandboxStatusJob = { providerMessageId?: string; providerMessageIds?: strin
  * handful of statements per batch instead of seven per status. A failing batch falls back to one job at a time,
  * so one bad job (or one lost lease) does not hold back the others.
  */
-function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHandler {
+function sandboxStatusHandler(inbox: Pick<InboxService, 'applyStatusesIn'>): JobHandler {
   const applyIn = async (tx: Db, jobs: ClaimedJob[]) => {
     const byAccount = new Map<string, ClaimedJob[]>()
     for (const job of jobs) byAccount.set(job.accountId, [...(byAccount.get(job.accountId) ?? []), job])
@@ -142,31 +121,29 @@ function sandboxStatusHandler(inbox: ReturnType<typeof inboxServiceFor>): JobHan
   }
 }
 
-export const channelsModule: HeroldModule = {
-  name: 'channels',
-  // the sandbox's outbox after the sandbox's own retention period
-  retention: {
-    deletes: [
-      { table: 'sandbox_outbox', statement: 'DELETE FROM sandbox_outbox WHERE created_at < $1', cutoff: 'sandbox' },
-    ],
-    churn: ['sandbox_outbox'],
-  },
-  tools: channelsTools,
-  routes: (deps) => channelsRoutes(channelsServiceFor(deps)),
-  // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
-  appRoutes: (deps) => channelsAppRoutes(channelsServiceFor(deps)),
-  publicRoutes: (deps) => hookRoutes(channelsServiceFor(deps)),
-  jobs: (deps) => {
-    const inbox = inboxServiceFor(deps)
-    return {
+export const channelsModule: HeroldModule<{ channels: ChannelsService; inbox: Pick<InboxService, 'applyStatusesIn'> }> =
+  {
+    name: 'channels',
+    // the sandbox's outbox after the sandbox's own retention period
+    retention: {
+      deletes: [
+        { table: 'sandbox_outbox', statement: 'DELETE FROM sandbox_outbox WHERE created_at < $1', cutoff: 'sandbox' },
+      ],
+      churn: ['sandbox_outbox'],
+    },
+    tools: channelsTools,
+    routes: (_deps, { channels }) => channelsRoutes(channels),
+    // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
+    appRoutes: (_deps, { channels }) => channelsAppRoutes(channels),
+    publicRoutes: (_deps, { channels }) => hookRoutes(channels),
+    jobs: (_deps, { channels, inbox }) => ({
       handlers: {
-        [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channelsServiceFor(deps)),
+        [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channels),
         // the sandbox reports delivered and read like the Cloud API's status webhooks
         [SANDBOX_STATUS_QUEUE]: sandboxStatusHandler(inbox),
       },
-    }
-  },
-}
+    }),
+  }
 
 export type { TemplateStatusUpdate } from './channels.provider.ts'
 export type { BatchSendOutcome, ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'

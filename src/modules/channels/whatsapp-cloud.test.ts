@@ -9,7 +9,6 @@ import {
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { consentHistory } from '../contacts/index.ts'
-import { channelsServiceFor } from './index.ts'
 import { hubSignature, parseCloudWebhook, verifyHubSignature } from './whatsapp-cloud.provider.ts'
 
 /** A fake Graph API on loopback: it checks the token and the request shape, and answers like the Cloud API. */
@@ -92,7 +91,7 @@ after(async () => {
   await graph.close()
 })
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 
 async function cloudAccount(): Promise<TestAccount> {
   const account = await createTestAccount(harness)

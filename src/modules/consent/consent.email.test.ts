@@ -10,9 +10,8 @@ import {
 } from '../../../test/helpers/harness.ts'
 import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
 import { blockAccount } from '../../platform/auth/accounts.service.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
-import { consentServiceFor, PUBLIC_POSTS_PER_MINUTE } from './index.ts'
+import { PUBLIC_POSTS_PER_MINUTE } from './index.ts'
 
 /** A real SMTP server on loopback that keeps what arrives. */
 let smtp: SmtpSink
@@ -25,19 +24,17 @@ before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
 })
 after(async () => {
-  await channelsServiceFor(platform()).close()
   await harness.close()
   await smtp.close()
 })
 
-const platform = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
 const nextEmail = () => `kunde-${process.pid}-${++counter}@example.org`
 const DAY = 24 * 60 * 60 * 1000
 
 async function smtpAccount(name = 'Blumen Erika'): Promise<TestAccount> {
   const account = await createTestAccount(harness, { name })
-  await channelsServiceFor(platform()).connect(account.accountId, {
+  await harness.services.channels.connect(account.accountId, {
     channel: 'email',
     provider: 'smtp',
     address: 'shop@example.com',
@@ -285,7 +282,7 @@ describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
   test('a marketing mail carries the unsubscribe link and headers; a one-click POST opts out with evidence', async () => {
     const account = await smtpAccount()
     const { email, contactId } = await confirmedEmailContact(account)
-    const result = await consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, {
+    const result = await harness.services.consent.sendMarketingEmail(account.accountId, contactId, {
       subject: 'Frühlingsangebote',
       text: 'Alle Tulpen 20 % günstiger.',
       html: '<html><body><p>Alle Tulpen 20 % günstiger.</p></body></html>',
@@ -321,7 +318,7 @@ describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
     assert.equal(record?.evidence.user_agent, 'MailProvider/1.0')
 
     await assert.rejects(
-      consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
+      harness.services.consent.sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
       { status: 409, code: 'contact_opted_out' },
     )
   })
@@ -331,7 +328,7 @@ describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
     const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { email: nextEmail() } })
     const contactId = json<{ contact: { id: string } }>(created).contact.id
     await assert.rejects(
-      consentServiceFor(platform()).sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
+      harness.services.consent.sendMarketingEmail(account.accountId, contactId, { subject: 's', text: 't' }),
       { status: 409, code: 'contact_not_optin' },
     )
   })
@@ -339,7 +336,7 @@ describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
   test('a forged or altered unsubscribe token is refused', async () => {
     const account = await smtpAccount()
     const { contactId } = await confirmedEmailContact(account)
-    const url = consentServiceFor(platform()).unsubscribeUrl(account.accountId, contactId)
+    const url = harness.services.consent.unsubscribeUrl(account.accountId, contactId)
     const token = pathOf(url).split('/').at(-1) ?? ''
     const altered = `${token.slice(0, -2)}${token.endsWith('A') ? 'BB' : 'AA'}`
     for (const bad of [altered, 'v1.AAAA.BBBB.CCCC', 'x'.repeat(40)]) {

@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test'
 import type { Browser } from 'playwright-core'
 import { launchBrowser } from '../../../test/helpers/browser.ts'
 import { createHarness, createTestAccount, type Harness, json } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 
 // The landing page in a real browser (test/helpers/browser.ts), driven by playwright-core.
 
@@ -26,9 +25,9 @@ after(async () => {
 describe('landing page in headless Chromium', () => {
   test('fill the form, submit, see the confirmation page; the contact is pending on both channels', async () => {
     const account = await createTestAccount(harness, { name: 'Blumen Erika' })
-    const platform = { config: harness.config, database: harness.database, clock: harness.clock }
-    await channelsServiceFor(platform).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-    await channelsServiceFor(platform).connect(account.accountId, {
+    const channels = harness.services.channels
+    await channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await channels.connect(account.accountId, {
       channel: 'email',
       provider: 'sandbox',
       address: 'shop@example.com',

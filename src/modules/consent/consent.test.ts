@@ -9,10 +9,8 @@ import {
   json,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
-import { inboxServiceFor } from '../inbox/index.ts'
-import { consentServiceFor } from './index.ts'
 
 let harness: Harness
 
@@ -21,7 +19,7 @@ before(async () => {
 })
 after(() => harness.close())
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 let counter = 0
 const errorOf = (response: { json(): unknown }) => (response.json() as { error: { code: string; key: string } }).error
 
@@ -206,7 +204,7 @@ describe('chat double opt-in through the sandbox', () => {
     const { contactId, phone } = await confirmedContact(account)
     const sentBefore = (await chatOutbox(account)).length
     // what the channels module does when a send comes back with 131050
-    await inboxServiceFor(harness).optOut(account.accountId, contactId, { provider_code: '131050' })
+    await harness.services.inbox.optOut(account.accountId, contactId, { provider_code: '131050' })
     await harness.jobs?.drain()
     assert.equal((await contactOf(account, contactId)).optin_chat, 'opted_out')
     const record = (await records(account, contactId)).at(-1)
@@ -225,10 +223,10 @@ describe('chat double opt-in through the sandbox', () => {
     await inbound(account, { from: phone, text: 'START' })
     const contactId = (await lastInbound(account)).contact_id
     await harness.jobs?.drain()
-    await inboxServiceFor(harness).optOut(account.accountId, contactId, { provider_code: '131050' })
+    await harness.services.inbox.optOut(account.accountId, contactId, { provider_code: '131050' })
     const sentBefore = (await chatOutbox(account)).length
     // the job of the START, run late (after a lost lease, say)
-    await consentServiceFor(harness).sendChatConfirmation(account.accountId, contactId)
+    await harness.services.consent.sendChatConfirmation(account.accountId, contactId)
     assert.equal((await chatOutbox(account)).length, sentBefore)
     assert.equal((await contactOf(account, contactId)).optin_chat, 'opted_out')
   })
@@ -239,7 +237,7 @@ describe('chat double opt-in through the sandbox', () => {
     const contactId = (await lastInbound(account)).contact_id
     await harness.jobs?.drain()
     assert.equal((await chatOutbox(account)).length, 1)
-    await consentServiceFor(harness).sendChatConfirmation(account.accountId, contactId)
+    await harness.services.consent.sendChatConfirmation(account.accountId, contactId)
     assert.equal((await chatOutbox(account)).length, 1)
   })
 

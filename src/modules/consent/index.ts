@@ -3,8 +3,6 @@ import pino from 'pino'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
-import { channelsServiceFor } from '../channels/index.ts'
-import { contactsService } from '../contacts/index.ts'
 import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { onOptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
@@ -13,6 +11,8 @@ import { publicConsentRoutes } from './consent.public.ts'
 import { consentRoutes } from './consent.routes.ts'
 import {
   CHAT_OPTIN_QUEUE,
+  type ConsentService,
+  type ConsentServiceDeps,
   consentOnInbound,
   consentService,
   consentSettingsPreload,
@@ -40,7 +40,7 @@ registerChatOptOut(optOutOfChat)
 onOptinTemplateApproved(sendWaitingChatOptins)
 
 /** The consent service of a process: sends through the channels module, templates from the templates module. */
-export function consentServiceFor(deps: PlatformDeps) {
+export function createConsentService(deps: PlatformDeps, needs: Pick<ConsentServiceDeps, 'channels' | 'contacts'>) {
   const { config, database, clock } = deps
   const db = database.orm
   return consentService({
@@ -48,9 +48,7 @@ export function consentServiceFor(deps: PlatformDeps) {
     clock,
     secrets: secretBoxFor(config),
     publicUrl: config.publicUrl,
-    channels: channelsServiceFor(deps),
-    // only create() (upsert of the landing page) is used: contact deletion is not reached from here
-    contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
+    ...needs,
     optinTemplate: (accountId, language) => optinConfirmTemplateFor(deps, accountId, language),
     log: (level, message, data) => logger[level](data, message),
     resolveImage: (accountId, mediaId) => resolveHeaderImage(db, config.publicUrl, accountId, { media_id: mediaId }),
@@ -68,7 +66,7 @@ registerMediaUsageCheck(async (db, accountId, item) => {
 
 const contactOf = (payload: Record<string, unknown>) => String(payload.contact_id)
 
-export const consentModule: HeroldModule = {
+export const consentModule: HeroldModule<{ consent: ConsentService }> = {
   name: 'consent',
   // e-mail opt-in tokens the retention period after they expired
   retention: {
@@ -82,15 +80,15 @@ export const consentModule: HeroldModule = {
     churn: ['email_optin_tokens'],
   },
   tools: consentTools,
-  routes: (deps) => consentRoutes(consentServiceFor(deps)),
+  routes: (_deps, { consent }) => consentRoutes(consent),
   // the web app records a contact's opt-out and sends the opt-in request they asked for (/app/contacts/{id}/…)
   appRoutes: (deps) => consentAppRoutes(deps),
-  publicRoutes: (deps) => {
+  publicRoutes: (deps, { consent }) => {
     const limiter = deps.config.redisUrl
       ? redisRateLimiter(deps.config.redisUrl, PUBLIC_POSTS_PER_MINUTE, 60)
       : memoryRateLimiter(PUBLIC_POSTS_PER_MINUTE, 60)
     const routes = publicConsentRoutes({
-      service: consentServiceFor(deps),
+      service: consent,
       secrets: secretBoxFor(deps.config),
       clock: deps.clock,
       limiter,
@@ -101,18 +99,15 @@ export const consentModule: HeroldModule = {
       await routes(app)
     }
   },
-  jobs: (deps) => {
-    const service = () => consentServiceFor(deps)
-    return {
-      handlers: {
-        [CHAT_OPTIN_QUEUE]: { run: (job) => service().sendChatConfirmation(job.accountId, contactOf(job.payload)) },
-        [STOP_CONFIRMATION_QUEUE]: {
-          run: (job) => service().sendStopConfirmation(job.accountId, contactOf(job.payload)),
-        },
-        [EMAIL_OPTIN_QUEUE]: { run: (job) => service().sendEmailConfirmation(job.accountId, contactOf(job.payload)) },
+  jobs: (_deps, { consent }) => ({
+    handlers: {
+      [CHAT_OPTIN_QUEUE]: { run: (job) => consent.sendChatConfirmation(job.accountId, contactOf(job.payload)) },
+      [STOP_CONFIRMATION_QUEUE]: {
+        run: (job) => consent.sendStopConfirmation(job.accountId, contactOf(job.payload)),
       },
-    }
-  },
+      [EMAIL_OPTIN_QUEUE]: { run: (job) => consent.sendEmailConfirmation(job.accountId, contactOf(job.payload)) },
+    },
+  }),
 }
 
 export type { ConsentService } from './consent.service.ts'

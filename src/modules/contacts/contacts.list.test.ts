@@ -3,7 +3,6 @@ import { after, before, describe, test } from 'node:test'
 import { contactsHarness, createContact, type Json } from '../../../test/helpers/contacts.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { toWire } from '../../platform/http/serializer.ts'
-import { contactsServiceFor } from './index.ts'
 
 // GET /v1/contacts: paging, the search and its filters, and the page the database writes as JSON.
 
@@ -145,7 +144,7 @@ describe('GET /contacts without a search: the page written as JSON by the databa
         ($1, $3, 'vip', 'ki')`,
       [account.accountId, ids[0], ids[3]],
     )
-    const service = contactsServiceFor(harness)
+    const service = harness.services.contacts
     const tenant = { accountId: account.accountId, account: { plan: 'default', language: 'de' } }
     const queries: Array<{ limit: number; offset: number; created_after?: string; q?: string }> = [
       { limit: 50, offset: 0 },

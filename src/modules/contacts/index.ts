@@ -4,6 +4,7 @@ import { contactsRoutes } from './contacts.routes.ts'
 import {
   type ContactCleanup,
   type ContactDeletionHooks,
+  type ContactsService,
   contactsService,
   type DeletionConfirmation,
 } from './contacts.service.ts'
@@ -24,18 +25,18 @@ export function registerDeletionConfirmation(confirmation: DeletionConfirmation)
 }
 
 /** The contacts service of a process, with what the other modules registered for DELETE /contacts/{id}. */
-export function contactsServiceFor({ database, clock }: Pick<PlatformDeps, 'database' | 'clock'>) {
+export function createContactsService({ database, clock }: Pick<PlatformDeps, 'database' | 'clock'>) {
   return contactsService({ db: database.orm, clock, deletion })
 }
 
-export const contactsModule: HeroldModule = {
+export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
   name: 'contacts',
   // the contact search's GIN indexes take steady inserts
   retention: { gin: ['contacts'] },
   tools: contactsTools,
-  routes: (deps) => contactsRoutes(contactsServiceFor(deps)),
+  routes: (_deps, { contacts }) => contactsRoutes(contacts),
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
-  appRoutes: (deps) => contactsAppRoutes(deps, contactsServiceFor(deps)),
+  appRoutes: (deps, { contacts }) => contactsAppRoutes(deps, contacts),
 }
 
 export { IMPORT_MAX_BYTES } from './contacts.app.ts'

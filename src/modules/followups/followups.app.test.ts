@@ -3,7 +3,6 @@ import { after, before, describe, test } from 'node:test'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 
 // The web app's own follow-up and knowledge routes under /app: a session (cookie and CSRF token), the member's role
 // mapped to scopes, the spec's error envelope for bad input, another account's ids 404.
@@ -60,10 +59,7 @@ const sequence = {
 describe('POST /app/followups, /app/followups/{id}/steps, /app/followups/check', () => {
   test('a member creates a draft sequence with its steps; the steps get templates, submitted with a number', async () => {
     const m = await member('member')
-    await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-      m.account.accountId,
-      { channel: 'chat', provider: 'sandbox' },
-    )
+    await harness.services.channels.connect(m.account.accountId, { channel: 'chat', provider: 'sandbox' })
     const created = await m.request('POST', '/app/followups', sequence)
     assert.equal(created.status, 201, JSON.stringify(created.body))
     const f = created.body.followup

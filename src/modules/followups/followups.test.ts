@@ -10,8 +10,7 @@ import {
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { claimJobs } from '../../platform/jobs/jobs.ts'
-import { channelsServiceFor } from '../channels/index.ts'
-import { FOLLOWUP_STEP_QUEUE, followupsServiceFor, type SequenceInput } from './index.ts'
+import { FOLLOWUP_STEP_QUEUE, type SequenceInput } from './index.ts'
 
 let harness: Harness
 
@@ -26,7 +25,6 @@ const HOUR = 3600_000
 const DAY = 24 * HOUR
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 
 const drain = () => drainJobs(harness)
 
@@ -58,7 +56,7 @@ const twoSteps = (extra: Partial<SequenceInput> = {}): SequenceInput => ({
 
 async function create(account: TestAccount, input: SequenceInput = twoSteps()): Promise<Json> {
   const tenant = { accountId: account.accountId, account: { language: 'de' } }
-  return followupsServiceFor(deps()).create(tenant, input) as Promise<Json>
+  return harness.services.followups.create(tenant, input) as Promise<Json>
 }
 
 async function get(account: TestAccount, id: string): Promise<Json> {
@@ -318,7 +316,7 @@ describe('follow-ups: enrollment and sending', () => {
     await activate(account, sequence.id)
     const id = await contact(account, 'confirmed')
     // without a number the changed template cannot be submitted: it stays unapproved
-    await channelsServiceFor(deps()).disconnect(account.accountId, 'chat')
+    await harness.services.channels.disconnect(account.accountId, 'chat')
     const step = sequence.steps[0]
     const changed = await account.request({
       method: 'PATCH',
@@ -330,7 +328,7 @@ describe('follow-ups: enrollment and sending', () => {
     assert.equal(view.text, 'Hallo {{name}}, das ist der neue Text.')
     assert.equal(view.needs_approval, true)
     assert.equal(view.approval, 'not_submitted')
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     harness.clock.advance(2 * HOUR + 1000)
     await drain()
     assert.deepEqual(await sendsOf(account, id), [], 'not sent unapproved')
@@ -412,7 +410,7 @@ describe('follow-ups: a batch of due steps', () => {
     // no longer confirmed without an opt-out (no signal stops it): only the re-check sees it
     await setOptin(account, unconfirmed, 'pending')
     const settled = new Set<string>()
-    await followupsServiceFor(deps()).runSteps(claimed, { settled: (job) => settled.add(job.id) })
+    await harness.services.followups.runSteps(claimed, { settled: (job) => settled.add(job.id) })
     assert.equal(settled.size, claimed.length, 'every job of the batch settled in its commit')
     const left = await harness.database.orm.execute(sql`SELECT count(*)::int AS n FROM jobs
       WHERE id = ANY(${`{${claimed.map((j) => j.id).join(',')}}`}::uuid[])`)
@@ -425,7 +423,7 @@ describe('follow-ups: a batch of due steps', () => {
       [['stopped', 'contact_not_optin']],
     )
     // running the same claimed jobs again (a worker that lost them) writes nothing twice
-    await followupsServiceFor(deps()).runSteps(claimed, { settled: () => {} })
+    await harness.services.followups.runSteps(claimed, { settled: () => {} })
     await drain()
     assert.deepEqual(await sendsOf(account, staying), [{ position: 1, status: 'sent', reason: null }])
     assert.deepEqual(await sendsOf(account, leaving), [])

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
 import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
 import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { followupsServiceFor, type SequenceInput } from './index.ts'
+import type { SequenceInput } from './index.ts'
 
 // A time equal to now is not the past: a zero-delay step goes right after its enrollment, at activation and after an
 // edit too, and no step due at or after its enrollment is dropped without a send record.
@@ -23,7 +23,6 @@ const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
 const nextPhone = phoneSequence('+4916')
 
@@ -59,7 +58,7 @@ function sequenceOf(delays: number[]): SequenceInput {
 
 async function create(account: TestAccount, input: SequenceInput): Promise<Json> {
   const tenant = { accountId: account.accountId, account: { language: 'de' } }
-  return followupsServiceFor(deps()).create(tenant, input) as Promise<Json>
+  return harness.services.followups.create(tenant, input) as Promise<Json>
 }
 
 async function get(account: TestAccount, id: string): Promise<Json> {

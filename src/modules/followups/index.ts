@@ -2,14 +2,15 @@ import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { onSignals } from '../../platform/events/signals.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import type { ChannelsService } from '../channels/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
-import { registerTemplateUsageCheck, templatesServiceFor } from '../templates/index.ts'
+import { registerTemplateUsageCheck } from '../templates/index.ts'
 import { followupAppRoutes } from './followups.app.ts'
 import { followupsRoutes } from './followups.routes.ts'
 import {
   deleteContactEnrollments,
   FOLLOWUP_STEP_QUEUE,
+  type FollowupsService,
   type FollowupTemplates,
   followupSignals,
   followupsService,
@@ -20,12 +21,17 @@ import { followupsTools } from './followups.tools.ts'
 /** The body of a new sequence (POST /app/followups), which the CLI's sequence file is checked against too. */
 export { CreateBody as SequenceBody } from './followups.schemas.ts'
 
-export function followupsServiceFor(deps: PlatformDeps) {
-  const channels = channelsServiceFor(deps)
+/** What follow-ups need of other modules: the step templates, and whether the chat number can send. */
+export interface FollowupsNeeds {
+  templates: FollowupTemplates
+  channels: Pick<ChannelsService, 'requireChatConnected'>
+}
+
+export function createFollowupsService(deps: PlatformDeps, { templates, channels }: FollowupsNeeds) {
   return followupsService({
     db: deps.database.orm,
     clock: deps.clock,
-    templates: templatesServiceFor(deps) as unknown as FollowupTemplates,
+    templates,
     async sendingBlocked(accountId) {
       const account = await getAccount(deps.database.orm, accountId)
       if (account.status === 'blocked') return 'account_blocked'
@@ -48,24 +54,21 @@ registerTemplateUsageCheck(followupTemplateUses)
 // DELETE /contacts/{id} removes the contact's enrollments and their pending step jobs
 registerContactCleanup(deleteContactEnrollments)
 
-export const followupsModule: HeroldModule = {
+export const followupsModule: HeroldModule<{ followups: FollowupsService }> = {
   name: 'followups',
   tools: followupsTools,
-  routes: (deps) => followupsRoutes(followupsServiceFor(deps)),
+  routes: (_deps, { followups }) => followupsRoutes(followups),
   // the web app creates sequences and steps (POST /app/followups…)
-  appRoutes: (deps) => followupAppRoutes(followupsServiceFor(deps)),
-  jobs: (deps) => {
-    const service = followupsServiceFor(deps)
-    return {
-      handlers: {
-        // due steps, a claim at a time: re-checked together, queued into the template send pipeline, next ones scheduled
-        [FOLLOWUP_STEP_QUEUE]: {
-          run: (job, context) => service.runStep(job, context),
-          runBatch: (jobs, context) => service.runSteps(jobs, context),
-        },
+  appRoutes: (_deps, { followups }) => followupAppRoutes(followups),
+  jobs: (_deps, { followups }) => ({
+    handlers: {
+      // due steps, a claim at a time: re-checked together, queued into the template send pipeline, next ones scheduled
+      [FOLLOWUP_STEP_QUEUE]: {
+        run: (job, context) => followups.runStep(job, context),
+        runBatch: (jobs, context) => followups.runSteps(jobs, context),
       },
-    }
-  },
+    },
+  }),
 }
 
 export type { FollowupsService, SequenceInput } from './followups.service.ts'

@@ -12,7 +12,6 @@ import {
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { previewOf, statusAdvances } from './inbox.service.ts'
 
 let harness: Harness
@@ -27,7 +26,7 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 
 async function sandboxAccount(): Promise<TestAccount> {
   const account = await createTestAccount(harness)
@@ -483,8 +482,7 @@ describe('GET /messages', () => {
 
   test('messages arriving together are stored once each, in arrival order per sender, with their events', async () => {
     const account = await sandboxAccount()
-    const { inboxServiceFor } = await import('./index.ts')
-    const inbox = inboxServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+    const inbox = harness.services.inbox
     // 8 new senders, 3 messages each, all at once (one transaction runs while the rest wait and go together), and
     // 4 copies of messages already sent (a provider's retry)
     const sends = Array.from({ length: 24 }, (_, i) => ({
@@ -548,8 +546,7 @@ describe('GET /messages', () => {
 
   test('waves arriving while a batch runs (on PostgreSQL the next batch overlaps its commit) keep every rule', async () => {
     const account = await sandboxAccount()
-    const { inboxServiceFor } = await import('./index.ts')
-    const inbox = inboxServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+    const inbox = harness.services.inbox
     const receive = (id: string, sender: number, text: string) =>
       inbox.receive(account.accountId, 'en', {
         channel: 'chat',

@@ -6,7 +6,13 @@ import { registerContactCleanup } from '../contacts/index.ts'
 import { inboxAppRoutes } from './inbox.app.ts'
 import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
-import { type ChatOptOut, type InboundListener, inboxService, type MessageStatusListener } from './inbox.service.ts'
+import {
+  type ChatOptOut,
+  type InboundListener,
+  type InboxService,
+  inboxService,
+  type MessageStatusListener,
+} from './inbox.service.ts'
 
 const inboundListeners: InboundListener[] = []
 let chatOptOutHandler: ChatOptOut | null = null
@@ -36,7 +42,7 @@ export function onMessageStatus(listener: MessageStatusListener): () => void {
 }
 
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
-export function inboxServiceFor({ config, database, clock }: PlatformDeps) {
+export function createInboxService({ config, database, clock }: PlatformDeps) {
   return inboxService({
     db: database.orm,
     clock,
@@ -70,10 +76,10 @@ registerContactCleanup(async (tx, accountId, contactId) => {
   return removed.counts
 })
 
-export const inboxModule: HeroldModule = {
+export const inboxModule: HeroldModule<{ inbox: InboxService }> = {
   name: 'inbox',
   tools: inboxTools,
-  routes: (deps) => inboxRoutes(inboxServiceFor(deps)),
+  routes: (_deps, { inbox }) => inboxRoutes(inbox),
   // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
   appRoutes: (deps) => inboxAppRoutes(deps),
   publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),

@@ -3,16 +3,23 @@ import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Db } from '../../platform/db/client.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import type { ChannelsService } from '../channels/index.ts'
 import { isConsentKeyword } from '../consent/index.ts'
-import { changeContactTag, consentSubject, contactsService, registerContactCleanup } from '../contacts/index.ts'
+import { type ContactsService, changeContactTag, consentSubject, registerContactCleanup } from '../contacts/index.ts'
 import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
-import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiOnInbound, aiService, aiSettingsPreload } from './knowledge.ai.ts'
+import {
+  AI_REPLY_QUEUE,
+  AI_TAGS_QUEUE,
+  type AiService,
+  aiOnInbound,
+  aiService,
+  aiSettingsPreload,
+} from './knowledge.ai.ts'
 import { knowledgeAppRoutes } from './knowledge.app.ts'
 import { deleteContactAiRecords } from './knowledge.repository.ts'
 import { aiRoutes, knowledgeRoutes } from './knowledge.routes.ts'
-import { knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
+import { type KnowledgeService, knowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
 import { knowledgeTools } from './knowledge.tools.ts'
 
 /** Downloads of the url form: the SSRF guard, no redirects, 15 s, one byte past the limit to tell "too large". */
@@ -28,7 +35,8 @@ registerContactCleanup(deleteContactAiRecords)
 
 const logger = pino({ name: 'herold.ai', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
-export function knowledgeServiceFor({ config, database, clock }: PlatformDeps) {
+/** The knowledge service and its download client (the composition root closes it). */
+export function createKnowledgeService({ config, database, clock }: PlatformDeps) {
   const http = createOutboundHttp({
     allowPrivateTargets: config.allowPrivateTargets,
     timeoutMs: DOWNLOAD_TIMEOUT_MS,
@@ -41,7 +49,14 @@ export function knowledgeServiceFor({ config, database, clock }: PlatformDeps) {
 }
 
 /** The built-in AI of a process: the operator's endpoint (HEROLD_AI_*), sends through the channels module. */
-export function aiServiceFor(deps: PlatformDeps) {
+/** What the AI needs of other modules: the account's tag names, and the chat number to reply through. */
+export interface AiNeeds {
+  contacts: Pick<ContactsService, 'tagCounts'>
+  channels: Pick<ChannelsService, 'sendText'>
+}
+
+/** The AI service and its endpoint client (the composition root closes it). */
+export function createAiService(deps: PlatformDeps, { contacts, channels }: AiNeeds) {
   const { config, database, clock } = deps
   const db = database.orm
   // the endpoint is the operator's own choice (often a local model server), not a customer's: no SSRF guard
@@ -51,7 +66,6 @@ export function aiServiceFor(deps: PlatformDeps) {
     timeoutMs: config.aiTimeoutMs,
     maxResponseBytes: 1024 * 1024,
   })
-  const contacts = contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } })
   const service = aiService({
     db,
     clock,
@@ -60,7 +74,7 @@ export function aiServiceFor(deps: PlatformDeps) {
     account: (accountId) => getAccount(db, accountId),
     contact: (tx: Db, accountId, contactId) => consentSubject(tx, accountId, contactId),
     async sendText(accountId, input, options) {
-      const outcome = await channelsServiceFor(deps).sendText(accountId, input, options)
+      const outcome = await channels.sendText(accountId, input, options)
       return outcome.ok
         ? { ok: true as const, messageId: outcome.messageId }
         : { ok: false as const, error: { kind: outcome.error.kind, message: outcome.error.message } }
@@ -87,40 +101,24 @@ export function aiServiceFor(deps: PlatformDeps) {
   return { service, http }
 }
 
-export const knowledgeModule: HeroldModule = {
+export const knowledgeModule: HeroldModule<{ knowledge: KnowledgeService; ai: AiService }> = {
   name: 'knowledge',
   tools: knowledgeTools,
-  routes: (deps) => {
-    const knowledge = knowledgeServiceFor(deps)
-    const ai = aiServiceFor(deps)
+  routes: (_deps, { knowledge, ai }) => {
     return async (app) => {
-      app.addHook('onClose', async () => {
-        await knowledge.http.close()
-        await ai.http.close()
-      })
-      await knowledgeRoutes(knowledge.service)(app)
-      await aiRoutes(ai.service)(app)
+      await knowledgeRoutes(knowledge)(app)
+      await aiRoutes(ai)(app)
     }
   },
   // the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages) and asks the AI a test
   // question (POST /app/knowledge/ask)
-  appRoutes: (deps) => {
-    const ai = aiServiceFor(deps)
-    return async (app) => {
-      app.addHook('onClose', () => ai.http.close())
-      await knowledgeAppRoutes(deps.database.orm, ai.service)(app)
-    }
-  },
-  jobs: (deps) => {
-    const ai = aiServiceFor(deps)
-    return {
-      handlers: {
-        [AI_REPLY_QUEUE]: { run: (job) => ai.service.reply(job), maxAttempts: 5 },
-        [AI_TAGS_QUEUE]: { run: (job) => ai.service.suggestTags(job), maxAttempts: 3 },
-      },
-      close: () => ai.http.close(),
-    }
-  },
+  appRoutes: (deps, { ai }) => knowledgeAppRoutes(deps.database.orm, ai),
+  jobs: (_deps, { ai }) => ({
+    handlers: {
+      [AI_REPLY_QUEUE]: { run: (job) => ai.reply(job), maxAttempts: 5 },
+      [AI_TAGS_QUEUE]: { run: (job) => ai.suggestTags(job), maxAttempts: 3 },
+    },
+  }),
 }
 
 export { searchConfigFor, searchRanked } from './knowledge.service.ts'

@@ -16,9 +16,9 @@ import {
   startFakeAi,
 } from '../../../test/helpers/knowledge-ai.ts'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { consentSubject, recordOptinChange } from '../contacts/index.ts'
-import { aiServiceFor } from './index.ts'
+import { createAiService } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
 
@@ -302,7 +302,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
       payload: { name: 'B', phone: nextPhone() },
     })
     const contactId = created.json().contact.id as string
-    const real = aiServiceFor(deps())
+    const real = createAiService(deps(), harness.services)
     let sends = 0
     // the real service, except that the process "dies" inside the provider call (the reply may have gone out)
     const crashing = aiService({
@@ -360,7 +360,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
       payload: { name: 'L', phone: nextPhone() },
     })
     const contactId = created.json().contact.id as string
-    const real = aiServiceFor(deps())
+    const real = createAiService(deps(), harness.services)
     t.after(() => real.http.close())
     ai.mode = 'error500'
     t.after(() => {
@@ -461,10 +461,7 @@ describe('without an AI endpoint', () => {
 
   test('nothing is called, nothing is replied, and the settings say why', async () => {
     const account = await createTestAccount(harness)
-    await channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock }).connect(
-      account.accountId,
-      { channel: 'chat', provider: 'sandbox' },
-    )
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     await account.request({
       method: 'POST',
       url: '/v1/knowledge/documents',

@@ -7,7 +7,7 @@ import { createHarness, createTestAccount, type Harness, type TestAccount } from
 import { createAccount, createApiKey } from '../../platform/auth/accounts.service.ts'
 import { SCOPES } from '../../platform/auth/scopes.ts'
 import { AppError } from '../../platform/http/errors.ts'
-import { knowledgeServiceFor } from './index.ts'
+import { createKnowledgeService } from './index.ts'
 import { toPassages } from './knowledge.extract.ts'
 
 let harness: Harness
@@ -267,7 +267,7 @@ describe('knowledge documents', () => {
     assert.match(missing.json().error.message, /404/)
 
     // the same service with the guard on (the default): the loopback address is refused before any request
-    const guarded = knowledgeServiceFor({
+    const guarded = createKnowledgeService({
       config: { ...harness.config, allowPrivateTargets: false },
       database: harness.database,
       clock: harness.clock,

@@ -5,7 +5,7 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
 import { mediaRoutes } from './media.routes.ts'
-import { type MediaUsageCheck, mediaService } from './media.service.ts'
+import { type MediaService, type MediaUsageCheck, mediaService } from './media.service.ts'
 import { media } from './media.tables.ts'
 import { mediaTools } from './media.tools.ts'
 
@@ -80,23 +80,26 @@ export async function resolveHeaderImage(
   return { media_id: row.id, url: `${publicUrl}/public/media/${row.storageKey}`, mime_type: row.mime }
 }
 
-export function mediaServiceFor(deps: PlatformDeps) {
-  return mediaService({
+/** The media library service and its download client (the composition root closes it). */
+export function createMediaService(deps: PlatformDeps) {
+  const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })
+  const service = mediaService({
     db: deps.database.orm,
     clock: deps.clock,
     storage: storageOf(deps.config),
     // a download may take a while: 5 s to connect and get the headers, then 30 s at most between two chunks
-    http: createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets }),
+    http,
     publicUrl: deps.config.publicUrl,
     usageChecks,
     allowPlainHttp: deps.config.allowPrivateTargets,
   })
+  return { service, http }
 }
 
-export const mediaModule: HeroldModule = {
+export const mediaModule: HeroldModule<{ media: MediaService }> = {
   name: 'media',
   tools: mediaTools,
-  routes: (deps) => mediaRoutes(mediaServiceFor(deps)),
+  routes: (_deps, { media }) => mediaRoutes(media),
 }
 
 export type { MediaUsageCheck } from './media.service.ts'

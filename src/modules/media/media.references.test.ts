@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { crc32, deflateSync } from 'node:zlib'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
@@ -57,7 +57,6 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 const errorOf = (response: { json(): unknown }) => (response.json() as { error: Json }).error
 
 async function drain() {
@@ -150,7 +149,7 @@ describe('templates refer to a media library file by id', () => {
 describe('newsletters carry a header image from the media library', () => {
   test('the media goes to the provider with each send; the file cannot be deleted while the newsletter uses it', async () => {
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 100 } })
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const contact = await account.request({
       method: 'POST',
       url: '/v1/contacts',

@@ -1,12 +1,12 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { CHAT_LANE, channelsServiceFor } from '../channels/index.ts'
-import { contactsService, registerContactCleanup } from '../contacts/index.ts'
+import { CHAT_LANE } from '../channels/index.ts'
+import { registerContactCleanup } from '../contacts/index.ts'
 import { onMessageStatus } from '../inbox/index.ts'
-import { templatesServiceFor } from '../templates/index.ts'
+import type { TemplateSendsDeps } from './messaging.ports.ts'
 import { deleteContactLinks, deleteContactSends } from './messaging.repository.ts'
 import { linkRoutes, messagingRoutes } from './messaging.routes.ts'
-import { applySendStatuses, TEMPLATE_SEND_QUEUE, templateSends } from './messaging.sends.ts'
-import { messagingService, newLinkId } from './messaging.service.ts'
+import { applySendStatuses, TEMPLATE_SEND_QUEUE, type TemplateSends, templateSends } from './messaging.sends.ts'
+import { type MessagingService, type MessagingServiceDeps, messagingService, newLinkId } from './messaging.service.ts'
 
 registerContactCleanup(deleteContactLinks)
 // DELETE /contacts/{id} removes the contact's send records; the waiting ones are counted as send_jobs
@@ -14,60 +14,56 @@ registerContactCleanup(deleteContactSends)
 // provider statuses (webhook, sandbox) move template send records forward
 onMessageStatus(applySendStatuses)
 
+/** What messaging needs of other modules: the contact, the chat number, the template. */
+export type TemplateSendsNeeds = Pick<TemplateSendsDeps, 'contacts' | 'channels' | 'templates'>
+export type MessagingNeeds = Pick<MessagingServiceDeps, 'contacts' | 'channels' | 'sends'>
+
 /** The template sends of a process: checks and queueing for POST /messages, and the worker's delivery. */
-export function templateSendsFor(deps: PlatformDeps) {
+export function createTemplateSends(deps: PlatformDeps, needs: TemplateSendsNeeds) {
   const { config, database, clock } = deps
-  const db = database.orm
   return templateSends({
-    db,
+    db: database.orm,
     database,
     clock,
-    // only get() is used: contact deletion is not reached from here
-    contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
-    channels: channelsServiceFor(deps),
-    templates: templatesServiceFor(deps),
+    ...needs,
     serviceName: config.serviceName,
     publicUrl: config.publicUrl,
     newLinkId,
   })
 }
 
-export function messagingServiceFor(deps: PlatformDeps) {
+export function createMessagingService(deps: PlatformDeps, needs: MessagingNeeds) {
   const { config, database, clock } = deps
-  const db = database.orm
   return messagingService({
-    db,
+    db: database.orm,
     clock,
-    // only get() is used: contact deletion is not reached from here
-    contacts: contactsService({ db, clock, deletion: { cleanups: [], confirmation: null } }),
-    channels: channelsServiceFor(deps),
+    ...needs,
     serviceName: config.serviceName,
     publicUrl: config.publicUrl,
-    sends: templateSendsFor(deps),
   })
 }
 
-export const messagingModule: HeroldModule = {
+export const messagingModule: HeroldModule<{
+  messaging: MessagingService
+  templateSends: Pick<TemplateSends, 'deliver' | 'deliverBatch'>
+}> = {
   name: 'messaging',
   // sends are never deleted here, but their rows are rewritten as each send moves on
   retention: { churn: ['template_sends'] },
   tools: messagingTools,
-  routes: (deps) => messagingRoutes(messagingServiceFor(deps)),
-  publicRoutes: (deps) => linkRoutes(messagingServiceFor(deps)),
-  jobs: (deps) => {
-    const sends = templateSendsFor(deps)
-    return {
-      handlers: {
-        // queued template sends, a claim at a time: re-checked, quota reserved, sent at most once (messaging.sends.ts);
-        // claimed fairly across accounts, each account's at its number's pace (the chat lane), one-at-a-time sends first
-        [TEMPLATE_SEND_QUEUE]: {
-          lane: CHAT_LANE,
-          run: (job, context) => sends.deliver(job, context),
-          runBatch: (jobs, context) => sends.deliverBatch(jobs, context),
-        },
+  routes: (_deps, { messaging }) => messagingRoutes(messaging),
+  publicRoutes: (_deps, { messaging }) => linkRoutes(messaging),
+  jobs: (_deps, { templateSends: sends }) => ({
+    handlers: {
+      // queued template sends, a claim at a time: re-checked, quota reserved, sent at most once (messaging.sends.ts);
+      // claimed fairly across accounts, each account's at its number's pace (the chat lane), one-at-a-time sends first
+      [TEMPLATE_SEND_QUEUE]: {
+        lane: CHAT_LANE,
+        run: (job, context) => sends.deliver(job, context),
+        runBatch: (jobs, context) => sends.deliverBatch(jobs, context),
       },
-    }
-  },
+    },
+  }),
 }
 
 export { queueAutomationTemplateSend } from './messaging.automation-queue.ts'

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { nextPhone, sandboxAccount } from '../../../test/helpers/fixtures.ts'
 import { createHarness, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
 // Template sends accepted together (POST /v1/messages at once): their reads are batched and their records and jobs
@@ -21,7 +21,6 @@ after(() => harness.close())
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 let counter = 0
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 
 async function contactWith(account: TestAccount, optin: 'confirmed' | 'opted_out' | null): Promise<string> {
   const response = await account.request({
@@ -269,7 +268,7 @@ describe('template sends accepted together', () => {
       [account.accountId, templateId],
     )
     assert.equal((await sendTemplate(account, contactId, templateId, { code: 'V-3' })).statusCode, 202)
-    await channelsServiceFor(deps()).disconnect(account.accountId, 'chat')
+    await harness.services.channels.disconnect(account.accountId, 'chat')
     const disconnected = await sendTemplate(account, contactId, templateId, { code: 'V-4' })
     assert.equal(disconnected.statusCode, 409, disconnected.body)
     assert.equal(disconnected.json().error.code, 'chat_not_connected')

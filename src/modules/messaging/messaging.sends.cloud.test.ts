@@ -3,10 +3,8 @@ import { after, before, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
 import { recordOptinChange } from '../contacts/index.ts'
-import { templatesServiceFor } from '../templates/index.ts'
 
 /** A fake Graph API on loopback: it records each request and answers POST …/messages like the Cloud API. */
 interface GraphRequest {
@@ -54,7 +52,6 @@ after(async () => {
   await graph.close()
 })
 
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 let counter = 0
 
 async function drain() {
@@ -66,7 +63,7 @@ async function drain() {
 /** An account on whatsapp-cloud, a confirmed contact named Erika, and an approved template. */
 async function cloudSetup(template: Record<string, unknown> = {}) {
   const account = await createTestAccount(harness)
-  await channelsServiceFor(deps()).connect(account.accountId, {
+  await harness.services.channels.connect(account.accountId, {
     channel: 'chat',
     provider: 'whatsapp-cloud',
     address: '+4930123456',
@@ -105,7 +102,7 @@ async function cloudSetup(template: Record<string, unknown> = {}) {
   const templateId = response.json().template.id as string
   const submitted = await account.request({ method: 'POST', url: `/v1/templates/${templateId}/submit` })
   assert.equal(submitted.statusCode, 200, submitted.body)
-  await templatesServiceFor(deps()).applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
+  await harness.services.templates.applyProviderStatus(account.accountId, templateId, { status: 'APPROVED' })
   return { account, contactId, phone, templateId, providerName: response.json().template.provider_name as string }
 }
 

@@ -10,10 +10,9 @@ import {
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
-import { inboxServiceFor } from '../inbox/index.ts'
-import { templatesServiceFor, valueProblem } from '../templates/index.ts'
+import { valueProblem } from '../templates/index.ts'
 import { monthIn, usedIn } from './messaging.quota.ts'
 import { sendStatusChange } from './messaging.sends.ts'
 
@@ -29,8 +28,7 @@ after(() => harness.close())
 const DAY = 24 * 60 * 60 * 1000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
-const channels = () => channelsServiceFor(deps())
+const channels = () => harness.services.channels
 let counter = 0
 const nextPhone = phoneSequence('+4916')
 
@@ -90,7 +88,7 @@ async function approvedTemplate(account: TestAccount, payload: Json = {}): Promi
 }
 
 const markApproved = (accountId: string, id: string) =>
-  templatesServiceFor(deps()).applyProviderStatus(accountId, id, { status: 'APPROVED' })
+  harness.services.templates.applyProviderStatus(accountId, id, { status: 'APPROVED' })
 
 const send = (account: TestAccount, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   account.request({ method: 'POST', url: '/v1/messages', payload, headers })
@@ -238,7 +236,7 @@ describe('POST /messages with a template', () => {
     const email = await createTemplate(account, { channel: 'email', subject: 'Code', content: 'Code {{code}} hier' })
     const optin = await createTemplate(account, { purpose: 'optin_confirm', content: 'Bitte bestätigen, {{name}}!' })
     await markApproved(account.accountId, optin.id)
-    const system = await templatesServiceFor(deps()).create(
+    const system = await harness.services.templates.create(
       { accountId: account.accountId, account: { language: 'de' } },
       { name: `System ${++counter}`, content: 'System {{code}} ok' },
       { system: true },
@@ -246,9 +244,9 @@ describe('POST /messages with a template', () => {
     await markApproved(account.accountId, system.id)
     const draft = await createTemplate(account)
     const rejected = await createTemplate(account)
-    await templatesServiceFor(deps()).applyProviderStatus(account.accountId, rejected.id, { status: 'REJECTED' })
+    await harness.services.templates.applyProviderStatus(account.accountId, rejected.id, { status: 'REJECTED' })
     const paused = await approvedTemplate(account)
-    await templatesServiceFor(deps()).applyProviderStatus(account.accountId, paused.id, { status: 'PAUSED' })
+    await harness.services.templates.applyProviderStatus(account.accountId, paused.id, { status: 'PAUSED' })
     const cases: Array<[string, string]> = [
       [email.id, 'template_not_chat'],
       [optin.id, 'template_not_sendable'],
@@ -416,10 +414,10 @@ describe('the worker', () => {
     const { account, contactId } = await readyToSend()
     const template = await approvedTemplate(account)
     const first = await queued(account, contactId, template.id)
-    await templatesServiceFor(deps()).applyProviderStatus(account.accountId, template.id, { status: 'PAUSED' })
+    await harness.services.templates.applyProviderStatus(account.accountId, template.id, { status: 'PAUSED' })
     await drain()
     assert.equal((await getSend(account, first.send_id)).reason, 'template_not_approved')
-    await templatesServiceFor(deps()).applyProviderStatus(account.accountId, template.id, { status: 'APPROVED' })
+    await harness.services.templates.applyProviderStatus(account.accountId, template.id, { status: 'APPROVED' })
 
     const second = await queued(account, contactId, template.id)
     await pauseSending(harness.database.orm, account.accountId)
@@ -513,7 +511,7 @@ describe('send status', () => {
       'SELECT provider_message_id FROM template_sends WHERE account_id = $1 AND id = $2',
       [account.accountId, send_id],
     )
-    const inbox = inboxServiceFor(deps())
+    const inbox = harness.services.inbox
     const status = (s: 'sent' | 'delivered' | 'read' | 'failed') =>
       inbox.applyStatuses(account.accountId, [
         {

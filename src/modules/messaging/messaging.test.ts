@@ -10,7 +10,7 @@ import {
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 import { monthIn, usedIn } from './messaging.quota.ts'
 import { linkClicks } from './messaging.tables.ts'
@@ -23,7 +23,7 @@ before(async () => {
 after(() => harness.close())
 
 const DAY = 24 * 60 * 60 * 1000
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 let phoneCounter = 0
 const nextPhone = phoneSequence('+4915')
 

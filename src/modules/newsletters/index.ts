@@ -3,13 +3,12 @@ import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { JobHandlers } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import type { ChannelsService } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
-import { templatesServiceFor } from '../templates/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
 import { NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
-import { type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
+import { type NewslettersService, type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
 import { newslettersTools } from './newsletters.tools.ts'
 
@@ -22,16 +21,24 @@ registerMediaUsageCheck(async (db, accountId, item) => {
   )
 })
 
-export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?: number } = {}) {
-  const templates = templatesServiceFor(deps)
-  const channels = channelsServiceFor(deps)
+/** What newsletters need of other modules: the newsletter's template, and the chat number's state and window. */
+export interface NewslettersNeeds {
+  templates: NewsletterTemplates
+  channels: Pick<ChannelsService, 'requireChatConnected' | 'dailyWindow'>
+}
+
+export function createNewslettersService(
+  deps: PlatformDeps,
+  { templates, channels }: NewslettersNeeds,
+  options: { feedAhead?: number } = {},
+) {
   return newslettersService({
     db: deps.database.orm,
     clock: deps.clock,
     publicUrl: deps.config.publicUrl,
     resolveHeaderMedia: (accountId, input) =>
       resolveHeaderImage(deps.database.orm, deps.config.publicUrl, accountId, input) as Promise<NewsletterHeaderMedia>,
-    templates: templates as unknown as NewsletterTemplates,
+    templates,
     async requireSendingPossible(accountId) {
       const account = await getAccount(deps.database.orm, accountId)
       if (account.sendingPaused) throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
@@ -42,17 +49,16 @@ export function newslettersServiceFor(deps: PlatformDeps, options: { feedAhead?:
   })
 }
 
-export const newslettersModule: HeroldModule = {
+export const newslettersModule: HeroldModule<{ newsletters: NewslettersService }> = {
   name: 'newsletters',
   tools: newslettersTools,
-  routes: (deps) => newslettersRoutes(newslettersServiceFor(deps)),
-  appRoutes: (deps) => newsletterAppRoutes(newslettersServiceFor(deps)),
-  jobs: (deps) => newslettersJobs(deps),
+  routes: (_deps, { newsletters }) => newslettersRoutes(newsletters),
+  appRoutes: (_deps, { newsletters }) => newsletterAppRoutes(newsletters),
+  jobs: (_deps, { newsletters }) => newslettersJobs(newsletters),
 }
 
 /** The newsletter's queues: its start (fan-out) and its progress checks, which also feed its send jobs. */
-export function newslettersJobs(deps: PlatformDeps, options: { feedAhead?: number } = {}) {
-  const service = newslettersServiceFor(deps, options)
+export function newslettersJobs(service: Pick<NewslettersService, 'start' | 'progress'>) {
   return {
     handlers: {
       // the fan-out and the feed are bulk work: on the embedded database a request's statements go before theirs

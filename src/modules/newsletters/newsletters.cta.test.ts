@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
@@ -19,7 +19,6 @@ function suite(publicUrl: string) {
   })
   after(() => state.harness.close())
   const h = () => state.harness
-  const deps = () => ({ config: h().config, database: h().database, clock: h().clock })
 
   async function drain() {
     await h().jobs!.start()
@@ -29,7 +28,7 @@ function suite(publicUrl: string) {
 
   async function account() {
     const created = await createTestAccount(h(), { plan: { messagesPerMonth: 1000 } })
-    await channelsServiceFor(deps()).connect(created.accountId, { channel: 'chat', provider: 'sandbox' })
+    await h().services.channels.connect(created.accountId, { channel: 'chat', provider: 'sandbox' })
     return created
   }
 

@@ -4,12 +4,11 @@ import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence } from '../.
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
-import type { HeroldModule } from '../../platform/module.ts'
-import { channelsServiceFor, sandboxOutboxOf } from '../channels/index.ts'
+import { type MountedModule, moduleJobs, mountedModules } from '../../services.ts'
+import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
-import { modules } from '../index.ts'
 import { templatesModule } from '../templates/index.ts'
-import { newslettersJobs, newslettersModule } from './index.ts'
+import { createNewslettersService, newslettersJobs, newslettersModule } from './index.ts'
 import { PROGRESS_EVERY_MS } from './newsletters.delivery.ts'
 
 let harness: Harness
@@ -489,7 +488,7 @@ describe('newsletters: sending', () => {
     assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
     harness.clock.advance(HOUR + 1000)
     // only the template review and the newsletter's own jobs: the fan-out writes the sends, none of them runs yet
-    const fanout = jobRunnerFor(deps(), [templatesModule, newslettersModule])
+    const fanout = jobRunnerFor(deps(), moduleJobs([templatesModule, newslettersModule], harness.services))
     const stopFanout = await fanout.start()
     await fanout.runner.drain()
     await stopFanout()
@@ -521,7 +520,7 @@ describe('newsletters: sending', () => {
 
   test("the number's daily limit: it pauses at the limit and resumes by itself when the 24-hour window allows", async () => {
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox', dailyLimit: 2 })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox', dailyLimit: 2 })
     for (let i = 0; i < 3; i++) await contact(account, 'confirmed')
     const newsletter = await draft(account)
     assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
@@ -554,7 +553,7 @@ describe('newsletters: sending', () => {
     const done = await status(account, newsletter.id)
     assert.equal(done.status, 'sent')
     assert.equal(done.counts.skipped + done.counts.failed, 0)
-    assert.deepEqual(await channelsServiceFor(deps()).dailyWindow(account.accountId), {
+    assert.deepEqual(await harness.services.channels.dailyWindow(account.accountId), {
       limit: 2,
       used: 1,
       resumesAt: null,
@@ -563,7 +562,7 @@ describe('newsletters: sending', () => {
 
   test("the sandbox refuses a template to a new customer beyond the number's daily limit (131048), as WhatsApp does", async () => {
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 1000 } })
-    const channels = channelsServiceFor(deps())
+    const channels = harness.services.channels
     await channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox', dailyLimit: 1 })
     const newsletter = await draft(account)
     assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
@@ -607,7 +606,10 @@ describe('newsletters: sending', () => {
     assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
     harness.clock.advance(HOUR + 1000)
     // the newsletter's queues with 2 send jobs kept ahead instead of 20,000
-    const feeding: HeroldModule = { ...newslettersModule, jobs: (d) => newslettersJobs(d, { feedAhead: 2 }) }
+    const feeding: MountedModule = {
+      ...newslettersModule,
+      jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 2 })),
+    }
     const queuedJobs = async () =>
       Number(
         (
@@ -617,7 +619,7 @@ describe('newsletters: sending', () => {
           )
         )[0].n,
       )
-    const fanout = jobRunnerFor(deps(), [templatesModule, feeding])
+    const fanout = jobRunnerFor(deps(), moduleJobs([templatesModule, feeding], harness.services))
     const stopFanout = await fanout.start()
     await fanout.runner.drain()
     await stopFanout()
@@ -628,7 +630,10 @@ describe('newsletters: sending', () => {
     assert.equal(await queuedJobs(), 2, 'but only two of them have their send job')
     const all = jobRunnerFor(
       deps(),
-      modules.map((m) => (m.name === 'newsletters' ? feeding : m)),
+      moduleJobs(
+        mountedModules.map((m) => (m.name === 'newsletters' ? feeding : m)),
+        harness.services,
+      ),
     )
     let done = written
     for (let round = 0; round < 20 && done.status !== 'sent'; round++) {

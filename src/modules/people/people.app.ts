@@ -9,7 +9,7 @@ import type { PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
-import { closePeopleMail, invitationMail, resetMail, sendPeopleMail } from './people.mail.ts'
+import { closePeopleMail, invitationMail, type PeopleMailChannels, resetMail, sendPeopleMail } from './people.mail.ts'
 import {
   AcceptBody,
   Accepted,
@@ -62,7 +62,7 @@ const tags = ['app']
  * sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token (the platform's
  * /app plugin checks both, and `config.permission`).
  */
-export function peopleAppRoutes(deps: PlatformDeps) {
+export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels) {
   const db = deps.database.orm
   const { clock, config } = deps
   const secure = config.publicUrl.startsWith('https://')
@@ -294,7 +294,7 @@ export function peopleAppRoutes(deps: PlatformDeps) {
           const language = started.user.language === 'en' ? 'en' : 'de'
           const link = `${config.publicUrl}/reset/${started.token}`
           const accountId = await firstMembership(started.user.id)
-          const sent = await sendPeopleMail(deps, accountId, {
+          const sent = await sendPeopleMail(deps, channels, accountId, {
             to: started.user.email,
             ...resetMail(language, { link }),
           })
@@ -434,7 +434,7 @@ export function peopleAppRoutes(deps: PlatformDeps) {
         })
         const link = `${config.publicUrl}/invitations/${token}`
         const language = session.tenant.account.language === 'en' ? 'en' : 'de'
-        const sent = await sendPeopleMail(deps, session.tenant.accountId, {
+        const sent = await sendPeopleMail(deps, channels, session.tenant.accountId, {
           to: member.email,
           ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
         })
@@ -465,7 +465,7 @@ export function peopleAppRoutes(deps: PlatformDeps) {
         })
         const link = `${config.publicUrl}/invitations/${token}`
         const language = session.tenant.account.language === 'en' ? 'en' : 'de'
-        const sent = await sendPeopleMail(deps, session.tenant.accountId, {
+        const sent = await sendPeopleMail(deps, channels, session.tenant.accountId, {
           to: member.email,
           ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
         })

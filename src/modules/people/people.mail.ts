@@ -1,6 +1,6 @@
 import type { Transporter } from 'nodemailer'
 import type { PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor } from '../channels/index.ts'
+import type { ChannelsService } from '../channels/index.ts'
 
 export interface PeopleMail {
   to: string
@@ -8,13 +8,21 @@ export interface PeopleMail {
   text: string
 }
 
+/** The account's e-mail channel, the way out when the server has no SMTP settings of its own. */
+export type PeopleMailChannels = Pick<ChannelsService, 'sendEmail'>
+
 const transports = new Map<string, Transporter>()
 
 /**
  * Sends an invitation or reset e-mail through the server's SMTP settings (HEROLD_SMTP_URL), else through the
  * account's connected e-mail channel. Returns false when neither can send (the caller tells the person).
  */
-export async function sendPeopleMail(deps: PlatformDeps, accountId: string | null, mail: PeopleMail): Promise<boolean> {
+export async function sendPeopleMail(
+  deps: Pick<PlatformDeps, 'config'>,
+  channels: PeopleMailChannels,
+  accountId: string | null,
+  mail: PeopleMail,
+): Promise<boolean> {
   const url = deps.config.smtpUrl
   if (url) {
     let transport = transports.get(url)
@@ -33,7 +41,7 @@ export async function sendPeopleMail(deps: PlatformDeps, accountId: string | nul
   }
   if (!accountId) return false
   try {
-    await channelsServiceFor(deps).sendEmail(accountId, mail)
+    await channels.sendEmail(accountId, mail)
     return true
   } catch {
     return false

@@ -5,7 +5,7 @@ import { paging, Uuid } from '../../platform/tools/common.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import { pendingInvitation, renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
-import { invitationMail, sendPeopleMail } from './people.mail.ts'
+import { invitationMail, type PeopleMailChannels, sendPeopleMail } from './people.mail.ts'
 import {
   InviteResponse,
   KeyBody,
@@ -19,7 +19,7 @@ import {
 import { getMember, invite, listMembers, removeMember, setRole } from './people.service.ts'
 
 // these tools call the module's own functions, no module service
-const defineTool = toolsUsing<unknown>()
+const defineTool = toolsUsing<{ channels: PeopleMailChannels }>()
 
 const MemberId = Uuid('the member’s id (the user id), from list_team_members')
 
@@ -107,7 +107,7 @@ export const inviteTeamMember = defineTool({
     })
     const link = `${ctx.platform.config.publicUrl}/invitations/${token}`
     const language = ctx.tenant.account.language === 'en' ? 'en' : 'de'
-    const sent = await sendPeopleMail(ctx.platform, ctx.tenant.accountId, {
+    const sent = await sendPeopleMail(ctx.platform, ctx.services.channels, ctx.tenant.accountId, {
       to: member.email,
       ...invitationMail(language, { accountName: ctx.tenant.account.name, link, role: member.role }),
     })
@@ -197,7 +197,7 @@ export const resendInvitation = defineTool({
     })
     const link = `${ctx.platform.config.publicUrl}/invitations/${token}`
     const language = ctx.tenant.account.language === 'en' ? 'en' : 'de'
-    const sent = await sendPeopleMail(ctx.platform, ctx.tenant.accountId, {
+    const sent = await sendPeopleMail(ctx.platform, ctx.services.channels, ctx.tenant.accountId, {
       to: member.email,
       ...invitationMail(language, { accountName: ctx.tenant.account.name, link, role: member.role }),
     })

@@ -1,20 +1,19 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { statsRoutes } from './stats.routes.ts'
-import { ROLLUP_EVERY_MS, statsService } from './stats.service.ts'
+import { ROLLUP_EVERY_MS, type StatsService, statsService } from './stats.service.ts'
 import { statsTools } from './stats.tools.ts'
 
-export function statsServiceFor(deps: PlatformDeps) {
+export function createStatsService(deps: PlatformDeps) {
   return statsService({ database: deps.database, clock: deps.clock })
 }
 
-export const statsModule: HeroldModule = {
+export const statsModule: HeroldModule<{ stats: StatsService }> = {
   name: 'stats',
   tools: statsTools,
-  routes: (deps) => statsRoutes(statsServiceFor(deps)),
+  routes: (_deps, { stats }) => statsRoutes(stats),
   // The rollup keeps stats_deltas small; a read is exact without it (it adds what is not rolled up yet).
-  workers: (deps) => [
+  workers: (_deps, { stats: service }) => [
     async () => {
-      const service = statsServiceFor(deps)
       let running: Promise<unknown> | null = null
       const tick = () => {
         running ??= service

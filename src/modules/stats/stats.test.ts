@@ -9,10 +9,7 @@ import {
   type Harness,
   type TestAccount,
 } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
-import { followupsServiceFor } from '../followups/index.ts'
-import { statsServiceFor } from './index.ts'
 
 let harness: Harness
 
@@ -24,7 +21,6 @@ after(() => harness.close())
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
 const HOUR = 3600_000
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 
 async function contact(account: TestAccount): Promise<{ id: string; phone: string }> {
   const phone = nextPhone()
@@ -94,7 +90,7 @@ describe('GET /stats', () => {
     // 22:30 UTC on 10 March is 23:30 in Berlin; one hour later it is 11 March there, still 10 March in UTC
     harness.clock.set('2026-03-10T22:30:00Z')
     const account = await createTestAccount(harness)
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const other = await createTestAccount(harness)
 
     const anna = await contact(account)
@@ -169,7 +165,7 @@ describe('GET /stats', () => {
     assert.equal(before.totals.link_clicks, 3)
     assert.deepEqual(before.totals.optins_confirmed, { chat: 2, email: 1 })
 
-    const moved = await statsServiceFor(deps()).rollupAll()
+    const moved = await harness.services.stats.rollupAll()
     assert.ok(moved > 0)
     assert.deepEqual(await stats(account, '7d'), before)
     const [{ pending }] = await harness.database.query<{ pending: number }>(
@@ -226,7 +222,7 @@ describe('GET /stats', () => {
   test('automation runs are counted on the day they start', async () => {
     harness.clock.set('2026-05-02T10:00:00Z')
     const account = await createTestAccount(harness)
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const created = await account.request({
       method: 'POST',
       url: '/v1/automations',
@@ -256,8 +252,8 @@ describe('GET /stats', () => {
   test('follow-up runs (a contact enrolled in a sequence) are counted on the day they start', async () => {
     harness.clock.set('2026-05-03T10:00:00Z')
     const account = await createTestAccount(harness)
-    await channelsServiceFor(deps()).connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-    const sequence = (await followupsServiceFor(deps()).create(
+    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    const sequence = (await harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nach dem Kauf',

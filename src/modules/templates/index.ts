@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
-import { channelsServiceFor, onTemplateStatus } from '../channels/index.ts'
+import type { ChannelsService, TemplateStatusUpdate } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { templatesAppRoutes as templateCheckRoutes } from './templates.app.ts'
 import { templatePreviewRoutes } from './templates.preview.ts'
@@ -14,6 +14,7 @@ import {
   TEMPLATE_POLL_QUEUE,
   type TemplateHooks,
   type TemplateProviderPort,
+  type TemplatesService,
   type TemplateUsageCheck,
   templatesService,
 } from './templates.service.ts'
@@ -69,9 +70,11 @@ function failure(error: unknown): ProviderFailure {
   return { ok: false, kind: 'unreachable', reason: reasonOf(error) }
 }
 
+/** What the templates service needs of the channels module: the chat provider's template operations. */
+export type TemplateChannels = Pick<ChannelsService, 'submitTemplate' | 'readTemplate' | 'deleteTemplate'>
+
 /** The chat provider's template operations, through the channels module's exported service. */
-export function channelsTemplateProvider(deps: PlatformDeps): TemplateProviderPort {
-  const channels = channelsServiceFor(deps)
+export function channelsTemplateProvider(channels: TemplateChannels): TemplateProviderPort {
   return {
     async submitAtProvider(accountId, template) {
       try {
@@ -116,34 +119,35 @@ export function channelsTemplateProvider(deps: PlatformDeps): TemplateProviderPo
 }
 
 /** The templates service of a process, talking to the chat provider through the channels module. */
-export function templatesServiceFor(deps: PlatformDeps) {
+export function createTemplatesService(deps: PlatformDeps, needs: { channels: TemplateChannels }) {
   return templatesService({
     db: deps.database.orm,
     clock: deps.clock,
     hooks,
-    channelProvider: channelsTemplateProvider(deps),
+    channelProvider: channelsTemplateProvider(needs.channels),
     resolveHeaderMedia: (accountId, input) =>
       resolveHeaderImage(deps.database.orm, deps.config.publicUrl, accountId, input),
   })
 }
 
-// provider decisions arriving by the chat provider's webhook move the template's state
-onTemplateStatus(async (deps, accountId, updates) => {
-  const service = templatesServiceFor(deps)
-  for (const update of updates) await service.applyProviderDecision(accountId, update)
-})
+/** Provider decisions arriving by the chat provider's webhook move the template's state (channels calls this). */
+export function templateDecisions(templates: Pick<TemplatesService, 'applyProviderDecision'>) {
+  return async (accountId: string, updates: TemplateStatusUpdate[]): Promise<void> => {
+    for (const update of updates) await templates.applyProviderDecision(accountId, update)
+  }
+}
 
-export const templatesModule: HeroldModule = {
+export const templatesModule: HeroldModule<{ templates: TemplatesService }> = {
   name: 'templates',
   tools: templatesTools,
-  routes: (deps) => templatesRoutes(templatesServiceFor(deps)),
-  appRoutes: (deps) => templatesAppRoutes(deps),
-  jobs: (deps) => ({
+  routes: (_deps, { templates }) => templatesRoutes(templates),
+  appRoutes: (deps, { templates }) => templatesAppRoutes(deps, templates),
+  jobs: (_deps, { templates }) => ({
     handlers: {
       // reads a pending template's status from the provider until it is decided (templates.service.ts)
       [TEMPLATE_POLL_QUEUE]: {
         async run(job) {
-          await templatesServiceFor(deps).pollProviderStatus(job.accountId, String(job.payload.template_id))
+          await templates.pollProviderStatus(job.accountId, String(job.payload.template_id))
         },
       },
     },
@@ -173,10 +177,10 @@ export async function optinConfirmTemplateFor(
 }
 
 /** The templates' web-app routes under /app: the check as the member types, and the preview for a contact. */
-function templatesAppRoutes(deps: PlatformDeps) {
+function templatesAppRoutes(deps: PlatformDeps, templates: TemplatesService) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(templateCheckRoutes(deps))
-    await app.register(templatePreviewRoutes(templatesServiceFor(deps)))
+    await app.register(templatePreviewRoutes(templates))
   }
 }
 

@@ -1,13 +1,14 @@
-import { type TSchema, Type } from 'typebox'
+import { type TLiteral, type TSchema, Type } from 'typebox'
 import { pageFields, paginationQuery } from '../../platform/http/pagination.ts'
 import { SendFunnel } from '../../platform/http/statistics.ts'
 import { BUTTON_TYPES, CHANNELS, LIMITS, PURPOSES, TEMPLATE_STATES } from './templates.check.ts'
 
-const literals = <T extends readonly string[]>(values: T, description?: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    description ? { description } : {},
-  )
+/**
+ * One literal per value. Typed as a one-element tuple of the union's literal: Static of an array (not a tuple) of
+ * literals is never, which made the templates service's input unusable from the narrow interfaces of its callers.
+ */
+const literals = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(values.map((v) => Type.Literal(v)) as [TLiteral<T>], description ? { description } : {})
 
 const Channel = literals(CHANNELS, 'chat (default) or email')
 const Purpose = literals(

@@ -3,7 +3,6 @@ import { createHmac } from 'node:crypto'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { channelsServiceFor } from '../channels/index.ts'
 import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -90,7 +89,7 @@ beforeEach(() => {
   mode = 'ok'
 })
 
-const channels = () => channelsServiceFor({ config: harness.config, database: harness.database, clock: harness.clock })
+const channels = () => harness.services.channels
 
 async function cloudAccount(options: Parameters<typeof createTestAccount>[1] = {}): Promise<TestAccount> {
   const account = await createTestAccount(harness, options)

@@ -3,12 +3,12 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { webhooksRoutes } from './webhooks.routes.ts'
-import { DELIVERY_QUEUE, webhooksService } from './webhooks.service.ts'
+import { DELIVERY_QUEUE, type WebhooksService, webhooksService } from './webhooks.service.ts'
 import { webhooksTools } from './webhooks.tools.ts'
 import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
 
 /** The webhook subscriptions service of a process. */
-export function webhooksServiceFor({ config, database, clock }: PlatformDeps) {
+export function createWebhooksService({ config, database, clock }: PlatformDeps) {
   return webhooksService({
     db: database.orm,
     clock,
@@ -17,7 +17,7 @@ export function webhooksServiceFor({ config, database, clock }: PlatformDeps) {
   })
 }
 
-export const webhooksModule: HeroldModule = {
+export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }> = {
   name: 'webhooks',
   // finished deliveries and every attempt after the retention period; attempts first, they point at deliveries
   retention: {
@@ -36,7 +36,7 @@ export const webhooksModule: HeroldModule = {
     churn: ['webhook_deliveries', 'webhook_delivery_attempts'],
   },
   tools: webhooksTools,
-  routes: (deps) => webhooksRoutes(webhooksServiceFor(deps)),
+  routes: (_deps, { webhooks }) => webhooksRoutes(webhooks),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })
     return {
