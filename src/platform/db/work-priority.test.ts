@@ -76,7 +76,6 @@ describe('PriorityGate', () => {
 
 describe('the embedded database behind the gate', () => {
   test("a request's statement overtakes a newsletter's queued statements", async (t) => {
-    if (process.env.HEROLD_TEST_DATABASE_URL) return t.skip('the gate is the embedded database only')
     const database = await openDatabase({ dataDir: 'memory://' })
     t.after(() => database.close())
     const order: string[] = []
