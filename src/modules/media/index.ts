@@ -1,3 +1,4 @@
+import path from 'node:path'
 import { and, eq } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest } from '../../platform/http/errors.ts'
@@ -92,6 +93,7 @@ export function createMediaService(deps: PlatformDeps) {
     publicUrl: deps.config.publicUrl,
     usageChecks,
     allowPlainHttp: deps.config.allowPrivateTargets,
+    stagingDir: path.join(deps.config.dataDir, 'tmp'),
   })
   return { service, http }
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { open, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, open, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { and, desc, eq } from 'drizzle-orm'
 import { fileTypeFromBuffer } from 'file-type'
@@ -45,6 +44,8 @@ export interface MediaDeps {
   usageChecks: MediaUsageCheck[]
   /** http as well as https addresses: only where private targets are allowed too (tests, closed networks) */
   allowPlainHttp: boolean
+  /** where uploads are staged while they are checked: the process's own folder, created on first use */
+  stagingDir: string
 }
 
 const fail = (key: string, message: string) => badRequest(message, key)
@@ -77,7 +78,8 @@ export function mediaService(deps: MediaDeps) {
     body: AsyncIterable<Buffer | Uint8Array> | Iterable<Buffer | Uint8Array>,
     claims: { mime?: string | null; filename?: string | null; abort?: () => void },
   ): Promise<Staged> {
-    const file = path.join(tmpdir(), `herold-media-${randomUUID()}`)
+    await mkdir(deps.stagingDir, { recursive: true })
+    const file = path.join(deps.stagingDir, `herold-media-${randomUUID()}`)
     const handle = await open(file, 'w')
     let size = 0
     let head: Buffer[] = []

@@ -266,7 +266,7 @@ describe('POST /media', () => {
     assert.equal(under.statusCode, 200, under.body)
     assert.equal((await libraryOf(account)).length, 1)
     assert.equal(
-      readdirSync(tmpdir()).filter((f) => f.startsWith('herold-media-') && !f.startsWith('herold-media-test')).length,
+      readdirSync(path.join(dataDir, 'tmp')).filter((f) => f.startsWith('herold-media-')).length,
       0,
       'no temporary file is left behind',
     )
