@@ -21,6 +21,32 @@ const accountId = () =>
 export const OPTIN_STATES = ['none', 'pending', 'confirmed', 'opted_out'] as const
 export const ACQUISITIONS = ['marketing', 'automation', 'service'] as const
 export const TAG_ORIGINS = ['system', 'ki', 'manuell'] as const
+export const CUSTOM_FIELD_TYPES = ['text', 'number', 'date', 'boolean', 'choice'] as const
+export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
+/** text and choice: a string; number: a number; date: 'YYYY-MM-DD'; boolean: true or false */
+export type CustomFieldValue = string | number | boolean
+
+/** An account's custom field definitions (issue 33): at most 50 per account, the key is the variable's name. */
+export const contactFields = pgTable(
+  'contact_fields',
+  {
+    accountId: accountId(),
+    /** lower-case a-z0-9_, never a built-in variable's name */
+    key: text('key').notNull(),
+    label: text('label').notNull(),
+    type: text('type', { enum: CUSTOM_FIELD_TYPES }).notNull(),
+    /** choice: the allowed values, in order */
+    options: jsonb('options').$type<string[]>(),
+    /** filled into a message when the contact has no value */
+    defaultValue: jsonb('default_value').$type<CustomFieldValue>(),
+    /** text: at most this many characters */
+    maxLength: integer('max_length'),
+    position: integer('position').notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'contact_fields_pk', columns: [t.accountId, t.key] })],
+)
 
 /**
  * One row per contact. Email and phone are '' when absent (the wire shows '' too); the partial unique indexes
@@ -43,6 +69,8 @@ export const contacts = pgTable(
     /** where the contact came from: api, import, and later chat, form, … */
     source: text('source').notNull().default('api'),
     acquisition: text('acquisition', { enum: ACQUISITIONS }).notNull().default('marketing'),
+    /** custom field values by key, as their definitions in contact_fields allow; a cleared field is absent */
+    fields: jsonb('fields').$type<Record<string, CustomFieldValue>>().notNull().default({}),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
