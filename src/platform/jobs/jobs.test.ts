@@ -447,6 +447,32 @@ describe('durable jobs', () => {
     await harness.database.orm.transaction((tx) => completeJob(tx, again[0]))
   })
 
+  test('a starved process does not reap the jobs it still runs; another process does', async () => {
+    const queue = queueName('held-reap')
+    const [written] = await harness.database.orm.transaction((tx) =>
+      writeClaimed(tx, queue, [{ payload: { n: 8 } } as unknown as ClaimedJob], 5_000),
+    )
+    harness.clock.advance(6_000)
+    const options = { queue, limit: 5, perKey: 1, leaseMs: 30_000, reap: true }
+    // the process that holds the lease (its renewal late) claims again: its own job stays running under its lease
+    assert.deepEqual(
+      await claimJobs(harness.database.orm, harness.clock, { ...options, held: [written.leaseToken] }),
+      [],
+    )
+    await harness.database.orm.transaction((tx) => completeJob(tx, written))
+    const [second] = await harness.database.orm.transaction((tx) =>
+      writeClaimed(tx, queue, [{ payload: { n: 9 } } as unknown as ClaimedJob], 5_000),
+    )
+    harness.clock.advance(6_000)
+    // a process that holds other leases only puts it back and takes it
+    const taken = await claimJobs(harness.database.orm, harness.clock, { ...options, held: [written.leaseToken] })
+    assert.deepEqual(
+      taken.map((job) => [job.id, job.attempts]),
+      [[second.id, 2]],
+    )
+    await harness.database.orm.transaction((tx) => completeJob(tx, taken[0]))
+  })
+
   test('a batch handler that throws leaves its unsettled jobs to be retried, its settled ones done', async () => {
     const queue = queueName('batch-throw')
     const jobs = runner({

@@ -155,6 +155,11 @@ export async function claimJobs(
     leaseMs: number
     /** put back jobs whose lease ran out first (default true; the runner does it when a lease can have expired) */
     reap?: boolean
+    /**
+     * lease tokens the claiming process still runs: the reap leaves them alone. A process starved of CPU (its lease
+     * renewal late) must not put back and claim again the jobs it is still running; another process still may.
+     */
+    held?: readonly string[]
     /** serialize claims of the queue across processes (default true; a single-connection PGlite needs none) */
     exclusive?: boolean
     /** the paced lane of the queue's jobs (job_paces.lane); null or absent: unpaced */
@@ -170,7 +175,8 @@ export async function claimJobs(
     if (options.reap !== false) {
       await tx.execute(sql`
         UPDATE jobs SET state = 'queued', lease_token = NULL, locked_until = NULL, updated_at = ${nowSql}
-        WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}`)
+        WHERE queue = ${queue} AND state = 'running' AND locked_until <= ${nowSql}
+          ${options.held?.length ? sql`AND NOT (lease_token = ANY(${`{${options.held.join(',')}}`}::uuid[]))` : sql``}`)
     }
     // herold_claim_fair (migration 0054_fair_claims) keeps its plan across calls
     const result = await tx.execute(sql`

@@ -243,6 +243,7 @@ export class JobRunner {
           perKey: handler.perKey ?? 1,
           leaseMs: this.#options.leaseMs,
           reap,
+          held: reap ? [...this.#running.keys()] : undefined,
           exclusive: this.#options.database.kind === 'postgres',
           lane: handler.lane ?? null,
         })
