@@ -1,5 +1,6 @@
 export const words = {
   de: {
+    unknownContact: 'gelöschter Kontakt',
     title: 'Automationen',
     none: 'Noch keine Automationen.',
     name: 'Name',
@@ -79,6 +80,7 @@ export const words = {
     choose: 'bitte wählen',
   },
   en: {
+    unknownContact: 'deleted contact',
     title: 'Automations',
     none: 'No automations yet.',
     name: 'Name',

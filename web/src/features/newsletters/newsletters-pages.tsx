@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { BarChart, ProgressBar } from '../../ui/charts.tsx'
 import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { contactLabel } from '../../ui/contact.tsx'
 import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -47,7 +48,7 @@ function PreviewContact({
         <option value="">{w.anyone}</option>
         {list.map((c) => (
           <option key={c.id} value={c.id}>
-            {c.name || c.email || c.phone}
+            {contactLabel(c)}
           </option>
         ))}
       </select>
