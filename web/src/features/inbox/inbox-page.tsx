@@ -145,9 +145,11 @@ function Thread({
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: conversationsQuery.queryKey }),
   })
   const { mutate: markAsRead } = markRead
+  // on opening, and whenever the customer writes while the thread is open
+  const newestInbound = lastInbound?.id
   useEffect(() => {
-    if (canWrite && unread > 0) markAsRead()
-  }, [canWrite, unread, markAsRead])
+    if (canWrite && (unread > 0 || newestInbound)) markAsRead()
+  }, [canWrite, unread, newestInbound, markAsRead])
   // the newest message in view, as a chat shows it
   const newest = useRef<HTMLLIElement>(null)
   const lastId = list.at(-1)?.id
