@@ -88,14 +88,14 @@ async function signedInPage(size: { width: number; height: number }, who = SHOP_
   const context = await browser.newContext({ locale: 'en-US', viewport: size })
   const page = await context.newPage()
   await signInThroughPage(page, base, who)
-  await page.locator('main h1').first().waitFor()
+  await page.locator('.signed-in main h1').first().waitFor()
   return page
 }
 
 /** Opens a page by its address and waits until it has asked for what it asks for. */
 async function open(page: Page, path: string): Promise<void> {
   await page.goto(`${base}${path}`)
-  await page.locator('main h1, main h2').first().waitFor()
+  await page.locator('.signed-in main h1, .signed-in main h2').first().waitFor()
   await page.waitForLoadState('networkidle')
 }
 
@@ -106,9 +106,13 @@ async function until(done: () => Promise<boolean>): Promise<void> {
 
 /** A phone number as the console writes it (libphonenumber's international format). */
 const said = (phone: string) => parsePhoneNumberFromString(phone)!.formatInternational()
-const escape = (text: string) => text.replace(/[+]/g, '\\+')
+const saidPattern = (phone: string) => new RegExp(said(phone).replace('+', '\\+'))
 
-const shotName = (path: string) => (path === '/' ? 'dashboard' : path.slice(1).replaceAll('/', '-').slice(0, 40))
+/** `/` is the dashboard, `/inbox` the inbox, `/inbox/<id>` an inbox thread (`inbox-one`). */
+const shotName = (path: string) => {
+  const [list, id] = path.slice(1).split('/')
+  return list === '' ? 'dashboard' : id ? `${list}-one` : list!
+}
 
 /** The page scrolls sideways when its content is wider than the window. */
 async function sidewaysOverflow(page: Page): Promise<number> {
@@ -137,7 +141,7 @@ describe('the console on a phone and on a desktop', () => {
     const page = await signedInPage(PHONE)
     await page.getByRole('button', { name: 'Menu' }).waitFor()
     await open(page, '/inbox')
-    const row = page.getByRole('link', { name: new RegExp(escape(said(CUSTOMER))) })
+    const row = page.getByRole('link', { name: saidPattern(CUSTOMER) })
     await row.getByText('Hallo, haben Sie morgen frische Brezeln?').waitFor()
     await row.getByText('1 unread').waitFor()
     const listed = await page.locator('.conversations').innerText()
@@ -187,7 +191,7 @@ describe('the console on a phone and on a desktop', () => {
     assert.equal(await page.evaluate('window.stayed'), true, 'no reload')
 
     // the customer who wrote 25 hours ago: the template picker with its variable takes the reply's place
-    await page.getByRole('link', { name: new RegExp(escape(said(LATE_CUSTOMER))) }).click()
+    await page.getByRole('link', { name: saidPattern(LATE_CUSTOMER) }).click()
     await page.getByRole('list', { name: 'Thread' }).getByText('Haben Sie Dinkelbrot?').waitFor()
     await page
       .getByTestId('window')
@@ -313,7 +317,7 @@ describe('the console on a phone and on a desktop', () => {
     const context = await browser.newContext({ locale: 'en-US', viewport: PHONE, colorScheme: 'dark' })
     const page = await context.newPage()
     await signInThroughPage(page, base, SHOP_OWNER)
-    await page.locator('main h1').first().waitFor()
+    await page.locator('.signed-in main h1').first().waitFor()
     const root = await page.evaluate('getComputedStyle(document.documentElement).backgroundColor')
     assert.equal(root, 'rgb(20, 23, 28)', 'the dark background')
     for (const path of ['/', '/inbox', detailPages[0] ?? '/inbox', '/contacts', '/settings']) {

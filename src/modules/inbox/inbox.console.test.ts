@@ -56,7 +56,10 @@ describe('GET /app/conversations', () => {
     assert.equal(dora.contact.id, dora.contact_id)
     assert.equal(dora.last_message.preview, 'Und Kuchen?')
     assert.equal(dora.unread_count, 2)
-    assert.deepEqual({ name: unnamed.contact.name, phone: unnamed.contact.phone }, { name: '', phone: '+4915123456789' })
+    assert.deepEqual(
+      { name: unnamed.contact.name, phone: unnamed.contact.phone },
+      { name: '', phone: '+4915123456789' },
+    )
     assert.equal(answer.body.unread_count, 3)
     assert.equal(answer.body.has_more, false)
 
@@ -153,6 +156,9 @@ describe('GET /app/first-steps', () => {
     assert.equal((await get('/app/first-steps')).body.optin_template, true)
 
     // another account's state is its own
-    assert.equal((await (await member(await createTestAccount(harness)))('/app/first-steps')).body.import_contacts, false)
+    assert.equal(
+      (await (await member(await createTestAccount(harness)))('/app/first-steps')).body.import_contacts,
+      false,
+    )
   })
 })

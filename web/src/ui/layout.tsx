@@ -64,23 +64,55 @@ function useUnread(session: SessionShape | null): number {
   return unread
 }
 
-function Places({ session, unread, onPick }: { session: SessionShape; unread: number; onPick?: () => void }) {
+/**
+ * The inbox's word with its unread count as a badge: the link is named by the word alone (as the page's heading),
+ * the count is its description, so a screen reader says both and the name stays the same as messages come in.
+ */
+function InboxWord({ unread, id }: { unread: number; id: string }) {
+  const w = useWords(navWords)
+  return (
+    <>
+      {w.inbox}
+      {unread > 0 && (
+        <span className="badge count" id={id} aria-hidden="true">
+          {unread}
+        </span>
+      )}
+    </>
+  )
+}
+
+function Places({
+  session,
+  unread,
+  onPick,
+  id,
+}: {
+  session: SessionShape
+  unread: number
+  onPick?: () => void
+  id: string
+}) {
   const w = useWords(navWords)
   return (
     <nav aria-label={w.mainNav}>
       {PLACES.map(({ group, places }) => (
         <div key={group}>
-          <p className="group" id={`group-${group}`}>
+          <p className="group" id={`${id}-${group}`}>
             {w[group]}
           </p>
-          <ul className="places" aria-labelledby={`group-${group}`}>
+          <ul className="places" aria-labelledby={`${id}-${group}`}>
             {places
               .filter((place) => !place.needs || session.permissions.includes(place.needs))
               .map((place) => (
                 <li key={place.to}>
-                  <Link to={place.to} activeOptions={{ exact: place.exact ?? false }} onClick={onPick}>
-                    {w[place.word]}
-                    {place.word === 'inbox' && unread > 0 && <span className="badge count">{unread}</span>}
+                  <Link
+                    to={place.to}
+                    activeOptions={{ exact: place.exact ?? false }}
+                    onClick={onPick}
+                    aria-describedby={place.word === 'inbox' && unread > 0 ? `${id}-unread` : undefined}
+                  >
+                    {place.word === 'inbox' ? <InboxWord unread={unread} id={`${id}-unread`} /> : w[place.word]}
                   </Link>
                 </li>
               ))}
@@ -147,7 +179,7 @@ function SignedInFrame({ session, children }: { session: SessionShape; children:
         <Link to="/" className="brand">
           {w.appName}
         </Link>
-        <Places session={session} unread={unread} />
+        <Places session={session} unread={unread} id="sidebar" />
         <div className="sidebar-foot">
           <SignOutButton />
         </div>
@@ -157,9 +189,8 @@ function SignedInFrame({ session, children }: { session: SessionShape; children:
         <Link to="/" activeOptions={{ exact: true }}>
           {w.dashboard}
         </Link>
-        <Link to="/inbox">
-          {w.inbox}
-          {unread > 0 && <span className="badge count">{unread}</span>}
+        <Link to="/inbox" aria-describedby={unread > 0 ? 'bar-unread' : undefined}>
+          <InboxWord unread={unread} id="bar-unread" />
         </Link>
         <Link to="/contacts">{w.contacts}</Link>
         <button type="button" aria-haspopup="dialog" onClick={openDrawer}>
@@ -173,7 +204,7 @@ function SignedInFrame({ session, children }: { session: SessionShape; children:
             {w.close}
           </button>
         </div>
-        <Places session={session} unread={unread} onPick={closeDrawer} />
+        <Places session={session} unread={unread} onPick={closeDrawer} id="drawer" />
         <p>
           <SignOutButton />
         </p>

@@ -48,7 +48,7 @@ export function Runs({ id }: { id: string }) {
     <section aria-live="polite">
       <h2>{w.runs}</h2>
       <ErrorText error={runs.error} />
-      {runs.data && items.length === 0 && <p>{w.noRuns}</p>}
+      {runs.data && items.length === 0 && <p className="empty">{w.noRuns}</p>}
       {items.map((run) => (
         <article key={run.id} className="run" data-testid="run">
           <h3>{fill(w.run, { at: formatTime(run.started_at ?? run.created_at, language, never) })}</h3>

@@ -96,7 +96,7 @@ export function NewslettersPage() {
     <main>
       <h1>{w.title}</h1>
       <ErrorText error={list.error} />
-      {list.data && list.data.newsletters.length === 0 && <p>{w.none}</p>}
+      {list.data && list.data.newsletters.length === 0 && <p className="empty">{w.none}</p>}
       {list.data && list.data.newsletters.length > 0 && (
         <Table
           rows={list.data.newsletters}
