@@ -95,7 +95,7 @@ async function signedInPage(size: { width: number; height: number }, who = SHOP_
 /** Opens a page by its address and waits until it has asked for what it asks for. */
 async function open(page: Page, path: string): Promise<void> {
   await page.goto(`${base}${path}`)
-  await page.locator('.signed-in main h1, .signed-in main h2').first().waitFor()
+  await page.locator('.signed-in main').locator('h1:visible, h2:visible').first().waitFor()
   await page.waitForLoadState('networkidle')
 }
 

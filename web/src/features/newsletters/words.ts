@@ -1,5 +1,10 @@
 export const words = {
   de: {
+    recipientList: 'An wen er ging',
+    recipientContact: 'Kontakt',
+    recipientReason: 'Grund',
+    deletedContact: 'gelöschter Kontakt',
+    firstRecipients: 'Die ersten {n} von {total}.',
     title: 'Newsletter',
     compose: 'Neuer Newsletter',
     name: 'Name (intern, optional)',
@@ -71,6 +76,11 @@ export const words = {
     saved: 'Gespeichert.',
   },
   en: {
+    recipientList: 'Who it went to',
+    recipientContact: 'Contact',
+    recipientReason: 'Reason',
+    deletedContact: 'deleted contact',
+    firstRecipients: 'The first {n} of {total}.',
     title: 'Newsletters',
     compose: 'New newsletter',
     name: 'Name (internal, optional)',
