@@ -144,7 +144,7 @@ describe('the console on a phone and on a desktop', () => {
     const row = page.getByRole('link', { name: saidPattern(CUSTOMER) })
     await row.getByText('Hallo, haben Sie morgen frische Brezeln?').waitFor()
     await row.getByText('1 unread').waitFor()
-    const listed = await page.locator('.conversations').innerText()
+    const listed = (await page.locator('.conversations').textContent()) ?? ''
     for (const contact of contacts)
       assert.ok(!listed.includes(contact.id.slice(0, 8)), 'no conversation named by an id')
     assert.match(await page.title(), /^\(\d+\) Herold$/, 'the title shows the unread count')
