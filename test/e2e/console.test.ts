@@ -93,8 +93,15 @@ async function inbound(message: Record<string, unknown>): Promise<void> {
 
 describe('the console', () => {
   test('the dashboard is the start page and shows the statistics as accessible charts', async () => {
+    // a new account sees its first steps and no empty charts; with a contact there is something to chart
     await page.goto(`${server.url}/`)
     await page.getByRole('heading', { name: 'Overview' }).waitFor()
+    await page.getByTestId('first-steps').getByText('1 of 4 done').waitFor()
+    await page.getByText(/^Nothing to show yet/).waitFor()
+    const first = await api('POST', '/v1/contacts', { name: 'Dora Dashboard', email: 'dora.dashboard@example.org' })
+    assert.equal(first.status, 201, JSON.stringify(first.body))
+    await page.reload()
+    await page.getByTestId('first-steps').getByText('2 of 4 done').waitFor()
     await page.getByRole('img', { name: /^Messages per day/ }).waitFor()
     await page.getByRole('img', { name: /^New contacts per day/ }).waitFor()
     await page.getByRole('img', { name: /^Contacts' consent/ }).waitFor()
@@ -171,6 +178,8 @@ describe('the console', () => {
     await page.keyboard.press('Enter')
     await page.getByRole('list', { name: 'Thread' }).getByText('Ja, von 9 bis 14 Uhr.').waitFor()
 
+    // while the window is open the templates are one tap away below the reply
+    await page.getByText('Use a template', { exact: true }).click()
     await page.getByRole('combobox', { name: 'Approved template' }).selectOption({ label: 'Gutschein (de)' })
     await page.getByLabel('Variable code').fill('SOMMER10')
     await page.getByRole('button', { name: 'Send template' }).click()

@@ -261,6 +261,11 @@ describe('the campaign pages', () => {
     assert.equal(await page.getByTestId('count-queued').textContent(), '0')
     assert.equal(await page.getByTestId('count-skipped').textContent(), '0')
     assert.equal(await page.getByTestId('cta-clicks').textContent(), '0')
+    // who it went to: each recipient by name, linked to the contact
+    const recipients = page.getByRole('table', { name: 'Who it went to' })
+    for (const name of ['Erika Mustermann', 'Max Müller', 'Lena Schmidt']) {
+      await recipients.getByRole('link', { name }).waitFor()
+    }
     // sent: nothing left to schedule, cancel or delete
     await page.getByRole('button', { name: 'Schedule', exact: true }).waitFor({ state: 'detached' })
     assert.equal(await page.getByRole('button', { name: 'Delete' }).count(), 0)

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import type { PlatformDeps } from '../../platform/module.ts'
+import { FirstSteps, firstSteps } from './account.first-steps.ts'
 import {
   AccountSettings,
   AccountSettingsBody,
@@ -47,6 +48,21 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       async (request) => {
         return { account: await updateAccountSettings(db, request.tenant.accountId, request.body) }
       },
+    )
+
+    app.get(
+      '/first-steps',
+      {
+        config: { scope: 'settings:read' },
+        schema: {
+          summary: 'What a new account does first, and what is done',
+          description:
+            'Needs settings:read. Four states from what the account holds: a chat number connected, an approved opt-in template (purpose optin_confirm), at least one contact, a second member (active or invited). One statement.',
+          tags,
+          response: { 200: FirstSteps },
+        },
+      },
+      async (request) => firstSteps(db, request.tenant.accountId),
     )
 
     app.get(

@@ -681,3 +681,12 @@ export async function contactCount(db: Db, accountId: string): Promise<number> {
     .where(eq(contactCounts.accountId, accountId))
   return row?.count ?? 0
 }
+
+/** Name, phone and e-mail of the given contacts of one account (ids not found are left out). */
+export async function contactLabels(db: Db, accountId: string, ids: string[]) {
+  if (ids.length === 0) return []
+  return db
+    .select({ id: contacts.id, name: contacts.name, phone: contacts.phone, email: contacts.email })
+    .from(contacts)
+    .where(and(eq(contacts.accountId, accountId), inArray(contacts.id, ids)))
+}

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { toPage } from '../../platform/http/pagination.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   assignConversation,
@@ -10,7 +11,9 @@ import {
   markConversationRead,
   reopenConversation,
 } from './inbox.manage.ts'
+import { inboxPage } from './inbox.repository.ts'
 import { Conversation, HistoryMessage as ConversationMessage } from './inbox.schemas.ts'
+import { conversationView } from './inbox.service.ts'
 
 const tags = ['app']
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
@@ -22,6 +25,32 @@ export const MessageDetail = Type.Object(
     error_code: Type.Union([Type.String(), Type.Null()], { description: 'the provider’s error code of a failed send' }),
   },
   { title: 'MessageDetail' },
+)
+const InboxContact = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    phone: Type.String({ description: 'E.164; empty string when none' }),
+    email: Type.String({ description: 'empty string when none' }),
+  },
+  { title: 'InboxContact' },
+)
+export const InboxQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
+  },
+  { additionalProperties: false },
+)
+export const InboxResponse = Type.Object(
+  {
+    conversations: Type.Array(
+      Type.Object({ ...Conversation.properties, contact: InboxContact }, { title: 'InboxConversation' }),
+    ),
+    has_more: Type.Boolean(),
+    unread_count: Type.Integer({ description: 'the unread inbound messages of the conversations on this page' }),
+  },
+  { title: 'InboxPage' },
 )
 export const AssignBody = Type.Object(
   {
@@ -60,6 +89,41 @@ export const ActivityResponse = Type.Object(
 export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
   const db = deps.database.orm
   return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Querystring: Static<typeof InboxQuery> }>(
+      '/conversations',
+      {
+        config: { scope: 'inbox:read' },
+        schema: {
+          summary: 'The inbox: conversations by latest activity, with their contacts',
+          description:
+            'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count sums the page. One statement.',
+          tags,
+          querystring: InboxQuery,
+          response: { 200: InboxResponse },
+        },
+      },
+      async (request) => {
+        const limit = request.query.limit ?? 100
+        const offset = request.query.offset ?? 0
+        const rows = await inboxPage(db, request.tenant.accountId, { limit, offset })
+        const page = toPage(rows, limit, offset)
+        const conversations = page.items.map(({ row, contact }) => {
+          const found = (typeof contact === 'string' ? JSON.parse(contact) : contact) as {
+            name: string
+            phone: string
+            email: string
+          } | null
+          const view = conversationView(row, found?.name ?? '')
+          return { ...view, contact: { id: row.contactId, name: '', phone: '', email: '', ...found } }
+        })
+        return {
+          conversations,
+          has_more: page.has_more,
+          unread_count: conversations.reduce((sum, c) => sum + c.unread_count, 0),
+        }
+      },
+    )
+
     app.get<{ Params: Static<typeof IdParams> }>(
       '/conversations/:id',
       {

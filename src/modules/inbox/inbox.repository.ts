@@ -360,6 +360,25 @@ export async function listConversations(
     .offset(databaseOffset(filter.offset))
 }
 
+/**
+ * The inbox page of the web app in one statement: the conversations by latest activity with each one's contact
+ * (name, phone, e-mail) read beside it by primary key, so the list names people without a second round trip.
+ */
+export async function inboxPage(db: Db, accountId: string, page: { limit: number; offset: number }) {
+  return db
+    .select({
+      row: conversations,
+      contact: sql<{ name: string; phone: string; email: string } | null>`(
+        SELECT json_build_object('name', ct.name, 'phone', ct.phone, 'email', ct.email)
+        FROM contacts ct WHERE ct.account_id = ${conversations.accountId} AND ct.id = ${conversations.contactId})`,
+    })
+    .from(conversations)
+    .where(eq(conversations.accountId, accountId))
+    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .limit(page.limit + 1)
+    .offset(databaseOffset(page.offset))
+}
+
 /** The newest limit+1 messages after skipping `offset` from the newest end, newest first. */
 export async function conversationMessages(
   db: Db,

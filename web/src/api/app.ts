@@ -121,6 +121,63 @@ export interface paths {
         };
         trace?: never;
     };
+    "/app/first-steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a new account does first, and what is done
+         * @description Needs settings:read. Four states from what the account holds: a chat number connected, an approved opt-in template (purpose optin_confirm), at least one contact, a second member (active or invited). One statement.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description a chat number is connected */
+                            connect_number: boolean;
+                            /** @description an optin_confirm template is approved */
+                            optin_template: boolean;
+                            /** @description the account holds at least one contact */
+                            import_contacts: boolean;
+                            /** @description someone besides the first member is a member or invited */
+                            invite_team: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/usage": {
         parameters: {
             query?: never;
@@ -177,6 +234,66 @@ export interface paths {
                             };
                             /** @description the API rate limit per credential */
                             requests_per_minute: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Name, phone and e-mail of up to 100 contacts by id
+         * @description Needs contacts:read. What a list of runs, sends or recipients shows for each contact id (ids separated by commas); ids that are not contacts of this account are left out. One statement.
+         */
+        get: {
+            parameters: {
+                query: {
+                    ids: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contacts: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description E.164; empty string when none */
+                                phone: string;
+                                /** @description empty string when none */
+                                email: string;
+                            }[];
                         };
                     };
                 };
@@ -1086,6 +1203,102 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inbox: conversations by latest activity, with their contacts
+         * @description Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count sums the page. One statement.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversations: {
+                                /** Format: uuid */
+                                id: string;
+                                /** InboxContact */
+                                contact: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    /** @description E.164; empty string when none */
+                                    phone: string;
+                                    /** @description empty string when none */
+                                    email: string;
+                                };
+                                /** Format: uuid */
+                                contact_id: string;
+                                channel: string;
+                                last_message: {
+                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                    preview: string;
+                                    direction: "inbound" | "outbound" | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                                /** @description only automated campaign messages so far, without a real customer reaction */
+                                automated_only: boolean;
+                                /** @description inbound messages not yet read in the inbox */
+                                unread_count: number;
+                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                                needs_person: boolean;
+                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                                needs_person_reason: string | null;
+                                /** @description closed by a person; the customer’s next message opens it again */
+                                status: "open" | "closed";
+                                closed_at: string | null;
+                                /** @description the team member (user id) who handles it; null: nobody */
+                                assignee_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_message_at: string;
+                            }[];
+                            has_more: boolean;
+                            /** @description the unread inbound messages of the conversations on this page */
+                            unread_count: number;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

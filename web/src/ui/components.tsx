@@ -101,7 +101,7 @@ export function EnumOptions({ kind, values }: { kind: EnumKind; values: readonly
 /** The way back from a detail page to its list. */
 export function BackLink({ to, label }: { to: LinkProps['to']; label: string }) {
   return (
-    <p>
+    <p className="back-link">
       <Link to={to}>← {label}</Link>
     </p>
   )

@@ -5,7 +5,8 @@ export type Column<T> = readonly [header: ReactNode, cell: (row: T, index: numbe
 
 /**
  * A table of rows under column headers; a column given as `false` is left out (one the member may not use).
- * The caption, when there is one, is for screen readers only.
+ * The caption, when there is one, is for screen readers only. On a phone each row shows as a small card whose cells
+ * are labelled by their column (`stack` in styles.css), so no table makes a page scroll sideways.
  */
 export function Table<T>({
   columns,
@@ -21,7 +22,7 @@ export function Table<T>({
 } & Omit<TableHTMLAttributes<HTMLTableElement>, 'children'>) {
   const shown = columns.filter((column): column is Column<T> => column !== false)
   return (
-    <table {...attributes}>
+    <table {...attributes} className={['stack', attributes.className].filter(Boolean).join(' ')}>
       {caption && <caption className="visually-hidden">{caption}</caption>}
       <thead>
         <tr>
@@ -36,9 +37,11 @@ export function Table<T>({
       <tbody>
         {rows?.map((row, r) => (
           <tr key={rowKey(row, r)}>
-            {shown.map(([, cell], i) => (
+            {shown.map(([header, cell], i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: as above
-              <td key={i}>{cell(row, r)}</td>
+              <td key={i} data-label={typeof header === 'string' && header !== '' ? header : undefined}>
+                {cell(row, r)}
+              </td>
             ))}
           </tr>
         ))}

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { CopyButton, ErrorText, Field, formatTime, handleSubmit } from '../../ui/components.tsx'
+import { ContactLink, contactLabel, useContactLabels } from '../../ui/contact.tsx'
 import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { commonWords } from '../../ui/words.ts'
@@ -42,14 +43,20 @@ export function Runs({ id }: { id: string }) {
     refetchInterval: 2000,
   })
   const items = (runs.data as { runs?: RunView[] } | undefined)?.runs ?? []
+  const contacts = useContactLabels(items.map((run) => run.contact_id))
   return (
     <section aria-live="polite">
       <h2>{w.runs}</h2>
       <ErrorText error={runs.error} />
-      {runs.data && items.length === 0 && <p>{w.noRuns}</p>}
+      {runs.data && items.length === 0 && <p className="empty">{w.noRuns}</p>}
       {items.map((run) => (
         <article key={run.id} className="run" data-testid="run">
           <h3>{fill(w.run, { at: formatTime(run.started_at ?? run.created_at, language, never) })}</h3>
+          {run.contact_id && (
+            <p data-testid="run-contact">
+              {w.contact}: <ContactLink contact={contacts.get(run.contact_id)} unknown={w.unknownContact} />
+            </p>
+          )}
           <p>
             {w.state}: <strong data-testid="run-state">{say('runState', run.state)}</strong> · {w.source}: {run.source}
             {run.reason ? ` · ${w.reason}: ${run.reason}` : ''}
@@ -90,7 +97,7 @@ export function TriggerForContact({ id }: { id: string }) {
             <option value="">{w.choose}</option>
             {contacts.data?.contacts.map((c) => (
               <option key={c.id} value={c.id}>
-                {c.name || c.email || c.phone}
+                {contactLabel(c)}
               </option>
             ))}
           </select>

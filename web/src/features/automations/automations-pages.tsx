@@ -38,7 +38,7 @@ export function AutomationsPage() {
     <main>
       <h1>{w.title}</h1>
       <ErrorText error={automations.error} />
-      {items && items.length === 0 && <p>{w.none}</p>}
+      {items && items.length === 0 && <p className="empty">{w.none}</p>}
       {items && items.length > 0 && (
         <Table
           rows={items}

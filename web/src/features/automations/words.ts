@@ -1,7 +1,8 @@
 export const words = {
   de: {
+    unknownContact: 'gelöschter Kontakt',
     title: 'Automationen',
-    none: 'Noch keine Automationen.',
+    none: 'Noch keine Automationen. Eine Automation führt Schritte aus, wenn etwas geschieht (ein Tag, ein Webhook, ein Datum): Legen Sie auf dieser Seite die erste an.',
     name: 'Name',
     status: 'Status',
     intent: 'Zweck',
@@ -44,7 +45,8 @@ export const words = {
     lastError: 'letzter Fehler',
     addresses: 'Auslöser-Quellen',
     runs: 'Läufe',
-    noRuns: 'Noch keine Läufe.',
+    noRuns:
+      'Noch keine Läufe: Ein Lauf beginnt, wenn der Auslöser eintritt oder Sie die Automation auf dieser Seite für einen Kontakt starten.',
     run: 'Lauf vom {at}',
     source: 'Quelle',
     result: 'Ergebnis',
@@ -79,8 +81,9 @@ export const words = {
     choose: 'bitte wählen',
   },
   en: {
+    unknownContact: 'deleted contact',
     title: 'Automations',
-    none: 'No automations yet.',
+    none: 'No automations yet. An automation runs steps when something happens (a tag, a webhook, a date): build the first one on this page.',
     name: 'Name',
     status: 'Status',
     intent: 'Purpose',
@@ -123,7 +126,7 @@ export const words = {
     lastError: 'last error',
     addresses: 'Trigger sources',
     runs: 'Runs',
-    noRuns: 'No runs yet.',
+    noRuns: 'No runs yet: a run starts when the trigger happens or when you start it for a contact on this page.',
     run: 'Run of {at}',
     source: 'Source',
     result: 'Result',

@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { BackLink, ErrorText, Field, formatTime } from '../../ui/components.tsx'
+import { contactLabel, formatPhone } from '../../ui/contact.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
@@ -42,16 +43,18 @@ export function ContactsPage() {
             w.name,
             (contact) => (
               <Link to="/contacts/$id" params={{ id: contact.id }}>
-                {contact.name || contact.email || contact.phone}
+                {contactLabel(contact)}
               </Link>
             ),
           ],
           [w.email, (contact) => contact.email],
-          [w.phone, (contact) => contact.phone],
+          [w.phone, (contact) => formatPhone(contact.phone)],
           [w.tags, (contact) => contact.tags.join(', ')],
         ]}
       />
-      {contacts.data && contacts.data.contacts.length === 0 && <p>{w.noContacts}</p>}
+      {contacts.data && contacts.data.contacts.length === 0 && (
+        <p className="empty">{q ? w.noContacts : w.noContactsYet}</p>
+      )}
       {contacts.data?.has_more && (
         <button type="button" onClick={() => setLimit((n) => Math.min(200, n + 50))} disabled={limit >= 200}>
           {w.more}
@@ -73,12 +76,12 @@ export function ContactPage({ id }: { id: string }) {
       <ErrorText error={contact.error} />
       {c && (
         <>
-          <h1>{c.name || c.email || c.phone}</h1>
+          <h1>{contactLabel(c)}</h1>
           <dl className="details">
             <dt>{w.email}</dt>
             <dd>{c.email || '–'}</dd>
             <dt>{w.phone}</dt>
-            <dd>{c.phone || '–'}</dd>
+            <dd>{formatPhone(c.phone) || '–'}</dd>
             <dt>{w.tags}</dt>
             <dd>{c.tags.length ? c.tags.join(', ') : '–'}</dd>
             <dt>{w.optinChat}</dt>

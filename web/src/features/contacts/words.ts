@@ -3,6 +3,8 @@ import { commonWords, navWords } from '../../ui/words.ts'
 /** The contact list and a contact. */
 export const contactWords = {
   de: {
+    noContactsYet:
+      'Noch keine Kontakte. Sie kommen hinzu, wenn Kundschaft Ihrer Nummer schreibt, oder laden Sie unten eine CSV-Datei hoch.',
     ...commonWords.de,
     ...navWords.de,
     search: 'Suchen (Name, E-Mail, Telefon)',
@@ -16,6 +18,7 @@ export const contactWords = {
     more: 'Mehr laden',
   },
   en: {
+    noContactsYet: 'No contacts yet. They arrive when customers write to your number, or upload a CSV file below.',
     ...commonWords.en,
     ...navWords.en,
     search: 'Search (name, e-mail, phone)',

@@ -1,8 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
+import { Link } from '@tanstack/react-router'
 import { useId, useState } from 'react'
 import { ErrorText, Field } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
-import { statsQuery } from './queries.ts'
+import { firstStepsQuery, statsQuery } from './queries.ts'
 import { words } from './words.ts'
 
 // The dashboard: GET /v1/stats as hand-written SVG charts. Each chart is an image with a title and a summary for
@@ -223,6 +224,47 @@ function niceStep(max: number): number {
   return power * 10
 }
 
+const STEPS = [
+  ['connect_number', '/settings'],
+  ['optin_template', '/templates'],
+  ['import_contacts', '/contacts'],
+  ['invite_team', '/team'],
+] as const
+
+/** A new account's first steps with their state, until all four are done. */
+function FirstSteps() {
+  const w = useWords(words)
+  const steps = useQuery(firstStepsQuery)
+  if (!steps.data) return <ErrorText error={steps.error} />
+  const state = steps.data
+  const done = STEPS.filter(([key]) => state[key]).length
+  if (done === STEPS.length) return null
+  return (
+    <section aria-labelledby="first-steps-title" data-testid="first-steps">
+      <h2 id="first-steps-title">{w.firstSteps}</h2>
+      <p>
+        {w.firstStepsIntro} <strong>{fill(w.stepsDone, { done: String(done) })}</strong>
+      </p>
+      <ol className="first-steps">
+        {STEPS.map(([key, to], i) => (
+          <li key={key} data-done={state[key]} data-testid={`step-${key}`}>
+            <span className="mark" aria-hidden="true">
+              {state[key] ? '✓' : i + 1}
+            </span>
+            <div>
+              <h3>
+                <Link to={to}>{w[key]}</Link>
+              </h3>
+              <p>{w[`${key}Text`]}</p>
+              <span className={state[key] ? 'badge ok' : 'badge'}>{state[key] ? w.stepDone : w.stepOpen}</span>
+            </div>
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
+
 export function DashboardPage() {
   const { language } = useI18n()
   const w = useWords(words)
@@ -236,9 +278,12 @@ export function DashboardPage() {
   const dates = s?.days.map((d) => d.date) ?? []
   const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
   const optins = ['none', 'pending', 'confirmed', 'opted_out'] as const
+  // a new account's charts would be empty frames: a sentence instead, until there is something to draw
+  const active = s !== undefined && (s.contacts.total > 0 || s.totals.messages_in + s.totals.messages_out > 0)
   return (
     <main>
       <h1>{w.title}</h1>
+      <FirstSteps />
       <Field label={w.range}>
         <select value={range} onChange={(e) => setRange(e.target.value as typeof range)}>
           <option value="7d">{w.days7}</option>
@@ -247,7 +292,8 @@ export function DashboardPage() {
         </select>
       </Field>
       <ErrorText error={stats.error} />
-      {s && (
+      {s && !active && <p className="empty">{w.noActivity}</p>}
+      {s && active && (
         <div aria-busy={stats.isFetching}>
           <p>{fill(w.timezone, { timezone: s.timezone, from: s.from, to: s.to })}</p>
           <dl className="figures">

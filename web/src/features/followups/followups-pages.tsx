@@ -123,7 +123,7 @@ export function FollowupsPage() {
     <main>
       <h1>{w.title}</h1>
       <ErrorText error={list.error} />
-      {list.data && list.data.followups.length === 0 && <p>{w.none}</p>}
+      {list.data && list.data.followups.length === 0 && <p className="empty">{w.none}</p>}
       {list.data && list.data.followups.length > 0 && (
         <Table
           rows={list.data.followups}

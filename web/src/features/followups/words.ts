@@ -1,7 +1,7 @@
 export const words = {
   de: {
     title: 'Follow-up-Sequenzen',
-    none: 'Noch keine Sequenzen.',
+    none: 'Noch keine Sequenzen. Eine Sequenz schreibt neuen Kontakten nach und nach, nachdem sie zugestimmt haben: Legen Sie auf dieser Seite die erste an.',
     name: 'Name',
     status: 'Status',
     steps: 'Schritte',
@@ -41,7 +41,7 @@ export const words = {
   },
   en: {
     title: 'Follow-up sequences',
-    none: 'No sequences yet.',
+    none: 'No sequences yet. A sequence writes to new contacts step by step after they opted in: create the first one on this page.',
     name: 'Name',
     status: 'Status',
     steps: 'Steps',

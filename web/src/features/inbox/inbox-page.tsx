@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
-import { useState } from 'react'
-import { call, v1 } from '../../api/client.ts'
+import { useEffect, useRef, useState } from 'react'
+import { app, call, v1 } from '../../api/client.ts'
 import { Field, formatTime, handleSubmit } from '../../ui/components.tsx'
+import { contactLabel } from '../../ui/contact.tsx'
 import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
@@ -24,49 +25,101 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
     ...conversationsQuery,
     refetchInterval: 5000,
   })
-  const shown = (list.data?.conversations ?? []).filter((c) => !hideAutomated || !c.automated_only)
+  const all = list.data?.conversations ?? []
+  const shown = all.filter((c) => !hideAutomated || !c.automated_only)
+  const current = all.find((c) => c.id === id)
   return (
-    <main>
-      <h1>{w.title}</h1>
-      <div className="split">
-        <section aria-labelledby="conversations-title">
-          <h2 id="conversations-title">{w.conversations}</h2>
-          <label className="check">
-            <input type="checkbox" checked={hideAutomated} onChange={(e) => setHideAutomated(e.target.checked)} />
-            {w.hideAutomated}
-          </label>
-          <PageError error={list.error} words={{}} />
-          {list.data && shown.length === 0 && <p>{w.none}</p>}
+    <main className="inbox" data-open={id ? 'thread' : 'list'}>
+      <section className="inbox-list" aria-labelledby="conversations-title">
+        <div className="inbox-head">
+          <h1>{w.title}</h1>
+          {(list.data?.unread_count ?? 0) > 0 && (
+            <span className="badge count">{fill(w.unread, { count: String(list.data?.unread_count) })}</span>
+          )}
+        </div>
+        <h2 id="conversations-title" className="visually-hidden">
+          {w.conversations}
+        </h2>
+        <label className="check">
+          <input type="checkbox" checked={hideAutomated} onChange={(e) => setHideAutomated(e.target.checked)} />
+          {w.hideAutomated}
+        </label>
+        <PageError error={list.error} words={{}} />
+        {list.data && shown.length === 0 && (
+          <div className="empty">
+            <p>{w.none}</p>
+            <p>
+              <Link to="/settings">{w.noneLink}</Link>
+            </p>
+          </div>
+        )}
+        {shown.length > 0 && (
           <ul className="conversations">
             {shown.map((c) => (
-              <li key={c.id}>
+              <li key={c.id} className={c.unread_count > 0 ? 'unread' : undefined}>
                 <Link to="/inbox/$id" params={{ id: c.id }}>
-                  <strong>{c.contact.name || c.contact_id.slice(0, 8)}</strong>{' '}
-                  <span className="badge">{say('channel', c.channel)}</span>
-                  {c.automated_only && <span className="badge"> {w.automatedOnly}</span>}
-                  {c.needs_person && <span className="badge"> {w.needsPerson}</span>}
-                  {c.unread_count > 0 && (
-                    <span className="badge"> {fill(w.unread, { count: String(c.unread_count) })}</span>
-                  )}
-                  <br />
-                  <span className="muted">
-                    {c.last_message.preview} · {formatTime(c.last_message.at, language, '')}
+                  <span className="who">{contactLabel(c.contact) || w.unknownContact}</span>
+                  <span className="when">{shortTime(c.last_message.at, language)}</span>
+                  <span className="last">
+                    {c.last_message.direction === 'outbound' && w.you}
+                    {c.last_message.preview}
+                  </span>
+                  <span className="marks">
+                    {c.channel !== 'chat' && <span className="badge">{say('channel', c.channel)}</span>}
+                    {c.automated_only && <span className="badge">{w.automatedOnly}</span>}
+                    {c.needs_person && <span className="badge attention">{w.needsPerson}</span>}
+                    {c.unread_count > 0 && (
+                      <span className="badge count">{fill(w.unread, { count: String(c.unread_count) })}</span>
+                    )}
                   </span>
                 </Link>
               </li>
             ))}
           </ul>
-        </section>
-        <section aria-labelledby="thread-title">
-          <h2 id="thread-title">{w.thread}</h2>
-          {id ? <Thread id={id} session={session} /> : <p>{w.choose}</p>}
-        </section>
-      </div>
+        )}
+      </section>
+      <section className="inbox-thread conversation" aria-labelledby="thread-title">
+        {id ? (
+          <Thread
+            key={id}
+            id={id}
+            session={session}
+            title={current ? contactLabel(current.contact) || w.unknownContact : w.thread}
+            contactId={current?.contact_id}
+            unread={current?.unread_count ?? 0}
+          />
+        ) : (
+          <>
+            <h2 id="thread-title">{w.thread}</h2>
+            <p>{w.choose}</p>
+          </>
+        )}
+      </section>
     </main>
   )
 }
 
-function Thread({ id, session }: { id: string; session: SessionShape }) {
+/** Today's time as 14:05, an older day as its date. */
+function shortTime(iso: string, language: string): string {
+  const at = new Date(iso)
+  const locale = language === 'de' ? 'de-DE' : 'en-GB'
+  const today = new Date().toDateString() === at.toDateString()
+  return new Intl.DateTimeFormat(locale, today ? { timeStyle: 'short' } : { dateStyle: 'short' }).format(at)
+}
+
+function Thread({
+  id,
+  session,
+  title,
+  contactId: knownContact,
+  unread,
+}: {
+  id: string
+  session: SessionShape
+  title: string
+  contactId: string | undefined
+  unread: number
+}) {
   const w = useWords(words)
   const e = useWords(errors)
   const { language } = useI18n()
@@ -77,7 +130,7 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
     refetchInterval: 3000,
   })
   const list = messages.data?.messages ?? []
-  const contactId = list[0]?.contact_id
+  const contactId = knownContact ?? list[0]?.contact_id
   const lastInbound = [...list].reverse().find((m) => m.direction === 'inbound')
   const windowEnd = lastInbound ? new Date(new Date(lastInbound.created_at).getTime() + DAY_MS) : null
   const open = windowEnd !== null && windowEnd.getTime() > Date.now()
@@ -86,8 +139,39 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
     void queryClient.invalidateQueries({ queryKey: messagesKey(id) })
     void queryClient.invalidateQueries({ queryKey: conversationsQuery.queryKey })
   }
+  // reading the thread reads its messages: the unread count goes to 0 (a member who may only read leaves it)
+  const markRead = useMutation({
+    mutationFn: () => call(app.POST('/app/conversations/{id}/read', { params: { path: { id } } })),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: conversationsQuery.queryKey }),
+  })
+  const { mutate: markAsRead } = markRead
+  // on opening, and whenever the customer writes while the thread is open
+  const newestInbound = lastInbound?.id
+  useEffect(() => {
+    if (canWrite && (unread > 0 || newestInbound)) markAsRead()
+  }, [canWrite, unread, newestInbound, markAsRead])
+  // the newest message in view, as a chat shows it
+  const newest = useRef<HTMLLIElement>(null)
+  const lastId = list.at(-1)?.id
+  useEffect(() => {
+    if (lastId) newest.current?.scrollIntoView({ block: 'end' })
+  }, [lastId])
   return (
-    <div>
+    <>
+      <div className="conversation-head">
+        <Link to="/inbox" className="back button" aria-label={w.back}>
+          ←
+        </Link>
+        <h2 id="thread-title">
+          {contactId ? (
+            <Link to="/contacts/$id" params={{ id: contactId }}>
+              {title}
+            </Link>
+          ) : (
+            title
+          )}
+        </h2>
+      </div>
       <PageError error={messages.error} words={e} />
       {messages.data?.has_more && (
         <button type="button" className="secondary" onClick={() => setLimit((n) => Math.min(200, n + 50))}>
@@ -95,8 +179,8 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
         </button>
       )}
       <ol className="thread" aria-label={w.thread}>
-        {list.map((m) => (
-          <li key={m.id} className={m.direction}>
+        {list.map((m, i) => (
+          <li key={m.id} className={m.direction} ref={i === list.length - 1 ? newest : undefined}>
             <span className="muted">
               {m.direction === 'inbound' ? w.inbound : w.outbound} · {formatTime(m.created_at, language, '')}
               {m.automated && ` · ${w.automated}`}
@@ -108,20 +192,28 @@ function Thread({ id, session }: { id: string; session: SessionShape }) {
           </li>
         ))}
       </ol>
-      {messages.data && (
-        <p role="status" data-testid="window">
-          {windowEnd === null
-            ? w.windowNever
-            : (open ? w.windowOpen : w.windowClosed).replace(
-                '{time}',
-                formatTime(windowEnd.toISOString(), language, ''),
-              )}
-        </p>
-      )}
-      {!canWrite && <p>{w.readOnly}</p>}
-      {canWrite && contactId && open && <Reply contactId={contactId} onSent={refresh} />}
-      {canWrite && contactId && <TemplateSend contactId={contactId} onSent={refresh} />}
-    </div>
+      <div className="composer">
+        {messages.data && (
+          <p role="status" data-testid="window" className="muted">
+            {windowEnd === null
+              ? w.windowNever
+              : (open ? w.windowOpen : w.windowClosed).replace(
+                  '{time}',
+                  formatTime(windowEnd.toISOString(), language, ''),
+                )}
+          </p>
+        )}
+        {!canWrite && <p>{w.readOnly}</p>}
+        {canWrite && contactId && open && <Reply contactId={contactId} onSent={refresh} />}
+        {canWrite && contactId && messages.data && !open && <TemplateSend contactId={contactId} onSent={refresh} />}
+        {canWrite && contactId && open && (
+          <details>
+            <summary>{w.useTemplate}</summary>
+            <TemplateSend contactId={contactId} onSent={refresh} />
+          </details>
+        )}
+      </div>
+    </>
   )
 }
 
@@ -138,13 +230,15 @@ function Reply({ contactId, onSent }: { contactId: string; onSent: () => void })
   })
   return (
     <form onSubmit={handleSubmit(() => send.mutate())}>
-      <Field label={w.reply}>
-        <textarea required maxLength={4000} rows={3} value={text} onChange={(event) => setText(event.target.value)} />
-      </Field>
+      <div className="reply">
+        <Field label={w.reply}>
+          <textarea required maxLength={4000} rows={2} value={text} onChange={(event) => setText(event.target.value)} />
+        </Field>
+        <button type="submit" disabled={send.isPending || text.trim() === ''}>
+          {w.send}
+        </button>
+      </div>
       <PageError error={send.error} words={e} />
-      <button type="submit" disabled={send.isPending || text.trim() === ''}>
-        {w.send}
-      </button>
     </form>
   )
 }

@@ -4,9 +4,8 @@ import { apiQuery } from '../../ui/query.ts'
 /** A conversation's messages, however many are shown. */
 export const messagesKey = (id: string) => ['messages', id] as const
 
-export const conversationsQuery = apiQuery(['conversations'], () =>
-  v1.GET('/v1/inbox/conversations', { params: { query: { limit: 100, offset: 0, sort: 'last_message_at' } } }),
-)
+/** The inbox's list: conversations by latest activity with each contact's name, phone and e-mail. */
+export { inboxPageQuery as conversationsQuery } from '../../ui/inbox-query.ts'
 
 export const messagesQuery = (id: string, limit: number) =>
   apiQuery(['messages', id, limit], () =>

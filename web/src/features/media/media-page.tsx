@@ -146,7 +146,7 @@ export function MediaPage() {
           </Field>
         </div>
         <ErrorText error={media.error ?? remove.error} />
-        {media.data && items.length === 0 && <p>{w.none}</p>}
+        {media.data && items.length === 0 && <p className="empty">{w.none}</p>}
         <ul className="library" aria-busy={media.isFetching}>
           {items.map((m) => (
             <li key={m.id} data-testid="media-item" data-kind={m.kind}>
@@ -467,7 +467,7 @@ export function KnowledgePage() {
       <section>
         <h2>{w.documents}</h2>
         <ErrorText error={documents.error ?? remove.error} />
-        {documents.data && items.length === 0 && <p>{w.none}</p>}
+        {documents.data && items.length === 0 && <p className="empty">{w.none}</p>}
         <ul className="documents">
           {items.map((d) => (
             <li key={d.id} data-testid="document">

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { call, v1 } from '../../api/client.ts'
 import { BarChart, ProgressBar } from '../../ui/charts.tsx'
 import { BackLink, ErrorText, Field, handleSubmit, TextField } from '../../ui/components.tsx'
+import { ContactLink, contactLabel, useContactLabels } from '../../ui/contact.tsx'
 import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
@@ -11,7 +12,13 @@ import { dateInZone, formatInZone, zonedToIso } from '../../ui/time.ts'
 import { contactPreviewQuery, tagsQuery } from '../contacts/queries.ts'
 import { imagesQuery } from '../media/queries.ts'
 import { previewText } from './preview.ts'
-import { type NewsletterData, newsletterQuery, newsletterStatusQuery, newslettersQuery } from './queries.ts'
+import {
+  type NewsletterData,
+  newsletterQuery,
+  newsletterRecipientsQuery,
+  newsletterStatusQuery,
+  newslettersQuery,
+} from './queries.ts'
 import { words } from './words.ts'
 
 type Words = typeof words.en
@@ -47,7 +54,7 @@ function PreviewContact({
         <option value="">{w.anyone}</option>
         {list.map((c) => (
           <option key={c.id} value={c.id}>
-            {c.name || c.email || c.phone}
+            {contactLabel(c)}
           </option>
         ))}
       </select>
@@ -95,7 +102,7 @@ export function NewslettersPage() {
     <main>
       <h1>{w.title}</h1>
       <ErrorText error={list.error} />
-      {list.data && list.data.newsletters.length === 0 && <p>{w.none}</p>}
+      {list.data && list.data.newsletters.length === 0 && <p className="empty">{w.none}</p>}
       {list.data && list.data.newsletters.length > 0 && (
         <Table
           rows={list.data.newsletters}
@@ -445,7 +452,34 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
         </ul>
       )}
       <ErrorText error={status.error} />
+      {s.recipients > 0 && <Recipients id={id} total={s.recipients} live={live || s.phase !== 'done'} />}
     </section>
+  )
+}
+
+/** Who the newsletter went to, each contact by name (else number, else e-mail) with the send's status. */
+function Recipients({ id, total, live }: { id: string; total: number; live: boolean }) {
+  const w = useWords(words)
+  const recipients = useQuery({ ...newsletterRecipientsQuery(id), refetchInterval: live ? 3000 : 10_000 })
+  const rows = recipients.data?.recipients ?? []
+  const contacts = useContactLabels(rows.map((r) => r.contact_id))
+  const statusWords = w as unknown as Record<string, string | undefined>
+  return (
+    <>
+      <h3>{w.recipientList}</h3>
+      <ErrorText error={recipients.error} />
+      {recipients.data?.has_more && <p>{fill(w.firstRecipients, { n: String(rows.length), total: String(total) })}</p>}
+      <Table
+        caption={w.recipientList}
+        rows={rows}
+        rowKey={(r) => r.send_id}
+        columns={[
+          [w.recipientContact, (r) => <ContactLink contact={contacts.get(r.contact_id)} unknown={w.deletedContact} />],
+          [w.status, (r) => statusWords[r.status] ?? r.status],
+          [w.recipientReason, (r) => r.reason ?? '–'],
+        ]}
+      />
+    </>
   )
 }
 

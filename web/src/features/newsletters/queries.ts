@@ -13,3 +13,9 @@ export const newsletterQuery = (id: string) =>
 
 /** A newsletter as GET /v1/newsletters/{id} answers (and every change of it). */
 export type NewsletterData = Answer<ReturnType<typeof newsletterQuery>>
+
+/** The first 100 send records of a newsletter (its recipients once it started), with status and reason. */
+export const newsletterRecipientsQuery = (id: string) =>
+  apiQuery(['newsletter-recipients', id], () =>
+    v1.GET('/v1/newsletters/{id}/recipients', { params: { path: { id }, query: firstPage(100) } }),
+  )

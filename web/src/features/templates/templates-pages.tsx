@@ -63,7 +63,7 @@ export function TemplatesPage({ session }: { session: SessionShape }) {
           [w.created, (t) => formatTime(t.created_at, language, '')],
         ]}
       />
-      {templates.data && templates.data.templates.length === 0 && <p>{w.none}</p>}
+      {templates.data && templates.data.templates.length === 0 && <p className="empty">{w.none}</p>}
     </main>
   )
 }

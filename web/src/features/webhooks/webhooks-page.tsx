@@ -95,7 +95,7 @@ export function WebhooksPage({ session }: { session: SessionShape }) {
       )}
       <PageError error={subscriptions.error} words={e} />
       <PageError error={enable.error ?? rotate.error} words={e} />
-      {subscriptions.data && subscriptions.data.webhook_subscriptions.length === 0 && <p>{w.none}</p>}
+      {subscriptions.data && subscriptions.data.webhook_subscriptions.length === 0 && <p className="empty">{w.none}</p>}
       {subscriptions.data?.webhook_subscriptions.map((s) => (
         <article key={s.id} className="chart" aria-labelledby={`webhook-${s.id}`}>
           <h2 id={`webhook-${s.id}`}>

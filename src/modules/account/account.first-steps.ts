@@ -1,0 +1,33 @@
+import { sql } from 'drizzle-orm'
+import { Type } from 'typebox'
+import type { Db } from '../../platform/db/client.ts'
+
+/** What a new account does first, each step done or not from what the account holds. */
+export const FirstSteps = Type.Object(
+  {
+    connect_number: Type.Boolean({ description: 'a chat number is connected' }),
+    optin_template: Type.Boolean({ description: 'an optin_confirm template is approved' }),
+    import_contacts: Type.Boolean({ description: 'the account holds at least one contact' }),
+    invite_team: Type.Boolean({ description: 'someone besides the first member is a member or invited' }),
+  },
+  { title: 'FirstSteps' },
+)
+
+/** The four states in one statement: each an EXISTS on its owner's table (reads are free), so each stops early. */
+export async function firstSteps(db: Db, accountId: string) {
+  const result = await db.execute(sql`
+    SELECT
+      EXISTS (SELECT 1 FROM channel_connections
+        WHERE account_id = ${accountId} AND channel = 'chat' AND status = 'connected') AS connect_number,
+      EXISTS (SELECT 1 FROM templates
+        WHERE account_id = ${accountId} AND purpose = 'optin_confirm' AND state = 'approved') AS optin_template,
+      EXISTS (SELECT 1 FROM contacts WHERE account_id = ${accountId}) AS import_contacts,
+      (SELECT count(*) FROM (SELECT 1 FROM memberships WHERE account_id = ${accountId} LIMIT 2) m) > 1 AS invite_team`)
+  const [row] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
+  return {
+    connect_number: Boolean(row?.connect_number),
+    optin_template: Boolean(row?.optin_template),
+    import_contacts: Boolean(row?.import_contacts),
+    invite_team: Boolean(row?.invite_team),
+  }
+}
