@@ -163,8 +163,16 @@ export async function recheckSends(db: Db, accountId: string, ids: string[]) {
         language: accounts.language,
         timezone: accounts.timezone,
       },
-      contact: sql<{ name: string; email: string; phone: string; optin_chat: string } | null>`(
-        SELECT json_build_object('name', c.name, 'email', c.email, 'phone', c.phone, 'optin_chat', c.optin_chat)
+      contact: sql<{
+        name: string
+        email: string
+        phone: string
+        optin_chat: string
+        language: string
+        fields: Record<string, unknown>
+      } | null>`(
+        SELECT json_build_object('name', c.name, 'email', c.email, 'phone', c.phone, 'optin_chat', c.optin_chat,
+          'language', c.language, 'fields', c.fields)
         FROM contacts c WHERE c.account_id = ${templateSends.accountId} AND c.id = ${templateSends.contactId})`,
       chatConnected: sql<boolean | null>`(SELECT cc.status = 'connected' FROM channel_connections cc
         WHERE cc.account_id = ${templateSends.accountId} AND cc.channel = 'chat')`,
@@ -189,6 +197,7 @@ export async function lockSends(tx: Db, accountId: string, ids: string[]) {
 const PATCHABLE = {
   status: 'text',
   reason: 'text',
+  reasonDetail: 'text',
   errorCode: 'text',
   attemptToken: 'uuid',
   quotaMonth: 'text',
@@ -244,4 +253,13 @@ export async function insertLinksOf(
 ): Promise<void> {
   if (links.length === 0) return
   await db.insert(trackedLinks).values(links.map((link) => ({ accountId, ...link, createdAt: now })))
+}
+
+/** A contact's language and custom field values (POST /messages with a template that uses custom fields). */
+export async function contactFieldValues(db: Db, accountId: string, contactId: string) {
+  const result = await db.execute(sql`SELECT language, fields FROM contacts
+    WHERE account_id = ${accountId} AND id = ${contactId}`)
+  const [row] = (result as unknown as { rows: Array<{ language: string; fields: Record<string, unknown> | null }> })
+    .rows
+  return row ?? { language: '', fields: {} }
 }

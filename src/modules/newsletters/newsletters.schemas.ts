@@ -221,6 +221,10 @@ export const Recipient = Type.Object({
   contact_id: Type.String({ format: 'uuid' }),
   status: literals(SEND_STATUS_VALUES),
   reason: Nullable(Type.String(), 'why it was skipped, failed or waits'),
+  reason_detail: Nullable(
+    Type.String(),
+    'what the reason is about: for field_missing the custom fields the contact has no value for (comma-separated)',
+  ),
   sent_at: Nullable(at),
   delivered_at: Nullable(at),
   read_at: Nullable(at),
