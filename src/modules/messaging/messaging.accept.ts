@@ -15,6 +15,7 @@ import {
   renderTemplate,
   type TemplateView,
   templateTexts,
+  unfilledVariables,
   validateVariableValues,
   valueLanguage,
 } from '../templates/index.ts'
@@ -91,7 +92,7 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       customFields: keys,
     })
     if (!rendered.ok) {
-      const names = [...rendered.missing, ...rendered.remaining]
+      const names = unfilledVariables(rendered)
       throw unprocessable(
         'invalid_variables',
         `Invalid variables: ${names.join(', ')} would stay unfilled (the contact has no value for it); nothing is sent`,

@@ -12,6 +12,7 @@ import {
   customFieldTexts,
   mayUseCustomFields,
   renderTemplate,
+  unfilledVariables,
   valueLanguage,
 } from '../templates/index.ts'
 import { NEWSLETTER_START_QUEUE, type NewsletterDeliveryDeps, newsletterDelivery } from './newsletters.delivery.ts'
@@ -442,7 +443,7 @@ export function newslettersService(deps: NewslettersDeps) {
         newsletter_id: row.id,
         contact_id: contactId,
         text: rendered.ok ? rendered.texts[0] : null,
-        missing_variables: rendered.ok ? [] : [...rendered.missing, ...rendered.remaining],
+        missing_variables: rendered.ok ? [] : unfilledVariables(rendered),
         cta: row.cta ?? null,
         header_media: row.headerMedia
           ? { url: row.headerMedia.url, ...(row.headerMedia.media_id ? { media_id: row.headerMedia.media_id } : {}) }

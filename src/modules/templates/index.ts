@@ -222,6 +222,7 @@ export {
   remainingPlaceholders,
   renderTemplate,
   settableVariables,
+  unfilledVariables,
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'

@@ -281,6 +281,12 @@ export function renderTemplate(input: {
   return { ok: true, texts, values }
 }
 
+/** What a failed render lacks, each once: the variables without a value, then any other placeholder left. */
+export function unfilledVariables(failed: { missing: readonly string[]; remaining: readonly string[] }): string[] {
+  const others = failed.remaining.filter((raw) => !failed.missing.includes(raw.slice(2, -2)))
+  return [...new Set([...failed.missing, ...others])]
+}
+
 /** The final guard before any send: the text must not contain a placeholder. */
 export function remainingPlaceholders(text: string): string[] {
   return placeholders(text).map((p) => p.raw)
