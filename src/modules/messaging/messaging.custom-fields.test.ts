@@ -167,6 +167,25 @@ describe('a template send (POST /v1/messages) with a custom field', () => {
     assert.deepEqual((await sentTexts(account)).get(erika), ['Hallo Erika, Nr. K-1, Code A. Danke!'])
   })
 
+  test('a field defined after a send counts at once: the name stops being settable (the kept definitions are dropped)', async () => {
+    const account = await sandboxAccount(harness, { messagesPerMonth: 1000, requestsPerMinute: 1000 })
+    const templateId = await approvedTemplate(account)
+    const erika = await contact(account, 'Erika Muster', { customer_no: 'K-5' })
+    const before = await sendTemplate(account, erika, templateId, { customer_no: 'vom Aufrufer' })
+    assert.equal(before.statusCode, 202, before.body)
+    await defineField(harness, account.accountId, { key: 'customer_no', type: 'text' })
+    const after = await sendTemplate(account, erika, templateId, { customer_no: 'vom Aufrufer' })
+    assert.equal(after.statusCode, 422, after.body)
+    assert.deepEqual(after.json().error.variables, [{ name: 'customer_no', problem: 'from_contact' }])
+    assert.equal((await sendTemplate(account, erika, templateId)).statusCode, 202)
+    await drain()
+    // the first send was rendered at send time, when customer_no was already the contact's field
+    assert.deepEqual((await sentTexts(account)).get(erika), [
+      'Hallo Erika, deine Kundennummer ist K-5. Bis bald!',
+      'Hallo Erika, deine Kundennummer ist K-5. Bis bald!',
+    ])
+  })
+
   test("number, date and boolean are written in the contact's language: de 1.234,5 24.12.2026 ja, en 1,234.5 December 24, 2026 yes", async () => {
     const account = await fieldAccount()
     await defineField(harness, account.accountId, { key: 'points', type: 'number' })

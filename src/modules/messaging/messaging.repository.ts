@@ -1,6 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -255,11 +256,25 @@ export async function insertLinksOf(
   await db.insert(trackedLinks).values(links.map((link) => ({ accountId, ...link, createdAt: now })))
 }
 
-/** A contact's language and custom field values (POST /messages with a template that uses custom fields). */
-export async function contactFieldValues(db: Db, accountId: string, contactId: string) {
-  const result = await db.execute(sql`SELECT language, fields FROM contacts
-    WHERE account_id = ${accountId} AND id = ${contactId}`)
-  const [row] = (result as unknown as { rows: Array<{ language: string; fields: Record<string, unknown> | null }> })
-    .rows
-  return row ?? { language: '', fields: {} }
-}
+type FieldValues = { language: string; fields: Record<string, unknown> | null }
+
+/**
+ * A contact's language and custom field values (POST /messages with a template that uses a custom field); the
+ * lookups of one turn of the event loop are one statement (perTick).
+ */
+export const contactFieldValues = (db: Db, accountId: string, contactId: string): Promise<FieldValues> =>
+  fieldValuesPerTick(db, { accountId, contactId })
+
+const fieldValuesPerTick = perTick(
+  async (db, keys: readonly { accountId: string; contactId: string }[]): Promise<FieldValues[]> => {
+    const result = await db.execute(sql`SELECT k.at, c.language, c.fields
+      FROM unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.contactId))}::uuid[])
+        WITH ORDINALITY AS k(account_id, id, at)
+      JOIN contacts c ON c.account_id = k.account_id AND c.id = k.id`)
+    const found: FieldValues[] = keys.map(() => ({ language: '', fields: {} }))
+    for (const row of (result as unknown as { rows: Array<FieldValues & { at: number | string }> }).rows) {
+      found[Number(row.at) - 1] = { language: row.language, fields: row.fields }
+    }
+    return found
+  },
+)
