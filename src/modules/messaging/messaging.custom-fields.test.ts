@@ -249,6 +249,55 @@ describe('a template send (POST /v1/messages) with a custom field', () => {
   })
 })
 
+describe('the chat opt-in confirmation with a custom field', () => {
+  test('it is filled from the contact; a contact without a value gets none, and the request records why', async () => {
+    const account = await fieldAccount()
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/templates',
+      payload: {
+        name: `Anmeldung ${process.pid} ${++counter}`,
+        purpose: 'optin_confirm',
+        language: 'de',
+        content: 'Hallo {{name}}, bitte bestätige deine Anmeldung zur Kundennummer {{customer_no}} bei uns.',
+      },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const submitted = await account.request({
+      method: 'POST',
+      url: `/v1/templates/${created.json().template.id}/submit`,
+    })
+    assert.equal(submitted.json().template.state, 'approved', submitted.body)
+    const startFrom = async (name: string) => {
+      const phone = nextPhone()
+      const inbound = await account.request({
+        method: 'POST',
+        url: '/v1/sandbox/inbound',
+        payload: { from: phone, name, text: 'START' },
+      })
+      assert.equal(inbound.statusCode, 200, inbound.body)
+      const rows = await harness.database.query<{ id: string }>(
+        'SELECT id FROM contacts WHERE account_id = $1 AND phone = $2',
+        [account.accountId, phone],
+      )
+      return rows[0].id
+    }
+    const erika = await startFrom('Erika Muster')
+    await setFieldValues(harness, account.accountId, erika, { customer_no: 'K-9' })
+    const ole = await startFrom('Ole Ohne')
+    await drain()
+    const texts = await sentTexts(account)
+    assert.deepEqual(texts.get(erika), ['Hallo Erika, bitte bestätige deine Anmeldung zur Kundennummer K-9 bei uns.'])
+    assert.equal(texts.get(ole), undefined)
+    const [request] = await harness.database.query<{ state: string; reason: string }>(
+      'SELECT state, reason FROM chat_optin_requests WHERE account_id = $1 AND contact_id = $2',
+      [account.accountId, ole],
+    )
+    assert.equal(request.state, 'failed')
+    assert.match(request.reason, /values the contact lacks: customer_no$/)
+  })
+})
+
 describe('campaign sends with a custom field: the contact without a value is skipped (field_missing), the others go', () => {
   test('a newsletter to 3 contacts: two get their own values, one is skipped naming the field; status and recipients show it', async () => {
     const account = await fieldAccount()
