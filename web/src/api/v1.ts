@@ -9257,7 +9257,7 @@ export interface paths {
                     "application/json": {
                         name?: string;
                         subject: string;
-                        /** @description The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled. */
+                        /** @description The message text; may use {{name}}, the contact variables of POST /messages and the account’s custom fields ({{customer_no}}; a recipient without a value and no default is skipped, reason field_missing). It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled. */
                         content: string;
                         /** @enum {string} */
                         channel?: "chat";
