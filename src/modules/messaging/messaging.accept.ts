@@ -3,14 +3,14 @@ import { sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { NotifiedCache } from '../../platform/db/notified-cache.ts'
-import { perTick } from '../../platform/db/per-tick.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
-import { type FieldDefinition, fieldDefinitionsOf } from '../contacts/index.ts'
+import type { FieldDefinition } from '../contacts/index.ts'
 import {
   customFieldTexts,
   extractVariables,
+  fieldDefinitionsBatched,
   invalidVariablesMessage,
   mayUseCustomFields,
   renderTemplate,
@@ -28,13 +28,6 @@ import { contactValues, recipientRefusal, sendView, templateRefusal, UUID } from
 const unprocessable = (code: string, message: string, details?: Record<string, unknown>) =>
   new AppError(422, code, message, { details })
 const conflict = (code: string, message: string) => new AppError(409, code, message)
-
-// the field definitions asked for in one turn of the event loop: one read per account (a burst is one account)
-const definitionsPerTick = perTick(async (db, accountIds: readonly string[]) => {
-  const unique = [...new Set(accountIds)]
-  const read = new Map(await Promise.all(unique.map(async (id) => [id, await fieldDefinitionsOf(db, id)] as const)))
-  return accountIds.map((id) => read.get(id) ?? [])
-})
 
 /** Accepting a template send (POST /messages): every check at once, then the send record and its job committed. */
 export function sendAcceptance(deps: TemplateSendsDeps) {
@@ -65,7 +58,7 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
    */
   function definitionsFor(tenant: SendsTenant, view: TemplateView, supplied: Record<string, string>) {
     if (!mayUseCustomFields(templateTexts(view)) && Object.keys(supplied).length === 0) return []
-    return fieldDefinitions.get(tenant.accountId, () => definitionsPerTick(db, tenant.accountId))
+    return fieldDefinitions.get(tenant.accountId, () => fieldDefinitionsBatched(db, tenant.accountId))
   }
 
   /** The contact's custom field values as text, read only when the template uses a custom field. */

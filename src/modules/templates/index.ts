@@ -226,5 +226,6 @@ export {
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'
+export { fieldDefinitionsBatched } from './templates.view.ts'
 
 import { templatesTools } from './templates.tools.ts'

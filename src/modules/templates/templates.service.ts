@@ -27,6 +27,7 @@ import { templateSendsListing } from './templates.sends.ts'
 import { invalidVariablesMessage, renderTemplate, validateVariableValues } from './templates.variables.ts'
 import {
   customFieldKeys,
+  customFieldKeysBatched,
   type TemplateDetailView,
   type TemplateView,
   templateDetail,
@@ -186,7 +187,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
     async view(tenant: TemplatesTenant, id: string): Promise<TemplateView> {
       const row = await repo.findTemplateBatched(db, tenant.accountId, id)
       if (!row) throw notFound('template')
-      return templateView(row, await customFieldKeys(db, tenant.accountId, [row]))
+      return templateView(row, await customFieldKeysBatched(db, tenant.accountId, row))
     },
 
     async get(tenant: TemplatesTenant, id: string): Promise<TemplateDetailView> {

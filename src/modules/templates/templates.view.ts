@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
 import { fieldDefinitionsOf } from '../contacts/index.ts'
 import {
   isSendable,
@@ -24,6 +25,23 @@ export async function customFieldKeys(
 ): Promise<string[]> {
   if (!rows.some((row) => mayUseCustomFields(templateTexts(row)))) return []
   return (await fieldDefinitionsOf(dbOrTx, accountId)).map((d) => d.key)
+}
+
+/**
+ * fieldDefinitionsOf for the lookups of one turn of the event loop: each account read once, however many requests of
+ * it arrived together (POST /messages reads them for its template's view and for its own checks). Never in a
+ * transaction.
+ */
+export const fieldDefinitionsBatched = perTick(async (db, accountIds: readonly string[]) => {
+  const unique = [...new Set(accountIds)]
+  const read = new Map(await Promise.all(unique.map(async (id) => [id, await fieldDefinitionsOf(db, id)] as const)))
+  return accountIds.map((id) => read.get(id) ?? [])
+})
+
+/** customFieldKeys for one template outside a transaction, read with the other lookups of the turn. */
+export async function customFieldKeysBatched(db: Db, accountId: string, row: repo.TemplateRow): Promise<string[]> {
+  if (!mayUseCustomFields(templateTexts(row))) return []
+  return (await fieldDefinitionsBatched(db, accountId)).map((d) => d.key)
 }
 
 /** A template as GET /templates lists it; `customFields`: the account's field keys (customFieldKeys). */
