@@ -7,8 +7,8 @@ import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
-import { contactForAutomation, findOrCreateInboundContact } from '../contacts/index.ts'
-import type { TemplatesService } from '../templates/index.ts'
+import { contactForAutomation, fieldDefinitionsOf, findOrCreateInboundContact } from '../contacts/index.ts'
+import { CONTACT_VARIABLES, type TemplatesService } from '../templates/index.ts'
 import {
   type AutomationsEngineDeps,
   automationsEngine,
@@ -99,6 +99,10 @@ export function automationsService(deps: AutomationsDeps) {
   /** What the schema cannot check: step rules, the templates and tags they name, the addresses they call. */
   async function validate(tenant: AutomationsTenant, input: { trigger?: Trigger; steps?: Step[] }) {
     const problems = input.steps ? stepProblems(input.steps) : []
+    const passes = (input.steps ?? []).some((s) => s.type === 'send_template' && Object.keys(s.variables ?? {}).length)
+    // rule 5 of POST /messages: built-in contact variables and custom fields come from the contact, never from a step
+    const fromContact = new Set<string>(CONTACT_VARIABLES)
+    if (passes) for (const field of await fieldDefinitionsOf(db, tenant.accountId)) fromContact.add(field.key)
     for (const [index, step] of (input.steps ?? []).entries()) {
       if (step.type === 'send_template') {
         const found = await deps.templates
@@ -107,6 +111,12 @@ export function automationsService(deps: AutomationsDeps) {
         if (!found) problems.push(`steps[${index}]: template ${step.template_id} does not exist`)
         else if (found.channel !== 'chat')
           problems.push(`steps[${index}]: template ${step.template_id} is not a chat template`)
+        const contactOwn = found ? found.variables.filter((v) => !found.settable_variables.includes(v)) : []
+        for (const name of Object.keys(step.variables ?? {})) {
+          if (fromContact.has(name) || contactOwn.includes(name)) {
+            problems.push(`steps[${index}].variables.${name}: comes from the contact and cannot be passed`)
+          }
+        }
       }
       if (step.type === 'enroll_followup' && !(await deps.followups.exists(db, tenant.accountId, step.followup_id))) {
         problems.push(`steps[${index}]: follow-up sequence ${step.followup_id} does not exist`)

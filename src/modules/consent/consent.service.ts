@@ -7,9 +7,17 @@ import { AppError, badRequest } from '../../platform/http/errors.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { type ContactsService, consentSubject, recordOptinChange } from '../contacts/index.ts'
+import { type ContactsService, consentSubject, fieldDefinitionsOf, recordOptinChange } from '../contacts/index.ts'
 import type { InboundStored } from '../inbox/index.ts'
-import { optinConfirmButton, renderTemplate, templateVariables } from '../templates/index.ts'
+import {
+  customFieldTexts,
+  mayUseCustomFields,
+  optinConfirmButton,
+  renderTemplate,
+  templateVariables,
+  unfilledVariables,
+  valueLanguage,
+} from '../templates/index.ts'
 import * as repo from './consent.repository.ts'
 import {
   cleanKeywords,
@@ -358,13 +366,28 @@ export function consentService(deps: ConsentServiceDeps) {
           'the account has no approved optin_confirm template',
         )
       }
-      const rendered = renderTemplate({ texts: [template.content], language: template.language, contact, values: {} })
+      const texts = [template.content]
+      const definitions = mayUseCustomFields(texts) ? await fieldDefinitionsOf(db, accountId) : []
+      const rendered = renderTemplate({
+        texts,
+        language: template.language,
+        contact: {
+          ...contact,
+          customFields: customFieldTexts(
+            definitions,
+            contact.fields,
+            valueLanguage(contact.language, template.language),
+          ),
+        },
+        values: {},
+        customFields: definitions.map((d) => d.key),
+      })
       if (!rendered.ok) {
         return recordChatProblem(
           accountId,
           contactId,
           'failed',
-          `the optin_confirm template needs values the contact lacks: ${[...rendered.missing, ...rendered.remaining].join(', ')}`,
+          `the optin_confirm template needs values the contact lacks: ${unfilledVariables(rendered).join(', ')}`,
         )
       }
       const button = optinConfirmButton(template.language).text

@@ -578,6 +578,8 @@ export async function consentSubject(tx: Db, accountId: string, contactId: strin
     language: row.language,
     optinChat: row.optinChat,
     optinEmail: row.optinEmail,
+    /** custom field values by key (the opt-in confirmation may use them) */
+    fields: row.fields,
   }
 }
 

@@ -6,12 +6,19 @@ import { NotifiedCache } from '../../platform/db/notified-cache.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
+import type { FieldDefinition } from '../contacts/index.ts'
 import {
+  customFieldTexts,
+  extractVariables,
+  fieldDefinitionsBatched,
   invalidVariablesMessage,
+  mayUseCustomFields,
   renderTemplate,
   type TemplateView,
   templateTexts,
+  unfilledVariables,
   validateVariableValues,
+  valueLanguage,
 } from '../templates/index.ts'
 import { type Contact, type SendsTenant, TEMPLATE_SEND_QUEUE, type TemplateSendsDeps } from './messaging.ports.ts'
 import { hasUnitLeft, monthIn } from './messaging.quota.ts'
@@ -29,6 +36,8 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
   // notified by migration 0056's triggers on templates and channel_connections
   const views = new NotifiedCache<TemplateView>(deps.database, 'herold_send_checks')
   const chatNumbers = new NotifiedCache<true>(deps.database, 'herold_send_checks')
+  // notified by migration 0063's trigger on contact_fields
+  const fieldDefinitions = new NotifiedCache<FieldDefinition[]>(deps.database, 'herold_send_checks')
   const template = (tenant: SendsTenant, id: string) =>
     views.get(`${tenant.accountId}/${id}`, () =>
       deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id),
@@ -43,10 +52,34 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
   // the accepted sends of requests that arrive together: one transaction, one commit (see commitSends)
   const commit = groupCommit((rows: repo.NewTemplateSendRow[]) => commitSends(db, clock, rows))
 
-  /** 422 invalid_variables naming every variable, from the caller's values and then from the contact's data. */
-  function checkVariables(view: TemplateView, contact: Contact, supplied: Record<string, string>) {
+  /**
+   * The account's custom field definitions when they matter to this send: the template may use one, or the caller
+   * passed values (a custom field's name among them is refused as coming from the contact). Else none, unread.
+   */
+  function definitionsFor(tenant: SendsTenant, view: TemplateView, supplied: Record<string, string>) {
+    if (!mayUseCustomFields(templateTexts(view)) && Object.keys(supplied).length === 0) return []
+    return fieldDefinitions.get(tenant.accountId, () => fieldDefinitionsBatched(db, tenant.accountId))
+  }
+
+  /** The contact's custom field values as text, read only when the template uses a custom field. */
+  async function customFieldsOf(tenant: SendsTenant, view: TemplateView, contact: Contact, keys: readonly string[]) {
     const texts = templateTexts(view)
-    const invalid = validateVariableValues(texts, supplied)
+    if (!extractVariables(texts).some((v) => keys.includes(v))) return {}
+    const definitions = await definitionsFor(tenant, view, {})
+    const own = await repo.contactFieldValues(db, tenant.accountId, contact.id)
+    return customFieldTexts(definitions, own.fields, valueLanguage(own.language, view.language))
+  }
+
+  /** 422 invalid_variables naming every variable, from the caller's values and then from the contact's data. */
+  async function checkVariables(
+    tenant: SendsTenant,
+    view: TemplateView,
+    contact: Contact,
+    supplied: Record<string, string>,
+    keys: readonly string[],
+  ) {
+    const texts = templateTexts(view)
+    const invalid = validateVariableValues(texts, supplied, keys)
     if (invalid.length > 0) {
       throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
         variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })),
@@ -55,11 +88,12 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
     const rendered = renderTemplate({
       texts,
       language: view.language,
-      contact: contactValues(contact),
+      contact: { ...contactValues(contact), customFields: await customFieldsOf(tenant, view, contact, keys) },
       values: supplied,
+      customFields: keys,
     })
     if (!rendered.ok) {
-      const names = [...rendered.missing, ...rendered.remaining]
+      const names = unfilledVariables(rendered)
       throw unprocessable(
         'invalid_variables',
         `Invalid variables: ${names.join(', ')} would stay unfilled (the contact has no value for it); nothing is sent`,
@@ -86,7 +120,8 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       const refusal = templateRefusal(view)
       if (refusal) throw unprocessable(refusal.code, refusal.message)
       const supplied = input.template.variables ?? {}
-      const invalid = validateVariableValues(templateTexts(view), supplied)
+      const keys = (await definitionsFor(tenant, view, supplied)).map((d) => d.key)
+      const invalid = validateVariableValues(templateTexts(view), supplied, keys)
       if (invalid.length > 0) {
         throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
           variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })),
@@ -101,7 +136,7 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       await requireChatConnected(tenant.accountId)
       const recipient = recipientRefusal(contact)
       if (recipient) throw conflict(recipient.code, recipient.message)
-      checkVariables(view, contact, supplied)
+      await checkVariables(tenant, view, contact, supplied, keys)
       const now = clock.now()
       const id = randomUUID()
       const committed = await commit({

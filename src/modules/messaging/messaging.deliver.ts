@@ -2,7 +2,16 @@ import { AppError } from '../../platform/http/errors.ts'
 import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import type { BatchSendOutcome } from '../channels/index.ts'
-import { renderTemplate, type TemplateView, templateTexts, templateVariables } from '../templates/index.ts'
+import { type FieldDefinition, fieldDefinitionsOf } from '../contacts/index.ts'
+import {
+  customFieldTexts,
+  mayUseCustomFields,
+  renderTemplate,
+  type TemplateView,
+  templateTexts,
+  templateVariables,
+  valueLanguage,
+} from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
 import { type ContactValues, MAX_RATE_LIMITED_ATTEMPTS, type TemplateSendsDeps } from './messaging.ports.ts'
 import { monthIn, releaseUnits, reserveUnitsAndMarkSending } from './messaging.quota.ts'
@@ -31,9 +40,15 @@ export function sendDelivery(deps: TemplateSendsDeps) {
 
   /**
    * Renders for the provider: link addresses in the caller's values become tracked short links (the approved text
-   * itself cannot change at the provider), then every placeholder is filled. Null when any placeholder would remain.
+   * itself cannot change at the provider), then every placeholder is filled, custom fields from the contact's
+   * values (`fields`). When a placeholder would remain: the reason to skip and what it lacked.
    */
-  function renderForSend(view: TemplateView, contact: ContactValues, supplied: Record<string, string>) {
+  function renderForSend(
+    view: TemplateView,
+    contact: ContactValues,
+    supplied: Record<string, string>,
+    fields: { texts: Record<string, string>; keys: readonly string[] },
+  ) {
     const links: Array<{ id: string; url: string }> = []
     const values: Record<string, string> = {}
     for (const [name, value] of Object.entries(supplied)) {
@@ -48,14 +63,21 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       links.push(...tracked.links)
     }
     const texts = templateTexts(view)
-    const rendered = renderTemplate({ texts, language: view.language, contact: contactValues(contact), values })
-    if (!rendered.ok) return null
+    const rendered = renderTemplate({
+      texts,
+      language: view.language,
+      contact: { ...contactValues(contact), customFields: fields.texts },
+      values,
+      customFields: fields.keys,
+    })
+    if (!rendered.ok) return { ok: false as const, ...unfilled(rendered, fields.keys) }
     const urlButtons = view.buttons.flatMap((b, index) => (b.type === 'URL' && b.url ? [{ index, url: b.url }] : []))
     const buttonParameters = urlButtons.flatMap(({ index, url }) => {
       const [variable] = templateVariables({ content: url, buttons: [] })
       return variable ? [{ index, text: rendered.values[variable] }] : []
     })
     return {
+      ok: true as const,
       text: rendered.texts[0],
       links,
       ...bodyParameters(view.content, rendered.values),
@@ -94,14 +116,23 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     },
   }
 
+  type Rendered = Extract<ReturnType<typeof renderForSend>, { ok: true }>
   type Checked =
-    | { skip: string }
-    | { skip?: undefined; view: TemplateView; rendered: NonNullable<ReturnType<typeof renderForSend>>; phone: string }
+    | { skip: string; detail?: string }
+    | { skip?: undefined; view: TemplateView; rendered: Rendered; phone: string }
 
   /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
   async function recheckBatch(accountId: string, ids: string[]) {
     const rows = await repo.recheckSends(db, accountId, ids)
     const views = new Map<string, TemplateView | null>()
+    // the account's custom field definitions, read once for the batch when a template may use one
+    let definitions: FieldDefinition[] | null = null
+    const fieldsOf = async (view: TemplateView, contact: NonNullable<(typeof rows)[number]['contact']>) => {
+      if (!mayUseCustomFields(templateTexts(view))) return { texts: {}, keys: [] }
+      definitions ??= await fieldDefinitionsOf(db, accountId)
+      const language = valueLanguage(contact.language, view.language)
+      return { texts: customFieldTexts(definitions, contact.fields, language), keys: definitions.map((d) => d.key) }
+    }
     const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
     for (const row of rows) {
       const { send, account, contact } = row
@@ -121,8 +152,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         const templateIssue = templateRefusal(view)
         if (templateIssue) return { skip: templateIssue.code }
         if (!row.chatConnected) return { skip: 'chat_not_connected' }
-        const rendered = renderForSend(view, contact, send.variables)
-        if (!rendered) return { skip: 'placeholder_remains' }
+        const rendered = renderForSend(view, contact, send.variables, await fieldsOf(view, contact))
+        if (!rendered.ok) return { skip: rendered.reason, detail: rendered.detail }
         return { view, rendered, phone: contact.phone }
       })()
       checked.set(send.id, { send, timezone: account.timezone, checked: await result })
@@ -202,7 +233,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
   type Prepared = {
     send: repo.TemplateSendRow
     job: ClaimedJob
-    checked: Exclude<Checked, { skip: string }>
+    checked: Extract<Checked, { skip?: undefined }>
     month: string
   }
 
@@ -222,7 +253,13 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       const waiting: Array<{ job: ClaimedJob; retryAt: Date; reason: string }> = []
       const candidates: Array<{ send: repo.TemplateSendRow; job: ClaimedJob; checked: Prepared['checked'] }> = []
       // a campaign's send waits while sending is impossible for the moment and goes when it is possible again
-      const waitOrSkip = (send: repo.TemplateSendRow, job: ClaimedJob, reason: string, retryAt: Date) => {
+      const waitOrSkip = (
+        send: repo.TemplateSendRow,
+        job: ClaimedJob,
+        reason: string,
+        retryAt: Date,
+        detail: string | null = null,
+      ) => {
         const waitUntil = waitingAllowedUntil(send, reason)
         if (waitUntil !== null && retryAt.getTime() < waitUntil) {
           patches.push({ id: send.id, patch: { reason, updatedAt: now } })
@@ -231,7 +268,13 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         }
         patches.push({
           id: send.id,
-          patch: { status: 'skipped', reason: waitUntil !== null ? 'late' : reason, skippedAt: now, updatedAt: now },
+          patch: {
+            status: 'skipped',
+            reason: waitUntil !== null ? 'late' : reason,
+            ...(detail !== null && waitUntil === null ? { reasonDetail: detail } : {}),
+            skippedAt: now,
+            updatedAt: now,
+          },
         })
         ended.push(job)
       }
@@ -249,7 +292,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         const check = checked.get(send.id)?.checked
         if (send.status !== 'queued' || !check) continue
         if (check.skip !== undefined) {
-          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS))
+          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS), check.detail ?? null)
           continue
         }
         candidates.push({ send, job, checked: check })
@@ -372,6 +415,18 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       },
     }
   }
+}
+
+/**
+ * Why a send cannot be rendered: `field_missing` when a custom field the template uses has no value for the contact
+ * (and no default), naming those fields; else `placeholder_remains`, naming what stayed unfilled (a contact without
+ * e-mail for {{email}}).
+ */
+function unfilled(rendered: { missing: string[]; remaining: string[] }, fieldKeys: readonly string[]) {
+  const fields = rendered.missing.filter((name) => fieldKeys.includes(name))
+  if (fields.length > 0) return { reason: 'field_missing', detail: fields.join(', ') }
+  const names = rendered.missing.length > 0 ? rendered.missing : rendered.remaining
+  return { reason: 'placeholder_remains', detail: names.join(', ') }
 }
 
 /** A connection refused or a name not resolved: the request never reached the provider. */

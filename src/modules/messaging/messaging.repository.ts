@@ -1,6 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -163,8 +164,16 @@ export async function recheckSends(db: Db, accountId: string, ids: string[]) {
         language: accounts.language,
         timezone: accounts.timezone,
       },
-      contact: sql<{ name: string; email: string; phone: string; optin_chat: string } | null>`(
-        SELECT json_build_object('name', c.name, 'email', c.email, 'phone', c.phone, 'optin_chat', c.optin_chat)
+      contact: sql<{
+        name: string
+        email: string
+        phone: string
+        optin_chat: string
+        language: string
+        fields: Record<string, unknown>
+      } | null>`(
+        SELECT json_build_object('name', c.name, 'email', c.email, 'phone', c.phone, 'optin_chat', c.optin_chat,
+          'language', c.language, 'fields', c.fields)
         FROM contacts c WHERE c.account_id = ${templateSends.accountId} AND c.id = ${templateSends.contactId})`,
       chatConnected: sql<boolean | null>`(SELECT cc.status = 'connected' FROM channel_connections cc
         WHERE cc.account_id = ${templateSends.accountId} AND cc.channel = 'chat')`,
@@ -189,6 +198,7 @@ export async function lockSends(tx: Db, accountId: string, ids: string[]) {
 const PATCHABLE = {
   status: 'text',
   reason: 'text',
+  reasonDetail: 'text',
   errorCode: 'text',
   attemptToken: 'uuid',
   quotaMonth: 'text',
@@ -245,3 +255,26 @@ export async function insertLinksOf(
   if (links.length === 0) return
   await db.insert(trackedLinks).values(links.map((link) => ({ accountId, ...link, createdAt: now })))
 }
+
+type FieldValues = { language: string; fields: Record<string, unknown> | null }
+
+/**
+ * A contact's language and custom field values (POST /messages with a template that uses a custom field); the
+ * lookups of one turn of the event loop are one statement (perTick).
+ */
+export const contactFieldValues = (db: Db, accountId: string, contactId: string): Promise<FieldValues> =>
+  fieldValuesPerTick(db, { accountId, contactId })
+
+const fieldValuesPerTick = perTick(
+  async (db, keys: readonly { accountId: string; contactId: string }[]): Promise<FieldValues[]> => {
+    const result = await db.execute(sql`SELECT k.at, c.language, c.fields
+      FROM unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.contactId))}::uuid[])
+        WITH ORDINALITY AS k(account_id, id, at)
+      JOIN contacts c ON c.account_id = k.account_id AND c.id = k.id`)
+    const found: FieldValues[] = keys.map(() => ({ language: '', fields: {} }))
+    for (const row of (result as unknown as { rows: Array<FieldValues & { at: number | string }> }).rows) {
+      found[Number(row.at) - 1] = { language: row.language, fields: row.fields }
+    }
+    return found
+  },
+)

@@ -84,6 +84,7 @@ export function sendView(row: repo.TemplateSendRow) {
     send_id: row.id,
     status: row.status === 'sending' ? ('queued' as const) : row.status,
     reason: row.reason,
+    reason_detail: row.reasonDetail,
     error_code: row.errorCode,
     contact_id: row.contactId,
     template_id: row.templateId,

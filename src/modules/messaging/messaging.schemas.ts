@@ -47,7 +47,7 @@ export const SendQueued = Type.Object(
 const at = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
 
 export const SEND_REASONS =
-  'skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, placeholder_remains (nothing is sent while a placeholder would remain), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out)'
+  'skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out)'
 
 export const SendRecord = Type.Object(
   {
@@ -59,6 +59,10 @@ export const SendRecord = Type.Object(
     ),
     reason: Type.Union([Type.String(), Type.Null()], { description: `why it was skipped or failed. ${SEND_REASONS}` }),
     grund: Type.Union([Type.String(), Type.Null()], { description: 'deprecated German alias of reason' }),
+    reason_detail: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'what the reason is about: for field_missing the custom fields, for placeholder_remains the variables without a value (comma-separated); null otherwise',
+    }),
     error_code: Type.Union([Type.String(), Type.Null()], { description: "the provider's error code" }),
     contact_id: Type.String({ format: 'uuid' }),
     template_id: Type.String({ format: 'uuid' }),

@@ -95,6 +95,8 @@ export const templateSends = pgTable(
     status: text('status', { enum: SEND_STATUSES }).notNull(),
     /** why a send was skipped or failed */
     reason: text('reason'),
+    /** what the reason is about: the variables a skipped send had no value for (field_missing, placeholder_remains) */
+    reasonDetail: text('reason_detail'),
     /** the provider's error code of a failed send */
     errorCode: text('error_code'),
     /** the job lease that moved it to `sending`; its finishing write checks it */

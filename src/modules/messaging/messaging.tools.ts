@@ -79,7 +79,7 @@ export const sendTemplate = defineTool({
   name: 'send_template',
   title: 'Send an approved template',
   description:
-    'Queue an approved chat template to a contact whose chat opt-in is confirmed; works at any time. Variables that come from the contact (name, full_name, email, phone) are filled in; give values for the others. The result has a send_id: read its status with get_send_status.',
+    'Queue an approved chat template to a contact whose chat opt-in is confirmed; works at any time. Variables that come from the contact (name, full_name, email, phone and the account’s custom fields) are filled in; give values for the others (a contact without a value for a custom field the template uses, and no default, is refused naming it). The result has a send_id: read its status with get_send_status.',
   scope: 'messages:write',
   rest: 'POST /messages',
   output: obj(

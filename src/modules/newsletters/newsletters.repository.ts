@@ -115,10 +115,18 @@ export async function knownTags(db: Db, accountId: string, names: string[]): Pro
 
 /** A contact as a preview shows it, with whether the segment selects it (null: no such contact). */
 export async function previewContact(db: Db, accountId: string, contactId: string, segment: NewsletterSegment | null) {
-  const found = await db.execute(sql`SELECT c.name, c.email, c.phone, c.optin_chat,
+  const found = await db.execute(sql`SELECT c.name, c.email, c.phone, c.optin_chat, c.language, c.fields,
       (${segmentSql(segment)}) AS selected
     FROM contacts c WHERE c.account_id = ${accountId} AND c.id = ${contactId}`)
-  const [contact] = rows<{ name: string; email: string; phone: string; optin_chat: string; selected: unknown }>(found)
+  const [contact] = rows<{
+    name: string
+    email: string
+    phone: string
+    optin_chat: string
+    language: string
+    fields: Record<string, unknown> | null
+    selected: unknown
+  }>(found)
   return contact ?? null
 }
 
@@ -147,8 +155,8 @@ export async function listRecipients(
   row: NewsletterRow,
   query: { status?: string; limit: number; offset: number },
 ) {
-  const result = await db.execute(sql`SELECT id, contact_id, status, reason, sent_at, delivered_at, read_at,
-      failed_at, skipped_at, created_at FROM template_sends
+  const result = await db.execute(sql`SELECT id, contact_id, status, reason, reason_detail, sent_at, delivered_at,
+      read_at, failed_at, skipped_at, created_at FROM template_sends
     WHERE account_id = ${row.accountId} AND origin = 'newsletter' AND origin_id = ${row.id}
       ${query.status ? sql`AND status = ${query.status}` : sql``}
     ORDER BY contact_id LIMIT ${query.limit + 1} OFFSET ${query.offset}`)

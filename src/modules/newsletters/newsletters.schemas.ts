@@ -62,7 +62,7 @@ export const CreateBody = Type.Object({
     minLength: 1,
     maxLength: LIMITS.content,
     description:
-      'The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled.',
+      'The message text; may use {{name}}, the contact variables of POST /messages and the account’s custom fields ({{customer_no}}; a recipient without a value and no default is skipped, reason field_missing). It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled.',
   }),
   channel: Type.Optional(Type.Literal('chat')),
   header_media: Type.Optional(Nullable(HeaderMediaInput)),
@@ -221,6 +221,10 @@ export const Recipient = Type.Object({
   contact_id: Type.String({ format: 'uuid' }),
   status: literals(SEND_STATUS_VALUES),
   reason: Nullable(Type.String(), 'why it was skipped, failed or waits'),
+  reason_detail: Nullable(
+    Type.String(),
+    'what the reason is about: for field_missing the custom fields the contact has no value for (comma-separated)',
+  ),
   sent_at: Nullable(at),
   delivered_at: Nullable(at),
   read_at: Nullable(at),

@@ -5,8 +5,16 @@ import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { sendFunnel } from '../../platform/http/statistics.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
+import { fieldDefinitionsOf } from '../contacts/index.ts'
 import { dropQueuedSends } from '../messaging/index.ts'
-import { checkTemplate, renderTemplate } from '../templates/index.ts'
+import {
+  checkTemplate,
+  customFieldTexts,
+  mayUseCustomFields,
+  renderTemplate,
+  unfilledVariables,
+  valueLanguage,
+} from '../templates/index.ts'
 import { NEWSLETTER_START_QUEUE, type NewsletterDeliveryDeps, newsletterDelivery } from './newsletters.delivery.ts'
 import * as repo from './newsletters.repository.ts'
 import type { CtaTracking, NewsletterCta, NewsletterHeaderMedia, NewsletterSegment } from './newsletters.tables.ts'
@@ -414,11 +422,20 @@ export function newslettersService(deps: NewslettersDeps) {
       if (!repo.isUuid(contactId)) throw notFound('contact')
       const contact = await repo.previewContact(db, tenant.accountId, contactId, row.segment ?? null)
       if (!contact) throw notFound('contact')
+      const texts = [templateBody(row)]
+      const definitions = mayUseCustomFields(texts) ? await fieldDefinitionsOf(db, tenant.accountId) : []
+      const language = tenant.account.language
       const rendered = renderTemplate({
-        texts: [templateBody(row)],
-        language: tenant.account.language,
-        contact: { name: contact.name, email: contact.email, phone: contact.phone },
+        texts,
+        language,
+        contact: {
+          name: contact.name,
+          email: contact.email,
+          phone: contact.phone,
+          customFields: customFieldTexts(definitions, contact.fields, valueLanguage(contact.language, language)),
+        },
         values: {},
+        customFields: definitions.map((d) => d.key),
       })
       const selected = contact.selected === true || contact.selected === 't'
       const reason = contact.optin_chat !== 'confirmed' ? 'optin_not_confirmed' : selected ? null : 'not_in_segment'
@@ -426,7 +443,7 @@ export function newslettersService(deps: NewslettersDeps) {
         newsletter_id: row.id,
         contact_id: contactId,
         text: rendered.ok ? rendered.texts[0] : null,
-        missing_variables: rendered.ok ? [] : [...rendered.missing, ...rendered.remaining],
+        missing_variables: rendered.ok ? [] : unfilledVariables(rendered),
         cta: row.cta ?? null,
         header_media: row.headerMedia
           ? { url: row.headerMedia.url, ...(row.headerMedia.media_id ? { media_id: row.headerMedia.media_id } : {}) }
@@ -454,6 +471,7 @@ export function newslettersService(deps: NewslettersDeps) {
           contact_id: String(r.contact_id),
           status: String(r.status),
           reason: (r.reason as string | null) ?? null,
+          reason_detail: (r.reason_detail as string | null) ?? null,
           sent_at: date(r.sent_at),
           delivered_at: date(r.delivered_at),
           read_at: date(r.read_at),

@@ -197,6 +197,13 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
+export {
+  BOOLEAN_WORDS,
+  customFieldTexts,
+  formatFieldValue,
+  mayUseCustomFields,
+  valueLanguage,
+} from './templates.fields.ts'
 export type {
   ProviderFailure,
   ProviderTemplateRef,
@@ -208,13 +215,17 @@ export type {
 } from './templates.service.ts'
 export { TEMPLATE_POLL_INTERVAL_MS, TEMPLATE_POLL_QUEUE, templatesService } from './templates.service.ts'
 export {
+  CONTACT_VARIABLES,
   contactVariables,
+  extractVariables,
   invalidVariablesMessage,
   remainingPlaceholders,
   renderTemplate,
   settableVariables,
+  unfilledVariables,
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'
+export { fieldDefinitionsBatched } from './templates.view.ts'
 
 import { templatesTools } from './templates.tools.ts'

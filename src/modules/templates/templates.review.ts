@@ -4,7 +4,7 @@ import { enqueue } from '../../platform/jobs/jobs.ts'
 import { optinConfirmButton, providerCategory, stateForProviderStatus } from './templates.check.ts'
 import type { ProviderFailure, TemplateProviderPort, TemplatesServiceDeps, TemplatesTenant } from './templates.ports.ts'
 import * as repo from './templates.repository.ts'
-import { templateDetail as detail, type TemplateView, templateView } from './templates.view.ts'
+import { customFieldKeys, templateDetail as detail, type TemplateView, templateView } from './templates.view.ts'
 
 /** The durable job that reads a pending template's status from the provider, payload { template_id }. */
 export const TEMPLATE_POLL_QUEUE = 'templates.poll_status'
@@ -161,7 +161,7 @@ export function templateReview(deps: Pick<TemplatesServiceDeps, 'db' | 'clock' |
         rejectionReason: update.reason,
         ...(update.providerTemplateId ? { providerTemplateId: update.providerTemplateId } : {}),
       })
-      return saved ? templateView(saved) : null
+      return saved ? templateView(saved, await customFieldKeys(db, accountId, [saved])) : null
     },
 
     /**
@@ -243,7 +243,7 @@ export function templateReview(deps: Pick<TemplatesServiceDeps, 'db' | 'clock' |
       report: { status: string; rejectionReason?: string | null; providerTemplateId?: string; submitted?: boolean },
     ): Promise<TemplateView | null> {
       const saved = await applyProviderStatus(accountId, id, report)
-      return saved ? templateView(saved) : null
+      return saved ? templateView(saved, await customFieldKeys(db, accountId, [saved])) : null
     },
 
     /** After a deletion here: removes a template the provider knows there; when that fails the reason is the notice. */

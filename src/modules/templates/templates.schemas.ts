@@ -273,6 +273,10 @@ export const TemplateSend = Type.Object({
   contact_id: Type.String({ format: 'uuid' }),
   status: Type.String(),
   reason: Nullable(Type.String()),
+  reason_detail: Nullable(
+    Type.String(),
+    'what the reason is about: for field_missing the custom fields the contact has no value for (comma-separated)',
+  ),
   origin: Type.String({ description: 'api, newsletter, followup or automation' }),
   origin_id: Nullable(Type.String({ format: 'uuid' }), 'the newsletter, follow-up step or automation run'),
   created_at: Type.String({ format: 'date-time' }),

@@ -19,8 +19,8 @@ export function templateSendsListing(deps: { db: Db; clock: Clock }) {
     ) {
       const row = await repo.findTemplate(db, tenant.accountId, id)
       if (!row) throw notFound('template')
-      const result = await db.execute(sql`SELECT id, contact_id, status, reason, origin, origin_id, created_at,
-          sent_at, delivered_at, read_at, failed_at, skipped_at FROM template_sends
+      const result = await db.execute(sql`SELECT id, contact_id, status, reason, reason_detail, origin, origin_id,
+          created_at, sent_at, delivered_at, read_at, failed_at, skipped_at FROM template_sends
         WHERE account_id = ${tenant.accountId} AND template_id = ${row.id}
           ${query.status ? sql`AND status = ${query.status}` : sql``}
           ${query.origin ? sql`AND origin = ${query.origin}` : sql``}
@@ -35,6 +35,7 @@ export function templateSendsListing(deps: { db: Db; clock: Clock }) {
           contact_id: String(r.contact_id),
           status: String(r.status),
           reason: (r.reason as string | null) ?? null,
+          reason_detail: (r.reason_detail as string | null) ?? null,
           origin: String(r.origin),
           origin_id: (r.origin_id as string | null) ?? null,
           created_at: date(r.created_at) as Date,

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
+import { fieldDefinitionsOf } from '../contacts/index.ts'
 import {
   type CheckedTemplate,
   type HeaderMedia,
@@ -11,6 +12,7 @@ import {
   type TemplateButton,
   templateTexts,
 } from './templates.check.ts'
+import { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 import type {
   CreateInput,
   HeaderMediaInput,
@@ -23,7 +25,22 @@ import * as repo from './templates.repository.ts'
 import { templateReview } from './templates.review.ts'
 import { templateSendsListing } from './templates.sends.ts'
 import { invalidVariablesMessage, renderTemplate, validateVariableValues } from './templates.variables.ts'
-import { type TemplateDetailView, type TemplateView, templateDetail, templateView } from './templates.view.ts'
+import {
+  customFieldKeys,
+  customFieldKeysBatched,
+  type TemplateDetailView,
+  type TemplateView,
+  templateDetail,
+  templateView,
+} from './templates.view.ts'
+
+type PreviewContact = {
+  name: string
+  email: string
+  phone: string
+  language: string
+  fields: Record<string, unknown> | null
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -162,14 +179,15 @@ export function templatesService(deps: TemplatesServiceDeps) {
       const filter = { channel: query.channel, state: query.state, sendable: query.sendable }
       const rows = await repo.listTemplates(db, tenant.accountId, filter, query.limit, query.offset)
       const page = toPage(rows, query.limit, query.offset)
-      return { ...page, items: page.items.map(templateView) }
+      const fields = await customFieldKeys(db, tenant.accountId, page.items)
+      return { ...page, items: page.items.map((row) => templateView(row, fields)) }
     },
 
     /** A template as the list shows it, 404 when missing; the lookups of requests that arrive together are one statement. */
     async view(tenant: TemplatesTenant, id: string): Promise<TemplateView> {
       const row = await repo.findTemplateBatched(db, tenant.accountId, id)
       if (!row) throw notFound('template')
-      return templateView(row)
+      return templateView(row, await customFieldKeysBatched(db, tenant.accountId, row))
     },
 
     async get(tenant: TemplatesTenant, id: string): Promise<TemplateDetailView> {
@@ -270,20 +288,29 @@ export function templatesService(deps: TemplatesServiceDeps) {
       const row = await repo.findTemplate(db, tenant.accountId, id)
       if (!row) throw notFound('template')
       if (!UUID.test(contactId)) throw notFound('contact')
-      const found = await db.execute(sql`SELECT name, email, phone FROM contacts
+      const found = await db.execute(sql`SELECT name, email, phone, language, fields FROM contacts
         WHERE account_id = ${tenant.accountId} AND id = ${contactId}`)
-      const [contact] = (found as unknown as { rows: Array<{ name: string; email: string; phone: string }> }).rows
+      const [contact] = (found as unknown as { rows: PreviewContact[] }).rows
       if (!contact) throw notFound('contact')
       const texts = templateTexts(row)
+      const definitions = mayUseCustomFields(texts) ? await fieldDefinitionsOf(db, tenant.accountId) : []
+      const fieldKeys = definitions.map((d) => d.key)
       // the values given are checked as POST /messages checks them; a value not given is shown as missing
-      const invalid = validateVariableValues(texts, variables).filter((i) => i.problem !== 'missing')
+      const invalid = validateVariableValues(texts, variables, fieldKeys).filter((i) => i.problem !== 'missing')
       if (invalid.length > 0) {
         throw new AppError(422, 'invalid_variables', invalidVariablesMessage(invalid), {
           key: 'invalid_variables',
           details: { variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })) },
         })
       }
-      const rendered = renderTemplate({ texts, language: row.language, contact, values: variables })
+      const customFields = customFieldTexts(definitions, contact.fields, valueLanguage(contact.language, row.language))
+      const rendered = renderTemplate({
+        texts,
+        language: row.language,
+        contact: { name: contact.name, email: contact.email, phone: contact.phone, customFields },
+        values: variables,
+        customFields: fieldKeys,
+      })
       const urlButtons = row.buttons.filter((b) => b.type === 'URL' && b.url)
       return {
         template_id: row.id,

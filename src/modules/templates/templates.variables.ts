@@ -180,7 +180,11 @@ export function validateVariableValues(
   const fromContact = new Set(contactVariables(texts, customFields))
   const invalid: InvalidVariable[] = []
   for (const [variable, value] of Object.entries(supplied)) {
-    if (fromContact.has(variable) || (CONTACT_VARIABLES as readonly string[]).includes(variable)) {
+    if (
+      fromContact.has(variable) ||
+      (CONTACT_VARIABLES as readonly string[]).includes(variable) ||
+      customFields.includes(variable)
+    ) {
       invalid.push({ variable, problem: 'from_contact' })
     } else if (!settable.includes(variable)) {
       invalid.push({ variable, problem: 'unknown' })
@@ -212,7 +216,7 @@ export interface ContactValues {
   name: string
   email: string
   phone: string
-  /** custom field values by field name */
+  /** custom field values by field name, as text (customFieldTexts); a field the contact has no value for is absent */
   customFields?: Readonly<Record<string, string>>
 }
 
@@ -250,8 +254,10 @@ export function renderTemplate(input: {
   language: string
   contact: ContactValues
   values: Readonly<Record<string, string>>
+  /** the account's custom field keys (default: those the contact has a value for); they come from the contact */
+  customFields?: readonly string[]
 }): RenderResult {
-  const customFields = Object.keys(input.contact.customFields ?? {})
+  const customFields = input.customFields ?? Object.keys(input.contact.customFields ?? {})
   const fromContact = contactVariableValues(input.contact, input.language)
   const contactNames = new Set(contactVariables(input.texts, customFields))
   const values: Record<string, string> = {}
@@ -260,8 +266,12 @@ export function renderTemplate(input: {
     const value = contactNames.has(variable)
       ? variable === '1'
         ? fromContact.name
-        : fromContact[variable]
-      : input.values[variable]
+        : Object.hasOwn(fromContact, variable)
+          ? fromContact[variable]
+          : undefined
+      : Object.hasOwn(input.values, variable)
+        ? input.values[variable]
+        : undefined
     if (value === undefined || value === '') missing.push(variable)
     else values[variable] = value
   }
@@ -269,6 +279,12 @@ export function renderTemplate(input: {
   const remaining = texts.flatMap(remainingPlaceholders)
   if (missing.length > 0 || remaining.length > 0) return { ok: false, missing, remaining }
   return { ok: true, texts, values }
+}
+
+/** What a failed render lacks, each once: the variables without a value, then any other placeholder left. */
+export function unfilledVariables(failed: { missing: readonly string[]; remaining: readonly string[] }): string[] {
+  const others = failed.remaining.filter((raw) => !failed.missing.includes(raw.slice(2, -2)))
+  return [...new Set([...failed.missing, ...others])]
 }
 
 /** The final guard before any send: the text must not contain a placeholder. */

@@ -1,4 +1,6 @@
 import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
+import { fieldDefinitionsOf } from '../contacts/index.ts'
 import {
   isSendable,
   optinConfirmButton,
@@ -8,14 +10,42 @@ import {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
+import { mayUseCustomFields } from './templates.fields.ts'
 import * as repo from './templates.repository.ts'
 import { settableVariables } from './templates.variables.ts'
 
-/** Contacts have no custom fields yet; once they do, their names come from the contact and stop being settable. */
-const CUSTOM_FIELDS: readonly string[] = []
+/**
+ * The account's custom field keys when one of the templates may use one (a named variable beyond the built-in contact
+ * variables), else none without a read: their names come from the contact and are not settable.
+ */
+export async function customFieldKeys(
+  dbOrTx: Db,
+  accountId: string,
+  rows: ReadonlyArray<Pick<repo.TemplateRow, 'content' | 'buttons'>>,
+): Promise<string[]> {
+  if (!rows.some((row) => mayUseCustomFields(templateTexts(row)))) return []
+  return (await fieldDefinitionsOf(dbOrTx, accountId)).map((d) => d.key)
+}
 
-/** A template as GET /templates lists it. */
-export function templateView(row: repo.TemplateRow) {
+/**
+ * fieldDefinitionsOf for the lookups of one turn of the event loop: each account read once, however many requests of
+ * it arrived together (POST /messages reads them for its template's view and for its own checks). Never in a
+ * transaction.
+ */
+export const fieldDefinitionsBatched = perTick(async (db, accountIds: readonly string[]) => {
+  const unique = [...new Set(accountIds)]
+  const read = new Map(await Promise.all(unique.map(async (id) => [id, await fieldDefinitionsOf(db, id)] as const)))
+  return accountIds.map((id) => read.get(id) ?? [])
+})
+
+/** customFieldKeys for one template outside a transaction, read with the other lookups of the turn. */
+export async function customFieldKeysBatched(db: Db, accountId: string, row: repo.TemplateRow): Promise<string[]> {
+  if (!mayUseCustomFields(templateTexts(row))) return []
+  return (await fieldDefinitionsBatched(db, accountId)).map((d) => d.key)
+}
+
+/** A template as GET /templates lists it; `customFields`: the account's field keys (customFieldKeys). */
+export function templateView(row: repo.TemplateRow, customFields: readonly string[] = []) {
   return {
     id: row.id,
     name: row.name,
@@ -35,7 +65,7 @@ export function templateView(row: repo.TemplateRow) {
     rejection_reason: row.rejectionReason,
     system: row.system,
     variables: templateVariables(row),
-    settable_variables: settableVariables(templateTexts(row), CUSTOM_FIELDS),
+    settable_variables: settableVariables(templateTexts(row), customFields),
     sendable: isSendable(row),
     submitted_at: row.submittedAt,
     created_at: row.createdAt,
@@ -60,7 +90,7 @@ export async function templateDetail(dbOrTx: Db, row: repo.TemplateRow): Promise
       language: row.language,
     }))
   return {
-    ...templateView(row),
+    ...templateView(row, await customFieldKeys(dbOrTx, row.accountId, [row])),
     ...submissionReadiness(row, { providerNameTaken: taken }),
     rejection_reason_text: row.providerStatus === 'rejected' ? rejectionReasonText(row.rejectionReason) : null,
   }

@@ -2237,6 +2237,8 @@ export interface paths {
                                 contact_id: string;
                                 status: string;
                                 reason: string | null;
+                                /** @description what the reason is about: for field_missing the custom fields the contact has no value for (comma-separated) */
+                                reason_detail: string | null;
                                 /** @description api, newsletter, followup or automation */
                                 origin: string;
                                 /**
@@ -5581,10 +5583,12 @@ export interface paths {
                             send_id: string;
                             /** @description moves forward only: queued → sent → delivered → read; failed or skipped end it */
                             status: "queued" | "sent" | "delivered" | "read" | "failed" | "skipped";
-                            /** @description why it was skipped or failed. skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, placeholder_remains (nothing is sent while a placeholder would remain), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out) */
+                            /** @description why it was skipped or failed. skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out) */
                             reason: string | null;
                             /** @description deprecated German alias of reason */
                             grund: string | null;
+                            /** @description what the reason is about: for field_missing the custom fields, for placeholder_remains the variables without a value (comma-separated); null otherwise */
+                            reason_detail: string | null;
                             /** @description the provider's error code */
                             error_code: string | null;
                             /** Format: uuid */
@@ -9253,7 +9257,7 @@ export interface paths {
                     "application/json": {
                         name?: string;
                         subject: string;
-                        /** @description The message text; may use {{name}} and the contact variables of POST /messages. It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled. */
+                        /** @description The message text; may use {{name}}, the contact variables of POST /messages and the account’s custom fields ({{customer_no}}; a recipient without a value and no default is skipped, reason field_missing). It goes out as a WhatsApp marketing template, whose body holds at most 1024 characters together with the subject line: a longer text is refused when it is scheduled. */
                         content: string;
                         /** @enum {string} */
                         channel?: "chat";
@@ -10792,6 +10796,8 @@ export interface paths {
                                 status: "queued" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped";
                                 /** @description why it was skipped, failed or waits */
                                 reason: string | null;
+                                /** @description what the reason is about: for field_missing the custom fields the contact has no value for (comma-separated) */
+                                reason_detail: string | null;
                                 /** Format: date-time */
                                 sent_at: string | null;
                                 /** Format: date-time */
