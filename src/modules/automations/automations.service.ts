@@ -465,6 +465,7 @@ export function automationsService(deps: AutomationsDeps) {
     },
 
     runJob: engine.runJob,
+    runBatch: engine.runBatch,
     pollCalendar: engine.pollCalendar,
     startCalendarRun: engine.startCalendarRun,
   }

@@ -51,11 +51,14 @@ export type {
   DeletionConfirmation,
 } from './contacts.service.ts'
 export {
+  type AutomationContact,
   changeContactTag,
+  changeContactTags,
   consentHistory,
   consentSubject,
   contactForAutomation,
   contactNames,
+  contactsForAutomation,
   contactsService,
   findOrCreateInboundContact,
   inboundContactsSql,
@@ -63,5 +66,6 @@ export {
 } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'
+
 export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'
