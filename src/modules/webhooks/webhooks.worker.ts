@@ -18,13 +18,48 @@ import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nex
 import * as repository from './webhooks.repository.ts'
 import { DELIVERY_QUEUE } from './webhooks.service.ts'
 
-/** Deliveries to one subscription running at once, over all workers: a slow receiver holds only these. */
+/** Requests to one subscription's receiver in flight at once from a worker process: a slow receiver holds only these. */
 export const PER_SUBSCRIPTION_CONCURRENCY = 8
+/**
+ * Delivery jobs of one subscription a claim may hold at once, over all workers: several times its requests in flight,
+ * so the next ones are claimed and read while requests run, and the receiver never waits for the database. At most
+ * an eighth of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that hangs holds only those.
+ */
+export function deliveriesInFlight(workerConcurrency: number): number {
+  return Math.max(
+    PER_SUBSCRIPTION_CONCURRENCY,
+    Math.min(4 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 8)),
+  )
+}
+
+/** A count of requests in flight per subscription; a request past the limit waits for one to finish, first come first. */
+function perSubscriptionLimit(limit: number) {
+  const lanes = new Map<string, { active: number; waiting: Array<() => void> }>()
+  return async function run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    let lane = lanes.get(key)
+    if (!lane) {
+      lane = { active: 0, waiting: [] }
+      lanes.set(key, lane)
+    }
+    if (lane.active >= limit) await new Promise<void>((resolve) => lane.waiting.push(resolve))
+    else lane.active++
+    try {
+      return await work()
+    } finally {
+      // the slot passes straight to the next waiting request
+      const next = lane.waiting.shift()
+      if (next) next()
+      else if (--lane.active === 0) lanes.delete(key)
+    }
+  }
+}
 
 export interface WebhookWorkerDeps {
   clock: Clock
   secrets: SecretBox
   http: OutboundHttp
+  /** the process's HEROLD_WORKER_CONCURRENCY (deliveriesInFlight); default 256 */
+  workerConcurrency?: number
 }
 
 /** event.dispatch: turns recorded events (one, or a bulk batch) into one delivery job per subscription that wants each. */
@@ -127,9 +162,10 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
     const recorded = await repository.recordSuccesses(batch[0].db, attempts, deps.clock.now())
     return attempts.map((a) => recorded.has(a.jobId))
   })
+  const limit = perSubscriptionLimit(PER_SUBSCRIPTION_CONCURRENCY)
 
   return {
-    perKey: PER_SUBSCRIPTION_CONCURRENCY,
+    perKey: deliveriesInFlight(deps.workerConcurrency ?? 256),
     async run(job, context) {
       const { accountId } = job
       const loaded = await load({ job, db: context.db })
@@ -147,12 +183,9 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
         })
         return
       }
-      const outcome = await attempt(deps, subscription, {
-        id: event.id,
-        name: event.name,
-        createdAt: event.createdAt,
-        data: event.data,
-      })
+      const outcome = await limit(subscription.id, () =>
+        attempt(deps, subscription, { id: event.id, name: event.name, createdAt: event.createdAt, data: event.data }),
+      )
       if (outcome.statusCode !== null && isSuccess(outcome.statusCode)) {
         const recorded = await recordSuccess({
           db: context.db,
