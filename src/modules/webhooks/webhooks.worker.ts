@@ -163,6 +163,17 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
     return attempts.map((a) => recorded.has(a.jobId))
   })
   const limit = perSubscriptionLimit(PER_SUBSCRIPTION_CONCURRENCY)
+  // a subscription's secret, opened once rather than for each delivery (keyed by its sealed form: a rotation is a new one)
+  const opened = new Map<string, string>()
+  const secretOf = (sealed: string) => {
+    let secret = opened.get(sealed)
+    if (secret === undefined) {
+      if (opened.size >= 1_000) opened.clear()
+      secret = deps.secrets.open(sealed)
+      opened.set(sealed, secret)
+    }
+    return secret
+  }
 
   return {
     perKey: deliveriesInFlight(deps.workerConcurrency ?? 256),
@@ -184,7 +195,12 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
         return
       }
       const outcome = await limit(subscription.id, () =>
-        attempt(deps, subscription, { id: event.id, name: event.name, createdAt: event.createdAt, data: event.data }),
+        attempt(deps, subscription.url, secretOf(subscription.secretSealed), {
+          id: event.id,
+          name: event.name,
+          createdAt: event.createdAt,
+          data: event.data,
+        }),
       )
       if (outcome.statusCode !== null && isSuccess(outcome.statusCode)) {
         const recorded = await recordSuccess({
@@ -220,16 +236,16 @@ async function settle(context: JobContext, write: (tx: Db) => Promise<void>): Pr
 
 async function attempt(
   deps: WebhookWorkerDeps,
-  subscription: repository.SubscriptionRow,
+  url: string,
+  secret: string,
   event: { id: string; name: string; createdAt: Date; data: Record<string, unknown> },
 ): Promise<AttemptOutcome> {
   const startedAt = deps.clock.now()
   const body = deliveryBody(event)
-  const secret = deps.secrets.open(subscription.secretSealed)
   const headers = deliveryHeaders({ secret, event, body, now: startedAt })
   const started = performance.now()
   try {
-    const response = await deps.http.send(subscription.url, { method: 'POST', headers, body })
+    const response = await deps.http.send(url, { method: 'POST', headers, body })
     return { startedAt, durationMs: response.durationMs, statusCode: response.status, error: null }
   } catch (error) {
     const code = error instanceof OutboundError ? error.code : 'connection_failed'
