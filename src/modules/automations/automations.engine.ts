@@ -10,6 +10,7 @@ import {
   completeJobs,
   enqueue,
   jobPending,
+  killJob,
   LeaseLostError,
   retryJob,
 } from '../../platform/jobs/jobs.ts'
@@ -48,6 +49,8 @@ const SENDING_BLOCKED_RETRY_MS = 5 * 60_000
 const WEBHOOK_ATTEMPTS = 5
 /** A batch records the calls out of its runs and walks them on this many times, then their runs go on in new jobs. */
 const MAX_CALL_ROUNDS = 60
+/** the run queue's attempts for a thrown error (its handler's maxAttempts in index.ts) */
+export const RUN_MAX_ATTEMPTS = 10
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Calendar events further ahead than this are not scheduled yet (a later poll will). */
 const CALENDAR_HORIZON_MS = 60 * 24 * 3600_000
@@ -225,7 +228,13 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
   type External = Extract<Step, { type: 'send_text' | 'webhook' | 'notify_team' }>
   type CallResult = { ok: true; detail?: Record<string, unknown> } | { ok: false; reason: string; retry?: boolean }
   /** a job of the batch: its run, and the result of the run's call out when it made one since its last commit */
-  type Pending = { job: ClaimedJob; runId: string; result?: { index: number; step: External; outcome: CallResult } }
+  type Pending = {
+    job: ClaimedJob
+    runId: string
+    result?: { index: number; step: External; outcome: CallResult }
+    /** the call out threw (not an answer): the job is tried again with the runner's backoff, the run stays `sending` */
+    thrown?: string
+  }
   /** a run whose step calls out after the commit (its job stays held until the result is recorded) */
   type Calling = {
     job: ClaimedJob
@@ -247,6 +256,8 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
     nextJobAt?: Date
     retryAt?: Date
     retryError?: string
+    /** given up after the queue's attempts (the runner's maxAttempts for a thrown error) */
+    dead?: boolean
   }
 
   const entry = (
@@ -369,7 +380,12 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
           changed: false,
           stopped: false,
         }
-        if (p.result) {
+        if (p.thrown !== undefined) {
+          walk.stopped = true
+          walk.retryError = p.thrown
+          if (p.job.attempts >= RUN_MAX_ATTEMPTS) walk.dead = true
+          else walk.retryAt = new Date(clock.now().getTime() + backoffAfter(p.job.attempts))
+        } else if (p.result) {
           applyResult(walk, p.result)
           if (!continueSteps && !walk.stopped) {
             // a run of many calls out goes on in a new job rather than holding this one
@@ -570,10 +586,11 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
       for (const walk of walks.filter((w) => w.retryAt)) {
         await retryJob(tx, clock, walk.job, walk.retryAt!, walk.retryError ?? null)
       }
-      const done = [...settledOnly, ...walks.filter((w) => !w.calling && !w.retryAt).map((w) => w.job)]
+      for (const walk of walks.filter((w) => w.dead)) await killJob(tx, clock, walk.job, walk.retryError ?? 'failed')
+      const done = [...settledOnly, ...walks.filter((w) => !w.calling && !w.retryAt && !w.dead).map((w) => w.job)]
       await completeJobs(tx, done)
       return {
-        settled: [...done, ...walks.filter((w) => w.retryAt).map((w) => w.job)],
+        settled: [...done, ...walks.filter((w) => w.retryAt || w.dead).map((w) => w.job)],
         calls: walks.flatMap((w) =>
           w.calling && w.automation
             ? [{ job: w.job, run: w.run, automation: w.automation, step: w.calling.step, index: w.calling.index }]
@@ -661,12 +678,19 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
     for (let round = 0; pending.length > 0; round++) {
       const walked = await walkRuns(accountId, pending, round < MAX_CALL_ROUNDS)
       for (const job of walked.settled) settled(job)
+      // a call that throws (not an answer) concerns its own run only: the others' results are recorded all the same
       pending = await Promise.all(
-        walked.calls.map(async (call) => ({
-          job: call.job,
-          runId: call.run.id,
-          result: { index: call.index, step: call.step, outcome: await callOut(call) },
-        })),
+        walked.calls.map(async (call): Promise<Pending> => {
+          try {
+            return {
+              job: call.job,
+              runId: call.run.id,
+              result: { index: call.index, step: call.step, outcome: await callOut(call) },
+            }
+          } catch (error) {
+            return { job: call.job, runId: call.run.id, thrown: error instanceof Error ? error.message : String(error) }
+          }
+        }),
       )
     }
   }
@@ -697,8 +721,8 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
       try {
         await runAccountJobs(accountId, ofAccount, settled)
       } catch (error) {
-        if (!(error instanceof LeaseLostError) && ofAccount.length === 1) {
-          failure ??= error
+        if (ofAccount.length === 1) {
+          if (!(error instanceof LeaseLostError)) failure ??= error
           continue
         }
         for (const job of ofAccount.filter((j) => !done.has(j))) {

@@ -9,7 +9,13 @@ import { queueAutomationTemplateSends } from '../messaging/index.ts'
 import { registerTemplateUsageCheck } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
-import { automationSignals, CALENDAR_POLL_QUEUE, CALENDAR_START_QUEUE, RUN_QUEUE } from './automations.engine.ts'
+import {
+  automationSignals,
+  CALENDAR_POLL_QUEUE,
+  CALENDAR_START_QUEUE,
+  RUN_MAX_ATTEMPTS,
+  RUN_QUEUE,
+} from './automations.engine.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
 import {
@@ -81,7 +87,7 @@ export const automationsModule: HeroldModule<{ automations: AutomationsService }
       [RUN_QUEUE]: {
         run: (job, context) => automations.runJob(job, context),
         runBatch: (jobs, context) => automations.runBatch(jobs, context),
-        maxAttempts: 10,
+        maxAttempts: RUN_MAX_ATTEMPTS,
       },
       [CALENDAR_POLL_QUEUE]: { run: (job) => automations.pollCalendar(job), maxAttempts: 5 },
       [CALENDAR_START_QUEUE]: { run: (job) => automations.startCalendarRun(job) },
