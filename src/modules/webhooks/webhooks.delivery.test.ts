@@ -616,3 +616,28 @@ describe('deliveries in batches per subscription', () => {
     assert.equal(fast.received.length, 20, 'each once')
   })
 })
+
+describe('a 410 among a batch of deliveries', () => {
+  test('disables the subscription at once: the deliveries waiting behind it are dropped, not sent', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 410)
+    const id = await subscribe(account, target)
+    await harness.jobs!.stop()
+    try {
+      for (let i = 0; i < 24; i++) await emit(account, 'contact.created', contactData(i))
+    } finally {
+      await harness.jobs!.start()
+    }
+    await harness.jobs!.drain()
+    const after410 = await subscription(account, id)
+    assert.deepEqual([after410.status, after410.disabled_reason], ['disabled', 'gone_410'])
+    assert.ok(target.received.length <= 8, `${target.received.length} requests: only those already in flight`)
+    const states = await harness.database.query<{ state: string; n: number }>(
+      'SELECT state, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY state',
+      [account.accountId],
+    )
+    assert.deepEqual(states, [{ state: 'dropped', n: 24 }])
+    const left = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1', [account.accountId])
+    assert.equal(left.length, 0)
+  })
+})

@@ -163,6 +163,15 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
     return attempts.map((a) => recorded.has(a.jobId))
   })
   const limit = perSubscriptionLimit(PER_SUBSCRIPTION_CONCURRENCY)
+  // When this process disables a subscription (a 410, 25 failures in a row), its deliveries read before and still
+  // waiting for a request slot are dropped, not sent: the spec's "disabled at once". From a 410's answer until its
+  // record commits the mark is `pending` (every waiting delivery is dropped); then it is the commit's time, and a
+  // delivery read after it sees the stored status (one read enabled again clears the mark).
+  const disabledAt = new Map<string, number | 'pending'>()
+  const disabledSince = (id: string, loadedAt: number) => {
+    const mark = disabledAt.get(id)
+    return mark === 'pending' || (mark !== undefined && mark > loadedAt)
+  }
   // a subscription's secret, opened once rather than for each delivery (keyed by its sealed form: a rotation is a new one)
   const opened = new Map<string, string>()
   const secretOf = (sealed: string) => {
@@ -179,12 +188,14 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
     perKey: deliveriesInFlight(deps.workerConcurrency ?? 256),
     async run(job, context) {
       const { accountId } = job
+      // before the read: a read that began before a disable's commit may not see it
+      const loadedAt = performance.now()
       const loaded = await load({ job, db: context.db })
       if (!loaded) return
       const { delivery, subscription, event } = loaded
       if (!subscription || !event || delivery.state !== 'pending') return
-      if (subscription.status !== 'enabled') {
-        await settle(context, async (tx) => {
+      const drop = () =>
+        settle(context, async (tx) => {
           await repository.updateDelivery(tx, accountId, delivery.id, {
             state: 'dropped',
             nextAttemptAt: null,
@@ -192,16 +203,21 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
           })
           await completeJob(tx, job)
         })
-        return
-      }
-      const outcome = await limit(subscription.id, () =>
-        attempt(deps, subscription.url, secretOf(subscription.secretSealed), {
+      if (subscription.status !== 'enabled') return drop()
+      if (disabledSince(subscription.id, loadedAt)) return drop()
+      if (disabledAt.has(subscription.id)) disabledAt.delete(subscription.id)
+      const outcome = await limit(subscription.id, async () => {
+        if (disabledSince(subscription.id, loadedAt)) return null
+        const made = await attempt(deps, subscription.url, secretOf(subscription.secretSealed), {
           id: event.id,
           name: event.name,
           createdAt: event.createdAt,
           data: event.data,
-        }),
-      )
+        })
+        if (made.statusCode === 410) disabledAt.set(subscription.id, 'pending')
+        return made
+      })
+      if (outcome === null) return drop()
       if (outcome.statusCode !== null && isSuccess(outcome.statusCode)) {
         const recorded = await recordSuccess({
           db: context.db,
@@ -224,7 +240,18 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
         if (recorded) return context.settled()
         // the batch failed as a whole (a subscription deleted under it): this one is recorded on its own below
       }
-      await settle(context, (tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+      let disabled: boolean
+      try {
+        disabled = await context.db.transaction((tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+      } catch (error) {
+        if (outcome.statusCode === 410 && disabledAt.get(subscription.id) === 'pending')
+          disabledAt.delete(subscription.id)
+        throw error
+      }
+      // the commit's time replaces a 410's pending mark in the same turn (a 410 that found the subscription disabled
+      // already keeps a mark too: the stored status says the same)
+      if (disabled || outcome.statusCode === 410) disabledAt.set(subscription.id, performance.now())
+      context.settled()
     },
   }
 }
@@ -255,7 +282,8 @@ async function attempt(
 
 /**
  * Records one attempt and its consequences in one transaction with the job's completion or rescheduling, so a
- * worker dying at any point leaves either nothing (the attempt is made again) or all of it.
+ * worker dying at any point leaves either nothing (the attempt is made again) or all of it. True when it disabled the
+ * subscription.
  */
 async function recordAttempt(
   tx: Db,
@@ -263,13 +291,16 @@ async function recordAttempt(
   job: ClaimedJob,
   delivery: repository.DeliveryRow,
   outcome: AttemptOutcome,
-): Promise<void> {
+): Promise<boolean> {
   const { accountId, subscriptionId } = delivery
   const now = clock.now()
   const number = delivery.attempts + 1
   // Locked: attempts to one subscription finish one at a time, so the failure count and disabling are exact.
   const subscription = await repository.findSubscription(tx, accountId, subscriptionId, { lock: true })
-  if (!subscription) return completeJob(tx, job)
+  if (!subscription) {
+    await completeJob(tx, job)
+    return false
+  }
   const succeeded = outcome.statusCode !== null && isSuccess(outcome.statusCode)
 
   let disabledReason: 'gone_410' | 'consecutive_failures' | null = null
@@ -322,4 +353,5 @@ async function recordAttempt(
   }
   if (retryAt) await retryJob(tx, clock, job, retryAt, outcome.error ?? `HTTP ${outcome.statusCode}`)
   else await completeJob(tx, job)
+  return disabledReason !== null
 }
