@@ -8,12 +8,14 @@
  *
  * Figures: the import's time with the automation against the same import into an account without one (what starting
  * the runs costs the import, same run); runs completed per second against the runner's rate for as many no-op jobs
- * (what the parts allow: claim, run, complete), and the time from the import's commit to the last run's first step.
+ * (what the parts allow: claim, run, complete), and the time from the import's commit to the last run's first step;
+ * on PostgreSQL also the statements the runs cost (BEGIN and COMMIT included), per run.
  */
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
 import { automationsModule } from '../src/modules/automations/index.ts'
 import { importContacts } from '../src/modules/contacts/index.ts'
@@ -32,6 +34,14 @@ const SERVER_DEFAULTS = loadConfig(process.env)
 const WORKERS = SERVER_DEFAULTS.workerConcurrency
 /** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
 const POOL = SERVER_DEFAULTS.databasePoolSize
+
+/** statements sent to PostgreSQL by this process */
+let statements = 0
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  statements++
+  return query.apply(this, args)
+} as typeof pg.Client.prototype.query
 
 function csv(prefix: string): string {
   const file = path.join(tmpdir(), `herold-bench-automations-${prefix}-${process.pid}.csv`)
@@ -103,9 +113,11 @@ async function main() {
     leaseMs: 30_000,
   })
   const started = performance.now()
+  const statementsBefore = statements
   await runner.start()
   await runner.drain()
   const runSeconds = (performance.now() - started) / 1000
+  const runStatements = statements - statementsBefore
   await runner.stop()
   const [{ completed, last_first_step }] = await database.query<{ completed: number; last_first_step: string }>(
     `SELECT count(*)::int AS completed, max((log->0->>'at')::timestamptz) AS last_first_step
@@ -151,7 +163,7 @@ async function main() {
     `  import with automation      ${report.seconds.toFixed(2)} s (${report.rows_per_second.toFixed(0)} rows/s), ratio ${(plainReport.seconds / report.seconds).toFixed(2)}`,
   )
   console.log(
-    `  runs completed              ${completed} in ${runSeconds.toFixed(2)} s: ${runsPerSecond.toFixed(0)} runs/s`,
+    `  runs completed              ${completed} in ${runSeconds.toFixed(2)} s: ${runsPerSecond.toFixed(0)} runs/s${base ? `, ${(runStatements / completed).toFixed(2)} statements a run` : ''}`,
   )
   console.log(
     `  no-op jobs (baseline)       ${CONTACTS} in ${noopSeconds.toFixed(2)} s: ${noopPerSecond.toFixed(0)} jobs/s, ratio ${(runsPerSecond / noopPerSecond).toFixed(2)}`,

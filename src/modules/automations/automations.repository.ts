@@ -1,4 +1,4 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
 import { countSends } from '../messaging/index.ts'
@@ -171,6 +171,48 @@ export async function findRun(db: Db, accountId: string, id: string, options: { 
     .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.id, id)))
   const [row] = options.lock ? await query.for('update') : await query
   return row ?? null
+}
+
+/**
+ * A batch of an account's runs with their automations, the runs locked in id order (the order every batch takes
+ * them in, so two batches never wait on each other crosswise). Runs that are gone are missing.
+ */
+export async function lockRuns(tx: Db, accountId: string, ids: string[]) {
+  if (ids.length === 0) return []
+  return tx
+    .select({ run: automationRuns, automation: automations })
+    .from(automationRuns)
+    .leftJoin(
+      automations,
+      and(eq(automations.accountId, automationRuns.accountId), eq(automations.id, automationRuns.automationId)),
+    )
+    .where(and(eq(automationRuns.accountId, accountId), inArray(automationRuns.id, ids)))
+    .orderBy(automationRuns.id)
+    .for('update', { of: automationRuns })
+}
+
+/** The whole state of many runs of an account, written in one statement (a batch of steps). */
+export async function writeRuns(tx: Db, accountId: string, list: RunRow[]) {
+  if (list.length === 0) return
+  const json = JSON.stringify(
+    list.map((r) => ({
+      id: r.id,
+      log: r.log,
+      step_index: r.stepIndex,
+      state: r.state,
+      wait_until: r.waitUntil?.toISOString() ?? null,
+      wait_reason: r.waitReason,
+      reason: r.reason,
+      finished_at: r.finishedAt?.toISOString() ?? null,
+      updated_at: r.updatedAt.toISOString(),
+    })),
+  )
+  await tx.execute(sql`UPDATE automation_runs r SET log = u.log, step_index = u.step_index, state = u.state,
+      wait_until = u.wait_until, wait_reason = u.wait_reason, reason = u.reason, finished_at = u.finished_at,
+      updated_at = u.updated_at
+    FROM jsonb_to_recordset(${json}::jsonb) AS u(id uuid, log jsonb, step_index int, state text,
+      wait_until timestamptz, wait_reason text, reason text, finished_at timestamptz, updated_at timestamptz)
+    WHERE r.account_id = ${accountId} AND r.id = u.id`)
 }
 
 export async function listRuns(db: Db, accountId: string, automationId: string, limit: number, offset: number) {

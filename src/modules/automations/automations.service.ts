@@ -475,6 +475,7 @@ export function automationsService(deps: AutomationsDeps) {
     },
 
     runJob: engine.runJob,
+    runBatch: engine.runBatch,
     pollCalendar: engine.pollCalendar,
     startCalendarRun: engine.startCalendarRun,
   }

@@ -5,11 +5,17 @@ import { secretBoxFor } from '../../platform/secrets.ts'
 import { startChatOptin, startEmailOptin } from '../consent/index.ts'
 import { registerContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
-import { queueAutomationTemplateSend } from '../messaging/index.ts'
+import { queueAutomationTemplateSends } from '../messaging/index.ts'
 import { registerTemplateUsageCheck } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
-import { automationSignals, CALENDAR_POLL_QUEUE, CALENDAR_START_QUEUE, RUN_QUEUE } from './automations.engine.ts'
+import {
+  automationSignals,
+  CALENDAR_POLL_QUEUE,
+  CALENDAR_START_QUEUE,
+  RUN_MAX_ATTEMPTS,
+  RUN_QUEUE,
+} from './automations.engine.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
 import {
@@ -42,7 +48,7 @@ export function createAutomationsService(deps: PlatformDeps, needs: AutomationsN
       input.channel === 'chat'
         ? startChatOptin(tx, clock, input.accountId, input.contactId, 'automation', {})
         : startEmailOptin(tx, clock, input.accountId, input.contactId, 'automation', {}),
-    queueTemplateSend: queueAutomationTemplateSend,
+    queueTemplateSends: queueAutomationTemplateSends,
     userAgent: USER_AGENT,
     followups: { exists: sequenceExists, enroll: enrollContact },
   })
@@ -76,8 +82,13 @@ export const automationsModule: HeroldModule<{ automations: AutomationsService }
   },
   jobs: (_deps, { automations }) => ({
     handlers: {
-      // one run, step after step; a wait or a retry ends the job and schedules the next (one at a time per run)
-      [RUN_QUEUE]: { run: (job) => automations.runJob(job), maxAttempts: 10 },
+      // runs step after step, a claim of them at once; a wait or a retry ends a run's job and schedules its next (one
+      // at a time per run)
+      [RUN_QUEUE]: {
+        run: (job, context) => automations.runJob(job, context),
+        runBatch: (jobs, context) => automations.runBatch(jobs, context),
+        maxAttempts: RUN_MAX_ATTEMPTS,
+      },
       [CALENDAR_POLL_QUEUE]: { run: (job) => automations.pollCalendar(job), maxAttempts: 5 },
       [CALENDAR_START_QUEUE]: { run: (job) => automations.startCalendarRun(job) },
     },

@@ -32,6 +32,22 @@ export async function findContact(
   return row
 }
 
+/** Many contacts of an account by id, locked in id order with `lock` (a batch of automation steps). */
+export async function findContacts(
+  db: Db,
+  accountId: string,
+  ids: string[],
+  options: { lock?: boolean } = {},
+): Promise<ContactRow[]> {
+  if (ids.length === 0) return []
+  const query = db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.accountId, accountId), inArray(contacts.id, ids)))
+    .orderBy(contacts.id)
+  return options.lock ? query.for('update') : query
+}
+
 /** The contacts holding this email or this phone (at most two), locked for the caller's transaction. */
 export async function findByAddress(
   db: Db,
@@ -359,6 +375,18 @@ export async function deleteTag(db: Db, accountId: string, contactId: string, na
     )
     .returning({ name: contactTags.name })
   return rows.length
+}
+
+/** deleteTag for many (contact, name) pairs of an account in one statement (never a system tag). */
+export async function deleteTagsOf(
+  db: Db,
+  accountId: string,
+  pairs: Array<{ contact_id: string; name: string }>,
+): Promise<void> {
+  if (pairs.length === 0) return
+  await db.execute(sql`DELETE FROM contact_tags t
+    USING jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) AS p(contact_id uuid, name text)
+    WHERE t.account_id = ${accountId} AND t.contact_id = p.contact_id AND t.name = p.name AND t.origin <> 'system'`)
 }
 
 export async function deleteAllTags(db: Db, accountId: string, contactId: string): Promise<number> {

@@ -4,7 +4,7 @@ import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { anonymizeContactEvents, recordEvent } from '../../platform/events/events.ts'
-import { emitSignals } from '../../platform/events/signals.ts'
+import { emitSignals, type Signal } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import * as repo from './contacts.repository.ts'
@@ -19,6 +19,7 @@ import {
   planTagAddition,
   searchTerms,
   TAG_COUNT_SAMPLE,
+  type TagOrigin,
 } from './contacts.rules.ts'
 
 /** What the contacts service needs of the tenant: the account, its plan and language. */
@@ -651,4 +652,91 @@ export async function changeContactTag(
     { accountId: input.accountId, name: 'tag.added', contactId: input.contactId, data: { tag: input.tag } },
   ])
   return { changed: true, refused: null }
+}
+
+/** A contact as a batch of automation steps sees it (contactsForAutomation). */
+export type AutomationContact = NonNullable<Awaited<ReturnType<typeof contactForAutomation>>>
+
+/**
+ * contactForAutomation for many contacts of an account at once (a batch of automation steps): two statements, the
+ * contacts locked in id order with `lock`. Contacts that are gone are missing from the map.
+ */
+export async function contactsForAutomation(
+  tx: Db,
+  accountId: string,
+  contactIds: string[],
+  options: { lock?: boolean },
+): Promise<Map<string, AutomationContact>> {
+  const ids = [...new Set(contactIds)]
+  if (ids.length === 0) return new Map()
+  const found = await repo.findContacts(tx, accountId, ids, options)
+  const tags = await repo.tagsOf(
+    tx,
+    accountId,
+    found.map((row) => row.id),
+  )
+  const tagsOf = new Map<string, ContactTag[]>()
+  for (const tag of tags) tagsOf.set(tag.contactId, [...(tagsOf.get(tag.contactId) ?? []), tag])
+  return new Map(
+    found.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        phone: row.phone,
+        email: row.email,
+        optinChat: row.optinChat,
+        optinEmail: row.optinEmail,
+        tags: displayTags(tagsOf.get(row.id) ?? []).map((t) => t.name),
+      },
+    ]),
+  )
+}
+
+/**
+ * changeContactTag (origin `manuell`) for many changes of an account at once, in the caller's transaction: each
+ * change is decided in order, as if made one after another (two changes of one contact see each other), and the
+ * batch is written with one read, one delete, one insert and the `tag.added` signals together. Results in the order
+ * of `changes`.
+ */
+export async function changeContactTags(
+  tx: Db,
+  clock: Clock,
+  accountId: string,
+  changes: Array<{ contactId: string; tag: string; change: 'add' | 'remove' }>,
+): Promise<Array<{ changed: boolean; refused: string | null }>> {
+  const contactIds = [...new Set(changes.filter((c) => !isSystemTagName(c.tag)).map((c) => c.contactId))]
+  const rowsOf = new Map<string, ContactTag[]>(contactIds.map((id) => [id, []]))
+  for (const tag of await repo.tagsOf(tx, accountId, contactIds)) rowsOf.get(tag.contactId)?.push(tag)
+  const removed: Array<{ contact_id: string; name: string }> = []
+  const added: Array<{ accountId: string; contactId: string; name: string; origin: TagOrigin }> = []
+  const signals: Signal[] = []
+  const results = changes.map((c) => {
+    if (isSystemTagName(c.tag)) return { changed: false, refused: 'system_tag' }
+    const current = rowsOf.get(c.contactId) ?? []
+    if (c.change === 'remove') {
+      const kept = current.filter((t) => t.name !== c.tag || t.origin === 'system')
+      if (kept.length === current.length) return { changed: false, refused: null }
+      rowsOf.set(c.contactId, kept)
+      removed.push({ contact_id: c.contactId, name: c.tag })
+      const pending = added.findIndex((a) => a.contactId === c.contactId && a.name === c.tag)
+      if (pending >= 0) added.splice(pending, 1)
+      return { changed: true, refused: null }
+    }
+    const plan = planTagAddition(
+      displayTags(current).map((t) => t.name),
+      [c.tag],
+    )
+    if (plan.added.length === 0) {
+      return { changed: false, refused: current.some((t) => t.name === c.tag) ? null : 'tag_limit' }
+    }
+    rowsOf.set(c.contactId, [...current, { name: c.tag, origin: 'manuell' }])
+    added.push({ accountId, contactId: c.contactId, name: c.tag, origin: 'manuell' })
+    signals.push({ accountId, name: 'tag.added', contactId: c.contactId, data: { tag: c.tag } })
+    return { changed: true, refused: null }
+  })
+  // removals first: a tag removed and added again in the batch is inserted after its delete
+  await repo.deleteTagsOf(tx, accountId, removed)
+  await repo.insertTags(tx, added)
+  if (signals.length > 0) await emitSignals(tx, clock, signals)
+  return results
 }

@@ -51,11 +51,14 @@ export type {
   DeletionConfirmation,
 } from './contacts.service.ts'
 export {
+  type AutomationContact,
   changeContactTag,
+  changeContactTags,
   consentHistory,
   consentSubject,
   contactForAutomation,
   contactNames,
+  contactsForAutomation,
   contactsService,
   findOrCreateInboundContact,
   inboundContactsSql,

@@ -33,3 +33,41 @@ export async function queueAutomationTemplateSend(
   await enqueue(tx, clock, { accountId: input.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: id } })
   return id
 }
+
+/** queueAutomationTemplateSend for a batch of runs' steps: the send records and their jobs in two statements. */
+export async function queueAutomationTemplateSends(
+  tx: Db,
+  clock: Clock,
+  list: Array<{
+    accountId: string
+    contactId: string
+    templateId: string
+    variables: Record<string, string>
+    runId: string
+  }>,
+): Promise<string[]> {
+  if (list.length === 0) return []
+  const now = clock.now()
+  const ids = list.map(() => randomUUID())
+  await insertSends(
+    tx,
+    list.map((input, i) => ({
+      accountId: input.accountId,
+      id: ids[i],
+      contactId: input.contactId,
+      templateId: input.templateId,
+      variables: input.variables,
+      status: 'queued' as const,
+      origin: 'automation' as const,
+      originId: input.runId,
+      createdAt: now,
+      updatedAt: now,
+    })),
+  )
+  await enqueue(
+    tx,
+    clock,
+    list.map((input, i) => ({ accountId: input.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: ids[i] } })),
+  )
+  return ids
+}

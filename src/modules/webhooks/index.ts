@@ -42,7 +42,12 @@ export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }> = {
     return {
       handlers: {
         [EVENT_DISPATCH_QUEUE]: dispatchHandler({ clock }),
-        [DELIVERY_QUEUE]: deliverHandler({ clock, secrets: secretBoxFor(config), http }),
+        [DELIVERY_QUEUE]: deliverHandler({
+          clock,
+          secrets: secretBoxFor(config),
+          http,
+          workerConcurrency: config.workerConcurrency,
+        }),
       },
       close: () => http.close(),
     }

@@ -526,3 +526,118 @@ describe('the SSRF guard on delivery', () => {
     }
   })
 })
+
+describe('deliveries in batches per subscription', () => {
+  test('deliveries of one subscription claimed together: the one that fails alone is retried, after 1 min', async () => {
+    const account = await createTestAccount(harness)
+    let failing = ''
+    const seen = new Map<string, number>()
+    const target = await startReceiver({
+      now: () => harness.clock.now(),
+      answer: (delivery) => {
+        const n = (seen.get(delivery.deliveryId) ?? 0) + 1
+        seen.set(delivery.deliveryId, n)
+        return delivery.deliveryId === failing && n === 1 ? 500 : 204
+      },
+    })
+    receivers.push(target)
+    const id = await subscribe(account, target)
+    await harness.jobs!.stop()
+    const events: string[] = []
+    try {
+      for (let i = 0; i < 12; i++) events.push((await emit(account, 'contact.created', contactData(i))).wireId)
+      failing = events[5]
+    } finally {
+      await harness.jobs!.start()
+    }
+    await harness.jobs!.drain()
+    assert.deepEqual(new Set(target.received.map((r) => r.deliveryId)), new Set(events))
+    assert.equal(target.received.length, 12, 'each delivery attempted once')
+    const first = await attempts(account, id)
+    assert.equal(first.filter((a) => a.succeeded && a.attempt === 1).length, 11)
+    const [failed] = first.filter((a) => !a.succeeded)
+    assert.deepEqual([failed.event_id, failed.status_code, failed.delivery_state], [failing, 500, 'retrying'])
+    assert.equal(Date.parse(failed.next_attempt_at!), Date.parse(failed.attempted_at) + MINUTE)
+
+    harness.clock.advance(MINUTE - 1000)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 12, 'not before its minute')
+    harness.clock.advance(1000)
+    await harness.jobs!.drain()
+    assert.equal(target.received.length, 13)
+    assert.deepEqual(
+      (await attempts(account, id))
+        .filter((a) => a.event_id === failing)
+        .map((a) => [a.attempt, a.status_code, a.delivery_state]),
+      [
+        [2, 204, 'succeeded'],
+        [1, 500, 'retrying'],
+      ],
+    )
+    const left = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1', [account.accountId])
+    assert.equal(left.length, 0)
+  })
+
+  test('a subscription whose receiver hangs and one that answers 500 never delay another of the same account', async () => {
+    const account = await createTestAccount(harness)
+    let open = () => {}
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    const hanging = await startReceiver({
+      now: () => harness.clock.now(),
+      answer: async () => {
+        await gate
+        return 204
+      },
+    })
+    receivers.push(hanging)
+    const failing = await receiver(() => 500)
+    const fast = await receiver()
+    await subscribe(account, hanging)
+    const failingId = await subscribe(account, failing)
+    await subscribe(account, fast)
+    const events: string[] = []
+    for (let i = 0; i < 20; i++) events.push((await emit(account, 'contact.created', contactData(i))).wireId)
+    // every delivery to the fast receiver arrives while the hanging one has not answered a single request
+    const got = await fast.waitFor(20, 30_000)
+    assert.deepEqual(new Set(got.map((r) => r.deliveryId)), new Set(events))
+    await failing.waitFor(20, 30_000)
+    // their records follow the answers
+    let failed = await attempts(account, failingId)
+    for (let i = 0; failed.length < 20 && i < 300; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      failed = await attempts(account, failingId)
+    }
+    assert.equal(failed.length, 20)
+    assert.ok(failed.every((a) => a.status_code === 500 && a.delivery_state === 'retrying'))
+    open()
+    await harness.jobs!.drain()
+    assert.equal(fast.received.length, 20, 'each once')
+  })
+})
+
+describe('a 410 among a batch of deliveries', () => {
+  test('disables the subscription at once: the deliveries waiting behind it are dropped, not sent', async () => {
+    const account = await createTestAccount(harness)
+    const target = await receiver(() => 410)
+    const id = await subscribe(account, target)
+    await harness.jobs!.stop()
+    try {
+      for (let i = 0; i < 24; i++) await emit(account, 'contact.created', contactData(i))
+    } finally {
+      await harness.jobs!.start()
+    }
+    await harness.jobs!.drain()
+    const after410 = await subscription(account, id)
+    assert.deepEqual([after410.status, after410.disabled_reason], ['disabled', 'gone_410'])
+    assert.ok(target.received.length <= 8, `${target.received.length} requests: only those already in flight`)
+    const states = await harness.database.query<{ state: string; n: number }>(
+      'SELECT state, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY state',
+      [account.accountId],
+    )
+    assert.deepEqual(states, [{ state: 'dropped', n: 24 }])
+    const left = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1', [account.accountId])
+    assert.equal(left.length, 0)
+  })
+})

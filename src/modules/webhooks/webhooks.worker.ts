@@ -18,13 +18,48 @@ import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nex
 import * as repository from './webhooks.repository.ts'
 import { DELIVERY_QUEUE } from './webhooks.service.ts'
 
-/** Deliveries to one subscription running at once, over all workers: a slow receiver holds only these. */
+/** Requests to one subscription's receiver in flight at once from a worker process: a slow receiver holds only these. */
 export const PER_SUBSCRIPTION_CONCURRENCY = 8
+/**
+ * Delivery jobs of one subscription a claim may hold at once, over all workers: several times its requests in flight,
+ * so the next ones are claimed and read while requests run, and the receiver never waits for the database. At most
+ * an eighth of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that hangs holds only those.
+ */
+export function deliveriesInFlight(workerConcurrency: number): number {
+  return Math.max(
+    PER_SUBSCRIPTION_CONCURRENCY,
+    Math.min(4 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 8)),
+  )
+}
+
+/** A count of requests in flight per subscription; a request past the limit waits for one to finish, first come first. */
+function perSubscriptionLimit(limit: number) {
+  const lanes = new Map<string, { active: number; waiting: Array<() => void> }>()
+  return async function run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    let lane = lanes.get(key)
+    if (!lane) {
+      lane = { active: 0, waiting: [] }
+      lanes.set(key, lane)
+    }
+    if (lane.active >= limit) await new Promise<void>((resolve) => lane.waiting.push(resolve))
+    else lane.active++
+    try {
+      return await work()
+    } finally {
+      // the slot passes straight to the next waiting request
+      const next = lane.waiting.shift()
+      if (next) next()
+      else if (--lane.active === 0) lanes.delete(key)
+    }
+  }
+}
 
 export interface WebhookWorkerDeps {
   clock: Clock
   secrets: SecretBox
   http: OutboundHttp
+  /** the process's HEROLD_WORKER_CONCURRENCY (deliveriesInFlight); default 256 */
+  workerConcurrency?: number
 }
 
 /** event.dispatch: turns recorded events (one, or a bulk batch) into one delivery job per subscription that wants each. */
@@ -127,17 +162,40 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
     const recorded = await repository.recordSuccesses(batch[0].db, attempts, deps.clock.now())
     return attempts.map((a) => recorded.has(a.jobId))
   })
+  const limit = perSubscriptionLimit(PER_SUBSCRIPTION_CONCURRENCY)
+  // When this process disables a subscription (a 410, 25 failures in a row), its deliveries read before and still
+  // waiting for a request slot are dropped, not sent: the spec's "disabled at once". From a 410's answer until its
+  // record commits the mark is `pending` (every waiting delivery is dropped); then it is the commit's time, and a
+  // delivery read after it sees the stored status (one read enabled again clears the mark).
+  const disabledAt = new Map<string, number | 'pending'>()
+  const disabledSince = (id: string, loadedAt: number) => {
+    const mark = disabledAt.get(id)
+    return mark === 'pending' || (mark !== undefined && mark > loadedAt)
+  }
+  // a subscription's secret, opened once rather than for each delivery (keyed by its sealed form: a rotation is a new one)
+  const opened = new Map<string, string>()
+  const secretOf = (sealed: string) => {
+    let secret = opened.get(sealed)
+    if (secret === undefined) {
+      if (opened.size >= 1_000) opened.clear()
+      secret = deps.secrets.open(sealed)
+      opened.set(sealed, secret)
+    }
+    return secret
+  }
 
   return {
-    perKey: PER_SUBSCRIPTION_CONCURRENCY,
+    perKey: deliveriesInFlight(deps.workerConcurrency ?? 256),
     async run(job, context) {
       const { accountId } = job
+      // before the read: a read that began before a disable's commit may not see it
+      const loadedAt = performance.now()
       const loaded = await load({ job, db: context.db })
       if (!loaded) return
       const { delivery, subscription, event } = loaded
       if (!subscription || !event || delivery.state !== 'pending') return
-      if (subscription.status !== 'enabled') {
-        await settle(context, async (tx) => {
+      const drop = () =>
+        settle(context, async (tx) => {
           await repository.updateDelivery(tx, accountId, delivery.id, {
             state: 'dropped',
             nextAttemptAt: null,
@@ -145,14 +203,21 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
           })
           await completeJob(tx, job)
         })
-        return
-      }
-      const outcome = await attempt(deps, subscription, {
-        id: event.id,
-        name: event.name,
-        createdAt: event.createdAt,
-        data: event.data,
+      if (subscription.status !== 'enabled') return drop()
+      if (disabledSince(subscription.id, loadedAt)) return drop()
+      if (disabledAt.has(subscription.id)) disabledAt.delete(subscription.id)
+      const outcome = await limit(subscription.id, async () => {
+        if (disabledSince(subscription.id, loadedAt)) return null
+        const made = await attempt(deps, subscription.url, secretOf(subscription.secretSealed), {
+          id: event.id,
+          name: event.name,
+          createdAt: event.createdAt,
+          data: event.data,
+        })
+        if (made.statusCode === 410) disabledAt.set(subscription.id, 'pending')
+        return made
       })
+      if (outcome === null) return drop()
       if (outcome.statusCode !== null && isSuccess(outcome.statusCode)) {
         const recorded = await recordSuccess({
           db: context.db,
@@ -175,7 +240,18 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
         if (recorded) return context.settled()
         // the batch failed as a whole (a subscription deleted under it): this one is recorded on its own below
       }
-      await settle(context, (tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+      let disabled: boolean
+      try {
+        disabled = await context.db.transaction((tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+      } catch (error) {
+        if (outcome.statusCode === 410 && disabledAt.get(subscription.id) === 'pending')
+          disabledAt.delete(subscription.id)
+        throw error
+      }
+      // the commit's time replaces a 410's pending mark in the same turn (a 410 that found the subscription disabled
+      // already keeps a mark too: the stored status says the same)
+      if (disabled || outcome.statusCode === 410) disabledAt.set(subscription.id, performance.now())
+      context.settled()
     },
   }
 }
@@ -187,16 +263,16 @@ async function settle(context: JobContext, write: (tx: Db) => Promise<void>): Pr
 
 async function attempt(
   deps: WebhookWorkerDeps,
-  subscription: repository.SubscriptionRow,
+  url: string,
+  secret: string,
   event: { id: string; name: string; createdAt: Date; data: Record<string, unknown> },
 ): Promise<AttemptOutcome> {
   const startedAt = deps.clock.now()
   const body = deliveryBody(event)
-  const secret = deps.secrets.open(subscription.secretSealed)
   const headers = deliveryHeaders({ secret, event, body, now: startedAt })
   const started = performance.now()
   try {
-    const response = await deps.http.send(subscription.url, { method: 'POST', headers, body })
+    const response = await deps.http.send(url, { method: 'POST', headers, body })
     return { startedAt, durationMs: response.durationMs, statusCode: response.status, error: null }
   } catch (error) {
     const code = error instanceof OutboundError ? error.code : 'connection_failed'
@@ -206,7 +282,8 @@ async function attempt(
 
 /**
  * Records one attempt and its consequences in one transaction with the job's completion or rescheduling, so a
- * worker dying at any point leaves either nothing (the attempt is made again) or all of it.
+ * worker dying at any point leaves either nothing (the attempt is made again) or all of it. True when it disabled the
+ * subscription.
  */
 async function recordAttempt(
   tx: Db,
@@ -214,13 +291,16 @@ async function recordAttempt(
   job: ClaimedJob,
   delivery: repository.DeliveryRow,
   outcome: AttemptOutcome,
-): Promise<void> {
+): Promise<boolean> {
   const { accountId, subscriptionId } = delivery
   const now = clock.now()
   const number = delivery.attempts + 1
   // Locked: attempts to one subscription finish one at a time, so the failure count and disabling are exact.
   const subscription = await repository.findSubscription(tx, accountId, subscriptionId, { lock: true })
-  if (!subscription) return completeJob(tx, job)
+  if (!subscription) {
+    await completeJob(tx, job)
+    return false
+  }
   const succeeded = outcome.statusCode !== null && isSuccess(outcome.statusCode)
 
   let disabledReason: 'gone_410' | 'consecutive_failures' | null = null
@@ -273,4 +353,5 @@ async function recordAttempt(
   }
   if (retryAt) await retryJob(tx, clock, job, retryAt, outcome.error ?? `HTTP ${outcome.statusCode}`)
   else await completeJob(tx, job)
+  return disabledReason !== null
 }
