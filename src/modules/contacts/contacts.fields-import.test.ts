@@ -228,11 +228,7 @@ describe('export and import back', () => {
     const after = await contactsByEmail(into)
     for (const value of VALUES) {
       const [a, b] = [before.get(value.email), after.get(value.email)]
-      assert.deepEqual(
-        [b?.name, b?.phone, b?.tags, b?.fields],
-        [a?.name, a?.phone, a?.tags, a?.fields],
-        value.email,
-      )
+      assert.deepEqual([b?.name, b?.phone, b?.tags, b?.fields], [a?.name, a?.phone, a?.tags, a?.fields], value.email)
       assert.deepEqual(b?.fields, value.fields)
     }
   })
@@ -266,7 +262,12 @@ describe('the field tools', () => {
     const { contact } = await toolOk(client, 'upsert_contact', { email: 'tool@example.org', fields: { level: 'a' } })
     assert.deepEqual(contact.fields, { level: 'a' })
     await toolFails(client, 'update_contact', { contact_id: contact.id, fields: { level: 'c' } }, 'bad_request')
-    const refused = await toolFails(client, 'update_contact_field', { key: 'level', options: ['b'] }, 'field_values_incompatible')
+    const refused = await toolFails(
+      client,
+      'update_contact_field',
+      { key: 'level', options: ['b'] },
+      'field_values_incompatible',
+    )
     assert.equal(refused.count, 1)
     const changed = await toolOk(client, 'update_contact_field', { key: 'level', type: 'text' })
     assert.equal(changed.contact_field.type, 'text')

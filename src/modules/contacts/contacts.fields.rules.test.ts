@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { CONTACT_VARIABLES } from '../templates/templates.variables.ts'
-import type { FieldDefinition } from './contacts.fields-read.ts'
 import {
   applyFieldChange,
   BUILT_IN_VARIABLES,
@@ -17,6 +16,7 @@ import {
   newDefinition,
   parseCell,
 } from './contacts.fields.rules.ts'
+import type { FieldDefinition } from './contacts.fields-read.ts'
 
 const text = (key = 'note', maxLength = 255): FieldDefinition => ({
   key,
@@ -107,7 +107,8 @@ describe('definitions', () => {
     assert.throws(() => newDefinition({ key: 'n', label: 'x'.repeat(81), type: 'number' }), /label/)
     assert.throws(
       () => newDefinition({ key: 'n', label: 'N', type: 'number', default: '5' }),
-      (e: { key: string; message: string }) => e.key === 'field_default_invalid' && /n must be a number/.test(e.message),
+      (e: { key: string; message: string }) =>
+        e.key === 'field_default_invalid' && /n must be a number/.test(e.message),
     )
     assert.equal(newDefinition({ key: 'n', label: 'N', type: 'number', default: 5 }).defaultValue, 5)
   })
@@ -206,9 +207,9 @@ describe('conversion to another type', () => {
         fc.oneof(
           fc.integer({ min: -1e9, max: 1e9 }).map((n) => ['number', n] as const),
           fc.boolean().map((b) => ['boolean', b] as const),
-          fc.date({ min: new Date('1900-01-01'), max: new Date('2100-12-31'), noInvalidDate: true }).map(
-            (d) => ['date', d.toISOString().slice(0, 10)] as const,
-          ),
+          fc
+            .date({ min: new Date('1900-01-01'), max: new Date('2100-12-31'), noInvalidDate: true })
+            .map((d) => ['date', d.toISOString().slice(0, 10)] as const),
         ),
         ([type, value]) => {
           const asText = convertValue(value, text('t', 1024))

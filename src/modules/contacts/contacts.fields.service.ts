@@ -141,7 +141,7 @@ function needsValueCheck(from: FieldDefinition, to: FieldDefinition): boolean {
   return false
 }
 
-function valueOf(key: string): SQL {
+function storedValue(key: string): SQL {
   return sql`(${contacts.fields} -> ${key}::text)`
 }
 
@@ -150,7 +150,7 @@ const hasValue = (accountId: string, key: string) =>
 
 async function incompatibleValues(tx: Db, accountId: string, to: FieldDefinition): Promise<number> {
   const result = await tx.execute(sql`SELECT count(*)::int AS n FROM ${contacts}
-    WHERE ${hasValue(accountId, to.key)} AND (${convertedSql(valueOf(to.key), to)}) IS NULL`)
+    WHERE ${hasValue(accountId, to.key)} AND (${convertedSql(storedValue(to.key), to)}) IS NULL`)
   return Number(rowsOf<{ n: number }>(result)[0]?.n ?? 0)
 }
 
@@ -240,7 +240,7 @@ export function contactFieldsService(deps: { db: Db; clock: Clock }) {
           if (count > 0) throw incompatible(count, key, next)
           if (current.type !== next.type) {
             await tx.execute(sql`UPDATE ${contacts}
-              SET fields = jsonb_set(${contacts.fields}, ARRAY[${key}::text], ${convertedSql(valueOf(key), next)})
+              SET fields = jsonb_set(${contacts.fields}, ARRAY[${key}::text], ${convertedSql(storedValue(key), next)})
               WHERE ${hasValue(accountId, key)}`)
           }
         }

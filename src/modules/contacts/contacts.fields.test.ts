@@ -83,7 +83,7 @@ describe('definitions: /v1/contact-fields', () => {
       ['level', 'note'],
     )
     assert.deepEqual(
-      { ...list.json(), contact_fields: undefined },
+      { ...(list.json() as Json), contact_fields: undefined },
       { contact_fields: undefined, limit: 50, offset: 0, has_more: false, next_offset: null },
     )
     const one = await account.request({ method: 'GET', url: '/v1/contact-fields/level' })
@@ -232,10 +232,7 @@ describe('definitions: /v1/contact-fields', () => {
     assert.equal(expectError(shorter, 409, 'field_values_incompatible', 'field_values_incompatible').count, 1)
     const longer = await patchField(account, 'note', { max_length: 100, label: 'Bemerkung', default: 'keine' })
     assert.equal(longer.statusCode, 200)
-    assert.deepEqual(
-      [longer.json().contact_field.max_length, longer.json().contact_field.default],
-      [100, 'keine'],
-    )
+    assert.deepEqual([longer.json().contact_field.max_length, longer.json().contact_field.default], [100, 'keine'])
   })
 
   test('delete removes the definition and its value from every contact, 204; the other values stay', async () => {
@@ -247,7 +244,12 @@ describe('definitions: /v1/contact-fields', () => {
     assert.equal(deleted.body, '')
     assert.deepEqual((await getContact(account, a.id)).fields, { vip: true })
     assert.deepEqual((await getContact(account, b.id)).fields, {})
-    expectError(await account.request({ method: 'GET', url: '/v1/contact-fields/customer_no' }), 404, 'not_found', 'not_found')
+    expectError(
+      await account.request({ method: 'GET', url: '/v1/contact-fields/customer_no' }),
+      404,
+      'not_found',
+      'not_found',
+    )
     expectError(await patchContact(account, a.id, { fields: { customer_no: 3 } }), 400, 'bad_request', 'field_unknown')
   })
 })
