@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { csvFile, type Json } from '../../../test/helpers/contacts.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { McpClients, toolConfirmed, toolFails, toolOk } from '../../../test/helpers/mcp-client.ts'
+import { dataCommands, parseCommandArgs } from '../../cli/commands.ts'
 import { createMember } from '../people/index.ts'
 import { importContacts } from './index.ts'
 
@@ -137,6 +138,20 @@ describe('import into custom fields', () => {
         ['greeting_2', 'Greeting', 'text'],
       ],
     )
+  })
+
+  test('herold import contacts takes --map to a field key and --create-fields', async () => {
+    const target = await createTestAccount(harness)
+    await define(target, { key: 'customer_no', label: 'Kundennummer', type: 'number' })
+    const command = dataCommands['import contacts']
+    const argv = ['--account', target.accountId, csvFile(['email;Nr;Filiale', 'c@example.org;5;Bonn'])]
+    const { values, positionals } = parseCommandArgs(command, [...argv, '--map', 'Nr=customer_no', '--create-fields'])
+    command.prepare?.(values, positionals)
+    const result = await command.run(harness.database, values, positionals)
+    assert.deepEqual([result.created, result.created_fields], [1, ['filiale']])
+    assert.match(command.human(result), /text fields created: filiale/)
+    const contact = (await contactsByEmail(target)).get('c@example.org')
+    assert.deepEqual(contact?.fields, { customer_no: 5, filiale: 'Bonn' })
   })
 
   test('--create-fields beyond 50 fields is refused before anything is imported', async () => {
