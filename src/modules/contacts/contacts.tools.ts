@@ -130,7 +130,8 @@ export const searchContacts = defineTool({
 export const getContact = defineTool({
   name: 'get_contact',
   title: 'Get a contact',
-  description: 'One contact with its tags, opt-in states (optin_chat, optin_email) and source.',
+  description:
+    'One contact with its tags, opt-in states (optin_chat, optin_email), source and custom field values (fields, by key).',
   scope: 'contacts:read',
   rest: 'GET /contacts/{id}',
   output: ContactResponse,
