@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { sql } from 'drizzle-orm'
 import { contactsHarness, create, createContact, getContact, type Json } from '../../../test/helpers/contacts.ts'
 import { createKey, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { convertValue } from './contacts.fields.rules.ts'
+import { convertedSql } from './contacts.fields.service.ts'
+import type { FieldDefinition } from './contacts.fields-read.ts'
+import { rowsOf } from './contacts.repository.ts'
 
 // Custom fields (issue 33): the definitions under /v1/contact-fields and the values on the contact.
 
@@ -252,6 +257,57 @@ describe('definitions: /v1/contact-fields', () => {
     )
     expectError(await patchContact(account, a.id, { fields: { customer_no: 3 } }), 400, 'bad_request', 'field_unknown')
   })
+})
+
+test('the SQL conversion of a type change is the rule of convertValue, value by value', async () => {
+  const values = [
+    '42',
+    ' 7 ',
+    '4,5',
+    '-1.5e2',
+    '1e15',
+    '12a',
+    '',
+    '2026-01-31',
+    '2024-02-29',
+    '2026-02-29',
+    '0000-01-01',
+    '31.01.2026',
+    'ja',
+    'NEIN',
+    'Yes',
+    '0',
+    'maybe',
+    'gold',
+    'x'.repeat(300),
+    42,
+    4.5,
+    -3,
+    0,
+    true,
+    false,
+  ]
+  const targets: Array<Pick<FieldDefinition, 'type' | 'options' | 'maxLength'>> = [
+    { type: 'text', options: null, maxLength: 255 },
+    { type: 'number', options: null, maxLength: null },
+    { type: 'date', options: null, maxLength: null },
+    { type: 'boolean', options: null, maxLength: null },
+    { type: 'choice', options: ['gold', '42', 'true'], maxLength: null },
+  ]
+  for (const to of targets) {
+    for (const value of values) {
+      const result = await harness.database.orm.execute(
+        sql`SELECT (${convertedSql(sql`${JSON.stringify(value)}::jsonb`, to)})::text AS converted`,
+      )
+      const converted = rowsOf<{ converted: string | null }>(result)[0].converted
+      const expected = convertValue(value, to)
+      assert.deepEqual(
+        converted === null ? null : JSON.parse(converted),
+        expected,
+        `${JSON.stringify(value)} to ${to.type}`,
+      )
+    }
+  }
 })
 
 describe('values on the contact', () => {
