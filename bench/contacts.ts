@@ -1,6 +1,7 @@
 // Contacts at scale: seeds 1,000,000 contacts into a fresh PostgreSQL database and measures
 //   - GET /v1/contacts?q=… and plain GET /v1/contacts (median, p95) against the same SQL run raw (baseline)
 //   - herold import contacts on PostgreSQL and on embedded PGlite against a raw multi-row INSERT (baseline)
+//   - the same import with 5 custom fields (number, date, choice, boolean, text) against the same baseline (goal ≥ 0.5)
 // Usage: node bench/contacts.ts   (BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres, BENCH_CONTACTS=1000000)
 //        BENCH_EMBEDDED_ONLY=1 node bench/contacts.ts   (only the import on embedded PGlite and its baseline)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
@@ -13,7 +14,7 @@ import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { importContacts } from '../src/modules/contacts/index.ts'
-import { createAccount, createApiKey } from '../src/platform/auth/accounts.service.ts'
+import { createAccount, createApiKey, setAccountPlan, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
@@ -151,6 +152,40 @@ function importFile(rows: number): string {
   return file
 }
 
+/** The import file with a column for each of five custom fields (FIELDS), every cell filled. */
+function fieldsImportFile(rows: number): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'herold-bench-'))
+  const lines = ['name,email,phone,tags,customer_no,birthday,level,vip,branch']
+  for (let i = 0; i < rows; i++) {
+    const birthday = `19${String(50 + (i % 50)).padStart(2, '0')}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`
+    lines.push(
+      `Import ${i},import${i}@bench.example,${i % 2 ? `+49 160 ${String(i).padStart(8, '0')}` : ''},${i % 10 ? '' : 'messe'},` +
+        `${100000 + i},${birthday},${['gold', 'silver', 'bronze'][i % 3]},${i % 2 ? 'ja' : 'nein'},Filiale ${i % 40}`,
+    )
+  }
+  const file = path.join(dir, 'contacts-fields.csv')
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
+
+/** The five custom fields of fieldsImportFile, defined as the API defines them. */
+async function defineBenchFields(database: Database, accountId: string): Promise<void> {
+  const fields = [
+    ['customer_no', 'Kundennummer', 'number', null, null],
+    ['birthday', 'Geburtstag', 'date', null, null],
+    ['level', 'Stufe', 'choice', JSON.stringify(['gold', 'silver', 'bronze']), null],
+    ['vip', 'VIP', 'boolean', null, null],
+    ['branch', 'Filiale', 'text', null, 255],
+  ]
+  for (const [position, [key, label, type, options, maxLength]] of fields.entries()) {
+    await database.query(
+      `INSERT INTO contact_fields (account_id, key, label, type, options, max_length, position)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+      [accountId, key, label, type, options, maxLength, position + 1],
+    )
+  }
+}
+
 /** The baseline: the same rows inserted raw, one multi-row INSERT per 2,000 (no validation, events or tags). */
 async function rawInsertRate(database: Database, accountId: string, rows: number): Promise<number> {
   const started = performance.now()
@@ -174,9 +209,13 @@ async function measureImport(
   label: string,
   file: string,
   afterImport?: (accountId: string) => Promise<void>,
+  beforeImport?: (accountId: string) => Promise<void>,
 ): Promise<void> {
   const target = await createAccount(database.orm, { name: `import ${label}` })
+  await beforeImport?.(target.id)
   const report = await importContacts(database.orm, systemClock, { accountId: target.id, file })
+  if (report.rejected > 0)
+    throw new Error(`${label}: ${report.rejected} lines rejected: ${report.rejected_lines[0]?.reason}`)
   // before the baseline's own rows land in the same table and index
   await afterImport?.(target.id)
   const baselineAccount = await createAccount(database.orm, { name: `raw ${label}` })
@@ -192,6 +231,15 @@ const RARE = String(Math.floor(IMPORT_ROWS * 0.47113))
 
 /** Right after the import (no ANALYZE here): search by a rare e-mail part and a name against a lookup by id. */
 async function measureSearchAfterImport(database: Database, accountId: string) {
+  // the requests of the measurement are not to meet the per-key rate limit of the default plan (120 a minute)
+  await setPlan(database.orm, {
+    name: 'bench-unlimited',
+    contactsLimit: 100_000_000,
+    messagesPerMonth: 1_000_000,
+    webhooksLimit: 10,
+    requestsPerMinute: 1_000_000,
+  })
+  await setAccountPlan(database.orm, accountId, 'bench-unlimited')
   const { key } = await createApiKey(database.orm, { accountId, name: 'bench', scopes: ['contacts:read'] })
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herold-bench-data-'))
   const config = loadConfig({}, { dataDir, publicUrl: 'http://bench.local' })
@@ -230,12 +278,16 @@ async function measureEmbeddedImport(file: string) {
   try {
     await migrate(embedded)
     await measureImport(embedded, 'embedded PGlite', file, (accountId) => measureSearchAfterImport(embedded, accountId))
+    await measureImport(embedded, 'embedded PGlite with 5 custom fields', fieldsFile, undefined, (accountId) =>
+      defineBenchFields(embedded, accountId),
+    )
   } finally {
     await embedded.close()
   }
 }
 
 const file = importFile(IMPORT_ROWS)
+const fieldsFile = fieldsImportFile(IMPORT_ROWS)
 try {
   if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
   else {
@@ -255,6 +307,9 @@ try {
       )
       await measureApi(database, account.id, key)
       await measureImport(database, 'PostgreSQL', file)
+      await measureImport(database, 'PostgreSQL with 5 custom fields', fieldsFile, undefined, (accountId) =>
+        defineBenchFields(database, accountId),
+      )
     } finally {
       await database.close()
       await fresh.drop()
@@ -263,4 +318,5 @@ try {
   }
 } finally {
   rmSync(path.dirname(file), { recursive: true, force: true })
+  rmSync(path.dirname(fieldsFile), { recursive: true, force: true })
 }

@@ -229,7 +229,7 @@ export const dataCommands: Record<string, DataCommand> = {
     human: planLine,
   },
   'import contacts': {
-    usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E]',
+    usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E] [--create-fields]',
     summary:
       'Import contacts from a CSV file, upserting by email or phone (encoding, delimiter and the header names of Excel, Mailchimp, Brevo, HubSpot, Shopify detected)',
     positionals: ['FILE.csv'],
@@ -238,7 +238,11 @@ export const dataCommands: Record<string, DataCommand> = {
       map: {
         type: 'string',
         description:
-          'header names to fields, such as "Mobil=phone,Rufname=first_name" (name, first_name, last_name, email, phone, tags)',
+          'header names to fields, such as "Mobil=phone,Kundennummer=customer_no" (name, first_name, last_name, email, phone, tags, or a custom field key)',
+      },
+      'create-fields': {
+        type: 'boolean',
+        description: 'make every column that fills nothing else a new text field (key from the header) first',
       },
       delimiter: { type: 'string', description: 'the delimiter instead of detecting it: , ; | or tab' },
       encoding: {
@@ -261,6 +265,7 @@ export const dataCommands: Record<string, DataCommand> = {
             map: values.map as string | undefined,
             delimiter: values.delimiter as string | undefined,
             encoding: values.encoding as string | undefined,
+            createFields: values['create-fields'] === true,
           },
           onProgress: io?.progress
             ? (p) => io.progress?.(p.bytes, p.totalBytes, `${p.rows.toLocaleString('en')} rows`)
@@ -276,13 +281,21 @@ export const dataCommands: Record<string, DataCommand> = {
       const rejected = r.rejected_lines as Array<{ line: number; reason: string }>
       const notes = r.notes as Array<{ line: number; note: string }>
       const ignored = (r.ignored_columns as string[] | undefined) ?? []
+      const created = (r.created_fields as string[] | undefined) ?? []
+      const fieldColumns = (r.field_columns as Array<{ column: string; field: string }> | undefined) ?? []
       return [
         `created ${r.created}, updated ${r.updated}, unchanged ${r.unchanged}, rejected ${r.rejected} of ${r.rows} rows`,
         ...rejected.slice(0, 50).map((x) => `  line ${x.line}: rejected, ${x.reason}`),
         ...(rejected.length > 50 ? [`  … ${(r.rejected as number) - 50} more rejected lines (see --json)`] : []),
         ...notes.slice(0, 20).map((x) => `  line ${x.line}: ${x.note}`),
         ...(notes.length > 20 ? [`  … ${notes.length - 20} more notes (see --json)`] : []),
-        ...(ignored.length > 0 ? [`  columns ignored: ${ignored.join(', ')} (name them with --map)`] : []),
+        ...(created.length > 0 ? [`  text fields created: ${created.join(', ')}`] : []),
+        ...(fieldColumns.length > 0
+          ? [`  custom fields: ${fieldColumns.map((c) => `${c.column} → ${c.field}`).join(', ')}`]
+          : []),
+        ...(ignored.length > 0
+          ? [`  columns ignored: ${ignored.join(', ')} (name them with --map, or --create-fields)`]
+          : []),
         `${r.seconds} s, ${(r.rows_per_second as number).toLocaleString('en')} rows/s`,
       ].join('\n')
     },

@@ -132,6 +132,7 @@ test('tools/list shows exactly the catalogue; every tool is reachable and enforc
 const NOT_TOOLS: Record<string, string> = {
   'GET /v1/openapi.json': 'the API’s own description, not an action (tools/list describes the tools)',
   'GET /v1/openapi.yaml': 'the same description as YAML',
+  'GET /v1/contact-fields/{key}': 'list_contact_fields shows every field (at most 50) with all it has',
   'POST /v1/tools/{tool_name}': 'the tools themselves over plain HTTP',
   'POST /app/{tool_name}': 'the tools themselves with the session',
   'POST /app/sign-in': 'a person signs in in the browser; a tool caller is authenticated already',

@@ -15,6 +15,8 @@ const ORDER = [
   // contacts and tags
   'get_account', 'list_contacts', 'upsert_contact', 'clear_contact_field', 'add_contact_tags', 'remove_contact_tag',
   'list_tags', 'delete_contact',
+  // custom fields of contacts
+  'list_contact_fields', 'create_contact_field', 'update_contact_field', 'delete_contact_field',
   // the audience: lookup, counts, export, tags account-wide, bulk changes, consent requests
   'find_contact', 'count_contacts', 'export_contacts_csv', 'get_tag', 'rename_tag', 'delete_tag', 'tag_contacts',
   'untag_contacts', 'delete_contacts', 'request_contact_optin', 'record_contact_opt_out',

@@ -46,8 +46,13 @@ export const ImportReportSchema = Type.Object({
   rejected_lines: Type.Array(Line, { description: 'each rejected line with its reason (the first 10,000)' }),
   notes: Type.Array(Note, { description: 'tags left out of imported lines (the first 10,000)' }),
   ignored_columns: Type.Array(Type.String(), {
-    description: "the header's columns that fill no contact field (name, first and last name, email, phone, tags)",
+    description:
+      "the header's columns that fill no contact field (name, first and last name, email, phone, tags) nor custom field",
   }),
+  field_columns: Type.Array(Type.Object({ column: Type.String(), field: Type.String() }), {
+    description: 'the columns that fill a custom field (header name and key)',
+  }),
+  created_fields: Type.Array(Type.String(), { description: 'the keys of the text fields create_fields made' }),
   seconds: Type.Number(),
   rows_per_second: Type.Number(),
 })
@@ -57,7 +62,16 @@ export const ImportQuery = Type.Object({
   encoding: Type.Optional(Type.String({ maxLength: 20, description: 'utf-8, utf-16le, utf-16be or cp1252' })),
   delimiter: Type.Optional(Type.String({ maxLength: 3, description: ', ; | or tab' })),
   map: Type.Optional(
-    Type.String({ maxLength: 4000, description: 'header names to fields: "Mobil=phone,Rufname=first_name"' }),
+    Type.String({
+      maxLength: 4000,
+      description: 'header names to fields or custom field keys: "Mobil=phone,Kundennummer=customer_no"',
+    }),
+  ),
+  create_fields: Type.Optional(
+    Type.Boolean({
+      description:
+        'every column that fills nothing else becomes a new text field (key from the header) before the import',
+    }),
   ),
 })
 
@@ -250,7 +264,9 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
             'Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; ' +
             'header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns ' +
             'that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the ' +
-            'detection, an unknown value is a 400 naming it). Known e-mail addresses ' +
+            'detection, an unknown value is a 400 naming it). A column named as a custom field (key or label, case and ' +
+            'accents ignored) fills it; with create_fields every other column becomes a text field first; a value ' +
+            'that does not fit its field rejects the line. Known e-mail addresses ' +
             'and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither ' +
             'an email nor a phone column gives 400 before anything is imported. Otherwise 200 with ' +
             'application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report ' +
@@ -287,10 +303,11 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           write({ type: 'progress', bytes: p.bytes, total_bytes: p.totalBytes, rows: p.rows })
           firstProgress?.()
         }
+        const { create_fields, ...format } = request.query as Static<typeof ImportQuery>
         const running = importContacts(deps.database.orm, deps.clock, {
           accountId: request.tenant.accountId,
           file,
-          format: request.query as Static<typeof ImportQuery>,
+          format: { ...format, createFields: create_fields },
           onProgress,
         })
         const finished = running.then(
@@ -408,7 +425,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
         schema: {
           summary: 'Export the matching contacts as CSV',
           description:
-            'Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at), oldest first; limit and offset page through large accounts (header x-has-more).',
+            'Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first; limit and offset page through large accounts (header x-has-more). The import reads such a file back unchanged.',
           tags,
           querystring: ExportQuery,
           produces: ['text/csv'],

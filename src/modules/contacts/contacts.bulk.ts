@@ -3,6 +3,8 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { emitSignals } from '../../platform/events/signals.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
+import { valueText } from './contacts.fields.rules.ts'
+import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import * as repo from './contacts.repository.ts'
 import {
   displayTags,
@@ -14,7 +16,7 @@ import {
   type OptinState,
 } from './contacts.rules.ts'
 import { type ContactsService, type ContactsTenant, contactView } from './contacts.service.ts'
-import { contacts, contactTags } from './contacts.tables.ts'
+import { type CustomFieldValue, contacts, contactTags } from './contacts.tables.ts'
 
 /**
  * Account-wide contact and tag operations the web app offers beyond the REST API: looking a contact up by its exact
@@ -274,9 +276,16 @@ function cell(value: string, guard: boolean): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
+/** A custom field's value in a cell: numbers, dates and booleans as the import reads them; texts guarded. */
+function fieldCell(definition: FieldDefinition, value: CustomFieldValue | undefined): string {
+  if (value === undefined) return ''
+  if (definition.type === 'text' || definition.type === 'choice') return cell(valueText(value), true)
+  return cell(valueText(value), false)
+}
+
 /**
- * The matching contacts as CSV (header line first, oldest first from offset; tags separated by `;`), the columns
- * `import_contacts_csv` reads back.
+ * The matching contacts as CSV (header line first, oldest first from offset; tags separated by `;`; then one column
+ * per custom field, named by its key), the columns `import_contacts_csv` reads back.
  */
 export async function exportCsv(
   db: Db,
@@ -297,7 +306,8 @@ export async function exportCsv(
     accountId,
     shown.map((r) => r.id),
   )
-  const lines = [CSV_COLUMNS.join(',')]
+  const definitions = await fieldDefinitionsOf(db, accountId)
+  const lines = [[...CSV_COLUMNS, ...definitions.map((d) => d.key)].join(',')]
   for (const row of shown) {
     const view = contactView(
       row,
@@ -315,6 +325,7 @@ export async function exportCsv(
         cell(view.language, false),
         cell(view.source, true),
         view.created_at,
+        ...definitions.map((d) => fieldCell(d, row.fields[d.key])),
       ].join(','),
     )
   }

@@ -337,48 +337,93 @@ const HEADER_INDEX = new Map<string, ContactColumn>(
   Object.entries(HEADER_ALIASES).flatMap(([column, names]) => names.map((n) => [n, column as ContactColumn])),
 )
 
+/** Every folded header name an import reads as a contact field (a custom field's key may not be one). */
+export const HEADER_ALIAS_NAMES: ReadonlySet<string> = new Set(HEADER_INDEX.keys())
+
 /** A header name with case, spaces, hyphens, underscores and dots folded away: `E-Mail-Adresse` → `emailadresse`. */
 export function foldHeader(name: string): string {
   return name.toLowerCase().replace(/[\s\-_.]+/g, '')
 }
 
+/** A header name folded for matching a custom field's key or label: foldHeader, and accents and ß ignored too. */
+export function foldFieldName(name: string): string {
+  return foldHeader(name.normalize('NFD').replace(/\p{M}/gu, '').replaceAll('ß', 'ss'))
+}
+
+const FIELD_KEY = /^[a-z][a-z0-9_]{0,39}$/
+
 /**
- * `--map "Telefon 2=phone,Rufname=first_name"`: header name (folded when compared) to contact field.
- * An unknown target is an error naming it.
+ * `--map "Telefon 2=phone,Kundennummer=customer_no"`: header name (folded when compared) to a contact field or a
+ * custom field's key. A target that is neither is an error naming it.
  */
-export function parseColumnMap(text: string): Map<string, ContactColumn> {
-  const map = new Map<string, ContactColumn>()
+export function parseColumnMap(text: string): Map<string, string> {
+  const map = new Map<string, string>()
   for (const pair of text.split(',')) {
     if (pair.trim() === '') continue
     const at = pair.lastIndexOf('=')
     const column = pair.slice(0, at).trim()
     const target = pair.slice(at + 1).trim()
     if (at < 0 || column === '') throw new CsvError(`--map "${pair.trim()}": write COLUMN=FIELD`)
-    const known = CONTACT_COLUMNS.find((c) => c === target)
-    if (!known) {
-      throw new CsvError(`--map ${column}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')})`)
+    if (!isContactColumn(target) && !FIELD_KEY.test(target)) {
+      throw new CsvError(
+        `--map ${column}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')} or a custom field's key)`,
+      )
     }
-    map.set(column, known)
+    map.set(column, target)
   }
   return map
 }
 
+const isContactColumn = (name: string): name is ContactColumn => (CONTACT_COLUMNS as readonly string[]).includes(name)
+
+/** The account's custom fields as a header can name them. */
+export interface HeaderFields {
+  /** every key */
+  keys: ReadonlySet<string>
+  /** foldFieldName of each key and label to its key */
+  byName: ReadonlyMap<string, string>
+}
+
+const NO_FIELDS: HeaderFields = { keys: new Set(), byName: new Map() }
+
 export interface HeaderPlan {
-  /** per column of the file, the contact field it fills (undefined: ignored) */
+  /** per column of the file, the contact field it fills (undefined: none) */
   columns: Array<ContactColumn | undefined>
+  /** per column of the file, the custom field (its key) it fills (undefined: none) */
+  fields: Array<string | undefined>
   /** the file's header names that fill nothing */
   ignored: string[]
 }
 
-/** Which contact field each column fills; `map` (header name → field) goes before the recognised names. */
-export function recogniseHeader(header: string[], map: Map<string, ContactColumn> = new Map()): HeaderPlan {
+/**
+ * Which contact field or custom field each column fills: `map` (header name → field or key) first, then the
+ * recognised names, then a custom field whose key or label the header is (case and accents ignored).
+ */
+export function recogniseHeader(
+  header: string[],
+  map: Map<string, string> = new Map(),
+  customFields: HeaderFields = NO_FIELDS,
+): HeaderPlan {
   const folded = header.map(foldHeader)
-  const mapped = new Map<string, ContactColumn>()
+  const mapped = new Map<string, string>()
   for (const [name, target] of map) {
     if (!folded.includes(foldHeader(name))) throw new CsvError(`--map names a column the file does not have: ${name}`)
+    if (!isContactColumn(target) && !customFields.keys.has(target)) {
+      throw new CsvError(
+        `--map ${name}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')} or a custom field's key)`,
+      )
+    }
     mapped.set(foldHeader(name), target)
   }
-  const columns = folded.map((name) => mapped.get(name) ?? HEADER_INDEX.get(name))
-  const ignored = header.filter((name, i) => columns[i] === undefined && name.trim() !== '')
-  return { columns, ignored }
+  const columns: Array<ContactColumn | undefined> = []
+  const fields: Array<string | undefined> = []
+  header.forEach((name, i) => {
+    const target = mapped.get(folded[i])
+    const column = target === undefined ? HEADER_INDEX.get(folded[i]) : isContactColumn(target) ? target : undefined
+    columns.push(column)
+    const field = target === undefined ? undefined : isContactColumn(target) ? undefined : target
+    fields.push(field ?? (target === undefined && !column ? customFields.byName.get(foldFieldName(name)) : undefined))
+  })
+  const ignored = header.filter((name, i) => !columns[i] && !fields[i] && name.trim() !== '')
+  return { columns, fields, ignored }
 }

@@ -191,7 +191,7 @@ describe('herold import contacts: --map, --delimiter, --encoding', () => {
   test('the human report lists the ignored columns', async () => {
     const account = await createTestAccount(harness)
     const result = await run(['--account', account.accountId, file(germanExcel())])
-    assert.match(command.human(result), /columns ignored: Kundennummer \(name them with --map\)/)
+    assert.match(command.human(result), /columns ignored: Kundennummer \(name them with --map, or --create-fields\)/)
   })
 
   test('an unknown field, delimiter, encoding or option is an error naming it', async () => {

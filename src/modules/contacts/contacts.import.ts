@@ -5,12 +5,17 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { analyzeTables } from '../../platform/db/maintenance.ts'
 import { dispatchEvents } from '../../platform/events/events.ts'
+import { AppError } from '../../platform/http/errors.ts'
 import {
+  CONTACT_COLUMNS,
   type ContactColumn,
   CsvError,
   type CsvOptions,
   type CsvRecord,
   checkCsvEncoding,
+  foldFieldName,
+  foldHeader,
+  type HeaderFields,
   type HeaderPlan,
   openCsv,
   parseColumnMap,
@@ -18,6 +23,9 @@ import {
   parseEncoding,
   recogniseHeader,
 } from './contacts.csv.ts'
+import { CONTACT_ATTRIBUTES, keyFromHeader, keyProblem, parseCell, sameFieldValues } from './contacts.fields.rules.ts'
+import { createImportFields, definitionsForWrite } from './contacts.fields.service.ts'
+import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import * as repo from './contacts.repository.ts'
 import {
   displayTags,
@@ -29,6 +37,7 @@ import {
   planTagAddition,
   splitTagCell,
 } from './contacts.rules.ts'
+import type { CustomFieldValue } from './contacts.tables.ts'
 
 // herold import contacts: a CSV file upserted in batches of multi-row statements, never raising an opt-in.
 
@@ -57,6 +66,10 @@ export interface ImportReport {
   notes: Array<{ line: number; note: string }>
   /** the header's columns that fill no contact field, in file order */
   ignored_columns: string[]
+  /** the custom fields each column fills: header name and key, in file order */
+  field_columns: Array<{ column: string; field: string }>
+  /** the text fields --create-fields made before the import (their keys) */
+  created_fields: string[]
   seconds: number
   rows_per_second: number
 }
@@ -67,6 +80,8 @@ interface Line {
   email: string
   phone: string
   tags: string[]
+  /** custom field values of the line's non-empty cells */
+  fields: Record<string, CustomFieldValue>
 }
 
 const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -112,10 +127,33 @@ function valuesOf(fields: string[], columns: ColumnIndexes) {
   return { name, email: first(fields, columns.email), phone: first(fields, columns.phone), tags }
 }
 
+/** A column that fills a custom field. */
+interface FieldColumn {
+  index: number
+  definition: FieldDefinition
+}
+
+/** The line's custom field values (empty cells give none), or the first rule a cell breaks. */
+function fieldValuesOf(fields: string[], columns: FieldColumn[]): Record<string, CustomFieldValue> | string {
+  const values: Record<string, CustomFieldValue> = {}
+  for (const { index, definition } of columns) {
+    const cell = fields[index] ?? ''
+    if (cell.trim() === '') continue
+    const parsed = parseCell(definition, cell)
+    if ('problem' in parsed) {
+      const shown = cell.length > 60 ? `${cell.slice(0, 60)}…` : cell
+      return `${parsed.problem} (the value is ${JSON.stringify(shown)})`
+    }
+    values[definition.key] = parsed.value
+  }
+  return values
+}
+
 /** Validates one CSV record; a string is the reason it is rejected. */
 function readLine(
   record: CsvRecord,
   columns: ColumnIndexes,
+  fieldColumns: FieldColumn[],
   note: (line: number, text: string) => void,
 ): Line | string {
   const line = record.line
@@ -128,32 +166,39 @@ function readLine(
   const phone = rawPhone === '' ? '' : normalizePhone(rawPhone)
   if (phone === null) return `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
   if (email === '' && phone === '') return 'no email and no phone'
+  const fields = fieldValuesOf(record.fields, fieldColumns)
+  if (typeof fields === 'string') return fields
   const tags: string[] = []
   for (const tag of splitTagCell(values.tags)) {
     if (isSystemTagName(tag)) note(line, `tag "${tag}" left out: system tags cannot be imported`)
     else if (tag.length > MAX_TAG_LENGTH) note(line, `tag "${tag}" left out: longer than ${MAX_TAG_LENGTH} characters`)
     else if (!tags.includes(tag)) tags.push(tag)
   }
-  return { line, name: name === '' ? undefined : name, email, phone, tags }
+  return { line, name: name === '' ? undefined : name, email, phone, tags, fields }
 }
 
 /**
  * How to read the file, as `herold import contacts` takes it: `encoding` (utf-8, utf-16le, utf-16be, cp1252) and
- * `delimiter` (, ; | tab) instead of detecting them, `map` header names to fields ("Mobil=phone,Rufname=first_name").
+ * `delimiter` (, ; | tab) instead of detecting them, `map` header names to fields or custom field keys
+ * ("Mobil=phone,Kundennummer=customer_no"), `createFields`: every otherwise ignored column becomes a text field.
  */
 export interface ImportFormat {
   encoding?: string
   delimiter?: string
   map?: string
+  createFields?: boolean
 }
 
 /** The reader's options from the import's; an unknown value is an ImportError naming it. */
-export function readImportFormat(format: ImportFormat): CsvOptions & { map?: Map<string, ContactColumn> } {
+export function readImportFormat(
+  format: ImportFormat,
+): CsvOptions & { map?: Map<string, string>; createFields: boolean } {
   try {
     return {
       encoding: format.encoding === undefined ? undefined : parseEncoding(format.encoding),
       delimiter: format.delimiter === undefined ? undefined : parseDelimiter(format.delimiter),
       map: format.map === undefined ? undefined : parseColumnMap(format.map),
+      createFields: format.createFields === true,
     }
   } catch (error) {
     if (error instanceof CsvError) throw new ImportError(error.message)
@@ -184,6 +229,8 @@ export async function importContacts(
     rejected_lines: [],
     notes: [],
     ignored_columns: [],
+    field_columns: [],
+    created_fields: [],
     seconds: 0,
     rows_per_second: 0,
   }
@@ -226,20 +273,30 @@ export async function importContacts(
     note,
     mostlyNew: true,
     unchecked,
+    fieldDefinitions: [] as FieldDefinition[],
   }
   let batch: Line[] = []
   try {
     const csv = await openCsv(stream as AsyncIterable<Buffer>, format)
     let columns: ColumnIndexes | undefined
+    let fieldColumns: FieldColumn[] = []
     for await (const record of csv.records) {
       if (!columns) {
-        const plan = recogniseHeader(record.fields, format.map)
-        columns = columnIndexes(plan, record.fields)
+        const header = record.fields
+        const plan = await planHeader(context, header, format, report)
+        columns = columnIndexes(plan, header)
+        const byKey = new Map(context.fieldDefinitions.map((d) => [d.key, d]))
+        fieldColumns = plan.fields.flatMap((key, index) => {
+          const definition = key === undefined ? undefined : byKey.get(key)
+          return definition ? [{ index, definition }] : []
+        })
+        report.field_columns = fieldColumns.map((c) => ({ column: header[c.index], field: c.definition.key }))
+        context.fieldDefinitions = fieldColumns.map((c) => c.definition)
         report.ignored_columns = plan.ignored
         continue
       }
       report.rows++
-      const line = readLine(record, columns, note)
+      const line = readLine(record, columns, fieldColumns, note)
       if (typeof line === 'string') reject(record.line, line)
       else batch.push(line)
       if (batch.length >= BATCH_SIZE) {
@@ -275,6 +332,91 @@ interface BatchContext {
   mostlyNew: boolean
   /** whether new contacts may be inserted without per-row foreign key triggers (repo.importMayLoadUnchecked) */
   unchecked: boolean
+  /** the custom fields the file's columns fill, as their values were checked */
+  fieldDefinitions: FieldDefinition[]
+}
+
+/** The account's custom fields as a header can name them: by key, and by key and label folded. */
+function headerFields(definitions: readonly FieldDefinition[], extraKeys: readonly string[] = []): HeaderFields {
+  const byName = new Map<string, string>()
+  for (const d of definitions) byName.set(foldFieldName(d.label), d.key)
+  // a key goes before a label that folds alike
+  for (const d of definitions) byName.set(foldFieldName(d.key), d.key)
+  return { keys: new Set([...definitions.map((d) => d.key), ...extraKeys]), byName }
+}
+
+/** Herold's own export columns (id, optin_chat, created_at, …): never made a custom field. */
+const CONTACT_ATTRIBUTE_NAMES = new Set(CONTACT_ATTRIBUTES.map(foldHeader))
+
+/**
+ * Which field each column fills (contacts.csv.ts recogniseHeader with the account's custom fields). With
+ * createFields, the --map targets that name no field yet and every otherwise ignored column (but Herold's own export
+ * columns) become text fields first, keyed after the header (keyFromHeader), labelled with it.
+ */
+async function planHeader(
+  context: BatchContext,
+  header: string[],
+  format: ReturnType<typeof readImportFormat>,
+  report: ImportReport,
+): Promise<HeaderPlan> {
+  const definitions = await fieldDefinitionsOf(context.db, context.accountId)
+  const taken = new Set(definitions.map((d) => d.key))
+  const toCreate: Array<{ key: string; label: string }> = []
+  if (format.createFields) {
+    for (const [name, target] of format.map ?? []) {
+      if ((CONTACT_COLUMNS as readonly string[]).includes(target) || taken.has(target)) continue
+      const problem = keyProblem(target)
+      if (problem) throw new ImportError(`--map ${name}: ${problem}`)
+      taken.add(target)
+      toCreate.push({ key: target, label: header.find((h) => foldHeader(h) === foldHeader(name)) ?? name })
+    }
+  }
+  const plan = recogniseHeader(
+    header,
+    format.map,
+    headerFields(
+      definitions,
+      toCreate.map((f) => f.key),
+    ),
+  )
+  if (format.createFields) {
+    header.forEach((name, i) => {
+      if (plan.columns[i] || plan.fields[i] || name.trim() === '') return
+      if (CONTACT_ATTRIBUTE_NAMES.has(foldHeader(name))) return
+      const key = keyFromHeader(name, taken)
+      taken.add(key)
+      toCreate.push({ key, label: name.trim() })
+      plan.fields[i] = key
+    })
+    plan.ignored = header.filter((name, i) => !plan.columns[i] && !plan.fields[i] && name.trim() !== '')
+  }
+  if (toCreate.length > 0) {
+    try {
+      const created = await createImportFields(context.db, context.clock, context.accountId, toCreate)
+      definitions.push(...created)
+      report.created_fields = created.map((d) => d.key)
+    } catch (error) {
+      if (error instanceof AppError) throw new ImportError(error.message)
+      throw error
+    }
+  }
+  context.fieldDefinitions = definitions
+  return plan
+}
+
+/** The fields the batch writes are still as their values were checked (share-locked until the batch commits). */
+async function checkFieldsUnchanged(context: BatchContext): Promise<void> {
+  if (context.fieldDefinitions.length === 0) return
+  const now = await definitionsForWrite(
+    context.db,
+    context.accountId,
+    context.fieldDefinitions.map((d) => d.key),
+  )
+  const shape = (d: FieldDefinition) => JSON.stringify([d.key, d.type, d.options, d.maxLength])
+  const current = new Set(now.map(shape))
+  if (!context.fieldDefinitions.every((d) => current.has(shape(d)))) {
+    throw new ImportError('the custom fields changed during the import; the lines before this batch are imported')
+  }
 }
 
 /**
@@ -302,6 +444,7 @@ type TagRow = { accountId: string; contactId: string; name: string; origin: 'man
 /** Returns whether most lines were new. */
 async function writeBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<boolean> {
   const { db, accountId } = context
+  await checkFieldsUnchanged(context)
   const room = await repo.remainingContacts(db, accountId, context.limit)
   // Insert first when the plan has room for every line and the previous batch was mostly new: a line whose addresses
   // no contact holds is created by the insert, and only the lines an existing address stopped need a lookup.
@@ -374,6 +517,7 @@ async function createContacts(context: BatchContext, lines: Line[], report: Impo
     email: line.email,
     phone: line.phone,
     tags: displayTags(plans[i].added.map((name) => ({ name, origin: 'manuell' as const }))).map((t) => t.name),
+    fields: line.fields,
   }))
   const { contactIds, eventIds } = await repo.insertImportedContacts(
     db,
@@ -414,7 +558,9 @@ async function updateMatched(
       phone: line.phone || contact.phone,
     }
     const resets = optinResets(contact, next)
-    const changed = next.name !== contact.name || next.email !== contact.email || next.phone !== contact.phone
+    const fieldsChanged = !sameFieldValues({ ...contact.fields, ...line.fields }, contact.fields)
+    const changed =
+      fieldsChanged || next.name !== contact.name || next.email !== contact.email || next.phone !== contact.phone
     let tagsAdded = 0
     if (line.tags.length > 0) {
       const shown = displayTags(existingTags.filter((t) => t.contactId === contact.id)).map((t) => t.name)
@@ -427,6 +573,7 @@ async function updateMatched(
       changes.push({
         id: contact.id,
         ...next,
+        fields: line.fields,
         optinChat: resets.some((r) => r.channel === 'chat') ? 'none' : contact.optinChat,
         optinEmail: resets.some((r) => r.channel === 'email') ? 'none' : contact.optinEmail,
       })

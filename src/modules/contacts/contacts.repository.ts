@@ -7,7 +7,7 @@ import { hotStatement } from '../../platform/db/hot-statement.ts'
 import { isUuidKey, perTick } from '../../platform/db/per-tick.ts'
 import { insertEventsSql } from '../../platform/events/events.ts'
 import { type ContactTag, likeContains, type OptinState, type SearchTerms, type TagOrigin } from './contacts.rules.ts'
-import { consentRecords, contactCounts, contacts, contactTags } from './contacts.tables.ts'
+import { type CustomFieldValue, consentRecords, contactCounts, contacts, contactTags } from './contacts.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
 
@@ -97,7 +97,7 @@ export async function updateContact(
   db: Db,
   accountId: string,
   id: string,
-  change: Partial<Pick<ContactRow, 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail'>>,
+  change: Partial<Pick<ContactRow, 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail' | 'fields'>>,
 ): Promise<ContactRow> {
   const [row] = await db
     .update(contacts)
@@ -225,7 +225,7 @@ function viewColumns(c: ReturnType<typeof sql.identifier>) {
   return sql`${column('id')}, ${column('name')}, ${column('email')}, ${column('phone')}, ${column('optin_chat')},
     ${column('optin_email')}, ARRAY(SELECT DISTINCT t.name COLLATE "C" FROM ${contactTags} t
       WHERE t.account_id = ${column('account_id')} AND t.contact_id = ${column('id')} ORDER BY 1) AS tags,
-    ${column('language')}, ${column('source')}, ${column('acquisition')},
+    ${column('language')}, ${column('source')}, ${column('acquisition')}, ${column('fields')},
     to_char(${column('created_at')} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`
 }
 
@@ -612,6 +612,8 @@ export interface ImportedContact {
   phone: string
   /** the tags to add, in display order (the contact is new, so all are shown, origin manuell) */
   tags: string[]
+  /** custom field values, checked against their definitions */
+  fields: Record<string, CustomFieldValue>
 }
 
 /**
@@ -637,19 +639,20 @@ export async function insertImportedContacts(
   const eventRows = sql`SELECT created.id AS contact_id, jsonb_build_object('id', created.id, 'name', created.name,
       'email', created.email, 'phone', created.phone, 'optin_chat', created.optin_chat,
       'optin_email', created.optin_email, 'tags', to_jsonb(input.tags), 'language', created.language,
-      'source', created.source, 'created_at', ${createdAt}::text) AS data
+      'source', created.source, 'fields', created.fields, 'created_at', ${createdAt}::text) AS data
     FROM created JOIN input USING (id)`
   const result = await db.execute(sql`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${jsonArray(rows)}) AS r(id uuid, name text, email text, phone text, tags text[])
+      SELECT * FROM jsonb_to_recordset(${jsonArray(rows)})
+        AS r(id uuid, name text, email text, phone text, tags text[], fields jsonb)
     ), created AS (
       INSERT INTO ${contacts} (account_id, id, name, email, phone, optin_chat, optin_email, language, source,
-        acquisition, created_at)
+        acquisition, fields, created_at)
       SELECT ${accountId}::uuid, id, name, email, phone, 'none', 'none', ${fields.language}, ${fields.source},
-        'marketing', ${createdAt}::timestamptz
+        'marketing', fields, ${createdAt}::timestamptz
       FROM input
       ON CONFLICT DO NOTHING
-      RETURNING id, name, email, phone, optin_chat, optin_email, language, source
+      RETURNING id, name, email, phone, optin_chat, optin_email, language, source, fields
     ), created_tags AS (
       INSERT INTO ${contactTags} (account_id, contact_id, name, origin)
       SELECT ${accountId}::uuid, created.id, tag.name, 'manuell'
@@ -678,11 +681,14 @@ export async function insertTagRows(
     ON CONFLICT DO NOTHING`)
 }
 
-/** Bulk import: one UPDATE for many contacts, each with its new name, addresses and opt-ins. */
+/**
+ * Bulk import: one UPDATE for many contacts, each with its new name, addresses and opt-ins; `fields` are merged into
+ * the contact's custom field values (`fields || new`).
+ */
 export async function updateContacts(
   db: Db,
   accountId: string,
-  rows: Array<Pick<ContactRow, 'id' | 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail'>>,
+  rows: Array<Pick<ContactRow, 'id' | 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail' | 'fields'>>,
 ): Promise<void> {
   if (rows.length === 0) return
   const values = rows.map((r) => ({
@@ -692,12 +698,13 @@ export async function updateContacts(
     phone: r.phone,
     optin_chat: r.optinChat,
     optin_email: r.optinEmail,
+    fields: r.fields,
   }))
   await db.execute(sql`
     UPDATE ${contacts} SET name = v.name, email = v.email, phone = v.phone,
-      optin_chat = v.optin_chat, optin_email = v.optin_email
+      optin_chat = v.optin_chat, optin_email = v.optin_email, fields = ${contacts.fields} || v.fields
     FROM jsonb_to_recordset(${jsonArray(values)})
-      AS v(id uuid, name text, email text, phone text, optin_chat text, optin_email text)
+      AS v(id uuid, name text, email text, phone text, optin_chat text, optin_email text, fields jsonb)
     WHERE ${contacts.accountId} = ${accountId}::uuid AND ${contacts.id} = v.id`)
 }
 

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { pageFields, paginationQuery } from '../../platform/http/pagination.ts'
+import { FieldValueInput } from './contacts.fields.schemas.ts'
 import { MAX_TAG_LENGTH, MAX_TAGS_PER_CONTACT, TAG_COUNT_SAMPLE } from './contacts.rules.ts'
 import { ACQUISITIONS, OPTIN_STATES, TAG_ORIGINS } from './contacts.tables.ts'
 
@@ -24,6 +25,11 @@ export const Contact = Type.Object(
     language: Type.String(),
     source: Type.String({ description: 'where the contact came from: api, import, …' }),
     acquisition: Acquisition,
+    fields: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+      description:
+        'custom field values by key (GET /v1/contact-fields): text and choice as strings, numbers, dates as "YYYY-MM-DD", booleans; only the set ones',
+      examples: [{ customer_no: 4711, birthday: '1990-05-17', level: 'gold', newsletter_ok: true }],
+    }),
     created_at: Type.String({ format: 'date-time' }),
   },
   { $id: 'Contact', title: 'Contact' },
@@ -72,12 +78,21 @@ export const ListResponse = Type.Object({
 const Name = Type.String({ maxLength: 120 })
 const Email = Type.Union([Type.String({ format: 'email', maxLength: 254 }), Type.Literal('')])
 const Phone = Type.String({ maxLength: 40, description: 'international format, such as +49 151 23456789' })
+/** Values checked by the service against the account's definitions (400 field_unknown, field_invalid). */
+export const FieldsInput = Type.Record(Type.String({ maxLength: 40 }), FieldValueInput, {
+  maxProperties: 50,
+  description:
+    'custom field values by key, merged into the contact: given keys are set, null clears one, keys not given stay. ' +
+    'An unknown key is 400 field_unknown, a value that does not fit its field 400 field_invalid (nothing is written).',
+  examples: [{ customer_no: 4711, birthday: '1990-05-17', level: null }],
+})
 
 export const CreateBody = Type.Object({
   name: Type.Optional(Name),
   email: Type.Optional(Email),
   phone: Type.Optional(Phone),
   acquisition: Type.Optional(Acquisition),
+  fields: Type.Optional(FieldsInput),
   upsert: Type.Optional(
     Type.Boolean({ description: 'update the contact holding this email or phone instead of answering 409' }),
   ),
@@ -100,6 +115,7 @@ export const UpdateBody = Type.Object({
   name: Type.Optional(Type.Union([Name, Type.Null()])),
   email: Type.Optional(Type.Union([Email, Type.Null()])),
   phone: Type.Optional(Type.Union([Phone, Type.Null()])),
+  fields: Type.Optional(FieldsInput),
 })
 
 export const UpdatedResponse = Type.Object({ ok: Type.Boolean(), contact: Type.Ref('Contact') })

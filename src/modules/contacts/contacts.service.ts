@@ -7,6 +7,8 @@ import { anonymizeContactEvents, recordEvent } from '../../platform/events/event
 import { emitSignals, type Signal } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
+import { applyFieldChange, type FieldValueChange, sameFieldValues } from './contacts.fields.rules.ts'
+import { checkedFieldChange, contactFieldsService } from './contacts.fields.service.ts'
 import * as repo from './contacts.repository.ts'
 import {
   type ContactTag,
@@ -42,16 +44,18 @@ export function contactView(row: repo.ContactRow, tags: ContactTag[]) {
     language: row.language,
     source: row.source,
     acquisition: row.acquisition,
+    /** custom field values by key, only the set ones */
+    fields: row.fields,
     // already in wire form: the serializer then walks a page of contacts without copying it
     created_at: row.createdAt.toISOString(),
   }
 }
 export type ContactView = ReturnType<typeof contactView>
 
-/** The data of `contact.created`: exactly the Contact fields of section 2. */
+/** The data of `contact.created`: the Contact fields of section 2, and the custom field values (`fields`). */
 export function contactEventData(view: ContactView): Record<string, unknown> {
-  const { acquisition: _acquisition, created_at, ...fields } = view
-  return { ...fields, created_at }
+  const { acquisition: _acquisition, created_at, ...rest } = view
+  return { ...rest, created_at }
 }
 
 /** Removes one module's rows about a contact inside the deletion's transaction; returns rows removed per table. */
@@ -79,6 +83,8 @@ export interface ContactInput {
   email?: string | null
   phone?: string | null
   acquisition?: Acquisition
+  /** custom field values by key; null clears one, keys not given stay */
+  fields?: Record<string, unknown>
 }
 
 const EMAIL_OR_PHONE = 'A contact needs an email or a phone'
@@ -170,11 +176,19 @@ export function contactsService(deps: ContactsServiceDeps) {
     row: repo.ContactRow,
     next: { name: string; email: string; phone: string },
     source: string,
+    fieldChange: FieldValueChange | null,
   ): Promise<{ row: repo.ContactRow; updated: boolean }> {
     const resets = optinResets(row, next)
-    const updated = resets.length > 0 || next.name !== row.name || next.email !== row.email || next.phone !== row.phone
+    const fields = fieldChange ? applyFieldChange(row.fields, fieldChange) : row.fields
+    const fieldsChanged = !sameFieldValues(fields, row.fields)
+    const updated =
+      resets.length > 0 ||
+      fieldsChanged ||
+      next.name !== row.name ||
+      next.email !== row.email ||
+      next.phone !== row.phone
     if (!updated) return { row, updated }
-    const change: Parameters<typeof repo.updateContact>[3] = { ...next }
+    const change: Parameters<typeof repo.updateContact>[3] = { ...next, ...(fieldsChanged ? { fields } : {}) }
     for (const reset of resets) change[reset.channel === 'chat' ? 'optinChat' : 'optinEmail'] = 'none'
     const saved = await repo.updateContact(tx, row.accountId, row.id, change)
     await repo.insertConsentRecords(
@@ -195,6 +209,9 @@ export function contactsService(deps: ContactsServiceDeps) {
   }
 
   return {
+    /** the account's custom field definitions (/v1/contact-fields) */
+    fields: contactFieldsService({ db, clock }),
+
     async list(
       tenant: ContactsTenant,
       query: { q?: string; limit: number; offset: number; created_after?: string },
@@ -274,6 +291,7 @@ export function contactsService(deps: ContactsServiceDeps) {
       const source = options.source ?? 'api'
       return guardDuplicates(tenant, { email, phone }, () =>
         db.transaction(async (tx) => {
+          const fieldChange = await checkedFieldChange(tx, tenant.accountId, input.fields)
           for (let attempt = 1; ; attempt++) {
             const matches = await repo.findByAddress(tx, tenant.accountId, { email, phone })
             const byEmail = email === '' ? undefined : matches.find((m) => m.email === email)
@@ -294,7 +312,7 @@ export function contactsService(deps: ContactsServiceDeps) {
                 email: email || existing.email,
                 phone: phone || existing.phone,
               }
-              const { row, updated } = await applyChange(tx, existing, next, source)
+              const { row, updated } = await applyChange(tx, existing, next, source, fieldChange)
               const [contact] = await withTags(tx, tenant.accountId, [row])
               return { created: false, updated, contact }
             }
@@ -307,6 +325,7 @@ export function contactsService(deps: ContactsServiceDeps) {
               language: tenant.account.language,
               source,
               acquisition: input.acquisition ?? 'marketing',
+              fields: fieldChange?.set ?? {},
               createdAt: clock.now(),
             })
             // A concurrent create committed this address after our look-up: look again and treat it as existing.
@@ -333,13 +352,19 @@ export function contactsService(deps: ContactsServiceDeps) {
     async update(
       tenant: ContactsTenant,
       id: string,
-      input: { name?: string | null; email?: string | null; phone?: string | null },
+      input: {
+        name?: string | null
+        email?: string | null
+        phone?: string | null
+        fields?: Record<string, unknown>
+      },
     ) {
       const email = input.email === undefined ? undefined : emailOf(input.email)
       const phone = input.phone === undefined ? undefined : phoneOrThrow(input.phone)
       return guardDuplicates(tenant, { email: email ?? '', phone: phone ?? '' }, () =>
         db.transaction(async (tx) => {
           const row = await lockedContact(tx, tenant.accountId, id)
+          const fieldChange = await checkedFieldChange(tx, tenant.accountId, input.fields)
           const next = {
             name: input.name === undefined ? row.name : (input.name ?? ''),
             email: email ?? row.email,
@@ -358,7 +383,7 @@ export function contactsService(deps: ContactsServiceDeps) {
             const byPhone = next.phone !== '' && other.phone === next.phone
             throw duplicateError(other.id, { email: byEmail, phone: byPhone })
           }
-          const { row: saved } = await applyChange(tx, row, next, 'api')
+          const { row: saved } = await applyChange(tx, row, next, 'api', fieldChange)
           const [contact] = await withTags(tx, tenant.accountId, [saved])
           return contact
         }),

@@ -48,6 +48,8 @@ export const contactFields = pgTable(
   (t) => [primaryKey({ name: 'contact_fields_pk', columns: [t.accountId, t.key] })],
 )
 
+export type ContactField = typeof contactFields.$inferSelect
+
 /**
  * One row per contact. Email and phone are '' when absent (the wire shows '' too); the partial unique indexes
  * decide duplicates, so two concurrent creates of one address can never both commit. The trigram search index

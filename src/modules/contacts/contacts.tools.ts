@@ -34,6 +34,15 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
+import { MAX_FIELDS } from './contacts.fields.rules.ts'
+import {
+  ContactFieldSchema,
+  CreateFieldBody,
+  FieldListResponse,
+  FieldResponse,
+  FieldValueInput,
+  UpdateFieldBody,
+} from './contacts.fields.schemas.ts'
 import { ImportError, importContacts } from './contacts.import.ts'
 import { findContact as findContactRow } from './contacts.repository.ts'
 import { isSystemTagName } from './contacts.rules.ts'
@@ -57,6 +66,7 @@ import {
 } from './contacts.schemas.ts'
 import type { ContactsService } from './contacts.service.ts'
 import { consentHistory } from './contacts.service.ts'
+import { CUSTOM_FIELD_TYPES } from './contacts.tables.ts'
 
 /** The module services these tools call (the tool server hands them in). */
 interface Services {
@@ -64,7 +74,13 @@ interface Services {
 }
 
 // the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
-const defineTool = toolsUsing<Services>([Contact, ContactTag, TagCount])
+const defineTool = toolsUsing<Services>([Contact, ContactTag, TagCount, ContactFieldSchema])
+
+const FieldsArgument = Type.Record(Type.String({ maxLength: 40 }), FieldValueInput, {
+  maxProperties: 50,
+  description:
+    'custom field values by key (list_contact_fields): a string for text, choice and date (YYYY-MM-DD), a number, true/false; null clears one; keys not given stay',
+})
 
 const Acquisition = Type.Union([Type.Literal('marketing'), Type.Literal('automation'), Type.Literal('service')], {
   description: 'how the contact was acquired; default marketing',
@@ -114,7 +130,8 @@ export const searchContacts = defineTool({
 export const getContact = defineTool({
   name: 'get_contact',
   title: 'Get a contact',
-  description: 'One contact with its tags, opt-in states (optin_chat, optin_email) and source.',
+  description:
+    'One contact with its tags, opt-in states (optin_chat, optin_email), source and custom field values (fields, by key).',
   scope: 'contacts:read',
   rest: 'GET /contacts/{id}',
   output: ContactResponse,
@@ -139,11 +156,12 @@ export const createContact = defineTool({
     phone: Type.Optional(Type.String({ maxLength: 40, description: 'international format, such as +4915112345678' })),
     email: Type.Optional(Type.String({ maxLength: 254 })),
     acquisition: Type.Optional(Acquisition),
+    fields: Type.Optional(FieldsArgument),
   }),
   async run(ctx, args) {
     const body = restRule(
       CreateBody,
-      { name: args.name, email: args.email, phone: args.phone, acquisition: args.acquisition },
+      { name: args.name, email: args.email, phone: args.phone, acquisition: args.acquisition, fields: args.fields },
       'body',
     )
     const result = await ctx.services.contacts.create(ctx.tenant, body, { upsert: false })
@@ -166,6 +184,7 @@ export const updateContact = defineTool({
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
     phone: Type.Optional(Type.String({ maxLength: 40 })),
     email: Type.Optional(Type.String({ maxLength: 254 })),
+    fields: Type.Optional(FieldsArgument),
   }),
   async run(ctx, args) {
     const { contact_id, ...change } = args
@@ -233,6 +252,7 @@ export const upsertContact = defineTool({
     acquisition: Type.Optional(
       Type.Union([Type.Literal('marketing'), Type.Literal('automation'), Type.Literal('service')]),
     ),
+    fields: Type.Optional(FieldsArgument),
   }),
   async run(ctx, args) {
     const body = restRule(CreateBody, args, 'body')
@@ -413,7 +433,7 @@ export const exportContactsCsv = defineTool({
   name: 'export_contacts_csv',
   title: 'Export contacts as CSV',
   description:
-    'The matching contacts as CSV text (header id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at), oldest first, at most 2000 rows per call: page with offset while has_more. import_contacts_csv reads the same columns.',
+    'The matching contacts as CSV text (header id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first, at most 2000 rows per call: page with offset while has_more. import_contacts_csv reads the same columns.',
   scope: 'contacts:read',
   rest: 'GET /app/contacts/export',
   output: obj({
@@ -597,7 +617,7 @@ export const importContactsCsv = defineTool({
   name: 'import_contacts_csv',
   title: 'Import contacts from CSV text',
   description:
-    'Import contacts from CSV text with a header line. Columns are recognised by their names in German and English and in the exports of Mailchimp, Brevo, HubSpot, Shopify and Excel (e-mail, phone, the name or first and last name, tags separated by ; or |); the delimiter (, ; tab |) is detected; other columns are listed in ignored_columns. Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised (nobody is subscribed). Answers the report: rows, created, updated, unchanged, rejected lines with the reason, ignored columns. At most 1,000,000 characters; larger files go through the web app.',
+    'Import contacts from CSV text with a header line. Columns are recognised by their names in German and English and in the exports of Mailchimp, Brevo, HubSpot, Shopify and Excel (e-mail, phone, the name or first and last name, tags separated by ; or |); the delimiter (, ; tab |) is detected; a column named as a custom field (its key or label) fills it, a value that does not fit rejects its line; other columns are listed in ignored_columns (create_fields makes them text fields). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised (nobody is subscribed). Answers the report: rows, created, updated, unchanged, rejected lines with the reason, ignored columns. At most 1,000,000 characters; larger files go through the web app.',
   scope: 'contacts:write',
   rest: 'POST /app/contacts/import (CSV as text)',
   output: obj({ ...ok, report: ImportReportSchema }),
@@ -609,13 +629,30 @@ export const importContactsCsv = defineTool({
       maxLength: IMPORT_TOOL_MAX_CHARS,
       description: 'the CSV file’s text, header line first',
     }),
+    map: Type.Optional(
+      Type.String({
+        maxLength: 4000,
+        description:
+          'header names to fields or custom field keys when the names are not recognised: "Mobil=phone,Kundennummer=customer_no"',
+      }),
+    ),
+    create_fields: Type.Optional(
+      Type.Boolean({
+        description:
+          'make every column that fills nothing else a new text field (key from the header) before importing',
+      }),
+    ),
   }),
   async run(ctx, args) {
     const dir = await mkdtemp(path.join(tmpdir(), 'herold-import-'))
     try {
       const file = path.join(dir, 'contacts.csv')
       await writeFile(file, args.csv, 'utf8')
-      const report = await importContacts(db(ctx), ctx.platform.clock, { accountId: ctx.tenant.accountId, file })
+      const report = await importContacts(db(ctx), ctx.platform.clock, {
+        accountId: ctx.tenant.accountId,
+        file,
+        format: { map: args.map, createFields: args.create_fields },
+      })
       return { ok: true, report }
     } catch (error) {
       if (error instanceof ImportError) {
@@ -625,6 +662,114 @@ export const importContactsCsv = defineTool({
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+  },
+})
+
+const FieldKey = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description: 'the field’s key, as list_contact_fields shows it',
+})
+const FieldDefinitionArguments = {
+  label: Type.String({ minLength: 1, maxLength: 80, description: 'what people read, such as Kundennummer' }),
+  options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    minItems: 1,
+    maxItems: 100,
+    description: 'choice only (required there): the allowed values',
+  }),
+  default: FieldValueInput,
+  max_length: Type.Integer({ minimum: 1, maximum: 1024, description: 'text only: the longest value (default 255)' }),
+}
+
+export const listContactFields = defineTool({
+  name: 'list_contact_fields',
+  title: 'Custom fields of contacts',
+  description:
+    'The account’s custom field definitions in order (at most 50): key (the variable {{key}} and the key in a contact’s fields), label, type (text, number, date, boolean, choice), options, default, max_length.',
+  scope: 'contacts:read',
+  rest: 'GET /contact-fields',
+  output: FieldListResponse,
+  kind: 'read',
+  input: Type.Object({}),
+  async run(ctx) {
+    const fields = await ctx.services.contacts.fields.list(ctx.tenant.accountId)
+    return { contact_fields: fields, limit: MAX_FIELDS, offset: 0, has_more: false, next_offset: null }
+  },
+})
+
+export const createContactField = defineTool({
+  name: 'create_contact_field',
+  title: 'Define a custom field',
+  description:
+    'Define a custom field of contacts (at most 50): key lower-case a-z, 0-9 and _ (never a built-in variable such as name, email, phone, first_name), a label, a type: text (max_length, default 255), number, date (YYYY-MM-DD), boolean, or choice with its options. A default is filled into messages for contacts without a value.',
+  scope: 'settings:write',
+  rest: 'POST /contact-fields',
+  output: FieldResponse,
+  kind: 'write',
+  input: Type.Object({
+    key: Type.String({ minLength: 1, maxLength: 40, description: 'such as customer_no' }),
+    type: Type.Union(
+      CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)),
+      { description: 'text, number, date, boolean or choice' },
+    ),
+    label: FieldDefinitionArguments.label,
+    options: Type.Optional(FieldDefinitionArguments.options),
+    default: Type.Optional(FieldDefinitionArguments.default),
+    max_length: Type.Optional(FieldDefinitionArguments.max_length),
+  }),
+  async run(ctx, args) {
+    const body = restRule(CreateFieldBody, args, 'body')
+    return { contact_field: await ctx.services.contacts.fields.create(ctx.tenant.accountId, body) }
+  },
+})
+
+export const updateContactField = defineTool({
+  name: 'update_contact_field',
+  title: 'Change a custom field',
+  description:
+    'Change a custom field’s label, type, options, default or max_length (never its key). A new type converts the stored values (a text "42" to a number, "2026-01-31" to a date, true/false/ja/nein to a boolean, anything to text, a value among the options to choice); when some would not fit, or a removed option is still used, nothing changes and the error counts the contacts (field_values_incompatible). null clears options, default or max_length.',
+  scope: 'settings:write',
+  rest: 'PATCH /contact-fields/{key}',
+  output: FieldResponse,
+  kind: 'write',
+  idempotent: true,
+  input: Type.Object({
+    key: FieldKey,
+    label: Type.Optional(FieldDefinitionArguments.label),
+    type: Type.Optional(Type.Union(CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)))),
+    options: Type.Optional(Type.Union([FieldDefinitionArguments.options, Type.Null()])),
+    default: Type.Optional(FieldDefinitionArguments.default),
+    max_length: Type.Optional(Type.Union([FieldDefinitionArguments.max_length, Type.Null()])),
+  }),
+  async run(ctx, args) {
+    const { key, ...change } = args
+    const body = restRule(UpdateFieldBody, change, 'body')
+    return { contact_field: await ctx.services.contacts.fields.update(ctx.tenant.accountId, key, body) }
+  },
+})
+
+export const deleteContactField = defineTool({
+  name: 'delete_contact_field',
+  title: 'Delete a custom field',
+  description:
+    'Delete a custom field and its value on every contact. Templates, newsletters and follow-ups that use {{key}} can no longer fill it.',
+  scope: 'settings:write',
+  rest: 'DELETE /contact-fields/{key}',
+  output: obj({ ...ok, values_removed: Type.Integer({ description: 'contacts that lost their value' }) }),
+  kind: 'destructive',
+  input: Type.Object({ key: FieldKey }),
+  async preview(ctx, args) {
+    const field = await ctx.services.contacts.fields.get(ctx.tenant.accountId, args.key)
+    const values = await ctx.services.contacts.fields.valueCount(ctx.tenant.accountId, args.key)
+    return {
+      action: `delete the custom field ${field.key} (${field.label}) and its value on every contact`,
+      contact_field: field,
+      contacts_with_value: values,
+    }
+  },
+  async run(ctx, args) {
+    const result = await ctx.services.contacts.fields.delete(ctx.tenant.accountId, args.key)
+    return { ok: true, values_removed: result.valuesRemoved }
   },
 })
 
@@ -653,4 +798,8 @@ export const contactsTools = [
   deleteContacts,
   getContactConsentHistory,
   importContactsCsv,
+  listContactFields,
+  createContactField,
+  updateContactField,
+  deleteContactField,
 ]

@@ -1,5 +1,6 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { contactsAppRoutes } from './contacts.app.ts'
+import { contactFieldsRoutes } from './contacts.fields.routes.ts'
 import { contactsRoutes } from './contacts.routes.ts'
 import {
   type ContactCleanup,
@@ -34,7 +35,12 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
   // the contact search's GIN indexes take steady inserts
   retention: { gin: ['contacts'] },
   tools: contactsTools,
-  routes: (_deps, { contacts }) => contactsRoutes(contacts),
+  routes:
+    (_deps, { contacts }) =>
+    async (app) => {
+      await contactsRoutes(contacts)(app)
+      await contactFieldsRoutes(contacts.fields)(app)
+    },
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
   appRoutes: (deps, { contacts }) => contactsAppRoutes(deps, contacts),
 }

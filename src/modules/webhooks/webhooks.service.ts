@@ -77,6 +77,7 @@ export const EVENT_TYPES: Array<{ name: EventName; description: string; data_fie
       'tags',
       'language',
       'source',
+      'fields',
       'created_at',
     ],
   },
@@ -120,6 +121,7 @@ function testData(name: EventName, at: Date): Record<string, unknown> {
       tags: [],
       language: 'de',
       source: 'api',
+      fields: {},
       created_at,
     }
   }

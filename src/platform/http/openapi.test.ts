@@ -17,6 +17,17 @@ test('a nullable reference keeps the reference under allOf', () => {
   })
 })
 
+test("JSON Schema's examples become OpenAPI 3.0's example; a property named examples stays", () => {
+  assert.deepEqual(
+    toOpenApi30({
+      type: 'object',
+      examples: [{ a: 1 }],
+      properties: { examples: { type: 'array', examples: [[1]] } },
+    }),
+    { type: 'object', example: { a: 1 }, properties: { examples: { type: 'array', example: [1] } } },
+  )
+})
+
 test('const becomes a one-value enum, recursively', () => {
   assert.deepEqual(toOpenApi30({ properties: { a: { type: 'string', const: 'x' } } }), {
     properties: { a: { type: 'string', enum: ['x'] } },

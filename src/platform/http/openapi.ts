@@ -22,6 +22,11 @@ export function toOpenApi30(node: Json): Json {
     out.enum = [out.const]
     delete out.const
   }
+  // JSON Schema's examples (the validator knows the keyword) as OpenAPI 3.0's single example
+  if (Array.isArray(out.examples)) {
+    if (out.examples.length > 0) out.example = out.examples[0]
+    delete out.examples
+  }
   if (out.type === 'null') {
     delete out.type
     out.nullable = true

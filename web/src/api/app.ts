@@ -364,6 +364,18 @@ export interface paths {
                                 source: string;
                                 /** @description why the contact was acquired; default marketing */
                                 acquisition: "marketing" | "automation" | "service";
+                                /**
+                                 * @description custom field values by key (GET /v1/contact-fields): text and choice as strings, numbers, dates as "YYYY-MM-DD", booleans; only the set ones
+                                 * @example {
+                                 *       "customer_no": 4711,
+                                 *       "birthday": "1990-05-17",
+                                 *       "level": "gold",
+                                 *       "newsletter_ok": true
+                                 *     }
+                                 */
+                                fields: {
+                                    [key: string]: string | number | boolean;
+                                };
                                 /** Format: date-time */
                                 created_at: string;
                             };
@@ -398,7 +410,7 @@ export interface paths {
         };
         /**
          * Export the matching contacts as CSV
-         * @description Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at), oldest first; limit and offset page through large accounts (header x-has-more).
+         * @description Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first; limit and offset page through large accounts (header x-has-more). The import reads such a file back unchanged.
          */
         get: {
             parameters: {
@@ -949,7 +961,7 @@ export interface paths {
         put?: never;
         /**
          * Import contacts from a CSV file, answering with progress lines and the rejected lines
-         * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the detection, an unknown value is a 400 naming it). Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
+         * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the detection, an unknown value is a 400 naming it). A column named as a custom field (key or label, case and accents ignored) fills it; with create_fields every other column becomes a text field first; a value that does not fit its field rejects the line. Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
          */
         post: {
             parameters: {
@@ -957,6 +969,7 @@ export interface paths {
                     encoding?: string;
                     delimiter?: string;
                     map?: string;
+                    create_fields?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -996,8 +1009,15 @@ export interface paths {
                                     line: number;
                                     note: string;
                                 }[];
-                                /** @description the header's columns that fill no contact field (name, first and last name, email, phone, tags) */
+                                /** @description the header's columns that fill no contact field (name, first and last name, email, phone, tags) nor custom field */
                                 ignored_columns: string[];
+                                /** @description the columns that fill a custom field (header name and key) */
+                                field_columns: {
+                                    column: string;
+                                    field: string;
+                                }[];
+                                /** @description the keys of the text fields create_fields made */
+                                created_fields: string[];
                                 seconds: number;
                                 rows_per_second: number;
                             };
@@ -4524,7 +4544,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };

@@ -355,6 +355,17 @@ export interface paths {
                         phone?: string;
                         /** @description why the contact was acquired; default marketing */
                         acquisition?: "marketing" | "automation" | "service";
+                        /**
+                         * @description custom field values by key, merged into the contact: given keys are set, null clears one, keys not given stay. An unknown key is 400 field_unknown, a value that does not fit its field 400 field_invalid (nothing is written).
+                         * @example {
+                         *       "customer_no": 4711,
+                         *       "birthday": "1990-05-17",
+                         *       "level": null
+                         *     }
+                         */
+                        fields?: {
+                            [key: string]: unknown;
+                        };
                         /** @description update the contact holding this email or phone instead of answering 409 */
                         upsert?: boolean;
                     };
@@ -824,6 +835,17 @@ export interface paths {
                         email?: (string | "") | (never | null);
                         /** @description international format, such as +49 151 23456789 */
                         phone?: string | null;
+                        /**
+                         * @description custom field values by key, merged into the contact: given keys are set, null clears one, keys not given stay. An unknown key is 400 field_unknown, a value that does not fit its field 400 field_invalid (nothing is written).
+                         * @example {
+                         *       "customer_no": 4711,
+                         *       "birthday": "1990-05-17",
+                         *       "level": null
+                         *     }
+                         */
+                        fields?: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -1185,6 +1207,592 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/contact-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the custom fields of contacts
+         * @description Every definition in order (at most 50, never paged: has_more is always false).
+         *
+         *     Scope: `contacts:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description every field in order, at most 50 */
+                            contact_fields: components["schemas"]["ContactField"][];
+                            /** @description always 50: the list is never paged */
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key or session */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Define a custom field
+         * @description A contact then carries its value in `fields` under the key, and templates fill `{{key}}` from it. At most 50 per account.
+         *
+         *     Scope: `settings:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "customer_no",
+                     *       "label": "Kundennummer",
+                     *       "type": "number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the variable name: lower-case a-z, 0-9 and _, starting with a letter, at most 40; never a built-in variable (name, full_name, first_name, last_name, email, phone, language, greeting), an attribute of the contact (id, tags, optin_chat, …) or a column name imports read as one (mobil, tel, …)
+                         * @example customer_no
+                         */
+                        key: string;
+                        /** @example Kundennummer */
+                        label: string;
+                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                        type: "text" | "number" | "date" | "boolean" | "choice";
+                        /**
+                         * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
+                         * @example [
+                         *       "gold",
+                         *       "silver",
+                         *       "bronze"
+                         *     ]
+                         */
+                        options?: string[];
+                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                        default?: unknown;
+                        /** @description text only: the longest value in characters (default 255) */
+                        max_length?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: components["schemas"]["ContactField"];
+                        };
+                    };
+                };
+                /** @description field_key_invalid: the key is malformed or reserved; field_label_invalid; field_type_invalid; field_options_invalid: options missing for choice, given for another type, empty, duplicated or too long; field_max_length_invalid: not 1-1024 or not a text field; field_default_invalid: the default does not fit the field; field_limit: the account has 50 fields; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key or session */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description field_exists: a field with this key exists */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contact-fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One custom field
+         * @description Scope: `contacts:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: components["schemas"]["ContactField"];
+                        };
+                    };
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key or session */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom field and its value on every contact
+         * @description Templates, newsletters and follow-ups that use {{key}} can no longer fill it. One statement removes the values.
+         *
+         *     Scope: `settings:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key or session */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field: label, type, options, default, max_length
+         * @description A changed type converts every stored value in one statement: any value to text; a text that is a number ("42", "4,5") to number; "YYYY-MM-DD" to date; true/false, ja/nein, yes/no, 1/0 to boolean; a value that is one of the options to choice. When any value would not fit, nor after removing a choice option that values use or lowering max_length below a value, nothing changes: 409 field_values_incompatible with `count`, the contacts whose value does not fit. A changed type drops options and max_length of the old type and converts the default unless a new one is given.
+         *
+         *     Scope: `settings:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            /** @description Only given properties change; the key never does. A new type converts the values (409 field_values_incompatible with count when some do not fit). */
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "number"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example Kundennummer */
+                        label?: string;
+                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                        type?: "text" | "number" | "date" | "boolean" | "choice";
+                        /**
+                         * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
+                         * @example [
+                         *       "gold",
+                         *       "silver",
+                         *       "bronze"
+                         *     ]
+                         */
+                        options?: string[] | null;
+                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                        default?: unknown;
+                        /** @description text only: the longest value in characters (default 255) */
+                        max_length?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: components["schemas"]["ContactField"];
+                        };
+                    };
+                };
+                /** @description field_key_invalid: the key is malformed or reserved; field_label_invalid; field_type_invalid; field_options_invalid: options missing for choice, given for another type, empty, duplicated or too long; field_max_length_invalid: not 1-1024 or not a text field; field_default_invalid: the default does not fit the field; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unauthorized: missing or invalid API key or session */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not_found: missing or belonging to another account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description field_values_incompatible (with count and field): stored values do not fit the change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description payload_too_large: the body exceeds the size limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description unsupported_media_type: the body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description internal_error: an unexpected failure (never carries internals) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description status_unavailable: the account status could not be checked; retry in a minute */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v1/templates": {
@@ -15689,7 +16297,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description the tool’s name */
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
                 };
                 cookie?: never;
             };
@@ -15862,6 +16470,18 @@ export interface components {
             source: string;
             /** @description why the contact was acquired; default marketing */
             acquisition: "marketing" | "automation" | "service";
+            /**
+             * @description custom field values by key (GET /v1/contact-fields): text and choice as strings, numbers, dates as "YYYY-MM-DD", booleans; only the set ones
+             * @example {
+             *       "customer_no": 4711,
+             *       "birthday": "1990-05-17",
+             *       "level": "gold",
+             *       "newsletter_ok": true
+             *     }
+             */
+            fields: {
+                [key: string]: string | number | boolean;
+            };
             /** Format: date-time */
             created_at: string;
         };
@@ -15883,6 +16503,43 @@ export interface components {
             herkunft: string;
             /** @description deprecated German alias of count */
             anzahl: number;
+        };
+        /**
+         * ContactField
+         * @example {
+         *       "key": "level",
+         *       "label": "Kundenstufe",
+         *       "type": "choice",
+         *       "options": [
+         *         "gold",
+         *         "silver"
+         *       ],
+         *       "default": "silver",
+         *       "max_length": null,
+         *       "position": 2,
+         *       "created_at": "2026-01-31T09:00:00.000Z",
+         *       "updated_at": "2026-01-31T09:00:00.000Z"
+         *     }
+         */
+        ContactField: {
+            /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+            key: string;
+            /** @description what people read: the web app, a CSV header it is recognised by */
+            label: string;
+            /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+            type: "text" | "number" | "date" | "boolean" | "choice";
+            /** @description choice: the allowed values */
+            options: string[] | null;
+            /** @description filled into a message when the contact has no value */
+            default: string | number | boolean | (never | null);
+            /** @description text: the longest value in characters */
+            max_length: number | null;
+            /** @description the order of the list (new fields come last) */
+            position: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** TemplateButton */
         TemplateButton: {
