@@ -65,3 +65,18 @@ export {
 import { contactsTools } from './contacts.tools.ts'
 export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'
+export {
+  assertFieldConditions,
+  checkFieldConditions,
+  contactMeetsFieldConditions,
+  FIELD_CONDITION_OPS,
+  FieldCondition,
+  type FieldConditionContext,
+  FieldConditions,
+  fieldConditionContext,
+  fieldConditionProblems,
+  fieldConditionsSql,
+  OPS_BY_TYPE,
+  parseFieldConditionsParam,
+  todayIn,
+} from './contacts.field-conditions.ts'
