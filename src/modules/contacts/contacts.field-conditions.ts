@@ -46,14 +46,26 @@ export const FieldCondition = Type.Object(
   {
     field: Type.String({ minLength: 1, maxLength: 40, description: 'the key of one of the account’s custom fields' }),
     op: Type.Union(
-      FIELD_CONDITION_OPS.map((op) => Type.Literal(op)),
+      [
+        Type.Literal('equals'),
+        Type.Literal('not_equals'),
+        Type.Literal('is_set'),
+        Type.Literal('is_empty'),
+        Type.Literal('before'),
+        Type.Literal('after'),
+        Type.Literal('within_next_days'),
+        Type.Literal('greater_than'),
+        Type.Literal('less_than'),
+      ],
       {
         description:
           'every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly)',
       },
     ),
+    // not a union of string, number and boolean: the request validator coerces types, and a union would take 10 as
+    // "10" (the first branch); the rules check the value against the field's type instead
     value: Type.Optional(
-      Type.Union([Type.String({ maxLength: MAX_VALUE_LENGTH }), Type.Number(), Type.Boolean()], {
+      Type.Unknown({
         description:
           'as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days',
       }),
@@ -103,7 +115,7 @@ export function isDate(value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-function valueProblem(definition: FieldDefinition, value: string | number | boolean): [string, string] | null {
+function valueProblem(definition: FieldDefinition, value: unknown): [string, string] | null {
   switch (definition.type) {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? null : ['value_type', 'value must be a number']
@@ -117,7 +129,9 @@ function valueProblem(definition: FieldDefinition, value: string | number | bool
       return ['value_not_an_option', `value must be one of ${options.join(', ')}`]
     }
     default:
-      return typeof value === 'string' ? null : ['value_type', 'value must be text']
+      return typeof value === 'string' && value.length <= MAX_VALUE_LENGTH
+        ? null
+        : ['value_type', `value must be text of at most ${MAX_VALUE_LENGTH} characters`]
   }
 }
 

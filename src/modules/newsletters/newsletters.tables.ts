@@ -1,5 +1,6 @@
 import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
+import type { FieldCondition } from '../contacts/index.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -50,6 +51,8 @@ export interface NewsletterSegment {
   tags_any?: string[]
   tags_all?: string[]
   tags_exclude?: string[]
+  /** conditions on custom fields, all of which must hold */
+  fields?: FieldCondition[]
 }
 
 export const newsletters = pgTable(
