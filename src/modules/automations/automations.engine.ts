@@ -9,13 +9,19 @@ import { type ClaimedJob, enqueue, jobPending } from '../../platform/jobs/jobs.t
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { changeContactTag, contactForAutomation, findOrCreateInboundContact } from '../contacts/index.ts'
+import {
+  changeContactTag,
+  contactForAutomation,
+  contactMeetsFieldConditions,
+  findOrCreateInboundContact,
+} from '../contacts/index.ts'
 import type { MessagingService } from '../messaging/index.ts'
 import { calendarOccurrences } from './automations.calendar.ts'
 import * as repo from './automations.repository.ts'
 import {
   branchTarget,
   conditionHolds,
+  fieldConditionOf,
   durationMs,
   keywordMatches,
   nextTimeOfDay,
@@ -343,12 +349,22 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
         return { stop: false }
       }
       case 'branch': {
-        const holds = conditionHolds(step.condition, {
-          tags: contact!.tags,
-          optinChat: contact!.optinChat,
-          optinEmail: contact!.optinEmail,
-          data: run.data,
-        })
+        const { condition } = step
+        const holds =
+          condition.type === 'contact_field'
+            ? await contactMeetsFieldConditions(tx, {
+                accountId,
+                contactId: contact!.id,
+                conditions: [fieldConditionOf(condition)],
+                now,
+                timezone: account.timezone,
+              })
+            : conditionHolds(condition, {
+                tags: contact!.tags,
+                optinChat: contact!.optinChat,
+                optinEmail: contact!.optinEmail,
+                data: run.data,
+              })
         const next = branchTarget(step, index, holds)
         await advance(
           tx,
