@@ -63,7 +63,7 @@ describe('automation branches on custom fields', () => {
     assert.deepEqual(await tagsOf(account, silver), [])
     assert.deepEqual(await tagsOf(account, none), [])
     const runs = await runsOf(account, automation.id)
-    const goldRun = runs.find((r: Json) => r.contact_id === gold)
+    const goldRun = runs.find((r: Json) => r.contact_id === gold) as Json
     assert.equal(goldRun.state, 'completed')
     assert.deepEqual(
       goldRun.steps.filter((s: Json) => s.type === 'branch').map((s: Json) => s.detail.condition),
