@@ -21,8 +21,8 @@ import * as repo from './automations.repository.ts'
 import {
   branchTarget,
   conditionHolds,
-  fieldConditionOf,
   durationMs,
+  fieldConditionOf,
   keywordMatches,
   nextTimeOfDay,
   type RunLogEntry,

@@ -32,7 +32,11 @@ describe('automation branches on custom fields', () => {
     const automation = await active(account, {
       trigger: { type: 'manual' },
       steps: [
-        { type: 'branch', condition: { type: 'contact_field', field: 'level', op: 'equals', value: 'gold' }, else_goto: 2 },
+        {
+          type: 'branch',
+          condition: { type: 'contact_field', field: 'level', op: 'equals', value: 'gold' },
+          else_goto: 2,
+        },
         { type: 'add_tag', tag: 'gold' },
         {
           type: 'branch',

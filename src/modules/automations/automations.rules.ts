@@ -1,5 +1,5 @@
-import type { Step, Trigger } from './automations.schemas.ts'
 import type { FieldCondition } from '../contacts/index.ts'
+import type { Step, Trigger } from './automations.schemas.ts'
 
 export type { Step, Trigger }
 

@@ -22,7 +22,8 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
-import { FieldConditions, parseFieldConditionsParam } from './contacts.field-conditions.ts'
+import { FieldConditions, OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
+import { fieldDefinitionsOf } from './contacts.fields-read.ts'
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
 import { Contact } from './contacts.schemas.ts'
@@ -197,6 +198,24 @@ export const BulkDeleteResponse = Type.Object({
   has_more: Type.Boolean({ description: `more contacts match (at most ${BULK_DELETE_MAX} are deleted a call)` }),
 })
 export const MatchingResponse = Type.Object({ matching: Type.Integer() })
+export const ConditionFieldsResponse = Type.Object({
+  fields: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      type: Type.Union([
+        Type.Literal('text'),
+        Type.Literal('number'),
+        Type.Literal('date'),
+        Type.Literal('boolean'),
+        Type.Literal('choice'),
+      ]),
+      options: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'choice: the allowed values' }),
+      ops: Type.Array(Type.String(), { description: 'the condition ops this field takes' }),
+    }),
+    { description: 'the account’s custom fields in their order' },
+  ),
+})
 
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
@@ -407,6 +426,32 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
           .header('content-disposition', 'attachment; filename="contacts.csv"')
           .header('x-has-more', String(result.has_more))
           .send(result.csv)
+      },
+    )
+
+    app.get(
+      '/contacts/condition-fields',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'The custom fields a filter or segment can name, with the condition ops each takes',
+          description:
+            'Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).',
+          tags,
+          response: { 200: ConditionFieldsResponse },
+        },
+      },
+      async (request) => {
+        const definitions = await fieldDefinitionsOf(db, request.tenant.accountId)
+        return {
+          fields: definitions.map((d) => ({
+            key: d.key,
+            label: d.label,
+            type: d.type,
+            options: d.options,
+            ops: [...OPS_BY_TYPE[d.type]],
+          })),
+        }
       },
     )
 

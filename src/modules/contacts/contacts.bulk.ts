@@ -241,10 +241,7 @@ export async function untagMatching(db: Db, accountId: string, filter: ContactFi
         eq(contactTags.accountId, accountId),
         eq(contactTags.name, tag),
         ne(contactTags.origin, 'system'),
-        inArray(
-          contactTags.contactId,
-          db.select({ id: contacts.id }).from(contacts).where(matching),
-        ),
+        inArray(contactTags.contactId, db.select({ id: contacts.id }).from(contacts).where(matching)),
       ),
     )
     .returning({ id: contactTags.contactId })

@@ -59,7 +59,12 @@ async function selected(account: TestAccount, conditions: FieldCondition[]): Pro
 
 describe('field conditions select by value', () => {
   test('text: equals, not_equals (set and different), is_set, is_empty (absent or "")', async () => {
-    const account = await seeded({ a: { customer_no: 'K-1' }, b: { customer_no: 'K-2' }, c: { customer_no: '' }, d: {} })
+    const account = await seeded({
+      a: { customer_no: 'K-1' },
+      b: { customer_no: 'K-2' },
+      c: { customer_no: '' },
+      d: {},
+    })
     assert.deepEqual(await selected(account, [{ field: 'customer_no', op: 'equals', value: 'K-1' }]), ['a'])
     assert.deepEqual(await selected(account, [{ field: 'customer_no', op: 'not_equals', value: 'K-1' }]), ['b', 'c'])
     assert.deepEqual(await selected(account, [{ field: 'customer_no', op: 'is_set' }]), ['a', 'b'])
@@ -185,7 +190,10 @@ describe('field condition rules', () => {
     assert.equal(rule({ field: 'customer_no', op: 'is_set', value: 'x' }), 'value_not_allowed')
     assert.equal(rule({ field: 'birthday', op: 'within_next_days' }), 'days_required')
     assert.equal(rule({ field: 'birthday', op: 'after', value: '2026-01-01', days: 3 }), 'days_not_allowed')
-    assert.equal(rule({ field: 'birthday', op: 'equals', value: '2026-01-01', ignore_year: true }), 'ignore_year_not_allowed')
+    assert.equal(
+      rule({ field: 'birthday', op: 'equals', value: '2026-01-01', ignore_year: true }),
+      'ignore_year_not_allowed',
+    )
     assert.equal(rule({ field: 'birthday', op: 'within_next_days', days: 7, ignore_year: true }), null)
   })
 
@@ -227,7 +235,10 @@ describe('field condition rules', () => {
     }
     assert.match(refused('level=gold') ?? '', /query\.fields must be a JSON array/)
     assert.match(refused('{"field":"vip"}') ?? '', /must be a JSON array/)
-    assert.match(refused('[{"field":"vip","op":"equals","valu":true}]') ?? '', /query\.fields\[0\] has an unknown field valu/)
+    assert.match(
+      refused('[{"field":"vip","op":"equals","valu":true}]') ?? '',
+      /query\.fields\[0\] has an unknown field valu/,
+    )
     assert.match(refused('[{"field":"vip","op":"like"}]') ?? '', /query\.fields\[0\]\.op must be one of/)
     assert.match(refused('[{"field":"b","op":"within_next_days","days":1.5}]') ?? '', /days must be a whole number/)
   })

@@ -5,7 +5,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
 import { badRequest } from '../../platform/http/errors.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
-import type { CustomFieldType } from './contacts.tables.ts'
+import type { CustomFieldType, StoredFieldCondition } from './contacts.tables.ts'
 
 /**
  * Conditions on custom fields (issue 33): one shape for newsletter segments, automation branches, the contact list
@@ -65,7 +65,7 @@ export const FieldCondition = Type.Object(
     // not a union of string, number and boolean: the request validator coerces types, and a union would take 10 as
     // "10" (the first branch); the rules check the value against the field's type instead
     value: Type.Optional(
-      Type.Unknown({
+      Type.Unsafe<string | number | boolean>({
         description:
           'as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days',
       }),
@@ -86,10 +86,14 @@ export const FieldCondition = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'A condition on a custom field of the contact, such as {"field": "level", "op": "equals", "value": "gold"}',
+    description:
+      'A condition on a custom field of the contact, such as {"field": "level", "op": "equals", "value": "gold"}',
   },
 )
 export type FieldCondition = Static<typeof FieldCondition>
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+// the schema and the shape a segment stores are one (checked when the types are)
+true satisfies Same<FieldCondition, StoredFieldCondition>
 
 export const FieldConditions = Type.Array(FieldCondition, {
   maxItems: MAX_FIELD_CONDITIONS,
@@ -150,10 +154,12 @@ function conditionProblem(condition: FieldCondition, definition: FieldDefinition
     if (problem) return problem
   }
   if (op === 'within_next_days') {
-    if (condition.days === undefined) return ['days_required', `within_next_days needs days (0 to ${MAX_CONDITION_DAYS})`]
+    if (condition.days === undefined)
+      return ['days_required', `within_next_days needs days (0 to ${MAX_CONDITION_DAYS})`]
   } else {
     if (condition.days !== undefined) return ['days_not_allowed', 'days belongs to within_next_days only']
-    if (condition.ignore_year !== undefined) return ['ignore_year_not_allowed', 'ignore_year belongs to within_next_days only']
+    if (condition.ignore_year !== undefined)
+      return ['ignore_year_not_allowed', 'ignore_year belongs to within_next_days only']
   }
   return null
 }
@@ -178,7 +184,13 @@ export function fieldConditionProblems(
       continue
     }
     const problem = conditionProblem(condition, definition)
-    if (problem) problems.push({ index, field: condition.field, rule: problem[0], message: `${at} (${condition.field}): ${problem[1]}` })
+    if (problem)
+      problems.push({
+        index,
+        field: condition.field,
+        rule: problem[0],
+        message: `${at} (${condition.field}): ${problem[1]}`,
+      })
   }
   return problems
 }
@@ -220,7 +232,9 @@ export function parseFieldConditionsParam(raw: string, path = 'query.fields'): F
   try {
     parsed = JSON.parse(raw)
   } catch {
-    throw badRequest(`${path} must be a JSON array of conditions such as [{"field":"level","op":"equals","value":"gold"}]`)
+    throw badRequest(
+      `${path} must be a JSON array of conditions such as [{"field":"level","op":"equals","value":"gold"}]`,
+    )
   }
   if (!Array.isArray(parsed)) throw badRequest(`${path} must be a JSON array of conditions`)
   if (parsed.length > MAX_FIELD_CONDITIONS) throw badRequest(`${path} holds at most ${MAX_FIELD_CONDITIONS} conditions`)
@@ -250,7 +264,10 @@ export function parseFieldConditionsParam(raw: string, path = 'query.fields'): F
       throw badRequest(`${at}.value must be a string, a number or true/false`)
     }
     const days = c.days
-    if (days !== undefined && !(Number.isInteger(days) && (days as number) >= 0 && (days as number) <= MAX_CONDITION_DAYS)) {
+    if (
+      days !== undefined &&
+      !(Number.isInteger(days) && (days as number) >= 0 && (days as number) <= MAX_CONDITION_DAYS)
+    ) {
       throw badRequest(`${at}.days must be a whole number from 0 to ${MAX_CONDITION_DAYS}`)
     }
     if (c.ignore_year !== undefined && typeof c.ignore_year !== 'boolean') {

@@ -104,6 +104,25 @@ describe('GET /v1/contacts?fields=', () => {
 })
 
 describe('account-wide operations by field (/app and the tool server)', () => {
+  test('GET /app/contacts/condition-fields lists the fields with the ops each type takes', async () => {
+    const { app } = await scene()
+    const response = await app('GET', '/app/contacts/condition-fields')
+    assert.equal(response.statusCode, 200, response.body)
+    const byKey = Object.fromEntries(response.json().fields.map((f: Json) => [f.key, f]))
+    assert.deepEqual(Object.keys(byKey), ['customer_no', 'visits', 'birthday', 'vip', 'level'])
+    assert.deepEqual(byKey.birthday.ops, [
+      'equals',
+      'not_equals',
+      'is_set',
+      'is_empty',
+      'before',
+      'after',
+      'within_next_days',
+    ])
+    assert.deepEqual(byKey.visits.ops.slice(4), ['greater_than', 'less_than'])
+    assert.deepEqual([byKey.level.type, byKey.level.options], ['choice', ['gold', 'silver', 'bronze']])
+  })
+
   test('count and export take fields as a JSON query parameter', async () => {
     const { app } = await scene()
     const count = await app('GET', `/app/contacts/count?fields=${q([{ field: 'visits', op: 'less_than', value: 20 }])}`)

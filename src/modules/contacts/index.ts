@@ -63,8 +63,7 @@ export {
 } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'
-export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
-export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'
+
 export {
   assertFieldConditions,
   checkFieldConditions,
@@ -80,3 +79,5 @@ export {
   parseFieldConditionsParam,
   todayIn,
 } from './contacts.field-conditions.ts'
+export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
+export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'

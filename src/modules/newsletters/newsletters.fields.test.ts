@@ -73,8 +73,18 @@ async function scene() {
   const account = await fixtureAccount(harness, { messagesPerMonth: 1000 })
   await defineFields(harness.database.orm, account.accountId)
   const ids = {
-    gold: await contact(account, 'Gold', { level: 'gold', visits: 12, birthday: '1980-01-02', vip: true }, { tags: ['stamm'] }),
-    silver: await contact(account, 'Silver', { level: 'silver', visits: 3, birthday: '1990-12-30' }, { tags: ['stamm'] }),
+    gold: await contact(
+      account,
+      'Gold',
+      { level: 'gold', visits: 12, birthday: '1980-01-02', vip: true },
+      { tags: ['stamm'] },
+    ),
+    silver: await contact(
+      account,
+      'Silver',
+      { level: 'silver', visits: 3, birthday: '1990-12-30' },
+      { tags: ['stamm'] },
+    ),
     bronze: await contact(account, 'Bronze', { level: 'bronze', visits: 40, customer_no: 'K-7' }),
     goldNew: await contact(account, 'Gold neu', { level: 'gold', visits: 1 }),
     empty: await contact(account, 'Leer', {}),
@@ -127,10 +137,15 @@ describe('newsletter segments by custom field', () => {
       const response = await patchSegment(account, newsletter.id, { fields: [condition] })
       assert.equal(response.statusCode, 400, response.body)
       const error = response.json().error
-      assert.deepEqual([error.code, error.key, error.field, error.rule], ['bad_request', 'field_condition_invalid', field, rule])
+      assert.deepEqual(
+        [error.code, error.key, error.field, error.rule],
+        ['bad_request', 'field_condition_invalid', field, rule],
+      )
       assert.match(error.message, new RegExp(`segment\\.fields\\[0\\].*${field}`))
     }
-    const unknownKey = await patchSegment(account, newsletter.id, { fields: [{ field: 'level', op: 'is_set', mode: 1 }] })
+    const unknownKey = await patchSegment(account, newsletter.id, {
+      fields: [{ field: 'level', op: 'is_set', mode: 1 }],
+    })
     assert.equal(unknownKey.statusCode, 400)
     assert.match(unknownKey.json().error.message, /mode/)
     const saved = (await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })).json()
@@ -152,16 +167,25 @@ describe('newsletter segments by custom field', () => {
     assert.equal(counted.json().recipients_estimate, 2)
     const refused = await estimate({ fields: [{ field: 'vip', op: 'before', value: '2026-01-01' }] })
     assert.equal(refused.statusCode, 400)
-    assert.deepEqual([refused.json().error.key, refused.json().error.rule], ['field_condition_invalid', 'op_not_for_type'])
+    assert.deepEqual(
+      [refused.json().error.key, refused.json().error.rule],
+      ['field_condition_invalid', 'op_not_for_type'],
+    )
 
     const newsletter = await draft(account)
     await patchSegment(account, newsletter.id, { fields: [{ field: 'level', op: 'equals', value: 'silver' }] })
     const preview = async (contactId: string) =>
       (
-        await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}/preview?contact_id=${contactId}` })
+        await account.request({
+          method: 'GET',
+          url: `/v1/newsletters/${newsletter.id}/preview?contact_id=${contactId}`,
+        })
       ).json()
     assert.deepEqual([(await preview(ids.silver)).would_receive, (await preview(ids.silver)).reason], [true, null])
-    assert.deepEqual([(await preview(ids.gold)).would_receive, (await preview(ids.gold)).reason], [false, 'not_in_segment'])
+    assert.deepEqual(
+      [(await preview(ids.gold)).would_receive, (await preview(ids.gold)).reason],
+      [false, 'not_in_segment'],
+    )
   })
 
   test('the fan-out writes send records for exactly the matching contacts (birthdays by the clock at its time)', async () => {

@@ -424,7 +424,13 @@ export function newslettersService(deps: NewslettersDeps) {
       const row = await require(db, tenant.accountId, id)
       if (!repo.isUuid(contactId)) throw notFound('contact')
       const segment = row.segment ?? null
-      const contact = await repo.previewContact(db, tenant.accountId, contactId, segment, await fieldsOf(tenant, segment))
+      const contact = await repo.previewContact(
+        db,
+        tenant.accountId,
+        contactId,
+        segment,
+        await fieldsOf(tenant, segment),
+      )
       if (!contact) throw notFound('contact')
       const rendered = renderTemplate({
         texts: [templateBody(row)],

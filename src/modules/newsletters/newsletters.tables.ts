@@ -1,6 +1,6 @@
 import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
-import type { FieldCondition } from '../contacts/index.ts'
+import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -52,7 +52,7 @@ export interface NewsletterSegment {
   tags_all?: string[]
   tags_exclude?: string[]
   /** conditions on custom fields, all of which must hold */
-  fields?: FieldCondition[]
+  fields?: StoredFieldCondition[]
 }
 
 export const newsletters = pgTable(

@@ -234,8 +234,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List contacts, newest first, optionally searched
-         * @description Scope: `contacts:read`.
+         * List contacts, newest first, optionally searched and filtered by custom field
+         * @description `q` searches name, email and phone; `fields` filters by custom field: a JSON array of conditions (`?fields=[{"field":"level","op":"equals","value":"gold"}]`, URL-encoded), all of which must hold. A condition naming a field the account does not have, or whose op or value does not fit its type, is a 400 with key field_condition_invalid, `field` and `rule`.
+         *
+         *     Scope: `contacts:read`.
          */
         get: {
             parameters: {
@@ -246,6 +248,8 @@ export interface paths {
                     offset?: number;
                     /** @description strictly after */
                     created_after?: string;
+                    /** @description conditions on custom fields, all of which must hold: a JSON array (URL-encoded) of {field, op, value?, days?, ignore_year?}, such as [{"field":"level","op":"equals","value":"gold"}]; ops: equals, not_equals, is_set, is_empty (every type), before, after, within_next_days (date), greater_than, less_than (number). A condition that does not fit the account's fields is a 400 field_condition_invalid naming the field and the rule */
+                    fields?: string;
                 };
                 header?: never;
                 path?: never;
@@ -270,7 +274,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                /** @description bad_request: fields is not a JSON array of conditions; field_condition_invalid (with field, rule, problems): a condition does not fit the account’s custom fields; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6101,7 +6105,7 @@ export interface paths {
                                 } | {
                                     /** @enum {string} */
                                     type: "branch";
-                                    /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                    /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                     condition: {
                                         /** @enum {string} */
                                         type: "has_tag";
@@ -6119,6 +6123,19 @@ export interface paths {
                                         field: string;
                                         /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                         equals: string | number | boolean | (never | null);
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "contact_field";
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
                                     };
                                     /** @description the index (0-based) of a later step to continue at, or end */
                                     then_goto?: number | "end";
@@ -6319,7 +6336,7 @@ export interface paths {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -6337,6 +6354,19 @@ export interface paths {
                                 field: string;
                                 /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                 equals: string | number | boolean | (never | null);
+                            } | {
+                                /** @enum {string} */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -6456,7 +6486,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -6474,6 +6504,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -6707,7 +6750,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -6725,6 +6768,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -7028,7 +7084,7 @@ export interface paths {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -7046,6 +7102,19 @@ export interface paths {
                                 field: string;
                                 /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                 equals: string | number | boolean | (never | null);
+                            } | {
+                                /** @enum {string} */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -7165,7 +7234,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7183,6 +7252,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -7423,7 +7505,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7441,6 +7523,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -7667,7 +7762,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7685,6 +7780,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -8366,7 +8474,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -8384,6 +8492,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -9139,7 +9260,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9147,6 +9268,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -9305,7 +9439,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9313,6 +9447,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -9489,7 +9636,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9497,6 +9644,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -9717,7 +9877,7 @@ export interface paths {
                             /** @description https address the button opens */
                             url: string;
                         } | null;
-                        /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                        /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                         segment?: {
                             /** @description contacts with at least one of these tags */
                             tags_any?: string[];
@@ -9725,6 +9885,19 @@ export interface paths {
                             tags_all?: string[];
                             /** @description contacts with none of these tags */
                             tags_exclude?: string[];
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         } | null;
                         /** @description A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image. */
                         header_media?: {
@@ -9774,7 +9947,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9782,6 +9955,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -9971,7 +10157,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9979,6 +10165,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10177,7 +10376,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10185,6 +10384,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10506,7 +10718,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10514,6 +10726,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
