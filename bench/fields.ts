@@ -51,7 +51,7 @@ try {
   // for 10 %, level gold 5 % / silver 19 % / bronze 19 % / none; four in five confirmed for chat
   const fieldsOf = (i: string) => `jsonb_strip_nulls(jsonb_build_object(
       'customer_no', CASE WHEN ${i} % 10 <> 0 THEN 'K-' || ${i} END,
-      'visits', (${i} * 7919) % 200,
+      'visits', (${i}::bigint * 7919) % 200,
       'birthday', CASE WHEN ${i} % 10 < 7 THEN to_char(date '1950-01-01' + ((${i} * 2654435761::bigint) % 20000)::int, 'YYYY-MM-DD') END,
       'vip', CASE WHEN ${i} % 10 = 3 THEN true WHEN ${i} % 10 = 4 THEN false END,
       'level', CASE WHEN (${i} / 3) % 20 = 0 THEN 'gold' WHEN (${i} / 3) % 5 = 1 THEN 'silver'
@@ -73,7 +73,9 @@ try {
   await database.query(`SET maintenance_work_mem = '256MB'`)
   await database.query(indexdef)
   await database.query('VACUUM ANALYZE contacts')
-  console.log(`seeded ${CONTACTS.toLocaleString('en')} contacts with 5 fields in ${((performance.now() - seeded) / 1000).toFixed(1)} s`)
+  console.log(
+    `seeded ${CONTACTS.toLocaleString('en')} contacts with 5 fields in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+  )
 
   const config = loadConfig(
     {},
@@ -117,7 +119,9 @@ try {
       const s = stats(samples)
       if (segment === null) baseline = s.p95
       const ratio = segment === null ? '' : ` | p95 ${(s.p95 / baseline).toFixed(2)}x the baseline`
-      console.log(`  ${what}: ${recipients.toLocaleString('en')} recipients, p50 ${ms(s.p50)}, p95 ${ms(s.p95)}${ratio}`)
+      console.log(
+        `  ${what}: ${recipients.toLocaleString('en')} recipients, p50 ${ms(s.p50)}, p95 ${ms(s.p95)}${ratio}`,
+      )
     }
   }
 
@@ -126,7 +130,9 @@ try {
     const started = performance.now()
     await insert(from, from + INSERT_ROWS - 1)
     const seconds = (performance.now() - started) / 1000
-    console.log(`  ${label}: ${INSERT_ROWS.toLocaleString('en')} contacts with fields inserted at ${Math.round(INSERT_ROWS / seconds).toLocaleString('en')} rows/s`)
+    console.log(
+      `  ${label}: ${INSERT_ROWS.toLocaleString('en')} contacts with fields inserted at ${Math.round(INSERT_ROWS / seconds).toLocaleString('en')} rows/s`,
+    )
     await database.query(`DELETE FROM contacts WHERE account_id = $1 AND source = 'bench' AND phone >= $2`, [
       account.id,
       `+49172${String(from).padStart(9, '0')}`,
