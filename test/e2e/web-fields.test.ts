@@ -55,7 +55,7 @@ after(async () => {
 describe('custom fields in the web app’s audiences', () => {
   test('the contact list filters by a condition on a custom field', async () => {
     await page.getByRole('link', { name: 'Contacts' }).first().click()
-    await page.getByRole('heading', { name: 'Contacts' }).waitFor()
+    await page.getByRole('heading', { name: 'Contacts', exact: true }).waitFor()
     await page.getByRole('link', { name: 'Olaf Ohne' }).waitFor()
     await page.getByRole('button', { name: 'Add condition' }).click()
     await page.getByLabel('Field', { exact: true }).selectOption({ label: 'visits' })
