@@ -149,6 +149,8 @@ const NOT_TOOLS: Record<string, string> = {
   'GET /app/oauth/authorization':
     'the consent page: a person approves an assistant; an assistant cannot consent for itself',
   'POST /app/oauth/authorization': 'the consent page’s approval (see above)',
+  'GET /app/contacts/condition-fields':
+    'the web app’s condition builders’ list of the custom fields with their ops; a tool caller reads the field definitions and is told by a refused condition which op fits',
 }
 
 function operationsOf(document: string, prefix: string): string[] {

@@ -21,6 +21,7 @@ import type { ChannelsService } from '../channels/index.ts'
 import {
   type AutomationContact,
   changeContactTags,
+  contactMeetsFieldConditions,
   contactsForAutomation,
   findOrCreateInboundContact,
 } from '../contacts/index.ts'
@@ -31,6 +32,7 @@ import {
   branchTarget,
   conditionHolds,
   durationMs,
+  fieldConditionOf,
   keywordMatches,
   nextTimeOfDay,
   type RunLogEntry,
@@ -312,13 +314,31 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
   const needsContact = (step: Step) => step.type !== 'wait' && step.type !== 'webhook' && step.type !== 'notify_team'
 
   /** A branch's condition for a run and its contact (kept apart: condition kinds grow on their own). */
-  const branchHolds = (step: Extract<Step, { type: 'branch' }>, run: repo.RunRow, contact: AutomationContact) =>
-    conditionHolds(step.condition, {
+  const branchHolds = async (
+    tx: Db,
+    step: Extract<Step, { type: 'branch' }>,
+    run: repo.RunRow,
+    contact: AutomationContact,
+    timezone: () => Promise<string>,
+  ): Promise<boolean> => {
+    const { condition } = step
+    if (condition.type === 'contact_field') {
+      // a custom field is read when the step runs (one probe of the contact's row, only for this kind)
+      return contactMeetsFieldConditions(tx, {
+        accountId: run.accountId,
+        contactId: contact.id,
+        conditions: [fieldConditionOf(condition)],
+        now: clock.now(),
+        timezone: await timezone(),
+      })
+    }
+    return conditionHolds(condition, {
       tags: contact.tags,
       optinChat: contact.optinChat,
       optinEmail: contact.optinEmail,
       data: run.data,
     })
+  }
 
   /** The result of a call out, recorded on its run (which must still be at that step). */
   function applyResult(walk: Walk, result: NonNullable<Pending['result']>) {
@@ -462,7 +482,7 @@ export function automationsEngine(deps: AutomationsEngineDeps) {
               tagChanges.push({ walk, step })
               break
             case 'branch': {
-              const holds = branchHolds(step, run, contact!)
+              const holds = await branchHolds(tx, step, run, contact!, async () => (await accountOf()).timezone)
               const next = branchTarget(step, index, holds)
               advance(
                 walk,

@@ -1,3 +1,4 @@
+import type { FieldCondition } from '../contacts/index.ts'
 import type { Step, Trigger } from './automations.schemas.ts'
 
 export type { Step, Trigger }
@@ -131,7 +132,10 @@ function fieldAt(data: Record<string, unknown>, path: string): unknown {
   return value
 }
 
-export function conditionHolds(condition: Extract<Step, { type: 'branch' }>['condition'], subject: ConditionSubject) {
+/** A branch condition answered from what the run has at hand (contact_field conditions are read from the database). */
+export type SubjectCondition = Exclude<Extract<Step, { type: 'branch' }>['condition'], { type: 'contact_field' }>
+
+export function conditionHolds(condition: SubjectCondition, subject: ConditionSubject) {
   if (condition.type === 'has_tag') return subject.tags.includes(condition.tag)
   if (condition.type === 'optin') {
     return (condition.channel === 'chat' ? subject.optinChat : subject.optinEmail) === condition.state
@@ -140,6 +144,14 @@ export function conditionHolds(condition: Extract<Step, { type: 'branch' }>['con
   const value = fieldAt(subject.data, condition.field)
   if (value === null || condition.equals === null) return value === condition.equals
   return ['string', 'number', 'boolean'].includes(typeof value) && String(value) === String(condition.equals)
+}
+
+/** A contact_field branch condition as the contacts module's field condition (without its type). */
+export function fieldConditionOf(
+  condition: Extract<Extract<Step, { type: 'branch' }>['condition'], { type: 'contact_field' }>,
+): FieldCondition {
+  const { type: _type, ...rest } = condition
+  return rest
 }
 
 /** The step after a branch: its target when given, else the next one; `null` ends the run. */

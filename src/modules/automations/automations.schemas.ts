@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
 import { discriminated } from '../../platform/http/schemas.ts'
 import { SendFunnel } from '../../platform/http/statistics.ts'
+import { FieldCondition } from '../contacts/index.ts'
 
 const uuid = (description: string) => Type.String({ format: 'uuid', description })
 const tag = Type.String({ minLength: 1, maxLength: 40, description: 'a tag name (max 40 characters)' })
@@ -102,10 +103,18 @@ const Condition = discriminated(
       },
       { additionalProperties: false },
     ),
+    Type.Object(
+      { type: Type.Literal('contact_field'), ...FieldCondition.properties },
+      {
+        additionalProperties: false,
+        description:
+          "a condition on one of the contact's custom fields, read when the step runs: {field, op, value?, days?, ignore_year?} as in newsletter segments",
+      },
+    ),
   ],
   {
     description:
-      'has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value}',
+      "has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field)",
   },
 )
 

@@ -7,7 +7,12 @@ import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
-import { contactForAutomation, fieldDefinitionsOf, findOrCreateInboundContact } from '../contacts/index.ts'
+import {
+  contactForAutomation,
+  fieldConditionProblems,
+  fieldDefinitionsOf,
+  findOrCreateInboundContact,
+} from '../contacts/index.ts'
 import { CONTACT_VARIABLES, type TemplatesService } from '../templates/index.ts'
 import {
   type AutomationsEngineDeps,
@@ -18,7 +23,7 @@ import {
   startRuns,
 } from './automations.engine.ts'
 import * as repo from './automations.repository.ts'
-import { applySafetyRules, type Step, stepProblems, type Trigger } from './automations.rules.ts'
+import { applySafetyRules, fieldConditionOf, type Step, stepProblems, type Trigger } from './automations.rules.ts'
 
 export type AutomationsTenant = Pick<TenantContext, 'accountId' | 'account'>
 
@@ -124,6 +129,19 @@ export function automationsService(deps: AutomationsDeps) {
       if (step.type === 'webhook') {
         const problem = deps.checkUrl(step.url, deps.allowPrivateTargets)
         if (problem) problems.push(`steps[${index}]: ${problem.message}`)
+      }
+    }
+    const fieldConditions = (input.steps ?? []).flatMap((step, index) =>
+      step.type === 'branch' && step.condition.type === 'contact_field'
+        ? [{ index, condition: fieldConditionOf(step.condition) }]
+        : [],
+    )
+    if (fieldConditions.length > 0) {
+      const definitions = await fieldDefinitionsOf(db, tenant.accountId)
+      for (const { index, condition } of fieldConditions) {
+        const at = `steps[${index}].condition`
+        const found = fieldConditionProblems([condition], definitions, at)
+        problems.push(...found.map((p) => p.message.replace(`${at}[0]`, at)))
       }
     }
     if (input.trigger?.type === 'calendar') {

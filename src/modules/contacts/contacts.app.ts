@@ -22,6 +22,8 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
+import { FieldConditions, OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
+import { fieldDefinitionsOf } from './contacts.fields-read.ts'
 import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
 import { contactLabels, findContact } from './contacts.repository.ts'
 import { Contact } from './contacts.schemas.ts'
@@ -114,22 +116,45 @@ const Optin = Type.Union(
   { description: 'none, pending, confirmed or opted_out' },
 )
 
+const filterCriteria = {
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'contacts carrying this tag' })),
+  optin_chat: Type.Optional(Optin),
+  optin_email: Type.Optional(Optin),
+  source: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description: 'where they came from: api, import, landing, inbound …',
+    }),
+  ),
+}
+
 /** Which contacts an account-wide operation is about; every criterion given must hold; none: every contact. */
 export const ContactFilterSchema = Type.Object(
+  { ...filterCriteria, fields: Type.Optional(FieldConditions) },
+  { additionalProperties: false },
+)
+
+/** The filter as a query string: the field conditions as a JSON array (GET /v1/contacts?fields= takes the same). */
+export const ContactFilterQuery = Type.Object(
   {
-    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'contacts carrying this tag' })),
-    optin_chat: Type.Optional(Optin),
-    optin_email: Type.Optional(Optin),
-    source: Type.Optional(
+    ...filterCriteria,
+    fields: Type.Optional(
       Type.String({
-        minLength: 1,
-        maxLength: 40,
-        description: 'where they came from: api, import, landing, inbound …',
+        maxLength: 4000,
+        description:
+          'conditions on custom fields as a JSON array of {field, op, value?, days?, ignore_year?}, all of which must hold (as GET /v1/contacts?fields=)',
       }),
     ),
   },
   { additionalProperties: false },
 )
+
+/** A filter from the query string: its field conditions parsed (400 naming what is wrong). */
+function filterOfQuery(query: Static<typeof ContactFilterQuery>) {
+  const { fields, ...criteria } = query
+  return fields === undefined ? criteria : { ...criteria, fields: parseFieldConditionsParam(fields) }
+}
 
 /** The Contact inline: the app document does not resolve the /v1 document's named schemas. */
 export const LookupResponse = Type.Object({ contact: Type.Object(Contact.properties, { title: 'Contact' }) })
@@ -138,7 +163,7 @@ export const LookupQuery = Type.Object({
   phone: Type.Optional(Type.String({ maxLength: 40 })),
 })
 export const ExportQuery = Type.Object({
-  ...ContactFilterSchema.properties,
+  ...ContactFilterQuery.properties,
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EXPORT_MAX, default: EXPORT_MAX })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
 })
@@ -187,6 +212,24 @@ export const BulkDeleteResponse = Type.Object({
   has_more: Type.Boolean({ description: `more contacts match (at most ${BULK_DELETE_MAX} are deleted a call)` }),
 })
 export const MatchingResponse = Type.Object({ matching: Type.Integer() })
+export const ConditionFieldsResponse = Type.Object({
+  fields: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      type: Type.Union([
+        Type.Literal('text'),
+        Type.Literal('number'),
+        Type.Literal('date'),
+        Type.Literal('boolean'),
+        Type.Literal('choice'),
+      ]),
+      options: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'choice: the allowed values' }),
+      ops: Type.Array(Type.String(), { description: 'the condition ops this field takes' }),
+    }),
+    { description: 'the account’s custom fields in their order' },
+  ),
+})
 
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
@@ -433,10 +476,13 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
       },
       async (request, reply) => {
         const { limit, offset, ...filter } = request.query
-        const result = await exportCsv(db, request.tenant.accountId, filter, {
-          limit: limit ?? EXPORT_MAX,
-          offset: offset ?? 0,
-        })
+        const result = await exportCsv(
+          db,
+          request.tenant.accountId,
+          filterOfQuery(filter),
+          { limit: limit ?? EXPORT_MAX, offset: offset ?? 0 },
+          deps.clock.now(),
+        )
         return reply
           .header('content-type', 'text/csv; charset=utf-8')
           .header('content-disposition', 'attachment; filename="contacts.csv"')
@@ -445,21 +491,48 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
       },
     )
 
-    app.get<{ Querystring: Static<typeof ContactFilterSchema> }>(
+    app.get(
+      '/contacts/condition-fields',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'The custom fields a filter or segment can name, with the condition ops each takes',
+          description:
+            'Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).',
+          tags,
+          response: { 200: ConditionFieldsResponse },
+        },
+      },
+      async (request) => {
+        const definitions = await fieldDefinitionsOf(db, request.tenant.accountId)
+        return {
+          fields: definitions.map((d) => ({
+            key: d.key,
+            label: d.label,
+            type: d.type,
+            options: d.options,
+            ops: [...OPS_BY_TYPE[d.type]],
+          })),
+        }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ContactFilterQuery> }>(
       '/contacts/count',
       {
         config: { scope: 'contacts:read' },
         schema: {
           summary: 'How many contacts match a filter',
           description:
-            'Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state and source (all criteria given must hold).',
+            'Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state, source and custom fields (all criteria given must hold). A field condition that does not fit the account’s fields is a 400 field_condition_invalid naming the field and the rule.',
           tags,
-          querystring: ContactFilterSchema,
+          querystring: ContactFilterQuery,
           response: { 200: MatchingResponse },
         },
       },
       async (request) => {
-        return { matching: await countMatching(db, request.tenant.accountId, request.query) }
+        const filter = filterOfQuery(request.query)
+        return { matching: await countMatching(db, request.tenant.accountId, filter, deps.clock.now()) }
       },
     )
 
@@ -493,7 +566,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
         },
       },
       async (request) => {
-        return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag)
+        return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag, deps.clock.now())
       },
     )
 
@@ -510,7 +583,7 @@ function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, servi
         },
       },
       async (request) => {
-        return deleteMatching(db, service, request.tenant, request.body.filter)
+        return deleteMatching(db, service, request.tenant, request.body.filter, deps.clock.now())
       },
     )
 

@@ -3,6 +3,12 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { emitSignals } from '../../platform/events/signals.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
+import {
+  assertFieldConditions,
+  type FieldCondition,
+  fieldConditionContext,
+  fieldConditionsSql,
+} from './contacts.field-conditions.ts'
 import { valueText } from './contacts.fields.rules.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import * as repo from './contacts.repository.ts'
@@ -30,6 +36,8 @@ export interface ContactFilter {
   optin_chat?: OptinState
   optin_email?: OptinState
   source?: string
+  /** conditions on custom fields, all of which must hold */
+  fields?: FieldCondition[]
 }
 
 /** Contacts changed or deleted by one call at most (the answer says when more match). */
@@ -37,8 +45,17 @@ export const BULK_MAX = 10_000
 export const BULK_DELETE_MAX = 1000
 export const EXPORT_MAX = 50_000
 
-function filterSql(accountId: string, filter: ContactFilter): SQL {
+/**
+ * The filter as SQL on `contacts`; its field conditions are checked against the account's fields (400
+ * field_condition_invalid naming the field and the rule) and dated by `now` in the account's timezone.
+ */
+async function filterSql(db: Db, accountId: string, filter: ContactFilter, now: Date): Promise<SQL> {
   const conditions: SQL[] = [eq(contacts.accountId, accountId)]
+  if (filter.fields?.length) {
+    const context = await fieldConditionContext(db, accountId, now)
+    assertFieldConditions(filter.fields, context.definitions, 'filter.fields')
+    conditions.push(fieldConditionsSql(filter.fields, context, 'contacts'))
+  }
   if (filter.tag !== undefined) {
     conditions.push(
       exists(
@@ -53,16 +70,25 @@ function filterSql(accountId: string, filter: ContactFilter): SQL {
 }
 
 /** How many contacts match, for a preview. */
-export async function countMatching(db: Db, accountId: string, filter: ContactFilter): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(contacts).where(filterSql(accountId, filter))
+export async function countMatching(db: Db, accountId: string, filter: ContactFilter, now: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(contacts)
+    .where(await filterSql(db, accountId, filter, now))
   return Number(row?.n ?? 0)
 }
 
-async function matchingIds(db: Db, accountId: string, filter: ContactFilter, limit: number): Promise<string[]> {
+async function matchingIds(
+  db: Db,
+  accountId: string,
+  filter: ContactFilter,
+  limit: number,
+  now: Date,
+): Promise<string[]> {
   const rows = await db
     .select({ id: contacts.id })
     .from(contacts)
-    .where(filterSql(accountId, filter))
+    .where(await filterSql(db, accountId, filter, now))
     .orderBy(asc(contacts.createdAt), asc(contacts.id))
     .limit(limit)
   return rows.map((r) => r.id)
@@ -175,7 +201,7 @@ export async function deleteTag(db: Db, accountId: string, raw: string) {
 export async function tagMatching(db: Db, clock: Clock, accountId: string, filter: ContactFilter, raw: string) {
   const tag = checkTagName(raw)
   return db.transaction(async (tx) => {
-    const ids = await matchingIds(tx, accountId, { ...filter }, BULK_MAX + 1)
+    const ids = await matchingIds(tx, accountId, { ...filter }, BULK_MAX + 1, clock.now())
     const chosen = ids.slice(0, BULK_MAX)
     if (chosen.length === 0) return { tag, matched: 0, tagged: 0, skipped_full: 0, has_more: false }
     const counts = await tx
@@ -207,8 +233,9 @@ export async function tagMatching(db: Db, clock: Clock, accountId: string, filte
 }
 
 /** Removes a tag (not a system one) from every matching contact that carries it. */
-export async function untagMatching(db: Db, accountId: string, filter: ContactFilter, raw: string) {
+export async function untagMatching(db: Db, accountId: string, filter: ContactFilter, raw: string, now: Date) {
   const tag = checkTagName(raw)
+  const matching = await filterSql(db, accountId, filter, now)
   const removed = await db
     .delete(contactTags)
     .where(
@@ -216,10 +243,7 @@ export async function untagMatching(db: Db, accountId: string, filter: ContactFi
         eq(contactTags.accountId, accountId),
         eq(contactTags.name, tag),
         ne(contactTags.origin, 'system'),
-        inArray(
-          contactTags.contactId,
-          db.select({ id: contacts.id }).from(contacts).where(filterSql(accountId, filter)),
-        ),
+        inArray(contactTags.contactId, db.select({ id: contacts.id }).from(contacts).where(matching)),
       ),
     )
     .returning({ id: contactTags.contactId })
@@ -228,7 +252,7 @@ export async function untagMatching(db: Db, accountId: string, filter: ContactFi
 
 /** Whether a filter names at least one criterion (bulk deletion needs one). */
 export function hasCriterion(filter: ContactFilter): boolean {
-  return Object.values(filter).some((v) => v !== undefined)
+  return Object.entries(filter).some(([key, v]) => v !== undefined && (key !== 'fields' || (v as unknown[]).length > 0))
 }
 
 /**
@@ -241,9 +265,10 @@ export async function deleteMatching(
   service: Pick<ContactsService, 'delete'>,
   tenant: ContactsTenant,
   filter: ContactFilter,
+  now: Date,
 ) {
   if (!hasCriterion(filter)) throw badRequest('Give at least one filter criterion', 'filter_required')
-  const ids = await matchingIds(db, tenant.accountId, filter, BULK_DELETE_MAX + 1)
+  const ids = await matchingIds(db, tenant.accountId, filter, BULK_DELETE_MAX + 1, now)
   let deleted = 0
   for (const id of ids.slice(0, BULK_DELETE_MAX)) {
     try {
@@ -292,11 +317,12 @@ export async function exportCsv(
   accountId: string,
   filter: ContactFilter,
   page: { limit: number; offset: number },
+  now: Date,
 ) {
   const rows = await db
     .select()
     .from(contacts)
-    .where(filterSql(accountId, filter))
+    .where(await filterSql(db, accountId, filter, now))
     .orderBy(asc(contacts.createdAt), asc(contacts.id))
     .limit(page.limit + 1)
     .offset(page.offset)

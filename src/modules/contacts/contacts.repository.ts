@@ -117,6 +117,8 @@ export async function deleteContactRow(db: Db, accountId: string, id: string): P
 
 export interface ListFilter {
   terms: SearchTerms | null
+  /** conditions on custom fields (fieldConditionsSql on `contacts`) */
+  byFields?: SQL | null
   createdAfter?: Date
   limit: number
   offset: number
@@ -131,6 +133,7 @@ export async function listContacts(db: Db, accountId: string, filter: ListFilter
     const byText = sql`${SEARCH_TEXT} ILIKE ${likeContains(text)}`
     conditions.push(phone ? sql`(${byText} OR ${SEARCH_TEXT} LIKE ${likeContains(phone)})` : byText)
   }
+  if (filter.byFields) conditions.push(filter.byFields)
   return db
     .select()
     .from(contacts)

@@ -40,10 +40,20 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:read' },
         schema: {
-          summary: 'List contacts, newest first, optionally searched',
+          summary: 'List contacts, newest first, optionally searched and filtered by custom field',
+          description:
+            '`q` searches name, email and phone; `fields` filters by custom field: a JSON array of conditions ' +
+            '(`?fields=[{"field":"level","op":"equals","value":"gold"}]`, URL-encoded), all of which must hold. ' +
+            'A condition naming a field the account does not have, or whose op or value does not fit its type, is a ' +
+            '400 with key field_condition_invalid, `field` and `rule`.',
           tags,
           querystring: ListQuery,
-          response: { 200: ListResponse },
+          response: {
+            ...errorResponses({
+              400: 'bad_request: fields is not a JSON array of conditions; field_condition_invalid (with field, rule, problems): a condition does not fit the account’s custom fields',
+            }),
+            200: ListResponse,
+          },
         },
       },
       async (request, reply) => {

@@ -67,6 +67,13 @@ export const ListQuery = Type.Object({
   ),
   ...paginationQuery({ maxLimit: 200, defaultLimit: 50, maxOffset: 100000 }),
   created_after: Type.Optional(Type.String({ format: 'date-time', description: 'strictly after' })),
+  fields: Type.Optional(
+    Type.String({
+      maxLength: 4000,
+      description:
+        'conditions on custom fields, all of which must hold: a JSON array (URL-encoded) of {field, op, value?, days?, ignore_year?}, such as [{"field":"level","op":"equals","value":"gold"}]; ops: equals, not_equals, is_set, is_empty (every type), before, after, within_next_days (date), greater_than, less_than (number). A condition that does not fit the account\'s fields is a 400 field_condition_invalid naming the field and the rule',
+    }),
+  ),
 })
 
 export const ListResponse = Type.Object({

@@ -7,6 +7,12 @@ import { anonymizeContactEvents, recordEvent } from '../../platform/events/event
 import { emitSignals, type Signal } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
+import {
+  assertFieldConditions,
+  fieldConditionContext,
+  fieldConditionsSql,
+  parseFieldConditionsParam,
+} from './contacts.field-conditions.ts'
 import { applyFieldChange, type FieldValueChange, sameFieldValues } from './contacts.fields.rules.ts'
 import { checkedFieldChange, contactFieldsService } from './contacts.fields.service.ts'
 import * as repo from './contacts.repository.ts'
@@ -26,7 +32,7 @@ import {
 
 /** What the contacts service needs of the tenant: the account, its plan and language. */
 export type ContactsTenant = Pick<TenantContext, 'accountId'> & {
-  account: Pick<TenantContext['account'], 'plan' | 'language'>
+  account: Pick<TenantContext['account'], 'plan' | 'language'> & Partial<Pick<TenantContext['account'], 'timezone'>>
 }
 
 export type Acquisition = 'marketing' | 'automation' | 'service'
@@ -208,16 +214,27 @@ export function contactsService(deps: ContactsServiceDeps) {
     return { row: saved, updated }
   }
 
+  /** GET /contacts?fields=: the conditions (a JSON array) as SQL on `contacts`, checked (400); null without any. */
+  async function fieldFilter(tenant: ContactsTenant, raw: string | undefined): Promise<SQL | null> {
+    if (raw === undefined) return null
+    const conditions = parseFieldConditionsParam(raw, 'query.fields')
+    if (conditions.length === 0) return null
+    const context = await fieldConditionContext(db, tenant.accountId, clock.now(), tenant.account.timezone)
+    assertFieldConditions(conditions, context.definitions, 'query.fields')
+    return fieldConditionsSql(conditions, context, 'contacts')
+  }
+
   return {
     /** the account's custom field definitions (/v1/contact-fields) */
     fields: contactFieldsService({ db, clock }),
 
     async list(
       tenant: ContactsTenant,
-      query: { q?: string; limit: number; offset: number; created_after?: string },
+      query: { q?: string; limit: number; offset: number; created_after?: string; fields?: string },
     ): Promise<ReturnType<typeof toPage<ContactView>> & { q?: string }> {
       const terms = query.q === undefined ? null : searchTerms(query.q)
-      if (!terms) {
+      const byFields = await fieldFilter(tenant, query.fields)
+      if (!terms && !byFields) {
         const rows = await repo.pageOfContacts(db, tenant.accountId, {
           createdAfter: query.created_after ? new Date(query.created_after) : undefined,
           limit: query.limit,
@@ -229,6 +246,7 @@ export function contactsService(deps: ContactsServiceDeps) {
       }
       const rows = await repo.listContacts(db, tenant.accountId, {
         terms,
+        byFields,
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         limit: query.limit,
         offset: query.offset,
@@ -244,9 +262,10 @@ export function contactsService(deps: ContactsServiceDeps) {
      */
     async listJson(
       tenant: ContactsTenant,
-      query: { q?: string; limit: number; offset: number; created_after?: string },
+      query: { q?: string; limit: number; offset: number; created_after?: string; fields?: string },
     ): Promise<string | null> {
       if (query.q !== undefined && searchTerms(query.q)) return null
+      if (query.fields !== undefined) return null
       const { json, hasMore } = await repo.pageOfContactsJson(db, tenant.accountId, {
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         limit: query.limit,

@@ -26,6 +26,27 @@ export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
 /** text and choice: a string; number: a number; date: 'YYYY-MM-DD'; boolean: true or false */
 export type CustomFieldValue = string | number | boolean
 
+/**
+ * A condition on a custom field as a newsletter segment stores it (jsonb); the API's schema, the rules and the SQL are
+ * in contacts.field-conditions.ts (its FieldCondition is this shape).
+ */
+export interface StoredFieldCondition {
+  field: string
+  op:
+    | 'equals'
+    | 'not_equals'
+    | 'is_set'
+    | 'is_empty'
+    | 'before'
+    | 'after'
+    | 'within_next_days'
+    | 'greater_than'
+    | 'less_than'
+  value?: CustomFieldValue
+  days?: number
+  ignore_year?: boolean
+}
+
 /** An account's custom field definitions (issue 33): at most 50 per account, the key is the variable's name. */
 export const contactFields = pgTable(
   'contact_fields',

@@ -91,7 +91,7 @@ const db = (ctx: ToolContext<Services>) => ctx.platform.database.orm
 const Filter = Type.Object(ContactFilterSchema.properties, {
   additionalProperties: false,
   description:
-    'which contacts: tag (carrying it), optin_chat / optin_email (none, pending, confirmed, opted_out), source; every criterion given must hold; {} is every contact',
+    'which contacts: tag (carrying it), optin_chat / optin_email (none, pending, confirmed, opted_out), source, fields (conditions on custom fields such as [{"field": "level", "op": "equals", "value": "gold"}] or [{"field": "birthday", "op": "within_next_days", "days": 7, "ignore_year": true}]); every criterion given must hold; {} is every contact',
 })
 
 const TagName = Type.String({ minLength: 1, maxLength: 60, description: 'the tag’s name as list_tags shows it' })
@@ -418,14 +418,14 @@ export const countContacts = defineTool({
   name: 'count_contacts',
   title: 'Count contacts by filter',
   description:
-    'How many contacts match: by tag, chat or e-mail opt-in state and source, every contact counted (e.g. how many have a confirmed chat opt-in and carry the tag vip). {} counts all.',
+    'How many contacts match: by tag, chat or e-mail opt-in state, source and custom fields, every contact counted (e.g. how many have a confirmed chat opt-in and carry the tag vip). {} counts all.',
   scope: 'contacts:read',
   rest: 'GET /app/contacts/count',
   output: MatchingResponse,
   kind: 'read',
   input: Type.Object({ filter: Type.Optional(Filter) }),
   async run(ctx, args) {
-    return { matching: await countMatching(db(ctx), ctx.tenant.accountId, args.filter ?? {}) }
+    return { matching: await countMatching(db(ctx), ctx.tenant.accountId, args.filter ?? {}, ctx.platform.clock.now()) }
   },
 })
 
@@ -449,10 +449,13 @@ export const exportContactsCsv = defineTool({
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
   }),
   async run(ctx, args) {
-    return exportCsv(db(ctx), ctx.tenant.accountId, args.filter ?? {}, {
-      limit: args.limit ?? 500,
-      offset: args.offset ?? 0,
-    })
+    return exportCsv(
+      db(ctx),
+      ctx.tenant.accountId,
+      args.filter ?? {},
+      { limit: args.limit ?? 500, offset: args.offset ?? 0 },
+      ctx.platform.clock.now(),
+    )
   },
 })
 
@@ -529,7 +532,7 @@ export const tagContacts = defineTool({
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
     refuseSystemTag(args.tag)
-    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter)
+    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter, ctx.platform.clock.now())
     return { action: `add the tag ${args.tag} to every matching contact`, filter: args.filter, contacts: matching }
   },
   async run(ctx, args) {
@@ -550,11 +553,16 @@ export const untagContacts = defineTool({
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
     refuseSystemTag(args.tag)
-    const matching = await countMatching(db(ctx), ctx.tenant.accountId, { ...args.filter, tag: args.tag })
+    const matching = await countMatching(
+      db(ctx),
+      ctx.tenant.accountId,
+      { ...args.filter, tag: args.tag },
+      ctx.platform.clock.now(),
+    )
     return { action: `remove the tag ${args.tag} from the matching contacts`, filter: args.filter, contacts: matching }
   },
   async run(ctx, args) {
-    return untagMatching(db(ctx), ctx.tenant.accountId, args.filter, args.tag)
+    return untagMatching(db(ctx), ctx.tenant.accountId, args.filter, args.tag, ctx.platform.clock.now())
   },
 })
 
@@ -569,7 +577,7 @@ export const deleteContacts = defineTool({
   input: Type.Object({ filter: Filter }),
   async preview(ctx, args) {
     if (!hasCriterion(args.filter)) throw badRequest('Give at least one filter criterion', 'filter_required')
-    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter)
+    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter, ctx.platform.clock.now())
     return {
       action: 'permanently delete every matching contact and everything personal about them',
       filter: args.filter,
@@ -579,7 +587,7 @@ export const deleteContacts = defineTool({
     }
   },
   async run(ctx, args) {
-    return deleteMatching(db(ctx), ctx.services.contacts, ctx.tenant, args.filter)
+    return deleteMatching(db(ctx), ctx.services.contacts, ctx.tenant, args.filter, ctx.platform.clock.now())
   },
 })
 

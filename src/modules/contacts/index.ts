@@ -73,5 +73,20 @@ export {
 
 import { contactsTools } from './contacts.tools.ts'
 
+export {
+  assertFieldConditions,
+  checkFieldConditions,
+  contactMeetsFieldConditions,
+  FIELD_CONDITION_OPS,
+  FieldCondition,
+  type FieldConditionContext,
+  FieldConditions,
+  fieldConditionContext,
+  fieldConditionProblems,
+  fieldConditionsSql,
+  OPS_BY_TYPE,
+  parseFieldConditionsParam,
+  todayIn,
+} from './contacts.field-conditions.ts'
 export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'

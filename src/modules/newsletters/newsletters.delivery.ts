@@ -75,11 +75,13 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
   async function fanout(row: repo.NewsletterRow) {
     const { accountId, id } = row
     const templateId = row.templateId as string
+    // one "today" and one set of field definitions for the whole snapshot (a fan-out may run past midnight)
+    const fields = await repo.segmentFieldContext(db, accountId, row.segment ?? null, clock.now())
     // the first send jobs go with each batch, so sending starts while the rest of the snapshot is written
     while (row.phase === 'fanout') {
       row = await db.transaction(async (tx) => {
         const fresh = await repo.requireNewsletter(tx, accountId, id, true)
-        const batch = await repo.fanoutBatch(tx, fresh, { templateId, batch: FANOUT_BATCH, now: clock.now() })
+        const batch = await repo.fanoutBatch(tx, fresh, { templateId, batch: FANOUT_BATCH, now: clock.now(), fields })
         const fanoutCursor = batch.last ?? fresh.fanoutCursor
         const feedCursor = fanoutCursor ? await feed(tx, fresh, fanoutCursor) : fresh.feedCursor
         if (batch.picked < FANOUT_BATCH) {

@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { rows } from '../../platform/db/rows.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { notifyJobsSql } from '../../platform/jobs/jobs.ts'
+import { type FieldConditionContext, fieldConditionContext, fieldConditionsSql } from '../contacts/index.ts'
 import { countSends, queueSendJobsSql, queueSendsSql, WAIT_REASONS } from '../messaging/index.ts'
 import {
   type CtaTracking,
@@ -25,8 +26,11 @@ export const isUuid = (value: string) => UUID.test(value)
 /** A text[] literal of the names (quoted, so a tag may hold commas, quotes and backslashes). */
 const textArray = (names: string[]) => `{${names.map((n) => `"${n.replace(/["\\]/g, (m) => `\\${m}`)}"`).join(',')}}`
 
-/** The segment's tag conditions on contacts `c` (confirmed chat opt-in is added by the callers). */
-export function segmentSql(segment: NewsletterSegment | null) {
+/**
+ * The segment's tag and field conditions on contacts `c` (confirmed chat opt-in is added by the callers); `fields`
+ * is what its field conditions need (the account's definitions and today), null when it has none.
+ */
+export function segmentSql(segment: NewsletterSegment | null, fields: FieldConditionContext | null) {
   const parts = [sql`TRUE`]
   const any = segment?.tags_any ?? []
   const all = [...new Set(segment?.tags_all ?? [])]
@@ -43,7 +47,23 @@ export function segmentSql(segment: NewsletterSegment | null) {
     parts.push(sql`NOT EXISTS (SELECT 1 FROM contact_tags t WHERE t.account_id = c.account_id AND t.contact_id = c.id
       AND t.name = ANY(${textArray(exclude)}::text[]))`)
   }
+  if (segment?.fields?.length) {
+    // the callers resolve the context of a segment with field conditions; without it they select nobody
+    parts.push(fields ? fieldConditionsSql(segment.fields, fields) : sql`FALSE`)
+  }
   return sql.join(parts, sql` AND `)
+}
+
+/** What a segment's field conditions need now (definitions, today in the account's timezone); null without any. */
+export async function segmentFieldContext(
+  db: Db,
+  accountId: string,
+  segment: NewsletterSegment | null,
+  now: Date,
+  timezone?: string,
+): Promise<FieldConditionContext | null> {
+  if (!segment?.fields?.length) return null
+  return fieldConditionContext(db, accountId, now, timezone)
 }
 
 export async function findNewsletter(
@@ -100,9 +120,14 @@ export async function deleteNewsletter(tx: Db, accountId: string, id: string): P
   await tx.execute(sql`DELETE FROM newsletters WHERE account_id = ${accountId} AND id = ${id}`)
 }
 
-export async function countRecipients(db: Db, accountId: string, segment: NewsletterSegment | null): Promise<number> {
+export async function countRecipients(
+  db: Db,
+  accountId: string,
+  segment: NewsletterSegment | null,
+  fields: FieldConditionContext | null,
+): Promise<number> {
   const result = await db.execute(sql`SELECT count(*)::int AS n FROM contacts c
-    WHERE c.account_id = ${accountId} AND c.optin_chat = 'confirmed' AND ${segmentSql(segment)}`)
+    WHERE c.account_id = ${accountId} AND c.optin_chat = 'confirmed' AND ${segmentSql(segment, fields)}`)
   return Number(rows<{ n: number }>(result)[0]?.n ?? 0)
 }
 
@@ -114,9 +139,15 @@ export async function knownTags(db: Db, accountId: string, names: string[]): Pro
 }
 
 /** A contact as a preview shows it, with whether the segment selects it (null: no such contact). */
-export async function previewContact(db: Db, accountId: string, contactId: string, segment: NewsletterSegment | null) {
+export async function previewContact(
+  db: Db,
+  accountId: string,
+  contactId: string,
+  segment: NewsletterSegment | null,
+  fields: FieldConditionContext | null,
+) {
   const found = await db.execute(sql`SELECT c.name, c.email, c.phone, c.optin_chat, c.language, c.fields,
-      (${segmentSql(segment)}) AS selected
+      (${segmentSql(segment, fields)}) AS selected
     FROM contacts c WHERE c.account_id = ${accountId} AND c.id = ${contactId}`)
   const [contact] = rows<{
     name: string
@@ -182,7 +213,7 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 export async function fanoutBatch(
   tx: Db,
   row: NewsletterRow,
-  input: { templateId: string; batch: number; now: Date },
+  input: { templateId: string; batch: number; now: Date; fields: FieldConditionContext | null },
 ): Promise<{ last: string | null; picked: number }> {
   const cursor = row.fanoutCursor ?? ZERO_UUID
   const sends = queueSendsSql({
@@ -199,7 +230,7 @@ export async function fanoutBatch(
     WITH picked AS (
       SELECT c.id FROM contacts c
       WHERE c.account_id = ${row.accountId} AND c.optin_chat = 'confirmed' AND c.id > ${cursor}::uuid
-        AND ${segmentSql(row.segment ?? null)}
+        AND ${segmentSql(row.segment ?? null, input.fields)}
       ORDER BY c.id LIMIT ${input.batch}
     ), ${sends}
     SELECT (SELECT max(id::text) FROM picked) AS last, (SELECT count(*) FROM picked)::int AS picked`)

@@ -1,6 +1,7 @@
 import { type TSchema, Type } from 'typebox'
 import { pageSchema, paginationQuery } from '../../platform/http/pagination.ts'
 import { SendFunnel } from '../../platform/http/statistics.ts'
+import { FieldConditions } from '../contacts/index.ts'
 import { CTA_TRACKING, NEWSLETTER_PHASES, NEWSLETTER_STATUSES } from './newsletters.tables.ts'
 
 const Nullable = <T extends TSchema>(schema: T, description?: string) =>
@@ -18,11 +19,12 @@ export const Segment = Type.Object(
     tags_any: Type.Optional(TagList('contacts with at least one of these tags')),
     tags_all: Type.Optional(TagList('contacts with every one of these tags')),
     tags_exclude: Type.Optional(TagList('contacts with none of these tags')),
+    fields: Type.Optional(FieldConditions),
   },
   {
     additionalProperties: false,
     description:
-      'A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact.',
+      'A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact.',
   },
 )
 

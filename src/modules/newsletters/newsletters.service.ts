@@ -5,7 +5,7 @@ import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { sendFunnel } from '../../platform/http/statistics.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
-import { fieldDefinitionsOf } from '../contacts/index.ts'
+import { checkFieldConditions, fieldDefinitionsOf } from '../contacts/index.ts'
 import { dropQueuedSends } from '../messaging/index.ts'
 import {
   checkTemplate,
@@ -23,7 +23,7 @@ export type NewsletterRow = repo.NewsletterRow
 
 export interface NewslettersTenant {
   accountId: string
-  account: { language: string }
+  account: { language: string; timezone?: string }
 }
 
 /** What the newsletter needs of the templates module (its exported service). */
@@ -127,11 +127,21 @@ export function newslettersService(deps: NewslettersDeps) {
     return template?.provider_status ?? null
   }
 
+  const fieldsOf = (tenant: NewslettersTenant, segment: NewsletterSegment | null) =>
+    repo.segmentFieldContext(db, tenant.accountId, segment, clock.now(), tenant.account.timezone)
+
   async function detail(tenant: NewslettersTenant, row: NewsletterRow) {
+    const segment = row.segment ?? null
     return {
       ...newsletterView(row, await templateStatus(tenant, row)),
-      recipients_estimate: await repo.countRecipients(db, row.accountId, row.segment ?? null),
+      recipients_estimate: await repo.countRecipients(db, row.accountId, segment, await fieldsOf(tenant, segment)),
     }
+  }
+
+  /** 400 naming the segment's tags that no contact of the account carries, or a field condition that does not fit. */
+  async function assertSegment(accountId: string, segment: NewsletterSegment) {
+    await assertTagsExist(accountId, segment)
+    await checkFieldConditions(db, accountId, segment.fields, 'segment.fields')
   }
 
   /** 400 naming the segment's tags that no contact of the account carries. */
@@ -262,7 +272,7 @@ export function newslettersService(deps: NewslettersDeps) {
       if (input.cta && !/^https:\/\/[^\s/$.?#][^\s]*$/i.test(input.cta.url)) {
         throw badRequest('cta.url must be an https address', 'cta_url_invalid')
       }
-      if (input.segment) await assertTagsExist(tenant.accountId, input.segment)
+      if (input.segment) await assertSegment(tenant.accountId, input.segment)
       // undefined: unchanged, null: removed
       const headerMedia = input.header_media
         ? await deps.resolveHeaderMedia(tenant.accountId, input.header_media)
@@ -420,7 +430,14 @@ export function newslettersService(deps: NewslettersDeps) {
     async preview(tenant: NewslettersTenant, id: string, contactId: string) {
       const row = await require(db, tenant.accountId, id)
       if (!repo.isUuid(contactId)) throw notFound('contact')
-      const contact = await repo.previewContact(db, tenant.accountId, contactId, row.segment ?? null)
+      const segment = row.segment ?? null
+      const contact = await repo.previewContact(
+        db,
+        tenant.accountId,
+        contactId,
+        segment,
+        await fieldsOf(tenant, segment),
+      )
       if (!contact) throw notFound('contact')
       const texts = [templateBody(row)]
       const definitions = mayUseCustomFields(texts) ? await fieldDefinitionsOf(db, tenant.accountId) : []
@@ -455,8 +472,9 @@ export function newslettersService(deps: NewslettersDeps) {
 
     /** POST /app/newsletters/estimate: how many contacts a segment selects now, before it is saved. Reads only. */
     async estimate(tenant: NewslettersTenant, segment: NewsletterSegment | null) {
-      if (segment) await assertTagsExist(tenant.accountId, segment)
-      return { recipients_estimate: await repo.countRecipients(db, tenant.accountId, segment), segment }
+      if (segment) await assertSegment(tenant.accountId, segment)
+      const fields = await fieldsOf(tenant, segment)
+      return { recipients_estimate: await repo.countRecipients(db, tenant.accountId, segment, fields), segment }
     },
 
     /** GET /newsletters/{id}/recipients: its send records (the recipients snapshot) with their status, by contact. */

@@ -1,5 +1,6 @@
 import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
+import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -50,6 +51,8 @@ export interface NewsletterSegment {
   tags_any?: string[]
   tags_all?: string[]
   tags_exclude?: string[]
+  /** conditions on custom fields, all of which must hold */
+  fields?: StoredFieldCondition[]
 }
 
 export const newsletters = pgTable(

@@ -125,7 +125,7 @@ export const updateNewsletter = defineTool({
   name: 'update_newsletter',
   title: 'Change a newsletter’s button or segment',
   description:
-    'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude}; at least one of them. Not while sending or sent; segment tags must exist.',
+    'Set or remove (null) the call-to-action button {text, url} and the recipient segment {tags_any, tags_all, tags_exclude, fields}; at least one of them. fields are conditions on custom fields such as [{"field": "level", "op": "equals", "value": "gold"}] or birthdays [{"field": "birthday", "op": "within_next_days", "days": 7, "ignore_year": true}]. Not while sending or sent; segment tags and fields must exist.',
   scope: 'newsletters:write',
   rest: 'PATCH /newsletters/{id}',
   output: NewsletterResponse,
@@ -249,7 +249,7 @@ export const estimateNewsletterRecipients = defineTool({
   name: 'estimate_newsletter_recipients',
   title: 'Estimate a segment’s recipients',
   description:
-    'How many contacts a newsletter segment would reach now (confirmed chat opt-in; tags_any, tags_all, tags_exclude combine with AND; null or {} selects every confirmed contact), before saving it with update_newsletter. Tags no contact carries are an error naming them. Stores nothing.',
+    'How many contacts a newsletter segment would reach now (confirmed chat opt-in; tags_any, tags_all, tags_exclude and fields, conditions on custom fields, combine with AND; null or {} selects every confirmed contact), before saving it with update_newsletter. Tags no contact carries and field conditions that do not fit the account’s fields are errors naming them. Stores nothing.',
   scope: 'newsletters:read',
   rest: 'POST /app/newsletters/estimate',
   output: EstimateResponse,

@@ -419,6 +419,7 @@ export interface paths {
                     optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
                     optin_email?: "none" | "pending" | "confirmed" | "opted_out";
                     source?: string;
+                    fields?: string;
                     limit?: number;
                     offset?: number;
                 };
@@ -454,6 +455,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/contacts/condition-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The custom fields a filter or segment can name, with the condition ops each takes
+         * @description Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the account’s custom fields in their order */
+                            fields: {
+                                key: string;
+                                label: string;
+                                type: "text" | "number" | "date" | "boolean" | "choice";
+                                /** @description choice: the allowed values */
+                                options: string[] | null;
+                                /** @description the condition ops this field takes */
+                                ops: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/count": {
         parameters: {
             query?: never;
@@ -463,7 +523,7 @@ export interface paths {
         };
         /**
          * How many contacts match a filter
-         * @description Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state and source (all criteria given must hold).
+         * @description Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state, source and custom fields (all criteria given must hold). A field condition that does not fit the account’s fields is a 400 field_condition_invalid naming the field and the rule.
          */
         get: {
             parameters: {
@@ -472,6 +532,7 @@ export interface paths {
                     optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
                     optin_email?: "none" | "pending" | "confirmed" | "opted_out";
                     source?: string;
+                    fields?: string;
                 };
                 header?: never;
                 path?: never;
@@ -541,6 +602,19 @@ export interface paths {
                             optin_email?: "none" | "pending" | "confirmed" | "opted_out";
                             /** @description where they came from: api, import, landing, inbound … */
                             source?: string;
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         };
                         tag: string;
                     };
@@ -615,6 +689,19 @@ export interface paths {
                             optin_email?: "none" | "pending" | "confirmed" | "opted_out";
                             /** @description where they came from: api, import, landing, inbound … */
                             source?: string;
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         };
                         tag: string;
                     };
@@ -683,6 +770,19 @@ export interface paths {
                             optin_email?: "none" | "pending" | "confirmed" | "opted_out";
                             /** @description where they came from: api, import, landing, inbound … */
                             source?: string;
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         };
                     };
                 };
@@ -2238,7 +2338,7 @@ export interface paths {
                         } | {
                             /** @constant */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                             condition: {
                                 /** @constant */
                                 type: "has_tag";
@@ -2256,6 +2356,19 @@ export interface paths {
                                 field: string;
                                 /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                 equals: string | number | boolean | null;
+                            } | {
+                                /** @constant */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -2356,7 +2469,7 @@ export interface paths {
                             } | {
                                 /** @constant */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @constant */
                                     type: "has_tag";
@@ -2374,6 +2487,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | null;
+                                } | {
+                                    /** @constant */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -2453,6 +2579,19 @@ export interface paths {
                             tags_all?: string[];
                             /** @description contacts with none of these tags */
                             tags_exclude?: string[];
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         } | null;
                     };
                 };
@@ -2474,6 +2613,19 @@ export interface paths {
                                 tags_all?: string[];
                                 /** @description contacts with none of these tags */
                                 tags_exclude?: string[];
+                                /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                fields?: {
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
+                                }[];
                             } | null;
                         };
                     };
@@ -2573,6 +2725,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /** @description when it goes out (set by schedule) */
                                 scheduled_at: string | null;

@@ -234,8 +234,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List contacts, newest first, optionally searched
-         * @description Scope: `contacts:read`.
+         * List contacts, newest first, optionally searched and filtered by custom field
+         * @description `q` searches name, email and phone; `fields` filters by custom field: a JSON array of conditions (`?fields=[{"field":"level","op":"equals","value":"gold"}]`, URL-encoded), all of which must hold. A condition naming a field the account does not have, or whose op or value does not fit its type, is a 400 with key field_condition_invalid, `field` and `rule`.
+         *
+         *     Scope: `contacts:read`.
          */
         get: {
             parameters: {
@@ -246,6 +248,8 @@ export interface paths {
                     offset?: number;
                     /** @description strictly after */
                     created_after?: string;
+                    /** @description conditions on custom fields, all of which must hold: a JSON array (URL-encoded) of {field, op, value?, days?, ignore_year?}, such as [{"field":"level","op":"equals","value":"gold"}]; ops: equals, not_equals, is_set, is_empty (every type), before, after, within_next_days (date), greater_than, less_than (number). A condition that does not fit the account's fields is a 400 field_condition_invalid naming the field and the rule */
+                    fields?: string;
                 };
                 header?: never;
                 path?: never;
@@ -270,7 +274,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                /** @description bad_request: fields is not a JSON array of conditions; field_condition_invalid (with field, rule, problems): a condition does not fit the account’s custom fields; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6713,7 +6717,7 @@ export interface paths {
                                 } | {
                                     /** @enum {string} */
                                     type: "branch";
-                                    /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                    /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                     condition: {
                                         /** @enum {string} */
                                         type: "has_tag";
@@ -6731,6 +6735,19 @@ export interface paths {
                                         field: string;
                                         /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                         equals: string | number | boolean | (never | null);
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "contact_field";
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
                                     };
                                     /** @description the index (0-based) of a later step to continue at, or end */
                                     then_goto?: number | "end";
@@ -6931,7 +6948,7 @@ export interface paths {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -6949,6 +6966,19 @@ export interface paths {
                                 field: string;
                                 /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                 equals: string | number | boolean | (never | null);
+                            } | {
+                                /** @enum {string} */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -7068,7 +7098,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7086,6 +7116,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -7319,7 +7362,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7337,6 +7380,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -7640,7 +7696,7 @@ export interface paths {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -7658,6 +7714,19 @@ export interface paths {
                                 field: string;
                                 /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                 equals: string | number | boolean | (never | null);
+                            } | {
+                                /** @enum {string} */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -7777,7 +7846,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -7795,6 +7864,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -8035,7 +8117,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -8053,6 +8135,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -8279,7 +8374,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -8297,6 +8392,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -8978,7 +9086,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, or field {field: a dotted path into the trigger data, equals: a value} */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -8996,6 +9104,19 @@ export interface paths {
                                     field: string;
                                     /** @description compared as text with the field (100 equals "100"); null matches a null field only */
                                     equals: string | number | boolean | (never | null);
+                                } | {
+                                    /** @enum {string} */
+                                    type: "contact_field";
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -9751,7 +9872,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9759,6 +9880,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -9917,7 +10051,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -9925,6 +10059,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10101,7 +10248,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10109,6 +10256,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10329,7 +10489,7 @@ export interface paths {
                             /** @description https address the button opens */
                             url: string;
                         } | null;
-                        /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                        /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                         segment?: {
                             /** @description contacts with at least one of these tags */
                             tags_any?: string[];
@@ -10337,6 +10497,19 @@ export interface paths {
                             tags_all?: string[];
                             /** @description contacts with none of these tags */
                             tags_exclude?: string[];
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
                         } | null;
                         /** @description A header image above the text: media_id or url, not both (400 header_media_form); a media file that is not an image is a 400 (header_media_not_image). It goes to the provider as the template's header image. */
                         header_media?: {
@@ -10386,7 +10559,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10394,6 +10567,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10583,7 +10769,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10591,6 +10777,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -10789,7 +10988,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -10797,6 +10996,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time
@@ -11118,7 +11330,7 @@ export interface paths {
                                     url: string;
                                     mime_type?: string;
                                 } | null;
-                                /** @description A recipient filter by tags, applied to the contacts whose chat opt-in is confirmed; every list is optional and they combine with AND. null: every confirmed contact. */
+                                /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
                                 segment: {
                                     /** @description contacts with at least one of these tags */
                                     tags_any?: string[];
@@ -11126,6 +11338,19 @@ export interface paths {
                                     tags_all?: string[];
                                     /** @description contacts with none of these tags */
                                     tags_exclude?: string[];
+                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                    fields?: {
+                                        /** @description the key of one of the account’s custom fields */
+                                        field: string;
+                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                        value?: unknown;
+                                        /** @description within_next_days only: how many days ahead (0: today) */
+                                        days?: number;
+                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                        ignore_year?: boolean;
+                                    }[];
                                 } | null;
                                 /**
                                  * Format: date-time

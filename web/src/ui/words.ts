@@ -216,7 +216,12 @@ const de = {
     notify_team: 'Team per E-Mail benachrichtigen',
     enroll_followup: 'In Follow-up-Sequenz einschreiben',
   },
-  conditionType: { has_tag: 'hat Tag', optin: 'Einwilligung', field: 'Feld der Auslöser-Daten' },
+  conditionType: {
+    has_tag: 'hat Tag',
+    optin: 'Einwilligung',
+    field: 'Feld der Auslöser-Daten',
+    contact_field: 'eigenes Feld des Kontakts',
+  },
   runState: {
     running: 'läuft',
     waiting: 'wartet',
@@ -342,7 +347,12 @@ const en: EnumTables = {
     notify_team: 'Notify the team by e-mail',
     enroll_followup: 'Enroll in a follow-up sequence',
   },
-  conditionType: { has_tag: 'has tag', optin: 'opt-in', field: 'field of the trigger data' },
+  conditionType: {
+    has_tag: 'has tag',
+    optin: 'opt-in',
+    field: 'field of the trigger data',
+    contact_field: 'custom field of the contact',
+  },
   runState: {
     running: 'running',
     waiting: 'waiting',

@@ -3,6 +3,13 @@ import { useState } from 'react'
 import { EnumOptions, ErrorText, Field } from '../../ui/components.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { type FieldLabel, fill, useEnum, useWords } from '../../ui/i18n.tsx'
+import {
+  conditionOf,
+  draftOf,
+  type FieldCondition,
+  FieldConditionRow,
+  useConditionFields,
+} from '../contacts/field-conditions.tsx'
 import { followupsQuery } from '../followups/queries.ts'
 import { templatePickQuery } from '../templates/queries.ts'
 import { defaultStep, defaultTrigger, type Json, list, STEPS, str, TRIGGERS } from './automation-model.ts'
@@ -247,11 +254,13 @@ export function StepEditor({
                       ? { type: 'optin', channel: 'chat', state: 'confirmed' }
                       : e.target.value === 'field'
                         ? { type: 'field', field: '', equals: '' }
-                        : { type: 'has_tag', tag: '' },
+                        : e.target.value === 'contact_field'
+                          ? { type: 'contact_field', field: '', op: 'equals' }
+                          : { type: 'has_tag', tag: '' },
                 })
               }
             >
-              {(['has_tag', 'optin', 'field'] as const).map((c) => (
+              {(['has_tag', 'optin', 'field', 'contact_field'] as const).map((c) => (
                 <option key={c} value={c}>
                   {say('conditionType', c)}
                 </option>
@@ -295,6 +304,13 @@ export function StepEditor({
                 <input value={str(condition.equals)} onChange={(e) => setCondition({ equals: e.target.value })} />
               </Field>
             </div>
+          )}
+          {condition.type === 'contact_field' && (
+            <ContactFieldCondition
+              label={`${n}: `}
+              condition={condition as unknown as FieldCondition}
+              onChange={(next) => set({ condition: { type: 'contact_field', ...next } })}
+            />
           )}
           <div className="inline">
             <Goto
@@ -535,5 +551,34 @@ export function Builder({
       <p className="note">{w.noticeIntro}</p>
       <SafetyCheck intent={intent} trigger={trigger} steps={steps} touched={touched} />
     </>
+  )
+}
+
+/**
+ * A branch on one of the contact's custom fields: edited as text (a number being typed stays as typed), handed on as
+ * the API's condition once complete, and as far as it goes before (the check names what is missing).
+ */
+function ContactFieldCondition({
+  label,
+  condition,
+  onChange,
+}: {
+  label: string
+  condition: FieldCondition
+  onChange: (condition: FieldCondition) => void
+}) {
+  const fields = useConditionFields()
+  const [draft, setDraft] = useState(() => draftOf(condition))
+  return (
+    <FieldConditionRow
+      label={label}
+      draft={draft}
+      fields={fields}
+      onChange={(next) => {
+        setDraft(next)
+        const op = (next.op === 'anniversary' ? 'within_next_days' : next.op) as FieldCondition['op']
+        onChange(conditionOf(next, fields) ?? { field: next.field, op })
+      }}
+    />
   )
 }

@@ -7,6 +7,7 @@ import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { ContactImport } from './contact-import.tsx'
+import { type ConditionDraft, conditionsOf, FieldConditionsEditor, useConditionFields } from './field-conditions.tsx'
 import { consentHistoryQuery, contactQuery, contactsQuery } from './queries.ts'
 import { contactWords, historyWords } from './words.ts'
 
@@ -15,8 +16,12 @@ export function ContactsPage() {
   const [q, setQ] = useState('')
   const [limit, setLimit] = useState(50)
   const search = useDebounced(q.trim(), 200)
+  const [drafts, setDrafts] = useState<ConditionDraft[]>([])
+  // only complete conditions filter: a row being filled in changes nothing yet
+  const { conditions } = conditionsOf(drafts, useConditionFields())
+  const fields = useDebounced(conditions.length ? JSON.stringify(conditions) : '', 300)
   const contacts = useQuery({
-    ...contactsQuery(search, limit),
+    ...contactsQuery(search, limit, fields),
     placeholderData: keepPreviousData,
   })
   return (
@@ -33,6 +38,13 @@ export function ContactsPage() {
           }}
         />
       </Field>
+      <FieldConditionsEditor
+        drafts={drafts}
+        onChange={(next) => {
+          setDrafts(next)
+          setLimit(50)
+        }}
+      />
       <ErrorText error={contacts.error} />
       <Table
         aria-busy={contacts.isFetching}

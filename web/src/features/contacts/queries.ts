@@ -8,9 +8,12 @@ export const contactPickQuery = apiQuery(['contacts', 'pick'], () =>
   v1.GET('/v1/contacts', { params: { query: firstPage(100) } }),
 )
 
-export const contactsQuery = (search: string, limit: number) =>
-  apiQuery(['contacts', search, limit], () =>
-    v1.GET('/v1/contacts', { params: { query: { q: search, limit, offset: 0 } } }),
+/** A page of contacts, searched and filtered by custom field (`fields`: the conditions as JSON, '' for none). */
+export const contactsQuery = (search: string, limit: number, fields = '') =>
+  apiQuery(['contacts', search, limit, fields], () =>
+    v1.GET('/v1/contacts', {
+      params: { query: { q: search, limit, offset: 0, ...(fields ? { fields } : {}) } },
+    }),
   )
 
 export const contactQuery = (id: string) =>

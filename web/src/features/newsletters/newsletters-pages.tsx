@@ -9,6 +9,14 @@ import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import type { SessionShape } from '../../ui/session.ts'
 import { Table } from '../../ui/table.tsx'
 import { dateInZone, formatInZone, zonedToIso } from '../../ui/time.ts'
+import {
+  type ConditionDraft,
+  conditionsOf,
+  draftOf,
+  type FieldCondition,
+  FieldConditionsEditor,
+  useConditionFields,
+} from '../contacts/field-conditions.tsx'
 import { contactPreviewQuery, tagsQuery } from '../contacts/queries.ts'
 import { imagesQuery } from '../media/queries.ts'
 import { previewText } from './preview.ts'
@@ -159,7 +167,13 @@ function TagInput({
   return <TextField label={label} value={value} list={known} onChange={onChange} />
 }
 
-type SegmentShape = { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
+type SavedCondition = Omit<FieldCondition, 'value'> & { value?: unknown }
+type SegmentShape = {
+  tags_any?: string[]
+  tags_all?: string[]
+  tags_exclude?: string[]
+  fields?: SavedCondition[]
+} | null
 
 /** A segment as the builder writes it: empty lists left out, nothing at all as null. */
 function normalized(segment: SegmentShape): SegmentShape {
@@ -168,48 +182,45 @@ function normalized(segment: SegmentShape): SegmentShape {
   if (segment.tags_any?.length) s.tags_any = segment.tags_any
   if (segment.tags_all?.length) s.tags_all = segment.tags_all
   if (segment.tags_exclude?.length) s.tags_exclude = segment.tags_exclude
+  if (segment.fields?.length) s.fields = segment.fields
   return Object.keys(s).length ? s : null
 }
 
-function SegmentBuilder({
-  id,
-  segment,
-  editable,
-}: {
-  id: string
-  segment: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } | null
-  editable: boolean
-}) {
+function SegmentBuilder({ id, segment, editable }: { id: string; segment: SegmentShape; editable: boolean }) {
   const w = useWords(words)
   const queryClient = useQueryClient()
   const [any, setAny] = useState((segment?.tags_any ?? []).join(', '))
   const [all, setAll] = useState((segment?.tags_all ?? []).join(', '))
   const [exclude, setExclude] = useState((segment?.tags_exclude ?? []).join(', '))
+  const [drafts, setDrafts] = useState<ConditionDraft[]>((segment?.fields ?? []).map(draftOf))
+  const fieldInfo = useConditionFields()
+  const { conditions, complete } = conditionsOf(drafts, fieldInfo)
   const tags = useQuery(tagsQuery)
   const body = () => {
-    const s: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[] } = {}
+    const s: { tags_any?: string[]; tags_all?: string[]; tags_exclude?: string[]; fields?: FieldCondition[] } = {}
     if (tagList(any).length) s.tags_any = tagList(any)
     if (tagList(all).length) s.tags_all = tagList(all)
     if (tagList(exclude).length) s.tags_exclude = tagList(exclude)
+    if (conditions.length) s.fields = conditions
     return Object.keys(s).length ? s : null
   }
   const save = useMutation({
     mutationFn: () => call(v1.PATCH('/v1/newsletters/{id}', { params: { path: { id } }, body: { segment: body() } })),
     onSuccess: (data) => queryClient.setQueryData(newsletterQuery(id).queryKey, data),
   })
-  // the estimate follows the builder: once typing pauses and every tag is one the account has, the segment is saved
-  // (a tag the list does not know waits for the button, whose refusal names it)
+  // the estimate follows the builder: once typing pauses, every tag is one the account has and every field condition
+  // is complete, the segment is saved (a tag the list does not know waits for the button, whose refusal names it)
   const known = new Set(tags.data?.tags.map((t) => t.name) ?? [])
   const wanted = JSON.stringify(body())
   const saved = JSON.stringify(normalized(segment))
   const allKnown = [...tagList(any), ...tagList(all), ...tagList(exclude)].every((t) => known.has(t))
   const { mutate, isPending } = save
-  const ready = tags.data !== undefined
+  const ready = tags.data !== undefined && (drafts.length === 0 || fieldInfo.length > 0)
   useEffect(() => {
-    if (!editable || wanted === saved || !allKnown || !ready) return
+    if (!editable || wanted === saved || !allKnown || !complete || !ready) return
     const timer = setTimeout(() => mutate(), 600)
     return () => clearTimeout(timer)
-  }, [editable, wanted, saved, allKnown, ready, mutate])
+  }, [editable, wanted, saved, allKnown, complete, ready, mutate])
   const listId = `tags-${id}`
   return (
     <section>
@@ -225,6 +236,7 @@ function SegmentBuilder({
           <TagInput label={w.tagsAny} value={any} onChange={setAny} known={listId} />
           <TagInput label={w.tagsAll} value={all} onChange={setAll} known={listId} />
           <TagInput label={w.tagsExclude} value={exclude} onChange={setExclude} known={listId} />
+          <FieldConditionsEditor drafts={drafts} onChange={setDrafts} />
           <ErrorText error={save.error} />
           <button type="submit" disabled={isPending}>
             {w.saveSegment}

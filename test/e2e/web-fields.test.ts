@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { createMember } from '../../src/modules/people/index.ts'
+import { browserWithPage } from '../helpers/browser.ts'
+import { defineFields, setFieldValues } from '../helpers/fields.ts'
+import { nextPhone, sandboxAccount, servedHarness, setOptin } from '../helpers/fixtures.ts'
+import type { Harness, TestAccount } from '../helpers/harness.ts'
+import { pageChecks, signInThroughPage } from '../helpers/pages.ts'
+
+// Custom fields in the web app's audiences (issue 33), in a real headless Chromium: the contact list filters by a
+// field condition built in rows, and the newsletter segment editor's field conditions move the estimate.
+
+const checks = pageChecks('web-fields')
+const OWNER = { name: 'Frida Fields', email: 'frida.fields@example.org', password: 'fields password 1' }
+
+let harness: Harness
+let account: TestAccount
+let base: string
+let browser: Browser
+let page: Page
+
+before(async () => {
+  ;({ harness, base } = await servedHarness())
+  account = await sandboxAccount(harness, { messagesPerMonth: 1000 }, 'Blumen Fields')
+  const user = await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
+  await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [user.id])
+  await defineFields(harness.database.orm, account.accountId)
+  for (const [name, fields] of [
+    ['Gerda Gold', { level: 'gold', visits: 12 }],
+    ['Silke Silber', { level: 'silver', visits: 3 }],
+    ['Bruno Bronze', { level: 'bronze', visits: 30 }],
+    ['Olaf Ohne', {}],
+  ] as const) {
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name, phone: nextPhone() },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const id = created.json().contact.id
+    await setFieldValues(harness.database.orm, account.accountId, id, fields)
+    await setOptin(harness, account.accountId, id)
+  }
+  ;({ browser, page } = await browserWithPage())
+  await signInThroughPage(page, base, OWNER)
+  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+})
+
+after(async () => {
+  await browser?.close()
+  await harness?.close()
+})
+
+describe('custom fields in the web app’s audiences', () => {
+  test('the contact list filters by a condition on a custom field', async () => {
+    await page.getByRole('link', { name: 'Contacts' }).first().click()
+    await page.getByRole('heading', { name: 'Contacts', exact: true }).waitFor()
+    await page.getByRole('link', { name: 'Olaf Ohne' }).waitFor()
+    await page.getByRole('button', { name: 'Add condition' }).click()
+    await page.getByLabel('Field', { exact: true }).selectOption({ label: 'visits' })
+    await page.getByLabel('Condition', { exact: true }).selectOption({ label: 'greater than' })
+    await page.getByLabel('Value', { exact: true }).fill('10')
+    await page.getByRole('link', { name: 'Olaf Ohne' }).waitFor({ state: 'detached' })
+    await page.getByRole('link', { name: 'Gerda Gold' }).waitFor()
+    await page.getByRole('link', { name: 'Bruno Bronze' }).waitFor()
+    assert.equal(await page.getByRole('link', { name: 'Silke Silber' }).count(), 0)
+    await checks.accessibleShot(page, 'contacts-filtered-by-field')
+    await page.getByRole('button', { name: 'Remove condition' }).click()
+    await page.getByRole('link', { name: 'Olaf Ohne' }).waitFor()
+  })
+
+  test('the newsletter segment editor’s field conditions move the estimate and are saved', async () => {
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 'Gold offers', content: 'Hello {{name}}, something for you.' },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const id = created.json().newsletter.id
+    await page.goto(`${base}/newsletters/${id}`)
+    await page.getByRole('heading', { name: 'Gold offers' }).waitFor()
+    await page.getByText('Recipients now: 4').waitFor()
+    await page.getByRole('button', { name: 'Add condition' }).click()
+    await page.getByLabel('Field', { exact: true }).selectOption({ label: 'level' })
+    await page.getByLabel('Condition', { exact: true }).selectOption({ label: 'equals' })
+    await page.getByLabel('Value', { exact: true }).selectOption({ label: 'gold' })
+    await page.getByText('Recipients now: 1').waitFor()
+    await checks.accessibleShot(page, 'newsletter-segment-by-field')
+    const saved = (await account.request({ method: 'GET', url: `/v1/newsletters/${id}` })).json()
+    assert.deepEqual(saved.newsletter.segment, { fields: [{ field: 'level', op: 'equals', value: 'gold' }] })
+  })
+})
