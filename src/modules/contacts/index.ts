@@ -63,5 +63,6 @@ export {
 } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'
+
 export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'

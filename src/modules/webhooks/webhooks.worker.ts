@@ -12,6 +12,7 @@ import {
   retryJob,
 } from '../../platform/jobs/jobs.ts'
 import type { JobContext, JobHandler } from '../../platform/jobs/runner.ts'
+import { countWebhookDelivery, observeWebhookLag } from '../../platform/metrics/metrics.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nextAttemptAt } from './webhooks.fns.ts'
@@ -147,6 +148,9 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
         })
         return
       }
+      if (delivery.attempts === 0) {
+        observeWebhookLag((deps.clock.now().getTime() - event.createdAt.getTime()) / 1000)
+      }
       const outcome = await attempt(deps, subscription, {
         id: event.id,
         name: event.name,
@@ -172,12 +176,28 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
           },
         }).catch(() => null)
         if (recorded === false) throw new LeaseLostError(job)
-        if (recorded) return context.settled()
+        if (recorded) {
+          countWebhookDelivery('delivered', accountId)
+          return context.settled()
+        }
         // the batch failed as a whole (a subscription deleted under it): this one is recorded on its own below
       }
-      await settle(context, (tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+      let state = ''
+      await settle(context, async (tx) => {
+        state = await recordAttempt(tx, deps.clock, job, delivery, outcome)
+      })
+      countWebhookDelivery(WEBHOOK_OUTCOME[state] ?? state, accountId)
     },
   }
+}
+
+/** A delivery attempt's state as the metrics' outcome. */
+const WEBHOOK_OUTCOME: Record<string, string> = {
+  succeeded: 'delivered',
+  retrying: 'retried',
+  exhausted: 'failed',
+  dropped: 'dropped',
+  gone: 'dropped',
 }
 
 async function settle(context: JobContext, write: (tx: Db) => Promise<void>): Promise<void> {
@@ -214,13 +234,16 @@ async function recordAttempt(
   job: ClaimedJob,
   delivery: repository.DeliveryRow,
   outcome: AttemptOutcome,
-): Promise<void> {
+): Promise<string> {
   const { accountId, subscriptionId } = delivery
   const now = clock.now()
   const number = delivery.attempts + 1
   // Locked: attempts to one subscription finish one at a time, so the failure count and disabling are exact.
   const subscription = await repository.findSubscription(tx, accountId, subscriptionId, { lock: true })
-  if (!subscription) return completeJob(tx, job)
+  if (!subscription) {
+    await completeJob(tx, job)
+    return 'gone'
+  }
   const succeeded = outcome.statusCode !== null && isSuccess(outcome.statusCode)
 
   let disabledReason: 'gone_410' | 'consecutive_failures' | null = null
@@ -273,4 +296,5 @@ async function recordAttempt(
   }
   if (retryAt) await retryJob(tx, clock, job, retryAt, outcome.error ?? `HTTP ${outcome.statusCode}`)
   else await completeJob(tx, job)
+  return state
 }
