@@ -15,16 +15,29 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
-import type { FastifyRequest } from 'fastify'
-import type { Tracing } from './tracing.ts'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 
-const setter: TextMapSetter<Record<string, string>> = { set: (carrier, key, value) => void (carrier[key] = value) }
+const setter: TextMapSetter<Record<string, string>> = {
+  set(carrier, key, value) {
+    carrier[key] = value
+  },
+}
 const getter: TextMapGetter<Record<string, string>> = {
   get: (carrier, key) => carrier[key],
   keys: (carrier) => Object.keys(carrier),
 }
 
 const REQUEST_SPAN = Symbol('herold.span')
+
+/** What tracing.ts hands the rest of the process (it passes straight through while tracing is off). */
+export interface Tracing {
+  span<T>(name: string, attributes: Record<string, string | number>, run: () => Promise<T>, link?: string): Promise<T>
+  /** the W3C traceparent of the active span, stored with a job so the job's span links back to it */
+  traceparent(): string | undefined
+  /** spans of a Fastify app's requests (their hooks, added only when tracing is on) */
+  instrument(app: FastifyInstance): void
+  shutdown(): Promise<void>
+}
 
 export function openTelemetry(options: { endpoint: string; serviceName: string }): Tracing {
   const manager = new AsyncLocalStorageContextManager()

@@ -1,18 +1,11 @@
 import type { FastifyInstance } from 'fastify'
+import type { Tracing } from './otel.ts'
 
 /**
  * Traces (OpenTelemetry) when OTEL_EXPORTER_OTLP_ENDPOINT is set: spans for HTTP requests, database statements, job
  * runs and provider calls, a job's span linked to the span that enqueued it. Without the variable nothing of
  * OpenTelemetry is loaded: otel.ts is imported only by startTracing, and every function here passes straight through.
  */
-export interface Tracing {
-  span<T>(name: string, attributes: Record<string, string | number>, run: () => Promise<T>, link?: string): Promise<T>
-  /** the W3C traceparent of the active span, stored with a job so the job's span links back to it */
-  traceparent(): string | undefined
-  /** spans of a Fastify app's requests (their hooks, added only when tracing is on) */
-  instrument(app: FastifyInstance): void
-  shutdown(): Promise<void>
-}
 
 let active: Tracing | null = null
 
