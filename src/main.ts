@@ -14,6 +14,7 @@ import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { batchedLogDestination } from './platform/log-destination.ts'
 import { startMetricsServer } from './platform/metrics/endpoint.ts'
 import { watchDatabase } from './platform/metrics/scrape.ts'
+import { registerProcess } from './platform/processes/processes.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
 import { startTracing } from './platform/tracing/tracing.ts'
 import { declaredRetention } from './retention.ts'
@@ -130,6 +131,8 @@ export async function serve(
       stops.unshift(() => metrics.close())
       print(`metrics: ${metrics.url}/metrics`)
     }
+    // herold status lists it (herold_processes)
+    stops.unshift(await registerProcess(database, systemClock, { role: config.role, url }))
     stops.push(() => services.close())
     if (stopTracing) stops.push(stopTracing)
     // The start's garbage (a first start's initdb instance of PGlite, the module loader's) would otherwise hold

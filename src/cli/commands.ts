@@ -30,6 +30,7 @@ import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
 import { buildServices, type Services } from '../services.ts'
 import type { CommandIO, DataCommand, Result, Values } from './command.ts'
+import { statusCommand } from './status.command.ts'
 import { userCommands } from './users.commands.ts'
 
 export type { CommandIO, DataCommand }
@@ -71,6 +72,7 @@ const accountChange = (
 })
 
 export const dataCommands: Record<string, DataCommand> = {
+  status: statusCommand,
   backup: {
     usage: '--out FILE',
     example: 'herold backup --out herold-$(date +%F).backup',
