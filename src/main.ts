@@ -145,6 +145,7 @@ export async function serve(
     return { app, url, stop }
   } catch (error) {
     await shutdown(stops, database, embedded ? config.dataDir : null)
+    await stopTracing?.()
     stopLog()
     throw error
   }

@@ -117,10 +117,15 @@ describe('herold status on the database (both databases)', () => {
   })
 })
 
-describe('herold status against a running embedded server', () => {
+describe('herold status and the metrics port of a running embedded server', () => {
   test('the server lists itself with its role through the admin endpoint, as text and as one JSON object', async () => {
     const dataDir = tempDataDir()
-    const env = childEnv({ HEROLD_DATA_DIR: dataDir, PORT: String(await freePort()) })
+    const metricsPort = await freePort()
+    const env = childEnv({
+      HEROLD_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HEROLD_METRICS_PORT: String(metricsPort),
+    })
     const server = await startProcess(
       process.execPath,
       [path.join(ROOT, 'src/cli/main.ts'), 'serve', '--json'],
@@ -141,6 +146,12 @@ describe('herold status against a running embedded server', () => {
       assert.equal(text.code, 0, text.stderr)
       assert.match(text.stdout, new RegExp(`^ {2}all +\\S+:${server.child.pid} {2}${server.url} {2}up `, 'm'))
       assert.match(text.stdout, /^Sends in the last hour: 0 sent, 0 failed, 0 skipped$/m)
+      // the same server's metrics on the main port (loopback) and on HEROLD_METRICS_PORT
+      for (const url of [`${server.url}/metrics`, `http://127.0.0.1:${metricsPort}/metrics`]) {
+        const scraped = await fetch(url)
+        assert.equal(scraped.status, 200, url)
+        assert.match(await scraped.text(), /^# TYPE herold_job_queue_jobs gauge$/m)
+      }
     } finally {
       await server.stop()
     }
