@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { childEnv, freePort, listeningAt, ROOT, runCli, startProcess, tempDataDir } from '../helpers/process.ts'
+import { createScratchDatabase } from '../helpers/scratch-database.ts'
+
+const sharedUrl = process.env.HEROLD_TEST_DATABASE_URL || undefined
 
 // The OTLP export of a real `herold serve`, received by an OTLP/HTTP receiver written here (JSON encoding, which
 // @opentelemetry/exporter-trace-otlp-http sends), which also plays the webhook endpoint the traced job calls.
@@ -59,21 +63,19 @@ async function until<T>(what: string, look: () => T | undefined, timeoutMs = 30_
 
 describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test('spans of HTTP requests, database statements, job runs and provider calls reach the OTLP receiver, the job linked to the request that queued it', async () => {
-    const port = await freePort()
+    // PostgreSQL (a scratch database) when the tests run on it, else the embedded database
+    const scratch = sharedUrl ? await createScratchDatabase(sharedUrl, 'herold_tracing') : null
     const dataDir = tempDataDir()
-    const server = await startProcess(
-      process.execPath,
-      [path.join(ROOT, 'src/cli/main.ts'), 'serve'],
-      childEnv({
-        HEROLD_DATA_DIR: dataDir,
-        PORT: String(port),
-        HEROLD_ALLOW_PRIVATE_TARGETS: 'true',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
-      }),
-      listeningAt,
-    )
+    const env = childEnv({
+      HEROLD_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HEROLD_ALLOW_PRIVATE_TARGETS: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
+      ...(scratch ? { DATABASE_URL: scratch.url, HEROLD_SECRET_KEY: randomBytes(32).toString('base64') } : {}),
+    })
+    const server = await startProcess(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), 'serve'], env, listeningAt)
     try {
-      const key = /HEROLD_API_KEY=(hk_[A-Za-z0-9_-]+)/.exec(server.output())?.[1]
+      const key = scratch ? await cliKey(env) : /HEROLD_API_KEY=(hk_[A-Za-z0-9_-]+)/.exec(server.output())?.[1]
       assert.ok(key, server.output())
       const call = (method: string, url: string, body?: unknown) =>
         fetch(`${server.url}${url}`, {
@@ -110,7 +112,7 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       const me = (await (await call('GET', '/v1/me')).json()) as { account: { id: string } }
       const connect = await runCli(
         ['channels', 'connect', '--account', me.account.id, '--provider', 'sandbox', '--json'],
-        childEnv({ HEROLD_DATA_DIR: dataDir }),
+        env,
       )
       assert.equal(connect.code, 0, connect.stderr)
       const template = await call('POST', '/v1/templates', {
@@ -134,6 +136,17 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       }
     } finally {
       await server.stop()
+      await scratch?.drop().catch(() => {})
     }
   })
 })
+
+/** An account and a key made with the CLI (a server database prints no first-start key). */
+async function cliKey(env: NodeJS.ProcessEnv): Promise<string> {
+  const account = await runCli(['accounts', 'create', '--name', 'Traced', '--json'], env)
+  assert.equal(account.code, 0, account.stderr)
+  const { id } = JSON.parse(account.stdout) as { id: string }
+  const key = await runCli(['keys', 'create', '--account', id, '--name', 'test', '--scopes', 'all', '--json'], env)
+  assert.equal(key.code, 0, key.stderr)
+  return (JSON.parse(key.stdout) as { key: string }).key
+}
