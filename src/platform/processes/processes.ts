@@ -32,6 +32,12 @@ export async function registerProcess(
 ): Promise<() => Promise<void>> {
   const id = randomUUID()
   const now = clock.now().toISOString()
+  // an embedded database has one process: a row not seen lately is of one that died (or came with a restored backup)
+  if (database.kind === 'pglite') {
+    await database.query('DELETE FROM herold_processes WHERE seen_at < $1', [
+      new Date(clock.now().getTime() - STALE_AFTER_MS).toISOString(),
+    ])
+  }
   await database.query(
     `INSERT INTO herold_processes (id, role, host, pid, url, database, started_at, seen_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
