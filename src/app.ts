@@ -12,7 +12,10 @@ import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
 import { lazyRequestLogger, OneLinePerRequest } from './platform/http/request-log.ts'
 import { webApp, webAppBuilt } from './platform/http/web-app.ts'
+import { metricsRoute } from './platform/metrics/endpoint.ts'
+import { watchDatabase } from './platform/metrics/scrape.ts'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.ts'
+import { instrumentRequests } from './platform/tracing/tracing.ts'
 import { buildServices, type MountedModule, mountedModules, type Services } from './services.ts'
 
 export interface AppDeps {
@@ -48,6 +51,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   })
+  // Each request's metric is taken where its log line is written (OneLinePerRequest.requestCompleted), which Fastify
+  // calls only with a logger or an onResponse hook: an app without a logger (tests, scripts) gets an empty hook.
+  if (!deps.logger) app.addHook('onResponse', (_request, _reply, done) => done())
+  // request spans when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT); nothing added otherwise
+  instrumentRequests(app)
   const credentials = new CredentialCache<ResolvedKey>()
   await credentials.start(deps.database)
   app.addHook('onClose', () => credentials.stop())
@@ -61,6 +69,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // the web app when `npm install` built it; without a build (dev dependencies omitted) a plain page at /
   await app.register(webAppBuilt() ? webApp() : homePage(deps.config.serviceName))
+  await app.register(metricsRoute(deps.config.metricsToken))
+  const unwatch = watchDatabase(deps.database, deps.clock)
+  app.addHook('onClose', async () => unwatch())
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     try {

@@ -49,6 +49,14 @@ const ConfigSchema = Type.Object({
   /** the server's SMTP settings for the web app's e-mails (invitations, password resets) */
   smtpUrl: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   mailFrom: Type.String({ minLength: 3 }),
+  /** a bearer token for GET /metrics; without it /metrics answers only on loopback (docs/operations.md#metrics) */
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+  /** a second port serving only GET /metrics (a worker process without HTTP exposes its metrics there) */
+  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  /** an account_id label on the per-account counters (labels per account grow without bound) */
+  metricsPerAccount: Type.Boolean(),
+  /** OTLP/HTTP endpoint for traces (OpenTelemetry's own variable); none: no tracing code is loaded */
+  otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
   logLevel: Type.Union([
     Type.Literal('fatal'),
     Type.Literal('error'),
@@ -90,6 +98,10 @@ const variableOf: Record<string, string> = {
   aiTimeoutMs: 'HEROLD_AI_TIMEOUT_MS',
   smtpUrl: 'HEROLD_SMTP_URL',
   mailFrom: 'HEROLD_MAIL_FROM',
+  metricsToken: 'HEROLD_METRICS_TOKEN',
+  metricsPort: 'HEROLD_METRICS_PORT',
+  metricsPerAccount: 'HEROLD_METRICS_PER_ACCOUNT',
+  otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   logLevel: 'LOG_LEVEL',
 }
 
@@ -166,6 +178,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     aiTimeoutMs: overrides.aiTimeoutMs ?? parseInteger('HEROLD_AI_TIMEOUT_MS', env.HEROLD_AI_TIMEOUT_MS, 60_000),
     smtpUrl: overrides.smtpUrl ?? (env.HEROLD_SMTP_URL || undefined),
     mailFrom: overrides.mailFrom ?? (env.HEROLD_MAIL_FROM || 'Herold <herold@localhost>'),
+    metricsToken: overrides.metricsToken ?? (env.HEROLD_METRICS_TOKEN || undefined),
+    metricsPort:
+      overrides.metricsPort ??
+      (env.HEROLD_METRICS_PORT ? parseInteger('HEROLD_METRICS_PORT', env.HEROLD_METRICS_PORT, 0) : undefined),
+    metricsPerAccount:
+      overrides.metricsPerAccount ?? parseBoolean('HEROLD_METRICS_PER_ACCOUNT', env.HEROLD_METRICS_PER_ACCOUNT),
+    otlpEndpoint: (overrides.otlpEndpoint ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined))?.replace(/\/+$/, ''),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }
   if (candidate.secretKey !== undefined) decodeSecretKey(candidate.secretKey)

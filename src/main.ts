@@ -12,7 +12,11 @@ import { migrate } from './platform/db/migrate.ts'
 import { readServerFile, removeServerFile, writeServerFile } from './platform/embedded-lock.ts'
 import { jobRunnerFor } from './platform/jobs/runner.ts'
 import { batchedLogDestination } from './platform/log-destination.ts'
+import { startMetricsServer } from './platform/metrics/endpoint.ts'
+import { watchDatabase } from './platform/metrics/scrape.ts'
+import { registerProcess } from './platform/processes/processes.ts'
 import { memoryRateLimiter, redisRateLimiter } from './platform/rate-limit/rate-limiter.ts'
+import { startTracing } from './platform/tracing/tracing.ts'
 import { declaredRetention } from './retention.ts'
 import { buildServices, moduleJobs, moduleWorkers, mountedModules } from './services.ts'
 
@@ -59,6 +63,10 @@ export async function serve(
     process.off('exit', flushLog)
     flushLog()
   }
+  // tracing first: the database wraps its statements in spans only when it is on at its opening
+  const stopTracing = config.otlpEndpoint
+    ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: config.serviceName })
+    : null
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -109,7 +117,24 @@ export async function serve(
       const starters = [maintenance, jobs.start, ...moduleWorkers(mountedModules, deps, services)]
       for (const start of starters) stops.push(await start())
     }
+    if (config.metricsPort !== undefined) {
+      // a worker without HTTP reads its gauges here (the app's watch covers the other roles)
+      if (!app) {
+        const unwatch = watchDatabase(database, systemClock)
+        stops.push(async () => unwatch())
+      }
+      const metrics = await startMetricsServer({
+        host: config.host,
+        port: config.metricsPort,
+        token: config.metricsToken,
+      })
+      stops.unshift(() => metrics.close())
+      print(`metrics: ${metrics.url}/metrics`)
+    }
+    // herold status lists it (herold_processes)
+    stops.unshift(await registerProcess(database, systemClock, { role: config.role, url }))
     stops.push(() => services.close())
+    if (stopTracing) stops.push(stopTracing)
     // The start's garbage (a first start's initdb instance of PGlite, the module loader's) would otherwise hold
     // hundreds of MB until the heap grows enough to collect it.
     if (embedded) collectGarbage()
@@ -120,6 +145,7 @@ export async function serve(
     return { app, url, stop }
   } catch (error) {
     await shutdown(stops, database, embedded ? config.dataDir : null)
+    await stopTracing?.()
     stopLog()
     throw error
   }

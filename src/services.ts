@@ -12,6 +12,7 @@ import { createNewslettersService } from './modules/newsletters/index.ts'
 import { createStatsService } from './modules/stats/index.ts'
 import { createTemplatesService, templateDecisions } from './modules/templates/index.ts'
 import { createWebhooksService } from './modules/webhooks/index.ts'
+import { configureMetrics } from './platform/metrics/metrics.ts'
 import type { HeroldModule, PlatformDeps } from './platform/module.ts'
 import { createOutboundHttp } from './platform/outbound-http.ts'
 
@@ -22,6 +23,7 @@ import { createOutboundHttp } from './platform/outbound-http.ts'
  * clients, after the app and the workers have stopped.
  */
 export function buildServices(deps: PlatformDeps) {
+  configureMetrics({ perAccount: deps.config.metricsPerAccount })
   const contacts = createContactsService(deps)
   const inbox = createInboxService(deps)
   // channels hands the provider's template decisions to templates, which is built on channels: called only later

@@ -10,6 +10,8 @@ export type Result = Record<string, unknown>
 export interface DataCommand {
   usage: string
   summary: string
+  /** one or more command lines showing a typical call (its --help prints them) */
+  example: string
   options?: Record<string, { type: 'string' | 'boolean'; description: string }>
   positionals?: string[]
   /** runs in the CLI before the command is run here or sent to the server (for example: resolve file paths) */

@@ -30,6 +30,7 @@ import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
 import { buildServices, type Services } from '../services.ts'
 import type { CommandIO, DataCommand, Result, Values } from './command.ts'
+import { statusCommand } from './status.command.ts'
 import { userCommands } from './users.commands.ts'
 
 export type { CommandIO, DataCommand }
@@ -57,17 +58,24 @@ const arg = (positionals: string[], index: number, name: string): string => {
 const accountLine = (a: Result) =>
   `${a.id}  ${a.name}  plan=${a.plan}  status=${a.status}${a.sending_paused ? '  sending=paused' : ''}  ${a.language} ${a.timezone}`
 
-const accountChange = (summary: string, change: (db: Database, id: string) => Promise<Result>): DataCommand => ({
+const accountChange = (
+  summary: string,
+  example: string,
+  change: (db: Database, id: string) => Promise<Result>,
+): DataCommand => ({
   usage: 'ID',
   summary,
+  example,
   positionals: ['ID'],
   run: (database, _values, positionals) => change(database, arg(positionals, 0, 'ID')),
   human: (result) => accountLine(result),
 })
 
 export const dataCommands: Record<string, DataCommand> = {
+  status: statusCommand,
   backup: {
     usage: '--out FILE',
+    example: 'herold backup --out herold-$(date +%F).backup',
     summary:
       'Back up the embedded data directory (the database and secret.key) into FILE, also while the server runs; on a PostgreSQL server use pg_dump',
     options: { out: { type: 'string', description: 'the backup file to write (must not exist)' } },
@@ -98,6 +106,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   migrate: {
     usage: '',
+    example: 'DATABASE_URL=postgres://herold@db:5432/herold herold migrate',
     summary: 'Apply the database migrations that are missing',
     async run(database) {
       return { applied: await migrate(database) }
@@ -106,6 +115,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'accounts create': {
     usage: '--name NAME [--plan NAME] [--language de] [--timezone Europe/Berlin]',
+    example: 'herold accounts create --name "Bäckerei Schulz" --plan pro --timezone Europe/Berlin',
     summary: 'Create an account',
     options: {
       name: { type: 'string', description: 'the account name' },
@@ -126,26 +136,34 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'accounts list': {
     usage: '',
+    example: 'herold accounts list --json',
     summary: 'List every account',
     async run(database) {
       return { accounts: (await listAccounts(database.orm)).map(accountView) }
     },
     human: (r) => (r.accounts as Result[]).map(accountLine).join('\n') || 'no accounts',
   },
-  'accounts block': accountChange('Block an account: every API request answers 403 account_blocked', async (d, id) =>
-    accountView(await blockAccount(d.orm, id)),
+  'accounts block': accountChange(
+    'Block an account: every API request answers 403 account_blocked',
+    'herold accounts block "$ACCOUNT_ID"',
+    async (d, id) => accountView(await blockAccount(d.orm, id)),
   ),
-  'accounts unblock': accountChange('Unblock an account', async (d, id) =>
+  'accounts unblock': accountChange('Unblock an account', 'herold accounts unblock "$ACCOUNT_ID"', async (d, id) =>
     accountView(await unblockAccount(d.orm, id)),
   ),
-  'accounts pause-sending': accountChange('Pause sending (403 subscription_locked)', async (d, id) =>
-    accountView(await pauseSending(d.orm, id)),
+  'accounts pause-sending': accountChange(
+    'Pause sending (403 subscription_locked)',
+    'herold accounts pause-sending "$ACCOUNT_ID"',
+    async (d, id) => accountView(await pauseSending(d.orm, id)),
   ),
-  'accounts resume-sending': accountChange('Resume sending', async (d, id) =>
-    accountView(await resumeSending(d.orm, id)),
+  'accounts resume-sending': accountChange(
+    'Resume sending',
+    'herold accounts resume-sending "$ACCOUNT_ID"',
+    async (d, id) => accountView(await resumeSending(d.orm, id)),
   ),
   'accounts set-plan': {
     usage: 'ID PLAN',
+    example: 'herold accounts set-plan "$ACCOUNT_ID" pro',
     summary: 'Move an account to another plan',
     positionals: ['ID', 'PLAN'],
     async run(database, _values, positionals) {
@@ -155,6 +173,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'keys create': {
     usage: '--account ID --name NAME --scopes LIST|all',
+    example: 'herold keys create --account "$ACCOUNT_ID" --name zapier --scopes contacts:read,contacts:write',
     summary: 'Create an API key; the secret is shown only this once',
     options: {
       account: { type: 'string', description: 'account id' },
@@ -187,6 +206,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'keys list': {
     usage: '--account ID',
+    example: 'herold keys list --account "$ACCOUNT_ID"',
     summary: "List an account's API keys (prefixes only)",
     options: { account: { type: 'string', description: 'account id' } },
     async run(database, values) {
@@ -199,6 +219,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'keys revoke': {
     usage: 'ID',
+    example: 'herold keys revoke "$KEY_ID"',
     summary: 'Revoke an API key: it answers 401 from now on',
     positionals: ['ID'],
     async run(database, _values, positionals) {
@@ -208,6 +229,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'plans set': {
     usage: 'NAME --contacts N --messages-per-month N --webhooks N [--requests-per-minute N]',
+    example: 'herold plans set pro --contacts 100000 --messages-per-month 50000 --webhooks 10',
     summary: 'Create or change a plan (requests per minute per API key: default 120, kept when omitted)',
     positionals: ['NAME'],
     options: {
@@ -230,6 +252,7 @@ export const dataCommands: Record<string, DataCommand> = {
   },
   'import contacts': {
     usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E] [--create-fields]',
+    example: 'herold import contacts --account "$ACCOUNT_ID" kunden.csv --map Mobil=phone,Rufname=first_name',
     summary:
       'Import contacts from a CSV file, upserting by email or phone (encoding, delimiter and the header names of Excel, Mailchimp, Brevo, HubSpot, Shopify detected)',
     positionals: ['FILE.csv'],
@@ -303,6 +326,7 @@ export const dataCommands: Record<string, DataCommand> = {
   ...channelCommands(),
   'followups create': {
     usage: '--account ID --file sequence.json',
+    example: 'herold followups create --account "$ACCOUNT_ID" --file welcome-sequence.json',
     summary:
       'Create a follow-up sequence (a draft) with its steps from a JSON file: {name, trigger?, steps: [{text, delay: {amount, unit: hours|days}, send_time?}]}; each step becomes a marketing template, submitted when a chat number is connected',
     options: {
@@ -345,6 +369,7 @@ export const dataCommands: Record<string, DataCommand> = {
   ...userCommands(),
   'plans list': {
     usage: '',
+    example: 'herold plans list',
     summary: 'List the plans',
     async run(database) {
       return { plans: (await listPlans(database.orm)).map(planView) }
@@ -395,6 +420,8 @@ function channelCommands(): Record<string, DataCommand> {
     'channels connect': {
       usage:
         '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--daily-limit N|unlimited] [--smtp-url URL --from ADDRESS]',
+      example:
+        'herold channels connect --account "$ACCOUNT_ID" --provider sandbox\nherold channels connect --account "$ACCOUNT_ID" --channel email --provider smtp \\\n  --smtp-url smtp://user:pass@mail.example.org:587 --from news@example.org',
       summary: 'Connect a chat number or an e-mail channel; credentials are stored encrypted',
       options: {
         account: { type: 'string', description: 'account id' },
@@ -447,6 +474,7 @@ function channelCommands(): Record<string, DataCommand> {
     },
     'channels disconnect': {
       usage: '--account ID [--channel chat|email]',
+      example: 'herold channels disconnect --account "$ACCOUNT_ID" --channel email',
       summary: 'Disconnect a channel: nothing goes out on it any more',
       options: {
         account: { type: 'string', description: 'account id' },
@@ -462,6 +490,7 @@ function channelCommands(): Record<string, DataCommand> {
     },
     'sandbox inbound': {
       usage: '--account ID --from PHONE (--text TEXT | --button LABEL | --media FILE [--text CAPTION])',
+      example: 'herold sandbox inbound --account "$ACCOUNT_ID" --from +4915112345678 --text "Hallo!"',
       summary: 'Simulate a customer message to the sandbox chat number',
       options: {
         account: { type: 'string', description: 'account id' },

@@ -8,29 +8,7 @@ import { migrate } from '../platform/db/migrate.ts'
 import { readServerFile } from '../platform/embedded-lock.ts'
 import { adminEndpoint } from './admin-endpoint.ts'
 import { AdminError, type DataCommand, dataCommands, parseCommandArgs } from './commands.ts'
-
-const HELP = `herold: the Herold server and its administration
-
-Usage: herold <command> [options]        (every command takes --help and --json)
-
-  serve [--role all|api|worker]          run the server (embedded database unless DATABASE_URL is set)
-  restore FILE                           restore a backup into an empty HEROLD_DATA_DIR (the server stopped)
-${Object.entries(dataCommands)
-  .map(([name, c]) => `  ${`${name} ${c.usage}`.padEnd(39)}${c.summary}`)
-  .join('\n')}
-
-Environment: PORT, HOST, HEROLD_DATA_DIR, DATABASE_URL, REDIS_URL, HEROLD_ROLE, HEROLD_PUBLIC_URL,
-HEROLD_SERVICE_NAME, HEROLD_ALLOW_PRIVATE_TARGETS, HEROLD_SECRET_KEY, HEROLD_WHATSAPP_GRAPH_URL, HEROLD_WORKER_CONCURRENCY,
-HEROLD_DATABASE_POOL_SIZE,
-HEROLD_JOB_LEASE_SECONDS, HEROLD_RETENTION_DAYS, HEROLD_SANDBOX_RETENTION_DAYS, HEROLD_SMTP_URL, HEROLD_MAIL_FROM,
-LOG_LEVEL. See docs/operations.md.`
-
-function commandHelp(name: string, command: DataCommand): string {
-  const options = Object.entries(command.options ?? {})
-    .map(([option, spec]) => `  --${option.padEnd(22)}${spec.description}`)
-    .join('\n')
-  return `herold ${name} ${command.usage}\n\n${command.summary}.\n\nOptions:\n${options}${options ? '\n' : ''}  --json                  print one JSON object and nothing else\n  --help                  this text`
-}
+import { commandHelp, groupHelp, HELP, processCommands } from './help.ts'
 
 class UsageError extends Error {}
 
@@ -43,9 +21,7 @@ async function runRestore(argv: string[]): Promise<void> {
     strict: true,
   })
   if (values.help) {
-    console.log(
-      'herold restore FILE [--json]\n\nRestore a backup written by `herold backup` into HEROLD_DATA_DIR, which must be empty or missing.\nThe database and secret.key are restored; start the server afterwards.',
-    )
+    console.log(commandHelp('restore', processCommands.restore))
     return
   }
   const file = positionals[0]
@@ -74,9 +50,7 @@ async function runServe(argv: string[]): Promise<void> {
     strict: true,
   })
   if (values.help) {
-    console.log(
-      'herold serve [--role all|api|worker] [--json]\n\nRun the API server and the workers (role all, the default), only the API, or only the workers.\n--json: print one JSON object {url, role} once listening; logs go to stderr.',
-    )
+    console.log(commandHelp('serve', processCommands.serve))
     return
   }
   const role = values.role as Role | undefined
@@ -212,9 +186,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const group = Object.keys(dataCommands).filter((n) => n.startsWith(`${first} `))
     if (group.length > 0 && (second === undefined || second === '--help')) {
-      console.log(
-        `herold ${first} <command>\n\n${group.map((n) => `  ${n} ${dataCommands[n].usage}\n      ${dataCommands[n].summary}`).join('\n')}`,
-      )
+      console.log(groupHelp(first, Object.fromEntries(group.map((n) => [n, dataCommands[n]]))))
       return second === '--help' ? 0 : 1
     }
     throw new UsageError(`unknown command "${argv.join(' ')}"; see herold --help`)

@@ -61,6 +61,7 @@ export function userCommands(): Record<string, DataCommand> {
   return {
     'users create': {
       usage: '--account ID --email E --role R [--name N --password-stdin]',
+      example: 'herold users create --account "$ACCOUNT_ID" --email ada@example.org --role admin --name Ada',
       summary:
         'Add a person to an account: with --password-stdin (the password on standard input) they can sign in at once; without, an invitation link is printed',
       options: {
@@ -106,6 +107,7 @@ export function userCommands(): Record<string, DataCommand> {
     },
     'users list': {
       usage: '--account ID',
+      example: 'herold users list --account "$ACCOUNT_ID"',
       summary: "List an account's people (invited and active) with their roles",
       options: { account },
       async run(database, values) {
@@ -124,6 +126,7 @@ export function userCommands(): Record<string, DataCommand> {
     },
     'users remove': {
       usage: '--account ID --email E',
+      example: 'herold users remove --account "$ACCOUNT_ID" --email ada@example.org',
       summary: 'Remove a person from an account; their sessions in it end at once',
       options: { account, email },
       async run(database, values) {
@@ -139,6 +142,7 @@ export function userCommands(): Record<string, DataCommand> {
     },
     'users set-role': {
       usage: '--account ID --email E --role R',
+      example: 'herold users set-role --account "$ACCOUNT_ID" --email ada@example.org --role viewer',
       summary: "Change a person's role (it applies to their next request)",
       options: { account, email, role: { type: 'string', description: 'owner, admin, member or viewer' } },
       async run(database, values) {
@@ -153,6 +157,7 @@ export function userCommands(): Record<string, DataCommand> {
     },
     'users setup-link': {
       usage: '--account ID',
+      example: 'herold users setup-link --account "$ACCOUNT_ID"',
       summary: 'Print a new one-time link (7 days) where a person creates an owner of the account',
       options: { account },
       async run(database, values, _positionals, io) {

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Account } from '../../platform/auth/accounts.service.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { countInbound } from '../../platform/metrics/metrics.ts'
 import { type ChannelAccess, UUID } from './channels.access.ts'
 import type { ChannelsServiceDeps, EmailCredentials } from './channels.ports.ts'
 import { type ChatConnection, type ChatProvider, InboundRejected } from './channels.provider.ts'
@@ -91,6 +92,7 @@ export function channelInbound(
       })
       if (saved) stored++
     }
+    countInbound('chat', account.id, stored)
     const statuses = await statusesFrom(account.id, batch)
     if (batch.templates?.length) await deps.templateStatuses?.(account.id, batch.templates)
     return { received: batch.messages.length, stored, statuses }
@@ -178,6 +180,7 @@ export function channelInbound(
         text,
         media: attachment ? { data: attachment.content, mime: attachment.contentType } : null,
       })
+      if (saved) countInbound('email', account.id)
       return { stored: saved !== null, message: saved }
     },
   }

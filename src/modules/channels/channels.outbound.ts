@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../platform/http/errors.ts'
+import { countProviderError, countSends, type SendOrigin } from '../../platform/metrics/metrics.ts'
+import { span } from '../../platform/tracing/tracing.ts'
 import type { ChannelAccess } from './channels.access.ts'
 import type {
   BatchSendOutcome,
@@ -38,6 +40,8 @@ export function channelOutbound(
     result: Awaited<ReturnType<ChatProvider['sendText']>>,
     message: { type: string; text: string; automated?: boolean; ai?: boolean; template?: ShownTemplate | null },
   ): Promise<SendOutcome> {
+    const origin: SendOrigin = message.ai ? 'ai' : message.automated ? 'system' : 'conversation'
+    countSends({ channel: 'chat', origin, outcome: result.ok ? 'sent' : 'failed', accountId })
     if (!result.ok) {
       if (result.error.kind === 'opted_out') {
         await deps.inbox.optOut(accountId, contactId, { provider_code: result.error.providerCode })
@@ -86,7 +90,9 @@ export function channelOutbound(
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
-      const result = await chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() })
+      const result = await providerCall(chat.row.provider, 'sendText', () =>
+        chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() }),
+      )
       return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
     },
 
@@ -110,11 +116,13 @@ export function channelOutbound(
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
       const { contactId, shown, ...message } = input
-      const result = await chat.provider.sendTemplate(chat.connection, {
-        ...message,
-        sendId: input.sendId ?? randomUUID(),
-      })
-      if (!result.ok && result.error.kind === 'retry_later') return { ...result, message: null }
+      const result = await providerCall(chat.row.provider, 'sendTemplate', () =>
+        chat.provider.sendTemplate(chat.connection, { ...message, sendId: input.sendId ?? randomUUID() }),
+      )
+      if (!result.ok && result.error.kind === 'retry_later') {
+        countSends({ channel: 'chat', origin: 'system', outcome: 'retried', accountId })
+        return { ...result, message: null }
+      }
       return afterSend(accountId, contactId, result, {
         type: 'template',
         text: input.text,
@@ -149,7 +157,9 @@ export function channelOutbound(
       const results = await Promise.all(
         inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, ...message }) => {
           await deps.pacer.pace(chat.row.phoneNumberId, rate)
-          return chat.provider.sendTemplate(chat.connection, message).then(
+          return providerCall(chat.row.provider, 'sendTemplate', () =>
+            chat.provider.sendTemplate(chat.connection, message),
+          ).then(
             (result) => ({ result }),
             (error: unknown) => ({ thrown: error }),
           )
@@ -191,18 +201,24 @@ export function channelOutbound(
 
     async submitTemplate(accountId: string, template: TemplateAtProvider) {
       const chat = await connectedChat(accountId)
-      return chat.provider.submitTemplate(chat.connection, template)
+      return providerCall(chat.row.provider, 'submitTemplate', () =>
+        chat.provider.submitTemplate(chat.connection, template),
+      )
     },
     async readTemplate(accountId: string, template: { name: string; language: string }) {
       const chat = await connectedChat(accountId)
-      return chat.provider.readTemplate(chat.connection, template)
+      return providerCall(chat.row.provider, 'readTemplate', () =>
+        chat.provider.readTemplate(chat.connection, template),
+      )
     },
     async deleteTemplate(
       accountId: string,
       template: { name: string; language: string; providerTemplateId?: string | null },
     ) {
       const chat = await connectedChat(accountId)
-      return chat.provider.deleteTemplate(chat.connection, template)
+      return providerCall(chat.row.provider, 'deleteTemplate', () =>
+        chat.provider.deleteTemplate(chat.connection, template),
+      )
     },
 
     /** One e-mail through the account's e-mail provider (smtp or sandbox). */
@@ -222,11 +238,34 @@ export function channelOutbound(
         provider = known ?? deps.smtp(credentials.smtpUrl)
         if (!known) smtpProviders.set(credentials.smtpUrl, provider)
       } else provider = sandboxEmailProvider({ db, clock, accountId })
-      return provider.send({ from: row.address, ...message })
+      const sent = await providerCall(row.provider, 'sendEmail', () =>
+        provider.send({ from: row.address, ...message }),
+      ).catch((error: unknown) => {
+        countSends({ channel: 'email', origin: 'system', outcome: 'failed', accountId })
+        throw error
+      })
+      countSends({ channel: 'email', origin: 'system', outcome: 'sent', accountId })
+      return sent
     },
 
     async close() {
       for (const provider of smtpProviders.values()) await provider.close?.()
     },
+  }
+}
+
+/**
+ * One call of a provider, as a span when tracing is on; its errors counted by the provider's code (a refusal it
+ * answered) or `unreachable` (it threw: no answer, a timeout, a refused connection).
+ */
+async function providerCall<T>(provider: string, operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await span(`provider ${operation}`, { 'herold.provider': provider }, call)
+    const refused = result as { ok?: boolean; error?: { providerCode?: unknown } }
+    if (refused?.ok === false) countProviderError(provider, String(refused.error?.providerCode ?? 'failed'))
+    return result
+  } catch (error) {
+    countProviderError(provider, error instanceof AppError ? error.code : 'unreachable')
+    throw error
   }
 }

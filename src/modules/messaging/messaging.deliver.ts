@@ -1,6 +1,7 @@
 import { AppError } from '../../platform/http/errors.ts'
 import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
+import { countSends } from '../../platform/metrics/metrics.ts'
 import type { BatchSendOutcome } from '../channels/index.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from '../contacts/index.ts'
 import {
@@ -213,15 +214,23 @@ export function sendDelivery(deps: TemplateSendsDeps) {
           list.filter((r) => !r.retryAt).map((r) => r.job),
         )
       })
+    const outcomeOf = (r: ResultRecord) => ({
+      origin: r.send.origin,
+      outcome: r.retryAt ? 'retried' : String(r.patch.status),
+    })
     try {
       await write(records)
       for (const r of records) context.settled(r.job)
+      countOutcomes(accountId, records.map(outcomeOf))
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error
       // one lost lease must not undo the others' records: each on its own (a lost one stays for its new holder)
       for (const r of records) {
         await write([r]).then(
-          () => context.settled(r.job),
+          () => {
+            context.settled(r.job)
+            countOutcomes(accountId, [outcomeOf(r)])
+          },
           (e: unknown) => {
             if (!(e instanceof LeaseLostError)) throw e
           },
@@ -245,7 +254,9 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     context: Pick<BatchContext, 'settled'>,
   ): Promise<Prepared[]> {
     const settled: ClaimedJob[] = []
+    const decided: Array<{ origin: string; outcome: string }> = []
     const prepared = await db.transaction(async (tx) => {
+      decided.length = 0
       const now = clock.now()
       const locked = await repo.lockSends(tx, accountId, [...checked.keys()])
       const patches: Parameters<typeof repo.patchSends>[2] = []
@@ -336,9 +347,16 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       for (const w of waiting) await retryJob(tx, clock, w.job, w.retryAt, `waiting: ${w.reason}`)
       await completeJobs(tx, ended)
       settled.push(...ended, ...waiting.map((w) => w.job))
+      const origins = new Map(locked.map((send) => [send.id, send.origin]))
+      decided.push(
+        ...patches.flatMap(({ id, patch }) =>
+          patch.status ? [{ origin: origins.get(id) ?? 'api', outcome: patch.status }] : [],
+        ),
+      )
       return going.map((g) => ({ ...g, month }))
     })
     for (const job of settled) context.settled(job)
+    countOutcomes(accountId, decided)
     return prepared
   }
 
@@ -439,4 +457,17 @@ function refusedConnection(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause
   }
   return false
+}
+
+/** The sends' outcomes as metrics, once committed (a template send goes out on the chat channel). */
+function countOutcomes(accountId: string, outcomes: Array<{ origin: string; outcome: string }>): void {
+  const tally = new Map<string, number>()
+  for (const { origin, outcome } of outcomes) {
+    const key = `${origin === 'api' ? 'transactional' : origin}|${outcome}`
+    tally.set(key, (tally.get(key) ?? 0) + 1)
+  }
+  for (const [key, n] of tally) {
+    const [origin, outcome] = key.split('|') as [Parameters<typeof countSends>[0]['origin'], string]
+    countSends({ channel: 'chat', origin, outcome, accountId }, n)
+  }
 }

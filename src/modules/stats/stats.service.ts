@@ -142,8 +142,10 @@ export function statsService(deps: { database: Database; clock: Clock }) {
     return Number(row?.moved ?? 0)
   }
 
-  /** Rolls up until nothing is left (a batch comes back less than full). */
+  /** Rolls up until nothing is left (a batch comes back less than full); a cheap look first, nothing when idle. */
   async function rollupAll(): Promise<number> {
+    const [pending] = await database.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM stats_deltas) AS any')
+    if (!pending?.any) return 0
     let total = 0
     for (;;) {
       const moved = await rollup()

@@ -12,6 +12,7 @@ import {
   retryJob,
 } from '../../platform/jobs/jobs.ts'
 import type { JobContext, JobHandler } from '../../platform/jobs/runner.ts'
+import { countWebhookDelivery, observeWebhookLag } from '../../platform/metrics/metrics.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nextAttemptAt } from './webhooks.fns.ts'
@@ -202,12 +203,15 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
             finishedAt: deps.clock.now(),
           })
           await completeJob(tx, job)
-        })
+        }).then(() => countWebhookDelivery('dropped', accountId))
       if (subscription.status !== 'enabled') return drop()
       if (disabledSince(subscription.id, loadedAt)) return drop()
       if (disabledAt.has(subscription.id)) disabledAt.delete(subscription.id)
       const outcome = await limit(subscription.id, async () => {
         if (disabledSince(subscription.id, loadedAt)) return null
+        if (delivery.attempts === 0) {
+          observeWebhookLag((deps.clock.now().getTime() - event.createdAt.getTime()) / 1000)
+        }
         const made = await attempt(deps, subscription.url, secretOf(subscription.secretSealed), {
           id: event.id,
           name: event.name,
@@ -237,12 +241,15 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
           },
         }).catch(() => null)
         if (recorded === false) throw new LeaseLostError(job)
-        if (recorded) return context.settled()
+        if (recorded) {
+          countWebhookDelivery('delivered', accountId)
+          return context.settled()
+        }
         // the batch failed as a whole (a subscription deleted under it): this one is recorded on its own below
       }
-      let disabled: boolean
+      let recorded: { disabled: boolean; state: string }
       try {
-        disabled = await context.db.transaction((tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
+        recorded = await context.db.transaction((tx) => recordAttempt(tx, deps.clock, job, delivery, outcome))
       } catch (error) {
         if (outcome.statusCode === 410 && disabledAt.get(subscription.id) === 'pending')
           disabledAt.delete(subscription.id)
@@ -250,10 +257,20 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
       }
       // the commit's time replaces a 410's pending mark in the same turn (a 410 that found the subscription disabled
       // already keeps a mark too: the stored status says the same)
-      if (disabled || outcome.statusCode === 410) disabledAt.set(subscription.id, performance.now())
+      if (recorded.disabled || outcome.statusCode === 410) disabledAt.set(subscription.id, performance.now())
       context.settled()
+      countWebhookDelivery(WEBHOOK_OUTCOME[recorded.state] ?? recorded.state, accountId)
     },
   }
+}
+
+/** A delivery attempt's state as the metrics' outcome. */
+const WEBHOOK_OUTCOME: Record<string, string> = {
+  succeeded: 'delivered',
+  retrying: 'retried',
+  exhausted: 'failed',
+  dropped: 'dropped',
+  gone: 'dropped',
 }
 
 async function settle(context: JobContext, write: (tx: Db) => Promise<void>): Promise<void> {
@@ -291,7 +308,7 @@ async function recordAttempt(
   job: ClaimedJob,
   delivery: repository.DeliveryRow,
   outcome: AttemptOutcome,
-): Promise<boolean> {
+): Promise<{ disabled: boolean; state: string }> {
   const { accountId, subscriptionId } = delivery
   const now = clock.now()
   const number = delivery.attempts + 1
@@ -299,7 +316,7 @@ async function recordAttempt(
   const subscription = await repository.findSubscription(tx, accountId, subscriptionId, { lock: true })
   if (!subscription) {
     await completeJob(tx, job)
-    return false
+    return { disabled: false, state: 'gone' }
   }
   const succeeded = outcome.statusCode !== null && isSuccess(outcome.statusCode)
 
@@ -353,5 +370,5 @@ async function recordAttempt(
   }
   if (retryAt) await retryJob(tx, clock, job, retryAt, outcome.error ?? `HTTP ${outcome.statusCode}`)
   else await completeJob(tx, job)
-  return disabledReason !== null
+  return { disabled: disabledReason !== null, state }
 }

@@ -8,6 +8,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
+import { span, tracingOn } from '../tracing/tracing.ts'
 import { pgliteOptions } from './pglite-options.ts'
 import { PriorityGate } from './work-priority.ts'
 
@@ -41,6 +42,8 @@ export interface Database {
   ): Promise<() => Promise<void>>
   /** the embedded database only: a consistent gzip'd tar of its data directory (see backup.ts) */
   dumpDataDir?(): Promise<Blob>
+  /** connections open, idle, at most, and statements or callers waiting for one (GET /metrics) */
+  poolUse(): { total: number; idle: number; max: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -88,6 +91,15 @@ async function openPglite(dataDir: string): Promise<Database> {
   const gated: PGlite = Object.create(client)
   gated.query = (...args: Parameters<PGlite['query']>) => gate.run(() => client.query(...args))
   gated.exec = (...args: Parameters<PGlite['exec']>) => gate.run(() => client.exec(...args))
+  if (tracingOn()) {
+    // a span per statement (tracing on only: a wrapper on the hot path otherwise)
+    const query = gated.query
+    const exec = gated.exec
+    gated.query = ((text: string, ...rest: unknown[]) =>
+      statementSpan(text, () => query(text, ...(rest as [])))) as PGlite['query']
+    gated.exec = ((text: string, ...rest: unknown[]) =>
+      statementSpan(text, () => exec(text, ...(rest as [])))) as PGlite['exec']
+  }
   gated.transaction = (fn) => gate.run(() => client.transaction(fn))
   const orm = drizzlePglite(gated) as unknown as Db
   let closed = false
@@ -99,6 +111,10 @@ async function openPglite(dataDir: string): Promise<Database> {
       return result.rows
     },
     dumpDataDir: () => gate.run(() => client.dumpDataDir('gzip')),
+    poolUse() {
+      const { interactive, bulk } = gate.waiting
+      return { total: 1, idle: 0, max: 1, waiting: interactive + bulk }
+    },
     // PGlite is one connection: the whole database is the session.
     withSession: (fn) => fn({ query: (sql, params) => gate.run(() => client.query(sql, params)) }),
     async listen(channel, handler) {
@@ -120,6 +136,12 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max })
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => {})
+  if (tracingOn()) {
+    // pool.query runs the callback form of a connection's query, which the connections' wrapper leaves alone
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
+    ;(pool as { query: unknown }).query = (...args: unknown[]) => tracedQuery(query, args)
+    pool.on('connect', traceStatementsOf)
+  }
   const orm = drizzleNodePg(pool) as unknown as Db
   let closed = false
   return {
@@ -142,6 +164,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       }
     },
     listen: (channel, handler, options) => listenPostgres(url, channel, handler, options?.onLost),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, max, waiting: pool.waitingCount }),
     async close() {
       if (closed) return
       closed = true
@@ -203,4 +226,31 @@ async function listenPostgres(
     client = null
     await last?.end().catch(() => {})
   }
+}
+
+/** A database statement's span: its first words as the name (never its parameters). */
+function statementSpan<T>(text: string, run: () => Promise<T>): Promise<T> {
+  const statement = text.trim().replace(/\s+/g, ' ')
+  const operation = /^(WITH|SELECT|INSERT|UPDATE|DELETE|BEGIN|COMMIT|ROLLBACK|LISTEN|VACUUM|ANALYZE|SET)\b/i.exec(
+    statement,
+  )
+  return span(
+    `db ${operation ? operation[1].toUpperCase() : 'statement'}`,
+    { 'db.system.name': 'postgresql', 'db.query.text': statement.slice(0, 500) },
+    run,
+  )
+}
+
+/** Spans for every statement of a pool connection (tracing on): the driver's promise form of query. */
+function traceStatementsOf(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  ;(client as { query: unknown }).query = (...args: unknown[]) => tracedQuery(query, args)
+}
+
+function tracedQuery(query: (...args: unknown[]) => unknown, args: unknown[]): unknown {
+  const first = args[0]
+  const text = typeof first === 'string' ? first : (first as { text?: string } | null)?.text
+  // the callback form (and a Submittable) is left as it is
+  if (text === undefined || typeof args[args.length - 1] === 'function') return query(...args)
+  return statementSpan(text, () => query(...args) as Promise<unknown>)
 }

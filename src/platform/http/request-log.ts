@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
+import { observeRequest } from '../metrics/metrics.ts'
 
 /** Where the server's pino logger writes (its stream), for the request lines written without pino. */
 export interface LineSink {
@@ -30,6 +31,8 @@ export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // the request's metric goes here, where its line is written: no hook of its own on every route
+    observeRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime)
     const log = reply.log
     if (!error && this.sink !== null && log instanceof RequestLogger) {
       const bindings = log.directBindings()

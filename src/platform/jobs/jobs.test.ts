@@ -26,14 +26,14 @@ after(() => harness.close())
 
 const queueName = (label: string) => `test.${label}.${Math.random().toString(36).slice(2, 8)}`
 
-function runner(handlers: JobHandlers, options: { concurrency?: number; leaseMs?: number } = {}) {
+function runner(handlers: JobHandlers, options: { concurrency?: number; leaseMs?: number; pollMs?: number } = {}) {
   return new JobRunner({
     database: harness.database,
     clock: harness.clock,
     handlers,
     concurrency: options.concurrency ?? 8,
     leaseMs: options.leaseMs ?? 30_000,
-    pollMs: 60_000,
+    pollMs: options.pollMs ?? 60_000,
   })
 }
 
@@ -60,6 +60,38 @@ const withinMs = <T>(promise: Promise<T>, ms: number, what: string) =>
   ])
 
 describe('durable jobs', () => {
+  test("the safety net finds what no NOTIFY announced: a job written without one and a dead worker's lease, by its look", async () => {
+    const queue = queueName('safety')
+    const ran: string[] = []
+    const both = deferred()
+    const jobs = runner(
+      {
+        [queue]: {
+          run: async (job) => {
+            ran.push(String(job.payload.name))
+            if (ran.length === 2) both.resolve()
+          },
+        },
+      },
+      { pollMs: 100 },
+    )
+    await jobs.start()
+    try {
+      const past = new Date(harness.clock.now().getTime() - 1000).toISOString()
+      // written by plain SQL: no pg_notify, so only the safety net's look can find them
+      await harness.database.query(
+        `INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at, state, lease_token, locked_until)
+         VALUES ($1, gen_random_uuid(), $2, '{"name":"unannounced"}', $3, $3, 'queued', NULL, NULL),
+                ($1, gen_random_uuid(), $2, '{"name":"orphaned"}', $3, $3, 'running', gen_random_uuid(), $3)`,
+        [accountId, queue, past],
+      )
+      await withinMs(both.promise, 30_000, 'both jobs run')
+      assert.deepEqual(ran.sort(), ['orphaned', 'unannounced'])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
   // The fallback poll runs every 60 s here: a start well before that can only come from NOTIFY. The latency itself
   // (within 1 s, p99) is measured by bench/webhooks.ts, not asserted.
   test('a job enqueued in a transaction is started by the NOTIFY of its commit, not by the poll', async () => {

@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { currentTraceparent } from '../tracing/tracing.ts'
+
+/** The payload key of the traceparent of the span that enqueued a job (tracing on only); the claim takes it out. */
+const TRACE_KEY = '_traceparent'
 
 /** The NOTIFY channel every enqueue signals; workers LISTEN on it so a job starts without polling delay. */
 export const JOBS_CHANNEL = 'herold_jobs'
@@ -32,6 +36,8 @@ export interface ClaimedJob {
   leaseToken: string
   /** 0 interactive, 1 bulk (a campaign's send): bulk jobs run as bulk work (platform/db/work-priority.ts) */
   priority?: 0 | 1
+  /** the W3C traceparent of the span that enqueued it (tracing on): its run's span links to it */
+  traceparent?: string
 }
 
 /** The job was claimed again by another worker (our lease expired): whatever we were about to write is stale. */
@@ -66,13 +72,14 @@ export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | Enqueu
  */
 export function enqueueSql(now: Date, list: EnqueueInput[]): { ids: string[]; insert: SQL } {
   const values = list.map((job) => ({ ...job, id: randomUUID(), runAt: job.runAt ?? now }))
+  const traceparent = currentTraceparent()
   // One JSON parameter for all rows: no limit of 65,535 bound parameters on a large fan-out, and cheaper to build.
   const rowsJson = JSON.stringify(
     values.map((job) => ({
       account_id: job.accountId,
       id: job.id,
       queue: job.queue,
-      payload: job.payload,
+      payload: traceparent ? { ...job.payload, [TRACE_KEY]: traceparent } : job.payload,
       concurrency_key: job.concurrencyKey ?? null,
       run_at: job.runAt.toISOString(),
       priority: job.priority ?? 0,
@@ -110,11 +117,15 @@ export interface JobRow {
 
 /** A job row as its claimer holds it (a claim's, or one written already claimed for BatchContext.handOff). */
 export function toClaimed(row: JobRow): ClaimedJob {
+  const payload: Record<string, unknown> = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload
+  const traceparent = payload[TRACE_KEY]
+  if (traceparent !== undefined) delete payload[TRACE_KEY]
   return {
+    ...(typeof traceparent === 'string' ? { traceparent } : {}),
     accountId: row.account_id,
     id: row.id,
     queue: row.queue,
-    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    payload,
     concurrencyKey: row.concurrency_key,
     attempts: Number(row.attempts),
     runAt: new Date(row.run_at),

@@ -2,6 +2,9 @@ import type { Config } from '../../config.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
 import { asBulkWork } from '../db/work-priority.ts'
+import { countJobRuns } from '../metrics/metrics.ts'
+import { noteRunQueues } from '../metrics/scrape.ts'
+import { span } from '../tracing/tracing.ts'
 import {
   type ClaimedJob,
   claimJobs,
@@ -147,6 +150,7 @@ export class JobRunner {
   async start(): Promise<void> {
     if (!this.#stopped) return
     this.#stopped = false
+    noteRunQueues(this.#queues)
     this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (queue) => {
       if (queue === undefined) this.wake(this.#queues)
       else if (this.#queues.includes(queue)) {
@@ -263,7 +267,9 @@ export class JobRunner {
   }
 
   #launch(job: ClaimedJob, handler: JobHandler): void {
-    const done = asWorkOf(handler, [job], () => this.#execute(job, handler)).finally(() => {
+    const run = () =>
+      span(`job ${job.queue}`, { 'herold.job.queue': job.queue }, () => this.#execute(job, handler), job.traceparent)
+    const done = asWorkOf(handler, [job], run).finally(() => {
       this.#running.delete(job.leaseToken)
       this.#vacuumSometimes()
       for (const resolve of this.#idleWaiters.splice(0)) resolve()
@@ -274,7 +280,14 @@ export class JobRunner {
 
   #launchBatch(jobs: ClaimedJob[], handler: JobHandler): void {
     const handed: ClaimedJob[] = []
-    const done = asWorkOf(handler, jobs, () => this.#executeBatch(jobs, handler, handed))
+    const run = () =>
+      span(
+        `job ${jobs[0].queue}`,
+        { 'herold.job.queue': jobs[0].queue, 'herold.job.batch': jobs.length },
+        () => this.#executeBatch(jobs, handler, handed),
+        jobs.find((job) => job.traceparent)?.traceparent,
+      )
+    const done = asWorkOf(handler, jobs, run)
       .catch((error) => this.#options.log?.(`job batch ${jobs[0].queue} failed`, error))
       .finally(() => {
         for (const job of jobs) this.#running.delete(job.leaseToken)
@@ -314,6 +327,8 @@ export class JobRunner {
       })
     } catch (error) {
       if (!(error instanceof LeaseLostError)) this.#options.log?.(`job batch ${jobs[0].queue} failed`, error)
+      countJobRuns(jobs[0].queue, 'completed', settled.size)
+      countJobRuns(jobs[0].queue, error instanceof LeaseLostError ? 'lost' : 'failed', jobs.length - settled.size)
       const message = error instanceof Error ? error.message : String(error)
       for (const job of jobs.filter((j) => !settled.has(j))) {
         await database.orm
@@ -325,6 +340,7 @@ export class JobRunner {
       }
       return
     }
+    countJobRuns(jobs[0].queue, 'completed', jobs.length)
     const open = jobs.filter((job) => !settled.has(job))
     if (open.length === 0) return
     // one lost lease must not keep the others from completing
@@ -342,7 +358,9 @@ export class JobRunner {
     try {
       await handler.run(job, { db: database.orm, clock, settled: () => (settled = true) })
       if (!settled) await database.orm.transaction((tx) => completeJob(tx, job))
+      countJobRuns(job.queue, 'completed')
     } catch (error) {
+      countJobRuns(job.queue, error instanceof LeaseLostError ? 'lost' : 'failed')
       if (error instanceof LeaseLostError) return
       this.#options.log?.(`job ${job.queue}/${job.id} failed`, error)
       const message = error instanceof Error ? error.message : String(error)
@@ -417,9 +435,11 @@ export class JobRunner {
     const polling = delay >= this.#options.pollMs
     this.#timer = setTimeout(() => {
       if (polling) {
-        // the safety net: every queue, leases included
-        for (const queue of this.#queues) this.#reapDue.add(queue)
-        this.wake(this.#queues)
+        // The safety net, for a NOTIFY that never arrived: a look (one statement, an index probe per queue) wakes the
+        // queues with due work or a lease run out. Claiming every queue instead cost an idle server a transaction per
+        // queue every poll (2-5 % of a core on the embedded database, issue 35).
+        this.#scheduledAt = Number.NEGATIVE_INFINITY
+        this.#schedule().catch((error) => this.#options.log?.('job schedule failed', error))
         return
       }
       // only the queues whose work came due: under a stream of scheduled jobs (the sandbox's statuses) the others

@@ -1,0 +1,21 @@
+import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+/**
+ * The running processes of a deployment (migration 0064), for `herold status`: not tenant data, one row per
+ * `herold serve`, written only by that process (registerProcess).
+ */
+export const heroldProcesses = pgTable('herold_processes', {
+  id: uuid('id').primaryKey(),
+  /** all, api or worker */
+  role: text('role').notNull(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  /** the address it serves HTTP at; null for a worker */
+  url: text('url'),
+  /** embedded or postgres */
+  database: text('database').notNull(),
+  startedAt: at('started_at').notNull(),
+  seenAt: at('seen_at').notNull(),
+})
