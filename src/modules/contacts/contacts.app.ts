@@ -22,9 +22,17 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
+import { CsvError, openCsv } from './contacts.csv.ts'
 import { FieldConditions, OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
 import { fieldDefinitionsOf } from './contacts.fields-read.ts'
-import { ImportError, type ImportProgress, type ImportReport, importContacts } from './contacts.import.ts'
+import {
+  ImportError,
+  type ImportProgress,
+  type ImportReport,
+  importContacts,
+  planColumns,
+  readImportFormat,
+} from './contacts.import.ts'
 import { contactLabels, findContact } from './contacts.repository.ts'
 import { Contact } from './contacts.schemas.ts'
 import { type ContactsService, consentHistory } from './contacts.service.ts'
@@ -66,7 +74,8 @@ export const ImportQuery = Type.Object({
   map: Type.Optional(
     Type.String({
       maxLength: 4000,
-      description: 'header names to fields or custom field keys: "Mobil=phone,Kundennummer=customer_no"',
+      description:
+        'header names to fields, custom field keys or - (left out): "Mobil=phone,Kundennummer=customer_no,Notizen=-"',
     }),
   ),
   create_fields: Type.Optional(
@@ -76,6 +85,34 @@ export const ImportQuery = Type.Object({
     }),
   ),
 })
+
+/** How many bytes of the file the preview reads (the web app sends the file's start). */
+export const PREVIEW_MAX_BYTES = 256 * 1024
+/** How many lines under the header the preview shows. */
+const PREVIEW_ROWS = 5
+
+const ImportPreview = Type.Object(
+  {
+    encoding: Type.String({ description: 'the encoding detected (or given)' }),
+    delimiter: Type.String({ description: 'the delimiter detected (or given)' }),
+    columns: Type.Array(
+      Type.Object({
+        header: Type.String(),
+        target: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'what the column fills: name, first_name, last_name, email, phone, tags, or a custom field key; null: left out',
+        }),
+        new_field: Type.Boolean({ description: 'the target is a text field the import creates (create_fields)' }),
+      }),
+    ),
+    rows: Type.Array(Type.Array(Type.String()), { description: `the first ${PREVIEW_ROWS} lines under the header` }),
+    fields: Type.Array(Type.Object({ key: Type.String(), label: Type.String() }), {
+      description: "the account's custom fields, the targets a column may take beside the contact's own",
+    }),
+    has_address: Type.Boolean({ description: 'whether some column fills email or phone (else the import is refused)' }),
+  },
+  { description: 'What an import of the file would do with its columns; nothing is written.' },
+)
 
 /** One line of the import's answer (newline-delimited JSON). */
 export const ImportEvent = Type.Object(
@@ -298,6 +335,68 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
     )
 
     app.post(
+      '/contacts/import/preview',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'Show how a CSV file would be imported, before anything is written',
+          description:
+            `Needs contacts:write. The body is the start of the CSV file (Content-Type text/csv; the first ${PREVIEW_MAX_BYTES / 1024} KB ` +
+            'are read, a line cut off at the end is left out). The same query as the import: encoding, delimiter, map ' +
+            'and create_fields change what is detected. Answers the encoding and delimiter, each column with what it ' +
+            'fills, and the first lines; 400 csv_invalid when the file cannot be read or the map names an unknown column.',
+          querystring: ImportQuery,
+          consumes: [CSV],
+          tags: ['app'],
+          response: { 200: ImportPreview },
+        },
+      },
+      async (request) => {
+        if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith(CSV)) {
+          throw new AppError(415, 'unsupported_media_type', 'Send the CSV file with Content-Type text/csv')
+        }
+        const { head, complete } = await readStart(request.body as Readable, PREVIEW_MAX_BYTES)
+        const invalid = (message: string) => new AppError(400, 'bad_request', message, { key: 'csv_invalid' })
+        try {
+          const { create_fields, ...query } = request.query as Static<typeof ImportQuery>
+          const format = readImportFormat({ ...query, createFields: create_fields })
+          const reader = await openCsv(
+            (async function* () {
+              yield head
+            })(),
+            { encoding: format.encoding, delimiter: format.delimiter },
+          )
+          const records: string[][] = []
+          for await (const record of reader.records) {
+            records.push(record.fields)
+            if (records.length > PREVIEW_ROWS + 1) break
+          }
+          // the last record of a cut file may be cut itself
+          if (!complete && records.length <= PREVIEW_ROWS + 1) records.pop()
+          const [header, ...rest] = records
+          if (!header) throw invalid('The file has no header line')
+          const definitions = await fieldDefinitionsOf(deps.database.orm, request.tenant.accountId)
+          const { plan, toCreate } = planColumns(definitions, header, format)
+          const created = new Set(toCreate.map((f) => f.key))
+          return {
+            encoding: reader.encoding,
+            delimiter: reader.delimiter,
+            columns: header.map((name, i) => {
+              const target = plan.columns[i] ?? plan.fields[i] ?? null
+              return { header: name, target, new_field: target !== null && created.has(target) }
+            }),
+            rows: rest.slice(0, PREVIEW_ROWS),
+            fields: [...definitions.map((d) => ({ key: d.key, label: d.label })), ...toCreate],
+            has_address: plan.columns.some((c) => c === 'email' || c === 'phone'),
+          }
+        } catch (error) {
+          if (error instanceof ImportError || error instanceof CsvError) throw invalid(error.message)
+          throw error
+        }
+      },
+    )
+
+    app.post(
       '/contacts/import',
       {
         config: { scope: 'contacts:write' },
@@ -390,6 +489,19 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       },
     )
   }
+}
+
+/** The first bytes of an upload (at most `max`), and whether that was the whole of it. */
+async function readStart(body: Readable, max: number): Promise<{ head: Buffer; complete: boolean }> {
+  const chunks: Buffer[] = []
+  let length = 0
+  // the rest is read and dropped (the answer goes out on an intact connection); the web app sends only the start
+  for await (const chunk of body) {
+    if (length <= max) chunks.push(chunk as Buffer)
+    length += (chunk as Buffer).length
+    if (length > IMPORT_MAX_BYTES) break
+  }
+  return { head: Buffer.concat(chunks).subarray(0, max), complete: length <= max }
 }
 
 /** Writes the upload to a file, refusing more than IMPORT_MAX_BYTES with 413. */

@@ -352,9 +352,12 @@ export function foldFieldName(name: string): string {
 
 const FIELD_KEY = /^[a-z][a-z0-9_]{0,39}$/
 
+/** The --map target that leaves a column out (`--map "Notizen=-"`), whatever its name would fill. */
+export const IGNORE_COLUMN = '-'
+
 /**
- * `--map "Telefon 2=phone,Kundennummer=customer_no"`: header name (folded when compared) to a contact field or a
- * custom field's key. A target that is neither is an error naming it.
+ * `--map "Telefon 2=phone,Kundennummer=customer_no,Notizen=-"`: header name (folded when compared) to a contact
+ * field, a custom field's key, or `-` (the column is left out). A target that is none of them is an error naming it.
  */
 export function parseColumnMap(text: string): Map<string, string> {
   const map = new Map<string, string>()
@@ -364,9 +367,9 @@ export function parseColumnMap(text: string): Map<string, string> {
     const column = pair.slice(0, at).trim()
     const target = pair.slice(at + 1).trim()
     if (at < 0 || column === '') throw new CsvError(`--map "${pair.trim()}": write COLUMN=FIELD`)
-    if (!isContactColumn(target) && !FIELD_KEY.test(target)) {
+    if (!isContactColumn(target) && !FIELD_KEY.test(target) && target !== IGNORE_COLUMN) {
       throw new CsvError(
-        `--map ${column}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')} or a custom field's key)`,
+        `--map ${column}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')}, a custom field's key, or - to leave it out)`,
       )
     }
     map.set(column, target)
@@ -408,9 +411,9 @@ export function recogniseHeader(
   const mapped = new Map<string, string>()
   for (const [name, target] of map) {
     if (!folded.includes(foldHeader(name))) throw new CsvError(`--map names a column the file does not have: ${name}`)
-    if (!isContactColumn(target) && !customFields.keys.has(target)) {
+    if (!isContactColumn(target) && !customFields.keys.has(target) && target !== IGNORE_COLUMN) {
       throw new CsvError(
-        `--map ${name}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')} or a custom field's key)`,
+        `--map ${name}: unknown field "${target}" (use ${CONTACT_COLUMNS.join(', ')}, a custom field's key, or - to leave it out)`,
       )
     }
     mapped.set(foldHeader(name), target)
@@ -418,6 +421,11 @@ export function recogniseHeader(
   const columns: Array<ContactColumn | undefined> = []
   const fields: Array<string | undefined> = []
   header.forEach((name, i) => {
+    if (mapped.get(folded[i]) === IGNORE_COLUMN) {
+      columns.push(undefined)
+      fields.push(undefined)
+      return
+    }
     const target = mapped.get(folded[i])
     const column = target === undefined ? HEADER_INDEX.get(folded[i]) : isContactColumn(target) ? target : undefined
     columns.push(column)

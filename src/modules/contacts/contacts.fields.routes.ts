@@ -3,6 +3,8 @@ import { type Static, Type } from 'typebox'
 import { errorResponses } from '../../platform/http/errors.ts'
 import { type FieldDefinitionChange, type FieldDefinitionInput, MAX_FIELDS } from './contacts.fields.rules.ts'
 import {
+  AppFieldListResponse,
+  AppFieldResponse,
   ContactFieldSchema,
   CreateFieldBody,
   FieldKeyParams,
@@ -20,9 +22,13 @@ const DEFINITION_RULES =
   'field_max_length_invalid: not 1-1024 or not a text field; field_default_invalid: the default does not fit the field'
 
 /** /v1/contact-fields: an account's custom field definitions (issue 33). */
-export function contactFieldsRoutes(service: ContactFieldsService) {
+export function contactFieldsRoutes(service: ContactFieldsService, options: { app?: boolean } = {}) {
+  // /app (the web app's settings page) answers the same, its document without shared schemas
+  const FieldList = options.app ? AppFieldListResponse : FieldListResponse
+  const Field = options.app ? AppFieldResponse : FieldResponse
+  const errors: typeof errorResponses = options.app ? () => ({}) : errorResponses
   return async (app: FastifyInstance): Promise<void> => {
-    app.addSchema(ContactFieldSchema)
+    if (!options.app) app.addSchema(ContactFieldSchema)
 
     app.get(
       '/contact-fields',
@@ -32,7 +38,7 @@ export function contactFieldsRoutes(service: ContactFieldsService) {
           summary: 'List the custom fields of contacts',
           description: `Every definition in order (at most ${MAX_FIELDS}, never paged: has_more is always false).`,
           tags,
-          response: { 200: FieldListResponse },
+          response: { 200: FieldList },
         },
       },
       async (request) => {
@@ -53,11 +59,11 @@ export function contactFieldsRoutes(service: ContactFieldsService) {
           tags,
           body: CreateFieldBody,
           response: {
-            ...errorResponses({
+            ...errors({
               400: `${DEFINITION_RULES}; field_limit: the account has ${MAX_FIELDS} fields`,
               409: 'field_exists: a field with this key exists',
             }),
-            201: FieldResponse,
+            201: Field,
           },
         },
       },
@@ -75,7 +81,7 @@ export function contactFieldsRoutes(service: ContactFieldsService) {
           summary: 'One custom field',
           tags,
           params: FieldKeyParams,
-          response: { 200: FieldResponse },
+          response: { 200: Field },
         },
       },
       async (request) => {
@@ -101,11 +107,11 @@ export function contactFieldsRoutes(service: ContactFieldsService) {
           params: FieldKeyParams,
           body: UpdateFieldBody,
           response: {
-            ...errorResponses({
+            ...errors({
               400: DEFINITION_RULES,
               409: 'field_values_incompatible (with count and field): stored values do not fit the change',
             }),
-            200: FieldResponse,
+            200: Field,
           },
         },
       },

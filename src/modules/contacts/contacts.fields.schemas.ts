@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { type TSchema, Type } from 'typebox'
 import {
   DEFAULT_MAX_LENGTH,
   MAX_FIELDS,
@@ -111,10 +111,19 @@ export const UpdateFieldBody = Type.Object(
 
 export const FieldResponse = Type.Object({ contact_field: Type.Ref('ContactField') })
 
-export const FieldListResponse = Type.Object({
-  contact_fields: Type.Array(Type.Ref('ContactField'), { description: `every field in order, at most ${MAX_FIELDS}` }),
-  limit: Type.Integer({ description: `always ${MAX_FIELDS}: the list is never paged` }),
-  offset: Type.Integer(),
-  has_more: Type.Boolean(),
-  next_offset: Type.Union([Type.Integer(), Type.Null()]),
-})
+export const FieldListResponse = fieldListOf(Type.Ref('ContactField'))
+
+/** The same answers for the web app's /app routes, whose document holds no shared schemas: the field inline. */
+const inlineField = Type.Object(ContactFieldSchema.properties)
+export const AppFieldResponse = Type.Object({ contact_field: inlineField })
+export const AppFieldListResponse = fieldListOf(inlineField)
+
+function fieldListOf<T extends TSchema>(field: T) {
+  return Type.Object({
+    contact_fields: Type.Array(field, { description: `every field in order, at most ${MAX_FIELDS}` }),
+    limit: Type.Integer({ description: `always ${MAX_FIELDS}: the list is never paged` }),
+    offset: Type.Integer(),
+    has_more: Type.Boolean(),
+    next_offset: Type.Union([Type.Integer(), Type.Null()]),
+  })
+}

@@ -17,6 +17,7 @@ import {
   foldHeader,
   type HeaderFields,
   type HeaderPlan,
+  IGNORE_COLUMN,
   openCsv,
   parseColumnMap,
   parseDelimiter,
@@ -351,38 +352,45 @@ const CONTACT_ATTRIBUTE_NAMES = new Set(CONTACT_ATTRIBUTES.map(foldHeader))
 /**
  * Which field each column fills (contacts.csv.ts recogniseHeader with the account's custom fields). With
  * createFields, the --map targets that name no field yet and every otherwise ignored column (but Herold's own export
- * columns) become text fields first, keyed after the header (keyFromHeader), labelled with it.
+ * columns) become text fields, keyed after the header (keyFromHeader), labelled with it: `toCreate` lists them, and
+ * nothing is written here (the import creates them, the web app's preview shows them).
  */
-async function planHeader(
-  context: BatchContext,
+export function planColumns(
+  definitions: readonly FieldDefinition[],
   header: string[],
   format: ReturnType<typeof readImportFormat>,
-  report: ImportReport,
-): Promise<HeaderPlan> {
-  const definitions = await fieldDefinitionsOf(context.db, context.accountId)
+): { plan: HeaderPlan; toCreate: Array<{ key: string; label: string }> } {
   const taken = new Set(definitions.map((d) => d.key))
   const toCreate: Array<{ key: string; label: string }> = []
   if (format.createFields) {
     for (const [name, target] of format.map ?? []) {
-      if ((CONTACT_COLUMNS as readonly string[]).includes(target) || taken.has(target)) continue
+      if ((CONTACT_COLUMNS as readonly string[]).includes(target) || target === IGNORE_COLUMN || taken.has(target))
+        continue
       const problem = keyProblem(target)
       if (problem) throw new ImportError(`--map ${name}: ${problem}`)
       taken.add(target)
       toCreate.push({ key: target, label: header.find((h) => foldHeader(h) === foldHeader(name)) ?? name })
     }
   }
-  const plan = recogniseHeader(
-    header,
-    format.map,
-    headerFields(
-      definitions,
-      toCreate.map((f) => f.key),
-    ),
-  )
+  let plan: HeaderPlan
+  try {
+    plan = recogniseHeader(
+      header,
+      format.map,
+      headerFields(
+        definitions,
+        toCreate.map((f) => f.key),
+      ),
+    )
+  } catch (error) {
+    if (error instanceof CsvError) throw new ImportError(error.message)
+    throw error
+  }
   if (format.createFields) {
+    const skipped = new Set([...(format.map ?? [])].filter(([, t]) => t === IGNORE_COLUMN).map(([n]) => foldHeader(n)))
     header.forEach((name, i) => {
       if (plan.columns[i] || plan.fields[i] || name.trim() === '') return
-      if (CONTACT_ATTRIBUTE_NAMES.has(foldHeader(name))) return
+      if (CONTACT_ATTRIBUTE_NAMES.has(foldHeader(name)) || skipped.has(foldHeader(name))) return
       const key = keyFromHeader(name, taken)
       taken.add(key)
       toCreate.push({ key, label: name.trim() })
@@ -390,6 +398,17 @@ async function planHeader(
     })
     plan.ignored = header.filter((name, i) => !plan.columns[i] && !plan.fields[i] && name.trim() !== '')
   }
+  return { plan, toCreate }
+}
+
+async function planHeader(
+  context: BatchContext,
+  header: string[],
+  format: ReturnType<typeof readImportFormat>,
+  report: ImportReport,
+): Promise<HeaderPlan> {
+  const definitions = await fieldDefinitionsOf(context.db, context.accountId)
+  const { plan, toCreate } = planColumns(definitions, header, format)
   if (toCreate.length > 0) {
     try {
       const created = await createImportFields(context.db, context.clock, context.accountId, toCreate)

@@ -42,7 +42,13 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
       await contactFieldsRoutes(contacts.fields)(app)
     },
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
-  appRoutes: (deps, { contacts }) => contactsAppRoutes(deps, contacts),
+  appRoutes:
+    (deps, { contacts }) =>
+    async (app) => {
+      await contactsAppRoutes(deps, contacts)(app)
+      // the settings page manages the definitions through the same routes as /v1 (settings:write by role)
+      await contactFieldsRoutes(contacts.fields, { app: true })(app)
+    },
 }
 
 export { IMPORT_MAX_BYTES } from './contacts.app.ts'

@@ -1050,6 +1050,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/contacts/import/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Show how a CSV file would be imported, before anything is written
+         * @description Needs contacts:write. The body is the start of the CSV file (Content-Type text/csv; the first 256 KB are read, a line cut off at the end is left out). The same query as the import: encoding, delimiter, map and create_fields change what is detected. Answers the encoding and delimiter, each column with what it fills, and the first lines; 400 csv_invalid when the file cannot be read or the map names an unknown column.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    encoding?: string;
+                    delimiter?: string;
+                    map?: string;
+                    create_fields?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the encoding detected (or given) */
+                            encoding: string;
+                            /** @description the delimiter detected (or given) */
+                            delimiter: string;
+                            columns: {
+                                header: string;
+                                /** @description what the column fills: name, first_name, last_name, email, phone, tags, or a custom field key; null: left out */
+                                target: string | null;
+                                /** @description the target is a text field the import creates (create_fields) */
+                                new_field: boolean;
+                            }[];
+                            /** @description the first 5 lines under the header */
+                            rows: string[][];
+                            /** @description the account's custom fields, the targets a column may take beside the contact's own */
+                            fields: {
+                                key: string;
+                                label: string;
+                            }[];
+                            /** @description whether some column fills email or phone (else the import is refused) */
+                            has_address: boolean;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/import": {
         parameters: {
             query?: never;
@@ -1144,6 +1222,331 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/contact-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the custom fields of contacts
+         * @description Every definition in order (at most 50, never paged: has_more is always false).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description every field in order, at most 50 */
+                            contact_fields: {
+                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                                key: string;
+                                /** @description what people read: the web app, a CSV header it is recognised by */
+                                label: string;
+                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                                type: "text" | "number" | "date" | "boolean" | "choice";
+                                /** @description choice: the allowed values */
+                                options: string[] | null;
+                                /** @description filled into a message when the contact has no value */
+                                default: string | number | boolean | null;
+                                /** @description text: the longest value in characters */
+                                max_length: number | null;
+                                /** @description the order of the list (new fields come last) */
+                                position: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description always 50: the list is never paged */
+                            limit: number;
+                            offset: number;
+                            has_more: boolean;
+                            next_offset: number | null;
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Define a custom field
+         * @description A contact then carries its value in `fields` under the key, and templates fill `{{key}}` from it. At most 50 per account.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the variable name: lower-case a-z, 0-9 and _, starting with a letter, at most 40; never a built-in variable (name, full_name, first_name, last_name, email, phone, language, greeting), an attribute of the contact (id, tags, optin_chat, …) or a column name imports read as one (mobil, tel, …)
+                         * @example customer_no
+                         */
+                        key: string;
+                        /** @example Kundennummer */
+                        label: string;
+                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                        type: "text" | "number" | "date" | "boolean" | "choice";
+                        /**
+                         * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
+                         * @example [
+                         *       "gold",
+                         *       "silver",
+                         *       "bronze"
+                         *     ]
+                         */
+                        options?: string[];
+                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                        default?: unknown;
+                        /** @description text only: the longest value in characters (default 255) */
+                        max_length?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: {
+                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                                key: string;
+                                /** @description what people read: the web app, a CSV header it is recognised by */
+                                label: string;
+                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                                type: "text" | "number" | "date" | "boolean" | "choice";
+                                /** @description choice: the allowed values */
+                                options: string[] | null;
+                                /** @description filled into a message when the contact has no value */
+                                default: string | number | boolean | null;
+                                /** @description text: the longest value in characters */
+                                max_length: number | null;
+                                /** @description the order of the list (new fields come last) */
+                                position: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contact-fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: {
+                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                                key: string;
+                                /** @description what people read: the web app, a CSV header it is recognised by */
+                                label: string;
+                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                                type: "text" | "number" | "date" | "boolean" | "choice";
+                                /** @description choice: the allowed values */
+                                options: string[] | null;
+                                /** @description filled into a message when the contact has no value */
+                                default: string | number | boolean | null;
+                                /** @description text: the longest value in characters */
+                                max_length: number | null;
+                                /** @description the order of the list (new fields come last) */
+                                position: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom field and its value on every contact
+         * @description Templates, newsletters and follow-ups that use {{key}} can no longer fill it. One statement removes the values.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": null;
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field: label, type, options, default, max_length
+         * @description A changed type converts every stored value in one statement: any value to text; a text that is a number ("42", "4,5") to number; "YYYY-MM-DD" to date; true/false, ja/nein, yes/no, 1/0 to boolean; a value that is one of the options to choice. When any value would not fit, nor after removing a choice option that values use or lowering max_length below a value, nothing changes: 409 field_values_incompatible with `count`, the contacts whose value does not fit. A changed type drops options and max_length of the old type and converts the default unless a new one is given.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example Kundennummer */
+                        label?: string;
+                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                        type?: "text" | "number" | "date" | "boolean" | "choice";
+                        options?: string[] | null;
+                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                        default?: unknown;
+                        max_length?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact_field: {
+                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                                key: string;
+                                /** @description what people read: the web app, a CSV header it is recognised by */
+                                label: string;
+                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                                type: "text" | "number" | "date" | "boolean" | "choice";
+                                /** @description choice: the allowed values */
+                                options: string[] | null;
+                                /** @description filled into a message when the contact has no value */
+                                default: string | number | boolean | null;
+                                /** @description text: the longest value in characters */
+                                max_length: number | null;
+                                /** @description the order of the list (new fields come last) */
+                                position: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/app/templates/check": {
