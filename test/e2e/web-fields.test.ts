@@ -90,4 +90,46 @@ describe('custom fields in the web app’s audiences', () => {
     const saved = (await account.request({ method: 'GET', url: `/v1/newsletters/${id}` })).json()
     assert.deepEqual(saved.newsletter.segment, { fields: [{ field: 'level', op: 'equals', value: 'gold' }] })
   })
+
+  test('the settings page defines a field; the import page shows the columns, the member changes one, the import follows', async () => {
+    await page.goto(`${base}/settings`)
+    await page.getByRole('heading', { name: 'Custom fields' }).waitFor()
+    await page.getByRole('cell', { name: '{{level}}' }).waitFor()
+    await page.getByLabel('Label', { exact: true }).fill('Branch')
+    await page.getByLabel('Key', { exact: true }).fill('branch')
+    await page.getByLabel('Type', { exact: true }).selectOption({ label: 'Choice' })
+    await page.getByLabel('Choices (separated by commas)').fill('Köln, Bonn')
+    await page.getByRole('button', { name: 'Create field' }).click()
+    await page.getByRole('cell', { name: '{{branch}}' }).waitFor()
+    await checks.accessibleShot(page, 'settings-custom-fields')
+
+    await page.getByRole('link', { name: 'Contacts' }).first().click()
+    await page.getByRole('heading', { name: 'Contacts', exact: true }).waitFor()
+    const csv = Buffer.from(
+      'Name;E-Mail;Filiale;Intern\r\nJörg Import;ida.import@example.org;Bonn;geheim\r\n',
+      'latin1',
+    )
+    await page.locator('input[type=file]').setInputFiles({ name: 'kunden.csv', mimeType: 'text/csv', buffer: csv })
+    const preview = page.getByTestId('import-preview')
+    await preview.getByText('windows-1252').waitFor()
+    const target = (header: string) => preview.getByLabel(`fills: ${header}`)
+    assert.equal(await target('E-Mail').inputValue(), 'email')
+    assert.equal(await target('Filiale').inputValue(), '-', 'Filiale is no key or label yet: left out')
+    await target('Filiale').selectOption({ label: 'Branch' })
+    // the preview asked again with the member's choice
+    await page.waitForFunction(
+      () => document.querySelector<HTMLSelectElement>('select[aria-label="fills: Filiale"]')?.value === 'branch',
+    )
+    assert.equal(await target('Intern').inputValue(), '-')
+    await checks.accessibleShot(page, 'import-preview')
+    await page.getByRole('button', { name: 'Import' }).click()
+    await page.getByTestId('import-report').waitFor()
+    const listed = (
+      await account.request({ method: 'GET', url: `/v1/contacts?q=${encodeURIComponent('ida.import')}` })
+    ).json()
+    assert.deepEqual(
+      listed.contacts.map((c: { name: string; fields: unknown }) => [c.name, c.fields]),
+      [['Jörg Import', { branch: 'Bonn' }]],
+    )
+  })
 })

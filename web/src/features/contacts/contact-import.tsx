@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { ApiError, app } from '../../api/client.ts'
 import { Field, handleSubmit } from '../../ui/components.tsx'
 import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
@@ -30,6 +30,28 @@ interface ImportEventShape {
 }
 
 const SHOWN = 200
+/** the start of the file the preview reads (the server reads no more) */
+const PREVIEW_BYTES = 256 * 1024
+const CONTACT_TARGETS = ['name', 'first_name', 'last_name', 'email', 'phone', 'tags'] as const
+const LEAVE_OUT = '-'
+
+interface Preview {
+  encoding: string
+  delimiter: string
+  columns: Array<{ header: string; target: string | null; new_field: boolean }>
+  rows: string[][]
+  fields: Array<{ key: string; label: string }>
+  has_address: boolean
+}
+
+/** The member's changes as the import's `map` (header=target, `-` leaves a column out). */
+const mapOf = (overrides: Record<string, string>) =>
+  Object.entries(overrides)
+    .map(([header, target]) => `${header}=${target}`)
+    .join(',')
+
+/** A header the map cannot name (its syntax splits at commas and the last equals sign). */
+const fixedHeader = (header: string) => header.includes(',') || header.includes('=')
 
 export function ContactImport() {
   const w = useWords(importWords)
@@ -42,6 +64,51 @@ export function ContactImport() {
   const [progress, setProgress] = useState<{ bytes: number; total: number; rows: number } | null>(null)
   const [report, setReport] = useState<ImportEventShape['report'] | null>(null)
   const [error, setError] = useState<unknown>(null)
+  const [overrides, setOverrides] = useState<Record<string, string>>({})
+  const [createFields, setCreateFields] = useState(false)
+  const [preview, setPreview] = useState<Preview | null>(null)
+  const query = {
+    ...(Object.keys(overrides).length > 0 ? { map: mapOf(overrides) } : {}),
+    ...(createFields ? { create_fields: true } : {}),
+  }
+  const queryKey = JSON.stringify(query)
+
+  // the preview follows the file and the member's choices; nothing is written
+  // biome-ignore lint/correctness/useExhaustiveDependencies: queryKey stands for query
+  useEffect(() => {
+    if (!file) {
+      setPreview(null)
+      return
+    }
+    let current = true
+    void (async () => {
+      const {
+        data,
+        error: failure,
+        response,
+      } = await app.POST('/app/contacts/import/preview', {
+        params: { query },
+        body: file.slice(0, PREVIEW_BYTES) as unknown as never,
+        bodySerializer: (body: unknown) => body as BodyInit,
+        headers: { 'content-type': 'text/csv' },
+      })
+      if (!current) return
+      if (!response.ok) {
+        const body = (failure ?? {}) as { error?: { code?: string; key?: string; message?: string } }
+        setPreview(null)
+        setError(
+          new ApiError(response.status, body.error?.code ?? 'unknown', body.error?.message ?? '', body.error?.key),
+        )
+        return
+      }
+      setError(null)
+      setPreview(data as Preview)
+    })()
+    return () => {
+      current = false
+    }
+  }, [file, queryKey])
+
   if (!session.data?.scopes.includes('contacts:write')) return null
   const locale = language === 'de' ? 'de-DE' : 'en-GB'
 
@@ -53,6 +120,7 @@ export function ContactImport() {
     setProgress({ bytes: 0, total: file.size, rows: 0 })
     try {
       const { response, error: failure } = await app.POST('/app/contacts/import', {
+        params: { query },
         body: file as unknown as never,
         bodySerializer: (body: unknown) => body as BodyInit,
         headers: { 'content-type': 'text/csv' },
@@ -98,14 +166,89 @@ export function ContactImport() {
       <p className="muted">{w.help}</p>
       <form className="inline" onSubmit={handleSubmit(() => void start())}>
         <Field label={w.file}>
-          <input type="file" accept=".csv,text/csv" required onChange={(ev) => setFile(ev.target.files?.[0] ?? null)} />
+          <input
+            type="file"
+            accept=".csv,text/csv"
+            required
+            onChange={(ev) => {
+              setOverrides({})
+              setFile(ev.target.files?.[0] ?? null)
+            }}
+          />
         </Field>
         <div className="field">
-          <button type="submit" disabled={!file || running}>
+          <button type="submit" disabled={!file || running || preview?.has_address === false}>
             {w.start}
           </button>
         </div>
       </form>
+      {preview && (
+        <div data-testid="import-preview">
+          <h3>{w.preview}</h3>
+          <p className="muted">
+            {fill(w.detected, {
+              encoding: preview.encoding,
+              delimiter: preview.delimiter === '\t' ? 'Tab' : preview.delimiter,
+            })}
+          </p>
+          <label className="check">
+            <input type="checkbox" checked={createFields} onChange={(ev) => setCreateFields(ev.target.checked)} />{' '}
+            {w.createFields}
+          </label>
+          {!preview.has_address && (
+            <p role="alert" className="error">
+              {w.noAddress}
+            </p>
+          )}
+          <div className="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{w.column}</th>
+                  <th scope="col">{w.target}</th>
+                  <th scope="col">{w.samples}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {preview.columns.map((column, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a file's columns are its order (headers may repeat)
+                  <tr key={`${i}-${column.header}`}>
+                    <th scope="row">{column.header}</th>
+                    <td>
+                      <select
+                        aria-label={`${w.target}: ${column.header}`}
+                        title={fixedHeader(column.header) ? w.fixedColumn : undefined}
+                        disabled={fixedHeader(column.header) || running}
+                        value={column.target ?? LEAVE_OUT}
+                        onChange={(ev) => setOverrides((o) => ({ ...o, [column.header]: ev.target.value }))}
+                      >
+                        <option value={LEAVE_OUT}>{w.leaveOut}</option>
+                        {CONTACT_TARGETS.map((t) => (
+                          <option key={t} value={t}>
+                            {w[`target_${t}`]}
+                          </option>
+                        ))}
+                        {preview.fields.map((f) => (
+                          <option key={f.key} value={f.key}>
+                            {column.new_field && column.target === f.key ? fill(w.newField, { key: f.key }) : f.label}
+                          </option>
+                        ))}
+                      </select>
+                    </td>
+                    <td>
+                      {preview.rows
+                        .slice(0, 3)
+                        .map((row) => row[i] ?? '')
+                        .filter((v) => v !== '')
+                        .join(' · ')}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </div>
+      )}
       {progress && (
         <div>
           <progress

@@ -6,6 +6,7 @@ import { fill, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
+import { CustomFields } from './custom-fields.tsx'
 import { channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
@@ -28,6 +29,7 @@ export function SettingsPage({ session }: { session: SessionShape }) {
       <Channels canWrite={canWrite} />
       <Consent canWrite={canWrite} />
       <FollowupTiming canWrite={canWrite} />
+      <CustomFields canWrite={canWrite} />
     </main>
   )
 }

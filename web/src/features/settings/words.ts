@@ -85,3 +85,68 @@ export const errors = {
     forbidden: 'Your role does not allow this.',
   },
 }
+
+export const fieldWords = {
+  de: {
+    title: 'Eigene Felder',
+    help: 'Was Sie über Kontakte wissen (Kundennummer, Geburtstag, Filiale): an jedem Kontakt gepflegt, in Nachrichten als {{schlüssel}} eingesetzt und in Segmenten und Filtern wählbar. Höchstens 50.',
+    empty:
+      'Noch keine eigenen Felder. Legen Sie unten eines an, oder lassen Sie den CSV-Import Felder für unbekannte Spalten anlegen.',
+    label: 'Bezeichnung',
+    key: 'Schlüssel',
+    type: 'Art',
+    options: 'Auswahlwerte (mit Komma getrennt)',
+    default: 'Vorgabe, wenn ein Kontakt keinen Wert hat',
+    actions: 'Aktionen',
+    newTitle: 'Neues Feld',
+    create: 'Feld anlegen',
+    delete: '„{label}“ löschen',
+    confirmDelete: 'Feld „{label}“ und seinen Wert an jedem Kontakt löschen?',
+    type_text: 'Text',
+    type_number: 'Zahl',
+    type_date: 'Datum',
+    type_boolean: 'Ja/Nein',
+    type_choice: 'Auswahl',
+  },
+  en: {
+    title: 'Custom fields',
+    help: 'What you know about contacts (customer number, birthday, branch): kept on each contact, written into messages as {{key}} and chosen in segments and filters. At most 50.',
+    empty: 'No custom fields yet. Create one below, or let the CSV import create fields for unknown columns.',
+    label: 'Label',
+    key: 'Key',
+    type: 'Type',
+    options: 'Choices (separated by commas)',
+    default: 'Default when a contact has no value',
+    actions: 'Actions',
+    newTitle: 'New field',
+    create: 'Create field',
+    delete: 'Delete “{label}”',
+    confirmDelete: 'Delete the field “{label}” and its value on every contact?',
+    type_text: 'Text',
+    type_number: 'Number',
+    type_date: 'Date',
+    type_boolean: 'Yes/No',
+    type_choice: 'Choice',
+  },
+}
+
+export const fieldErrors = {
+  de: {
+    field_key_invalid: 'Der Schlüssel passt nicht: {message}',
+    field_exists: 'Ein Feld mit diesem Schlüssel gibt es schon.',
+    field_limit: 'Es gibt schon 50 Felder.',
+    field_options_invalid: 'Die Auswahlwerte passen nicht: {message}',
+    field_default_invalid: 'Die Vorgabe passt nicht zur Art: {message}',
+    field_values_incompatible: 'Gespeicherte Werte passen nicht: {message}',
+    forbidden: 'Das erlaubt Ihre Rolle nicht.',
+  },
+  en: {
+    field_key_invalid: 'The key does not fit: {message}',
+    field_exists: 'A field with this key exists.',
+    field_limit: 'There are 50 fields already.',
+    field_options_invalid: 'The choices do not fit: {message}',
+    field_default_invalid: 'The default does not fit the type: {message}',
+    field_values_incompatible: 'Stored values do not fit: {message}',
+    forbidden: 'Your role does not allow this.',
+  },
+}
