@@ -117,9 +117,10 @@ describe('custom fields in the web app’s audiences', () => {
     assert.equal(await target('Filiale').inputValue(), '-', 'Filiale is no key or label yet: left out')
     await target('Filiale').selectOption({ label: 'Branch' })
     // the preview asked again with the member's choice
-    await page.waitForFunction(
-      () => document.querySelector<HTMLSelectElement>('select[aria-label="fills: Filiale"]')?.value === 'branch',
-    )
+    for (let tries = 0; (await target('Filiale').inputValue()) !== 'branch'; tries++) {
+      assert.ok(tries < 100, 'the preview shows the changed mapping')
+      await page.waitForTimeout(100)
+    }
     assert.equal(await target('Intern').inputValue(), '-')
     await checks.accessibleShot(page, 'import-preview')
     await page.getByRole('button', { name: 'Import' }).click()
