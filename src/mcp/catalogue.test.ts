@@ -149,6 +149,21 @@ const NOT_TOOLS: Record<string, string> = {
   'GET /app/oauth/authorization':
     'the consent page: a person approves an assistant; an assistant cannot consent for itself',
   'POST /app/oauth/authorization': 'the consent page’s approval (see above)',
+  'GET /app/first-steps':
+    'the dashboard’s checklist for a new account; a tool caller sees each state in get_channel_settings, list_templates, list_contacts and list_team_members',
+  'GET /app/contacts/labels':
+    'the console’s names for the contact ids a page shows; a tool’s answers name the contact, get_contact has the rest',
+  'POST /app/contacts/import/preview':
+    'the import page’s look at a file before importing; import_contacts reports the ignored columns and takes map',
+  'GET /app/contact-fields': 'the settings page’s copy of GET /v1/contact-fields (list_contact_fields)',
+  'POST /app/contact-fields': 'the settings page’s copy of POST /v1/contact-fields (create_contact_field)',
+  'GET /app/contact-fields/{key}': 'the settings page’s copy of GET /v1/contact-fields/{key}',
+  'PATCH /app/contact-fields/{key}':
+    'the settings page’s copy of PATCH /v1/contact-fields/{key} (update_contact_field)',
+  'DELETE /app/contact-fields/{key}':
+    'the settings page’s copy of DELETE /v1/contact-fields/{key} (delete_contact_field)',
+  'GET /app/conversations':
+    'the console’s inbox list with each contact’s name and the unread total; list_conversations',
   'GET /app/contacts/condition-fields':
     'the web app’s condition builders’ list of the custom fields with their ops; a tool caller reads the field definitions and is told by a refused condition which op fits',
 }

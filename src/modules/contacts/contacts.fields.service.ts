@@ -53,7 +53,11 @@ async function lockDefinitions(tx: Db, accountId: string): Promise<void> {
   await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`herold_contact_fields:${accountId}`}, 0))`)
 }
 
+/** What a stored key can look like (a key in a path that cannot be one is no field: a 404, never a query). */
+const STORED_KEY = /^[a-z0-9_]{1,100}$/
+
 async function fieldRow(db: Db, accountId: string, key: string, lock: boolean): Promise<FieldRow | undefined> {
+  if (!STORED_KEY.test(key)) return undefined
   const query = db
     .select()
     .from(contactFields)
@@ -262,6 +266,7 @@ export function contactFieldsService(deps: { db: Db; clock: Clock }) {
 
     /** Removes the definition and its value from every contact of the account (one statement); 404 when none. */
     async delete(accountId: string, key: string): Promise<{ valuesRemoved: number }> {
+      if (!STORED_KEY.test(key)) throw notFound('contact field')
       return db.transaction(async (tx) => {
         await lockDefinitions(tx, accountId)
         const removed = await tx
