@@ -177,7 +177,7 @@ export function ContactImport() {
           />
         </Field>
         <div className="field">
-          <button type="submit" disabled={!file || running || preview?.has_address === false}>
+          <button type="submit" disabled={!file || running}>
             {w.start}
           </button>
         </div>
