@@ -11,7 +11,7 @@ import {
   markConversationRead,
   reopenConversation,
 } from './inbox.manage.ts'
-import { inboxPage } from './inbox.repository.ts'
+import { inboxPage, unreadTotal } from './inbox.repository.ts'
 import { Conversation, HistoryMessage as ConversationMessage } from './inbox.schemas.ts'
 import { conversationView } from './inbox.service.ts'
 
@@ -48,7 +48,9 @@ export const InboxResponse = Type.Object(
       Type.Object({ ...Conversation.properties, contact: InboxContact }, { title: 'InboxConversation' }),
     ),
     has_more: Type.Boolean(),
-    unread_count: Type.Integer({ description: 'the unread inbound messages of the conversations on this page' }),
+    unread_count: Type.Integer({
+      description: 'the unread inbound messages of every conversation of the account, not only this page’s',
+    }),
   },
   { title: 'InboxPage' },
 )
@@ -96,7 +98,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         schema: {
           summary: 'The inbox: conversations by latest activity, with their contacts',
           description:
-            'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count sums the page. One statement.',
+            'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
           tags,
           querystring: InboxQuery,
           response: { 200: InboxResponse },
@@ -119,7 +121,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
         return {
           conversations,
           has_more: page.has_more,
-          unread_count: conversations.reduce((sum, c) => sum + c.unread_count, 0),
+          unread_count: rows[0]?.unreadTotal ?? (await unreadTotal(db, request.tenant.accountId)),
         }
       },
     )

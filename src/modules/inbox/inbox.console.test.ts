@@ -19,14 +19,15 @@ let counter = 0
 const unique = () => `${process.pid}-${Date.now()}-${++counter}`
 
 async function member(account: TestAccount, role: Role = 'owner') {
-  const { cookie } = await signedInMember(harness, {
+  const { cookie, csrf } = await signedInMember(harness, {
     accountId: account.accountId,
     email: `phone-${unique()}@example.org`,
     password: 'phone password 12',
     role,
   })
-  return async (url: string) => {
-    const response = await harness.app.inject({ method: 'GET', url, headers: { cookie } })
+  return async (url: string, method: 'GET' | 'POST' = 'GET') => {
+    const headers = method === 'GET' ? { cookie } : { cookie, 'x-csrf-token': csrf }
+    const response = await harness.app.inject({ method, url, headers, payload: method === 'GET' ? undefined : {} })
     return { status: response.statusCode, body: response.json() as Json }
   }
 }
@@ -38,7 +39,7 @@ async function api(account: TestAccount, method: 'GET' | 'POST', url: string, pa
 }
 
 describe('GET /app/conversations', () => {
-  test('the conversations by latest activity, each with its contact’s name, phone and e-mail, and the unread sum', async () => {
+  test('the conversations by latest activity, each with its contact’s name, phone and e-mail, and the account’s unread total', async () => {
     const account = await sandboxAccount(harness)
     await api(account, 'POST', '/v1/sandbox/inbound', { from: '+4915123456789', text: 'Hallo, Brezeln?' })
     harness.clock.advance(1000)
@@ -69,16 +70,22 @@ describe('GET /app/conversations', () => {
       [dora.id],
     )
     assert.equal(paged.body.has_more, true)
-    assert.equal(paged.body.unread_count, 2)
+    // the title counts every conversation's unread messages, not only the page's
+    assert.equal(paged.body.unread_count, 3)
     const next = await get('/app/conversations?limit=1&offset=1')
     assert.deepEqual(
       next.body.conversations.map((c: Json) => c.id),
       [unnamed.id],
     )
+    assert.equal((await get('/app/conversations?offset=50')).body.unread_count, 3)
+    const answerer = await member(account, 'member')
+    assert.equal((await answerer(`/app/conversations/${dora.id}/read`, 'POST')).status, 200)
+    assert.equal((await get('/app/conversations?limit=1')).body.unread_count, 1)
 
     // another account sees its own (none)
     const other = await member(await createTestAccount(harness))
-    assert.deepEqual((await other('/app/conversations')).body.conversations, [])
+    const others = (await other('/app/conversations')).body
+    assert.deepEqual([others.conversations, others.unread_count], [[], 0])
   })
 
   test('bad paging and unknown parameters are 400s in the envelope; without a session 401', async () => {

@@ -371,12 +371,26 @@ export async function inboxPage(db: Db, accountId: string, page: { limit: number
       contact: sql<{ name: string; phone: string; email: string } | null>`(
         SELECT json_build_object('name', ct.name, 'phone', ct.phone, 'email', ct.email)
         FROM contacts ct WHERE ct.account_id = ${conversations.accountId} AND ct.id = ${conversations.contactId})`,
+      // the account's unread messages in every conversation, not only this page's: run once (no reference to the
+      // row), from the partial index of conversations with any
+      unreadTotal: sql<number>`(
+        SELECT coalesce(sum(u.unread_count), 0)::int FROM conversations u
+        WHERE u.account_id = ${accountId} AND u.unread_count > 0)`.mapWith(Number),
     })
     .from(conversations)
     .where(eq(conversations.accountId, accountId))
     .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
     .limit(page.limit + 1)
     .offset(databaseOffset(page.offset))
+}
+
+/** The account's unread inbound messages over every conversation (the partial index holds those with any). */
+export async function unreadTotal(db: Db, accountId: string): Promise<number> {
+  const [row] = await db
+    .select({ total: sql<number>`coalesce(sum(${conversations.unreadCount}), 0)::int`.mapWith(Number) })
+    .from(conversations)
+    .where(and(eq(conversations.accountId, accountId), sql`${conversations.unreadCount} > 0`))
+  return row?.total ?? 0
 }
 
 /** The newest limit+1 messages after skipping `offset` from the newest end, newest first. */

@@ -54,6 +54,7 @@ export const conversations = pgTable(
     uniqueIndex('conversations_contact_channel_uq').on(t.accountId, t.contactId, t.channel),
     index('conversations_activity_idx').on(t.accountId, t.lastMessageAt, t.id),
     index('conversations_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('conversations_unread_idx').on(t.accountId, t.unreadCount).where(sql`${t.unreadCount} > 0`),
   ],
 )
 

@@ -1741,7 +1741,7 @@ export interface paths {
         };
         /**
          * The inbox: conversations by latest activity, with their contacts
-         * @description Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count sums the page. One statement.
+         * @description Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.
          */
         get: {
             parameters: {
@@ -1804,7 +1804,7 @@ export interface paths {
                                 last_message_at: string;
                             }[];
                             has_more: boolean;
-                            /** @description the unread inbound messages of the conversations on this page */
+                            /** @description the unread inbound messages of every conversation of the account, not only this page’s */
                             unread_count: number;
                         };
                     };
