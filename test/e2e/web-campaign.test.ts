@@ -3,13 +3,12 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { deflateSync } from 'node:zlib'
-import type { Browser, Page } from 'playwright-core'
-import { createMember } from '../../src/modules/people/index.ts'
-import { browserWithPage } from '../helpers/browser.ts'
+import type { Page } from 'playwright-core'
+import { type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { makePdf } from '../helpers/documents.ts'
-import { nextPhone, sandboxAccount, servedHarness, setOptin } from '../helpers/fixtures.ts'
-import type { Harness, TestAccount } from '../helpers/harness.ts'
-import { pageChecks, signInThroughPage } from '../helpers/pages.ts'
+import { nextPhone, setOptin } from '../helpers/fixtures.ts'
+import type { TestAccount } from '../helpers/harness.ts'
+import { pageChecks } from '../helpers/pages.ts'
 
 // The campaign pages in a real headless Chromium. The server is the in-process harness listening on loopback, so
 // the test moves its clock (a newsletter's time, a follow-up step's delay) and runs the due jobs (`drain()`) while
@@ -20,10 +19,8 @@ const checks = pageChecks('web-campaign')
 const OWNER = { name: 'Olga Owner', email: 'olga.campaign@example.org', password: 'campaign password 1' }
 const HOUR = 3600_000
 
-let harness: Harness
+let rig: ConsoleRig
 let account: TestAccount
-let base: string
-let browser: Browser
 let page: Page
 /** The AI model: an OpenAI-compatible chat-completions server on loopback that answers from the prompt it gets. */
 let model: Server
@@ -53,22 +50,15 @@ before(async () => {
   })
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve))
   const aiUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`
-  ;({ harness, base } = await servedHarness({
-    workers: true,
-    config: { aiUrl, aiModel: 'flower-model', aiTimeoutMs: 5000 },
-  }))
-  account = await sandboxAccount(harness, { messagesPerMonth: 1000 }, 'Blumen Becker')
-  const user = await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
-  await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [user.id])
-  ;({ browser, page } = await browserWithPage())
-  await signInThroughPage(page, base, OWNER)
+  rig = await startConsole({ workers: true, config: { aiUrl, aiModel: 'flower-model', aiTimeoutMs: 5000 } })
+  ;({ account } = await rig.account({ name: 'Blumen Becker', owner: OWNER, sandbox: true }))
   // signed in: the dashboard is the start page
+  page = await rig.signedInPage(OWNER)
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
 })
 
 after(async () => {
-  await browser?.close()
-  await harness?.close()
+  await rig?.close()
   model?.closeAllConnections()
   await new Promise((resolve) => model?.close(resolve))
 })
@@ -84,8 +74,8 @@ async function accessibleShot(name: string, shotName = name): Promise<void> {
 
 /** Moves the server's clock and runs every job that is due then. */
 async function advance(ms: number): Promise<void> {
-  harness.clock.advance(ms)
-  await harness.jobs!.drain()
+  rig.harness.clock.advance(ms)
+  await rig.harness.jobs!.drain()
 }
 
 /** Moves time in small steps until a condition holds (the sandbox reports delivered and read a second apart). */
@@ -101,7 +91,7 @@ async function contact(name: string, confirmed: boolean, tags: string[] = []): P
   const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone: nextPhone() } })
   assert.equal(created.statusCode, 201, created.body)
   const id = created.json().contact.id as string
-  if (confirmed) await setOptin(harness, account.accountId, id)
+  if (confirmed) await setOptin(rig.harness, account.accountId, id)
   for (const tag of tags) {
     const added = await account.request({ method: 'POST', url: `/v1/contacts/${id}/tags`, payload: { tag } })
     assert.ok(added.statusCode < 300, added.body)
@@ -225,12 +215,12 @@ describe('the campaign pages', () => {
     await page.getByRole('button', { name: 'Schedule', exact: true }).click()
     await page.getByRole('alert').waitFor()
     // tomorrow 09:00 in the account's timezone
-    const [{ timezone }] = await harness.database.query<{ timezone: string }>(
+    const [{ timezone }] = await rig.harness.database.query<{ timezone: string }>(
       'SELECT timezone FROM accounts WHERE id = $1',
       [account.accountId],
     )
     const tomorrow = new Intl.DateTimeFormat('en-CA', { timeZone: timezone }).format(
-      new Date(harness.clock.now().getTime() + 24 * HOUR),
+      new Date(rig.harness.clock.now().getTime() + 24 * HOUR),
     )
     await page.getByLabel('Date').fill(tomorrow)
     await page.getByLabel('Time').fill('09:00')
@@ -251,7 +241,7 @@ describe('the campaign pages', () => {
     await accessibleShot('newsletter-scheduled')
 
     // move the clock past the scheduled time: the newsletter sends; the page follows by itself
-    harness.clock.set(new Date(new Date(newsletter.scheduled_at).getTime() + 60_000))
+    rig.harness.clock.set(new Date(new Date(newsletter.scheduled_at).getTime() + 60_000))
     await until('the newsletter is sent', async () => {
       const status = (await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}/status` })).json()
       return status.status === 'sent' && status.counts.read === 3
@@ -399,7 +389,7 @@ describe('the campaign pages', () => {
     await page.getByRole('button', { name: 'Activate' }).click()
     await page.getByTestId('automation-status').filter({ hasText: 'active' }).waitFor()
     const url = (await page.getByTestId('webhook-url').textContent())?.trim() ?? ''
-    assert.ok(url.startsWith(`${base}/`), url)
+    assert.ok(url.startsWith(`${rig.base}/`), url)
     await page.getByRole('button', { name: 'Copy: Webhook address' }).waitFor()
 
     const posted = await fetch(url, {
@@ -518,7 +508,7 @@ describe('the campaign pages', () => {
         body: JSON.stringify({ language: 'de' }),
       })
     })
-    await page.goto(`${base}/newsletters`)
+    await page.goto(`${rig.base}/newsletters`)
     await page.getByRole('heading', { name: 'Neuer Newsletter' }).waitFor()
     await page.getByRole('link', { name: 'Automationen' }).click()
     await page.getByRole('heading', { name: 'Neue Automation' }).waitFor()

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { createMember } from '../../src/modules/people/index.ts'
-import { browserWithPage } from '../helpers/browser.ts'
-import { servedHarness } from '../helpers/fixtures.ts'
-import { createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
-import { signInThroughPage } from '../helpers/pages.ts'
+import type { Page } from 'playwright-core'
+import { type ConsoleRig, startConsole } from '../helpers/console.ts'
+import type { TestAccount } from '../helpers/harness.ts'
 
 // Every page of the console opened by the owner of a fresh account: no request the page makes by itself is refused
 // (a page that asks for something the server refuses shows an error nobody caused) and the browser logs no error.
@@ -28,19 +25,16 @@ const LIST_PAGES = [
   '/account',
 ]
 
-let harness: Harness
+let rig: ConsoleRig
 let account: TestAccount
-let base: string
-let browser: Browser
 let page: Page
 /** every refused response and every browser error since the last look */
 let problems: string[] = []
 
 before(async () => {
-  ;({ harness, base } = await servedHarness())
-  account = await createTestAccount(harness, { name: 'Frisch GmbH' })
-  await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
-  ;({ browser, page } = await browserWithPage('de-DE'))
+  rig = await startConsole()
+  ;({ account } = await rig.account({ name: 'Frisch GmbH', owner: OWNER, language: 'de' }))
+  page = await rig.signedInPage(OWNER, { locale: 'de-DE' })
   page.on('response', (response) => {
     if (response.status() >= 400) {
       problems.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
@@ -50,19 +44,14 @@ before(async () => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`)
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  await signInThroughPage(page, base, OWNER, 'de')
-  await page.getByRole('navigation').waitFor()
 })
 
-after(async () => {
-  await browser?.close()
-  await harness?.close()
-})
+after(() => rig?.close())
 
 /** Opens a page as a member would (typed address) and waits until it has asked for everything it asks for. */
 async function open(path: string): Promise<string[]> {
   problems = []
-  await page.goto(`${base}${path}`)
+  await page.goto(`${rig.base}${path}`)
   await page.locator('main, h1').first().waitFor()
   await page.waitForLoadState('networkidle')
   // a debounced check starts a moment after the first render: let it run and finish
@@ -82,7 +71,7 @@ describe('every console page loads without a refused request or a browser error'
   })
 
   test('the pages of each kind of thing, once there is one of each', async () => {
-    await harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
+    await rig.harness.services.channels.connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
     const api = async (method: 'POST', url: string, payload: unknown) => {
       const answer = await account.request({ method, url, payload: payload as Record<string, unknown> })
       assert.ok(answer.statusCode < 300, `${url}: ${answer.body}`)
@@ -102,7 +91,7 @@ describe('every console page loads without a refused request or a browser error'
       trigger: { type: 'manual' },
       steps: [{ type: 'add_tag', tag: 'markiert' }],
     })
-    const followup = await harness.services.followups.create(
+    const followup = await rig.harness.services.followups.create(
       { accountId: account.accountId, account: { language: 'de' } },
       {
         name: 'Nachfassen',

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
-import type { Browser, Page } from 'playwright-core'
-import { createMember } from '../../src/modules/people/index.ts'
-import { launchBrowser } from '../helpers/browser.ts'
-import { sandboxAccount, servedHarness, setOptin } from '../helpers/fixtures.ts'
-import { createTestAccount, type Harness, type TestAccount } from '../helpers/harness.ts'
+import type { Page } from 'playwright-core'
+import { type ConsoleRig, startConsole } from '../helpers/console.ts'
+import { setOptin } from '../helpers/fixtures.ts'
+import type { TestAccount } from '../helpers/harness.ts'
 import { assertAccessible, pageChecks, signInThroughPage } from '../helpers/pages.ts'
 
 // The console on a phone (390 × 844) and on a desktop (1280 × 900), in a real headless Chromium against the
@@ -41,35 +40,28 @@ const LIST_PAGES = [
   '/account',
 ]
 
-let harness: Harness
+let rig: ConsoleRig
 let shop: TestAccount
 let empty: TestAccount
-let base: string
-let browser: Browser
 let shopUserId: string
 /** the shop's detail pages, once the test has made their things */
 const detailPages: string[] = []
 
 before(async () => {
-  ;({ harness, base } = await servedHarness())
-  shop = await sandboxAccount(harness, { messagesPerMonth: 1000 }, 'Bäckerei Brezel')
-  const owner = await createMember(harness.database.orm, { accountId: shop.accountId, role: 'owner', ...SHOP_OWNER })
-  shopUserId = owner.id
-  await language('en')
-  empty = await createTestAccount(harness, { name: 'Frisch Start' })
-  const newOwner = await createMember(harness.database.orm, { accountId: empty.accountId, role: 'owner', ...NEW_OWNER })
-  await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [newOwner.id])
-  browser = await launchBrowser()
+  rig = await startConsole()
+  ;({ account: shop, ownerId: shopUserId } = await rig.account({
+    name: 'Bäckerei Brezel',
+    owner: SHOP_OWNER,
+    sandbox: true,
+  }))
+  ;({ account: empty } = await rig.account({ name: 'Frisch Start', owner: NEW_OWNER }))
   console.log(`web-phone: screenshots in ${checks.folder}`)
 })
 
-after(async () => {
-  await browser?.close()
-  await harness?.close()
-})
+after(() => rig?.close())
 
 async function language(to: 'en' | 'de'): Promise<void> {
-  await harness.database.query(`UPDATE users SET language = $1 WHERE id = $2`, [to, shopUserId])
+  await rig.harness.database.query(`UPDATE users SET language = $1 WHERE id = $2`, [to, shopUserId])
 }
 
 async function api(account: TestAccount, method: 'GET' | 'POST', url: string, payload?: unknown) {
@@ -84,17 +76,13 @@ async function inbound(from: string, text: string) {
 }
 
 /** A signed-in page in its own browser context of the given size. */
-async function signedInPage(size: { width: number; height: number }, who = SHOP_OWNER): Promise<Page> {
-  const context = await browser.newContext({ locale: 'en-US', viewport: size })
-  const page = await context.newPage()
-  await signInThroughPage(page, base, who)
-  await page.locator('.signed-in main h1').first().waitFor()
-  return page
+function signedInPage(viewport: { width: number; height: number }, who = SHOP_OWNER): Promise<Page> {
+  return rig.signedInPage(who, { viewport })
 }
 
 /** Opens a page by its address and waits until it has asked for what it asks for. */
 async function open(page: Page, path: string): Promise<void> {
-  await page.goto(`${base}${path}`)
+  await page.goto(`${rig.base}${path}`)
   await page.locator('.signed-in main').locator('h1:visible, h2:visible').first().waitFor()
   await page.waitForLoadState('networkidle')
 }
@@ -122,13 +110,13 @@ async function sidewaysOverflow(page: Page): Promise<number> {
 describe('the console on a phone and on a desktop', () => {
   test('the inbox on a phone: list, tap, thread, reply, back; new messages and the unread count without a reload', async () => {
     // a customer whose 24-hour window closed yesterday (written 25 hours ago), then one who writes now
-    const now = harness.clock.now()
-    harness.clock.set(new Date(now.getTime() - 25 * 3600_000))
+    const now = rig.harness.clock.now()
+    rig.harness.clock.set(new Date(now.getTime() - 25 * 3600_000))
     await inbound(LATE_CUSTOMER, 'Haben Sie Dinkelbrot?')
-    harness.clock.set(now)
+    rig.harness.clock.set(now)
     await inbound(CUSTOMER, 'Hallo, haben Sie morgen frische Brezeln?')
     const contacts = (await api(shop, 'GET', '/v1/contacts')).contacts as Array<{ id: string; phone: string }>
-    for (const contact of contacts) await setOptin(harness, shop.accountId, contact.id)
+    for (const contact of contacts) await setOptin(rig.harness, shop.accountId, contact.id)
     const customerId = contacts.find((c) => c.phone === CUSTOMER)!.id
     // an approved template for the closed window (the sandbox approves on submit)
     const template = await api(shop, 'POST', '/v1/templates', {
@@ -257,7 +245,7 @@ describe('the console on a phone and on a desktop', () => {
         trigger: { type: 'manual' },
         steps: [{ type: 'add_tag', tag: 'stammkunde' }],
       }),
-      followup: await harness.services.followups.create(
+      followup: await rig.harness.services.followups.create(
         { accountId: shop.accountId, account: { language: 'de' } },
         { name: 'Nachfassen', steps: [{ text: 'Hallo {{name}}, wie war es?', delay: { amount: 1, unit: 'days' } }] },
       ),
@@ -303,9 +291,9 @@ describe('the console on a phone and on a desktop', () => {
       ['phone', NARROW],
       ['desktop', DESKTOP],
     ] as const) {
-      const context = await browser.newContext({ locale: 'de-DE', viewport })
+      const context = await rig.browser.newContext({ locale: 'de-DE', viewport })
       const page = await context.newPage()
-      await page.goto(`${base}/sign-in`)
+      await page.goto(`${rig.base}/sign-in`)
       await page.getByRole('heading', { name: 'Anmelden' }).waitFor()
       assert.equal(await sidewaysOverflow(page), 0)
       await checks.accessibleShot(page, `sign-in ${size}`, `${size}-sign-in`)
@@ -314,17 +302,14 @@ describe('the console on a phone and on a desktop', () => {
   })
 
   test('dark mode follows the system setting and stays axe-clean', async () => {
-    const context = await browser.newContext({ locale: 'en-US', viewport: PHONE, colorScheme: 'dark' })
-    const page = await context.newPage()
-    await signInThroughPage(page, base, SHOP_OWNER)
-    await page.locator('.signed-in main h1').first().waitFor()
+    const page = await rig.signedInPage(SHOP_OWNER, { viewport: PHONE, colorScheme: 'dark' })
     const root = await page.evaluate('getComputedStyle(document.documentElement).backgroundColor')
     assert.equal(root, 'rgb(20, 23, 28)', 'the dark background')
     for (const path of ['/', '/inbox', detailPages[0] ?? '/inbox', '/contacts', '/settings']) {
       await open(page, path)
       await checks.accessibleShot(page, `dark ${path}`, `dark-phone-${shotName(path)}`)
     }
-    await context.close()
+    await page.context().close()
   })
 
   test('a new account: the dashboard lists the four first steps from its real state, empty lists say what fills them', async () => {
@@ -353,7 +338,7 @@ describe('the console on a phone and on a desktop', () => {
 
     // the steps follow the account: a contact, a connected number, a second member
     await api(empty, 'POST', '/v1/contacts', { name: 'Erste Kundin', phone: '+4915199999999' })
-    await harness.services.channels.connect(empty.accountId, { channel: 'chat', provider: 'sandbox' })
+    await rig.harness.services.channels.connect(empty.accountId, { channel: 'chat', provider: 'sandbox' })
     await open(page, '/')
     await steps.getByText('2 of 4 done').waitFor()
     assert.equal(await steps.getByTestId('step-import_contacts').getAttribute('data-done'), 'true')

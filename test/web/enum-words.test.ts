@@ -125,6 +125,7 @@ const SOURCES: Record<EnumKind, Source[]> = {
       path: 'messages.status',
     },
   ],
+  sendStatus: [{ doc: 'v1', route: '/v1/sends/{id}', method: 'get', in: 'response', path: 'status' }],
   direction: [
     {
       doc: 'v1',

@@ -288,6 +288,14 @@ const de = {
     invalid_url: 'ungültige Adresse',
   },
   messageStatus: { sent: 'gesendet', delivered: 'zugestellt', read: 'gelesen', failed: 'fehlgeschlagen' },
+  sendStatus: {
+    queued: 'eingereiht',
+    sent: 'gesendet',
+    delivered: 'zugestellt',
+    read: 'gelesen',
+    failed: 'fehlgeschlagen',
+    skipped: 'übersprungen',
+  },
   direction: { inbound: 'eingehend', outbound: 'ausgehend' },
   role: { owner: 'Inhaber', admin: 'Admin', member: 'Mitglied', viewer: 'Betrachter' },
 }
@@ -419,6 +427,14 @@ const en: EnumTables = {
     invalid_url: 'invalid address',
   },
   messageStatus: { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' },
+  sendStatus: {
+    queued: 'queued',
+    sent: 'sent',
+    delivered: 'delivered',
+    read: 'read',
+    failed: 'failed',
+    skipped: 'skipped',
+  },
   direction: { inbound: 'inbound', outbound: 'outbound' },
   role: { owner: 'Owner', admin: 'Admin', member: 'Member', viewer: 'Viewer' },
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
 import { useId, useState } from 'react'
 import { ErrorText, Field } from '../../ui/components.tsx'
-import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
+import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { firstStepsQuery, statsQuery } from './queries.ts'
 import { words } from './words.ts'
 
@@ -268,6 +268,7 @@ function FirstSteps() {
 export function DashboardPage() {
   const { language } = useI18n()
   const w = useWords(words)
+  const say = useEnum()
   const locale = language === 'de' ? 'de-DE' : 'en-GB'
   const [range, setRange] = useState<'7d' | '30d' | '90d'>('30d')
   const stats = useQuery({
@@ -344,7 +345,7 @@ export function DashboardPage() {
           <StackChart
             title={w.sendsChart}
             locale={locale}
-            parts={statuses.map((o) => w[o])}
+            parts={statuses.map((o) => say('sendStatus', o))}
             rows={[
               { label: w.templateSends, values: statuses.map((o) => s.totals.template_sends[o]) },
               { label: w.newsletterSends, values: statuses.map((o) => s.totals.newsletter_sends[o]) },

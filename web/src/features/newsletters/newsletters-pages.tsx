@@ -427,7 +427,7 @@ function SendStatus({ id, timeZone, current }: { id: string; timeZone: string; c
   }, [moved, queryClient, id])
   if (!s) return <ErrorText error={status.error} />
   const keys = ['queued', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const
-  const bars = keys.map((key) => ({ key, label: w[key], value: s.counts[key] }))
+  const bars = keys.map((key) => ({ key, label: say('sendStatus', key), value: s.counts[key] }))
   return (
     <section aria-live="polite">
       <h2>{w.sending}</h2>
