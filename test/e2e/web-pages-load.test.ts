@@ -1,29 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { type ConsoleRig, startConsole } from '../helpers/console.ts'
+import { CONSOLE_PAGES, type ConsoleRig, startConsole } from '../helpers/console.ts'
 import type { TestAccount } from '../helpers/harness.ts'
 
 // Every page of the console opened by the owner of a fresh account: no request the page makes by itself is refused
 // (a page that asks for something the server refuses shows an error nobody caused) and the browser logs no error.
 
 const OWNER = { name: 'Lena Leer', email: 'lena.pages@example.org', password: 'pages password 12' }
-const LIST_PAGES = [
-  '/',
-  '/contacts',
-  '/inbox',
-  '/templates',
-  '/webhooks',
-  '/settings',
-  '/newsletters',
-  '/followups',
-  '/automations',
-  '/media',
-  '/knowledge',
-  '/team',
-  '/keys',
-  '/account',
-]
 
 let rig: ConsoleRig
 let account: TestAccount
@@ -63,7 +47,7 @@ async function open(path: string): Promise<string[]> {
 describe('every console page loads without a refused request or a browser error', () => {
   test('the pages of a fresh account with nothing in it', async () => {
     const found: Record<string, string[]> = {}
-    for (const path of LIST_PAGES) {
+    for (const path of CONSOLE_PAGES) {
       const seen = await open(path)
       if (seen.length > 0) found[path] = seen
     }
@@ -99,7 +83,7 @@ describe('every console page loads without a refused request or a browser error'
       },
     )
     const paths = [
-      ...LIST_PAGES,
+      ...CONSOLE_PAGES,
       `/contacts/${contact.contact.id}`,
       `/templates/${template.template.id}`,
       `/newsletters/${newsletter.newsletter.id}`,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
 import type { Page } from 'playwright-core'
-import { type ConsoleRig, startConsole } from '../helpers/console.ts'
+import { CONSOLE_PAGES, type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { setOptin } from '../helpers/fixtures.ts'
 import type { TestAccount } from '../helpers/harness.ts'
 import { assertAccessible, pageChecks, signInThroughPage } from '../helpers/pages.ts'
@@ -23,22 +23,6 @@ const SHOP_OWNER = { name: 'Bea Bäckerin', email: 'bea.phone@example.org', pass
 const NEW_OWNER = { name: 'Nora Neu', email: 'nora.phone@example.org', password: 'phone password 34' }
 const CUSTOMER = '+4915123456789'
 const LATE_CUSTOMER = '+4917612345678'
-const LIST_PAGES = [
-  '/',
-  '/inbox',
-  '/contacts',
-  '/newsletters',
-  '/followups',
-  '/automations',
-  '/templates',
-  '/media',
-  '/knowledge',
-  '/settings',
-  '/team',
-  '/webhooks',
-  '/keys',
-  '/account',
-]
 
 let rig: ConsoleRig
 let shop: TestAccount
@@ -252,7 +236,7 @@ describe('the console on a phone and on a desktop', () => {
       templates: await api(shop, 'GET', '/v1/templates'),
     }
     const paths = [
-      ...LIST_PAGES,
+      ...CONSOLE_PAGES,
       ...detailPages,
       `/newsletters/${made.newsletter.newsletter.id}`,
       `/automations/${made.automation.id}`,

@@ -10,6 +10,24 @@ import { signInThroughPage } from './pages.ts'
 // whose pages are signed in as a member types it. Tests against a server process (`npm start`) sign in with
 // signInThroughPage themselves.
 
+/** Every list page of the console, in the navigation's order: what a test opens to see each page once. */
+export const CONSOLE_PAGES = [
+  '/',
+  '/inbox',
+  '/contacts',
+  '/newsletters',
+  '/followups',
+  '/automations',
+  '/templates',
+  '/media',
+  '/knowledge',
+  '/settings',
+  '/team',
+  '/webhooks',
+  '/keys',
+  '/account',
+] as const
+
 export interface Member {
   name: string
   email: string

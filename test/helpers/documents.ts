@@ -56,41 +56,33 @@ export async function makeTextlessPdf(): Promise<Buffer> {
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
-/** A real DOCX (Office Open XML): headings in the built-in "heading 1" style, paragraphs as Normal. */
-export async function makeDocx(sections: Section[]): Promise<Buffer> {
-  const zip = new JSZip()
-  zip.file(
-    '[Content_Types].xml',
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
+const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+const OOXML = 'http://schemas.openxmlformats.org'
+const relationships = (type: string, target: string) =>
+  `${XML_HEAD}<Relationships xmlns="${OOXML}/package/2006/relationships">
+<Relationship Id="rId1" Type="${OOXML}/officeDocument/2006/relationships/${type}" Target="${target}"/>
+</Relationships>`
+
+/** The parts of a DOCX besides its document: content types, relationships, the two styles it uses. */
+const DOCX_PARTS = {
+  '[Content_Types].xml': `${XML_HEAD}<Types xmlns="${OOXML}/package/2006/content-types">
 <Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>
 <Default Extension="xml" ContentType="application/xml"/>
 <Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>
 <Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/>
 </Types>`,
-  )
-  zip.file(
-    '_rels/.rels',
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">
-<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>
-</Relationships>`,
-  )
-  zip.file(
-    'word/_rels/document.xml.rels',
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">
-<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>
-</Relationships>`,
-  )
-  zip.file(
-    'word/styles.xml',
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">
+  '_rels/.rels': relationships('officeDocument', 'word/document.xml'),
+  'word/_rels/document.xml.rels': relationships('styles', 'styles.xml'),
+  'word/styles.xml': `${XML_HEAD}<w:styles xmlns:w="${OOXML}/wordprocessingml/2006/main">
 <w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style>
 <w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/><w:basedOn w:val="Normal"/></w:style>
 </w:styles>`,
-  )
+}
+
+/** A real DOCX (Office Open XML): headings in the built-in "heading 1" style, paragraphs as Normal. */
+export async function makeDocx(sections: Section[]): Promise<Buffer> {
+  const zip = new JSZip()
+  for (const [name, text] of Object.entries(DOCX_PARTS)) zip.file(name, text)
   const paragraph = (text: string, style?: string) =>
     `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ''}<w:r><w:t xml:space="preserve">${escapeXml(text)}</w:t></w:r></w:p>`
   const body = sections
@@ -98,8 +90,7 @@ export async function makeDocx(sections: Section[]): Promise<Buffer> {
     .join('')
   zip.file(
     'word/document.xml',
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
+    `${XML_HEAD}<w:document xmlns:w="${OOXML}/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
   )
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' })
 }

@@ -118,18 +118,21 @@ describe('GET /metrics', () => {
     await harness.jobs!.stop()
     const { types, samples, text } = await scrape()
 
-    assert.equal(types.get('herold_http_request_duration_seconds'), 'histogram')
-    assert.equal(types.get('herold_sends_total'), 'counter')
-    assert.equal(types.get('herold_webhook_deliveries_total'), 'counter')
-    assert.equal(types.get('herold_webhook_first_attempt_lag_seconds'), 'histogram')
-    assert.equal(types.get('herold_inbound_messages_total'), 'counter')
-    assert.equal(types.get('herold_provider_errors_total'), 'counter')
-    assert.equal(types.get('herold_job_runs_total'), 'counter')
-    assert.equal(types.get('herold_job_queue_jobs'), 'gauge')
-    assert.equal(types.get('herold_job_queue_oldest_due_seconds'), 'gauge')
-    assert.equal(types.get('herold_database_pool_connections'), 'gauge')
-    assert.equal(types.get('process_cpu_seconds_total'), 'counter')
-    assert.equal(types.get('nodejs_eventloop_lag_seconds'), 'gauge')
+    const expected = {
+      herold_http_request_duration_seconds: 'histogram',
+      herold_sends_total: 'counter',
+      herold_webhook_deliveries_total: 'counter',
+      herold_webhook_first_attempt_lag_seconds: 'histogram',
+      herold_inbound_messages_total: 'counter',
+      herold_provider_errors_total: 'counter',
+      herold_job_runs_total: 'counter',
+      herold_job_queue_jobs: 'gauge',
+      herold_job_queue_oldest_due_seconds: 'gauge',
+      herold_database_pool_connections: 'gauge',
+      process_cpu_seconds_total: 'counter',
+      nodejs_eventloop_lag_seconds: 'gauge',
+    }
+    for (const [name, type] of Object.entries(expected)) assert.equal(types.get(name), type, name)
 
     assert.equal(
       value(samples, 'herold_sends_total', { channel: 'chat', origin: 'transactional', outcome: 'sent' }) - sentBefore,
