@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core'
 import { CONSOLE_PAGES, type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { setOptin } from '../helpers/fixtures.ts'
 import type { TestAccount } from '../helpers/harness.ts'
-import { assertAccessible, pageChecks, signInThroughPage } from '../helpers/pages.ts'
+import { assertAccessible, pageChecks } from '../helpers/pages.ts'
 
 // The console on a phone (390 × 844) and on a desktop (1280 × 900), in a real headless Chromium against the
 // in-process harness on loopback: the inbox as a chat app (a customer's message from the sandbox, the list naming

@@ -14,6 +14,23 @@ type Words = (typeof words)['en']
 // colours with at least 3:1 contrast against white and against each other's neighbours
 const COLOURS = ['#0b57d0', '#b3261e', '#146c2e', '#7a4d00', '#6f2da8', '#00696f']
 
+/** A chart's caption (which its svg is labelled by) and its legend: one colour swatch per series, in order. */
+function ChartHeading({ id, title, labels }: { id: string; title: string; labels: readonly string[] }) {
+  return (
+    <>
+      <figcaption id={`${id}-title`}>{title}</figcaption>
+      <ul className="legend">
+        {labels.map((label, i) => (
+          <li key={label}>
+            <span className={`swatch c${i % COLOURS.length}`} aria-hidden="true" />
+            {label}
+          </li>
+        ))}
+      </ul>
+    </>
+  )
+}
+
 interface Series {
   label: string
   values: number[]
@@ -62,15 +79,7 @@ function DayChart({
     .join(' ')
   return (
     <figure className="chart">
-      <figcaption id={`${id}-title`}>{title}</figcaption>
-      <ul className="legend">
-        {series.map((s, i) => (
-          <li key={s.label}>
-            <span className={`swatch c${i % COLOURS.length}`} aria-hidden="true" />
-            {s.label}
-          </li>
-        ))}
-      </ul>
+      <ChartHeading id={id} title={title} labels={series.map((s) => s.label)} />
       <svg
         viewBox={`0 0 ${width} ${height}`}
         role="img"
@@ -169,15 +178,7 @@ function StackChart({
     .join(' ')
   return (
     <figure className="chart">
-      <figcaption id={`${id}-title`}>{title}</figcaption>
-      <ul className="legend">
-        {parts.map((p, i) => (
-          <li key={p}>
-            <span className={`swatch c${i % COLOURS.length}`} aria-hidden="true" />
-            {p}
-          </li>
-        ))}
-      </ul>
+      <ChartHeading id={id} title={title} labels={parts} />
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`${id}-title ${id}-desc`}>
         <title>{title}</title>
         <desc id={`${id}-desc`}>{summary}</desc>
