@@ -6,7 +6,8 @@
 //        BENCH_EMBEDDED_ONLY=1 node bench/contacts.ts   (only the import on embedded PGlite and its baseline)
 //        BENCH_FIELDS_IMPORT_ONLY=1 node bench/contacts.ts   (only the import with 5 custom fields on a fresh PostgreSQL
 //        database, BENCH_ROUNDS times (default 3), each round also with the contact statistics' triggers enabled as
-//        before migration 0066, which sends the import down its per-row checked path: the same run's comparison)
+//        before migration 0066, which sends the import down its per-row checked path: the same run's comparison;
+//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
 // (p95 of q= ÷ p95 of GET /v1/contacts/{id}; the goal is ≤ 3): the import must leave the planner its statistics.
 import { randomUUID } from 'node:crypto'
@@ -294,12 +295,16 @@ async function measureEmbeddedImport(file: string) {
 const file = importFile(IMPORT_ROWS)
 const fieldsFile = fieldsImportFile(IMPORT_ROWS)
 /** The import with fields, as it is and with the statistics' triggers as before 0066, round after round. */
-async function measureFieldsImportOnly() {
-  const fresh = await freshDatabase()
-  const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
+async function measureFieldsImportOnly(embedded: boolean) {
+  const fresh = embedded ? null : await freshDatabase()
+  const database = fresh
+    ? await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
+    : await openDatabase({ dataDir: 'memory://' })
+  const where = embedded ? 'embedded PGlite' : 'PostgreSQL'
   const triggers = ['contacts_stats_insert', 'contacts_stats_update', 'contacts_stats_delete']
-  const enable = (how: 'ALWAYS' | '') =>
-    Promise.all(triggers.map((t) => database.query(`ALTER TABLE contacts ENABLE ${how} TRIGGER ${t}`)))
+  const enable = async (how: 'ALWAYS' | '') => {
+    for (const t of triggers) await database.query(`ALTER TABLE contacts ENABLE ${how} TRIGGER ${t}`)
+  }
   try {
     await migrate(database)
     for (let round = 1; round <= ROUNDS; round++) {
@@ -308,13 +313,13 @@ async function measureFieldsImportOnly() {
           .map((l) => l.toFixed(1))
           .join(' ')})`,
       )
-      await measureImport(database, 'PostgreSQL with 5 custom fields', fieldsFile, undefined, (accountId) =>
+      await measureImport(database, `${where} with 5 custom fields`, fieldsFile, undefined, (accountId) =>
         defineBenchFields(database, accountId),
       )
       await enable('')
       await measureImport(
         database,
-        'PostgreSQL with 5 custom fields, statistics triggers as before 0066 (rows checked)',
+        `${where} with 5 custom fields, statistics triggers as before 0066 (rows checked)`,
         fieldsFile,
         undefined,
         (accountId) => defineBenchFields(database, accountId),
@@ -323,13 +328,13 @@ async function measureFieldsImportOnly() {
     }
   } finally {
     await database.close()
-    await fresh.drop()
+    await fresh?.drop()
   }
 }
 
 try {
-  if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
-  else if (FIELDS_IMPORT_ONLY) await measureFieldsImportOnly()
+  if (FIELDS_IMPORT_ONLY) await measureFieldsImportOnly(EMBEDDED_ONLY)
+  else if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
   else {
     const fresh = await freshDatabase()
     const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
