@@ -4,11 +4,15 @@
 //   - the same import with 5 custom fields (number, date, choice, boolean, text) against the same baseline (goal ≥ 0.5)
 // Usage: node bench/contacts.ts   (BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres, BENCH_CONTACTS=1000000)
 //        BENCH_EMBEDDED_ONLY=1 node bench/contacts.ts   (only the import on embedded PGlite and its baseline)
+//        BENCH_FIELDS_IMPORT_ONLY=1 node bench/contacts.ts   (only the import with 5 custom fields on a fresh PostgreSQL
+//        database, BENCH_ROUNDS times (default 3), each round also with the contact statistics' triggers enabled as
+//        before migration 0066, which sends the import down its per-row checked path: the same run's comparison;
+//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
 // (p95 of q= ÷ p95 of GET /v1/contacts/{id}; the goal is ≤ 3): the import must leave the planner its statistics.
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
@@ -25,6 +29,8 @@ const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000)
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
+const FIELDS_IMPORT_ONLY = process.env.BENCH_FIELDS_IMPORT_ONLY === '1'
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 
 const ms = (t: number) => `${t.toFixed(2)} ms`
 function stats(samples: number[]) {
@@ -288,8 +294,47 @@ async function measureEmbeddedImport(file: string) {
 
 const file = importFile(IMPORT_ROWS)
 const fieldsFile = fieldsImportFile(IMPORT_ROWS)
+/** The import with fields, as it is and with the statistics' triggers as before 0066, round after round. */
+async function measureFieldsImportOnly(embedded: boolean) {
+  const fresh = embedded ? null : await freshDatabase()
+  const database = fresh
+    ? await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })
+    : await openDatabase({ dataDir: 'memory://' })
+  const where = embedded ? 'embedded PGlite' : 'PostgreSQL'
+  const triggers = ['contacts_stats_insert', 'contacts_stats_update', 'contacts_stats_delete']
+  const enable = async (how: 'ALWAYS' | '') => {
+    for (const t of triggers) await database.query(`ALTER TABLE contacts ENABLE ${how} TRIGGER ${t}`)
+  }
+  try {
+    await migrate(database)
+    for (let round = 1; round <= ROUNDS; round++) {
+      console.log(
+        `round ${round} (load average ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')})`,
+      )
+      await measureImport(database, `${where} with 5 custom fields`, fieldsFile, undefined, (accountId) =>
+        defineBenchFields(database, accountId),
+      )
+      await enable('')
+      await measureImport(
+        database,
+        `${where} with 5 custom fields, statistics triggers as before 0066 (rows checked)`,
+        fieldsFile,
+        undefined,
+        (accountId) => defineBenchFields(database, accountId),
+      )
+      await enable('ALWAYS')
+    }
+  } finally {
+    await database.close()
+    await fresh?.drop()
+  }
+}
+
 try {
-  if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
+  if (FIELDS_IMPORT_ONLY) await measureFieldsImportOnly(EMBEDDED_ONLY)
+  else if (EMBEDDED_ONLY) await measureEmbeddedImport(file)
   else {
     const fresh = await freshDatabase()
     const database = await openDatabase({ databaseUrl: fresh.url, dataDir: 'memory://', poolSize: 4 })

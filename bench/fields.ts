@@ -4,10 +4,13 @@
 // database; then the same with a GIN index on contacts.fields (jsonb_path_ops), and what that index costs an insert of
 // BENCH_INSERT_ROWS contacts with fields (default 100,000).
 // Usage: node bench/fields.ts   (BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres, BENCH_CONTACTS, BENCH_RUNS)
+//        BENCH_ESTIMATE_ONLY=1: the estimates without the GIN index only
+//        BENCH_KEEP=herold_bench_fields_x node bench/fields.ts   (seeds that database once and keeps it: for EXPLAIN and
+//        for running candidate and baseline code back to back on the same data)
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { createAccount } from '../src/platform/auth/accounts.service.ts'
+import { createAccount, getAccount } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
@@ -26,26 +29,33 @@ function stats(samples: number[]) {
   return { p50: at(0.5), p95: at(0.95) }
 }
 
-const name = `herold_bench_fields_${Date.now()}`
+const KEEP = process.env.BENCH_KEEP
+if (KEEP !== undefined && !/^[a-z_][a-z0-9_]*$/.test(KEEP)) throw new Error('BENCH_KEEP must be a plain database name')
+const name = KEEP ?? `herold_bench_fields_${Date.now()}`
 const admin = new pg.Client({ connectionString: ADMIN_URL })
 await admin.connect()
-await admin.query(`CREATE DATABASE ${name}`)
+const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1
+if (!exists) await admin.query(`CREATE DATABASE ${name}`)
 await admin.end()
 const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
 const database = await openDatabase({ databaseUrl: url, dataDir: 'memory://', poolSize: 4 })
 
 try {
   await migrate(database)
-  const account = await createAccount(database.orm, { name: 'Bench fields' })
-  await database.query(
-    `INSERT INTO contact_fields (account_id, key, label, type, options, position) VALUES
+  const [kept] = await database.query<{ id: string }>(`SELECT id FROM accounts WHERE name = 'Bench fields' LIMIT 1`)
+  const account = kept
+    ? await getAccount(database.orm, kept.id)
+    : await createAccount(database.orm, { name: 'Bench fields' })
+  if (!kept)
+    await database.query(
+      `INSERT INTO contact_fields (account_id, key, label, type, options, position) VALUES
        ($1, 'customer_no', 'Kundennummer', 'text', NULL, 0),
        ($1, 'visits', 'Besuche', 'number', NULL, 1),
        ($1, 'birthday', 'Geburtstag', 'date', NULL, 2),
        ($1, 'vip', 'VIP', 'boolean', NULL, 3),
        ($1, 'level', 'Stufe', 'choice', '["gold","silver","bronze"]', 4)`,
-    [account.id],
-  )
+      [account.id],
+    )
 
   // the fields of contact i: a customer number for 90 %, visits 0-199, a birthday for 70 % (spread over the year), vip
   // for 10 %, level gold 5 % / silver 19 % / bronze 19 % / none; four in five confirmed for chat
@@ -64,18 +74,24 @@ try {
        FROM generate_series($2::int, $3::int) AS i`,
       [account.id, from, to],
     )
-  const [{ indexdef }] = await database.query<{ indexdef: string }>(
-    `SELECT indexdef FROM pg_indexes WHERE indexname = 'contacts_search_trgm_idx'`,
-  )
-  await database.query('DROP INDEX contacts_search_trgm_idx')
-  const seeded = performance.now()
-  for (let from = 1; from <= CONTACTS; from += 250_000) await insert(from, Math.min(CONTACTS, from + 249_999))
-  await database.query(`SET maintenance_work_mem = '256MB'`)
-  await database.query(indexdef)
-  await database.query('VACUUM ANALYZE contacts')
-  console.log(
-    `seeded ${CONTACTS.toLocaleString('en')} contacts with 5 fields in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
-  )
+  if (!kept) {
+    const [{ indexdef }] = await database.query<{ indexdef: string }>(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'contacts_search_trgm_idx'`,
+    )
+    await database.query('DROP INDEX contacts_search_trgm_idx')
+    const seeded = performance.now()
+    for (let from = 1; from <= CONTACTS; from += 250_000) await insert(from, Math.min(CONTACTS, from + 249_999))
+    await database.query(`SET maintenance_work_mem = '256MB'`)
+    await database.query(indexdef)
+    await database.query('VACUUM ANALYZE contacts')
+    console.log(
+      `seeded ${CONTACTS.toLocaleString('en')} contacts with 5 fields in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+    )
+  } else {
+    await database.query('DROP INDEX IF EXISTS contacts_fields_gin_bench')
+    await database.query('ANALYZE contacts')
+    console.log(`kept database ${name}: its ${CONTACTS.toLocaleString('en')} contacts seeded before`)
+  }
 
   const config = loadConfig(
     {},
@@ -141,22 +157,27 @@ try {
   }
 
   await measure('without an index on contacts.fields')
-  console.log('\ninsert cost')
-  await insertRate('without the GIN index')
-  const built = performance.now()
-  await database.query('CREATE INDEX contacts_fields_gin_bench ON contacts USING gin (fields jsonb_path_ops)')
-  await database.query('ANALYZE contacts')
-  const [{ size }] = await database.query<{ size: string }>(
-    `SELECT pg_size_pretty(pg_relation_size('contacts_fields_gin_bench')) AS size`,
-  )
-  console.log(`  GIN index (jsonb_path_ops) built in ${((performance.now() - built) / 1000).toFixed(1)} s, ${size}`)
-  await insertRate('with the GIN index')
-  await measure('with a GIN index on contacts.fields (jsonb_path_ops)')
+  if (process.env.BENCH_ESTIMATE_ONLY === '1') process.exitCode = 0
+  else {
+    console.log('\ninsert cost')
+    await insertRate('without the GIN index')
+    const built = performance.now()
+    await database.query('CREATE INDEX contacts_fields_gin_bench ON contacts USING gin (fields jsonb_path_ops)')
+    await database.query('ANALYZE contacts')
+    const [{ size }] = await database.query<{ size: string }>(
+      `SELECT pg_size_pretty(pg_relation_size('contacts_fields_gin_bench')) AS size`,
+    )
+    console.log(`  GIN index (jsonb_path_ops) built in ${((performance.now() - built) / 1000).toFixed(1)} s, ${size}`)
+    await insertRate('with the GIN index')
+    await measure('with a GIN index on contacts.fields (jsonb_path_ops)')
+  }
   await services.close()
 } finally {
   await database.close()
-  const again = new pg.Client({ connectionString: ADMIN_URL })
-  await again.connect()
-  await again.query(`DROP DATABASE IF EXISTS ${name}`)
-  await again.end()
+  if (!KEEP) {
+    const again = new pg.Client({ connectionString: ADMIN_URL })
+    await again.connect()
+    await again.query(`DROP DATABASE IF EXISTS ${name}`)
+    await again.end()
+  }
 }

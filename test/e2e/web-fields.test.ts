@@ -91,6 +91,25 @@ describe('custom fields in the web app’s audiences', () => {
     assert.deepEqual(saved.newsletter.segment, { fields: [{ field: 'level', op: 'equals', value: 'gold' }] })
   })
 
+  test('the newsletter preview fills the account’s custom fields: the chosen contact’s value, else the label', async () => {
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/newsletters',
+      payload: { subject: 'Your level', content: 'Hello {{name}}, you are {{level}} after {{visits}} visits.' },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    await page.goto(`${base}/newsletters/${created.json().newsletter.id}`)
+    await page.getByRole('heading', { name: 'Your level' }).waitFor()
+    const preview = page.getByTestId('preview')
+    // no contact chosen: each field's label stands in (these fields have no default)
+    await preview.getByText('you are [level] after [visits] visits.').waitFor()
+    await page.getByLabel('Preview for contact').selectOption({ label: 'Gerda Gold' })
+    await preview.getByText('Hello Gerda, you are gold after 12 visits.').waitFor()
+    await page.getByLabel('Preview for contact').selectOption({ label: 'Olaf Ohne' })
+    await preview.getByText('Hello Olaf, you are [level] after [visits] visits.').waitFor()
+    await checks.accessibleShot(page, 'newsletter-preview-fields')
+  })
+
   test('the settings page defines a field; the import page shows the columns, the member changes one, the import follows', async () => {
     await page.goto(`${base}/settings`)
     await page.getByRole('heading', { name: 'Custom fields' }).waitFor()

@@ -83,6 +83,15 @@ describe('field conditions select by value', () => {
     assert.deepEqual(await selected(account, [{ field: 'visits', op: 'less_than', value: -1 }]), [])
   })
 
+  test('number: a stored value of another type (written around the API) is never greater or less; large exponents', async () => {
+    const account = await seeded({ a: { visits: 200 }, text: { visits: '200' }, list: { visits: [200] }, d: {} })
+    assert.deepEqual(await selected(account, [{ field: 'visits', op: 'greater_than', value: 150 }]), ['a'])
+    assert.deepEqual(await selected(account, [{ field: 'visits', op: 'less_than', value: 1e21 }]), ['a'])
+    assert.deepEqual(await selected(account, [{ field: 'visits', op: 'greater_than', value: -1e-7 }]), ['a'])
+    // not_equals: set (whatever its type) and different
+    assert.deepEqual(await selected(account, [{ field: 'visits', op: 'not_equals', value: 200 }]), ['list', 'text'])
+  })
+
   test('boolean: equals, not_equals, is_set, is_empty', async () => {
     const account = await seeded({ a: { vip: true }, b: { vip: false }, c: {} })
     assert.deepEqual(await selected(account, [{ field: 'vip', op: 'equals', value: true }]), ['a'])

@@ -5,6 +5,7 @@ import { createHarness, createTestAccount, type Harness, type TestAccount } from
 import { McpClients, toolConfirmed, toolFails, toolOk } from '../../../test/helpers/mcp-client.ts'
 import { dataCommands, parseCommandArgs } from '../../cli/commands.ts'
 import { createMember } from '../people/index.ts'
+import { importMayLoadUnchecked } from './contacts.repository.ts'
 import { importContacts } from './index.ts'
 
 // Custom fields in imports and exports (issue 33): columns named as a field fill it, --map and --create-fields,
@@ -194,6 +195,31 @@ describe('import into custom fields', () => {
     const report = JSON.parse(response.body.trim().split('\n').at(-1) ?? '').report
     assert.deepEqual(report.created_fields, ['filiale'])
     assert.deepEqual((await contactsByEmail(target)).get('w@example.org')?.fields, { filiale: 'Köln' })
+  })
+})
+
+describe('the bulk load', () => {
+  test('runs without per-row foreign key checks, and its contacts still count in the statistics', async () => {
+    // the test databases let the role set session_replication_role (PGlite; postgres on PostgreSQL), and every
+    // trigger of contacts fires in that role too (migration 0066): the import's fast path is the one taken
+    assert.equal(await importMayLoadUnchecked(harness.database.orm), true)
+    const target = await account()
+    await withFields(target)
+    const report = await run(target.accountId, [
+      'email,name,Kundenstufe,tags',
+      'bulk-a@example.com,A,gold,messe',
+      'bulk-b@example.com,B,silver,',
+    ])
+    assert.equal(report.created, 2, JSON.stringify(report.rejected_lines))
+    const response = await target.request({ method: 'GET', url: '/v1/stats?range=7d' })
+    assert.equal(response.statusCode, 200, response.body)
+    const stats = response.json().stats
+    assert.equal(stats.contacts.total, 2)
+    assert.equal(stats.contacts.optin_chat.none, 2)
+    assert.equal(stats.days.at(-1).contacts_new, 2)
+    const contacts = await contactsByEmail(target)
+    assert.equal(contacts.get('bulk-a@example.com')?.fields.level, 'gold')
+    assert.deepEqual(contacts.get('bulk-a@example.com')?.tags, ['messe'])
   })
 })
 

@@ -277,6 +277,17 @@ export async function importContacts(
     fieldDefinitions: [] as FieldDefinition[],
   }
   let batch: Line[] = []
+  // The batch being written while the reader reads and checks the next lines (Node parses while the database writes;
+  // the writes stay one after another, each batch committed before the next starts).
+  let writing: Promise<Line[]> | null = null
+  /** Waits for the batch being written; its lines held back (an address seen earlier in it) lead the next batch. */
+  const written = async (): Promise<Line[]> => {
+    if (!writing) return []
+    const later = await writing
+    writing = null
+    input.onProgress?.({ bytes, totalBytes, rows: report.rows })
+    return later
+  }
   try {
     const csv = await openCsv(stream as AsyncIterable<Buffer>, format)
     let columns: ColumnIndexes | undefined
@@ -301,21 +312,30 @@ export async function importContacts(
       if (typeof line === 'string') reject(record.line, line)
       else batch.push(line)
       if (batch.length >= BATCH_SIZE) {
-        batch = await importBatch(context, batch, report)
-        input.onProgress?.({ bytes, totalBytes, rows: report.rows })
+        const lines = [...(await written()), ...batch]
+        batch = []
+        writing = importBatch(context, lines, report)
+        // awaited by written(); meanwhile a failed write is not an unhandled rejection
+        writing.catch(() => undefined)
       }
     }
   } catch (error) {
+    // the batch being written ends (committed or rolled back) before the import reports what stopped it
+    await writing?.catch(() => undefined)
     if (error instanceof CsvError) throw new ImportError(error.message)
     throw error
   } finally {
     stream.destroy()
   }
+  batch = [...(await written()), ...batch]
   while (batch.length > 0) batch = await importBatch(context, batch, report)
   input.onProgress?.({ bytes: totalBytes, totalBytes, rows: report.rows })
   // fresh statistics for what was loaded: the search plan uses its trigram index from the first query after an
   // import of any size (neither PGlite nor a server without autovacuum would analyze by itself)
   if (report.created + report.updated > 0) await analyzeTables(db, ['contacts', 'contact_tags', 'events'])
+  // in line order: a line the reader rejects may be reported while an earlier batch is still being written
+  report.rejected_lines.sort((a, b) => a.line - b.line)
+  report.notes.sort((a, b) => a.line - b.line)
   report.seconds = Math.round(performance.now() - started) / 1000
   report.rows_per_second = report.seconds > 0 ? Math.round(report.rows / report.seconds) : report.rows
   return report

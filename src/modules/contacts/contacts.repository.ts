@@ -585,15 +585,16 @@ const IMPORT_FOREIGN_KEYS = [
 
 /**
  * Whether insertImportedContacts may run without per-row foreign key triggers: the role may set
- * session_replication_role, the three tables have no trigger of their own, and their foreign keys are exactly those
- * the statement satisfies by construction (a new trigger or key makes every batch checked row by row again).
+ * session_replication_role, every trigger of the three tables' own fires in that role too (ENABLE ALWAYS, as the
+ * contact statistics' do since migration 0066), and their foreign keys are exactly those the statement satisfies by
+ * construction (a new trigger that `replica` would skip, or a new key, makes every batch checked row by row again).
  */
 export async function importMayLoadUnchecked(db: Db): Promise<boolean> {
   const result = await db.execute(sql`
     SELECT has_parameter_privilege('session_replication_role', 'SET') AS may,
       (SELECT count(*)::int FROM pg_trigger
-        WHERE tgrelid IN ('contacts'::regclass, 'contact_tags'::regclass, 'events'::regclass) AND NOT tgisinternal)
-        AS triggers,
+        WHERE tgrelid IN ('contacts'::regclass, 'contact_tags'::regclass, 'events'::regclass) AND NOT tgisinternal
+          AND tgenabled <> 'A') AS triggers,
       (SELECT coalesce(jsonb_agg(conname::text ORDER BY conname::text), '[]') FROM pg_constraint
         WHERE contype = 'f' AND conrelid IN ('contacts'::regclass, 'contact_tags'::regclass, 'events'::regclass))
         AS foreign_keys`)

@@ -19,7 +19,8 @@ import {
 } from '../contacts/field-conditions.tsx'
 import { contactPreviewQuery, tagsQuery } from '../contacts/queries.ts'
 import { imagesQuery } from '../media/queries.ts'
-import { previewText } from './preview.ts'
+import { contactFieldsQuery } from '../settings/custom-fields.tsx'
+import { type PreviewContactValues, previewText } from './preview.ts'
 import {
   type NewsletterData,
   newsletterQuery,
@@ -45,7 +46,7 @@ function PreviewContact({
   onChange,
 }: {
   value: string
-  onChange: (contact: { id: string; name: string; email: string | null; phone: string | null } | null) => void
+  onChange: (contact: (PreviewContactValues & { id: string }) | null) => void
 }) {
   const w = useWords(words)
   const contacts = useQuery(contactPreviewQuery)
@@ -56,7 +57,18 @@ function PreviewContact({
         value={value}
         onChange={(e) => {
           const c = list.find((x) => x.id === e.target.value)
-          onChange(c ? { id: c.id, name: c.name ?? '', email: c.email ?? null, phone: c.phone ?? null } : null)
+          onChange(
+            c
+              ? {
+                  id: c.id,
+                  name: c.name ?? '',
+                  email: c.email ?? null,
+                  phone: c.phone ?? null,
+                  language: c.language ?? null,
+                  fields: c.fields ?? null,
+                }
+              : null,
+          )
         }}
       >
         <option value="">{w.anyone}</option>
@@ -70,20 +82,21 @@ function PreviewContact({
   )
 }
 
+/**
+ * The text as the chosen contact (or anyone) would read it: the contact variables and the account's custom fields
+ * filled as the server fills them (a field the contact has no value for shows its default, else its label).
+ */
 function Preview({ subject, content }: { subject: string; content: string }) {
   const w = useWords(words)
-  const [contact, setContact] = useState<{
-    id: string
-    name: string
-    email: string | null
-    phone: string | null
-  } | null>(null)
+  const { language } = useI18n()
+  const [contact, setContact] = useState<(PreviewContactValues & { id: string }) | null>(null)
+  const fields = useQuery(contactFieldsQuery).data?.contact_fields ?? []
   return (
     <section aria-label={w.preview}>
       <PreviewContact value={contact?.id ?? ''} onChange={setContact} />
       <div className="bubble" data-testid="preview">
-        <strong>{previewText(subject, contact, w.fallback)}</strong>
-        <p>{previewText(content, contact, w.fallback)}</p>
+        <strong>{previewText(subject, contact, w.fallback, fields, language)}</strong>
+        <p>{previewText(content, contact, w.fallback, fields, language)}</p>
       </div>
     </section>
   )
