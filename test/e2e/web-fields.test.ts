@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { createMember } from '../../src/modules/people/index.ts'
-import { browserWithPage } from '../helpers/browser.ts'
+import type { Page } from 'playwright-core'
+import { type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { defineFields, setFieldValues } from '../helpers/fields.ts'
-import { nextPhone, sandboxAccount, servedHarness, setOptin } from '../helpers/fixtures.ts'
-import type { Harness, TestAccount } from '../helpers/harness.ts'
-import { pageChecks, signInThroughPage } from '../helpers/pages.ts'
+import { nextPhone, setOptin } from '../helpers/fixtures.ts'
+import type { TestAccount } from '../helpers/harness.ts'
+import { pageChecks } from '../helpers/pages.ts'
 
 // Custom fields in the web app's audiences (issue 33), in a real headless Chromium: the contact list filters by a
 // field condition built in rows, and the newsletter segment editor's field conditions move the estimate.
@@ -14,17 +13,14 @@ import { pageChecks, signInThroughPage } from '../helpers/pages.ts'
 const checks = pageChecks('web-fields')
 const OWNER = { name: 'Frida Fields', email: 'frida.fields@example.org', password: 'fields password 1' }
 
-let harness: Harness
+let rig: ConsoleRig
 let account: TestAccount
-let base: string
-let browser: Browser
 let page: Page
 
 before(async () => {
-  ;({ harness, base } = await servedHarness())
-  account = await sandboxAccount(harness, { messagesPerMonth: 1000 }, 'Blumen Fields')
-  const user = await createMember(harness.database.orm, { accountId: account.accountId, role: 'owner', ...OWNER })
-  await harness.database.query(`UPDATE users SET language = 'en' WHERE id = $1`, [user.id])
+  rig = await startConsole()
+  const { harness } = rig
+  ;({ account } = await rig.account({ name: 'Blumen Fields', owner: OWNER, sandbox: true }))
   await defineFields(harness.database.orm, account.accountId)
   for (const [name, fields] of [
     ['Gerda Gold', { level: 'gold', visits: 12 }],
@@ -42,15 +38,21 @@ before(async () => {
     await setFieldValues(harness.database.orm, account.accountId, id, fields)
     await setOptin(harness, account.accountId, id)
   }
-  ;({ browser, page } = await browserWithPage())
-  await signInThroughPage(page, base, OWNER)
+  page = await rig.signedInPage(OWNER)
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
 })
 
-after(async () => {
-  await browser?.close()
-  await harness?.close()
-})
+after(() => rig?.close())
+
+/** A newsletter made through the API, opened on its page; its id. */
+async function openNewNewsletter(subject: string, content: string): Promise<string> {
+  const created = await account.request({ method: 'POST', url: '/v1/newsletters', payload: { subject, content } })
+  assert.equal(created.statusCode, 201, created.body)
+  const id = created.json().newsletter.id as string
+  await page.goto(`${rig.base}/newsletters/${id}`)
+  await page.getByRole('heading', { name: subject }).waitFor()
+  return id
+}
 
 describe('custom fields in the web app’s audiences', () => {
   test('the contact list filters by a condition on a custom field', async () => {
@@ -71,15 +73,7 @@ describe('custom fields in the web app’s audiences', () => {
   })
 
   test('the newsletter segment editor’s field conditions move the estimate and are saved', async () => {
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/newsletters',
-      payload: { subject: 'Gold offers', content: 'Hello {{name}}, something for you.' },
-    })
-    assert.equal(created.statusCode, 201, created.body)
-    const id = created.json().newsletter.id
-    await page.goto(`${base}/newsletters/${id}`)
-    await page.getByRole('heading', { name: 'Gold offers' }).waitFor()
+    const id = await openNewNewsletter('Gold offers', 'Hello {{name}}, something for you.')
     await page.getByText('Recipients now: 4').waitFor()
     await page.getByRole('button', { name: 'Add condition' }).click()
     await page.getByLabel('Field', { exact: true }).selectOption({ label: 'level' })
@@ -92,14 +86,7 @@ describe('custom fields in the web app’s audiences', () => {
   })
 
   test('the newsletter preview fills the account’s custom fields: the chosen contact’s value, else the label', async () => {
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/newsletters',
-      payload: { subject: 'Your level', content: 'Hello {{name}}, you are {{level}} after {{visits}} visits.' },
-    })
-    assert.equal(created.statusCode, 201, created.body)
-    await page.goto(`${base}/newsletters/${created.json().newsletter.id}`)
-    await page.getByRole('heading', { name: 'Your level' }).waitFor()
+    await openNewNewsletter('Your level', 'Hello {{name}}, you are {{level}} after {{visits}} visits.')
     const preview = page.getByTestId('preview')
     // no contact chosen: each field's label stands in (these fields have no default)
     await preview.getByText('you are [level] after [visits] visits.').waitFor()
@@ -111,7 +98,7 @@ describe('custom fields in the web app’s audiences', () => {
   })
 
   test('the settings page defines a field; the import page shows the columns, the member changes one, the import follows', async () => {
-    await page.goto(`${base}/settings`)
+    await page.goto(`${rig.base}/settings`)
     await page.getByRole('heading', { name: 'Custom fields' }).waitFor()
     await page.getByRole('cell', { name: '{{level}}' }).waitFor()
     await page.getByLabel('Label', { exact: true }).fill('Branch')
