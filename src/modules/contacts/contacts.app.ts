@@ -22,6 +22,7 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
+import { consentHistory } from './contacts.consent.ts'
 import { CsvError, openCsv } from './contacts.csv.ts'
 import { FieldConditions, OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
 import { fieldDefinitionsOf } from './contacts.fields-read.ts'
@@ -35,7 +36,7 @@ import {
 } from './contacts.import.ts'
 import { contactLabels, findContact } from './contacts.repository.ts'
 import { Contact } from './contacts.schemas.ts'
-import { type ContactsService, consentHistory } from './contacts.service.ts'
+import type { ContactsService } from './contacts.service.ts'
 import { OPTIN_STATES } from './contacts.tables.ts'
 
 /** The largest CSV the web app may upload (about two million lines of name, e-mail, phone and tags). */

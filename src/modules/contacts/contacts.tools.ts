@@ -34,6 +34,7 @@ import {
   tagMatching,
   untagMatching,
 } from './contacts.bulk.ts'
+import { consentHistory } from './contacts.consent.ts'
 import { MAX_FIELDS } from './contacts.fields.rules.ts'
 import {
   ContactFieldSchema,
@@ -65,7 +66,6 @@ import {
   UpdatedResponse,
 } from './contacts.schemas.ts'
 import type { ContactsService } from './contacts.service.ts'
-import { consentHistory } from './contacts.service.ts'
 import { CUSTOM_FIELD_TYPES } from './contacts.tables.ts'
 
 /** The module services these tools call (the tool server hands them in). */
