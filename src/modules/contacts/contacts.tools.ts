@@ -19,7 +19,7 @@ import {
   RenameTagResponse,
   TagInfo,
   TagParams as TagNameParams,
-} from './contacts.app.ts'
+} from './contacts.app.schemas.ts'
 import {
   BULK_DELETE_MAX,
   contactsWithTag,

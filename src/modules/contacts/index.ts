@@ -46,7 +46,7 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     },
 }
 
-export { IMPORT_MAX_BYTES } from './contacts.app.ts'
+export { IMPORT_MAX_BYTES } from './contacts.app.schemas.ts'
 export {
   type AutomationContact,
   changeContactTag,
