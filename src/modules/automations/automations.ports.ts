@@ -54,7 +54,11 @@ export interface AutomationsEngineDeps {
 
 export const FINAL: RunState[] = ['completed', 'failed', 'cancelled']
 
+// A batch's runs as the walk (automations.walk.ts), the call out and the engine hand them to each other.
+
+/** a step that calls out after the commit */
 export type External = Extract<Step, { type: 'send_text' | 'webhook' | 'notify_team' }>
+/** what a call out answered: done (with what to log) or failed (to retry, for webhook steps) */
 export type CallResult = { ok: true; detail?: Record<string, unknown> } | { ok: false; reason: string; retry?: boolean }
 /** a job of the batch: its run, and the result of the run's call out when it made one since its last commit */
 export type Pending = {

@@ -8,6 +8,8 @@ import { RUN_QUEUE } from './automations.ports.ts'
 import * as repo from './automations.repository.ts'
 import { keywordMatches, type RunLogEntry, type Trigger } from './automations.rules.ts'
 
+// How runs begin (from a signal, the trigger route, a calendar event) and how they end early.
+
 const SIGNAL_TRIGGERS: Partial<Record<SignalName, Trigger['type']>> = {
   'contact.created': 'contact_created',
   'optin.confirmed': 'optin_confirmed',
