@@ -1,17 +1,32 @@
 import assert from 'node:assert/strict'
+import { after, before } from 'node:test'
 import { drainJobs, sandboxAccount as fixtureAccount, nextPhone, setOptin } from './fixtures.ts'
 import { createHarness, type Harness, type TestAccount } from './harness.ts'
 
 // What the automations test files share: their harness and the steps every test takes (an account on the sandbox,
 // a contact, an approved template, an active automation, its runs).
 
-let harness: Harness
+/** The test file's harness (set before its tests run, by withAutomationsHarness). */
+export let harness: Harness
 
 /** The harness of an automations test file; jobs run only inside drain(), so a test sees each state between steps. */
-export async function automationsHarness(): Promise<Harness> {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+export async function automationsHarness(
+  config: { allowPrivateTargets?: boolean } = { allowPrivateTargets: true },
+): Promise<Harness> {
+  harness = await createHarness({ config, workers: true })
   await harness.jobs!.stop()
   return harness
+}
+
+/**
+ * The file's harness, made before its tests and closed after them (read it as `harness`). Outbound calls to this
+ * machine are allowed (the webhook receivers of the tests) unless `allowPrivateTargets` is false.
+ */
+export function withAutomationsHarness(config?: { allowPrivateTargets?: boolean }): void {
+  before(async () => {
+    await automationsHarness(config)
+  })
+  after(() => harness.close())
 }
 
 export const HOUR = 3600_000
@@ -46,18 +61,24 @@ export async function createContact(account: TestAccount, body: Json = {}): Prom
 
 export const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
 
-export async function approvedTemplate(account: TestAccount): Promise<string> {
+/** A new template of the account (named `prefix` and a number), as the API answers it. */
+export async function createTemplate(account: TestAccount, content: string, prefix = 'Danke'): Promise<Json> {
   const created = await account.request({
     method: 'POST',
     url: '/v1/templates',
-    payload: {
-      name: `Danke ${process.pid} ${++counter}`,
-      content: 'Hallo {{name}}, danke für deinen Einkauf bei uns.',
-      language: 'de',
-    },
+    payload: { name: `${prefix} ${process.pid} ${++counter}`, content, language: 'de' },
   })
   assert.equal(created.statusCode, 201, created.body)
-  const id = created.json().template.id
+  return created.json().template
+}
+
+/** A template submitted and approved by the sandbox provider; its id. */
+export async function approvedTemplate(
+  account: TestAccount,
+  content = 'Hallo {{name}}, danke für deinen Einkauf bei uns.',
+  prefix = 'Danke',
+): Promise<string> {
+  const { id } = await createTemplate(account, content, prefix)
   const submitted = await account.request({ method: 'POST', url: `/v1/templates/${id}/submit` })
   assert.equal(submitted.json().template.provider_status, 'approved', submitted.body)
   return id
@@ -72,6 +93,24 @@ export async function active(account: TestAccount, payload: Json): Promise<Json>
   const activated = await account.request({ method: 'POST', url: `/v1/automations/${created.json().id}/activate` })
   assert.equal(activated.statusCode, 200, activated.body)
   return { ...activated.json(), signing_secret: created.json().signing_secret }
+}
+
+/** Starts a run of an active automation for a contact (202); its id. */
+export async function trigger(account: TestAccount, automationId: string, contactId: string): Promise<string> {
+  const started = await account.request({
+    method: 'POST',
+    url: `/v1/automations/${automationId}/trigger`,
+    payload: { contact_id: contactId },
+  })
+  assert.equal(started.statusCode, 202, started.body)
+  return started.json().run_id as string
+}
+
+/** One run as GET /v1/automations/{id}/runs/{run_id} shows it. */
+export async function runOf(account: TestAccount, automationId: string, runId: string): Promise<Json> {
+  const response = await account.request({ method: 'GET', url: `/v1/automations/${automationId}/runs/${runId}` })
+  assert.equal(response.statusCode, 200, response.body)
+  return response.json()
 }
 
 export async function runsOf(account: TestAccount, id: string): Promise<Json[]> {

@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   active,
   approvedTemplate,
-  automationsHarness,
   confirm,
   createContact,
   drain,
   HOUR,
+  harness,
   type Json,
+  runOf,
   runsOf,
   sandboxAccount,
   tagsOf,
+  trigger,
+  withAutomationsHarness,
 } from '../../../test/helpers/automations.ts'
-import type { Harness } from '../../../test/helpers/harness.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { type ClaimedJob, claimJobs } from '../../platform/jobs/jobs.ts'
 import { RUN_QUEUE } from './automations.engine.ts'
@@ -21,28 +23,7 @@ import { RUN_QUEUE } from './automations.engine.ts'
 // The batch path of the run queue: the due steps of many runs claimed together and walked in one transaction per
 // account (automations.engine.ts, runBatch). Runs on PGlite, and on PostgreSQL with HEROLD_TEST_DATABASE_URL.
 
-let harness: Harness
-
-before(async () => {
-  harness = await automationsHarness()
-})
-after(() => harness.close())
-
-const trigger = async (account: Json, automationId: string, contactId: string) => {
-  const started = await account.request({
-    method: 'POST',
-    url: `/v1/automations/${automationId}/trigger`,
-    payload: { contact_id: contactId },
-  })
-  assert.equal(started.statusCode, 202, started.body)
-  return started.json().run_id as string
-}
-
-const runOf = async (account: Json, automationId: string, runId: string): Promise<Json> => {
-  const response = await account.request({ method: 'GET', url: `/v1/automations/${automationId}/runs/${runId}` })
-  assert.equal(response.statusCode, 200, response.body)
-  return response.json()
-}
+withAutomationsHarness()
 
 const steps = (run: Json) => run.steps.map((s: Json) => [s.step, s.result, s.reason])
 

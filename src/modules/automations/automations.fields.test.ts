@@ -1,28 +1,24 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   active,
-  automationsHarness,
   create,
   createContact,
   drain,
   errorOf,
+  harness,
   type Json,
   runsOf,
   sandboxAccount,
   tagsOf,
+  withAutomationsHarness,
 } from '../../../test/helpers/automations.ts'
 import { defineFields, setFieldValues } from '../../../test/helpers/fields.ts'
-import type { Harness } from '../../../test/helpers/harness.ts'
 
 // Automation branches on the contact's custom fields (issue 33): the condition is read when the step runs, and one
 // that does not fit the account's fields is refused on save, naming the step, the field and the rule.
 
-let harness: Harness
-before(async () => {
-  harness = await automationsHarness()
-})
-after(() => harness.close())
+withAutomationsHarness()
 
 describe('automation branches on custom fields', () => {
   test('a contact_field branch takes then or else by the contact’s value when the step runs', async () => {

@@ -1,32 +1,28 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   active,
   approvedTemplate,
-  automationsHarness,
   confirm,
   create,
   createContact,
   drain,
   errorOf,
   HOUR,
+  harness,
   type Json,
   runsOf,
   sandboxAccount,
   tagsOf,
+  withAutomationsHarness,
 } from '../../../test/helpers/automations.ts'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import { createKey, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { createKey, createTestAccount } from '../../../test/helpers/harness.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { nextTimeOfDay } from './automations.rules.ts'
 
-let harness: Harness
-
-before(async () => {
-  harness = await automationsHarness()
-})
-after(() => harness.close())
+withAutomationsHarness()
 
 describe('automations: create, read, change, delete', () => {
   test('POST answers 200 with a draft; GET, list, PATCH and DELETE work; another account sees 404', async () => {

@@ -1,35 +1,31 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   active,
   approvedTemplate,
-  automationsHarness,
   confirm,
   create,
   createContact,
   drain,
   errorOf,
   HOUR,
+  harness,
   type Json,
   runsOf,
   sandboxAccount,
   tagsOf,
+  withAutomationsHarness,
 } from '../../../test/helpers/automations.ts'
-import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import type { TestAccount } from '../../../test/helpers/harness.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 
 // Automations started from outside: the trigger route, pausing and deleting, webhook addresses and calendar feeds,
 // and the step that enrolls a contact in a follow-up sequence.
 
-let harness: Harness
-
-before(async () => {
-  harness = await automationsHarness()
-})
-after(() => harness.close())
+withAutomationsHarness()
 let counter = 0
 
 describe('trigger route, pause and deletion', () => {

@@ -11,6 +11,7 @@ import {
 } from './contacts.field-conditions.ts'
 import { valueText } from './contacts.fields.rules.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
+import { type ContactsTenant, contactView } from './contacts.ports.ts'
 import * as repo from './contacts.repository.ts'
 import {
   displayTags,
@@ -21,7 +22,7 @@ import {
   normalizePhone,
   type OptinState,
 } from './contacts.rules.ts'
-import { type ContactsService, type ContactsTenant, contactView } from './contacts.service.ts'
+import type { ContactsService } from './contacts.service.ts'
 import { type CustomFieldValue, contacts, contactTags } from './contacts.tables.ts'
 
 /**

@@ -1,14 +1,9 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { contactsAppRoutes } from './contacts.app.ts'
 import { contactFieldsRoutes } from './contacts.fields.routes.ts'
+import type { ContactCleanup, ContactDeletionHooks, DeletionConfirmation } from './contacts.ports.ts'
 import { contactsRoutes } from './contacts.routes.ts'
-import {
-  type ContactCleanup,
-  type ContactDeletionHooks,
-  type ContactsService,
-  contactsService,
-  type DeletionConfirmation,
-} from './contacts.service.ts'
+import { type ContactsService, contactsService } from './contacts.service.ts'
 
 const deletion: ContactDeletionHooks = { cleanups: [], confirmation: null }
 
@@ -51,31 +46,21 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     },
 }
 
-export { IMPORT_MAX_BYTES } from './contacts.app.ts'
-export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
-/** The contacts the account holds, as counted against the plan's limit. */
-export { contactCount, findContact } from './contacts.repository.ts'
-export type {
-  ContactCleanup,
-  ContactsService,
-  ContactsTenant,
-  ContactView,
-  DeletionConfirmation,
-} from './contacts.service.ts'
+export { IMPORT_MAX_BYTES } from './contacts.app.schemas.ts'
 export {
   type AutomationContact,
   changeContactTag,
   changeContactTags,
-  consentHistory,
-  consentSubject,
   contactForAutomation,
-  contactNames,
   contactsForAutomation,
-  contactsService,
-  findOrCreateInboundContact,
-  inboundContactsSql,
-  recordOptinChange,
-} from './contacts.service.ts'
+} from './contacts.automation.ts'
+export { consentHistory, consentSubject, recordOptinChange } from './contacts.consent.ts'
+export { ImportError, type ImportReport, importContacts } from './contacts.import.ts'
+export { contactNames, findOrCreateInboundContact, inboundContactsSql } from './contacts.inbound.ts'
+export type { ContactCleanup, ContactsTenant, ContactView, DeletionConfirmation } from './contacts.ports.ts'
+/** The contacts the account holds, as counted against the plan's limit. */
+export { contactCount, findContact } from './contacts.repository.ts'
+export { type ContactsService, contactsService } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'
 

@@ -1,28 +1,27 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
+import {
+  approvedTemplate as approvedTemplateOf,
+  createTemplate as createTemplateOf,
+  drain,
+  HOUR,
+  harness,
+  type Json,
+  withAutomationsHarness,
+} from '../../../test/helpers/automations.ts'
 import { defineField, setFieldValues } from '../../../test/helpers/custom-fields.ts'
-import { drainJobs, nextPhone, sandboxAccount, setOptin } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { nextPhone, sandboxAccount, setOptin } from '../../../test/helpers/fixtures.ts'
+import type { TestAccount } from '../../../test/helpers/harness.ts'
 import type { CustomFieldValue } from '../contacts/index.ts'
 
 // Custom fields in messages (issue 33): `{{key}}` of an account's field is filled from the contact in a template send,
 // a newsletter, a follow-up step and an automation's send; a contact without a value (and no default) is refused
 // (422) or skipped with reason field_missing naming the field; passing it as a variable is 422 invalid_variables.
 
-let harness: Harness
+// the automations tests' harness (jobs run only inside drain()), without outbound calls to this machine
+withAutomationsHarness({})
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
-})
-after(() => harness.close())
-
-const HOUR = 3600_000
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
-type Json = Record<string, any>
 let counter = 0
-const drain = () => drainJobs(harness)
 const KUNDENNUMMER = 'Hallo {{name}}, deine Kundennummer ist {{customer_no}}. Bis bald!'
 
 /** A sandbox account with the text field customer_no (and a default when given). */
@@ -47,22 +46,9 @@ async function contact(
   return id
 }
 
-async function createTemplate(account: TestAccount, content: string): Promise<Json> {
-  const created = await account.request({
-    method: 'POST',
-    url: '/v1/templates',
-    payload: { name: `Kunde ${process.pid} ${++counter}`, content, language: 'de' },
-  })
-  assert.equal(created.statusCode, 201, created.body)
-  return created.json().template
-}
+const createTemplate = (account: TestAccount, content: string) => createTemplateOf(account, content, 'Kunde')
 
-async function approvedTemplate(account: TestAccount, content = KUNDENNUMMER): Promise<string> {
-  const { id } = await createTemplate(account, content)
-  const submitted = await account.request({ method: 'POST', url: `/v1/templates/${id}/submit` })
-  assert.equal(submitted.json().template.provider_status, 'approved', submitted.body)
-  return id
-}
+const approvedTemplate = (account: TestAccount, content = KUNDENNUMMER) => approvedTemplateOf(account, content, 'Kunde')
 
 const sendTemplate = (account: TestAccount, contactId: string, templateId: string, variables?: Json) =>
   account.request({

@@ -1,0 +1,278 @@
+import type { FastifyInstance } from 'fastify'
+import { type Static, Type } from 'typebox'
+import { badRequest } from '../../platform/http/errors.ts'
+import type { PlatformDeps } from '../../platform/module.ts'
+import {
+  BulkDeleteBody,
+  BulkDeleteResponse,
+  BulkTagBody,
+  BulkTagResponse,
+  BulkUntagResponse,
+  ConditionFieldsResponse,
+  ContactFilterQuery,
+  DeleteTagResponse,
+  ExportQuery,
+  LabelsQuery,
+  LabelsResponse,
+  LookupQuery,
+  LookupResponse,
+  MatchingResponse,
+  RenameTagBody,
+  RenameTagResponse,
+  TagInfo,
+  TagParams,
+} from './contacts.app.schemas.ts'
+import {
+  BULK_DELETE_MAX,
+  BULK_MAX,
+  countMatching,
+  deleteMatching,
+  deleteTag,
+  EXPORT_MAX,
+  exportCsv,
+  getTag,
+  lookupContact,
+  renameTag,
+  tagMatching,
+  untagMatching,
+} from './contacts.bulk.ts'
+import { OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
+import { fieldDefinitionsOf } from './contacts.fields-read.ts'
+import { contactLabels } from './contacts.repository.ts'
+import type { ContactsService } from './contacts.service.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A filter from the query string: its field conditions parsed (400 naming what is wrong). */
+function filterOfQuery(query: Static<typeof ContactFilterQuery>) {
+  const { fields, ...criteria } = query
+  return fields === undefined ? criteria : { ...criteria, fields: parseFieldConditionsParam(fields) }
+}
+
+/** Looking contacts up, exporting them, tags account-wide, and bulk changes by filter (contacts.bulk.ts). */
+export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
+  const db = deps.database.orm
+  const tags = ['app']
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Querystring: Static<typeof LabelsQuery> }>(
+      '/contacts/labels',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'Name, phone and e-mail of up to 100 contacts by id',
+          description:
+            'Needs contacts:read. What a list of runs, sends or recipients shows for each contact id (ids separated by commas); ids that are not contacts of this account are left out. One statement.',
+          tags,
+          querystring: LabelsQuery,
+          response: { 200: LabelsResponse },
+        },
+      },
+      async (request) => {
+        const ids = [...new Set(request.query.ids.split(',').filter((id) => id !== ''))]
+        const bad = ids.find((id) => !UUID.test(id))
+        if (bad !== undefined || ids.length > 100) {
+          throw badRequest('ids: at most 100 contact ids (uuids), separated by commas', 'invalid_ids')
+        }
+        return { contacts: await contactLabels(db, request.tenant.accountId, ids) }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof LookupQuery> }>(
+      '/contacts/lookup',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'The contact with exactly this e-mail address or phone number',
+          description:
+            'Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.',
+          tags,
+          querystring: LookupQuery,
+          response: { 200: LookupResponse },
+        },
+      },
+      async (request) => {
+        return { contact: await lookupContact(db, request.tenant.accountId, request.query) }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ExportQuery> }>(
+      '/contacts/export',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'Export the matching contacts as CSV',
+          description:
+            'Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first; limit and offset page through large accounts (header x-has-more). The import reads such a file back unchanged.',
+          tags,
+          querystring: ExportQuery,
+          produces: ['text/csv'],
+        },
+      },
+      async (request, reply) => {
+        const { limit, offset, ...filter } = request.query
+        const result = await exportCsv(
+          db,
+          request.tenant.accountId,
+          filterOfQuery(filter),
+          { limit: limit ?? EXPORT_MAX, offset: offset ?? 0 },
+          deps.clock.now(),
+        )
+        return reply
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="contacts.csv"')
+          .header('x-has-more', String(result.has_more))
+          .send(result.csv)
+      },
+    )
+
+    app.get(
+      '/contacts/condition-fields',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'The custom fields a filter or segment can name, with the condition ops each takes',
+          description:
+            'Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).',
+          tags,
+          response: { 200: ConditionFieldsResponse },
+        },
+      },
+      async (request) => {
+        const definitions = await fieldDefinitionsOf(db, request.tenant.accountId)
+        return {
+          fields: definitions.map((d) => ({
+            key: d.key,
+            label: d.label,
+            type: d.type,
+            options: d.options,
+            ops: [...OPS_BY_TYPE[d.type]],
+          })),
+        }
+      },
+    )
+
+    app.get<{ Querystring: Static<typeof ContactFilterQuery> }>(
+      '/contacts/count',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'How many contacts match a filter',
+          description:
+            'Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state, source and custom fields (all criteria given must hold). A field condition that does not fit the account’s fields is a 400 field_condition_invalid naming the field and the rule.',
+          tags,
+          querystring: ContactFilterQuery,
+          response: { 200: MatchingResponse },
+        },
+      },
+      async (request) => {
+        const filter = filterOfQuery(request.query)
+        return { matching: await countMatching(db, request.tenant.accountId, filter, deps.clock.now()) }
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkTagBody> }>(
+      '/contacts/bulk/tag',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'Tag every matching contact',
+          description: `Needs contacts:write. Origin manuell; at most ${BULK_MAX} contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.`,
+          tags,
+          body: BulkTagBody,
+          response: { 200: BulkTagResponse },
+        },
+      },
+      async (request) => {
+        return tagMatching(db, deps.clock, request.tenant.accountId, request.body.filter, request.body.tag)
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkTagBody> }>(
+      '/contacts/bulk/untag',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'Remove a tag from every matching contact',
+          description: 'Needs contacts:write. System tags 400.',
+          tags,
+          body: BulkTagBody,
+          response: { 200: BulkUntagResponse },
+        },
+      },
+      async (request) => {
+        return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag, deps.clock.now())
+      },
+    )
+
+    app.post<{ Body: Static<typeof BulkDeleteBody> }>(
+      '/contacts/bulk/delete',
+      {
+        config: { scope: 'contacts:delete' },
+        schema: {
+          summary: 'Delete every matching contact',
+          description: `Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most ${BULK_DELETE_MAX} a call; a filter without criterion is 400 filter_required.`,
+          tags,
+          body: BulkDeleteBody,
+          response: { 200: BulkDeleteResponse },
+        },
+      },
+      async (request) => {
+        return deleteMatching(db, service, request.tenant, request.body.filter, deps.clock.now())
+      },
+    )
+
+    app.get<{ Params: Static<typeof TagParams> }>(
+      '/tags/:tag',
+      {
+        config: { scope: 'contacts:read' },
+        schema: {
+          summary: 'One tag: how many contacts carry it',
+          description:
+            'Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.',
+          tags,
+          params: TagParams,
+          response: { 200: Type.Object({ tag: TagInfo }) },
+        },
+      },
+      async (request) => {
+        return { tag: await getTag(db, request.tenant.accountId, request.params.tag) }
+      },
+    )
+
+    app.post<{ Params: Static<typeof TagParams>; Body: Static<typeof RenameTagBody> }>(
+      '/tags/:tag/rename',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'Rename a tag on every contact',
+          description:
+            'Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.',
+          tags,
+          params: TagParams,
+          body: RenameTagBody,
+          response: { 200: RenameTagResponse },
+        },
+      },
+      async (request) => {
+        return renameTag(db, request.tenant.accountId, request.params.tag, request.body.new_name)
+      },
+    )
+
+    app.delete<{ Params: Static<typeof TagParams> }>(
+      '/tags/:tag',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'Remove a tag from every contact',
+          description: 'Needs contacts:write. System tags 400; 404 when no contact has it.',
+          tags,
+          params: TagParams,
+          response: { 200: DeleteTagResponse },
+        },
+      },
+      async (request) => {
+        return deleteTag(db, request.tenant.accountId, request.params.tag)
+      },
+    )
+  }
+}
