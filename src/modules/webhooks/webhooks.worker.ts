@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
+import type { EventFanOut } from '../../platform/events/events.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import {
   type ClaimedJob,
@@ -61,6 +62,11 @@ export interface WebhookWorkerDeps {
   http: OutboundHttp
   /** the process's HEROLD_WORKER_CONCURRENCY (deliveriesInFlight); default 256 */
   workerConcurrency?: number
+}
+
+/** Writes the deliveries of recorded events, and their jobs, in the events' own transaction (one statement). */
+export const webhookFanOut: EventFanOut = {
+  fanOut: (tx, clock, recorded) => repository.fanOutDeliveries(tx, DELIVERY_QUEUE, clock.now(), recorded),
 }
 
 /** event.dispatch: turns recorded events (one, or a bulk batch) into one delivery job per subscription that wants each. */
