@@ -139,6 +139,7 @@ async function main() {
     {
       databaseUrl,
       allowPrivateTargets: true,
+      workerConcurrency: Number(process.env.HEROLD_WORKER_CONCURRENCY ?? 256),
       secretKey: randomBytes(32).toString('base64'),
     },
   )

@@ -24,13 +24,15 @@ import { DELIVERY_QUEUE } from './webhooks.service.ts'
 export const PER_SUBSCRIPTION_CONCURRENCY = 8
 /**
  * Delivery jobs of one subscription a claim may hold at once, over all workers: several times its requests in flight,
- * so the next ones are claimed and read while requests run, and the receiver never waits for the database. At most
- * an eighth of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that hangs holds only those.
+ * so the next ones are claimed and read, and the last ones recorded, while requests run, and the receiver never waits
+ * for the database (with 32 a drain waited for the claim and record round trips; 64 claims and records them in
+ * batches twice as large). At most a quarter of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that
+ * hangs holds only those.
  */
 export function deliveriesInFlight(workerConcurrency: number): number {
   return Math.max(
     PER_SUBSCRIPTION_CONCURRENCY,
-    Math.min(4 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 8)),
+    Math.min(16 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 4)),
   )
 }
 

@@ -197,6 +197,16 @@ export async function claimJobs(
         ${PACE_IN_FLIGHT_MS}::int)`)
     return rows<JobRow>(result).map(toClaimed)
   }
+  if (options.reap === false && options.exclusive !== false) {
+    // no reap: the lock and the claim in one statement, its own transaction (herold_claim_fair_locked, migration
+    // 0065_claim_in_one_statement), one round trip instead of four
+    const result = await db.execute(sql`
+      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token, priority
+      FROM herold_claim_fair_locked(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
+        ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
+        ${PACE_IN_FLIGHT_MS}::int)`)
+    return rows<JobRow>(result).map(toClaimed)
+  }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
 }
 
