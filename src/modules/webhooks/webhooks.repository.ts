@@ -158,7 +158,7 @@ export async function fanOutDeliveries(
   const input = JSON.stringify(recorded.map((e) => ({ account_id: e.accountId, id: e.id, name: e.name })))
   await tx.execute(sql`
     WITH recorded AS (
-      SELECT r.account_id, r.id, r.name, row_number() OVER () AS n
+      SELECT r.account_id, r.id, r.name
       FROM jsonb_to_recordset(${input}::jsonb) AS r(account_id uuid, id uuid, name text)
     ), delivery AS (
       INSERT INTO webhook_deliveries (account_id, id, subscription_id, event_id, event_name, state, attempts,
@@ -166,7 +166,6 @@ export async function fanOutDeliveries(
       SELECT e.account_id, gen_random_uuid(), s.id, e.id, e.name, 'pending', 0, ${at}, ${at}
       FROM recorded e
       JOIN webhook_subscriptions s ON s.account_id = e.account_id AND s.status = 'enabled' AND e.name = ANY(s.events)
-      ORDER BY e.n
       ON CONFLICT DO NOTHING
       RETURNING account_id, id, subscription_id
     ), job AS (${enqueueSelectSql(now, {

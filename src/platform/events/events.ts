@@ -40,7 +40,11 @@ async function handOn(
     return
   }
   const byAccount = new Map<string, string[]>()
-  for (const event of recorded) byAccount.set(event.accountId, [...(byAccount.get(event.accountId) ?? []), event.id])
+  for (const event of recorded) {
+    const ids = byAccount.get(event.accountId)
+    if (ids) ids.push(event.id)
+    else byAccount.set(event.accountId, [event.id])
+  }
   await enqueue(
     tx,
     clock,
