@@ -159,6 +159,17 @@ async function main() {
   const writerDatabase = databaseUrl
     ? await openDatabase({ databaseUrl, dataDir: 'memory://', poolSize: WRITERS })
     : database
+  // A PostgreSQL without autovacuum (the shared development server runs with it off) never analyzes nor vacuums the
+  // jobs table: every claim then plans with the statistics of an empty queue over a table of dead rows. Each phase
+  // starts from tables vacuumed and analyzed, as autovacuum would leave them.
+  const autovacuumOff =
+    databaseUrl !== undefined &&
+    (await database.query<{ autovacuum: string }>('SHOW autovacuum'))[0]?.autovacuum === 'off'
+  const tidy = async () => {
+    if (autovacuumOff)
+      await database.query('VACUUM ANALYZE jobs, webhook_deliveries, webhook_delivery_attempts, events')
+  }
+  await tidy()
   const services = buildServices({ config, database, clock: systemClock })
   let workers = jobRunnerFor({ config, database, clock: systemClock }, moduleJobs(mountedModules, services))
   let stopWorkers = await workers.start()
@@ -205,6 +216,7 @@ async function main() {
   const burstLatency = latencies(burst)
   const throughput = EVENTS / burstSeconds
 
+  await tidy()
   // Bulk: EVENTS events recorded in one transaction (a contact import's contact.created events).
   receiver.state.receivedAt.clear()
   const bulkStart = performance.now()
@@ -227,6 +239,7 @@ async function main() {
   while ((await database.query('SELECT 1 FROM jobs WHERE account_id = $1 LIMIT 1', [account.id])).length > 0)
     await new Promise((r) => setTimeout(r, 20))
 
+  await tidy()
   // Paced: events spaced out, as in normal traffic: the latency the 1-second promise is about.
   receiver.state.receivedAt.clear()
   const paced: Array<{ id: string; committedAt: number }> = []
@@ -241,6 +254,7 @@ async function main() {
   await stopWorkers()
   receiver.state.receivedAt.clear()
   for (let i = 0; i < BACKLOG_EVENTS; i++) await emit()
+  await tidy()
   const backlogStart = performance.now()
   const backlogCpu = process.cpuUsage()
   const backlogStatements = statements
@@ -257,6 +271,7 @@ async function main() {
   const backlogStatementsEach = (statements - backlogStatements) / BACKLOG_EVENTS
   countKinds = false
 
+  await tidy()
   // At a steady rate: events committed by several writers at once, RATE a second, as a busy shop's traffic.
   receiver.state.receivedAt.clear()
   const rated: Array<{ id: string; committedAt: number }> = []
@@ -290,6 +305,8 @@ async function main() {
   console.log(
     `webhook delivery, ${database.kind}, one subscription, per-subscription concurrency ${PER_SUBSCRIPTION_CONCURRENCY}`,
   )
+  if (autovacuumOff)
+    console.log('  (autovacuum is off: each phase starts after VACUUM ANALYZE of the tables it writes)')
   console.log(`  receiver capacity (same concurrency, signed POSTs):  ${capacity.toFixed(0)} req/s`)
   console.log(
     `  burst of ${EVENTS} events by ${WRITERS} writers: committed in ${committedIn.toFixed(1)} s (${(EVENTS / committedIn).toFixed(0)}/s), all delivered in ${burstSeconds.toFixed(1)} s`,
