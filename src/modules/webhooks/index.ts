@@ -1,11 +1,15 @@
-import { EVENT_DISPATCH_QUEUE } from '../../platform/events/events.ts'
+import { EVENT_DISPATCH_QUEUE, onEventsRecorded } from '../../platform/events/events.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { webhooksRoutes } from './webhooks.routes.ts'
 import { DELIVERY_QUEUE, type WebhooksService, webhooksService } from './webhooks.service.ts'
 import { webhooksTools } from './webhooks.tools.ts'
-import { deliverHandler, dispatchHandler } from './webhooks.worker.ts'
+import { deliverHandler, dispatchHandler, webhookFanOut } from './webhooks.worker.ts'
+
+// every recorded event's deliveries are written in its own transaction (the dispatch queue stays for jobs written
+// before this, and for a process that records events without this module)
+onEventsRecorded(webhookFanOut)
 
 /** The webhook subscriptions service of a process. */
 export function createWebhooksService({ config, database, clock }: PlatformDeps) {

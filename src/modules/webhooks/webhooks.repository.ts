@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
+import { enqueueSelectSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions } from './webhooks.tables.ts'
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect
@@ -140,6 +141,40 @@ export function subscribersOf(db: Db, accountId: string, eventName: string): Pro
         sql`${eventName} = ANY(${webhookSubscriptions.events})`,
       ),
     )
+}
+
+/**
+ * Fans recorded events out in one statement, in their own transaction: a pending delivery for each enabled
+ * subscription of the event's account that wants its name (none twice: the unique index), each delivery's job keyed by
+ * its subscription, and the jobs' NOTIFY. An account without subscriptions pays one index probe.
+ */
+export async function fanOutDeliveries(
+  tx: Db,
+  queue: string,
+  now: Date,
+  recorded: Array<{ accountId: string; id: string; name: string }>,
+): Promise<void> {
+  const at = sql`${now.toISOString()}::timestamptz`
+  const input = JSON.stringify(recorded.map((e) => ({ account_id: e.accountId, id: e.id, name: e.name })))
+  await tx.execute(sql`
+    WITH recorded AS (
+      SELECT r.account_id, r.id, r.name
+      FROM jsonb_to_recordset(${input}::jsonb) AS r(account_id uuid, id uuid, name text)
+    ), delivery AS (
+      INSERT INTO webhook_deliveries (account_id, id, subscription_id, event_id, event_name, state, attempts,
+        next_attempt_at, created_at)
+      SELECT e.account_id, gen_random_uuid(), s.id, e.id, e.name, 'pending', 0, ${at}, ${at}
+      FROM recorded e
+      JOIN webhook_subscriptions s ON s.account_id = e.account_id AND s.status = 'enabled' AND e.name = ANY(s.events)
+      ON CONFLICT DO NOTHING
+      RETURNING account_id, id, subscription_id
+    ), job AS (${enqueueSelectSql(now, {
+      queue,
+      keyed: true,
+      select: sql`SELECT account_id, jsonb_build_object('deliveryId', id) AS payload,
+        subscription_id::text AS concurrency_key FROM delivery`,
+    })})
+    SELECT ${notifyJobsSql('job')} AS notified`)
 }
 
 /** Rows per INSERT: eight bound parameters each stay well under PostgreSQL's 65,535 per statement. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
+import type { EventFanOut } from '../../platform/events/events.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import {
   type ClaimedJob,
@@ -23,13 +24,15 @@ import { DELIVERY_QUEUE } from './webhooks.service.ts'
 export const PER_SUBSCRIPTION_CONCURRENCY = 8
 /**
  * Delivery jobs of one subscription a claim may hold at once, over all workers: several times its requests in flight,
- * so the next ones are claimed and read while requests run, and the receiver never waits for the database. At most
- * an eighth of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that hangs holds only those.
+ * so the next ones are claimed and read, and the last ones recorded, while requests run, and the receiver never waits
+ * for the database (with 32 a drain waited for the claim and record round trips; 64 claims and records them in
+ * batches twice as large). At most a quarter of a process's slots (HEROLD_WORKER_CONCURRENCY), so a subscription that
+ * hangs holds only those.
  */
 export function deliveriesInFlight(workerConcurrency: number): number {
   return Math.max(
     PER_SUBSCRIPTION_CONCURRENCY,
-    Math.min(4 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 8)),
+    Math.min(16 * PER_SUBSCRIPTION_CONCURRENCY, Math.floor(workerConcurrency / 4)),
   )
 }
 
@@ -61,6 +64,11 @@ export interface WebhookWorkerDeps {
   http: OutboundHttp
   /** the process's HEROLD_WORKER_CONCURRENCY (deliveriesInFlight); default 256 */
   workerConcurrency?: number
+}
+
+/** Writes the deliveries of recorded events, and their jobs, in the events' own transaction (one statement). */
+export const webhookFanOut: EventFanOut = {
+  fanOut: (tx, clock, recorded) => repository.fanOutDeliveries(tx, DELIVERY_QUEUE, clock.now(), recorded),
 }
 
 /** event.dispatch: turns recorded events (one, or a bulk batch) into one delivery job per subscription that wants each. */

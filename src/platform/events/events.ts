@@ -12,6 +12,50 @@ export type EventName = (typeof EVENT_NAMES)[number]
 /** The job queue that hands each recorded event to its consumers (webhook subscriptions). */
 export const EVENT_DISPATCH_QUEUE = 'event.dispatch'
 
+/**
+ * A consumer of recorded events that writes what it owes for them in the event's own transaction (the webhooks
+ * module: one delivery and its job per subscription that wants the event), so nothing has to pick the events up
+ * later. Registered from the consumer's index.ts; with none registered, a dispatch job hands the events on.
+ */
+export interface EventFanOut {
+  fanOut(tx: Db, clock: Clock, events: Array<{ accountId: string; id: string; name: EventName }>): Promise<void>
+}
+
+const fanOuts: EventFanOut[] = []
+
+/** Modules register from their index.ts. */
+export function onEventsRecorded(fanOut: EventFanOut): void {
+  if (!fanOuts.includes(fanOut)) fanOuts.push(fanOut)
+}
+
+/** Hands recorded events on in the caller's transaction: to the registered fan-outs, or else to one dispatch job an account. */
+async function handOn(
+  tx: Db,
+  clock: Clock,
+  recorded: Array<{ accountId: string; id: string; name: EventName }>,
+): Promise<void> {
+  if (recorded.length === 0) return
+  if (fanOuts.length > 0) {
+    for (const fanOut of fanOuts) await fanOut.fanOut(tx, clock, recorded)
+    return
+  }
+  const byAccount = new Map<string, string[]>()
+  for (const event of recorded) {
+    const ids = byAccount.get(event.accountId)
+    if (ids) ids.push(event.id)
+    else byAccount.set(event.accountId, [event.id])
+  }
+  await enqueue(
+    tx,
+    clock,
+    [...byAccount].map(([accountId, eventIds]) => ({
+      accountId,
+      queue: EVENT_DISPATCH_QUEUE,
+      payload: eventIds.length === 1 ? { eventId: eventIds[0] } : { eventIds },
+    })),
+  )
+}
+
 export interface RecordedEvent {
   id: string
   name: EventName
@@ -22,8 +66,8 @@ export interface RecordedEvent {
 
 /**
  * Appends an event to the outbox. Call it with the transaction handle of the change it reports, so the
- * event exists exactly when the change does. Its dispatch job is written in the same transaction, and its
- * NOTIFY wakes a worker at the commit.
+ * event exists exactly when the change does. What its consumers owe for it (handOn) is written in the same
+ * transaction, and their jobs' NOTIFY wakes a worker at the commit.
  */
 export async function recordEvent(
   tx: Db,
@@ -40,7 +84,7 @@ export async function recordEvent(
     data: input.data,
     createdAt,
   })
-  await enqueue(tx, clock, { accountId: input.accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventId: id } })
+  await handOn(tx, clock, [{ accountId: input.accountId, id, name: input.name }])
   await emitSignals(tx, clock, [
     { accountId: input.accountId, name: input.name, contactId: input.contactId ?? null, data: input.data },
   ])
@@ -92,13 +136,10 @@ export async function recordEvents(
     INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
     SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
       AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
-  const byAccount = new Map<string, string[]>()
-  for (const input of withIds) byAccount.set(input.accountId, [...(byAccount.get(input.accountId) ?? []), input.id])
-  // One dispatch job per account for the whole batch.
-  await enqueue(
+  await handOn(
     tx,
     clock,
-    [...byAccount].map(([accountId, eventIds]) => ({ accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })),
+    withIds.map((input) => ({ accountId: input.accountId, id: input.id, name: input.name })),
   )
   await emitSignals(
     tx,
@@ -126,7 +167,7 @@ export function insertEventsSql(input: { accountId: string; name: EventName; cre
     RETURNING id`
 }
 
-/** One dispatch job for a batch of recorded events of one account (all named `name`), and their signals. */
+/** Hands on a batch of recorded events of one account (all named `name`), and sends their signals. */
 export async function dispatchEvents(
   tx: Db,
   clock: Clock,
@@ -135,6 +176,10 @@ export async function dispatchEvents(
   name: EventName,
 ): Promise<void> {
   if (eventIds.length === 0) return
-  await enqueue(tx, clock, { accountId, queue: EVENT_DISPATCH_QUEUE, payload: { eventIds } })
+  await handOn(
+    tx,
+    clock,
+    eventIds.map((id) => ({ accountId, id, name })),
+  )
   await emitSignalsForEvents(tx, clock, { accountId, name, eventIds })
 }

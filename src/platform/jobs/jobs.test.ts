@@ -207,6 +207,71 @@ describe('durable jobs', () => {
     }
   })
 
+  test("claims without a reap made at once (one statement each on PostgreSQL) never exceed a key's limit nor take a job twice", async () => {
+    const queue = queueName('claim-at-once')
+    await harness.database.orm.transaction((tx) =>
+      enqueue(
+        tx,
+        harness.clock,
+        Array.from({ length: 40 }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: i % 2 ? 'a' : 'b' })),
+      ),
+    )
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        claimJobs(harness.database.orm, harness.clock, {
+          queue,
+          limit: 10,
+          perKey: 3,
+          leaseMs: 30_000,
+          reap: false,
+          exclusive: harness.database.kind === 'postgres',
+        }),
+      ),
+    )
+    const claimed = claims.flat()
+    assert.equal(new Set(claimed.map((job) => job.id)).size, claimed.length, 'no job twice')
+    assert.equal(claimed.filter((job) => job.concurrencyKey === 'a').length, 3)
+    assert.equal(claimed.filter((job) => job.concurrencyKey === 'b').length, 3)
+    const running = await harness.database.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND state = 'running'",
+      [queue],
+    )
+    assert.equal(Number(running[0].n), 6)
+  })
+
+  test("a claim without a reap (one statement on PostgreSQL) waits for the queue's claim lock", {
+    skip: !process.env.HEROLD_TEST_DATABASE_URL && 'PostgreSQL only: the embedded database has one connection',
+  }, async () => {
+    const queue = queueName('claim-lock')
+    await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+    let claimed = false
+    let claim: Promise<ClaimedJob[]> | null = null
+    await harness.database.orm.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${queue}))`)
+      claim = claimJobs(harness.database.orm, harness.clock, {
+        queue,
+        limit: 1,
+        perKey: 1,
+        leaseMs: 30_000,
+        reap: false,
+      }).then((jobs) => {
+        claimed = true
+        return jobs
+      })
+      // until the claim is seen waiting for the lock this transaction holds
+      for (;;) {
+        const waiting = await tx.execute(
+          sql`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 727002 AND NOT granted`,
+        )
+        assert.equal(claimed, false, 'the claim ran while another held the lock')
+        if ((waiting as unknown as { rows: unknown[] }).rows.length > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    })
+    const jobs = await (claim as unknown as Promise<ClaimedJob[]>)
+    assert.equal(jobs.length, 1, 'claimed once the lock was released')
+  })
+
   test('a failing job is retried after a backoff read from the clock, then kept as dead', async () => {
     const queue = queueName('retry')
     let calls = 0

@@ -197,6 +197,16 @@ export async function claimJobs(
         ${PACE_IN_FLIGHT_MS}::int)`)
     return rows<JobRow>(result).map(toClaimed)
   }
+  if (options.reap === false && options.exclusive !== false) {
+    // no reap: the lock and the claim in one statement, its own transaction (herold_claim_fair_locked, migration
+    // 0065_claim_in_one_statement), one round trip instead of four
+    const result = await db.execute(sql`
+      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token, priority
+      FROM herold_claim_fair_locked(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
+        ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
+        ${PACE_IN_FLIGHT_MS}::int)`)
+    return rows<JobRow>(result).map(toClaimed)
+  }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
 }
 
@@ -337,10 +347,20 @@ export async function setPace(
  * caller that folds it into a statement of its own as a data-modifying CTE (it returns `queue`, for notifyJobsSql):
  * a fan-out writes its records and their jobs in one statement, however many rows it makes.
  */
-export function enqueueSelectSql(now: Date, input: { queue: string; priority?: 0 | 1; select: SQL }): SQL {
+export function enqueueSelectSql(
+  now: Date,
+  input: {
+    queue: string
+    priority?: 0 | 1
+    select: SQL
+    /** the rows also carry a `concurrency_key` text (a webhook delivery's subscription) */
+    keyed?: boolean
+  },
+): SQL {
   const at = sql`${now.toISOString()}::timestamptz`
   return sql`INSERT INTO jobs (account_id, id, queue, payload, concurrency_key, run_at, created_at, priority)
-    SELECT j.account_id, gen_random_uuid(), ${input.queue}::text, j.payload, NULL, ${at}, ${at},
+    SELECT j.account_id, gen_random_uuid(), ${input.queue}::text, j.payload,
+      ${input.keyed ? sql`j.concurrency_key` : sql`NULL`}, ${at}, ${at},
       ${input.priority ?? 0}::smallint
     FROM (${input.select}) j
     RETURNING queue`
