@@ -65,7 +65,9 @@ export interface OpenDatabaseOptions {
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir, options.embeddedThread ?? process.env.HEROLD_EMBEDDED_THREAD === '1')
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
+    : openPglite(options.dataDir, options.embeddedThread ?? process.env.HEROLD_EMBEDDED_THREAD === '1')
 }
 
 const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url))
@@ -90,6 +92,13 @@ type Embedded = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'listen' | 'clos
   dumpDataDir(compression: 'gzip'): Promise<Blob>
 }
 
+/**
+ * Statements in flight to the embedded database's thread at once (see PriorityGate). One keeps the gate's promise (a
+ * request's statement waits for at most the one holding the connection); more would keep the thread fed while this
+ * thread takes the last one's rows, at that promise's cost (HEROLD_EMBEDDED_THREAD_AHEAD, for measuring only).
+ */
+const THREAD_AHEAD = Number(process.env.HEROLD_EMBEDDED_THREAD_AHEAD) || 1
+
 async function openPglite(dataDir: string, onThread: boolean): Promise<Database> {
   if (!dataDir.startsWith('memory://')) {
     mkdirSync(dataDir, { recursive: true })
@@ -99,7 +108,7 @@ async function openPglite(dataDir: string, onThread: boolean): Promise<Database>
     ? ((await PGliteThread.create(dataDir)) as unknown as Embedded)
     : await PGlite.create(dataDir, pgliteOptions())
   // every statement and transaction passes the gate: a request's goes before a newsletter's waiting ones
-  const gate = new PriorityGate()
+  const gate = new PriorityGate(onThread ? THREAD_AHEAD : 1)
   // the ORM's handle: the client itself (instanceof holds, hot statements use it) with its three entry points gated
   const gated: Embedded = Object.create(client)
   gated.query = (...args: Parameters<PGlite['query']>) => gate.run(() => client.query(...args))

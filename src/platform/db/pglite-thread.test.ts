@@ -51,16 +51,18 @@ test('the ORM runs on the thread: its handle is the thread, rows come back as th
     .from(sql`thread_items`)
   assert.deepEqual(selected.length, 1)
   assert.equal(selected[0].n, 1)
-  const hot = hotStatement('thread_hot', (db) => db.select({ n: sql<number>`${sql.placeholder('n')}::int + 1` }).from(sql`generate_series(1, 1)`),
+  const hot = hotStatement('thread_hot', (db) =>
+    db.select({ n: sql<number>`${sql.placeholder('n')}::int + 1` }).from(sql`generate_series(1, 1)`),
   )
   assert.deepEqual(await hot(database.orm, { n: 41 }), [[42]])
 })
 
 test('an error keeps PostgreSQL fields across the thread (SQLSTATE, constraint, detail)', async () => {
   await database.query("INSERT INTO thread_items (id, name) VALUES (2, 'two')")
-  const error = await database
-    .query("INSERT INTO thread_items (id, name) VALUES (2, 'again')")
-    .then(() => null, (e: unknown) => e)
+  const error = await database.query("INSERT INTO thread_items (id, name) VALUES (2, 'again')").then(
+    () => null,
+    (e: unknown) => e,
+  )
   assert.ok(error instanceof messages.DatabaseError)
   const fields = error as messages.DatabaseError
   assert.equal(fields.code, '23505')
@@ -68,9 +70,10 @@ test('an error keeps PostgreSQL fields across the thread (SQLSTATE, constraint, 
   assert.match(String(fields.detail), /Key \(id\)=\(2\) already exists/)
   assert.match(fields.message, /duplicate key/)
   // through the ORM as well: drizzle wraps it, the cause is PostgreSQL's
-  const wrapped = await database.orm
-    .execute(sql`INSERT INTO thread_items (id, name) VALUES (2, 'orm')`)
-    .then(() => null, (e: unknown) => e as { cause?: { code?: string } })
+  const wrapped = await database.orm.execute(sql`INSERT INTO thread_items (id, name) VALUES (2, 'orm')`).then(
+    () => null,
+    (e: unknown) => e as { cause?: { code?: string } },
+  )
   assert.equal(wrapped?.cause?.code ?? (wrapped as { code?: string } | null)?.code, '23505')
   const syntax = await database.query('SELEC 1').then(
     () => null,

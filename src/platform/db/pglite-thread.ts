@@ -125,8 +125,11 @@ export class PGliteThread {
 
   /** BEGIN, fn, then COMMIT, or ROLLBACK when fn throws (its error is rethrown), on the worker's one connection. */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    // the BEGIN is not waited for: the worker runs the transaction's statements after it (in the order sent), so
+    // fn starts at once, as on PGlite in this thread; when the BEGIN fails its statements fail with its error
     const id = this.#next
-    await this.#call({ op: 'begin' })
+    const began = this.#call({ op: 'begin' })
+    began.catch(() => {})
     let closed = false
     const open = () => {
       if (closed) throw new Error('Transaction is closed')
@@ -156,10 +159,18 @@ export class PGliteThread {
       result = await fn(tx)
     } catch (error) {
       closed = true
-      await this.#call({ op: 'end', tx: id, commit: false })
+      // a transaction that never began has nothing to end on the worker
+      if (
+        await began.then(
+          () => true,
+          () => false,
+        )
+      )
+        await this.#call({ op: 'end', tx: id, commit: false })
       throw error
     }
     closed = true
+    await began
     await this.#call({ op: 'end', tx: id, commit: true })
     return result
   }

@@ -3,15 +3,23 @@
 // Rows are parsed here by PGlite's own parsers (Date, Uint8Array, numbers, JSON) and cross by structured clone.
 import { parentPort, workerData } from 'node:worker_threads'
 import { messages, PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite'
-import type { ThreadReply, ThreadRequest, ThreadStart, WireError } from './pglite-thread.ts'
 import { pgliteOptions } from './pglite-options.ts'
+import type { ThreadReply, ThreadRequest, ThreadStart, WireError } from './pglite-thread.ts'
 
 const port = parentPort
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread (see pglite-thread.ts)')
 const start = workerData as ThreadStart
 
-/** open transactions by their id: PGlite's own, held open until the main thread ends them */
-const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>()
+/**
+ * Open transactions by their id: PGlite's own, held open until the main thread ends them. An entry exists from the
+ * 'begin' on, so the transaction's statements, sent right behind it, wait for its BEGIN here.
+ */
+interface OpenTransaction {
+  tx: Promise<Transaction>
+  done: Promise<void>
+  end?: (commit: boolean) => void
+}
+const transactions = new Map<number, OpenTransaction>()
 const listeners = new Map<number, () => Promise<void>>()
 /** the marker that makes PGlite roll a transaction back (a rejection of its callback) */
 const ROLLBACK = Symbol('rollback')
@@ -38,58 +46,61 @@ function wireError(error: unknown): WireError {
   return { message: error.message, name: error.name, fields, database: error instanceof messages.DatabaseError }
 }
 
-function txOf(id: number | undefined): Transaction | undefined {
+async function txOf(id: number | undefined): Promise<Transaction | undefined> {
   if (id === undefined) return undefined
   const open = transactions.get(id)
   if (!open) throw new Error(`transaction ${id} is not open`)
   return open.tx
 }
 
+function begin(client: PGlite, id: number): Promise<Transaction> {
+  let opened!: (tx: Transaction) => void
+  const entry = {} as OpenTransaction
+  entry.done = client.transaction(
+    (tx) =>
+      new Promise<void>((commit, rollback) => {
+        entry.end = (ok) => (ok ? commit() : rollback(ROLLBACK))
+        opened(tx)
+      }),
+  )
+  // BEGIN failing rejects `done` before the callback runs: the transaction's statements fail with its error
+  entry.tx = new Promise<Transaction>((resolve, reject) => {
+    opened = resolve
+    entry.done.catch(reject)
+  })
+  entry.tx.catch(() => transactions.delete(id))
+  transactions.set(id, entry)
+  return entry.tx
+}
+
 async function handle(client: PGlite, request: ThreadRequest): Promise<unknown> {
   switch (request.op) {
     case 'query': {
-      const on = txOf(request.tx) ?? client
+      const on = (await txOf(request.tx)) ?? client
       return on.query(request.sql, request.params, queryOptions(request))
     }
     case 'exec': {
-      const on = txOf(request.tx) ?? client
+      const on = (await txOf(request.tx)) ?? client
       return on.exec(request.sql, queryOptions(request))
     }
     case 'begin':
-      return new Promise((began, failed) => {
-        const done = client.transaction(
-          (tx) =>
-            new Promise<void>((commit, rollback) => {
-              transactions.set(request.id, {
-                tx,
-                end: (ok) => (ok ? commit() : rollback(ROLLBACK)),
-              })
-              began(undefined)
-            }),
-        )
-        // BEGIN failing rejects `done` before the callback runs; the end's result is the reply to 'end'
-        ended.set(request.id, done)
-        done.catch((error) => {
-          if (!transactions.has(request.id)) failed(error)
-        })
-      })
+      await begin(client, request.id)
+      return undefined
     case 'end': {
       const open = transactions.get(request.tx)
-      const done = ended.get(request.tx)
-      if (!open || !done) throw new Error(`transaction ${request.tx} is not open`)
+      if (!open?.end) throw new Error(`transaction ${request.tx} is not open`)
       open.end(request.commit)
       try {
-        await done
+        await open.done
       } catch (error) {
         if (error !== ROLLBACK) throw error
       } finally {
         transactions.delete(request.tx)
-        ended.delete(request.tx)
       }
       return undefined
     }
     case 'rollback': {
-      const tx = txOf(request.tx)
+      const tx = await txOf(request.tx)
       await tx?.rollback()
       return undefined
     }
@@ -116,9 +127,6 @@ async function handle(client: PGlite, request: ThreadRequest): Promise<unknown> 
       return undefined
   }
 }
-
-/** the promises of open transactions' PGlite calls, which settle when the transaction ends */
-const ended = new Map<number, Promise<unknown>>()
 
 try {
   const client = await PGlite.create(start.dataDir, pgliteOptions())
