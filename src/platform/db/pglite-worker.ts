@@ -55,7 +55,12 @@ async function txOf(id: number | undefined): Promise<Transaction | undefined> {
 
 function begin(client: PGlite, id: number): Promise<Transaction> {
   let opened!: (tx: Transaction) => void
+  let failed!: (error: unknown) => void
   const entry = {} as OpenTransaction
+  entry.tx = new Promise<Transaction>((resolve, reject) => {
+    opened = resolve
+    failed = reject
+  })
   entry.done = client.transaction(
     (tx) =>
       new Promise<void>((commit, rollback) => {
@@ -63,11 +68,9 @@ function begin(client: PGlite, id: number): Promise<Transaction> {
         opened(tx)
       }),
   )
-  // BEGIN failing rejects `done` before the callback runs: the transaction's statements fail with its error
-  entry.tx = new Promise<Transaction>((resolve, reject) => {
-    opened = resolve
-    entry.done.catch(reject)
-  })
+  // BEGIN failing rejects `done` before the callback runs: the transaction's statements fail with its error (later
+  // rejections, at its end, are the reply to 'end')
+  entry.done.catch(failed)
   entry.tx.catch(() => transactions.delete(id))
   transactions.set(id, entry)
   return entry.tx
