@@ -214,6 +214,8 @@ async function main() {
     console.error(message, error),
   )
   const cpuBefore = process.cpuUsage()
+  // the server's own thread (HTTP, the job runner; PGlite too unless HEROLD_EMBEDDED_THREAD=1 puts it on its own)
+  const threadCpuBefore = process.threadCpuUsage()
   const started = performance.now()
   counting = true
   const stop = await workers.start()
@@ -228,6 +230,7 @@ async function main() {
   await stop()
   counting = false
   const nodeCpuMs = (({ user, system }) => (user + system) / 1000)(process.cpuUsage(cpuBefore))
+  const threadCpuMs = (({ user, system }) => (user + system) / 1000)(process.threadCpuUsage(threadCpuBefore))
   const backendsAfter = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
   const databaseCpuMs = [...backendsAfter].reduce((sum, [pid, ms]) => sum + ms - (backendsBefore.get(pid) ?? 0), 0)
   // taken after stop: the sends the running jobs finished during the stop are counted too
@@ -254,7 +257,7 @@ async function main() {
   )
   const perSend = (ms: number) => (ms / Math.max(sent, 1)).toFixed(2)
   console.log(
-    `  CPU per sent message: this process ${perSend(nodeCpuMs)} ms${database.kind === 'postgres' ? `, the database's backends ${perSend(databaseCpuMs)} ms` : ''} (the machine has ${availableParallelism()} cores)`,
+    `  CPU per sent message: this process ${perSend(nodeCpuMs)} ms (its main thread ${perSend(threadCpuMs)} ms)${database.kind === 'postgres' ? `, the database's backends ${perSend(databaseCpuMs)} ms` : ''} (the machine has ${availableParallelism()} cores)`,
   )
   if (database.kind === 'postgres') {
     console.log(

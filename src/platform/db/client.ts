@@ -10,6 +10,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import { span, tracingOn } from '../tracing/tracing.ts'
 import { pgliteOptions } from './pglite-options.ts'
+import { PGliteThread } from './pglite-thread.ts'
 import { PriorityGate } from './work-priority.ts'
 
 /**
@@ -56,10 +57,17 @@ export interface OpenDatabaseOptions {
   /** a directory, or 'memory://' for a throwaway database */
   dataDir: string
   poolSize?: number
+  /**
+   * the embedded database on a worker thread of its own (pglite-thread.ts) rather than in the server's thread;
+   * default: HEROLD_EMBEDDED_THREAD=1 in the environment
+   */
+  embeddedThread?: boolean
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir)
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
+    : openPglite(options.dataDir, options.embeddedThread ?? process.env.HEROLD_EMBEDDED_THREAD === '1')
 }
 
 const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url))
@@ -79,16 +87,30 @@ async function createDataDir(dataDir: string): Promise<void> {
   }
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+/** What Herold uses of PGlite, in this thread (PGlite) or on a worker thread (PGliteThread). */
+type Embedded = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'listen' | 'close'> & {
+  dumpDataDir(compression: 'gzip'): Promise<Blob>
+}
+
+/**
+ * Statements in flight to the embedded database's thread at once (see PriorityGate). One keeps the gate's promise (a
+ * request's statement waits for at most the one holding the connection); more would keep the thread fed while this
+ * thread takes the last one's rows, at that promise's cost (HEROLD_EMBEDDED_THREAD_AHEAD, for measuring only).
+ */
+const THREAD_AHEAD = Number(process.env.HEROLD_EMBEDDED_THREAD_AHEAD) || 1
+
+async function openPglite(dataDir: string, onThread: boolean): Promise<Database> {
   if (!dataDir.startsWith('memory://')) {
     mkdirSync(dataDir, { recursive: true })
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir)
   }
-  const client = await PGlite.create(dataDir, pgliteOptions())
+  const client: Embedded = onThread
+    ? ((await PGliteThread.create(dataDir)) as unknown as Embedded)
+    : await PGlite.create(dataDir, pgliteOptions())
   // every statement and transaction passes the gate: a request's goes before a newsletter's waiting ones
-  const gate = new PriorityGate()
-  // the ORM's handle: PGlite itself (instanceof holds, hot statements use it) with its three entry points gated
-  const gated: PGlite = Object.create(client)
+  const gate = new PriorityGate(onThread ? THREAD_AHEAD : 1)
+  // the ORM's handle: the client itself (instanceof holds, hot statements use it) with its three entry points gated
+  const gated: Embedded = Object.create(client)
   gated.query = (...args: Parameters<PGlite['query']>) => gate.run(() => client.query(...args))
   gated.exec = (...args: Parameters<PGlite['exec']>) => gate.run(() => client.exec(...args))
   if (tracingOn()) {
@@ -101,7 +123,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       statementSpan(text, () => exec(text, ...(rest as [])))) as PGlite['exec']
   }
   gated.transaction = (fn) => gate.run(() => client.transaction(fn))
-  const orm = drizzlePglite(gated) as unknown as Db
+  const orm = drizzlePglite(gated as PGlite) as unknown as Db
   let closed = false
   return {
     kind: 'pglite',

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { is, Placeholder } from 'drizzle-orm'
 import pg from 'pg'
 import type { Db } from './client.ts'
+import { PGliteThread } from './pglite-thread.ts'
 
 /** What a statement's builder gives: a query the ORM can write as SQL text, its values as placeholders. */
 interface Buildable {
@@ -30,7 +31,7 @@ export function hotStatement(name: string, build: (db: Db) => Buildable) {
     if (client instanceof pg.Pool) {
       return (await client.query({ name, text: statement.text, values: args, rowMode: 'array' })).rows
     }
-    if (client instanceof PGlite) {
+    if (client instanceof PGlite || client instanceof PGliteThread) {
       return (await client.query<unknown[]>(statement.text, args, { rowMode: 'array' })).rows
     }
     throw new Error(`hot statement ${name}: run it on the database, not in a transaction`)

@@ -31,6 +31,37 @@ describe('PriorityGate', () => {
     assert.deepEqual(order, ['bulk 1', 'interactive', 'bulk 2', 'bulk 3', 'bulk 4'])
   })
 
+  test('with a capacity of two, two hold the gate at once and waiters still go interactive first', async () => {
+    const gate = new PriorityGate(2)
+    const order: string[] = []
+    const first = held(gate, order, 'bulk 1')
+    const second = held(gate, order, 'bulk 2')
+    await tick()
+    assert.deepEqual(order, ['bulk 1', 'bulk 2'])
+    const waiting: Array<Promise<void>> = []
+    await asBulkWork(async () => {
+      waiting.push(gate.run(async () => void order.push('bulk 3')))
+    })
+    waiting.push(gate.run(async () => void order.push('interactive')))
+    await tick()
+    assert.deepEqual(gate.waiting, { interactive: 1, bulk: 1 })
+    first.release()
+    await first.done
+    await tick()
+    // the freed turn went to the interactive statement, the bulk one waits for the next
+    assert.deepEqual(order, ['bulk 1', 'bulk 2', 'interactive', 'bulk 3'])
+    second.release()
+    await Promise.all([second.done, ...waiting])
+    assert.deepEqual(gate.waiting, { interactive: 0, bulk: 0 })
+    // all turns given back: two new holders enter at once
+    const again = [held(gate, order, 'a'), held(gate, order, 'b')]
+    await tick()
+    assert.deepEqual(order.slice(-2), ['a', 'b'])
+    for (const h of again) h.release()
+    await Promise.all(again.map((h) => h.done))
+    assert.throws(() => new PriorityGate(0), /capacity/)
+  })
+
   test('a stream of interactive work lets a waiting bulk statement through after a streak', async () => {
     const gate = new PriorityGate()
     const order: string[] = []

@@ -27,12 +27,22 @@ export const INTERACTIVE_STREAK = 8
  * the order they arrive (PGlite's own lock is first come, first served), so a newsletter's thousands of queued
  * statements would stand before every other account's; in front of that lock this gate lets a request's statement
  * (or transaction) go next, after at most the one bulk statement that holds the connection.
+ *
+ * `capacity` holders at once (default one): the embedded database on its own thread (pglite-thread.ts) is given a
+ * few statements ahead, so it has the next one when it finishes one instead of waiting for this thread to send it;
+ * they queue there in PGlite's order, so an interactive statement waits for at most `capacity` others.
  */
 export class PriorityGate {
-  #held = false
+  readonly #capacity: number
+  #holders = 0
   #streak = 0
   readonly #interactive: Array<() => void> = []
   readonly #bulk: Array<() => void> = []
+
+  constructor(capacity = 1) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`a gate's capacity is a whole number >= 1`)
+    this.#capacity = capacity
+  }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
     await this.#enter(isBulkWork())
@@ -49,8 +59,8 @@ export class PriorityGate {
   }
 
   #enter(bulk: boolean): Promise<void> {
-    if (!this.#held) {
-      this.#held = true
+    if (this.#holders < this.#capacity) {
+      this.#holders++
       return Promise.resolve()
     }
     return new Promise((resolve) => (bulk ? this.#bulk : this.#interactive).push(resolve))
@@ -61,7 +71,8 @@ export class PriorityGate {
       this.#interactive.length > 0 && (this.#bulk.length === 0 || this.#streak < INTERACTIVE_STREAK)
     const next = interactiveNext ? this.#interactive.shift() : this.#bulk.shift()
     this.#streak = interactiveNext && this.#bulk.length > 0 ? this.#streak + 1 : 0
+    // the holder's turn passes to the next waiter, or the gate has one holder less
     if (next) next()
-    else this.#held = false
+    else this.#holders--
   }
 }
