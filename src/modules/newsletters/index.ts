@@ -6,7 +6,7 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
-import { NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
+import { EMBEDDED_BULK_SLICE, NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
 import { type NewslettersService, type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
@@ -30,7 +30,7 @@ export interface NewslettersNeeds {
 export function createNewslettersService(
   deps: PlatformDeps,
   { templates, channels }: NewslettersNeeds,
-  options: { feedAhead?: number } = {},
+  options: { feedAhead?: number; bulkSlice?: number } = {},
 ) {
   return newslettersService({
     db: deps.database.orm,
@@ -45,6 +45,8 @@ export function createNewslettersService(
       await channels.requireChatConnected(accountId)
     },
     dailyWindow: (accountId) => channels.dailyWindow(accountId),
+    // the embedded database's one connection: short bulk statements, so requests go between them
+    ...(deps.database.kind === 'pglite' ? { bulkSlice: EMBEDDED_BULK_SLICE } : {}),
     ...options,
   })
 }

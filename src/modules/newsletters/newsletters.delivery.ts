@@ -22,6 +22,13 @@ export const FANOUT_BATCH = 10_000
  * as the queue drains below this (at the fan-out and at every progress check), 20 s of work at 1,000 sends/s.
  */
 export const FEED_AHEAD = 20_000
+/**
+ * Rows per bulk statement (a fan-out batch, a slice of the feed) on the embedded database. Its one connection runs one
+ * statement at a time, so a request waits for the bulk statement that holds it (PriorityGate): a feed of 20,000 jobs
+ * in one statement held it for about half a second, a slice of 1,000 for a few tens of milliseconds. On PostgreSQL a
+ * bulk statement holds one connection of a pool, and the batches stay whole.
+ */
+export const EMBEDDED_BULK_SLICE = 1_000
 
 /** What the delivery needs: the template's approval, whether sending is possible, the daily limit. */
 export interface NewsletterDeliveryDeps {
@@ -39,12 +46,16 @@ export interface NewsletterDeliveryDeps {
   dailyWindow(accountId: string): Promise<{ limit: number | null; used: number; resumesAt: Date | null }>
   /** send jobs kept queued ahead of the sender (default FEED_AHEAD; tests feed a few at a time) */
   feedAhead?: number
+  /** rows per bulk statement, each its own transaction (EMBEDDED_BULK_SLICE on the embedded database); default whole */
+  bulkSlice?: number
 }
 
 /** The newsletter's jobs: the start at its time (waiting, then the fan-out) and the progress checks that feed it. */
 export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
   const { db, clock } = deps
   const feedAhead = deps.feedAhead ?? FEED_AHEAD
+  const fanoutBatch = Math.min(FANOUT_BATCH, deps.bulkSlice ?? FANOUT_BATCH)
+  const feedSlice = deps.bulkSlice ?? feedAhead
   const save = (tx: Db, row: repo.NewsletterRow, change: Partial<repo.NewsletterRow>) =>
     repo.updateNewsletter(tx, row, change, clock.now())
 
@@ -52,14 +63,36 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
    * Gives the newsletter's next send records their send jobs (and a tracked CTA's short links), in contact order
    * after feed_cursor and up to `upTo` (the fan-out's cursor while it runs), so that about FEED_AHEAD send jobs of
    * the account wait ahead of the sender: a million recipients are a million send records at once but never a
-   * million queued jobs. Runs under the newsletter's row lock, in the transaction that saves the cursor it answers.
+   * million queued jobs. Runs under the newsletter's row lock, in the transaction that saves the cursor it answers;
+   * writes at most one slice (`feedSlice` jobs) and answers the room left after it for the next slice's transaction.
    */
-  async function feed(tx: Db, row: repo.NewsletterRow, upTo: string | null): Promise<string | null> {
-    const waiting = await countQueuedJobs(tx, { accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, upTo: feedAhead })
-    const room = feedAhead - waiting
-    if (room <= 0) return row.feedCursor
-    const out = await repo.feedSends(tx, row, { upTo, room, now: clock.now() })
-    return out.last ?? row.feedCursor
+  async function feed(
+    tx: Db,
+    row: repo.NewsletterRow,
+    upTo: string | null,
+    known?: number,
+  ): Promise<{ cursor: string | null; room: number }> {
+    const room =
+      known ??
+      feedAhead - (await countQueuedJobs(tx, { accountId: row.accountId, queue: TEMPLATE_SEND_QUEUE, upTo: feedAhead }))
+    if (room <= 0) return { cursor: row.feedCursor, room: 0 }
+    const slice = Math.min(room, feedSlice)
+    const out = await repo.feedSends(tx, row, { upTo, room: slice, now: clock.now() })
+    // a short slice means nothing more is there to feed now
+    return { cursor: out.last ?? row.feedCursor, room: out.queued < slice ? 0 : room - slice }
+  }
+
+  /** The rest of the feed's room, a slice a transaction (the embedded database's requests go between them). */
+  async function feedRest(accountId: string, id: string, room: number) {
+    while (room > 0) {
+      room = await db.transaction(async (tx) => {
+        const fresh = await repo.requireNewsletter(tx, accountId, id, true)
+        if (fresh.status !== 'sending' || fresh.phase !== 'sending') return 0
+        const out = await feed(tx, fresh, null, room)
+        if (out.cursor !== fresh.feedCursor) await save(tx, fresh, { feedCursor: out.cursor })
+        return out.room
+      })
+    }
   }
 
   function enqueueProgress(tx: Db, accountId: string, id: string) {
@@ -81,17 +114,19 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
     while (row.phase === 'fanout') {
       row = await db.transaction(async (tx) => {
         const fresh = await repo.requireNewsletter(tx, accountId, id, true)
-        const batch = await repo.fanoutBatch(tx, fresh, { templateId, batch: FANOUT_BATCH, now: clock.now(), fields })
+        const batch = await repo.fanoutBatch(tx, fresh, { templateId, batch: fanoutBatch, now: clock.now(), fields })
         const fanoutCursor = batch.last ?? fresh.fanoutCursor
-        const feedCursor = fanoutCursor ? await feed(tx, fresh, fanoutCursor) : fresh.feedCursor
-        if (batch.picked < FANOUT_BATCH) {
+        const feedCursor = fanoutCursor ? (await feed(tx, fresh, fanoutCursor)).cursor : fresh.feedCursor
+        if (batch.picked < fanoutBatch) {
           await enqueueProgress(tx, accountId, id)
           return save(tx, fresh, { phase: 'sending', fanoutCursor, feedCursor })
         }
         return save(tx, fresh, { fanoutCursor, feedCursor })
       })
     }
-    await db.execute(sql`ANALYZE template_sends, jobs`)
+    // one table a statement: on the embedded database each holds its one connection for its whole run
+    await db.execute(sql`ANALYZE template_sends`)
+    await db.execute(sql`ANALYZE jobs`)
   }
 
   return {
@@ -168,7 +203,7 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
       const { open, waiting, reason } = await repo.openAndWaiting(db, accountId, id)
       // at the daily limit it resumes by itself when the oldest conversation leaves the 24-hour window
       const daily = waiting > 0 && reason === 'daily_limit_reached' ? await deps.dailyWindow(accountId) : null
-      await db.transaction(async (tx) => {
+      const room = await db.transaction(async (tx) => {
         const fresh = await repo.requireNewsletter(tx, accountId, id, true)
         if (!open) {
           await save(tx, fresh, {
@@ -180,7 +215,7 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
           })
         } else {
           // the next send jobs, as the sender consumed the ones written ahead
-          const feedCursor = await feed(tx, fresh, null)
+          const { cursor: feedCursor, room } = await feed(tx, fresh, null)
           const fed = feedCursor !== fresh.feedCursor ? { feedCursor } : {}
           if (waiting > 0) {
             const resumesAt = daily?.resumesAt ?? new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
@@ -191,10 +226,14 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
             await save(tx, fresh, fed)
           }
           await enqueueProgress(tx, accountId, id)
+          await completeJob(tx, job)
+          return waiting > 0 ? 0 : room
         }
         await completeJob(tx, job)
+        return 0
       })
       context.settled()
+      await feedRest(accountId, id, room)
     },
   }
 }

@@ -656,6 +656,67 @@ describe('newsletters: sending', () => {
     assert.deepEqual(new Set(outbox.map((m) => m.recipient)), new Set(phones.map((p) => p.phone)))
   })
 
+  test('in slices (the embedded database): short bulk statements, and a progress check fills the whole room', async () => {
+    const account = await sandboxAccount()
+    for (let i = 0; i < 9; i++) await contact(account, 'confirmed')
+    const newsletter = await draft(account)
+    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
+    harness.clock.advance(HOUR + 1000)
+    // 5 send jobs kept ahead, at most 2 rows a bulk statement: the fan-out in five batches, the feed in slices
+    const sliced: MountedModule = {
+      ...newslettersModule,
+      jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 5, bulkSlice: 2 })),
+    }
+    const queuedJobs = async () =>
+      Number(
+        (
+          await harness.database.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
+            [account.accountId],
+          )
+        )[0].n,
+      )
+    const newsletterOnly = jobRunnerFor(deps(), moduleJobs([templatesModule, sliced], harness.services))
+    const runNewsletterJobs = async () => {
+      const stop = await newsletterOnly.start()
+      await newsletterOnly.runner.drain()
+      await stop()
+    }
+    await runNewsletterJobs()
+    const written = await status(account, newsletter.id)
+    assert.equal(written.recipients, 9, 'every batch of the snapshot written')
+    assert.equal(await queuedJobs(), 5, 'the room filled across the batches, two at most each')
+    const all = jobRunnerFor(
+      deps(),
+      moduleJobs(
+        mountedModules.map((m) => (m.name === 'newsletters' ? sliced : m)),
+        harness.services,
+      ),
+    )
+    // the five go out (the progress check is not due yet)
+    let stop = await all.start()
+    await all.runner.drain()
+    await stop()
+    assert.equal(await queuedJobs(), 0)
+    assert.equal((await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')).length, 5)
+    harness.clock.advance(PROGRESS_EVERY_MS)
+    await runNewsletterJobs()
+    assert.equal(await queuedJobs(), 4, 'one check feeds the four left in two slices, not one slice')
+    let done = await status(account, newsletter.id)
+    for (let round = 0; round < 20 && done.status !== 'sent'; round++) {
+      stop = await all.start()
+      await all.runner.drain()
+      await stop()
+      harness.clock.advance(PROGRESS_EVERY_MS)
+      done = await status(account, newsletter.id)
+    }
+    assert.equal(done.status, 'sent')
+    assert.equal(done.counts.read, 9)
+    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
+    assert.equal(outbox.length, 9)
+    assert.equal(new Set(outbox.map((m) => m.recipient)).size, 9, 'none twice')
+  })
+
   test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {
     const account = await sandboxAccount({ messagesPerMonth: 2 })
     for (let i = 0; i < 4; i++) await contact(account, 'confirmed')
