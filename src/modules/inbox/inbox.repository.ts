@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
-import { enqueueSelectSql, enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
+import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -122,14 +122,14 @@ export interface InboundDraft {
  * insertMessageInOrder for many inbound messages of one account and channel, in one statement: the account's
  * message clock moves once by as many milliseconds as there are messages, each message gets its own strictly
  * increasing time in the given order, each touched conversation takes its latest message and counts the unread
- * ones, and every stored message gets its message.received event (`created_at` in its data), all of them one
- * dispatch job and that job's NOTIFY. The clock row stays locked until the caller commits (see
+ * ones, and every stored message gets its message.received event (`created_at` in its data); the caller hands the
+ * events on (handOnEvents) in the same transaction. The clock row stays locked until the caller commits (see
  * insertMessageInOrder). Returns the stored messages in order; a provider message id stored before is skipped, and
  * its event is not written.
  */
 export async function insertInboundMessagesInOrder(
   tx: Db,
-  input: { accountId: string; channel: string; drafts: InboundDraft[]; now: Date; dispatchQueue: string },
+  input: { accountId: string; channel: string; drafts: InboundDraft[]; now: Date },
 ): Promise<MessageRow[]> {
   const { accountId, drafts } = input
   if (drafts.length === 0) return []
@@ -199,18 +199,9 @@ export async function insertInboundMessagesInOrder(
           to_char(stored.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
         ${now}::timestamptz
       FROM stored JOIN draft ON draft.id = stored.id
-      RETURNING id, data->>'created_at' AS at
-    ), dispatch AS (
-      ${enqueueSelectSql(input.now, {
-        queue: input.dispatchQueue,
-        select: sql`SELECT ${accountId}::uuid AS account_id,
-            jsonb_build_object('eventIds', jsonb_agg(event.id ORDER BY event.at)) AS payload
-          FROM event
-          HAVING count(*) > 0`,
-      })}
+      RETURNING id
     )
-    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM dispatch) AS dispatched,
-      ${notifyJobsSql('dispatch')} AS notified
+    SELECT stored.*, (SELECT count(*) FROM conversation) AS touched, (SELECT count(*) FROM event) AS evented
     FROM stored ORDER BY stored.created_at`)
   return (result as unknown as { rows: Array<Record<string, unknown>> }).rows.map(messageFromRaw)
 }

@@ -3,7 +3,7 @@ import { type SQL, sql } from 'drizzle-orm'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { EVENT_DISPATCH_QUEUE, recordEvent, recordEvents } from '../../platform/events/events.ts'
+import { handOnEvents, recordEvent, recordEvents } from '../../platform/events/events.ts'
 import { acceptsSql, emitSignals } from '../../platform/events/signals.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
@@ -268,7 +268,7 @@ export function inboxService(deps: InboxServiceDeps) {
    * Stores inbound messages of one account and channel in one transaction: one statement reads the copies already
    * stored, the senders' contacts and conversations (locked) and what the listeners read; new senders get their
    * contact and conversation (with their events); the automation triggers hear message.received; one statement
-   * writes every message in order with its clock, conversations, events, dispatch job and NOTIFY; then the
+   * writes every message in order with its clock, conversations and events, handed on to the webhook deliveries; then the
    * listeners run. Settles every receipt (null for a duplicate) or throws, having settled none.
    */
   async function receiveBatch(batch: Receipt[], holdsClock: () => void = () => {}): Promise<void> {
@@ -375,12 +375,17 @@ export function inboxService(deps: InboxServiceDeps) {
           channel,
           drafts,
           now: clock.now(),
-          dispatchQueue: EVENT_DISPATCH_QUEUE,
         })
         holdsClock()
         // a concurrent copy of a webhook (in another process) stored one first: undo the contacts, conversations and
         // events of the batch too, and store its messages again one by one
         if (messages.length < drafts.length) throw new DuplicateMessage()
+        // what the events' consumers owe for them (webhook deliveries and their jobs), in this transaction, in order
+        await handOnEvents(
+          tx,
+          clock,
+          drafts.map((d) => ({ accountId, id: d.eventId, name: 'message.received' as const })),
+        )
         for (const [at, message] of messages.entries()) {
           for (const [i, listener] of listeners.entries()) {
             await listener.run(

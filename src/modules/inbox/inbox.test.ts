@@ -158,6 +158,51 @@ describe('inbound messages', () => {
     }
   })
 
+  test("an inbound message's webhook deliveries are written with it, with no dispatch job", async () => {
+    const account = await sandboxAccount()
+    const receiver = await startReceiver({ now: () => harness.clock.now() })
+    try {
+      const created = await account.request({
+        method: 'POST',
+        url: '/v1/webhook-subscriptions',
+        payload: { url: receiver.url, events: ['message.received'] },
+      })
+      receiver.secret = json<{ secret: string }>(created).secret
+      // nothing runs between the inbound commit and the look at what it wrote
+      await harness.jobs?.stop()
+      let owed: Array<{ event_id: string; event_name: string; queue: string | null }>
+      let dispatchJobs: number
+      try {
+        await inbound(account, { from: '+491513333334', text: 'erste' })
+        await inbound(account, { from: '+491513333334', text: 'zweite' })
+        owed = await harness.database.query(
+          `SELECT d.event_id, d.event_name, j.queue FROM webhook_deliveries d
+             LEFT JOIN jobs j ON j.account_id = d.account_id AND j.payload->>'deliveryId' = d.id::text
+           WHERE d.account_id = $1 ORDER BY d.created_at, d.id`,
+          [account.accountId],
+        )
+        dispatchJobs = Number(
+          (
+            await harness.database.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'event.dispatch'`,
+              [account.accountId],
+            )
+          )[0].n,
+        )
+      } finally {
+        await harness.jobs?.start()
+      }
+      assert.equal(owed.length, 2, 'one delivery a message, at the commit')
+      assert.ok(owed.every((d) => d.event_name === 'message.received' && d.queue === 'webhook.deliver'))
+      assert.equal(dispatchJobs, 0, 'no dispatch job stands between the message and its delivery')
+      await harness.jobs?.drain()
+      await receiver.waitFor(2)
+      assert.deepEqual(receiver.unique().map((d) => d.body.data.text).sort(), ['erste', 'zweite'])
+    } finally {
+      await receiver.close()
+    }
+  })
+
   test('the sandbox endpoint exists only while the sandbox is the chat provider', async () => {
     const account = await createTestAccount(harness)
     const before = await account.request({

@@ -28,8 +28,12 @@ export function onEventsRecorded(fanOut: EventFanOut): void {
   if (!fanOuts.includes(fanOut)) fanOuts.push(fanOut)
 }
 
-/** Hands recorded events on in the caller's transaction: to the registered fan-outs, or else to one dispatch job an account. */
-async function handOn(
+/**
+ * Hands recorded events on in the caller's transaction: to the registered fan-outs, or else to one dispatch job an
+ * account. For a module that writes its events in a statement of its own (the inbox's inbound messages); recordEvent
+ * and recordEvents call it themselves.
+ */
+export async function handOnEvents(
   tx: Db,
   clock: Clock,
   recorded: Array<{ accountId: string; id: string; name: EventName }>,
@@ -84,7 +88,7 @@ export async function recordEvent(
     data: input.data,
     createdAt,
   })
-  await handOn(tx, clock, [{ accountId: input.accountId, id, name: input.name }])
+  await handOnEvents(tx, clock, [{ accountId: input.accountId, id, name: input.name }])
   await emitSignals(tx, clock, [
     { accountId: input.accountId, name: input.name, contactId: input.contactId ?? null, data: input.data },
   ])
@@ -136,7 +140,7 @@ export async function recordEvents(
     INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
     SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
       AS r(account_id uuid, id uuid, name text, contact_id uuid, data jsonb, created_at timestamptz)`)
-  await handOn(
+  await handOnEvents(
     tx,
     clock,
     withIds.map((input) => ({ accountId: input.accountId, id: input.id, name: input.name })),
@@ -176,7 +180,7 @@ export async function dispatchEvents(
   name: EventName,
 ): Promise<void> {
   if (eventIds.length === 0) return
-  await handOn(
+  await handOnEvents(
     tx,
     clock,
     eventIds.map((id) => ({ accountId, id, name })),
