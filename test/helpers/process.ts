@@ -25,7 +25,10 @@ export async function freePort(): Promise<number> {
   })
 }
 
-/** Environment for a child: no inherited Herold settings, so the test says exactly what the process gets. */
+/**
+ * Environment for a child: no inherited Herold settings, so the test says exactly what the process gets. `extra` is
+ * what it gets, HEROLD_* settings included (`HEROLD_EMBEDDED_THREAD: '1'`); an undefined value leaves a variable out.
+ */
 export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {

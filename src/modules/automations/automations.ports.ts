@@ -4,7 +4,7 @@ import type { ClaimedJob } from '../../platform/jobs/jobs.ts'
 import type { OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import type { MessagingService } from '../messaging/index.ts'
+import type { MessagingService, queueAutomationTemplateSends } from '../messaging/index.ts'
 import type { AutomationRow, RunRow } from './automations.repository.ts'
 import type { Step } from './automations.rules.ts'
 import type { RunState } from './automations.tables.ts'
@@ -30,17 +30,7 @@ export interface AutomationsEngineDeps {
     input: { accountId: string; contactId: string; channel: 'chat' | 'email' },
   ) => Promise<boolean>
   /** queues the template sends of a batch of runs' steps in the batch's transaction (send ids in order) */
-  queueTemplateSends: (
-    tx: Db,
-    clock: Clock,
-    list: Array<{
-      accountId: string
-      contactId: string
-      templateId: string
-      variables: Record<string, string>
-      runId: string
-    }>,
-  ) => Promise<string[]>
+  queueTemplateSends: typeof queueAutomationTemplateSends
   userAgent: string
   /** the follow-ups module: enrolling a contact in the run's transaction */
   followups: {

@@ -129,5 +129,7 @@ export const templateSends = pgTable(
     index('template_sends_waiting_idx')
       .on(t.accountId, t.originId)
       .where(sql`${t.status} = 'queued' AND ${t.reason} IS NOT NULL`),
+    // the sends by their outcome's time, per account: herold status's last hour (migration 0068)
+    index('template_sends_outcome_idx').on(t.accountId, sql`(coalesce(${t.failedAt}, ${t.skippedAt}, ${t.sentAt}))`),
   ],
 )

@@ -197,13 +197,8 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
-export {
-  BOOLEAN_WORDS,
-  customFieldTexts,
-  formatFieldValue,
-  mayUseCustomFields,
-  valueLanguage,
-} from './templates.fields.ts'
+export { BOOLEAN_WORDS, formatFieldValue } from './templates.field-format.ts'
+export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 export type {
   ProviderFailure,
   ProviderTemplateRef,

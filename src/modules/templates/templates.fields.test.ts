@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { FieldDefinition } from '../contacts/index.ts'
-import { customFieldTexts, formatFieldValue, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
+import { formatFieldValue } from './templates.field-format.ts'
+import { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 import { renderTemplate, settableVariables, unfilledVariables, validateVariableValues } from './templates.variables.ts'
 
 const field = (key: string, type: FieldDefinition['type'], defaultValue: FieldDefinition['defaultValue'] = null) => ({

@@ -1,39 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, afterEach, before, describe, test } from 'node:test'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
-import { type Answer, startReceiver, type WebhookReceiver } from '../../../test/helpers/webhook-receiver.ts'
+import { describe, test } from 'node:test'
+import { createHarness, createTestAccount, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { contactData, harness, receiver, subscribe, withWebhooksHarness } from '../../../test/helpers/webhooks.ts'
 import { EVENT_DISPATCH_QUEUE, type EventName, recordEvent, recordEvents } from '../../platform/events/events.ts'
 import { claimJobs } from '../../platform/jobs/jobs.ts'
 import { JobRunner } from '../../platform/jobs/runner.ts'
 import { DELIVERY_QUEUE } from './webhooks.service.ts'
 import { dispatchHandler } from './webhooks.worker.ts'
 
-let harness: Harness
-const receivers: WebhookReceiver[] = []
-
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
-})
-after(() => harness.close())
-afterEach(async () => {
-  for (const receiver of receivers.splice(0)) await receiver.close()
-})
+withWebhooksHarness()
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
-
-async function receiver(answer?: (n: number) => Answer): Promise<WebhookReceiver> {
-  let n = 0
-  const r = await startReceiver({ now: () => harness.clock.now(), answer: answer ? () => answer(++n) : undefined })
-  receivers.push(r)
-  return r
-}
 
 interface Attempt {
   event_id: string
@@ -46,35 +24,6 @@ interface Attempt {
   next_attempt_at: string | null
   duration_ms: number
 }
-
-async function subscribe(
-  account: TestAccount,
-  target: WebhookReceiver,
-  events: EventName[] = ['contact.created'],
-): Promise<string> {
-  const response = await account.request({
-    method: 'POST',
-    url: '/v1/webhook-subscriptions',
-    payload: { url: target.url, events },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  const body = json<{ id: string; secret: string }>(response)
-  target.secret = body.secret
-  return body.id
-}
-
-const contactData = (n = 1) => ({
-  id: crypto.randomUUID(),
-  name: `Contact ${n}`,
-  email: `c${n}@example.com`,
-  phone: '',
-  optin_chat: 'none',
-  optin_email: 'none',
-  tags: [],
-  language: 'de',
-  source: 'api',
-  created_at: harness.clock.now().toISOString(),
-})
 
 async function emit(
   account: TestAccount,
@@ -373,14 +322,10 @@ describe('delivery (section 6)', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve
     })
-    const slow = await startReceiver({
-      now: () => harness.clock.now(),
-      answer: async () => {
-        await gate
-        return 200
-      },
+    const slow = await receiver(async () => {
+      await gate
+      return 200
     })
-    receivers.push(slow)
     const fast = await receiver()
     await subscribe(slowAccount, slow)
     await subscribe(fastAccount, fast)
@@ -532,15 +477,11 @@ describe('deliveries in batches per subscription', () => {
     const account = await createTestAccount(harness)
     let failing = ''
     const seen = new Map<string, number>()
-    const target = await startReceiver({
-      now: () => harness.clock.now(),
-      answer: (delivery) => {
-        const n = (seen.get(delivery.deliveryId) ?? 0) + 1
-        seen.set(delivery.deliveryId, n)
-        return delivery.deliveryId === failing && n === 1 ? 500 : 204
-      },
+    const target = await receiver((_, delivery) => {
+      const n = (seen.get(delivery.deliveryId) ?? 0) + 1
+      seen.set(delivery.deliveryId, n)
+      return delivery.deliveryId === failing && n === 1 ? 500 : 204
     })
-    receivers.push(target)
     const id = await subscribe(account, target)
     await harness.jobs!.stop()
     const events: string[] = []
@@ -584,14 +525,10 @@ describe('deliveries in batches per subscription', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve
     })
-    const hanging = await startReceiver({
-      now: () => harness.clock.now(),
-      answer: async () => {
-        await gate
-        return 204
-      },
+    const hanging = await receiver(async () => {
+      await gate
+      return 204
     })
-    receivers.push(hanging)
     const failing = await receiver(() => 500)
     const fast = await receiver()
     await subscribe(account, hanging)

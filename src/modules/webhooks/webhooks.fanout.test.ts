@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, afterEach, before, describe, test } from 'node:test'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
-import { startReceiver, type WebhookReceiver } from '../../../test/helpers/webhook-receiver.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount } from '../../../test/helpers/harness.ts'
+import { contactData, harness, receiver, subscribe, withWebhooksHarness } from '../../../test/helpers/webhooks.ts'
 import {
   dispatchEvents,
   EVENT_DISPATCH_QUEUE,
-  type EventName,
   recordEvent,
   recordEvents,
   recordTestEvent,
@@ -20,36 +13,7 @@ import { enqueue } from '../../platform/jobs/jobs.ts'
 import { DELIVERY_QUEUE } from './webhooks.service.ts'
 
 // The deliveries of an event are written in the event's own transaction (the fan-out), not by a dispatch job.
-let harness: Harness
-const receivers: WebhookReceiver[] = []
-
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
-})
-after(() => harness.close())
-afterEach(async () => {
-  for (const receiver of receivers.splice(0)) await receiver.close()
-})
-
-async function receiver(): Promise<WebhookReceiver> {
-  const r = await startReceiver({ now: () => harness.clock.now() })
-  receivers.push(r)
-  return r
-}
-
-async function subscribe(account: TestAccount, target: WebhookReceiver, events: EventName[]): Promise<string> {
-  const response = await account.request({
-    method: 'POST',
-    url: '/v1/webhook-subscriptions',
-    payload: { url: target.url, events },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  const body = json<{ id: string; secret: string }>(response)
-  target.secret = body.secret
-  return body.id
-}
-
-const data = (n: number) => ({ id: crypto.randomUUID(), name: `Contact ${n}`, created_at: new Date().toISOString() })
+withWebhooksHarness()
 
 /** The account's deliveries and jobs as they stand (no worker runs while a test looks). */
 async function owed(accountId: string) {
@@ -101,7 +65,7 @@ describe('fan-out at event time', () => {
 
     const { event, before } = await withWorkersStopped(async () => {
       const event = await harness.database.orm.transaction((tx) =>
-        recordEvent(tx, harness.clock, { accountId: account.accountId, name: 'contact.created', data: data(1) }),
+        recordEvent(tx, harness.clock, { accountId: account.accountId, name: 'contact.created', data: contactData(1) }),
       )
       return { event, before: await owed(account.accountId) }
     })
@@ -128,7 +92,11 @@ describe('fan-out at event time', () => {
     await subscribe(account, target, ['contact.created'])
     await assert.rejects(
       harness.database.orm.transaction(async (tx) => {
-        await recordEvent(tx, harness.clock, { accountId: account.accountId, name: 'contact.created', data: data(1) })
+        await recordEvent(tx, harness.clock, {
+          accountId: account.accountId,
+          name: 'contact.created',
+          data: contactData(1),
+        })
         throw new Error('the change failed')
       }),
       /the change failed/,
@@ -150,14 +118,18 @@ describe('fan-out at event time', () => {
         await recordEvents(
           tx,
           harness.clock,
-          [1, 2, 3].map((n) => ({ accountId: account.accountId, name: 'contact.created' as const, data: data(n) })),
+          [1, 2, 3].map((n) => ({
+            accountId: account.accountId,
+            name: 'contact.created' as const,
+            data: contactData(n),
+          })),
         )
         // an import writes its events itself (insertEventsSql) and hands their ids on
         await recordTestEvent(tx, {
           accountId: account.accountId,
           id: imported,
           name: 'contact.created',
-          data: data(4),
+          data: contactData(4),
           createdAt: harness.clock.now(),
         })
         await dispatchEvents(tx, harness.clock, account.accountId, [imported], 'contact.created')
@@ -185,7 +157,7 @@ describe('fan-out at event time', () => {
         accountId: account.accountId,
         id: eventId,
         name: 'contact.created',
-        data: data(1),
+        data: contactData(1),
         createdAt: harness.clock.now(),
       })
       await enqueue(tx, harness.clock, {
@@ -213,7 +185,7 @@ describe('fan-out at event time', () => {
     await subscribe(account, target, ['contact.created'])
     await withWorkersStopped(async () => {
       const event = await harness.database.orm.transaction((tx) =>
-        recordEvent(tx, harness.clock, { accountId: account.accountId, name: 'contact.created', data: data(1) }),
+        recordEvent(tx, harness.clock, { accountId: account.accountId, name: 'contact.created', data: contactData(1) }),
       )
       await harness.database.orm.transaction((tx) =>
         enqueue(tx, harness.clock, {

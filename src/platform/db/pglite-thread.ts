@@ -89,7 +89,8 @@ export class PGliteThread {
   #closed = false
 
   private constructor(dataDir: string) {
-    this.#worker = new Worker(WORKER_URL, { workerData: { dataDir } satisfies ThreadStart })
+    // named: the thread shows as herold-db beside the server's own (top -H, /proc/PID/task/*/comm)
+    this.#worker = new Worker(WORKER_URL, { name: 'herold-db', workerData: { dataDir } satisfies ThreadStart })
     this.#worker.on('message', (reply: ThreadReply) => this.#reply(reply))
     this.#worker.on('error', (error) => this.#fail(error))
     this.#worker.on('exit', (code) => this.#fail(new Error(`the embedded database's thread stopped (exit ${code})`)))

@@ -1,3 +1,6 @@
+// the server's own formatting (a file that imports nothing), so the preview writes a field as the message will
+import { formatFieldValue } from '../../../../src/modules/templates/templates.field-format.ts'
+
 /** A custom field as the preview needs it (GET /app/contact-fields). */
 export interface PreviewField {
   key: string
@@ -13,50 +16,6 @@ export interface PreviewContactValues {
   phone: string | null
   language?: string | null
   fields?: Record<string, string | number | boolean> | null
-}
-
-/** yes and no per language, as the server writes a boolean field into a message (templates.fields.ts). */
-const BOOLEAN_WORDS: Readonly<Record<string, readonly [string, string]>> = {
-  de: ['ja', 'nein'],
-  en: ['yes', 'no'],
-  fr: ['oui', 'non'],
-  es: ['sí', 'no'],
-  it: ['sì', 'no'],
-  nl: ['ja', 'nee'],
-}
-
-function localeOf(language: string): string {
-  const tag = language.trim().replace(/_/g, '-')
-  if (tag === '') return 'en'
-  try {
-    return Intl.getCanonicalLocales(tag)[0] ?? 'en'
-  } catch {
-    return 'en'
-  }
-}
-
-/**
- * A field's value as a message shows it, as the server formats it: a number with the language's separators, a date
- * numeric in German and long otherwise, a boolean as ja/nein, yes/no, …; text and choice as they are.
- */
-export function fieldText(value: string | number | boolean, type: string, language: string): string {
-  const locale = localeOf(language)
-  const primary = locale.split('-')[0].toLowerCase()
-  if (type === 'number' && typeof value === 'number' && Number.isFinite(value)) {
-    return new Intl.NumberFormat(locale, { maximumFractionDigits: 20 }).format(value)
-  }
-  if (type === 'date' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const day = new Date(`${value}T00:00:00Z`)
-    if (Number.isNaN(day.getTime())) return value
-    return new Intl.DateTimeFormat(locale, { dateStyle: primary === 'de' ? 'medium' : 'long', timeZone: 'UTC' }).format(
-      day,
-    )
-  }
-  if (type === 'boolean' && typeof value === 'boolean') {
-    const [yes, no] = BOOLEAN_WORDS[primary] ?? BOOLEAN_WORDS.en
-    return value ? yes : no
-  }
-  return String(value)
 }
 
 /**
@@ -83,7 +42,7 @@ export function previewText(
     if (field.key in values) continue
     const own = contact?.fields?.[field.key]
     const value = own ?? field.default
-    const shown = value === null || value === undefined ? '' : fieldText(value, field.type, valueLanguage)
+    const shown = value === null || value === undefined ? '' : formatFieldValue(value, field.type, valueLanguage)
     values[field.key] = shown.trim() === '' ? `[${field.label}]` : shown
   }
   return text.replace(/\{\{\s*([a-z][a-z0-9_]*)\s*\}\}/g, (whole, key: string) => values[key] ?? whole)
