@@ -197,7 +197,13 @@ describe('inbound messages', () => {
       assert.equal(dispatchJobs, 0, 'no dispatch job stands between the message and its delivery')
       await harness.jobs?.drain()
       await receiver.waitFor(2)
-      assert.deepEqual(receiver.unique().map((d) => d.body.data.text).sort(), ['erste', 'zweite'])
+      assert.deepEqual(
+        receiver
+          .unique()
+          .map((d) => d.body.data.text)
+          .sort(),
+        ['erste', 'zweite'],
+      )
     } finally {
       await receiver.close()
     }
