@@ -66,7 +66,7 @@ export const messagingModule: HeroldModule<{
   }),
 }
 
-export { queueAutomationTemplateSend, queueAutomationTemplateSends } from './messaging.automation-queue.ts'
+export { queueAutomationTemplateSends } from './messaging.automation-queue.ts'
 export { countSends, type SendCountFilter, type SendCountKey } from './messaging.counts.ts'
 export { type HandedSend, handOffSendsSql, skipQueuedSends } from './messaging.handoff.ts'
 export { dropQueuedSends, queueSendJobsSql, queueSendsSql } from './messaging.queue.ts'

@@ -6,35 +6,10 @@ import { insertSends } from './messaging.repository.ts'
 import { TEMPLATE_SEND_QUEUE } from './messaging.sends.ts'
 
 /**
- * A template send of an automation run, queued in the run's transaction: the send record exists exactly when the
- * step that sends is recorded, and the send pipeline re-checks consent, quota and the template right before sending.
+ * The template sends of a batch of automation runs' steps, queued in the runs' transaction: each send record exists
+ * exactly when the step that sends is recorded, and the send pipeline re-checks consent, quota and the template right
+ * before sending. The send records and their jobs in two statements.
  */
-export async function queueAutomationTemplateSend(
-  tx: Db,
-  clock: Clock,
-  input: { accountId: string; contactId: string; templateId: string; variables: Record<string, string>; runId: string },
-): Promise<string> {
-  const id = randomUUID()
-  const now = clock.now()
-  await insertSends(tx, [
-    {
-      accountId: input.accountId,
-      id,
-      contactId: input.contactId,
-      templateId: input.templateId,
-      variables: input.variables,
-      status: 'queued',
-      origin: 'automation',
-      originId: input.runId,
-      createdAt: now,
-      updatedAt: now,
-    },
-  ])
-  await enqueue(tx, clock, { accountId: input.accountId, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: id } })
-  return id
-}
-
-/** queueAutomationTemplateSend for a batch of runs' steps: the send records and their jobs in two statements. */
 export async function queueAutomationTemplateSends(
   tx: Db,
   clock: Clock,

@@ -197,7 +197,7 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
-export { BOOLEAN_WORDS, formatFieldValue } from './templates.field-format.ts'
+export { formatFieldValue } from './templates.field-format.ts'
 export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 export type {
   ProviderFailure,
