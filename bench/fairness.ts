@@ -14,6 +14,7 @@
  * p50/p95/p99/max in both windows and their ratio, and the big account's sends/s against its pace alone and beside them.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.ts'
 import { recordOptinChange } from '../src/modules/contacts/index.ts'
@@ -204,7 +205,25 @@ try {
     const started = performance.now()
     const cpu = process.cpuUsage()
     const threadCpu = process.threadCpuUsage()
+    // where a send waits: for a connection of the pool (or the embedded gate), or for the server's thread
+    const loop = monitorEventLoopDelay({ resolution: 5 })
+    loop.enable()
+    let samples = 0
+    let waitingSamples = 0
+    let maxWaiting = 0
+    const sampler = setInterval(() => {
+      const { waiting } = database.poolUse()
+      samples++
+      if (waiting > 0) waitingSamples++
+      maxWaiting = Math.max(maxWaiting, waiting)
+    }, 10)
     const result = await during()
+    clearInterval(sampler)
+    loop.disable()
+    const waits =
+      `statements waiting for a connection in ${((100 * waitingSamples) / Math.max(samples, 1)).toFixed(0)} % of ` +
+      `samples (at most ${maxWaiting}); event loop delay p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, ` +
+      `p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`
     const ms = ({ user, system }: NodeJS.CpuUsage) => (user + system) / 1000
     const cpuMs = ms(process.cpuUsage(cpu))
     const threadCpuMs = ms(process.threadCpuUsage(threadCpu))
@@ -212,7 +231,7 @@ try {
     const rate = sent / ((performance.now() - started) / 1000)
     // CPU a newsletter send: the process's, and its main thread's (the rest is the embedded database's own thread)
     const perSend = `${(cpuMs / Math.max(sent, 1)).toFixed(2)} ms (main thread ${(threadCpuMs / Math.max(sent, 1)).toFixed(2)} ms)`
-    return { result, rate, perSend }
+    return { result, rate, perSend, waits }
   }
   const alone = await measure(() => new Promise((r) => setTimeout(r, SECONDS * 1000)))
   const newsletterPhase = async () =>
@@ -222,12 +241,12 @@ try {
         draft.id,
       ])
     )[0]?.phase
-  phase(`the newsletter alone: ${alone.rate.toFixed(0)}/s (phase ${await newsletterPhase()})`)
+  phase(`the newsletter alone: ${alone.rate.toFixed(0)}/s (phase ${await newsletterPhase()}); ${alone.waits}`)
 
   // 3. both at once
   const both = await measure(() => smallSends(SECONDS))
   const busy = await latencies(both.result)
-  phase(`both: ${describe(busy)}; newsletter ${both.rate.toFixed(0)}/s`)
+  phase(`both: ${describe(busy)}; newsletter ${both.rate.toFixed(0)}/s; ${both.waits}`)
   const [queuedJobs] = await database.query<{ queued: number; running: number }>(
     `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued, count(*) FILTER (WHERE state = 'running')::int AS running
      FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
@@ -246,6 +265,7 @@ try {
   console.log(
     `  the newsletter: alone ${alone.rate.toFixed(0)}/s = ${(alone.rate / PACE).toFixed(2)} of its pace (goal ≥ 0.9), beside the small accounts ${both.rate.toFixed(0)}/s = ${(both.rate / PACE).toFixed(2)} (goal ≥ 0.8); CPU a send alone ${alone.perSend}; its send jobs at the end: ${queuedJobs.queued} queued, ${queuedJobs.running} running`,
   )
+  console.log(`  while both sent: ${both.waits}`)
   await services.close()
 } finally {
   await database.close()
