@@ -159,16 +159,47 @@ try {
       const sentAt = new Map(rows.filter((r) => r.sent_at).map((r) => [r.id, new Date(r.sent_at as string).getTime()]))
       if (sentAt.size === queued.length || Date.now() > deadline) {
         const values = queued.flatMap((q) => (sentAt.has(q.id) ? [(sentAt.get(q.id) as number) - q.at] : []))
-        return { values: values.sort((a, b) => a - b), unsent: queued.length - values.length }
+        return {
+          values: values.sort((a, b) => a - b),
+          unsent: queued.length - values.length,
+          stages: await stagesOf(queued),
+        }
       }
       await new Promise((r) => setTimeout(r, 200))
     }
   }
 
+  /**
+   * Where the sends' time went, medians: accepted (the call until the send record's commit time), waiting for the
+   * worker (until the message was recorded by the provider call) and recorded (until `sent_at`).
+   */
+  async function stagesOf(queued: Array<{ accountId: string; id: string; at: number }>) {
+    const at = new Map(queued.map((q) => [q.id, q.at]))
+    const rows = await database.query<{
+      id: string
+      created_at: string
+      message_at: string | null
+      sent_at: string | null
+    }>(
+      `SELECT s.id, s.created_at, m.created_at AS message_at, s.sent_at FROM template_sends s
+         LEFT JOIN messages m ON m.account_id = s.account_id AND m.id = s.message_id
+       WHERE s.id = ANY($1::uuid[])`,
+      [`{${queued.map((q) => q.id).join(',')}}`],
+    )
+    const median = (list: number[]) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? NaN
+    const time = (v: string | Date) => new Date(v).getTime()
+    const done = rows.filter((r) => r.message_at && r.sent_at)
+    return (
+      `accepted ${median(done.map((r) => time(r.created_at) - (at.get(r.id) as number)))} ms, ` +
+      `to the provider call ${median(done.map((r) => time(r.message_at as string) - time(r.created_at)))} ms, ` +
+      `recorded ${median(done.map((r) => time(r.sent_at as string) - time(r.message_at as string)))} ms (medians)`
+    )
+  }
+
   const pct = (sorted: number[], p: number) =>
     sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-  const describe = ({ values, unsent }: { values: number[]; unsent: number }) =>
-    `${values.length} sends: p50 ${pct(values, 50)} ms, p95 ${pct(values, 95)} ms, p99 ${pct(values, 99)} ms, max ${values.at(-1)} ms${unsent ? `, ${unsent} NOT SENT within 30 s` : ''}`
+  const describe = ({ values, unsent, stages }: { values: number[]; unsent: number; stages: string }) =>
+    `${values.length} sends: p50 ${pct(values, 50)} ms, p95 ${pct(values, 95)} ms, p99 ${pct(values, 99)} ms, max ${values.at(-1)} ms${unsent ? `, ${unsent} NOT SENT within 30 s` : ''}; ${stages}`
 
   const bigSent = async () => {
     const [row] = await database.query<{ n: number }>(
