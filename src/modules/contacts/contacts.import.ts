@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
@@ -6,6 +5,7 @@ import type { Db } from '../../platform/db/client.ts'
 import { analyzeTables } from '../../platform/db/maintenance.ts'
 import { dispatchEvents } from '../../platform/events/events.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { timeOrderedId } from '../../platform/ids.ts'
 import {
   CONTACT_COLUMNS,
   type ContactColumn,
@@ -550,8 +550,10 @@ async function createContacts(context: BatchContext, lines: Line[], report: Impo
   if (lines.length === 0) return []
   const { db, clock, accountId } = context
   const plans = lines.map((line) => planTagAddition([], line.tags))
+  // time-ordered: the batch's contacts, their tags and events append to their indexes in line order
   const rows = lines.map((line, i) => ({
-    id: randomUUID(),
+    id: timeOrderedId(),
+    eventId: timeOrderedId(),
     name: line.name ?? '',
     email: line.email,
     phone: line.phone,

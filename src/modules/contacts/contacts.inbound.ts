@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto'
 import type { SQL } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordEvent } from '../../platform/events/events.ts'
 import { AppError, badRequest } from '../../platform/http/errors.ts'
+import { timeOrderedId } from '../../platform/ids.ts'
 import { contactEventData, contactView } from './contacts.ports.ts'
 import * as repo from './contacts.repository.ts'
 import { normalizeEmail, normalizePhone } from './contacts.rules.ts'
@@ -32,7 +32,7 @@ export async function findOrCreateInboundContact(
     if (existing) return { contactId: existing.id, created: false }
     const inserted = await repo.insertContact(tx, {
       accountId: input.accountId,
-      id: randomUUID(),
+      id: timeOrderedId(),
       name: input.name.slice(0, 120),
       email,
       phone,

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { and, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { insertEventsSql } from '../../platform/events/events.ts'
+import { timeOrderedId } from '../../platform/ids.ts'
 import { likeContains, type OptinState, type SearchTerms, type TagOrigin } from './contacts.rules.ts'
 import { type CustomFieldValue, consentRecords, contactCounts, contacts, contactTags } from './contacts.tables.ts'
 
@@ -193,7 +193,7 @@ export async function releaseContacts(db: Db, accountId: string, n: number): Pro
 
 export async function insertConsentRecords(db: Db, records: ConsentRecordInput[]): Promise<void> {
   if (records.length === 0) return
-  await db.insert(consentRecords).values(records.map((r) => ({ ...r, id: randomUUID() })))
+  await db.insert(consentRecords).values(records.map((r) => ({ ...r, id: timeOrderedId() })))
 }
 
 export async function consentRecordsOf(db: Db, accountId: string, contactId: string) {
@@ -335,6 +335,8 @@ async function lockAccountForImport(db: Db, accountId: string): Promise<void> {
 
 export interface ImportedContact {
   id: string
+  /** the id of its contact.created event */
+  eventId: string
   name: string
   email: string
   phone: string
@@ -364,15 +366,16 @@ export async function insertImportedContacts(
     await db.execute(sql`SET LOCAL session_replication_role = replica`)
   }
   const createdAt = fields.createdAt.toISOString()
-  const eventRows = sql`SELECT created.id AS contact_id, jsonb_build_object('id', created.id, 'name', created.name,
-      'email', created.email, 'phone', created.phone, 'optin_chat', created.optin_chat,
+  const eventRows = sql`SELECT input.event_id AS id, created.id AS contact_id,
+      jsonb_build_object('id', created.id, 'name', created.name, 'email', created.email, 'phone', created.phone, 'optin_chat', created.optin_chat,
       'optin_email', created.optin_email, 'tags', to_jsonb(input.tags), 'language', created.language,
       'source', created.source, 'fields', created.fields, 'created_at', ${createdAt}::text) AS data
     FROM created JOIN input USING (id)`
+  const input = rows.map(({ eventId, ...row }) => ({ ...row, event_id: eventId }))
   const result = await db.execute(sql`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${jsonArray(rows)})
-        AS r(id uuid, name text, email text, phone text, tags text[], fields jsonb)
+      SELECT * FROM jsonb_to_recordset(${jsonArray(input)})
+        AS r(id uuid, event_id uuid, name text, email text, phone text, tags text[], fields jsonb)
     ), created AS (
       INSERT INTO ${contacts} (account_id, id, name, email, phone, optin_chat, optin_email, language, source,
         acquisition, fields, created_at)

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto'
 import type { SQL } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { anonymizeContactEvents, recordEvent } from '../../platform/events/events.ts'
 import { emitSignals } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
+import { timeOrderedId } from '../../platform/ids.ts'
 import {
   assertFieldConditions,
   fieldConditionContext,
@@ -277,7 +277,7 @@ export function contactsService(deps: ContactsServiceDeps) {
             }
             const inserted = await repo.insertContact(tx, {
               accountId: tenant.accountId,
-              id: randomUUID(),
+              id: timeOrderedId(),
               name: input.name ?? '',
               email,
               phone,

@@ -485,3 +485,39 @@ describe('account isolation', () => {
     assert.equal((await create(b, { email: 'shared@example.com' })).statusCode, 201)
   })
 })
+
+describe('time-ordered ids', () => {
+  const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+  test('a contact created by the API has a UUID of version 7, after the one created before it', async () => {
+    const account = await createTestAccount(harness)
+    const first = await createContact(account, { email: 'first@example.com' })
+    const second = await createContact(account, { email: 'second@example.com' })
+    assert.match(first.id, UUID_V7)
+    assert.match(second.id, UUID_V7)
+    assert.ok(first.id < second.id)
+  })
+
+  test('an import gives its contacts and their contact.created events ids in the order of the lines', async () => {
+    const account = await createTestAccount(harness)
+    const emails = ['m@example.com', 'b@example.com', 'z@example.com', 'a@example.com']
+    const file = csvFile(['email', ...emails])
+    await importContacts(harness.database.orm, harness.clock, { accountId: account.accountId, file })
+    const rows = await harness.database.query<{ email: string; id: string; event_id: string }>(
+      `SELECT c.email, c.id, e.id AS event_id FROM contacts c
+       JOIN events e ON e.account_id = c.account_id AND e.contact_id = c.id AND e.name = 'contact.created'
+       WHERE c.account_id = $1 ORDER BY c.id`,
+      [account.accountId],
+    )
+    assert.deepEqual(
+      rows.map((r) => r.email),
+      emails,
+    )
+    for (const row of rows) {
+      assert.match(row.id, UUID_V7)
+      assert.match(row.event_id, UUID_V7)
+    }
+    const eventIds = rows.map((r) => r.event_id)
+    assert.deepEqual([...eventIds].sort(), eventIds)
+  })
+})

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { and, eq, type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { timeOrderedId } from '../ids.ts'
 import { enqueue } from '../jobs/jobs.ts'
 import { events } from './events.tables.ts'
 import { emitSignals, emitSignalsForEvents } from './signals.ts'
@@ -78,7 +78,7 @@ export async function recordEvent(
   clock: Clock,
   input: { accountId: string; name: EventName; contactId?: string | null; data: Record<string, unknown> },
 ): Promise<RecordedEvent> {
-  const id = randomUUID()
+  const id = timeOrderedId()
   const createdAt = clock.now()
   await tx.insert(events).values({
     accountId: input.accountId,
@@ -124,7 +124,7 @@ export async function recordEvents(
 ): Promise<number> {
   if (inputs.length === 0) return 0
   const createdAt = clock.now().toISOString()
-  const withIds = inputs.map((input) => ({ ...input, id: randomUUID() }))
+  const withIds = inputs.map((input) => ({ ...input, id: timeOrderedId() }))
   // One JSON parameter instead of a bound parameter per field: the query builder is the bottleneck at this size.
   const rows = JSON.stringify(
     withIds.map((input) => ({
@@ -160,12 +160,13 @@ export async function recordEvents(
 
 /**
  * Bulk, for a statement that derives its events from rows it writes itself (contact import): the INSERT into the
- * outbox to use as a data-modifying CTE. `rows` is a SELECT of (contact_id uuid, data jsonb); the CTE returns the
- * new event ids, which the caller hands to dispatchEvents in the same transaction.
+ * outbox to use as a data-modifying CTE. `rows` is a SELECT of (id uuid, contact_id uuid, data jsonb), the ids made
+ * by timeOrderedId in the order of the rows; the CTE returns the new event ids, which the caller hands to
+ * dispatchEvents in the same transaction.
  */
 export function insertEventsSql(input: { accountId: string; name: EventName; createdAt: Date; rows: SQL }): SQL {
   return sql`INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
-    SELECT ${input.accountId}::uuid, gen_random_uuid(), ${input.name}, e.contact_id, e.data,
+    SELECT ${input.accountId}::uuid, e.id, ${input.name}, e.contact_id, e.data,
       ${input.createdAt.toISOString()}::timestamptz
     FROM (${input.rows}) AS e
     RETURNING id`
