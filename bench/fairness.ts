@@ -24,7 +24,7 @@ import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.ts'
-import { importContacts, recordOptinChange } from '../src/modules/contacts/index.ts'
+import { importBatchSize, importContacts, recordOptinChange } from '../src/modules/contacts/index.ts'
 import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { openDatabase } from '../src/platform/db/client.ts'
@@ -238,7 +238,12 @@ try {
     writeFileSync(file, `${lines.join('\n')}\n`)
     const importInto = async (name: string) => {
       const target = await newAccount(name, 80)
-      return importContacts(database.orm, systemClock, { accountId: target.accountId, file })
+      // as the web app and the tool server import: in batches sized for the database
+      return importContacts(database.orm, systemClock, {
+        accountId: target.accountId,
+        file,
+        batchSize: importBatchSize(database.kind),
+      })
     }
     const alone = await importInto('Import allein')
     phase(`the import alone: ${alone.rows_per_second.toLocaleString('en')} rows/s`)

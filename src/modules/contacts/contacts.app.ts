@@ -26,6 +26,7 @@ import {
   ImportError,
   type ImportProgress,
   type ImportReport,
+  importBatchSize,
   importContacts,
   planColumns,
   readImportFormat,
@@ -194,6 +195,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           file,
           format: { ...format, createFields: create_fields },
           onProgress,
+          batchSize: importBatchSize(deps.database.kind),
         })
         const finished = running.then(
           (report: ImportReport) => ({ report }),

@@ -103,6 +103,37 @@ describe('import contacts: the files people have', () => {
     ])
   })
 
+  test('in small batches (inside the server on the embedded database) the same contacts as in one', async () => {
+    // addresses repeated within and across batches: each line sees the effect of the ones before it
+    const csv = Buffer.from(
+      'name,email,phone,tags\n' +
+        'Anna,anna@example.de,,a\n' +
+        'Anna Zwei,anna@example.de,+49 151 23456731,b\n' +
+        'Bernd,bernd@example.de,,\n' +
+        ',,+49 151 23456731,c\n' +
+        'Carla,carla@example.de,,\n' +
+        'Bernd B.,bernd@example.de,,d\n' +
+        'Dora,dora@example.de,+49 151 23456732,\n',
+    )
+    const whole = await createTestAccount(harness)
+    const sliced = await createTestAccount(harness)
+    const one = await importContacts(harness.database.orm, harness.clock, {
+      accountId: whole.accountId,
+      file: file(csv),
+    })
+    const many = await importContacts(harness.database.orm, harness.clock, {
+      accountId: sliced.accountId,
+      file: file(csv),
+      batchSize: 2,
+    })
+    assert.deepEqual(
+      [many.rows, many.created, many.updated, many.unchanged, many.rejected],
+      [one.rows, one.created, one.updated, one.unchanged, one.rejected],
+    )
+    assert.equal(one.created, 4)
+    assert.deepEqual(await contactsOf(sliced), await contactsOf(whole))
+  })
+
   test('Windows-1252: Björn Groß stored exactly', async () => {
     const account = await createTestAccount(harness)
     const report = await importContacts(harness.database.orm, harness.clock, {
