@@ -5,8 +5,10 @@ import { createScratchDatabase } from '../../../test/helpers/scratch-database.ts
 import { createAccount } from '../auth/accounts.service.ts'
 import { TestClock } from '../clock.ts'
 import { type Database, type Db, openDatabase } from '../db/client.ts'
+import { tableLooksAfterItself } from '../db/maintenance.ts'
 import { migrate } from '../db/migrate.ts'
-import { type ClaimedJob, claimJobs } from './jobs.ts'
+import { type ClaimedJob, claimJobs, enqueue } from './jobs.ts'
+import { JobRunner } from './runner.ts'
 
 /**
  * What a claim reads must not grow with the depth of a key's or an account's queue, whatever the statistics say (none
@@ -142,5 +144,56 @@ describe('the claim reads what it takes, not the queue', () => {
     assert.equal(jobs.length, 12)
     assert.ok(jobs.some((job) => job.concurrencyKey === 'subscription-b'))
     assert.ok(read < BOUND, `the claim read ${read} rows of jobs`)
+  })
+})
+
+describe('the runner vacuums the jobs table the database does not', () => {
+  const counts = async () => {
+    const [row] = await database.query<{ vacuums: number | string; analyzes: number | string }>(
+      `SELECT vacuum_count AS vacuums, analyze_count AS analyzes FROM pg_stat_user_tables WHERE relname = 'jobs'`,
+    )
+    return { vacuums: Number(row?.vacuums ?? 0), analyzes: Number(row?.analyzes ?? 0) }
+  }
+
+  test('whether the database vacuums it: never embedded; on a server as autovacuum says, and never for a table that opts out', async () => {
+    if (database.kind === 'postgres') {
+      const [server] = await database.query<{ autovacuum: string }>('SHOW autovacuum')
+      assert.equal(await tableLooksAfterItself(database, 'jobs'), server?.autovacuum === 'on')
+      await database.query('ALTER TABLE jobs SET (autovacuum_enabled = false)')
+    }
+    assert.equal(await tableLooksAfterItself(database, 'jobs'), false)
+  })
+
+  test('after its count of finished jobs, with statistics', async () => {
+    await database.query('DELETE FROM jobs')
+    const queue = 'test.plan.vacuum'
+    const start = await counts()
+    const runner = new JobRunner({
+      database,
+      clock,
+      handlers: { [queue]: { run: async () => {} } },
+      concurrency: 8,
+      leaseMs: 30_000,
+      pollMs: 60_000,
+      vacuumEvery: 40,
+    })
+    await runner.start()
+    try {
+      const list = Array.from({ length: 30 }, (_, i) => ({ accountId: big, queue, payload: { i } }))
+      await database.orm.transaction((tx) => enqueue(tx, clock, list))
+      await runner.drain()
+      assert.deepEqual(await counts(), start, 'not before its count of finished jobs')
+      await database.orm.transaction((tx) => enqueue(tx, clock, list))
+      await runner.drain()
+      let now = await counts()
+      for (let i = 0; i < 100 && now.vacuums === start.vacuums; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        now = await counts()
+      }
+      assert.equal(now.vacuums, start.vacuums + 1, 'vacuumed once')
+      assert.equal(now.analyzes, start.analyzes + 1, 'and analyzed')
+    } finally {
+      await runner.stop()
+    }
   })
 })
