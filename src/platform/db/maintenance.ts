@@ -84,6 +84,22 @@ export async function databaseLooksAfterItself(database: Database): Promise<bool
   return row?.autovacuum === 'on'
 }
 
+/**
+ * Does the database vacuum this table by itself? Never on PGlite; on a server, when autovacuum runs (`autovacuum` and
+ * the `track_counts` it needs are on) and the table does not opt out (`autovacuum_enabled` off in its options).
+ */
+export async function tableLooksAfterItself(database: Database, table: string): Promise<boolean> {
+  if (database.kind === 'pglite') return false
+  const [row] = await database.query<{ on: boolean }>(
+    `SELECT current_setting('autovacuum') = 'on' AND current_setting('track_counts') = 'on'
+       AND NOT EXISTS (SELECT 1 FROM pg_class c, pg_options_to_table(c.reloptions) o
+         WHERE c.oid = to_regclass($1) AND o.option_name = 'autovacuum_enabled'
+           AND lower(o.option_value) IN ('false', 'off', 'no', '0')) AS on`,
+    [table],
+  )
+  return row?.on === true
+}
+
 export interface RetentionReport {
   deleted: Record<string, number>
   vacuumed: string[]

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
+import { tableLooksAfterItself } from '../db/maintenance.ts'
 import { asBulkWork } from '../db/work-priority.ts'
 import { countJobRuns } from '../metrics/metrics.ts'
 import { noteRunQueues } from '../metrics/scrape.ts'
@@ -85,6 +86,8 @@ export interface JobRunnerOptions {
   leaseMs: number
   /** the fallback poll, for a NOTIFY that never arrived */
   pollMs?: number
+  /** finished jobs between two vacuums of the jobs table when the database does not vacuum it (JOBS_VACUUM_EVERY) */
+  vacuumEvery?: number
   log?: (message: string, error?: unknown) => void
 }
 
@@ -97,10 +100,15 @@ const BACKOFF_BASE_MS = 5_000
  */
 const SCHEDULE_MIN_INTERVAL_MS = 200
 /**
- * PGlite has no autovacuum: every finished job leaves a dead row and dead entries in the claim's indexes, which
- * each later claim walks past. The runner vacuums the table itself after this many finished jobs.
+ * Every finished job leaves a dead row and dead entries in the claim's indexes, which later claims walk past until
+ * VACUUM removes them. PGlite has no autovacuum, and a server may run without it (for the jobs table or at all):
+ * there the runner vacuums the table itself once this process has finished this many jobs since its last vacuum,
+ * at most every JOBS_VACUUM_MIN_INTERVAL_MS, and analyzes it with the vacuum at most every
+ * JOBS_ANALYZE_MIN_INTERVAL_MS (the claim's plan does not depend on statistics; other reads of the table do).
  */
-const PGLITE_VACUUM_EVERY = 5_000
+const JOBS_VACUUM_EVERY = 5_000
+const JOBS_VACUUM_MIN_INTERVAL_MS = 10_000
+const JOBS_ANALYZE_MIN_INTERVAL_MS = 60_000
 const BACKOFF_MAX_MS = 60 * 60 * 1000
 
 export function backoffAfter(attempts: number): number {
@@ -126,6 +134,11 @@ export class JobRunner {
   #looking = false
   #lookAgain = false
   #finishedSinceVacuum = 0
+  /** does the database vacuum the jobs table itself? null until the runner's start has looked (once) */
+  #tableLooksAfterItself: boolean | null = null
+  #vacuuming = false
+  #lastVacuumAt = Number.NEGATIVE_INFINITY
+  #lastAnalyzeAt = Number.NEGATIVE_INFINITY
   #heartbeat: NodeJS.Timeout | null = null
   #unlisten: (() => Promise<void>) | null = null
   #idleWaiters: Array<() => void> = []
@@ -139,7 +152,7 @@ export class JobRunner {
   readonly #reapDue = new Set<string>()
 
   constructor(options: JobRunnerOptions) {
-    this.#options = { pollMs: 10_000, ...options }
+    this.#options = { pollMs: 10_000, vacuumEvery: JOBS_VACUUM_EVERY, ...options }
     this.#queues = Object.keys(options.handlers)
   }
 
@@ -151,6 +164,7 @@ export class JobRunner {
     if (!this.#stopped) return
     this.#stopped = false
     noteRunQueues(this.#queues)
+    this.#tableLooksAfterItself = await tableLooksAfterItself(this.#options.database, 'jobs').catch(() => true)
     this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (queue) => {
       if (queue === undefined) this.wake(this.#queues)
       else if (this.#queues.includes(queue)) {
@@ -374,11 +388,27 @@ export class JobRunner {
   }
 
   #vacuumSometimes(finished = 1): void {
-    if (this.#options.database.kind !== 'pglite') return
+    if (this.#tableLooksAfterItself !== false) return
     this.#finishedSinceVacuum += finished
-    if (this.#finishedSinceVacuum < PGLITE_VACUUM_EVERY) return
+    const now = performance.now()
+    if (
+      this.#vacuuming ||
+      this.#finishedSinceVacuum < this.#options.vacuumEvery ||
+      now - this.#lastVacuumAt < JOBS_VACUUM_MIN_INTERVAL_MS
+    )
+      return
     this.#finishedSinceVacuum = 0
-    this.#options.database.query('VACUUM jobs').catch((error) => this.#options.log?.('jobs vacuum failed', error))
+    this.#lastVacuumAt = now
+    const analyze = now - this.#lastAnalyzeAt >= JOBS_ANALYZE_MIN_INTERVAL_MS
+    if (analyze) this.#lastAnalyzeAt = now
+    this.#vacuuming = true
+    // SKIP_LOCKED: while another worker process vacuums the table, this one does not wait for it
+    this.#options.database
+      .query(`VACUUM (SKIP_LOCKED${analyze ? ', ANALYZE' : ''}) jobs`)
+      .catch((error) => this.#options.log?.('jobs vacuum failed', error))
+      .finally(() => {
+        this.#vacuuming = false
+      })
   }
 
   async #renewLeases(): Promise<void> {
