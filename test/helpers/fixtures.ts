@@ -33,6 +33,13 @@ export async function sandboxAccount(
   return account
 }
 
+/** A message from a customer through the sandbox's inbound endpoint (200 expected); answers how many were stored. */
+export async function sandboxInbound(account: TestAccount, body: Record<string, unknown>): Promise<{ stored: number }> {
+  const response = await account.request({ method: 'POST', url: '/v1/sandbox/inbound', payload: body })
+  assert.equal(response.statusCode, 200, response.body)
+  return response.json() as { stored: number }
+}
+
 /** An opt-in change recorded as the consent flow records it (source `test`); by default the chat opt-in confirmed. */
 export async function setOptin(
   harness: Harness,

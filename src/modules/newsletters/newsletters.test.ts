@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { HOUR, type Json, newsletterHelpers } from '../../../test/helpers/newsletters.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
 import { type MountedModule, moduleJobs, mountedModules } from '../../services.ts'
@@ -20,75 +20,7 @@ before(async () => {
 })
 after(() => harness.close())
 
-const HOUR = 3600_000
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
-type Json = Record<string, any>
-const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
-const nextPhone = phoneSequence('+4916')
-
-const drain = () => drainJobs(harness)
-
-const sandboxAccount = (options: { messagesPerMonth?: number } = {}) =>
-  fixtureAccount(harness, { messagesPerMonth: options.messagesPerMonth ?? 1000 })
-
-async function contact(
-  account: TestAccount,
-  optin: 'none' | 'pending' | 'confirmed' | 'opted_out',
-  tags: string[] = [],
-  name = 'Erika Mustermann',
-): Promise<string> {
-  const response = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone: nextPhone() } })
-  assert.equal(response.statusCode, 201, response.body)
-  const id = response.json().contact.id as string
-  const steps: Array<'pending' | 'confirmed' | 'opted_out'> =
-    optin === 'none'
-      ? []
-      : optin === 'pending'
-        ? ['pending']
-        : optin === 'confirmed'
-          ? ['confirmed']
-          : ['confirmed', 'opted_out']
-  for (const to of steps) {
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: id,
-        channel: 'chat',
-        to,
-        source: 'test',
-      }),
-    )
-  }
-  for (const tag of tags) {
-    const added = await account.request({ method: 'POST', url: `/v1/contacts/${id}/tags`, payload: { tag } })
-    assert.ok(added.statusCode < 300, added.body)
-  }
-  return id
-}
-
-async function draft(account: TestAccount, body: Json = {}): Promise<Json> {
-  const response = await account.request({
-    method: 'POST',
-    url: '/v1/newsletters',
-    payload: { subject: 'Frühlingsangebote', content: 'Hallo {{name}}, unsere Tulpen sind da.', ...body },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().newsletter
-}
-
-const inHours = (hours: number) => new Date(harness.clock.now().getTime() + hours * HOUR).toISOString()
-
-function schedule(account: TestAccount, id: string, scheduledAt: string, key?: string) {
-  return account.request({
-    method: 'POST',
-    url: `/v1/newsletters/${id}/schedule`,
-    payload: { scheduled_at: scheduledAt },
-    ...(key ? { headers: { 'idempotency-key': key } } : {}),
-  })
-}
-
-const status = async (account: TestAccount, id: string): Promise<Json> =>
-  (await account.request({ method: 'GET', url: `/v1/newsletters/${id}/status` })).json()
+const { deps, drain, sandboxAccount, contact, draft, inHours, schedule, status } = newsletterHelpers(() => harness)
 
 describe('newsletters: the resource', () => {
   test('POST creates a draft (201) that is never sent; name defaults to the subject; GET, list newest first', async () => {
@@ -595,126 +527,6 @@ describe('newsletters: sending', () => {
     assert.equal(!refused.ok && refused.error.providerCode, '131048')
     harness.clock.advance(24 * HOUR + 1000)
     assert.equal((await send(second, await phoneOf(second))).ok, true)
-  })
-
-  test('its send jobs are written ahead of the sender a few at a time: every recipient gets it exactly once', async () => {
-    const account = await sandboxAccount()
-    const recipients = new Set<string>()
-    for (let i = 0; i < 7; i++) recipients.add(await contact(account, 'confirmed'))
-    await contact(account, 'pending')
-    const newsletter = await draft(account)
-    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
-    harness.clock.advance(HOUR + 1000)
-    // the newsletter's queues with 2 send jobs kept ahead instead of 20,000
-    const feeding: MountedModule = {
-      ...newslettersModule,
-      jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 2 })),
-    }
-    const queuedJobs = async () =>
-      Number(
-        (
-          await harness.database.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
-            [account.accountId],
-          )
-        )[0].n,
-      )
-    const fanout = jobRunnerFor(deps(), moduleJobs([templatesModule, feeding], harness.services))
-    const stopFanout = await fanout.start()
-    await fanout.runner.drain()
-    await stopFanout()
-    const written = await status(account, newsletter.id)
-    assert.equal(written.phase, 'sending')
-    assert.equal(written.recipients, 7, 'the whole snapshot is written at once')
-    assert.equal(written.counts.queued, 7)
-    assert.equal(await queuedJobs(), 2, 'but only two of them have their send job')
-    const all = jobRunnerFor(
-      deps(),
-      moduleJobs(
-        mountedModules.map((m) => (m.name === 'newsletters' ? feeding : m)),
-        harness.services,
-      ),
-    )
-    let done = written
-    for (let round = 0; round < 20 && done.status !== 'sent'; round++) {
-      const stop = await all.start()
-      await all.runner.drain()
-      await stop()
-      harness.clock.advance(PROGRESS_EVERY_MS)
-      done = await status(account, newsletter.id)
-    }
-    assert.equal(done.status, 'sent')
-    assert.equal(done.recipients, 7)
-    assert.equal(done.counts.read, 7, 'the sandbox delivers and reads at once')
-    assert.equal(await queuedJobs(), 0)
-    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
-    assert.equal(outbox.length, 7, 'one message per recipient, none twice')
-    const phones = await harness.database.query<{ phone: string }>(
-      'SELECT phone FROM contacts WHERE account_id = $1 AND id = ANY($2::uuid[])',
-      [account.accountId, `{${[...recipients].join(',')}}`],
-    )
-    assert.deepEqual(new Set(outbox.map((m) => m.recipient)), new Set(phones.map((p) => p.phone)))
-  })
-
-  test('in slices (the embedded database): short bulk statements, and a progress check fills the whole room', async () => {
-    const account = await sandboxAccount()
-    for (let i = 0; i < 9; i++) await contact(account, 'confirmed')
-    const newsletter = await draft(account)
-    assert.equal((await schedule(account, newsletter.id, inHours(1))).statusCode, 200)
-    harness.clock.advance(HOUR + 1000)
-    // 5 send jobs kept ahead, at most 2 rows a bulk statement: the fan-out in five batches, the feed in slices
-    const sliced: MountedModule = {
-      ...newslettersModule,
-      jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 5, bulkSlice: 2 })),
-    }
-    const queuedJobs = async () =>
-      Number(
-        (
-          await harness.database.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
-            [account.accountId],
-          )
-        )[0].n,
-      )
-    const newsletterOnly = jobRunnerFor(deps(), moduleJobs([templatesModule, sliced], harness.services))
-    const runNewsletterJobs = async () => {
-      const stop = await newsletterOnly.start()
-      await newsletterOnly.runner.drain()
-      await stop()
-    }
-    await runNewsletterJobs()
-    const written = await status(account, newsletter.id)
-    assert.equal(written.recipients, 9, 'every batch of the snapshot written')
-    assert.equal(await queuedJobs(), 5, 'the room filled across the batches, two at most each')
-    const all = jobRunnerFor(
-      deps(),
-      moduleJobs(
-        mountedModules.map((m) => (m.name === 'newsletters' ? sliced : m)),
-        harness.services,
-      ),
-    )
-    // the five go out (the progress check is not due yet)
-    let stop = await all.start()
-    await all.runner.drain()
-    await stop()
-    assert.equal(await queuedJobs(), 0)
-    assert.equal((await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')).length, 5)
-    harness.clock.advance(PROGRESS_EVERY_MS)
-    await runNewsletterJobs()
-    assert.equal(await queuedJobs(), 4, 'one check feeds the four left in two slices, not one slice')
-    let done = await status(account, newsletter.id)
-    for (let round = 0; round < 20 && done.status !== 'sent'; round++) {
-      stop = await all.start()
-      await all.runner.drain()
-      await stop()
-      harness.clock.advance(PROGRESS_EVERY_MS)
-      done = await status(account, newsletter.id)
-    }
-    assert.equal(done.status, 'sent')
-    assert.equal(done.counts.read, 9)
-    const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
-    assert.equal(outbox.length, 9)
-    assert.equal(new Set(outbox.map((m) => m.recipient)).size, 9, 'none twice')
   })
 
   test('the monthly quota: the rest are skipped with reason limit_reached and counted', async () => {
