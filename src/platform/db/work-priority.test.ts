@@ -31,6 +31,35 @@ describe('PriorityGate', () => {
     assert.deepEqual(order, ['bulk 1', 'interactive', 'bulk 2', 'bulk 3', 'bulk 4'])
   })
 
+  test("a request's next statement, asked for as its last one returns, goes before a bulk one waiting all along", async () => {
+    const gate = new PriorityGate()
+    const order: string[] = []
+    const first = held(gate, order, 'interactive 1')
+    const waiting: Array<Promise<void>> = []
+    await asBulkWork(async () => {
+      waiting.push(gate.run(async () => void order.push('bulk')))
+    })
+    // a request's two statements in a row: the second asked for when the first's promise resolves
+    const request = first.done.then(() => gate.run(async () => void order.push('interactive 2')))
+    first.release()
+    await Promise.all([request, ...waiting])
+    assert.deepEqual(order, ['interactive 1', 'interactive 2', 'bulk'])
+  })
+
+  test('after an interactive statement with no other asking, the waiting bulk one goes (within a turn)', async () => {
+    const gate = new PriorityGate()
+    const order: string[] = []
+    const first = held(gate, order, 'interactive')
+    const waiting = asBulkWork(() => gate.run(async () => void order.push('bulk')))
+    await tick()
+    first.release()
+    await first.done
+    await tick()
+    await waiting
+    assert.deepEqual(order, ['interactive', 'bulk'])
+    assert.deepEqual(gate.waiting, { interactive: 0, bulk: 0 })
+  })
+
   test('with a capacity of two, two hold the gate at once and waiters still go interactive first', async () => {
     const gate = new PriorityGate(2)
     const order: string[] = []
@@ -48,7 +77,8 @@ describe('PriorityGate', () => {
     first.release()
     await first.done
     await tick()
-    // the freed turn went to the interactive statement, the bulk one waits for the next
+    // the freed turn went to the interactive statement, the bulk one waits for the next (held one turn after it)
+    await tick()
     assert.deepEqual(order, ['bulk 1', 'bulk 2', 'interactive', 'bulk 3'])
     second.release()
     await Promise.all([second.done, ...waiting])

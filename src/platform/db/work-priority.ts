@@ -45,11 +45,12 @@ export class PriorityGate {
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    await this.#enter(isBulkWork())
+    const bulk = isBulkWork()
+    await this.#enter(bulk)
     try {
       return await fn()
     } finally {
-      this.#leave()
+      this.#leave(bulk)
     }
   }
 
@@ -66,7 +67,19 @@ export class PriorityGate {
     return new Promise((resolve) => (bulk ? this.#bulk : this.#interactive).push(resolve))
   }
 
-  #leave(): void {
+  #leave(bulk: boolean): void {
+    // A request's statements follow one another: its next one is usually asked for as soon as its await resumes, in
+    // the microtasks after this one. A waiting bulk statement taking the turn now would make every step of a request
+    // wait for a whole bulk statement (an import's batch, a newsletter's), so after an interactive statement the turn
+    // is held until the next macrotask, and goes to the request's next statement if it came by then.
+    if (!bulk && this.#interactive.length === 0 && this.#bulk.length > 0) {
+      setImmediate(() => this.#handOver())
+      return
+    }
+    this.#handOver()
+  }
+
+  #handOver(): void {
     const interactiveNext =
       this.#interactive.length > 0 && (this.#bulk.length === 0 || this.#streak < INTERACTIVE_STREAK)
     const next = interactiveNext ? this.#interactive.shift() : this.#bulk.shift()
