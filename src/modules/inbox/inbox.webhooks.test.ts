@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { sandboxAccount as fixtureAccount, sandboxInbound as inbound } from '../../../test/helpers/fixtures.ts'
 import { createHarness, type Harness, json } from '../../../test/helpers/harness.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
+import { subscribe } from '../../../test/helpers/webhooks.ts'
 
 // What an inbound message owes a webhook subscriber: message.received (and conversation.created for a new one),
 // written with the message.
@@ -26,12 +27,7 @@ describe('inbound messages and webhooks', () => {
     const account = await sandboxAccount()
     const receiver = await startReceiver({ now: () => harness.clock.now() })
     try {
-      const created = await account.request({
-        method: 'POST',
-        url: '/v1/webhook-subscriptions',
-        payload: { url: receiver.url, events: ['message.received', 'conversation.created'] },
-      })
-      receiver.secret = json<{ secret: string }>(created).secret
+      await subscribe(account, receiver, ['message.received', 'conversation.created'])
       await inbound(account, { from: '+491513333333', text: 'Guten Tag' })
       await harness.jobs?.drain()
       await receiver.waitFor(2)
@@ -66,12 +62,7 @@ describe('inbound messages and webhooks', () => {
     const account = await sandboxAccount()
     const receiver = await startReceiver({ now: () => harness.clock.now() })
     try {
-      const created = await account.request({
-        method: 'POST',
-        url: '/v1/webhook-subscriptions',
-        payload: { url: receiver.url, events: ['message.received'] },
-      })
-      receiver.secret = json<{ secret: string }>(created).secret
+      await subscribe(account, receiver, ['message.received'])
       // nothing runs between the inbound commit and the look at what it wrote
       await harness.jobs?.stop()
       let owed: Array<{ event_id: string; event_name: string; queue: string | null }>

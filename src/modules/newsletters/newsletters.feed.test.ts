@@ -22,6 +22,15 @@ after(() => harness.close())
 
 const { deps, sandboxAccount, contact, draft, inHours, schedule, status } = newsletterHelpers(() => harness)
 
+/** The account's template send jobs in the jobs table (queued or running). */
+async function queuedSendJobs(accountId: string): Promise<number> {
+  const [row] = await harness.database.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
+    [accountId],
+  )
+  return Number(row.n)
+}
+
 describe('newsletters: the feed', () => {
   test('its send jobs are written ahead of the sender a few at a time: every recipient gets it exactly once', async () => {
     const account = await sandboxAccount()
@@ -36,15 +45,7 @@ describe('newsletters: the feed', () => {
       ...newslettersModule,
       jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 2 })),
     }
-    const queuedJobs = async () =>
-      Number(
-        (
-          await harness.database.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
-            [account.accountId],
-          )
-        )[0].n,
-      )
+    const queuedJobs = () => queuedSendJobs(account.accountId)
     const fanout = jobRunnerFor(deps(), moduleJobs([templatesModule, feeding], harness.services))
     const stopFanout = await fanout.start()
     await fanout.runner.drain()
@@ -93,15 +94,7 @@ describe('newsletters: the feed', () => {
       ...newslettersModule,
       jobs: (d, services) => newslettersJobs(createNewslettersService(d, services, { feedAhead: 5, bulkSlice: 2 })),
     }
-    const queuedJobs = async () =>
-      Number(
-        (
-          await harness.database.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND queue = 'messaging.template_send'`,
-            [account.accountId],
-          )
-        )[0].n,
-      )
+    const queuedJobs = () => queuedSendJobs(account.accountId)
     const newsletterOnly = jobRunnerFor(deps(), moduleJobs([templatesModule, sliced], harness.services))
     const runNewsletterJobs = async () => {
       const stop = await newsletterOnly.start()

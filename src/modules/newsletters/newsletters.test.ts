@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import { HOUR, type Json, newsletterHelpers } from '../../../test/helpers/newsletters.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
-import { type MountedModule, moduleJobs, mountedModules } from '../../services.ts'
-import { sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
+import { moduleJobs } from '../../services.ts'
 import { templatesModule } from '../templates/index.ts'
-import { createNewslettersService, newslettersJobs, newslettersModule } from './index.ts'
-import { PROGRESS_EVERY_MS } from './newsletters.delivery.ts'
+import { newslettersModule } from './index.ts'
 
 let harness: Harness
 
