@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
-import { rows } from '../../platform/db/rows.ts'
+import { recordsetSql, rows } from '../../platform/db/rows.ts'
 import { countSends } from '../messaging/index.ts'
 import {
   automationCalendarEvents,
@@ -210,8 +210,12 @@ export async function writeRuns(tx: Db, accountId: string, list: RunRow[]) {
   await tx.execute(sql`UPDATE automation_runs r SET log = u.log, step_index = u.step_index, state = u.state,
       wait_until = u.wait_until, wait_reason = u.wait_reason, reason = u.reason, finished_at = u.finished_at,
       updated_at = u.updated_at
-    FROM jsonb_to_recordset(${json}::jsonb) AS u(id uuid, log jsonb, step_index int, state text,
-      wait_until timestamptz, wait_reason text, reason text, finished_at timestamptz, updated_at timestamptz)
+    FROM ${recordsetSql(
+      json,
+      list.length,
+      'u',
+      'id uuid, log jsonb, step_index int, state text, wait_until timestamptz, wait_reason text, reason text, finished_at timestamptz, updated_at timestamptz',
+    )}
     WHERE r.account_id = ${accountId} AND r.id = u.id`)
 }
 

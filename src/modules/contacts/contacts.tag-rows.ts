@@ -1,5 +1,6 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { recordsetSql } from '../../platform/db/rows.ts'
 import type { ContactTag, TagOrigin } from './contacts.rules.ts'
 import { contactTags } from './contacts.tables.ts'
 
@@ -49,7 +50,7 @@ export async function deleteTagsOf(
 ): Promise<void> {
   if (pairs.length === 0) return
   await db.execute(sql`DELETE FROM contact_tags t
-    USING jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) AS p(contact_id uuid, name text)
+    USING ${recordsetSql(JSON.stringify(pairs), pairs.length, 'p', 'contact_id uuid, name text')}
     WHERE t.account_id = ${accountId} AND t.contact_id = p.contact_id AND t.name = p.name AND t.origin <> 'system'`)
 }
 

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { rows } from '../../platform/db/rows.ts'
+import { recordsetSql, rows } from '../../platform/db/rows.ts'
 import { type ClaimedJob, type EnqueueInput, enqueue, enqueueSql, JOBS_CHANNEL } from '../../platform/jobs/jobs.ts'
 import { cancelQueued, requeueHeldSql, rescheduleQueued, settleHeldSql } from '../../platform/jobs/lease.ts'
 import { countSends, type HandedSend, handOffSendsSql } from '../messaging/index.ts'
@@ -333,8 +333,7 @@ export async function scheduleSteps(tx: Db, clock: Clock, list: Scheduled[]): Pr
   await tx.execute(sql`UPDATE followup_enrollments e SET status = 'active', stop_reason = NULL,
       next_position = c.next_position, base_at = c.base_at, next_due_at = c.next_due_at, job_id = c.job_id,
       finished_at = NULL, updated_at = ${at(now)}
-    FROM jsonb_to_recordset(${changes}::jsonb)
-      AS c(account_id uuid, id uuid, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid)
+    FROM ${recordsetSql(changes, list.length, 'c', 'account_id uuid, id uuid, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid')}
     WHERE e.account_id = c.account_id AND e.id = c.id`)
 }
 
@@ -451,7 +450,7 @@ export async function moveNextSteps(
 ) {
   const payload = JSON.stringify(changes.map((c) => ({ id: c.id, due: c.due.toISOString() })))
   await tx.execute(sql`UPDATE followup_enrollments e SET next_due_at = c.due, updated_at = ${at(now)}
-    FROM jsonb_to_recordset(${payload}::jsonb) AS c(id uuid, due timestamptz)
+    FROM ${recordsetSql(payload, changes.length, 'c', 'id uuid, due timestamptz')}
     WHERE e.account_id = ${accountId} AND e.id = c.id`)
   await rescheduleQueued(
     tx,
@@ -608,8 +607,12 @@ export async function writeDueSteps(
         job_id = c.job_id,
         finished_at = CASE WHEN c.finished THEN ${nowIso}::timestamptz END,
         updated_at = ${nowIso}::timestamptz
-      FROM jsonb_to_recordset(${JSON.stringify(input.changes)}::jsonb) AS c(id uuid, status text, stop_reason text,
-        finished boolean, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid)
+      FROM ${recordsetSql(
+        JSON.stringify(input.changes),
+        input.changes.length,
+        'c',
+        'id uuid, status text, stop_reason text, finished boolean, next_position int, base_at timestamptz, next_due_at timestamptz, job_id uuid',
+      )}
       WHERE e.account_id = ${accountId} AND e.id = c.id
       RETURNING e.id)
   SELECT (SELECT coalesce(json_agg(id), '[]') FROM (SELECT id FROM done UNION ALL SELECT id FROM waited) h) AS held,

@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
+import { recordsetSql } from '../../platform/db/rows.ts'
 import { conversations } from './inbox.tables.ts'
 
 // Batch writes of the send pipeline (many outbound messages of one account at once). Every query filters on
@@ -154,6 +155,6 @@ export async function setMessageStatuses(
   const rows = JSON.stringify(changes.map((c) => ({ id: c.id, status: c.status, error_code: c.errorCode })))
   await tx.execute(sql`
     UPDATE messages m SET status = r.status, error_code = r.error_code
-    FROM jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, status text, error_code text)
+    FROM ${recordsetSql(rows, changes.length, 'r', 'id uuid, status text, error_code text')}
     WHERE m.account_id = ${accountId}::uuid AND m.id = r.id`)
 }

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
+import { recordsetSql } from '../../platform/db/rows.ts'
 import { messageQuota } from './messaging.tables.ts'
 
 // building an Intl.DateTimeFormat costs about 0.1 ms, a tenth of a template send's acceptance: one per timezone
@@ -63,7 +64,7 @@ export async function reserveUnitsAndMarkSending(
     WITH unit AS (SELECT herold_reserve_units(${accountId}::uuid, ${mark.month}, ${sends.length}::int) AS granted)
     UPDATE template_sends s SET status = 'sending', attempt_token = w.token, attempts = s.attempts + 1,
       quota_month = ${mark.month}, sending_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
-    FROM jsonb_to_recordset(${wanted}::jsonb) AS w(id uuid, token uuid, ord int), unit
+    FROM ${recordsetSql(wanted, sends.length, 'w', 'id uuid, token uuid, ord int')}, unit
     WHERE s.account_id = ${accountId}::uuid AND s.id = w.id AND w.ord <= unit.granted
     RETURNING s.id`)
   return new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((r) => r.id))

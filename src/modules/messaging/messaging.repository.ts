@@ -2,6 +2,7 @@ import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
+import { recordsetSql } from '../../platform/db/rows.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -141,8 +142,12 @@ export async function setSendStatuses(
   await tx.execute(sql`
     UPDATE template_sends s SET status = r.status, reason = r.reason, error_code = r.error_code,
       delivered_at = r.delivered_at, read_at = r.read_at, failed_at = r.failed_at, updated_at = r.updated_at
-    FROM jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, status text, reason text, error_code text,
-      delivered_at timestamptz, read_at timestamptz, failed_at timestamptz, updated_at timestamptz)
+    FROM ${recordsetSql(
+      rows,
+      sends.length,
+      'r',
+      'id uuid, status text, reason text, error_code text, delivered_at timestamptz, read_at timestamptz, failed_at timestamptz, updated_at timestamptz',
+    )}
     WHERE s.account_id = ${accountId}::uuid AND s.id = r.id`)
 }
 
@@ -239,7 +244,7 @@ export async function patchSends(
   })
   const result = await tx.execute(sql`
     UPDATE template_sends s SET ${sql.join(sets, sql`, `)}
-    FROM jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, token uuid, p jsonb)
+    FROM ${recordsetSql(rows, patches.length, 'r', 'id uuid, token uuid, p jsonb')}
     WHERE s.account_id = ${accountId}::uuid AND s.id = r.id AND (r.token IS NULL OR s.attempt_token = r.token)
     RETURNING s.id`)
   return new Set(rowsOf<{ id: string }>(result).map((r) => String(r.id)))

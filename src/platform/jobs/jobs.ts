@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { recordsetSql } from '../db/rows.ts'
 import { currentTraceparent } from '../tracing/tracing.ts'
 
 /** The payload key of the traceparent of the span that enqueued a job (tracing on only); the claim takes it out. */
@@ -233,7 +234,7 @@ export async function completeJobs(tx: Db, jobs: ClaimedJob[]): Promise<void> {
     jobs.map((job) => ({ account_id: job.accountId, id: job.id, lease_token: job.leaseToken })),
   )
   const result = await tx.execute(sql`
-    DELETE FROM jobs USING jsonb_to_recordset(${held}::jsonb) AS h(account_id uuid, id uuid, lease_token uuid)
+    DELETE FROM jobs USING ${recordsetSql(held, jobs.length, 'h', 'account_id uuid, id uuid, lease_token uuid')}
     WHERE jobs.account_id = h.account_id AND jobs.id = h.id AND jobs.lease_token = h.lease_token
       AND jobs.state = 'running'
     RETURNING jobs.id`)

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../db/client.ts'
+import { recordsetSql } from '../db/rows.ts'
 import type { ClaimedJob } from './jobs.ts'
 
 /**
@@ -14,7 +15,7 @@ const heldJson = (jobs: ClaimedJob[]) =>
 
 /** Settles held jobs (deletes them) as their work is recorded; returns `jobs.id` of those this process still held. */
 export function settleHeldSql(jobs: ClaimedJob[]): SQL {
-  return sql`DELETE FROM jobs USING jsonb_to_recordset(${heldJson(jobs)}::jsonb) AS h(account_id uuid, id uuid, lease_token uuid)
+  return sql`DELETE FROM jobs USING ${recordsetSql(heldJson(jobs), jobs.length, 'h', 'account_id uuid, id uuid, lease_token uuid')}
     WHERE jobs.account_id = h.account_id AND jobs.id = h.id AND jobs.lease_token = h.lease_token
       AND jobs.state = 'running'
     RETURNING jobs.id`
@@ -33,7 +34,7 @@ export function requeueHeldSql(
   const held = JSON.stringify(list.map(({ job, error }) => ({ id: job.id, lease_token: job.leaseToken, error })))
   return sql`UPDATE jobs SET state = 'queued', run_at = ${runAt.toISOString()}::timestamptz, lease_token = NULL,
       locked_until = NULL, last_error = w.error, updated_at = ${now.toISOString()}::timestamptz
-    FROM jsonb_to_recordset(${held}::jsonb) AS w(id uuid, lease_token uuid, error text)
+    FROM ${recordsetSql(held, list.length, 'w', 'id uuid, lease_token uuid, error text')}
     WHERE jobs.account_id = ${accountId} AND jobs.id = w.id AND jobs.lease_token = w.lease_token
       AND jobs.state = 'running'
     RETURNING jobs.id`
@@ -78,6 +79,6 @@ export async function rescheduleQueued(
 ): Promise<void> {
   const times = JSON.stringify(list.map((c) => ({ job_id: c.jobId, run: c.runAt.toISOString() })))
   await tx.execute(sql`UPDATE jobs j SET run_at = c.run
-    FROM jsonb_to_recordset(${times}::jsonb) AS c(job_id uuid, run timestamptz)
+    FROM ${recordsetSql(times, list.length, 'c', 'job_id uuid, run timestamptz')}
     WHERE j.account_id = ${accountId} AND j.id = c.job_id AND j.state = 'queued'`)
 }
