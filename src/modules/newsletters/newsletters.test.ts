@@ -188,7 +188,11 @@ describe('newsletters: scheduling', () => {
   test('time rules: past or more than a year ahead 422, malformed or zoneless 400; draft → scheduled → rescheduled → cancel → draft', async () => {
     const account = await sandboxAccount()
     const newsletter = await draft(account)
-    for (const bad of [inHours(-1), inHours(24 * 367)]) {
+    // now itself is not in the future; a year and a millisecond is more than a year ahead
+    const yearAhead = new Date(harness.clock.now())
+    yearAhead.setUTCFullYear(yearAhead.getUTCFullYear() + 1)
+    const justPastAYear = new Date(yearAhead.getTime() + 1).toISOString()
+    for (const bad of [inHours(-1), inHours(0), justPastAYear, inHours(24 * 367)]) {
       const response = await schedule(account, newsletter.id, bad)
       assert.equal(response.statusCode, 422, bad)
       assert.equal(response.json().error.code, 'scheduled_at_invalid')
@@ -197,6 +201,9 @@ describe('newsletters: scheduling', () => {
       const response = await schedule(account, newsletter.id, bad)
       assert.equal(response.statusCode, 400, bad)
     }
+    const boundary = await draft(account)
+    const atAYear = await schedule(account, boundary.id, yearAhead.toISOString())
+    assert.equal(atAYear.statusCode, 200, `exactly a year ahead is at most a year ahead: ${atAYear.body}`)
     assert.equal(
       (await account.request({ method: 'GET', url: `/v1/newsletters/${newsletter.id}` })).json().newsletter.status,
       'draft',
