@@ -31,6 +31,27 @@ describe('PriorityGate', () => {
     assert.deepEqual(order, ['bulk 1', 'interactive', 'bulk 2', 'bulk 3', 'bulk 4'])
   })
 
+  test('a turn of the event loop lies between two bulk statements: a timer or a request is not held until they all ran', async () => {
+    const gate = new PriorityGate()
+    const order: string[] = []
+    const first = await asBulkWork(async () => held(gate, order, 'bulk 1'))
+    // statements that keep the thread busy for 3 ms each, as the embedded database's do
+    const busy = (name: string) => async () => {
+      const until = performance.now() + 3
+      while (performance.now() < until);
+      order.push(name)
+    }
+    const waiting: Array<Promise<void>> = []
+    await asBulkWork(async () => {
+      for (let i = 2; i <= 5; i++) waiting.push(gate.run(busy(`bulk ${i}`)))
+    })
+    const timer = new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('timer')), 1))
+    first.release()
+    await Promise.all([first.done, ...waiting, timer])
+    // the timer (due a millisecond after bulk 1 finished) fires between the queued statements, not after all of them
+    assert.ok(order.indexOf('timer') < order.indexOf('bulk 5'), order.join(', '))
+  })
+
   test("a request's next statement, asked for as its last one returns, goes before a bulk one waiting all along", async () => {
     const gate = new PriorityGate()
     const order: string[] = []
