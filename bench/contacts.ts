@@ -31,6 +31,8 @@ const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000)
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
 const FIELDS_IMPORT_ONLY = process.env.BENCH_FIELDS_IMPORT_ONLY === '1'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** BENCH_CHECKED=0: the import with fields only as it is, without the round with the triggers as before 0066 */
+const CHECKED = process.env.BENCH_CHECKED !== '0'
 
 const ms = (t: number) => `${t.toFixed(2)} ms`
 function stats(samples: number[]) {
@@ -316,6 +318,7 @@ async function measureFieldsImportOnly(embedded: boolean) {
       await measureImport(database, `${where} with 5 custom fields`, fieldsFile, undefined, (accountId) =>
         defineBenchFields(database, accountId),
       )
+      if (!CHECKED) continue
       await enable('')
       await measureImport(
         database,
