@@ -7,7 +7,7 @@
 //        BENCH_FIELDS_IMPORT_ONLY=1 node bench/contacts.ts   (only the import with 5 custom fields on a fresh PostgreSQL
 //        database, BENCH_ROUNDS times (default 3), each round also with the contact statistics' triggers enabled as
 //        before migration 0066, which sends the import down its per-row checked path: the same run's comparison;
-//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite)
+//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite; BENCH_CHECKED=0 leaves that second import out)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
 // (p95 of q= ÷ p95 of GET /v1/contacts/{id}; the goal is ≤ 3): the import must leave the planner its statistics.
 import { randomUUID } from 'node:crypto'
