@@ -7,7 +7,7 @@
 //        BENCH_FIELDS_IMPORT_ONLY=1 node bench/contacts.ts   (only the import with 5 custom fields on a fresh PostgreSQL
 //        database, BENCH_ROUNDS times (default 3), each round also with the contact statistics' triggers enabled as
 //        before migration 0066, which sends the import down its per-row checked path: the same run's comparison;
-//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite)
+//        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite; BENCH_CHECKED=0 leaves that second import out)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
 // (p95 of q= ÷ p95 of GET /v1/contacts/{id}; the goal is ≤ 3): the import must leave the planner its statistics.
 import { randomUUID } from 'node:crypto'
@@ -31,6 +31,8 @@ const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000)
 const EMBEDDED_ONLY = process.env.BENCH_EMBEDDED_ONLY === '1'
 const FIELDS_IMPORT_ONLY = process.env.BENCH_FIELDS_IMPORT_ONLY === '1'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** BENCH_CHECKED=0: the import with fields only as it is, without the round with the triggers as before 0066 */
+const CHECKED = process.env.BENCH_CHECKED !== '0'
 
 const ms = (t: number) => `${t.toFixed(2)} ms`
 function stats(samples: number[]) {
@@ -316,6 +318,7 @@ async function measureFieldsImportOnly(embedded: boolean) {
       await measureImport(database, `${where} with 5 custom fields`, fieldsFile, undefined, (accountId) =>
         defineBenchFields(database, accountId),
       )
+      if (!CHECKED) continue
       await enable('')
       await measureImport(
         database,

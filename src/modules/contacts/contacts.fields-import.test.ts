@@ -100,6 +100,31 @@ describe('import into custom fields', () => {
     )
   })
 
+  test("an imported contact's contact.created event carries the contact as the API shows it, tags and fields too", async () => {
+    const target = await createTestAccount(harness)
+    await withFields(target)
+    const report = await run(target.accountId, [
+      'name,email,phone,tags,customer_no,level,note',
+      '"Anna ""A"" Berg",anna@example.org,+49 151 23456789,"Kunde_A,Messe",4711,gold,"Grüße; Zeile\n2"',
+      ',bare@example.org,,,,,',
+    ])
+    assert.equal(report.created, 2)
+    const events = await harness.database.query<{ contact_id: string; data: Json }>(
+      "SELECT contact_id, data FROM events WHERE account_id = $1 AND name = 'contact.created'",
+      [target.accountId],
+    )
+    assert.equal(events.length, 2)
+    for (const event of events) {
+      const response = await target.request({ method: 'GET', url: `/v1/contacts/${event.contact_id}` })
+      assert.equal(response.statusCode, 200, response.body)
+      const { acquisition: _, ...contact } = response.json().contact
+      assert.deepEqual(event.data, contact)
+    }
+    const anna = events.find((e) => e.data.email === 'anna@example.org')
+    assert.deepEqual(anna?.data.tags, ['Kunde_A', 'Messe'])
+    assert.deepEqual(anna?.data.fields, { customer_no: 4711, level: 'gold', note: 'Grüße; Zeile\n2' })
+  })
+
   test('--map names a field by its key; an unknown key is an error naming it', async () => {
     const target = await createTestAccount(harness)
     await withFields(target)

@@ -366,11 +366,14 @@ export async function insertImportedContacts(
     await db.execute(sql`SET LOCAL session_replication_role = replica`)
   }
   const createdAt = fields.createdAt.toISOString()
-  const eventRows = sql`SELECT input.event_id AS id, created.id AS contact_id,
-      jsonb_build_object('id', created.id, 'name', created.name, 'email', created.email, 'phone', created.phone, 'optin_chat', created.optin_chat,
-      'optin_email', created.optin_email, 'tags', to_jsonb(input.tags), 'language', created.language,
-      'source', created.source, 'fields', created.fields, 'created_at', ${createdAt}::text) AS data
-    FROM created JOIN input USING (id)`
+  // The event's data is the contact as the API shows it: to_jsonb of a row of those columns (keyed by column name)
+  // gives the same value as jsonb_build_object of the eleven pairs for about 30 % less CPU on PostgreSQL 15
+  // (50,000 rows: 497 against 717 ms, medians of five; see docs/performance.md).
+  const eventRows = sql`SELECT input.event_id AS id, created.id AS contact_id, to_jsonb(data) AS data
+    FROM created JOIN input USING (id)
+    CROSS JOIN LATERAL (SELECT created.id, created.name, created.email, created.phone, created.optin_chat,
+      created.optin_email, input.tags, created.language, created.source, created.fields,
+      ${createdAt}::text AS created_at) AS data`
   const input = rows.map(({ eventId, ...row }) => ({ ...row, event_id: eventId }))
   const result = await db.execute(sql`
     WITH input AS (
