@@ -314,7 +314,7 @@ async function recordAttempt(
   tx: Db,
   clock: Clock,
   job: ClaimedJob,
-  delivery: repository.DeliveryRow,
+  delivery: repository.DeliveryToAttempt['delivery'],
   outcome: AttemptOutcome,
 ): Promise<{ disabled: boolean; state: string }> {
   const { accountId, subscriptionId } = delivery
