@@ -159,8 +159,9 @@ interface AttemptOutcome {
 
 /** webhook.deliver: one attempt of one delivery, then its record, the subscription's health and the next try. */
 export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
-  // The jobs of one claim are read in one query, and successes are recorded together (group commit): a burst
-  // costs a few statements per batch of deliveries on the one PGlite connection, not ten per delivery.
+  // A claim reads its deliveries itself (claimAlso below); jobs that did not come from a claim (a test's, a handler
+  // called directly) are read together in one query. Successes are recorded together (group commit): a burst costs a
+  // few statements per batch of deliveries on the one PGlite connection, not ten per delivery.
   const load = groupCommit(async (batch: Array<{ job: ClaimedJob; db: Db }>) => {
     const refs = batch.map(({ job }) => ({ accountId: job.accountId, deliveryId: String(job.payload.deliveryId) }))
     const found = await repository.loadDeliveries(batch[0].db, refs)
