@@ -18,7 +18,9 @@
  * p50/p99 (the goal: p99 under 1 s at 1,000 events/s on PostgreSQL).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
 import http from 'node:http'
+import { Session } from 'node:inspector/promises'
 import type { AddressInfo } from 'node:net'
 import pg from 'pg'
 import { Pool } from 'undici'
@@ -42,6 +44,10 @@ const RATE = Number(process.env.BENCH_RATE ?? 1_000)
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 3)
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 32)
 const STATEMENT_KINDS = process.env.BENCH_STATEMENTS === '1'
+/** BENCH_DRAIN_ONLY=1: only the backlog drain (the delivery path's own cost, for profiling and before/after runs) */
+const DRAIN_ONLY = process.env.BENCH_DRAIN_ONLY === '1'
+/** BENCH_PROFILE=FILE: a CPU profile of the drain alone written to FILE (open it in Chrome's DevTools) */
+const PROFILE = process.env.BENCH_PROFILE
 
 /** statements sent to PostgreSQL by this process (BEGIN and COMMIT included) */
 let statements = 0
@@ -198,63 +204,79 @@ async function main() {
   const latencies = (commits: Array<{ id: string; committedAt: number }>) =>
     commits.map((c) => (receiver.state.receivedAt.get(c.id) ?? Number.NaN) - c.committedAt)
 
-  // Burst: EVENTS events committed by WRITERS writers at once, one a transaction, delivered while the writing goes on.
-  const burstStart = performance.now()
-  const burst: Array<{ id: string; committedAt: number }> = []
-  let written = 0
-  await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (written < EVENTS) {
-        written++
-        burst.push(await emit())
-      }
-    }),
-  )
-  const committedIn = (performance.now() - burstStart) / 1000
-  await allReceived(EVENTS)
-  const burstSeconds = (Math.max(...receiver.state.receivedAt.values()) - burstStart) / 1000
-  const burstLatency = latencies(burst)
-  const throughput = EVENTS / burstSeconds
+  let throughput = 0,
+    committedIn = 0,
+    burstSeconds = 0,
+    bulkThroughput = 0,
+    bulkSeconds = 0,
+    bulkStart = 0,
+    bulkCommitted = 0
+  let burstLatency: number[] = [],
+    pacedLatency: number[] = []
+  if (!DRAIN_ONLY) {
+    // Burst: EVENTS events committed by WRITERS writers at once, one a transaction, delivered while the writing goes on.
+    const burstStart = performance.now()
+    const burst: Array<{ id: string; committedAt: number }> = []
+    let written = 0
+    await Promise.all(
+      Array.from({ length: WRITERS }, async () => {
+        while (written < EVENTS) {
+          written++
+          burst.push(await emit())
+        }
+      }),
+    )
+    committedIn = (performance.now() - burstStart) / 1000
+    await allReceived(EVENTS)
+    burstSeconds = (Math.max(...receiver.state.receivedAt.values()) - burstStart) / 1000
+    burstLatency = latencies(burst)
+    throughput = EVENTS / burstSeconds
 
-  await tidy()
-  // Bulk: EVENTS events recorded in one transaction (a contact import's contact.created events).
-  receiver.state.receivedAt.clear()
-  const bulkStart = performance.now()
-  await writerDatabase.orm.transaction((tx) =>
-    recordEvents(
-      tx,
-      systemClock,
-      Array.from({ length: EVENTS }, (_, i) => ({
-        accountId: account.id,
-        name: 'contact.created' as const,
-        contactId: null,
-        data: { id: crypto.randomUUID(), name: `Bulk ${i}`, created_at: new Date().toISOString() },
-      })),
-    ),
-  )
-  const bulkCommitted = performance.now()
-  await allReceived(EVENTS)
-  const bulkSeconds = (Math.max(...receiver.state.receivedAt.values()) - bulkCommitted) / 1000
-  const bulkThroughput = EVENTS / bulkSeconds
-  while ((await database.query('SELECT 1 FROM jobs WHERE account_id = $1 LIMIT 1', [account.id])).length > 0)
-    await new Promise((r) => setTimeout(r, 20))
+    await tidy()
+    // Bulk: EVENTS events recorded in one transaction (a contact import's contact.created events).
+    receiver.state.receivedAt.clear()
+    bulkStart = performance.now()
+    await writerDatabase.orm.transaction((tx) =>
+      recordEvents(
+        tx,
+        systemClock,
+        Array.from({ length: EVENTS }, (_, i) => ({
+          accountId: account.id,
+          name: 'contact.created' as const,
+          contactId: null,
+          data: { id: crypto.randomUUID(), name: `Bulk ${i}`, created_at: new Date().toISOString() },
+        })),
+      ),
+    )
+    bulkCommitted = performance.now()
+    await allReceived(EVENTS)
+    bulkSeconds = (Math.max(...receiver.state.receivedAt.values()) - bulkCommitted) / 1000
+    bulkThroughput = EVENTS / bulkSeconds
+    while ((await database.query('SELECT 1 FROM jobs WHERE account_id = $1 LIMIT 1', [account.id])).length > 0)
+      await new Promise((r) => setTimeout(r, 20))
 
-  await tidy()
-  // Paced: events spaced out, as in normal traffic: the latency the 1-second promise is about.
-  receiver.state.receivedAt.clear()
-  const paced: Array<{ id: string; committedAt: number }> = []
-  for (let i = 0; i < PACED_EVENTS; i++) {
-    paced.push(await emit())
-    await new Promise((r) => setTimeout(r, 1000 / PACED_PER_SECOND))
+    await tidy()
+    // Paced: events spaced out, as in normal traffic: the latency the 1-second promise is about.
+    receiver.state.receivedAt.clear()
+    const paced: Array<{ id: string; committedAt: number }> = []
+    for (let i = 0; i < PACED_EVENTS; i++) {
+      paced.push(await emit())
+      await new Promise((r) => setTimeout(r, 1000 / PACED_PER_SECOND))
+    }
+    await allReceived(PACED_EVENTS)
+    pacedLatency = latencies(paced)
   }
-  await allReceived(PACED_EVENTS)
-  const pacedLatency = latencies(paced)
-
   // Backlog: events committed while no worker runs, then drained: the delivery path alone, not the writer.
   await stopWorkers()
   receiver.state.receivedAt.clear()
   for (let i = 0; i < BACKLOG_EVENTS; i++) await emit()
   await tidy()
+  const profiler = PROFILE ? new Session() : null
+  if (profiler) {
+    profiler.connect()
+    await profiler.post('Profiler.enable')
+    await profiler.post('Profiler.start')
+  }
   const backlogStart = performance.now()
   const backlogCpu = process.cpuUsage()
   const backlogStatements = statements
@@ -267,27 +289,37 @@ async function main() {
   while ((await database.query('SELECT 1 FROM jobs WHERE account_id = $1 LIMIT 1', [account.id])).length > 0)
     await new Promise((r) => setTimeout(r, 20))
   const cpu = process.cpuUsage(backlogCpu)
+  if (profiler && PROFILE) {
+    const { profile } = await profiler.post('Profiler.stop')
+    writeFileSync(PROFILE, JSON.stringify(profile))
+    profiler.disconnect()
+  }
   const backlogCpuMs = (cpu.user + cpu.system) / 1000 / BACKLOG_EVENTS
   const backlogStatementsEach = (statements - backlogStatements) / BACKLOG_EVENTS
   countKinds = false
 
-  await tidy()
-  // At a steady rate: events committed by several writers at once, RATE a second, as a busy shop's traffic.
-  receiver.state.receivedAt.clear()
-  const rated: Array<{ id: string; committedAt: number }> = []
-  const rateCount = Math.round(RATE * RATE_SECONDS)
-  const rateStart = performance.now()
-  const writing: Array<Promise<void>> = []
-  for (let i = 0; i < rateCount; i++) {
-    const due = rateStart + (i * 1000) / RATE
-    const wait = due - performance.now()
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait))
-    writing.push(emit().then((c) => void rated.push(c)))
+  let rateCount = 0,
+    rateCommitted = 0
+  let rateLatency: number[] = []
+  if (!DRAIN_ONLY) {
+    await tidy()
+    // At a steady rate: events committed by several writers at once, RATE a second, as a busy shop's traffic.
+    receiver.state.receivedAt.clear()
+    const rated: Array<{ id: string; committedAt: number }> = []
+    rateCount = Math.round(RATE * RATE_SECONDS)
+    const rateStart = performance.now()
+    const writing: Array<Promise<void>> = []
+    for (let i = 0; i < rateCount; i++) {
+      const due = rateStart + (i * 1000) / RATE
+      const wait = due - performance.now()
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait))
+      writing.push(emit().then((c) => void rated.push(c)))
+    }
+    await Promise.all(writing)
+    rateCommitted = rateCount / ((performance.now() - rateStart) / 1000)
+    await allReceived(rateCount)
+    rateLatency = latencies(rated)
   }
-  await Promise.all(writing)
-  const rateCommitted = rateCount / ((performance.now() - rateStart) / 1000)
-  await allReceived(rateCount)
-  const rateLatency = latencies(rated)
   const failed = await database.query<{ error: string | null; status_code: number | null; n: number }>(
     `SELECT error, status_code, count(*)::int AS n FROM webhook_delivery_attempts
      WHERE account_id = $1 AND NOT succeeded GROUP BY 1, 2 ORDER BY 3 DESC`,
@@ -308,32 +340,36 @@ async function main() {
   if (autovacuumOff)
     console.log('  (autovacuum is off: each phase starts after VACUUM ANALYZE of the tables it writes)')
   console.log(`  receiver capacity (same concurrency, signed POSTs):  ${capacity.toFixed(0)} req/s`)
-  console.log(
-    `  burst of ${EVENTS} events by ${WRITERS} writers: committed in ${committedIn.toFixed(1)} s (${(EVENTS / committedIn).toFixed(0)}/s), all delivered in ${burstSeconds.toFixed(1)} s`,
-  )
-  console.log(
-    `    deliveries/s:                                      ${throughput.toFixed(0)}  (ratio to receiver capacity ${(throughput / capacity).toFixed(3)})`,
-  )
-  console.log(
-    `    commit-to-receipt latency p50 / p99:               ${ms(percentile(burstLatency, 50))} / ${ms(percentile(burstLatency, 99))}`,
-  )
-  console.log(
-    `  ${EVENTS} events in one transaction (an import, committed in ${((bulkCommitted - bulkStart) / 1000).toFixed(1)} s), delivered in ${bulkSeconds.toFixed(1)} s after the commit: ${bulkThroughput.toFixed(0)}/s  (ratio ${(bulkThroughput / capacity).toFixed(3)})`,
-  )
-  console.log(`  paced ${PACED_EVENTS} events at ${PACED_PER_SECOND}/s:`)
-  console.log(
-    `    commit-to-receipt latency p50 / p99:               ${ms(percentile(pacedLatency, 50))} / ${ms(percentile(pacedLatency, 99))}`,
-  )
+  if (!DRAIN_ONLY) {
+    console.log(
+      `  burst of ${EVENTS} events by ${WRITERS} writers: committed in ${committedIn.toFixed(1)} s (${(EVENTS / committedIn).toFixed(0)}/s), all delivered in ${burstSeconds.toFixed(1)} s`,
+    )
+    console.log(
+      `    deliveries/s:                                      ${throughput.toFixed(0)}  (ratio to receiver capacity ${(throughput / capacity).toFixed(3)})`,
+    )
+    console.log(
+      `    commit-to-receipt latency p50 / p99:               ${ms(percentile(burstLatency, 50))} / ${ms(percentile(burstLatency, 99))}`,
+    )
+    console.log(
+      `  ${EVENTS} events in one transaction (an import, committed in ${((bulkCommitted - bulkStart) / 1000).toFixed(1)} s), delivered in ${bulkSeconds.toFixed(1)} s after the commit: ${bulkThroughput.toFixed(0)}/s  (ratio ${(bulkThroughput / capacity).toFixed(3)})`,
+    )
+    console.log(`  paced ${PACED_EVENTS} events at ${PACED_PER_SECOND}/s:`)
+    console.log(
+      `    commit-to-receipt latency p50 / p99:               ${ms(percentile(pacedLatency, 50))} / ${ms(percentile(pacedLatency, 99))}`,
+    )
+  }
   console.log(
     `  backlog of ${BACKLOG_EVENTS} events drained in ${backlogSeconds.toFixed(1)} s: ${(BACKLOG_EVENTS / backlogSeconds).toFixed(0)} deliveries/s  (ratio ${(BACKLOG_EVENTS / backlogSeconds / capacity).toFixed(3)})`,
   )
   console.log(
     `    CPU of this process per delivery:                  ${backlogCpuMs.toFixed(3)} ms${database.kind === 'postgres' ? `, statements per delivery ${backlogStatementsEach.toFixed(2)}` : ''}`,
   )
-  console.log(`  ${rateCount} events at ${RATE}/s (committed at ${rateCommitted.toFixed(0)}/s):`)
-  console.log(
-    `    commit-to-first-attempt latency p50 / p99:         ${ms(percentile(rateLatency, 50))} / ${ms(percentile(rateLatency, 99))}`,
-  )
+  if (!DRAIN_ONLY) {
+    console.log(`  ${rateCount} events at ${RATE}/s (committed at ${rateCommitted.toFixed(0)}/s):`)
+    console.log(
+      `    commit-to-first-attempt latency p50 / p99:         ${ms(percentile(rateLatency, 50))} / ${ms(percentile(rateLatency, 99))}`,
+    )
+  }
   if (STATEMENT_KINDS)
     for (const [text, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 12))
       console.log(`    ${(n / BACKLOG_EVENTS).toFixed(3)} a delivery: ${text}`)

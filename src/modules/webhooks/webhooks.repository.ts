@@ -253,38 +253,91 @@ export function enabledSubscriptions(db: Db, accountIds: string[]): Promise<Subs
     .where(and(inArray(webhookSubscriptions.accountId, accountIds), eq(webhookSubscriptions.status, 'enabled')))
 }
 
+/** What an attempt needs of a delivery (a claim's read returns no more). */
 export interface DeliveryToAttempt {
-  delivery: DeliveryRow
-  subscription: SubscriptionRow | null
-  event: EventRow | null
+  delivery: Pick<DeliveryRow, 'accountId' | 'id' | 'subscriptionId' | 'eventId' | 'eventName' | 'state' | 'attempts'>
+  subscription: Pick<SubscriptionRow, 'id' | 'status' | 'url' | 'secretSealed'> | null
+  event: Pick<EventRow, 'id' | 'name' | 'createdAt' | 'data'> | null
 }
 
-/** Each delivery with its subscription and event, for a batch of jobs in one query; the key is `account:id`. */
+interface LoadedRow {
+  account_id: string
+  id: string
+  subscription_id: string
+  event_id: string
+  event_name: string
+  state: DeliveryRow['state']
+  attempts: number | string
+  subscription_status: SubscriptionRow['status'] | null
+  url: string | null
+  secret_sealed: string | null
+  event_created_at: Date | string | null
+  event_data: Record<string, unknown> | string | null
+}
+
+/**
+ * A claimed delivery job's read in the claim's own statement (JobHandler.claimAlso): the delivery with its
+ * subscription and event as one jsonb value (read by deliveryToAttempt), null when the delivery is gone.
+ */
+export const deliveryOfClaimedJob = sql`SELECT to_jsonb(l) AS also
+  FROM herold_load_webhook_deliveries(ARRAY[c.account_id], ARRAY[(c.payload->>'deliveryId')::uuid]) l`
+
+/** A delivery as deliveryOfClaimedJob read it (a jsonb object, or its text), null when it is gone. */
+export function deliveryToAttempt(value: unknown): DeliveryToAttempt | null {
+  if (value === null || value === undefined) return null
+  return toAttempt((typeof value === 'string' ? JSON.parse(value) : value) as LoadedRow)
+}
+
+function toAttempt(row: LoadedRow): DeliveryToAttempt {
+  return {
+    delivery: {
+      accountId: row.account_id,
+      id: row.id,
+      subscriptionId: row.subscription_id,
+      eventId: row.event_id,
+      eventName: row.event_name,
+      state: row.state,
+      attempts: Number(row.attempts),
+    },
+    subscription:
+      row.subscription_status === null
+        ? null
+        : {
+            id: row.subscription_id,
+            status: row.subscription_status,
+            url: row.url ?? '',
+            secretSealed: row.secret_sealed ?? '',
+          },
+    event:
+      row.event_created_at === null || row.event_data === null
+        ? null
+        : {
+            id: row.event_id,
+            name: row.event_name,
+            createdAt: new Date(row.event_created_at),
+            data: typeof row.event_data === 'string' ? JSON.parse(row.event_data) : row.event_data,
+          },
+  }
+}
+
+/**
+ * Each delivery with its subscription and event, for a batch of jobs in one query; the key is `account:id`.
+ * herold_load_webhook_deliveries (migration 0070_lean_delivery_load) keeps its plan across calls and returns only the
+ * columns an attempt reads.
+ */
 export async function loadDeliveries(
   db: Db,
   refs: Array<{ accountId: string; deliveryId: string }>,
 ): Promise<Map<string, DeliveryToAttempt>> {
-  const found = await db
-    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
-    .from(webhookDeliveries)
-    .leftJoin(
-      webhookSubscriptions,
-      and(
-        eq(webhookSubscriptions.accountId, webhookDeliveries.accountId),
-        eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId),
-      ),
-    )
-    .leftJoin(events, and(eq(events.accountId, webhookDeliveries.accountId), eq(events.id, webhookDeliveries.eventId)))
-    .where(
-      and(
-        inArray(webhookDeliveries.accountId, [...new Set(refs.map((r) => r.accountId))]),
-        inArray(
-          webhookDeliveries.id,
-          refs.map((r) => r.deliveryId),
-        ),
-      ),
-    )
-  return new Map(found.map((row) => [`${row.delivery.accountId}:${row.delivery.id}`, row]))
+  const accountIds = `{${[...new Set(refs.map((r) => r.accountId))].join(',')}}`
+  const ids = `{${refs.map((r) => r.deliveryId).join(',')}}`
+  const result = await db.execute(
+    sql`SELECT * FROM herold_load_webhook_deliveries(${accountIds}::uuid[], ${ids}::uuid[])`,
+  )
+  const found = new Map<string, DeliveryToAttempt>()
+  for (const row of (result as unknown as { rows: LoadedRow[] }).rows)
+    found.set(`${row.account_id}:${row.id}`, toAttempt(row))
+  return found
 }
 
 export interface SucceededAttempt {

@@ -159,8 +159,9 @@ interface AttemptOutcome {
 
 /** webhook.deliver: one attempt of one delivery, then its record, the subscription's health and the next try. */
 export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
-  // The jobs of one claim are read in one query, and successes are recorded together (group commit): a burst
-  // costs a few statements per batch of deliveries on the one PGlite connection, not ten per delivery.
+  // A claim reads its deliveries itself (claimAlso below); jobs that did not come from a claim (a test's, a handler
+  // called directly) are read together in one query. Successes are recorded together (group commit): a burst costs a
+  // few statements per batch of deliveries on the one PGlite connection, not ten per delivery.
   const load = groupCommit(async (batch: Array<{ job: ClaimedJob; db: Db }>) => {
     const refs = batch.map(({ job }) => ({ accountId: job.accountId, deliveryId: String(job.payload.deliveryId) }))
     const found = await repository.loadDeliveries(batch[0].db, refs)
@@ -195,11 +196,13 @@ export function deliverHandler(deps: WebhookWorkerDeps): JobHandler {
 
   return {
     perKey: deliveriesInFlight(deps.workerConcurrency ?? 256),
+    // the claim reads each delivery with its subscription and event: one statement a claim instead of two
+    claimAlso: repository.deliveryOfClaimedJob,
     async run(job, context) {
       const { accountId } = job
-      // before the read: a read that began before a disable's commit may not see it
-      const loadedAt = performance.now()
-      const loaded = await load({ job, db: context.db })
+      // before the read: a read that began before a disable's commit may not see it (a claim's read began with it)
+      const loadedAt = job.also ? job.also.since : performance.now()
+      const loaded = job.also ? repository.deliveryToAttempt(job.also.value) : await load({ job, db: context.db })
       if (!loaded) return
       const { delivery, subscription, event } = loaded
       if (!subscription || !event || delivery.state !== 'pending') return
@@ -314,7 +317,7 @@ async function recordAttempt(
   tx: Db,
   clock: Clock,
   job: ClaimedJob,
-  delivery: repository.DeliveryRow,
+  delivery: repository.DeliveryToAttempt['delivery'],
   outcome: AttemptOutcome,
 ): Promise<{ disabled: boolean; state: string }> {
   const { accountId, subscriptionId } = delivery

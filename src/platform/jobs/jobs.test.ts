@@ -182,6 +182,30 @@ describe('durable jobs', () => {
     }
   })
 
+  test("a handler's claimAlso is read in the claim's statement and handed to each job as `also`", async () => {
+    const queue = queueName('also')
+    const seen: Array<{ n: unknown; also: unknown }> = []
+    const jobs = runner({
+      [queue]: {
+        claimAlso: sql`SELECT (c.payload->>'n')::int * 10 AS also`,
+        run: async (job) => void seen.push({ n: job.payload.n, also: job.also?.value }),
+      },
+    })
+    await jobs.start()
+    try {
+      for (const n of [1, 2]) {
+        await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: { n } }))
+        await jobs.drain()
+      }
+      assert.deepEqual(seen, [
+        { n: 1, also: 10 },
+        { n: 2, also: 20 },
+      ])
+    } finally {
+      await jobs.stop()
+    }
+  })
+
   test('a job whose worker died is claimed again once its lease expires', async () => {
     const queue = queueName('lease')
     await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))

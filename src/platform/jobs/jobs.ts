@@ -39,6 +39,11 @@ export interface ClaimedJob {
   priority?: 0 | 1
   /** the W3C traceparent of the span that enqueued it (tracing on): its run's span links to it */
   traceparent?: string
+  /**
+   * What the claim read beside the job for its handler (JobHandler.claimAlso), and `since`: performance.now() when the
+   * claim's statement began, so the handler knows which commits its read may have missed.
+   */
+  also?: { value: unknown; since: number }
 }
 
 /** The job was claimed again by another worker (our lease expired): whatever we were about to write is stale. */
@@ -114,6 +119,8 @@ export interface JobRow {
   created_at: Date | string
   lease_token: string
   priority?: number | string
+  /** the claim's `also` column (claimJobs' `also`) */
+  also?: unknown
 }
 
 /** A job row as its claimer holds it (a claim's, or one written already claimed for BatchContext.handOff). */
@@ -134,6 +141,13 @@ export function toClaimed(row: JobRow): ClaimedJob {
     leaseToken: row.lease_token,
     priority: Number(row.priority ?? 0) === 1 ? 1 : 0,
   }
+}
+
+/** A claimed row as toClaimed makes it, with the claim's `also` read when it asked for one. */
+function claimedFrom(row: JobRow, since: number | undefined): ClaimedJob {
+  const job = toClaimed(row)
+  if (since !== undefined) job.also = { value: row.also ?? null, since }
+  return job
 }
 
 /** How far ahead a paced lane's claim takes messages: what it may send within the next second (its pacer's burst). */
@@ -176,12 +190,22 @@ export async function claimJobs(
     exclusive?: boolean
     /** the paced lane of the queue's jobs (job_paces.lane); null or absent: unpaced */
     lane?: string | null
+    /**
+     * A read for the handler in the claim's own statement (JobHandler.claimAlso): a SELECT of one column `also` over
+     * the claimed job `c`, joined LATERAL; each job then carries it as `also`. One statement instead of a claim and
+     * a read of what the jobs are about.
+     */
+    also?: SQL
   },
 ): Promise<ClaimedJob[]> {
   const now = clock.now()
   const until = new Date(now.getTime() + options.leaseMs)
   const nowSql = sql`${now.toISOString()}::timestamptz`
   const queue = options.queue
+  const columns = sql`c.account_id, c.id, c.queue, c.payload, c.concurrency_key, c.attempts, c.run_at, c.created_at,
+    c.lease_token, c.priority${options.also ? sql`, w.also` : sql``}`
+  const joined = options.also ? sql`c LEFT JOIN LATERAL (${options.also}) w ON true` : sql`c`
+  const since = options.also ? performance.now() : undefined
   const claim = async (tx: Db) => {
     if (options.exclusive !== false) await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${queue}))`)
     if (options.reap !== false) {
@@ -192,21 +216,21 @@ export async function claimJobs(
     }
     // herold_claim_fair (migration 0054_fair_claims) keeps its plan across calls
     const result = await tx.execute(sql`
-      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token, priority
+      SELECT ${columns}
       FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int)`)
-    return rows<JobRow>(result).map(toClaimed)
+        ${PACE_IN_FLIGHT_MS}::int) ${joined}`)
+    return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   if (options.reap === false && options.exclusive !== false) {
     // no reap: the lock and the claim in one statement, its own transaction (herold_claim_fair_locked, migration
     // 0065_claim_in_one_statement), one round trip instead of four
     const result = await db.execute(sql`
-      SELECT account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token, priority
+      SELECT ${columns}
       FROM herold_claim_fair_locked(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int)`)
-    return rows<JobRow>(result).map(toClaimed)
+        ${PACE_IN_FLIGHT_MS}::int) ${joined}`)
+    return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
 }

@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm'
 import type { Config } from '../../config.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, Db } from '../db/client.ts'
@@ -67,6 +68,11 @@ export interface JobHandler {
   maxAttempts?: number
   /** its jobs are bulk work whatever their priority (a newsletter's fan-out): see platform/db/work-priority.ts */
   bulk?: boolean
+  /**
+   * A read the claim makes beside each job, in its own statement (claimJobs' `also`): a SELECT of one column `also`
+   * over the claimed job `c`. A job carries it as `also` when it came from a claim (not from BatchContext.handOff).
+   */
+  claimAlso?: SQL
 }
 
 /** Runs a claim's work as bulk work when its queue is bulk or every job of it is (priority 1), else as it comes. */
@@ -264,6 +270,7 @@ export class JobRunner {
           held: reap ? [...this.#running.keys()] : undefined,
           exclusive: this.#options.database.kind === 'postgres',
           lane: handler.lane ?? null,
+          also: handler.claimAlso,
         })
         if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
         else for (const job of claimed) this.#launch(job, handler)
