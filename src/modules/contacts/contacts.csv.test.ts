@@ -148,6 +148,20 @@ describe('encoding', () => {
     assert.deepEqual(read.records.at(-1)?.fields, ['b@example.com', 'Björn'])
   })
 
+  test('a quote inside a field that is not quoted is part of the text, as spreadsheets read it', async () => {
+    const read = await readAll(
+      Buffer.from('Name;E-Mail\r\nAnna "die Große" Berg;anna@example.com\r\n5" Display;d@example.com\r\n'),
+    )
+    assert.deepEqual(
+      read.records.map((r) => r.fields),
+      [
+        ['Name', 'E-Mail'],
+        ['Anna "die Große" Berg', 'anna@example.com'],
+        ['5" Display', 'd@example.com'],
+      ],
+    )
+  })
+
   test('--encoding takes utf-8, utf-16le, utf-16be, cp1252 and names anything else', () => {
     assert.equal(parseEncoding('cp1252'), 'windows-1252')
     assert.equal(parseEncoding('UTF8'), 'utf-8')

@@ -190,6 +190,8 @@ export async function openCsv(source: AsyncIterable<Uint8Array>, options: CsvOpt
     bom: true,
     skip_empty_lines: true,
     relax_column_count: true,
+    // a quote inside a field that is not quoted is text (`Anna "A" Berg`, `5" Display`), as spreadsheets read it
+    relax_quotes: true,
     trim: true,
     info: true,
   })
