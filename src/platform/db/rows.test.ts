@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
-import { createScratchDatabase } from '../../../test/helpers/scratch-database.ts'
-import { type Database, type Db, openDatabase } from './client.ts'
+import { openOwnDatabase, rowsReadSoFar } from '../../../test/helpers/own-database.ts'
+import type { Database, Db } from './client.ts'
 import { recordsetSql, rows } from './rows.ts'
 
 /**
@@ -15,28 +15,16 @@ import { recordsetSql, rows } from './rows.ts'
 const ROWS = 20_000
 const account = randomUUID()
 let database: Database
-let drop: (() => Promise<void>) | null = null
+let close: () => Promise<void>
 
 before(async () => {
-  const shared = process.env.HEROLD_TEST_DATABASE_URL || undefined
-  const own = shared ? await createScratchDatabase(shared, 'herold_recordset') : null
-  drop = own ? own.drop : null
-  database = await openDatabase({ databaseUrl: own?.url, dataDir: 'memory://', poolSize: 2 })
+  ;({ database, close } = await openOwnDatabase('herold_recordset'))
   await database.query(`CREATE TABLE batch_target (account_id uuid NOT NULL, id uuid NOT NULL, status text NOT NULL,
     PRIMARY KEY (account_id, id))`)
 })
-after(async () => {
-  await database.close()
-  await drop?.().catch(() => {})
-})
+after(() => close())
 
-const READ_SQL = sql.raw(`SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(c.oid)
-    + pg_stat_get_xact_tuples_fetched(c.oid)), 0)::bigint AS n
-  FROM pg_class c
-  WHERE c.oid = 'batch_target'::regclass
-    OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'batch_target'::regclass)`)
-
-const readSoFar = async (tx: Db) => Number(rows<{ n: string | number }>(await tx.execute(READ_SQL))[0]?.n ?? 0)
+const readSoFar = (tx: Db) => rowsReadSoFar(tx, 'batch_target')
 
 /** Sets the status of `ids` by a statement joining their batch, with the rows of the table it read. */
 async function measuredUpdate(ids: string[], from: (json: string) => ReturnType<typeof sql>) {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { sql } from 'drizzle-orm'
-import { createScratchDatabase } from '../../../test/helpers/scratch-database.ts'
+import { openOwnDatabase, rowsReadSoFar } from '../../../test/helpers/own-database.ts'
 import { createAccount } from '../auth/accounts.service.ts'
 import { TestClock } from '../clock.ts'
-import { type Database, type Db, openDatabase } from '../db/client.ts'
+import type { Database, Db } from '../db/client.ts'
 import { tableLooksAfterItself } from '../db/maintenance.ts'
 import { migrate } from '../db/migrate.ts'
 import { type ClaimedJob, claimJobs, enqueue } from './jobs.ts'
@@ -23,34 +22,20 @@ const DEEP = 20_000
 const BOUND = 1_000
 
 let database: Database
-let drop: (() => Promise<void>) | null = null
+let close: () => Promise<void>
 let big: string
 let small: string
 const clock = new TestClock()
 
 before(async () => {
-  const shared = process.env.HEROLD_TEST_DATABASE_URL || undefined
-  const own = shared ? await createScratchDatabase(shared, 'herold_claimplan') : null
-  drop = own ? own.drop : null
-  database = await openDatabase({ databaseUrl: own?.url, dataDir: 'memory://', poolSize: 2 })
+  ;({ database, close } = await openOwnDatabase('herold_claimplan'))
   await migrate(database)
   big = (await createAccount(database.orm, { name: 'Groß' })).id
   small = (await createAccount(database.orm, { name: 'Klein' })).id
 })
-after(async () => {
-  await database.close()
-  await drop?.().catch(() => {})
-})
+after(() => close())
 
-const READ_SQL = sql.raw(`SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(c.oid)
-    + pg_stat_get_xact_tuples_fetched(c.oid)), 0)::bigint AS n
-  FROM pg_class c
-  WHERE c.oid = 'jobs'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'jobs'::regclass)`)
-
-async function readSoFar(tx: Db): Promise<number> {
-  const result = await tx.execute(READ_SQL)
-  return Number((result as unknown as { rows: Array<{ n: number | string }> }).rows[0]?.n ?? 0)
-}
+const readSoFar = (tx: Db) => rowsReadSoFar(tx, 'jobs')
 
 /** One claim in a transaction of its own, with the rows it read from the jobs table and its indexes. */
 async function measuredClaim(queue: string, options: { reap: boolean }): Promise<{ jobs: ClaimedJob[]; read: number }> {
