@@ -218,34 +218,20 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
     keepAliveTimeout: 4_000,
   })
 
-  // Targets already parsed and checked (a webhook subscription's URL is called thousands of times): parsing the
-  // URL for our check and again inside undici's request() was a visible share of a delivery's CPU (issue 36).
-  const checked = new Map<string, { origin: string; path: string }>()
-  const checkedTarget = (target: string) => {
-    let known = checked.get(target)
-    if (known) return known
+  async function send(target: string, init: OutboundRequest = {}): Promise<OutboundResponse> {
     const url = parseTarget(target)
     const host = url.hostname.replace(/^\[|\]$/g, '')
     if (guard && net.isIP(host) && !isAllowed(host)) {
       throw new OutboundError('blocked_target', `${host} is not a public address`)
     }
-    known = { origin: url.origin, path: `${url.pathname}${url.search}` }
-    if (checked.size >= 1_000) checked.clear()
-    checked.set(target, known)
-    return known
-  }
-
-  async function send(target: string, init: OutboundRequest = {}): Promise<OutboundResponse> {
-    const { origin, path } = checkedTarget(target)
     const started = performance.now()
     const signal = AbortSignal.timeout(timeoutMs)
     try {
-      const response = await agent.request({
-        origin,
-        path,
+      const response = await request(url, {
         method: init.method ?? 'POST',
         headers: init.headers,
         body: init.body,
+        dispatcher: agent,
         signal,
       })
       const body = await readCapped(response.body, maxBytes)
