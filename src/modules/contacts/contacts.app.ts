@@ -28,6 +28,7 @@ import {
   type ImportReport,
   importBatchSize,
   importContacts,
+  importWriters,
   planColumns,
   readImportFormat,
 } from './contacts.import.ts'
@@ -196,6 +197,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           format: { ...format, createFields: create_fields },
           onProgress,
           batchSize: importBatchSize(deps.database.kind),
+          writers: importWriters(deps.database.kind),
         })
         const finished = running.then(
           (report: ImportReport) => ({ report }),

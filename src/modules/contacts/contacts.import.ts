@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -9,37 +9,25 @@ import { AppError } from '../../platform/http/errors.ts'
 import { timeOrderedId } from '../../platform/ids.ts'
 import {
   CONTACT_COLUMNS,
-  type ContactColumn,
   CsvError,
   type CsvOptions,
-  type CsvRecord,
-  checkCsvEncoding,
   foldFieldName,
   foldHeader,
   type HeaderFields,
   type HeaderPlan,
   IGNORE_COLUMN,
-  openCsv,
   parseColumnMap,
   parseDelimiter,
   parseEncoding,
   recogniseHeader,
 } from './contacts.csv.ts'
-import { CONTACT_ATTRIBUTES, keyFromHeader, keyProblem, parseCell, sameFieldValues } from './contacts.fields.rules.ts'
+import { CONTACT_ATTRIBUTES, keyFromHeader, keyProblem, sameFieldValues } from './contacts.fields.rules.ts'
 import { createImportFields, definitionsForWrite } from './contacts.fields.service.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
+import { type ColumnIndexes, type Line, type LineReader, openLineReader } from './contacts.import-lines.ts'
+import { BatchWriters, type WriteResult } from './contacts.import-writers.ts'
 import * as repo from './contacts.repository.ts'
-import {
-  displayTags,
-  isSystemTagName,
-  MAX_TAG_LENGTH,
-  normalizeEmail,
-  normalizePhone,
-  optinResets,
-  planTagAddition,
-  splitTagCell,
-} from './contacts.rules.ts'
-import type { CustomFieldValue } from './contacts.tables.ts'
+import { displayTags, optinResets, planTagAddition } from './contacts.rules.ts'
 
 // herold import contacts: a CSV file upserted in batches of multi-row statements, never raising an opt-in.
 
@@ -54,6 +42,14 @@ const EMBEDDED_BATCH_SIZE = 250
 /** The batch size for an import inside the server (the web app, the tool server) on this kind of database. */
 export function importBatchSize(kind: 'pglite' | 'postgres'): number {
   return kind === 'pglite' ? EMBEDDED_BATCH_SIZE : BATCH_SIZE
+}
+/**
+ * Batches an import writes at once on this kind of database: two on PostgreSQL, whose second connection writes on
+ * the second core (a third of an import's time, see docs/performance.md); one on the embedded database, which runs one
+ * statement at a time.
+ */
+export function importWriters(kind: 'pglite' | 'postgres'): number {
+  return kind === 'pglite' ? 1 : 2
 }
 /** Rejected lines and notes kept in the report; beyond this only the counts grow. */
 const MAX_LISTED = 10_000
@@ -87,21 +83,6 @@ export interface ImportReport {
   rows_per_second: number
 }
 
-interface Line {
-  line: number
-  name: string | undefined
-  email: string
-  phone: string
-  tags: string[]
-  /** custom field values of the line's non-empty cells */
-  fields: Record<string, CustomFieldValue>
-}
-
-const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
-/** Where each contact field is read from: the indexes of its columns, in file order. */
-type ColumnIndexes = Record<ContactColumn, number[]>
-
 function columnIndexes(plan: HeaderPlan, header: string[]): ColumnIndexes {
   const indexes: ColumnIndexes = { name: [], first_name: [], last_name: [], email: [], phone: [], tags: [] }
   plan.columns.forEach((column, i) => {
@@ -114,80 +95,6 @@ function columnIndexes(plan: HeaderPlan, header: string[]): ColumnIndexes {
     )
   }
   return indexes
-}
-
-/** The first non-empty value of these columns (several columns may fill one field: Telefon, Mobil). */
-function first(fields: string[], indexes: number[]): string {
-  for (const i of indexes) {
-    const value = fields[i]
-    if (value) return value
-  }
-  return ''
-}
-
-/** The record's values by contact field; the name is Name, else first and last name joined. */
-function valuesOf(fields: string[], columns: ColumnIndexes) {
-  let name = first(fields, columns.name)
-  if (name === '') {
-    const given = first(fields, columns.first_name)
-    const family = first(fields, columns.last_name)
-    name = given && family ? `${given} ${family}` : given || family
-  }
-  let tags =
-    columns.tags.length === 1 ? (fields[columns.tags[0]] ?? '') : columns.tags.map((i) => fields[i] ?? '').join(',')
-  // Mailchimp quotes each tag: "Kunde","VIP"
-  if (tags.startsWith('"')) tags = tags.replaceAll('"', '')
-  return { name, email: first(fields, columns.email), phone: first(fields, columns.phone), tags }
-}
-
-/** A column that fills a custom field. */
-interface FieldColumn {
-  index: number
-  definition: FieldDefinition
-}
-
-/** The line's custom field values (empty cells give none), or the first rule a cell breaks. */
-function fieldValuesOf(fields: string[], columns: FieldColumn[]): Record<string, CustomFieldValue> | string {
-  const values: Record<string, CustomFieldValue> = {}
-  for (const { index, definition } of columns) {
-    const cell = fields[index] ?? ''
-    if (cell.trim() === '') continue
-    const parsed = parseCell(definition, cell)
-    if ('problem' in parsed) {
-      const shown = cell.length > 60 ? `${cell.slice(0, 60)}…` : cell
-      return `${parsed.problem} (the value is ${JSON.stringify(shown)})`
-    }
-    values[definition.key] = parsed.value
-  }
-  return values
-}
-
-/** Validates one CSV record; a string is the reason it is rejected. */
-function readLine(
-  record: CsvRecord,
-  columns: ColumnIndexes,
-  fieldColumns: FieldColumn[],
-  note: (line: number, text: string) => void,
-): Line | string {
-  const line = record.line
-  const values = valuesOf(record.fields, columns)
-  const name = values.name
-  const email = normalizeEmail(values.email)
-  const rawPhone = values.phone
-  if (name.length > 120) return 'name is longer than 120 characters'
-  if (email !== '' && (email.length > 254 || !EMAIL_FORMAT.test(email))) return `invalid email "${email}"`
-  const phone = rawPhone === '' ? '' : normalizePhone(rawPhone)
-  if (phone === null) return `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
-  if (email === '' && phone === '') return 'no email and no phone'
-  const fields = fieldValuesOf(record.fields, fieldColumns)
-  if (typeof fields === 'string') return fields
-  const tags: string[] = []
-  for (const tag of splitTagCell(values.tags)) {
-    if (isSystemTagName(tag)) note(line, `tag "${tag}" left out: system tags cannot be imported`)
-    else if (tag.length > MAX_TAG_LENGTH) note(line, `tag "${tag}" left out: longer than ${MAX_TAG_LENGTH} characters`)
-    else if (!tags.includes(tag)) tags.push(tag)
-  }
-  return { line, name: name === '' ? undefined : name, email, phone, tags, fields }
 }
 
 /**
@@ -234,6 +141,8 @@ export function importContacts(
     onProgress?: (progress: ImportProgress) => void
     /** lines a transaction (default 2,000; importBatchSize inside the server) */
     batchSize?: number
+    /** transactions written at once (default 1; importWriters gives the database's) */
+    writers?: number
   },
 ): Promise<ImportReport> {
   // bulk work: on the embedded database the requests' statements go before its waiting ones
@@ -274,21 +183,14 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
     throw new ImportError(`cannot read ${input.file}`)
   }
   // a UTF-8 file with a byte that is not UTF-8 past the sample is refused before anything is imported
-  const whole = createReadStream(input.file)
+  let reader: LineReader
   try {
-    await checkCsvEncoding(whole, format)
+    reader = await openLineReader(input.file, format, batchSize)
   } catch (error) {
     if (error instanceof CsvError) throw new ImportError(error.message)
     throw error
-  } finally {
-    whole.destroy()
   }
-  const unchecked = await repo.importMayLoadUnchecked(db)
   let bytes = 0
-  const stream = createReadStream(input.file)
-  stream.on('data', (chunk) => {
-    bytes += chunk.length
-  })
   const context = {
     db,
     clock,
@@ -298,62 +200,50 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
     reject,
     note,
     mostlyNew: true,
-    unchecked,
+    nearLimit: false,
+    unchecked: false,
     fieldDefinitions: [] as FieldDefinition[],
   }
-  let batch: Line[] = []
-  // The batch being written while the reader reads and checks the next lines (Node parses while the database writes;
-  // the writes stay one after another, each batch committed before the next starts).
-  let writing: Promise<Line[]> | null = null
-  /** Waits for the batch being written; its lines held back (an address seen earlier in it) lead the next batch. */
-  const written = async (): Promise<Line[]> => {
-    if (!writing) return []
-    const later = await writing
-    writing = null
-    input.onProgress?.({ bytes, totalBytes, rows: report.rows })
-    return later
-  }
+  // The batches being written while the reader reads and checks the next lines (Node parses while the database
+  // writes); on PostgreSQL two at once (importWriters), each in its transaction.
+  const writers = new BatchWriters(input.writers ?? 1, {
+    writeAlone: (lines) => importBatch(context, lines, report).finally(progress),
+    writeBeside: (lines) => writeBeside(context, lines, report).finally(progress),
+    mayWriteBeside: async (lines) =>
+      context.mostlyNew && !context.nearLimit && (await repo.contactsRoom(db, account.id, limit)) >= lines,
+  })
+  const progress = () => input.onProgress?.({ bytes, totalBytes, rows: report.rows })
   try {
-    const csv = await openCsv(stream as AsyncIterable<Buffer>, format)
-    let columns: ColumnIndexes | undefined
-    let fieldColumns: FieldColumn[] = []
-    for await (const record of csv.records) {
-      if (!columns) {
-        const header = record.fields
-        const plan = await planHeader(context, header, format, report)
-        columns = columnIndexes(plan, header)
-        const byKey = new Map(context.fieldDefinitions.map((d) => [d.key, d]))
-        fieldColumns = plan.fields.flatMap((key, index) => {
-          const definition = key === undefined ? undefined : byKey.get(key)
-          return definition ? [{ index, definition }] : []
-        })
-        report.field_columns = fieldColumns.map((c) => ({ column: header[c.index], field: c.definition.key }))
-        context.fieldDefinitions = fieldColumns.map((c) => c.definition)
-        report.ignored_columns = plan.ignored
-        continue
-      }
-      report.rows++
-      const line = readLine(record, columns, fieldColumns, note)
-      if (typeof line === 'string') reject(record.line, line)
-      else batch.push(line)
-      if (batch.length >= batchSize) {
-        const lines = [...(await written()), ...batch]
-        batch = []
-        writing = importBatch(context, lines, report)
-        // awaited by written(); meanwhile a failed write is not an unhandled rejection
-        writing.catch(() => undefined)
+    context.unchecked = await repo.importMayLoadUnchecked(db)
+    const header = reader.header
+    if (header) {
+      const plan = await planHeader(context, header, format, report)
+      const columns = columnIndexes(plan, header)
+      const byKey = new Map(context.fieldDefinitions.map((d) => [d.key, d]))
+      const fieldColumns = plan.fields.flatMap((key, index) => {
+        const definition = key === undefined ? undefined : byKey.get(key)
+        return definition ? [{ index, definition }] : []
+      })
+      report.field_columns = fieldColumns.map((c) => ({ column: header[c.index], field: c.definition.key }))
+      context.fieldDefinitions = fieldColumns.map((c) => c.definition)
+      report.ignored_columns = plan.ignored
+      for await (const read of reader.batches({ columns, fieldColumns })) {
+        report.rows += read.rows
+        bytes = read.bytes
+        for (const { line, reason } of read.rejected) reject(line, reason)
+        for (const { line, note: text } of read.notes) note(line, text)
+        await writers.add(read.lines)
       }
     }
+    await writers.finish()
   } catch (error) {
-    // the batch being written ends (committed or rolled back) before the import reports what stopped it
-    await writing?.catch(() => undefined)
+    // the batches being written end (committed or rolled back) before the import reports what stopped it
+    await writers.settle()
     if (error instanceof CsvError) throw new ImportError(error.message)
     throw error
   } finally {
-    stream.destroy()
+    reader.close()
   }
-  batch = [...(await written()), ...batch]
-  while (batch.length > 0) batch = await importBatch(context, batch, report)
   input.onProgress?.({ bytes: totalBytes, totalBytes, rows: report.rows })
   // fresh statistics for what was loaded: the search plan uses its trigram index from the first query after an
   // import of any size (neither PGlite nor a server without autovacuum would analyze by itself)
@@ -376,6 +266,8 @@ interface BatchContext {
   note: (line: number, text: string) => void
   /** whether most lines of the last batch were new (a re-import is mostly matches: look up first then) */
   mostlyNew: boolean
+  /** whether a batch written beside another found the plan's limit near: every batch is written alone from then on */
+  nearLimit: boolean
   /** whether new contacts may be inserted without per-row foreign key triggers (repo.importMayLoadUnchecked) */
   unchecked: boolean
   /** the custom fields the file's columns fill, as their values were checked */
@@ -499,14 +391,46 @@ async function importBatch(context: BatchContext, lines: Line[], report: ImportR
     else now.push(line)
     for (const k of keys) seen.add(k)
   }
-  context.mostlyNew = await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, report))
-  return later
+  const written = await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, later, report))
+  context.mostlyNew = written.mostlyNew
+  return written.later
+}
+
+/** A batch written beside another found no room under the plan's limit for its contacts (it is written alone again). */
+class NoRoom extends Error {}
+
+/**
+ * Creates the contacts of lines no contact holds an address of, beside another batch (BatchWriters): lines whose
+ * address is taken come back to be written alone; a batch the plan's limit has no room for comes back whole.
+ */
+async function writeBeside(context: BatchContext, lines: Line[], report: ImportReport): Promise<WriteResult> {
+  try {
+    const taken = await context.db.transaction(async (tx) => {
+      const inside = { ...context, db: tx }
+      await checkFieldsUnchanged(inside)
+      return createContacts(inside, lines, report, { beside: true })
+    })
+    context.mostlyNew = taken.length * 2 < lines.length
+    return { later: taken, alone: true }
+  } catch (error) {
+    if (!(error instanceof NoRoom)) throw error
+    context.nearLimit = true
+    return { later: lines, alone: true }
+  }
 }
 
 type TagRow = { accountId: string; contactId: string; name: string; origin: 'manuell' }
 
-/** Returns whether most lines were new. */
-async function writeBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<boolean> {
+/**
+ * Writes the lines; `held` are lines of the batch that wait for the next one (an address of a line before them).
+ * Returns whether most lines were new, and the lines to import after this batch, in line order (see classify).
+ */
+async function writeBatch(
+  context: BatchContext,
+  lines: Line[],
+  held: Line[],
+  report: ImportReport,
+): Promise<{ mostlyNew: boolean; later: Line[] }> {
   const { db, accountId } = context
   await checkFieldsUnchanged(context)
   const room = await repo.remainingContacts(db, accountId, context.limit)
@@ -514,7 +438,7 @@ async function writeBatch(context: BatchContext, lines: Line[], report: ImportRe
   // no contact holds is created by the insert, and only the lines an existing address stopped need a lookup.
   const insertFirst = lines.length <= room && context.mostlyNew
   const toMatch = insertFirst ? await createContacts(context, lines, report) : lines
-  const { creates, matched } = await classify(context, toMatch)
+  const { creates, matched, later } = await classify(context, toMatch, held)
   if (insertFirst) {
     // the address that stopped the insert is gone again (deleted concurrently)
     for (const line of creates) context.reject(line.line, 'changed concurrently by another request; import again')
@@ -525,28 +449,46 @@ async function writeBatch(context: BatchContext, lines: Line[], report: ImportRe
       context.reject(line.line, 'created concurrently by another request; import again')
   }
   await updateMatched(context, matched, report)
-  return matched.length * 2 < lines.length
+  return { mostlyNew: matched.length * 2 < lines.length, later }
 }
 
-/** Sorts lines into new ones and ones matching an existing contact (locked); rejects the ambiguous ones. */
+/**
+ * Sorts lines into new ones and ones matching an existing contact (locked); rejects the ambiguous ones. A line whose
+ * address belongs to a contact an earlier line of the batch matches, or one an earlier line waiting for the next
+ * batch (`held`, and these) meets, waits for the next batch too (`later`): that earlier line may change the contact,
+ * and every line sees the effect of the lines before it, whatever the batches.
+ */
 async function classify(
   context: BatchContext,
   lines: Line[],
-): Promise<{ creates: Line[]; matched: Array<{ line: Line; contact: repo.ContactRow }> }> {
+  held: Line[],
+): Promise<{ creates: Line[]; matched: Array<{ line: Line; contact: repo.ContactRow }>; later: Line[] }> {
   const creates: Line[] = []
   const matched: Array<{ line: Line; contact: repo.ContactRow }> = []
-  if (lines.length === 0) return { creates, matched }
+  const later: Line[] = []
+  if (lines.length === 0) return { creates, matched, later: held }
+  const waiting = new Set(held)
+  const all = [...lines, ...held].sort((a, b) => a.line - b.line)
   const existing = await repo.findByAddresses(
     context.db,
     context.accountId,
-    lines.map((l) => l.email).filter((e) => e !== ''),
-    lines.map((l) => l.phone).filter((p) => p !== ''),
+    all.map((l) => l.email).filter((e) => e !== ''),
+    all.map((l) => l.phone).filter((p) => p !== ''),
   )
   const byEmail = new Map(existing.filter((c) => c.email !== '').map((c) => [c.email, c]))
   const byPhone = new Map(existing.filter((c) => c.phone !== '').map((c) => [c.phone, c]))
-  for (const line of lines) {
+  /** contacts an earlier line of the batch matches, or meets and waits for the next batch */
+  const touched = new Set<string>()
+  for (const line of all) {
     const emailOwner = line.email ? byEmail.get(line.email) : undefined
     const phoneOwner = line.phone ? byPhone.get(line.phone) : undefined
+    if (waiting.has(line) || (emailOwner && touched.has(emailOwner.id)) || (phoneOwner && touched.has(phoneOwner.id))) {
+      // and so does every later line meeting either of its contacts
+      later.push(line)
+      if (emailOwner) touched.add(emailOwner.id)
+      if (phoneOwner) touched.add(phoneOwner.id)
+      continue
+    }
     if (emailOwner && phoneOwner && emailOwner.id !== phoneOwner.id) {
       context.reject(line.line, `email belongs to contact ${emailOwner.id} and phone to contact ${phoneOwner.id}`)
       continue
@@ -561,17 +503,24 @@ async function classify(
       context.reject(line.line, 'the new email or phone belongs to another contact')
       continue
     }
-    if (contact) matched.push({ line, contact })
-    else creates.push(line)
+    if (contact) {
+      matched.push({ line, contact })
+      touched.add(contact.id)
+    } else creates.push(line)
   }
-  return { creates, matched }
+  return { creates, matched, later }
 }
 
 /**
  * Creates contacts for these lines (within the plan's room, which the caller checked) with their tags and
  * contact.created events; returns the lines not created because an address is already held.
  */
-async function createContacts(context: BatchContext, lines: Line[], report: ImportReport): Promise<Line[]> {
+async function createContacts(
+  context: BatchContext,
+  lines: Line[],
+  report: ImportReport,
+  options: { beside?: boolean } = {},
+): Promise<Line[]> {
   if (lines.length === 0) return []
   const { db, clock, accountId } = context
   const plans = lines.map((line) => planTagAddition([], line.tags))
@@ -593,6 +542,8 @@ async function createContacts(context: BatchContext, lines: Line[], report: Impo
     { unchecked: context.unchecked },
   )
   if (contactIds.size > 0 && !(await repo.reserveContacts(db, accountId, contactIds.size, context.limit))) {
+    // beside another batch the room was read without a lock; alone it was locked, so this cannot happen
+    if (options.beside) throw new NoRoom()
     throw new Error('contact counter out of step with the reservation')
   }
   await dispatchEvents(db, clock, accountId, eventIds, 'contact.created')

@@ -184,6 +184,15 @@ export async function remainingContacts(db: Db, accountId: string, limit: number
   return Math.max(0, limit - (row?.count ?? 0))
 }
 
+/** How many more contacts the account may create, read without a lock (a batch beside another checks its guess). */
+export async function contactsRoom(db: Db, accountId: string, limit: number): Promise<number> {
+  const [row] = await db
+    .select({ count: contactCounts.count })
+    .from(contactCounts)
+    .where(eq(contactCounts.accountId, accountId))
+  return Math.max(0, limit - (row?.count ?? 0))
+}
+
 export async function releaseContacts(db: Db, accountId: string, n: number): Promise<void> {
   await db
     .update(contactCounts)
