@@ -10,18 +10,18 @@
 //        with BENCH_EMBEDDED_ONLY=1 the same on embedded PGlite; BENCH_CHECKED=0 leaves that second import out)
 // On PGlite, right after the import and without an ANALYZE of its own, the search is measured against a lookup by id
 // (p95 of q= ÷ p95 of GET /v1/contacts/{id}; the goal is ≤ 3): the import must leave the planner its statistics.
-import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { importContacts } from '../src/modules/contacts/index.ts'
+import { importContacts, importWriters } from '../src/modules/contacts/index.ts'
 import { createAccount, createApiKey, setAccountPlan, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
+import { timeOrderedId } from '../src/platform/ids.ts'
 import { memoryRateLimiter } from '../src/platform/rate-limit/rate-limiter.ts'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -147,36 +147,36 @@ async function measureApi(database: Database, accountId: string, key: string) {
   await app.close()
 }
 
-function importFile(rows: number): string {
+/** One line of the bench's import files: the CSV's cells, and the same contact as the import stores it. */
+type BenchRow = { cells: string; name: string; email: string; phone: string; fields: Record<string, unknown> | null }
+
+/** The rows of the import files; with fields, a cell for each of five custom fields (FIELDS), every cell filled. */
+function benchRows(rows: number, withFields: boolean): BenchRow[] {
+  return Array.from({ length: rows }, (_, i) => {
+    const name = `Import ${i}`
+    const email = `import${i}@bench.example`
+    const digits = String(i).padStart(8, '0')
+    let cells = `${name},${email},${i % 2 ? `+49 160 ${digits}` : ''},${i % 10 ? '' : 'messe'}`
+    let fields: Record<string, unknown> | null = null
+    if (withFields) {
+      const birthday = `19${String(50 + (i % 50)).padStart(2, '0')}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`
+      const level = ['gold', 'silver', 'bronze'][i % 3]
+      cells += `,${100000 + i},${birthday},${level},${i % 2 ? 'ja' : 'nein'},Filiale ${i % 40}`
+      fields = { customer_no: 100000 + i, birthday, level, vip: i % 2 === 1, branch: `Filiale ${i % 40}` }
+    }
+    return { cells, name, email, phone: i % 2 ? `+49160${digits}` : '', fields }
+  })
+}
+
+function writeImportFile(rows: BenchRow[], withFields: boolean): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'herold-bench-'))
-  const lines = ['name,email,phone,tags']
-  for (let i = 0; i < rows; i++) {
-    lines.push(
-      `Import ${i},import${i}@bench.example,${i % 2 ? `+49 160 ${String(i).padStart(8, '0')}` : ''},${i % 10 ? '' : 'messe'}`,
-    )
-  }
-  const file = path.join(dir, 'contacts.csv')
-  writeFileSync(file, `${lines.join('\n')}\n`)
+  const header = `name,email,phone,tags${withFields ? ',customer_no,birthday,level,vip,branch' : ''}`
+  const file = path.join(dir, withFields ? 'contacts-fields.csv' : 'contacts.csv')
+  writeFileSync(file, `${[header, ...rows.map((r) => r.cells)].join('\n')}\n`)
   return file
 }
 
-/** The import file with a column for each of five custom fields (FIELDS), every cell filled. */
-function fieldsImportFile(rows: number): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'herold-bench-'))
-  const lines = ['name,email,phone,tags,customer_no,birthday,level,vip,branch']
-  for (let i = 0; i < rows; i++) {
-    const birthday = `19${String(50 + (i % 50)).padStart(2, '0')}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`
-    lines.push(
-      `Import ${i},import${i}@bench.example,${i % 2 ? `+49 160 ${String(i).padStart(8, '0')}` : ''},${i % 10 ? '' : 'messe'},` +
-        `${100000 + i},${birthday},${['gold', 'silver', 'bronze'][i % 3]},${i % 2 ? 'ja' : 'nein'},Filiale ${i % 40}`,
-    )
-  }
-  const file = path.join(dir, 'contacts-fields.csv')
-  writeFileSync(file, `${lines.join('\n')}\n`)
-  return file
-}
-
-/** The five custom fields of fieldsImportFile, defined as the API defines them. */
+/** The five custom fields of benchRows, defined as the API defines them. */
 async function defineBenchFields(database: Database, accountId: string): Promise<void> {
   const fields = [
     ['customer_no', 'Kundennummer', 'number', null, null],
@@ -194,43 +194,84 @@ async function defineBenchFields(database: Database, accountId: string): Promise
   }
 }
 
-/** The baseline: the same rows inserted raw, one multi-row INSERT per 2,000 (no validation, events or tags). */
-async function rawInsertRate(database: Database, accountId: string, rows: number): Promise<number> {
+/**
+ * The baseline: the file's rows as the import stores them (name, e-mail, the phone in E.164, the custom fields, the
+ * source, the account's language, time-ordered ids as the import makes them) inserted raw, one multi-row INSERT per 2,000: no reading of the
+ * file, no validation, no tags, no events, no statistics.
+ */
+async function rawInsertRate(database: Database, accountId: string, rows: BenchRow[]): Promise<number> {
   const started = performance.now()
-  for (let offset = 0; offset < rows; offset += 2000) {
-    const batch = Array.from({ length: Math.min(2000, rows - offset) }, (_, j) => ({
-      id: randomUUID(),
-      name: `Raw ${offset + j}`,
-      email: `raw${offset + j}@bench.example`,
+  for (let offset = 0; offset < rows.length; offset += 2000) {
+    const batch = rows.slice(offset, offset + 2000).map((r) => ({
+      id: timeOrderedId(),
+      name: r.name,
+      email: r.email,
+      phone: r.phone,
+      fields: r.fields ?? {},
     }))
     await database.query(
-      `INSERT INTO contacts (account_id, id, name, email) SELECT $1::uuid, r.id, r.name, r.email
-       FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, name text, email text)`,
+      `INSERT INTO contacts (account_id, id, name, email, phone, fields, source, language)
+       SELECT $1::uuid, r.id, r.name, r.email, r.phone, r.fields, 'import', 'de'
+       FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, name text, email text, phone text, fields jsonb)`,
       [accountId, JSON.stringify(batch)],
     )
   }
-  return rows / ((performance.now() - started) / 1000)
+  return rows.length / ((performance.now() - started) / 1000)
 }
 
+/** The baseline's row and the import's for the same line, compared: the baseline writes what the import writes. */
+async function assertSameRow(database: Database, imported: string, raw: string, email: string): Promise<void> {
+  const read = (accountId: string) =>
+    database.query<{ row: unknown }>(
+      `SELECT to_jsonb(c) - 'account_id' - 'id' - 'created_at' AS row FROM contacts c
+       WHERE account_id = $1 AND email = $2`,
+      [accountId, email],
+    )
+  const [[a], [b]] = await Promise.all([read(imported), read(raw)])
+  if (JSON.stringify(a?.row) !== JSON.stringify(b?.row))
+    throw new Error(
+      `the baseline's row differs from the import's: ${JSON.stringify(a?.row)} / ${JSON.stringify(b?.row)}`,
+    )
+}
+
+/** An import file and its rows, for the baseline. */
+type BenchFile = { file: string; rows: BenchRow[] }
+
+/**
+ * One import against the raw insert of the same rows, measured right before and right after it (each into an account
+ * of its own, the same table): the ratio is to their mean, as the import runs on a table between the two.
+ */
 async function measureImport(
   database: Database,
   label: string,
-  file: string,
+  input: BenchFile,
   afterImport?: (accountId: string) => Promise<void>,
   beforeImport?: (accountId: string) => Promise<void>,
 ): Promise<void> {
+  const before = await rawInsertRate(
+    database,
+    (await createAccount(database.orm, { name: `raw ${label}` })).id,
+    input.rows,
+  )
   const target = await createAccount(database.orm, { name: `import ${label}` })
   await beforeImport?.(target.id)
-  const report = await importContacts(database.orm, systemClock, { accountId: target.id, file })
+  const report = await importContacts(database.orm, systemClock, {
+    accountId: target.id,
+    file: input.file,
+    writers: importWriters(database.kind),
+  })
   if (report.rejected > 0)
     throw new Error(`${label}: ${report.rejected} lines rejected: ${report.rejected_lines[0]?.reason}`)
   // before the baseline's own rows land in the same table and index
   await afterImport?.(target.id)
-  const baselineAccount = await createAccount(database.orm, { name: `raw ${label}` })
-  const baseline = await rawInsertRate(database, baselineAccount.id, IMPORT_ROWS)
+  const rawAfter = await createAccount(database.orm, { name: `raw after ${label}` })
+  const after = await rawInsertRate(database, rawAfter.id, input.rows)
+  for (const row of input.rows.slice(0, 2)) await assertSameRow(database, target.id, rawAfter.id, row.email)
+  const baseline = (before + after) / 2
   console.log(
-    `import ${IMPORT_ROWS.toLocaleString('en')} rows on ${label}: ${report.rows_per_second.toLocaleString('en')} rows/s ` +
-      `(created ${report.created}) | raw INSERT baseline ${Math.round(baseline).toLocaleString('en')} rows/s | ratio ${(report.rows_per_second / baseline).toFixed(2)}`,
+    `import ${input.rows.length.toLocaleString('en')} rows on ${label}: ${report.rows_per_second.toLocaleString('en')} rows/s ` +
+      `(created ${report.created}) | raw INSERT of the same rows before / after ${Math.round(before).toLocaleString('en')} / ` +
+      `${Math.round(after).toLocaleString('en')} rows/s | ratio ${(report.rows_per_second / baseline).toFixed(2)}`,
   )
 }
 
@@ -281,7 +322,7 @@ async function measureSearchAfterImport(database: Database, accountId: string) {
   rmSync(dataDir, { recursive: true, force: true })
 }
 
-async function measureEmbeddedImport(file: string) {
+async function measureEmbeddedImport(file: BenchFile) {
   const embedded = await openDatabase({ dataDir: 'memory://' })
   try {
     await migrate(embedded)
@@ -294,8 +335,10 @@ async function measureEmbeddedImport(file: string) {
   }
 }
 
-const file = importFile(IMPORT_ROWS)
-const fieldsFile = fieldsImportFile(IMPORT_ROWS)
+const plainRows = benchRows(IMPORT_ROWS, false)
+const fieldRows = benchRows(IMPORT_ROWS, true)
+const file: BenchFile = { file: writeImportFile(plainRows, false), rows: plainRows }
+const fieldsFile: BenchFile = { file: writeImportFile(fieldRows, true), rows: fieldRows }
 /** The import with fields, as it is and with the statistics' triggers as before 0066, round after round. */
 async function measureFieldsImportOnly(embedded: boolean) {
   const fresh = embedded ? null : await freshDatabase()
@@ -365,6 +408,6 @@ try {
     await measureEmbeddedImport(file)
   }
 } finally {
-  rmSync(path.dirname(file), { recursive: true, force: true })
-  rmSync(path.dirname(fieldsFile), { recursive: true, force: true })
+  rmSync(path.dirname(file.file), { recursive: true, force: true })
+  rmSync(path.dirname(fieldsFile.file), { recursive: true, force: true })
 }
