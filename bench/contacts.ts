@@ -16,7 +16,7 @@ import path from 'node:path'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { importContacts, importWriters } from '../src/modules/contacts/index.ts'
+import { importConcurrency, importContacts } from '../src/modules/contacts/index.ts'
 import { createAccount, createApiKey, setAccountPlan, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
@@ -258,7 +258,7 @@ async function measureImport(
   const report = await importContacts(database.orm, systemClock, {
     accountId: target.id,
     file: input.file,
-    writers: importWriters(database.kind),
+    ...importConcurrency(database.kind),
   })
   if (report.rejected > 0)
     throw new Error(`${label}: ${report.rejected} lines rejected: ${report.rejected_lines[0]?.reason}`)

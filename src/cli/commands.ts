@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.ts'
-import { ImportError, importContacts, importWriters } from '../modules/contacts/index.ts'
+import { ImportError, importConcurrency, importContacts } from '../modules/contacts/index.ts'
 import { SequenceBody, type SequenceInput } from '../modules/followups/index.ts'
 import {
   AdminError,
@@ -290,7 +290,7 @@ export const dataCommands: Record<string, DataCommand> = {
             encoding: values.encoding as string | undefined,
             createFields: values['create-fields'] === true,
           },
-          writers: importWriters(database.kind),
+          ...importConcurrency(database.kind),
           onProgress: io?.progress
             ? (p) => io.progress?.(p.bytes, p.totalBytes, `${p.rows.toLocaleString('en')} rows`)
             : undefined,

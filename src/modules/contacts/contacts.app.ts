@@ -27,8 +27,8 @@ import {
   type ImportProgress,
   type ImportReport,
   importBatchSize,
+  importConcurrency,
   importContacts,
-  importWriters,
   planColumns,
   readImportFormat,
 } from './contacts.import.ts'
@@ -197,7 +197,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           format: { ...format, createFields: create_fields },
           onProgress,
           batchSize: importBatchSize(deps.database.kind),
-          writers: importWriters(deps.database.kind),
+          ...importConcurrency(deps.database.kind),
         })
         const finished = running.then(
           (report: ImportReport) => ({ report }),

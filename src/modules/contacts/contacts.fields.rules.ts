@@ -1,8 +1,8 @@
 import { badRequest } from '../../platform/http/errors.ts'
 import { GERMAN_TO_ENGLISH } from '../../platform/http/serializer.ts'
 import { foldHeader, HEADER_ALIAS_NAMES } from './contacts.csv.ts'
+import { CUSTOM_FIELD_TYPES, type CustomFieldType, type CustomFieldValue } from './contacts.field-types.ts'
 import type { FieldDefinition } from './contacts.fields-read.ts'
-import { CUSTOM_FIELD_TYPES, type CustomFieldType, type CustomFieldValue } from './contacts.tables.ts'
 
 // The custom field rules that need no database: keys, definitions, values on the wire and in a CSV cell, and the
 // conversion of a value to another type (mirrored in SQL by contacts.fields.service.ts). Tested beside them.

@@ -1,14 +1,14 @@
 import { createReadStream } from 'node:fs'
 import type { ContactColumn, CsvOptions, CsvRecord } from './contacts.csv.ts'
 import { checkCsvEncoding, openCsv } from './contacts.csv.ts'
+import type { CustomFieldValue } from './contacts.field-types.ts'
 import { parseCell } from './contacts.fields.rules.ts'
 import type { FieldDefinition } from './contacts.fields-read.ts'
 import { isSystemTagName, MAX_TAG_LENGTH, normalizeEmail, normalizePhone, splitTagCell } from './contacts.rules.ts'
-import type { CustomFieldValue } from './contacts.tables.ts'
 
 // The import's reading: a CSV file's lines checked and turned into contacts' values, batch by batch, with what was
-// rejected and noted on the way. Plain values only (no database). A reader on a worker thread of its own was tried
-// (2026-11-27): starting it took 0.5 s and 0.7 s of CPU (its modules loaded again), and imports were no faster.
+// rejected and noted on the way. Plain values only (no database, no schema): the same code runs on the import's own
+// thread for a large file (contacts.import-thread.ts), and inline for a small one.
 
 export interface Line {
   line: number

@@ -6,8 +6,9 @@ import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import { type ImportReport, importContacts } from './index.ts'
 
-// An import in batches, one after another or beside each other (importWriters: two on PostgreSQL), ends as the import
-// line by line: the same contacts, the same report. Small batches make many of them.
+// An import in batches, one after another or beside each other (importConcurrency: two on PostgreSQL), its file read
+// here or on a thread of its own, ends as the import line by line: the same contacts, the same report. Small batches
+// make many of them.
 
 let harness: Harness
 before(async () => {
@@ -92,6 +93,7 @@ describe('an import in batches, and written by two writers', () => {
         { writers: 1, batchSize: 4 },
         { writers: 1, batchSize: 5 },
         { writers: 2, batchSize: 4 },
+        { writers: 1, batchSize: 4, readOnThread: true },
       ]
       const accounts = []
       for (const _ of ways) accounts.push(await createTestAccount(harness))
@@ -132,5 +134,44 @@ describe('an import in batches, and written by two writers', () => {
     assert.match(alone.rejected_lines[0].reason, /limit of 30 contacts/)
     assert.deepEqual(await outcome(two.accountId, beside), await outcome(one.accountId, alone))
     assert.deepEqual(await contactsOf(two.accountId), await contactsOf(one.accountId))
+  })
+})
+
+describe('an import file read on a thread of its own', () => {
+  test('refuses a byte that is not UTF-8 after the first 64 KiB as the inline reader does, before anything is written', async () => {
+    const lines = ['name,email']
+    for (let i = 0; i < 3000; i++) lines.push(`Kunde ${i},kunde${i}@example.com`)
+    const text = Buffer.from(`${lines.join('\n')}\n`)
+    const file = csv(Buffer.concat([text, Buffer.from('Bj\xf6rn,bjoern@example.com\n', 'latin1')]))
+    const refusals: string[] = []
+    for (const readOnThread of [false, true]) {
+      const account = await createTestAccount(harness)
+      await assert.rejects(importInto(account.accountId, file, { readOnThread }), (error: Error) => {
+        refusals.push(error.message)
+        return /line 3002 is not UTF-8/.test(error.message)
+      })
+      assert.deepEqual(await contactsOf(account.accountId), [])
+    }
+    assert.equal(refusals[1], refusals[0])
+  })
+
+  test('a file that is not CSV stops the import with the same message as inline', async () => {
+    const file = csv('name,email\n"Anna,anna@example.com\n')
+    const refusals: string[] = []
+    for (const readOnThread of [false, true]) {
+      const account = await createTestAccount(harness)
+      await assert.rejects(importInto(account.accountId, file, { readOnThread }), (error: Error) => {
+        refusals.push(error.message)
+        return /not valid CSV/.test(error.message)
+      })
+    }
+    assert.equal(refusals[1], refusals[0])
+  })
+
+  test('a file with only its header imports nothing and reports it', async () => {
+    const account = await createTestAccount(harness)
+    const report = await importInto(account.accountId, csv('name,email\n'), { readOnThread: true })
+    assert.equal(report.rows, 0)
+    assert.equal(report.created, 0)
   })
 })

@@ -25,6 +25,7 @@ import { CONTACT_ATTRIBUTES, keyFromHeader, keyProblem, sameFieldValues } from '
 import { createImportFields, definitionsForWrite } from './contacts.fields.service.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import { type ColumnIndexes, type Line, type LineReader, openLineReader } from './contacts.import-lines.ts'
+import { openLineReaderOnThread } from './contacts.import-thread.ts'
 import { BatchWriters, type WriteResult } from './contacts.import-writers.ts'
 import * as repo from './contacts.repository.ts'
 import { displayTags, optinResets, planTagAddition } from './contacts.rules.ts'
@@ -44,13 +45,19 @@ export function importBatchSize(kind: 'pglite' | 'postgres'): number {
   return kind === 'pglite' ? EMBEDDED_BATCH_SIZE : BATCH_SIZE
 }
 /**
- * Batches an import writes at once on this kind of database: two on PostgreSQL, whose second connection writes on
- * the second core (a third of an import's time, see docs/performance.md); one on the embedded database, which runs one
- * statement at a time.
+ * How an import uses the cores on this kind of database. PostgreSQL: two batches written at once (the second
+ * connection's backend writes on the second core; a third of an import's time, see docs/performance.md), the file read
+ * on this thread. The embedded database runs one statement at a time on this thread: one writer, and a large file
+ * read on a thread of its own (THREAD_MIN_BYTES).
  */
-export function importWriters(kind: 'pglite' | 'postgres'): number {
-  return kind === 'pglite' ? 1 : 2
+export function importConcurrency(kind: 'pglite' | 'postgres'): { writers: number; readOnThread?: boolean } {
+  return kind === 'pglite' ? { writers: 1 } : { writers: 2, readOnThread: false }
 }
+/**
+ * From this size on a file is read on a thread of its own (contacts.import-thread.ts): starting it costs about 0.1 s,
+ * which a smaller file's reading does not pay back.
+ */
+export const THREAD_MIN_BYTES = 1024 * 1024
 /** Rejected lines and notes kept in the report; beyond this only the counts grow. */
 const MAX_LISTED = 10_000
 const SOURCE = 'import'
@@ -141,8 +148,10 @@ export function importContacts(
     onProgress?: (progress: ImportProgress) => void
     /** lines a transaction (default 2,000; importBatchSize inside the server) */
     batchSize?: number
-    /** transactions written at once (default 1; importWriters gives the database's) */
+    /** transactions written at once (default 1; importConcurrency gives the database's) */
     writers?: number
+    /** whether the file is read on a thread of its own (default: from THREAD_MIN_BYTES on; tests choose) */
+    readOnThread?: boolean
   },
 ): Promise<ImportReport> {
   // bulk work: on the embedded database the requests' statements go before its waiting ones
@@ -185,7 +194,10 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
   // a UTF-8 file with a byte that is not UTF-8 past the sample is refused before anything is imported
   let reader: LineReader
   try {
-    reader = await openLineReader(input.file, format, batchSize)
+    reader =
+      (input.readOnThread ?? totalBytes >= THREAD_MIN_BYTES)
+        ? await openLineReaderOnThread(input.file, format, batchSize)
+        : await openLineReader(input.file, format, batchSize)
   } catch (error) {
     if (error instanceof CsvError) throw new ImportError(error.message)
     throw error
@@ -205,7 +217,7 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
     fieldDefinitions: [] as FieldDefinition[],
   }
   // The batches being written while the reader reads and checks the next lines (Node parses while the database
-  // writes); on PostgreSQL two at once (importWriters), each in its transaction.
+  // writes, or on a thread of its own); on PostgreSQL two at once (importConcurrency), each in its transaction.
   const writers = new BatchWriters(input.writers ?? 1, {
     writeAlone: (lines) => importBatch(context, lines, report).finally(progress),
     writeBeside: (lines) => writeBeside(context, lines, report).finally(progress),

@@ -12,6 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core'
 import { accounts } from '../../platform/auth/auth.tables.ts'
+import { CUSTOM_FIELD_TYPES, type CustomFieldValue } from './contacts.field-types.ts'
 
 const accountId = () =>
   uuid('account_id')
@@ -21,10 +22,7 @@ const accountId = () =>
 export const OPTIN_STATES = ['none', 'pending', 'confirmed', 'opted_out'] as const
 export const ACQUISITIONS = ['marketing', 'automation', 'service'] as const
 export const TAG_ORIGINS = ['system', 'ki', 'manuell'] as const
-export const CUSTOM_FIELD_TYPES = ['text', 'number', 'date', 'boolean', 'choice'] as const
-export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
-/** text and choice: a string; number: a number; date: 'YYYY-MM-DD'; boolean: true or false */
-export type CustomFieldValue = string | number | boolean
+export { CUSTOM_FIELD_TYPES, type CustomFieldType, type CustomFieldValue } from './contacts.field-types.ts'
 
 /**
  * A condition on a custom field as a newsletter segment stores it (jsonb); the API's schema, the rules and the SQL are

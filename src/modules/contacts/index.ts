@@ -55,7 +55,13 @@ export {
   contactsForAutomation,
 } from './contacts.automation.ts'
 export { consentHistory, consentSubject, recordOptinChange } from './contacts.consent.ts'
-export { ImportError, type ImportReport, importBatchSize, importContacts, importWriters } from './contacts.import.ts'
+export {
+  ImportError,
+  type ImportReport,
+  importBatchSize,
+  importConcurrency,
+  importContacts,
+} from './contacts.import.ts'
 export { contactNames, findOrCreateInboundContact, inboundContactsSql } from './contacts.inbound.ts'
 export type { ContactCleanup, ContactsTenant, ContactView, DeletionConfirmation } from './contacts.ports.ts'
 /** The contacts the account holds, as counted against the plan's limit. */
