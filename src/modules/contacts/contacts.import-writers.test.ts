@@ -77,7 +77,11 @@ async function outcome(accountId: string, { seconds, rows_per_second, ...rest }:
   return { ...rest, rejected_lines: rest.rejected_lines.map((r) => ({ ...r, reason: named(r.reason) })) }
 }
 
-async function importInto(accountId: string, file: string, options: { writers?: number; batchSize?: number }) {
+async function importInto(
+  accountId: string,
+  file: string,
+  options: { writers?: number; batchSize?: number; readOnThread?: boolean },
+) {
   return importContacts(harness.database.orm, harness.clock, { accountId, file, ...options })
 }
 
