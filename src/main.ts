@@ -74,11 +74,19 @@ export async function serve(
   })
   const lockFile = embedded ? writeServerFile(config.dataDir, null) : null
   const stops: Array<() => Promise<void>> = []
+  // A first start's key is shown once the server answers at its address (the curl beside it works then), or before
+  // the error if it cannot start: it exists from the bootstrap on and is never shown again.
+  let showFirstKey: (() => void) | null = null
   try {
     await migrate(database)
     if (embedded) {
       const first = await bootstrapFirstStart(database.orm)
-      if (first) printFirstKey(print, config, first.key, first.setupToken)
+      if (first) {
+        showFirstKey = () => {
+          showFirstKey = null
+          printFirstKey(print, config, first.key, first.setupToken)
+        }
+      }
     }
     const rateLimiter = config.redisUrl ? redisRateLimiter(config.redisUrl) : memoryRateLimiter()
     stops.push(() => rateLimiter.close())
@@ -101,6 +109,7 @@ export async function serve(
       const port = typeof address === 'object' && address ? address.port : config.port
       url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
       if (lockFile) writeServerFile(config.dataDir, url, lockFile.token)
+      showFirstKey?.()
       const listening = app
       stops.unshift(() => listening.close())
     }
@@ -144,6 +153,7 @@ export async function serve(
     }
     return { app, url, stop }
   } catch (error) {
+    showFirstKey?.()
     await shutdown(stops, database, embedded ? config.dataDir : null)
     await stopTracing?.()
     stopLog()
