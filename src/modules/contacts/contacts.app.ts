@@ -27,7 +27,6 @@ import {
   type ImportProgress,
   type ImportReport,
   importBatchSize,
-  importConcurrency,
   importContacts,
   planColumns,
   readImportFormat,
@@ -197,7 +196,6 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           format: { ...format, createFields: create_fields },
           onProgress,
           batchSize: importBatchSize(deps.database.kind),
-          ...importConcurrency(deps.database.kind),
         })
         const finished = running.then(
           (report: ImportReport) => ({ report }),

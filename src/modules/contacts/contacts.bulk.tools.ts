@@ -32,7 +32,7 @@ import {
   untagMatching,
 } from './contacts.bulk.ts'
 import { consentHistory } from './contacts.consent.ts'
-import { ImportError, importBatchSize, importConcurrency, importContacts } from './contacts.import.ts'
+import { ImportError, importBatchSize, importContacts } from './contacts.import.ts'
 import { findContact as findContactRow } from './contacts.repository.ts'
 import { db, defineTool, Filter, refuseSystemTag, TagName } from './contacts.tools.shared.ts'
 
@@ -273,7 +273,6 @@ export const importContactsCsv = defineTool({
         file,
         format: { map: args.map, createFields: args.create_fields },
         batchSize: importBatchSize(ctx.platform.database.kind),
-        ...importConcurrency(ctx.platform.database.kind),
       })
       return { ok: true, report }
     } catch (error) {

@@ -45,10 +45,11 @@ export function importBatchSize(kind: 'pglite' | 'postgres'): number {
   return kind === 'pglite' ? EMBEDDED_BATCH_SIZE : BATCH_SIZE
 }
 /**
- * How an import uses the cores on this kind of database. PostgreSQL: two batches written at once (the second
- * connection's backend writes on the second core; a third of an import's time, see docs/performance.md), the file read
- * on this thread. The embedded database runs one statement at a time on this thread: one writer, and a large file
- * read on a thread of its own (THREAD_MIN_BYTES).
+ * How `herold import contacts` uses the cores on this kind of database. PostgreSQL: two batches written at once (the
+ * second connection's backend writes on the second core; a third of an import's time, see docs/performance.md), the
+ * file read on this thread. The embedded database runs one statement at a time on this thread: one writer, and a large
+ * file read on a thread of its own (THREAD_MIN_BYTES). Inside the server (the web app, the tool server) an import
+ * keeps to one writer: with two, other accounts' sends beside it waited twice as long (docs/performance.md).
  */
 export function importConcurrency(kind: 'pglite' | 'postgres'): { writers: number; readOnThread?: boolean } {
   return kind === 'pglite' ? { writers: 1 } : { writers: 2, readOnThread: false }
