@@ -9,6 +9,7 @@ import {
   completeJob,
   completeJobs,
   enqueue,
+  extendLeases,
   type JobRow,
   LeaseLostError,
   toClaimed,
@@ -294,6 +295,53 @@ describe('durable jobs', () => {
     })
     const jobs = await (claim as unknown as Promise<ClaimedJob[]>)
     assert.equal(jobs.length, 1, 'claimed once the lock was released')
+  })
+
+  test('a lease renewal leaves alone a job another transaction holds, and renews the others without waiting', {
+    skip: !process.env.HEROLD_TEST_DATABASE_URL && 'PostgreSQL only: the embedded database has one connection',
+  }, async () => {
+    const queue = queueName('renew-held')
+    for (let i = 0; i < 2; i++) {
+      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: { i } }))
+    }
+    const claimed = await claimJobs(harness.database.orm, harness.clock, {
+      queue,
+      limit: 2,
+      perKey: 2,
+      leaseMs: 30_000,
+    })
+    assert.equal(claimed.length, 2)
+    const [held, free] = claimed
+    const leaseOf = async (job: ClaimedJob) =>
+      (
+        await harness.database.query<{ until: Date }>(
+          'SELECT locked_until AS until FROM jobs WHERE account_id = $1 AND id = $2',
+          [job.accountId, job.id],
+        )
+      )[0].until.getTime()
+    const before = { held: await leaseOf(held), free: await leaseOf(free) }
+    harness.clock.advance(5_000)
+    // a handler finishing the first job: its row is locked until the transaction ends
+    await harness.database.orm.transaction(async (tx) => {
+      await completeJobs(tx, [held])
+      let renewed = false
+      const renewal = extendLeases(harness.database.orm, harness.clock, claimed, 30_000).then(() => {
+        renewed = true
+      })
+      while (!renewed) {
+        const waiting = await tx.execute(sql`SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted`)
+        assert.equal((waiting as unknown as { rows: unknown[] }).rows.length, 0, 'the renewal waited for the held row')
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      await renewal
+    })
+    assert.equal(await leaseOf(free), before.free + 5_000, 'the other lease was renewed')
+    const rows = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1 AND id = $2', [
+      held.accountId,
+      held.id,
+    ])
+    assert.equal(rows.length, 0, 'the held job was completed')
+    assert.ok(before.held > 0)
   })
 
   test('a failing job is retried after a backoff read from the clock, then kept as dead', async () => {

@@ -287,17 +287,23 @@ export function killJob(tx: Db, clock: Clock, job: ClaimedJob, error: string): P
   )
 }
 
-/** Extends the leases of jobs this worker still runs. */
+/**
+ * Extends the leases of jobs this worker still runs. A job whose row another transaction holds (its handler completing
+ * or retrying it) is left alone: waiting for it locked the other rows in the scan's order, which the batches joined by
+ * key (completeJobs, settle) lock in theirs, and PostgreSQL ended one of them as a deadlock (seen at a newsletter's
+ * 1,000 sends a second). A lease left alone here is renewed on the next turn, long before it runs out.
+ */
 export async function extendLeases(db: Db, clock: Clock, jobs: ClaimedJob[], leaseMs: number): Promise<void> {
   if (jobs.length === 0) return
   const until = new Date(clock.now().getTime() + leaseMs)
   const tokens = jobs.map((job) => job.leaseToken)
   await db.execute(
     sql`UPDATE jobs SET locked_until = ${until.toISOString()}::timestamptz
-      WHERE state = 'running' AND lease_token IN (${sql.join(
+      FROM (SELECT account_id, id FROM jobs WHERE state = 'running' AND lease_token IN (${sql.join(
         tokens.map((t) => sql`${t}::uuid`),
         sql`, `,
-      )})`,
+      )}) FOR UPDATE SKIP LOCKED) AS free
+      WHERE jobs.account_id = free.account_id AND jobs.id = free.id`,
   )
 }
 
