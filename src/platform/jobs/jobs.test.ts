@@ -27,6 +27,20 @@ after(() => harness.close())
 
 const queueName = (label: string) => `test.${label}.${Math.random().toString(36).slice(2, 8)}`
 
+/** `n` jobs enqueued in one transaction and claimed at once (a lease of 30 s). */
+async function enqueueAndClaim(queue: string, n: number, perKey: number): Promise<ClaimedJob[]> {
+  await harness.database.orm.transaction((tx) =>
+    enqueue(
+      tx,
+      harness.clock,
+      Array.from({ length: n }, () => ({ accountId, queue, payload: {} })),
+    ),
+  )
+  const claimed = await claimJobs(harness.database.orm, harness.clock, { queue, limit: n, perKey, leaseMs: 30_000 })
+  assert.equal(claimed.length, n)
+  return claimed
+}
+
 function runner(handlers: JobHandlers, options: { concurrency?: number; leaseMs?: number; pollMs?: number } = {}) {
   return new JobRunner({
     database: harness.database,
@@ -142,20 +156,7 @@ describe('durable jobs', () => {
 
   test('completeJobs finishes a batch, or nothing of it when one lease was lost', async () => {
     const queue = queueName('batch')
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: 3 }, () => ({ accountId, queue, payload: {} })),
-      ),
-    )
-    const claimed = await claimJobs(harness.database.orm, harness.clock, {
-      queue,
-      limit: 3,
-      perKey: 1,
-      leaseMs: 30_000,
-    })
-    assert.equal(claimed.length, 3)
+    const claimed = await enqueueAndClaim(queue, 3, 1)
     const stale = { ...claimed[0], leaseToken: crypto.randomUUID() }
     await assert.rejects(
       harness.database.orm.transaction((tx) => completeJobs(tx, [stale, claimed[1], claimed[2]])),
@@ -301,16 +302,7 @@ describe('durable jobs', () => {
     skip: !process.env.HEROLD_TEST_DATABASE_URL && 'PostgreSQL only: the embedded database has one connection',
   }, async () => {
     const queue = queueName('renew-held')
-    for (let i = 0; i < 2; i++) {
-      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: { i } }))
-    }
-    const claimed = await claimJobs(harness.database.orm, harness.clock, {
-      queue,
-      limit: 2,
-      perKey: 2,
-      leaseMs: 30_000,
-    })
-    assert.equal(claimed.length, 2)
+    const claimed = await enqueueAndClaim(queue, 2, 2)
     const [held, free] = claimed
     const leaseOf = async (job: ClaimedJob) =>
       (
