@@ -20,6 +20,22 @@ export interface BatchWriterOps {
   mayWriteBeside(lines: number): Promise<boolean>
 }
 
+/**
+ * Lines in file order split into those to write now and those that wait (`later`): a line sharing an address with an
+ * earlier line, or with `busy` (addresses of writes in flight), waits. `busy` gains every line's addresses.
+ */
+export function splitByAddress(lines: Line[], busy: Set<string> = new Set()): { now: Line[]; later: Line[] } {
+  const now: Line[] = []
+  const later: Line[] = []
+  for (const line of lines) {
+    const keys = keysOf(line)
+    if (keys.some((k) => busy.has(k))) later.push(line)
+    else now.push(line)
+    for (const k of keys) busy.add(k)
+  }
+  return { now, later }
+}
+
 /** A line's addresses as keys: two lines sharing one must be written in file order. */
 function keysOf(line: Line): string[] {
   const keys: string[] = []
@@ -62,17 +78,9 @@ export class BatchWriters {
       return
     }
     // a line meeting an address of a write in flight, or of a line before it here, waits for that write
-    const busy = new Set(this.#inFlight.flatMap((w) => w.keys))
-    const go: Line[] = []
-    const hold: Line[] = []
-    for (const line of this.#take(read)) {
-      const keys = keysOf(line)
-      if (keys.some((k) => busy.has(k))) hold.push(line)
-      else go.push(line)
-      for (const k of keys) busy.add(k)
-    }
-    this.#held = hold
-    if (go.length > 0) this.#start(go, false)
+    const { now, later } = splitByAddress(this.#take(read), new Set(this.#inFlight.flatMap((w) => w.keys)))
+    this.#held = later
+    if (now.length > 0) this.#start(now, false)
   }
 
   /** Writes what is held back and waits for every write; the first failure is thrown, after all have ended. */

@@ -26,7 +26,7 @@ import { createImportFields, definitionsForWrite } from './contacts.fields.servi
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import { type ColumnIndexes, type Line, type LineReader, openLineReader } from './contacts.import-lines.ts'
 import { openLineReaderOnThread } from './contacts.import-thread.ts'
-import { BatchWriters, type WriteResult } from './contacts.import-writers.ts'
+import { BatchWriters, splitByAddress, type WriteResult } from './contacts.import-writers.ts'
 import * as repo from './contacts.repository.ts'
 import { displayTags, optinResets, planTagAddition } from './contacts.rules.ts'
 
@@ -394,16 +394,8 @@ async function checkFieldsUnchanged(context: BatchContext): Promise<void> {
  * that every line sees the effect of the ones before it.
  */
 async function importBatch(context: BatchContext, lines: Line[], report: ImportReport): Promise<Line[]> {
-  const seen = new Set<string>()
-  const now: Line[] = []
-  const later: Line[] = []
-  for (const line of lines) {
-    const keys = [line.email && `e:${line.email}`, line.phone && `p:${line.phone}`].filter(Boolean) as string[]
-    // a line sharing an address with a line before it, written or held back, waits for that line
-    if (keys.some((k) => seen.has(k))) later.push(line)
-    else now.push(line)
-    for (const k of keys) seen.add(k)
-  }
+  // a line sharing an address with a line before it, written or held back, waits for that line
+  const { now, later } = splitByAddress(lines)
   const written = await context.db.transaction((tx) => writeBatch({ ...context, db: tx }, now, later, report))
   context.mostlyNew = written.mostlyNew
   return written.later
