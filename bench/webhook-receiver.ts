@@ -61,6 +61,9 @@ process.on('message', (message: { secret?: string; clear?: number; close?: boole
   if (message.close) server.close(() => process.exit(0))
 })
 
+// the benchmark ended without a word (killed, crashed): so does its receiver
+process.on('disconnect', () => process.exit(0))
+
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })
 })
