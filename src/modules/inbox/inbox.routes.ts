@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
 import { notFound } from '../../platform/http/errors.ts'
+import { storedFileHeaders } from '../../platform/storage/serving.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import {
   ConversationPage,
@@ -79,7 +80,10 @@ export function inboxRoutes(service: InboxService) {
   }
 }
 
-/** Inbound media served from Herold's storage; the address is an unguessable capability (two random uuids). */
+/**
+ * Stored files (inbound media, the media library) served from Herold's storage; the address is an unguessable
+ * capability (two random uuids). Served so that no browser runs them on Herold's origin (storedFileHeaders).
+ */
 export function mediaRoutes(storage: Storage) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get<{ Params: { account: string; file: string } }>(
@@ -89,10 +93,9 @@ export function mediaRoutes(storage: Storage) {
         const stored = await storage.open(`${request.params.account}/${request.params.file}`)
         if (!stored) throw notFound('media')
         return reply
-          .header('content-type', stored.mime)
+          .headers(storedFileHeaders(stored.mime, request.params.file))
           .header('content-length', stored.size)
           .header('cache-control', 'private, max-age=31536000, immutable')
-          .header('x-content-type-options', 'nosniff')
           .send(stored.stream)
       },
     )
