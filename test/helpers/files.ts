@@ -33,49 +33,47 @@ export function jpegHead(): Buffer {
 }
 
 /**
- * Script that, run on Herold's origin by a signed-in owner's browser, marks `window.__xss` (and its parent's and
- * opener's) with `tag`, reads the session's CSRF token and creates an API key named `xss <tag>`: what the stored
+ * Script that, run on Herold's origin by a signed-in owner's browser, adds `tag` to `window.__xss` (and to its
+ * parent's and opener's), reads the session's CSRF token and creates an API key named `xss <tag>`: what the stored
  * XSS of issue 51 did.
  */
 export function attackScript(tag: string): string {
   return `(function(){var t=${JSON.stringify(tag)};
-try{window.__xss=t}catch(e){}
-try{parent.__xss=t}catch(e){}
-try{opener&&(opener.__xss=t)}catch(e){}
+function mark(w){try{(w.__xss=w.__xss||[]).push(t)}catch(e){}}
+mark(window);if(parent!==window)mark(parent);if(opener)mark(opener);
 fetch('/app/session',{credentials:'include'}).then(function(r){return r.json()}).then(function(s){
 return fetch('/app/keys',{method:'POST',credentials:'include',headers:{'content-type':'application/json','x-csrf-token':s.csrf_token},
 body:JSON.stringify({name:'xss '+t,scopes:['contacts:read']})})}).catch(function(){});})();`
 }
 
-/** Hostile files by the type they claim: each runs attackScript(tag) where a browser would run it. */
+const xml = (script: string) =>
+  `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body><script>${script.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</script></body></html>`
+
+/** How each hostile type carries the script. */
+const HOSTILE: Array<{ name: string; mime: string; wrap: (script: string) => string }> = [
+  { name: 'html', mime: 'text/html', wrap: (s) => `<!doctype html><p>Rechnung</p><script>${s}</script>` },
+  {
+    name: 'svg',
+    mime: 'image/svg+xml',
+    wrap: (s) =>
+      `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script><![CDATA[${s}]]></script></svg>`,
+  },
+  { name: 'xml', mime: 'text/xml', wrap: xml },
+  { name: 'xhtml', mime: 'application/xhtml+xml', wrap: xml },
+  { name: 'text', mime: 'text/plain', wrap: (s) => `<html><script>${s}</script></html>` },
+  { name: 'js', mime: 'text/javascript', wrap: (s) => s },
+  { name: 'unknown', mime: 'application/x-herold-unknown', wrap: (s) => `<script>${s}</script>` },
+  { name: 'png-claim', mime: 'image/png', wrap: (s) => `<html><script>${s}</script></html>` },
+]
+
+/**
+ * Hostile files by the type they claim (html, svg, xml, xhtml, text, js, unknown, and HTML claiming to be a PNG):
+ * each runs attackScript(`<tag> <name>`) wherever a browser would run it.
+ */
 export function hostileFiles(tag: string): Array<{ name: string; mime: string; data: Buffer }> {
-  const script = attackScript(tag)
-  return [
-    { name: 'html', mime: 'text/html', data: Buffer.from(`<!doctype html><p>Rechnung</p><script>${script}</script>`) },
-    {
-      name: 'svg',
-      mime: 'image/svg+xml',
-      data: Buffer.from(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>${script}</script><rect width="10" height="10"/></svg>`,
-      ),
-    },
-    {
-      name: 'xml',
-      mime: 'text/xml',
-      data: Buffer.from(
-        `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body><script>${script.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</script></body></html>`,
-      ),
-    },
-    {
-      name: 'xhtml',
-      mime: 'application/xhtml+xml',
-      data: Buffer.from(
-        `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body><script>${script.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</script></body></html>`,
-      ),
-    },
-    { name: 'text', mime: 'text/plain', data: Buffer.from(`<html><script>${script}</script></html>`) },
-    { name: 'js', mime: 'text/javascript', data: Buffer.from(script) },
-    { name: 'unknown', mime: 'application/x-herold-unknown', data: Buffer.from(`<script>${script}</script>`) },
-    { name: 'png-claim', mime: 'image/png', data: Buffer.from(`<html><script>${script}</script></html>`) },
-  ]
+  return HOSTILE.map(({ name, mime, wrap }) => ({
+    name,
+    mime,
+    data: Buffer.from(wrap(attackScript(`${tag} ${name}`))),
+  }))
 }
