@@ -95,7 +95,7 @@ async function keyNames(): Promise<string[]> {
 async function marks(on: Page): Promise<string[]> {
   const found: string[] = []
   for (const frame of on.frames()) {
-    const mark = await frame.evaluate(() => (window as { __xss?: string[] }).__xss ?? []).catch(() => [])
+    const mark = await (frame.evaluate('window.__xss || []') as Promise<string[]>).catch(() => [])
     found.push(...mark)
   }
   return found.sort()
@@ -163,7 +163,7 @@ describe('stored files opened by a signed-in owner run no script', () => {
     const answer = await opened.goto(url)
     assert.equal(answer?.status(), 200)
     assert.equal(answer?.headers()['content-type'], 'image/png')
-    const shown = await opened.evaluate(() => document.images[0]?.naturalWidth ?? 0)
+    const shown = await opened.evaluate('document.images[0] ? document.images[0].naturalWidth : 0')
     assert.equal(shown, 40, 'the image document draws the PNG')
     await opened.close()
     const probe = await page.context().newPage()
@@ -171,8 +171,8 @@ describe('stored files opened by a signed-in owner run no script', () => {
       route.fulfill({ contentType: 'text/html', body: `<!doctype html><img alt="png" src="${url}">` }),
     )
     await probe.goto(`${rig.base}${PROBE}`)
-    await probe.waitForFunction(() => document.images[0]?.complete)
-    assert.equal(await probe.evaluate(() => document.images[0].naturalWidth), 40)
+    await probe.waitForFunction('document.images[0] && document.images[0].complete')
+    assert.equal(await probe.evaluate('document.images[0].naturalWidth'), 40)
     await probe.close()
   })
 })
