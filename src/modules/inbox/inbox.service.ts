@@ -7,7 +7,7 @@ import { handOnEvents, recordEvent, recordEvents } from '../../platform/events/e
 import { acceptsSql, emitSignals } from '../../platform/events/signals.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
-import { storedTypeOf } from '../../platform/storage/serving.ts'
+import { storeReceived } from '../../platform/storage/serving.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import { contactNames, findOrCreateInboundContact, inboundContactsSql, recordOptinChange } from '../contacts/index.ts'
 import * as outbound from './inbox.outbound.ts'
@@ -430,11 +430,7 @@ export function inboxService(deps: InboxServiceDeps) {
       ) {
         return null
       }
-      // stored under the type it is served as (storedTypeOf); the sender's claim stays the message's media_mime
-      const media = incoming.media
-      const mediaKey = media
-        ? await storage.put(accountId, media.data, await storedTypeOf(media.mime, media.data))
-        : null
+      const mediaKey = incoming.media ? await storeReceived(storage, accountId, incoming.media) : null
       const stored = await new Promise<repo.MessageRow | null>((resolve, reject) => {
         const key = `${accountId}/${incoming.channel}`
         let line = receiving.get(key)

@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type'
+import type { Storage } from './storage.ts'
 
 // How a stored file (inbound media, the media library) is answered on Herold's own origin, where the console and its
 // session cookie live. Whatever a customer sent must stay inert there: no browser may run it as a page or a script.
@@ -75,6 +76,18 @@ export async function storedTypeOf(claimed: string, data: Buffer): Promise<strin
   return type && /^[a-z0-9][a-z0-9.!#$&^_+-]*\/[a-z0-9][a-z0-9.!#$&^_+-]*$/.test(type)
     ? type
     : 'application/octet-stream'
+}
+
+/**
+ * Stores a file a customer sent under the type it is served as (storedTypeOf); the caller keeps the claimed type as
+ * the message's media_mime. Returns the storage key.
+ */
+export async function storeReceived(
+  storage: Storage,
+  accountId: string,
+  file: { data: Buffer; mime: string },
+): Promise<string> {
+  return storage.put(accountId, file.data, await storedTypeOf(file.mime, file.data))
 }
 
 /**
