@@ -63,7 +63,7 @@ export interface ConsentServiceDeps {
   /** HEROLD_PUBLIC_URL: {app_url} of the landing page and the confirmation and unsubscribe links */
   publicUrl: string
   channels: Pick<ChannelsService, 'sendTemplate' | 'sendText' | 'sendEmail'>
-  contacts: Pick<ContactsService, 'create'>
+  contacts: Pick<ContactsService, 'createOrKeep'>
   /** the account's approved opt-in confirmation template, in the contact's language when it has one */
   optinTemplate(accountId: string, language: string): Promise<OptinTemplate | null>
   log(level: 'info' | 'warn', message: string, data: Record<string, unknown>): void
@@ -85,7 +85,7 @@ export interface SignupForm {
 }
 
 export type SignupResult =
-  | { ok: true; contactId: string; chat: boolean; email: boolean }
+  | { ok: true; chat: boolean; email: boolean }
   | { ok: false; error: string; field?: string }
 
 export interface SettingsChange {
@@ -587,8 +587,12 @@ export function consentService(deps: ConsentServiceDeps) {
     },
 
     /**
-     * A landing-page sign-up: the contact created or updated (source `landing`, the contacts service's upsert
-     * rules), then the double opt-in started on each channel given, with the form's IP and user agent as evidence.
+     * A landing-page sign-up, which anyone may post for any address: an address that belongs to a contact changes
+     * nothing on it (name, the other address and fields stay); the addresses that belong to no contact become one
+     * new contact (source `landing`). Then the double opt-in starts on each channel given, at the contact holding
+     * that address, with the form's IP and user agent as evidence: only its confirmation (sent to that address)
+     * changes a consent, and an address already confirmed gets nothing. The result does not depend on whether an
+     * address was known (the page answers the same), only on the form's own input.
      */
     async signup(account: Account, form: SignupForm, evidence: RequestEvidence & { consentText: string }) {
       const name = form.name.trim()
@@ -602,14 +606,13 @@ export function consentService(deps: ConsentServiceDeps) {
       if (email !== '' && (email.length > 254 || !EMAIL.test(email))) {
         return { ok: false, error: 'Please check your e-mail address.', field: 'email' } as const
       }
-      let contactId: string
+      let holders: { email: string | null; phone: string | null }
       try {
-        const result = await deps.contacts.create(
+        holders = await deps.contacts.createOrKeep(
           { accountId: account.id, account: { plan: account.plan, language: account.language } },
           { ...(name ? { name } : {}), ...(email ? { email } : {}), ...(phone ? { phone } : {}) },
-          { upsert: true, source: 'landing' },
+          'landing',
         )
-        contactId = result.contact.id
       } catch (error) {
         if (!(error instanceof AppError)) throw error
         if (error.code === 'bad_request') {
@@ -619,20 +622,17 @@ export function consentService(deps: ConsentServiceDeps) {
             field: 'phone',
           } as const
         }
-        if (error.code === 'contact_conflict') {
-          return {
-            ok: false,
-            error: 'This number and this e-mail address belong to two different sign-ups. Please give only one.',
-          } as const
-        }
-        return { ok: false, error: 'Signing up is not possible at the moment. Please try again later.' } as const
+        // the plan's contact limit or a lost race: the page answers as for any sign-up (a different page would tell
+        // that the address was unknown); the business sees the limit in its console
+        deps.log('warn', `landing sign-up not stored: ${error.code}`, { accountId: account.id })
+        return { ok: true, chat: phone !== '', email: email !== '' } as const
       }
       const proof = { ip: evidence.ip, user_agent: evidence.userAgent, consent_text: evidence.consentText }
-      const started = await db.transaction(async (tx) => ({
-        chat: phone !== '' && (await startChatOptin(tx, clock, account.id, contactId, 'landing', proof)),
-        email: email !== '' && (await startEmailOptin(tx, clock, account.id, contactId, 'landing', proof)),
-      }))
-      return { ok: true, contactId, ...started } as const
+      await db.transaction(async (tx) => {
+        if (holders.phone) await startChatOptin(tx, clock, account.id, holders.phone, 'landing', proof)
+        if (holders.email) await startEmailOptin(tx, clock, account.id, holders.email, 'landing', proof)
+      })
+      return { ok: true, chat: phone !== '', email: email !== '' } as const
     },
   }
 }
