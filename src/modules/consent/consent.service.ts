@@ -84,9 +84,7 @@ export interface SignupForm {
   consent: boolean
 }
 
-export type SignupResult =
-  | { ok: true; chat: boolean; email: boolean }
-  | { ok: false; error: string; field?: string }
+export type SignupResult = { ok: true; chat: boolean; email: boolean } | { ok: false; error: string; field?: string }
 
 export interface SettingsChange {
   start_keywords?: string[] | null
