@@ -7,7 +7,13 @@ import { AppError, badRequest } from '../../platform/http/errors.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { type ContactsService, consentSubject, fieldDefinitionsOf, recordOptinChange } from '../contacts/index.ts'
+import {
+  type ContactsService,
+  consentSubject,
+  fieldDefinitionsOf,
+  normalizePhone,
+  recordOptinChange,
+} from '../contacts/index.ts'
 import type { InboundStored } from '../inbox/index.ts'
 import {
   customFieldTexts,
@@ -38,6 +44,8 @@ import {
 export const CHAT_OPTIN_QUEUE = 'consent.chat_optin'
 export const STOP_CONFIRMATION_QUEUE = 'consent.stop_confirmation'
 export const EMAIL_OPTIN_QUEUE = 'consent.email_optin'
+/** a landing-page sign-up, applied after the page answered (the answer's timing tells nothing about the address) */
+export const LANDING_SIGNUP_QUEUE = 'consent.landing_signup'
 
 /** How long the confirmation link of an e-mail double opt-in works. */
 export const EMAIL_OPTIN_TTL_MS = 7 * 24 * 60 * 60 * 1000
@@ -585,52 +593,77 @@ export function consentService(deps: ConsentServiceDeps) {
     },
 
     /**
-     * A landing-page sign-up, which anyone may post for any address: an address that belongs to a contact changes
-     * nothing on it (name, the other address and fields stay); the addresses that belong to no contact become one
-     * new contact (source `landing`). Then the double opt-in starts on each channel given, at the contact holding
-     * that address, with the form's IP and user agent as evidence: only its confirmation (sent to that address)
-     * changes a consent, and an address already confirmed gets nothing. The result does not depend on whether an
-     * address was known (the page answers the same), only on the form's own input.
+     * A landing-page sign-up, which anyone may post for any address: checked here (bad input is the form again
+     * with its error), then stored as a job and applied by applySignup. The page's answer is the same whatever the
+     * addresses, and so is the work before it (one insert), so neither tells who signed up before.
      */
-    async signup(account: Account, form: SignupForm, evidence: RequestEvidence & { consentText: string }) {
+    async signup(
+      account: Account,
+      form: SignupForm,
+      evidence: RequestEvidence & { consentText: string },
+    ): Promise<SignupResult> {
       const name = form.name.trim()
       const phone = form.phone.trim()
       const email = form.email.trim()
-      if (!form.consent) return { ok: false, error: 'Please agree to receive messages.', field: 'consent' } as const
-      if (name.length > 120) return { ok: false, error: 'The name is too long.', field: 'name' } as const
+      if (!form.consent) return { ok: false, error: 'Please agree to receive messages.', field: 'consent' }
+      if (name.length > 120) return { ok: false, error: 'The name is too long.', field: 'name' }
       if (phone === '' && email === '') {
-        return { ok: false, error: 'Please give your mobile number or your e-mail address.', field: 'phone' } as const
+        return { ok: false, error: 'Please give your mobile number or your e-mail address.', field: 'phone' }
       }
       if (email !== '' && (email.length > 254 || !EMAIL.test(email))) {
-        return { ok: false, error: 'Please check your e-mail address.', field: 'email' } as const
+        return { ok: false, error: 'Please check your e-mail address.', field: 'email' }
       }
+      if (phone !== '' && normalizePhone(phone) === null) {
+        return { ok: false, error: 'Please check your mobile number (for example +49 151 23456789).', field: 'phone' }
+      }
+      const payload = {
+        name,
+        email,
+        phone,
+        ip: evidence.ip,
+        user_agent: evidence.userAgent,
+        consent_text: evidence.consentText,
+        submitted_at: clock.now().toISOString(),
+      }
+      await enqueue(db, clock, { accountId: account.id, queue: LANDING_SIGNUP_QUEUE, payload })
+      return { ok: true, chat: phone !== '', email: email !== '' }
+    },
+
+    /**
+     * Job: applies a landing-page sign-up. An address that belongs to a contact changes nothing on it (name, the
+     * other address and fields stay); the addresses that belong to no contact become one new contact (source
+     * `landing`). Then the double opt-in starts on each channel given, at the contact holding that address, with
+     * the form's IP, user agent, consent text and time as evidence: only its confirmation (sent to that address)
+     * changes a consent, and an address already confirmed gets nothing.
+     */
+    async applySignup(accountId: string, payload: Record<string, unknown>): Promise<void> {
+      const text = (key: string) => (typeof payload[key] === 'string' ? (payload[key] as string) : '')
+      const [name, email, phone] = [text('name'), text('email'), text('phone')]
+      const account = await getAccount(db, accountId)
       let holders: { email: string | null; phone: string | null }
       try {
         holders = await deps.contacts.createOrKeep(
-          { accountId: account.id, account: { plan: account.plan, language: account.language } },
+          { accountId, account: { plan: account.plan, language: account.language } },
           { ...(name ? { name } : {}), ...(email ? { email } : {}), ...(phone ? { phone } : {}) },
           'landing',
         )
       } catch (error) {
         if (!(error instanceof AppError)) throw error
-        if (error.code === 'bad_request') {
-          return {
-            ok: false,
-            error: 'Please check your mobile number (for example +49 151 23456789).',
-            field: 'phone',
-          } as const
-        }
-        // the plan's contact limit or a lost race: the page answers as for any sign-up (a different page would tell
-        // that the address was unknown); the business sees the limit in its console
-        deps.log('warn', `landing sign-up not stored: ${error.code}`, { accountId: account.id })
-        return { ok: true, chat: phone !== '', email: email !== '' } as const
+        // the plan's contact limit, or a race lost three times: the sign-up is not stored (the page answered
+        // already, as for any sign-up); the business sees the limit in its console
+        deps.log('warn', `landing sign-up not stored: ${error.code}`, { accountId })
+        return
       }
-      const proof = { ip: evidence.ip, user_agent: evidence.userAgent, consent_text: evidence.consentText }
+      const proof = {
+        ip: text('ip'),
+        user_agent: text('user_agent'),
+        consent_text: text('consent_text'),
+        submitted_at: text('submitted_at'),
+      }
       await db.transaction(async (tx) => {
-        if (holders.phone) await startChatOptin(tx, clock, account.id, holders.phone, 'landing', proof)
-        if (holders.email) await startEmailOptin(tx, clock, account.id, holders.email, 'landing', proof)
+        if (holders.phone) await startChatOptin(tx, clock, accountId, holders.phone, 'landing', proof)
+        if (holders.email) await startEmailOptin(tx, clock, accountId, holders.email, 'landing', proof)
       })
-      return { ok: true, chat: phone !== '', email: email !== '' } as const
     },
   }
 }
