@@ -100,6 +100,8 @@ describe('e-mail double opt-in from the landing page', () => {
     const response = await postForm(account.accountId, { name: 'Erika Muster', email, consent: 'yes' })
     assert.equal(response.statusCode, 200, response.body)
     assert.match(response.body, /Almost done/)
+    // the sign-up is applied by a job after the answer
+    await harness.jobs?.drain()
     const contact = await contactByEmail(account, email)
     assert.ok(contact)
     assert.equal(contact.optin_email, 'pending')
@@ -164,7 +166,7 @@ describe('e-mail double opt-in from the landing page', () => {
     assert.equal((await contactByEmail(account, email))?.optin_email, 'pending')
   })
 
-  test('sign-up with phone and e-mail starts both opt-ins; an existing contact is updated, not duplicated', async () => {
+  test('sign-up with phone and e-mail starts both opt-ins; an existing contact is not changed by the form', async () => {
     const account = await smtpAccount()
     const email = nextEmail()
     const existing = await account.request({ method: 'POST', url: '/v1/contacts', payload: { email, name: 'Alt' } })
@@ -173,11 +175,80 @@ describe('e-mail double opt-in from the landing page', () => {
     const response = await postForm(account.accountId, { name: 'Neu', email, phone, consent: 'yes' })
     assert.equal(response.statusCode, 200, response.body)
     assert.match(response.body, /WhatsApp message/)
+    await harness.jobs?.drain()
     const contact = await contactByEmail(account, email)
     assert.equal(contact?.id, json<{ contact: { id: string } }>(existing).contact.id)
     assert.equal(contact?.optin_email, 'pending')
-    assert.equal(contact?.optin_chat, 'pending')
-    assert.equal(contact?.name, 'Neu')
+    assert.equal(contact?.name, 'Alt', 'an unauthenticated form does not rename a contact')
+    assert.equal(contact?.optin_chat, 'none', 'nor gives it a phone')
+    // the new number is a contact of its own, with the form's name, waiting for its WhatsApp confirmation
+    const { contacts } = json<{ contacts: Array<{ id: string; name: string; optin_chat: string; phone: string }> }>(
+      await account.request({ method: 'GET', url: '/v1/contacts' }),
+    )
+    const byPhone = contacts.find((c) => c.phone === phone)
+    assert.equal(byPhone?.name, 'Neu')
+    assert.equal(byPhone?.optin_chat, 'pending')
+  })
+
+  test('a hostile sign-up with a confirmed address changes nothing, sends nothing and answers as for a new one', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    assert.equal((await postForm(account.accountId, { name: 'Erika', email, consent: 'yes' })).statusCode, 200)
+    await harness.jobs?.drain()
+    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+    assert.ok(link)
+    assert.equal((await harness.app.inject({ method: 'POST', url: pathOf(link) })).statusCode, 200)
+    const before = await contactByEmail(account, email)
+    assert.equal(before?.optin_email, 'confirmed')
+    const mails = arrived.filter((m) => m.to.includes(email)).length
+
+    const hostile = await postForm(account.accountId, { name: 'Mallory', email, consent: 'yes' })
+    const stranger = nextEmail()
+    const unknown = await postForm(account.accountId, { name: 'Mallory', email: stranger, consent: 'yes' })
+    assert.equal(hostile.statusCode, unknown.statusCode)
+    assert.equal(hostile.body, unknown.body, 'the answer does not tell a subscriber from an unknown address')
+    assert.equal(hostile.headers['set-cookie'], unknown.headers['set-cookie'])
+    // the same work before both answers: the look-up and any write come after, in the sign-up's job
+    assert.equal(await contactByEmail(account, stranger), undefined, 'nothing is stored before the answer')
+
+    await harness.jobs?.drain()
+    const after = await contactByEmail(account, email)
+    assert.equal(after?.name, 'Erika')
+    assert.equal(after?.optin_email, 'confirmed')
+    assert.equal((await contactByEmail(account, stranger))?.optin_email, 'pending', 'the new address signed up')
+    assert.equal(arrived.filter((m) => m.to.includes(email)).length, mails, 'a confirmed subscriber gets no new mail')
+    const trail = await consentHistory(harness.database.orm, account.accountId, before.id)
+    assert.equal(trail.length, 2, 'no consent change recorded')
+  })
+
+  test('the phone and the e-mail of two different contacts: each keeps its data, the answer is the usual one', async () => {
+    const account = await smtpAccount()
+    const email = nextEmail()
+    const phone = `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`
+    const a = await account.request({ method: 'POST', url: '/v1/contacts', payload: { email, name: 'A' } })
+    const b = await account.request({ method: 'POST', url: '/v1/contacts', payload: { phone, name: 'B' } })
+    assert.equal(a.statusCode, 201)
+    assert.equal(b.statusCode, 201)
+    const both = await postForm(account.accountId, { name: 'Mallory', email, phone, consent: 'yes' })
+    const fresh = await postForm(account.accountId, {
+      name: 'Mallory',
+      email: nextEmail(),
+      phone: `+4917${String(process.pid % 1000).padStart(3, '0')}${String(++counter).padStart(5, '0')}`,
+      consent: 'yes',
+    })
+    assert.equal(both.statusCode, 200, both.body)
+    assert.equal(both.body, fresh.body)
+    await harness.jobs?.drain()
+    for (const [created, name] of [
+      [a, 'A'],
+      [b, 'B'],
+    ] as const) {
+      const id = json<{ contact: { id: string } }>(created).contact.id
+      const contact = json<{ contact: { name: string } }>(
+        await account.request({ method: 'GET', url: `/v1/contacts/${id}` }),
+      ).contact
+      assert.equal(contact.name, name)
+    }
   })
 
   test('bad input shows the form again with a clear error and changes nothing', async () => {

@@ -12,7 +12,7 @@ let browser: Browser
 let base: string
 
 before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true } })
+  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
   await harness.app.listen({ port: 0, host: '127.0.0.1' })
   base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
   browser = await launchBrowser()
@@ -46,6 +46,8 @@ describe('landing page in headless Chromium', () => {
     } finally {
       await page.close()
     }
+    // the sign-up is applied by a job after the answer
+    await harness.jobs?.drain()
     const { contacts } = json<{
       contacts: Array<{
         name: string

@@ -58,6 +58,10 @@ ${input.error ? `<p class="error" role="alert" id="error">${e(input.error)}</p>`
   )
 }
 
+/**
+ * After a sign-up: the same page for a new, a pending and a confirmed address (it tells nothing about who signed up
+ * before); it depends only on which addresses the form gave.
+ */
 export function signupDonePage(input: { accountName: string; chat: boolean; email: boolean }): string {
   const steps = [
     input.chat ? '<li>We sent you a WhatsApp message: tap its confirm button.</li>' : '',
@@ -67,7 +71,8 @@ export function signupDonePage(input: { accountName: string; chat: boolean; emai
     'Almost done',
     `<h1 id="done">Almost done</h1>
 <p>Thank you for signing up with ${e(input.accountName)}.</p>
-${steps ? `<p>Please confirm your sign-up:</p><ul>${steps}</ul>` : '<p>You are already signed up.</p>'}`,
+<p>Please check your messages and confirm your sign-up:</p><ul>${steps}</ul>
+<p>If you have confirmed before, there is nothing more to do and we sent you nothing new.</p>`,
   )
 }
 

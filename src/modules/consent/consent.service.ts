@@ -7,7 +7,13 @@ import { AppError, badRequest } from '../../platform/http/errors.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { type ContactsService, consentSubject, fieldDefinitionsOf, recordOptinChange } from '../contacts/index.ts'
+import {
+  type ContactsService,
+  consentSubject,
+  fieldDefinitionsOf,
+  normalizePhone,
+  recordOptinChange,
+} from '../contacts/index.ts'
 import type { InboundStored } from '../inbox/index.ts'
 import {
   customFieldTexts,
@@ -38,6 +44,8 @@ import {
 export const CHAT_OPTIN_QUEUE = 'consent.chat_optin'
 export const STOP_CONFIRMATION_QUEUE = 'consent.stop_confirmation'
 export const EMAIL_OPTIN_QUEUE = 'consent.email_optin'
+/** a landing-page sign-up, applied after the page answered (the answer's timing tells nothing about the address) */
+export const LANDING_SIGNUP_QUEUE = 'consent.landing_signup'
 
 /** How long the confirmation link of an e-mail double opt-in works. */
 export const EMAIL_OPTIN_TTL_MS = 7 * 24 * 60 * 60 * 1000
@@ -63,7 +71,7 @@ export interface ConsentServiceDeps {
   /** HEROLD_PUBLIC_URL: {app_url} of the landing page and the confirmation and unsubscribe links */
   publicUrl: string
   channels: Pick<ChannelsService, 'sendTemplate' | 'sendText' | 'sendEmail'>
-  contacts: Pick<ContactsService, 'create'>
+  contacts: Pick<ContactsService, 'createOrKeep'>
   /** the account's approved opt-in confirmation template, in the contact's language when it has one */
   optinTemplate(accountId: string, language: string): Promise<OptinTemplate | null>
   log(level: 'info' | 'warn', message: string, data: Record<string, unknown>): void
@@ -84,9 +92,7 @@ export interface SignupForm {
   consent: boolean
 }
 
-export type SignupResult =
-  | { ok: true; contactId: string; chat: boolean; email: boolean }
-  | { ok: false; error: string; field?: string }
+export type SignupResult = { ok: true; chat: boolean; email: boolean } | { ok: false; error: string; field?: string }
 
 export interface SettingsChange {
   start_keywords?: string[] | null
@@ -587,52 +593,77 @@ export function consentService(deps: ConsentServiceDeps) {
     },
 
     /**
-     * A landing-page sign-up: the contact created or updated (source `landing`, the contacts service's upsert
-     * rules), then the double opt-in started on each channel given, with the form's IP and user agent as evidence.
+     * A landing-page sign-up, which anyone may post for any address: checked here (bad input is the form again
+     * with its error), then stored as a job and applied by applySignup. The page's answer is the same whatever the
+     * addresses, and so is the work before it (one insert), so neither tells who signed up before.
      */
-    async signup(account: Account, form: SignupForm, evidence: RequestEvidence & { consentText: string }) {
+    async signup(
+      account: Account,
+      form: SignupForm,
+      evidence: RequestEvidence & { consentText: string },
+    ): Promise<SignupResult> {
       const name = form.name.trim()
       const phone = form.phone.trim()
       const email = form.email.trim()
-      if (!form.consent) return { ok: false, error: 'Please agree to receive messages.', field: 'consent' } as const
-      if (name.length > 120) return { ok: false, error: 'The name is too long.', field: 'name' } as const
+      if (!form.consent) return { ok: false, error: 'Please agree to receive messages.', field: 'consent' }
+      if (name.length > 120) return { ok: false, error: 'The name is too long.', field: 'name' }
       if (phone === '' && email === '') {
-        return { ok: false, error: 'Please give your mobile number or your e-mail address.', field: 'phone' } as const
+        return { ok: false, error: 'Please give your mobile number or your e-mail address.', field: 'phone' }
       }
       if (email !== '' && (email.length > 254 || !EMAIL.test(email))) {
-        return { ok: false, error: 'Please check your e-mail address.', field: 'email' } as const
+        return { ok: false, error: 'Please check your e-mail address.', field: 'email' }
       }
-      let contactId: string
+      if (phone !== '' && normalizePhone(phone) === null) {
+        return { ok: false, error: 'Please check your mobile number (for example +49 151 23456789).', field: 'phone' }
+      }
+      const payload = {
+        name,
+        email,
+        phone,
+        ip: evidence.ip,
+        user_agent: evidence.userAgent,
+        consent_text: evidence.consentText,
+        submitted_at: clock.now().toISOString(),
+      }
+      await enqueue(db, clock, { accountId: account.id, queue: LANDING_SIGNUP_QUEUE, payload })
+      return { ok: true, chat: phone !== '', email: email !== '' }
+    },
+
+    /**
+     * Job: applies a landing-page sign-up. An address that belongs to a contact changes nothing on it (name, the
+     * other address and fields stay); the addresses that belong to no contact become one new contact (source
+     * `landing`). Then the double opt-in starts on each channel given, at the contact holding that address, with
+     * the form's IP, user agent, consent text and time as evidence: only its confirmation (sent to that address)
+     * changes a consent, and an address already confirmed gets nothing.
+     */
+    async applySignup(accountId: string, payload: Record<string, unknown>): Promise<void> {
+      const text = (key: string) => (typeof payload[key] === 'string' ? (payload[key] as string) : '')
+      const [name, email, phone] = [text('name'), text('email'), text('phone')]
+      const account = await getAccount(db, accountId)
+      let holders: { email: string | null; phone: string | null }
       try {
-        const result = await deps.contacts.create(
-          { accountId: account.id, account: { plan: account.plan, language: account.language } },
+        holders = await deps.contacts.createOrKeep(
+          { accountId, account: { plan: account.plan, language: account.language } },
           { ...(name ? { name } : {}), ...(email ? { email } : {}), ...(phone ? { phone } : {}) },
-          { upsert: true, source: 'landing' },
+          'landing',
         )
-        contactId = result.contact.id
       } catch (error) {
         if (!(error instanceof AppError)) throw error
-        if (error.code === 'bad_request') {
-          return {
-            ok: false,
-            error: 'Please check your mobile number (for example +49 151 23456789).',
-            field: 'phone',
-          } as const
-        }
-        if (error.code === 'contact_conflict') {
-          return {
-            ok: false,
-            error: 'This number and this e-mail address belong to two different sign-ups. Please give only one.',
-          } as const
-        }
-        return { ok: false, error: 'Signing up is not possible at the moment. Please try again later.' } as const
+        // the plan's contact limit, or a race lost three times: the sign-up is not stored (the page answered
+        // already, as for any sign-up); the business sees the limit in its console
+        deps.log('warn', `landing sign-up not stored: ${error.code}`, { accountId })
+        return
       }
-      const proof = { ip: evidence.ip, user_agent: evidence.userAgent, consent_text: evidence.consentText }
-      const started = await db.transaction(async (tx) => ({
-        chat: phone !== '' && (await startChatOptin(tx, clock, account.id, contactId, 'landing', proof)),
-        email: email !== '' && (await startEmailOptin(tx, clock, account.id, contactId, 'landing', proof)),
-      }))
-      return { ok: true, contactId, ...started } as const
+      const proof = {
+        ip: text('ip'),
+        user_agent: text('user_agent'),
+        consent_text: text('consent_text'),
+        submitted_at: text('submitted_at'),
+      }
+      await db.transaction(async (tx) => {
+        if (holders.phone) await startChatOptin(tx, clock, accountId, holders.phone, 'landing', proof)
+        if (holders.email) await startEmailOptin(tx, clock, accountId, holders.email, 'landing', proof)
+      })
     },
   }
 }

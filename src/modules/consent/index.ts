@@ -17,6 +17,7 @@ import {
   consentService,
   consentSettingsPreload,
   EMAIL_OPTIN_QUEUE,
+  LANDING_SIGNUP_QUEUE,
   optOutOfChat,
   STOP_CONFIRMATION_QUEUE,
   sendWaitingChatOptins,
@@ -106,6 +107,7 @@ export const consentModule: HeroldModule<{ consent: ConsentService }> = {
         run: (job) => consent.sendStopConfirmation(job.accountId, contactOf(job.payload)),
       },
       [EMAIL_OPTIN_QUEUE]: { run: (job) => consent.sendEmailConfirmation(job.accountId, contactOf(job.payload)) },
+      [LANDING_SIGNUP_QUEUE]: { run: (job) => consent.applySignup(job.accountId, job.payload) },
     },
   }),
 }

@@ -307,6 +307,51 @@ export function contactsService(deps: ContactsServiceDeps) {
       )
     },
 
+    /**
+     * The public sign-up's write, which no one signed in vouches for: an address that already belongs to a contact
+     * changes nothing on that contact (name, the other address and fields stay as they are); the addresses that
+     * belong to no contact become one new contact with the given name. Answers which contact holds each given
+     * address (null for an address not given). Bad input is a 400 as in create.
+     */
+    async createOrKeep(
+      tenant: ContactsTenant,
+      input: { name?: string; email?: string; phone?: string },
+      source: string,
+    ): Promise<{ email: string | null; phone: string | null }> {
+      const email = emailOf(input.email)
+      const phone = phoneOrThrow(input.phone)
+      if (email === '' && phone === '') throw badRequest(EMAIL_OR_PHONE, 'email_or_phone_required')
+      for (let attempt = 1; ; attempt++) {
+        const matches = await repo.findByAddress(db, tenant.accountId, { email, phone })
+        const byEmail = email === '' ? undefined : matches.find((m) => m.email === email)
+        const byPhone = phone === '' ? undefined : matches.find((m) => m.phone === phone)
+        const fresh = { email: byEmail ? '' : email, phone: byPhone ? '' : phone }
+        let created: string | null = null
+        if (fresh.email !== '' || fresh.phone !== '') {
+          try {
+            const result = await this.create(
+              tenant,
+              {
+                ...(input.name ? { name: input.name } : {}),
+                ...(fresh.email ? { email: fresh.email } : {}),
+                ...(fresh.phone ? { phone: fresh.phone } : {}),
+              },
+              { upsert: false, source },
+            )
+            created = result.contact.id
+          } catch (error) {
+            // a concurrent sign-up created one of the addresses after the look-up: look again
+            if (error instanceof AppError && error.code === 'contact_exists' && attempt < 3) continue
+            throw error
+          }
+        }
+        return {
+          email: email === '' ? null : (byEmail?.id ?? created),
+          phone: phone === '' ? null : (byPhone?.id ?? created),
+        }
+      }
+    },
+
     /** Only given fields change; null clears email or phone, but one of them must remain. */
     async update(
       tenant: ContactsTenant,

@@ -66,6 +66,7 @@ export { contactNames, findOrCreateInboundContact, inboundContactsSql } from './
 export type { ContactCleanup, ContactsTenant, ContactView, DeletionConfirmation } from './contacts.ports.ts'
 /** The contacts the account holds, as counted against the plan's limit. */
 export { contactCount, findContact } from './contacts.repository.ts'
+export { normalizePhone } from './contacts.rules.ts'
 export { type ContactsService, contactsService } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'

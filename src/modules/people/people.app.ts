@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify'
 import type { Static } from 'typebox'
 import { accounts } from '../../platform/auth/auth.tables.ts'
 import { users } from '../../platform/auth/people.tables.ts'
@@ -106,8 +106,25 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
     return row ?? { name: '', language: 'de' }
   }
 
+  /**
+   * Work started after a request's answer (a password reset's look-up and e-mail). It lives in this process only: a
+   * reset lost to a crash is asked for again, and the durable job queue needs an account, which is what must not
+   * be looked up before the answer. Closing the server waits for it.
+   */
+  const background = new Set<Promise<void>>()
+  function inBackground(log: FastifyBaseLogger, task: () => Promise<void>): void {
+    const run = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(task)
+      .catch((error: unknown) => log.error({ err: error }, 'background work of a public request failed'))
+      .finally(() => background.delete(run))
+    background.add(run)
+  }
+
   return async (app: FastifyInstance): Promise<void> => {
-    app.addHook('onClose', async () => closePeopleMail())
+    app.addHook('onClose', async () => {
+      await Promise.allSettled([...background])
+      closePeopleMail()
+    })
 
     app.get(
       '/session',
@@ -289,8 +306,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         }
         await limited(`reset-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
         await limited(`reset-user:${email}`, SIGN_IN_PER_ACCOUNT)
-        const started = await startPasswordReset(db, clock, email)
-        if (started) {
+        // the look-up, the link and the e-mail happen after the answer: its timing cannot tell who is a member
+        inBackground(request.log, async () => {
+          const started = await startPasswordReset(db, clock, email)
+          if (!started) return
           const language = started.user.language === 'en' ? 'en' : 'de'
           const link = `${config.publicUrl}/reset/${started.token}`
           const accountId = await firstMembership(started.user.id)
@@ -299,7 +318,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
             ...resetMail(language, { link }),
           })
           if (!sent) request.log.warn('a password-reset e-mail could not be sent: set HEROLD_SMTP_URL')
-        }
+        })
         reply.code(202)
         return { accepted: true }
       },

@@ -100,7 +100,10 @@ export const InvitationResponse = Type.Object({
   role: RoleSchema,
   account_id: Type.String(),
   account_name: Type.String(),
-  needs_password: Type.Boolean({ description: 'false when the person has a password already (a member elsewhere)' }),
+  needs_password: Type.Boolean({
+    description:
+      'always true: the page does not tell whether the address has a Herold sign-in. Everyone gives a name and a password; a person who has a password already gives that one (their name stays).',
+  }),
 })
 export const KeysResponse = Type.Object({ keys: Type.Array(KeyView) })
 export const KeyCreated = Type.Object({

@@ -285,7 +285,8 @@ function memberView(row: {
 }): MemberView {
   return {
     id: row.user.id,
-    name: row.user.name,
+    // an invited person's name is theirs, from another account perhaps, until they accept: the account sees none
+    name: row.status === 'invited' ? '' : row.user.name,
     email: row.user.email,
     role: row.role,
     status: row.status,
@@ -445,25 +446,30 @@ export async function invite(
       email,
       role: input.role,
     })
-    return { member: await getMember(tx, input.accountId, user.id), token }
+    // the answer echoes the address as the inviter gave it, nothing of a user who may exist elsewhere
+    return { member: { ...(await getMember(tx, input.accountId, user.id)), email }, token }
   })
 }
 
-/** What an invitation link shows before it is accepted. */
+/**
+ * What an invitation link shows before it is accepted: only what the inviter gave (the link may have been handed to
+ * the inviter), never whether the address has a Herold sign-in already. The form is the same for everyone.
+ */
 export async function invitationInfo(
   db: Db,
   clock: Clock,
   token: string,
-): Promise<{ email: string; role: Role; account_id: string; needs_password: boolean }> {
+): Promise<{ email: string; role: Role; account_id: string; needs_password: true }> {
   const row = await usableToken(db, clock, 'invite', token)
   if (!row?.userId || !row.accountId || !row.email || !row.role) throw invalidLink()
-  const [user] = await db.select().from(users).where(eq(users.id, row.userId))
-  return { email: row.email, role: row.role, account_id: row.accountId, needs_password: !user?.passwordHash }
+  return { email: row.email, role: row.role, account_id: row.accountId, needs_password: true }
 }
 
 /**
- * Accepts an invitation: a new person sets name and password; a person who has a password already (a member of
- * another account) proves it. Then the membership is active and a session starts in the inviting account.
+ * Accepts an invitation. Everyone gives a name and a password, checked the same way first (so the errors cannot
+ * tell whether the address has a sign-in). A new person's name and password are set; a person who has a password
+ * already (a member of another account) proves it with that password and keeps their name. Then the membership is
+ * active and a session starts in the inviting account.
  */
 export async function acceptInvitation(
   db: Db,
@@ -471,17 +477,16 @@ export async function acceptInvitation(
   input: { token: string; name?: string; password: string },
 ): Promise<{ user: User; accountId: string; session: { id: string; token: string } }> {
   const info = await invitationInfo(db, clock, input.token)
+  const name = checkName(input.name ?? '')
+  checkPassword(input.password)
   let passwordHash: string | null = null
-  let name = ''
-  if (info.needs_password) {
-    name = checkName(input.name ?? '')
-    checkPassword(input.password)
-    passwordHash = await hashPassword(input.password)
-  } else {
-    const user = await userByEmail(db, info.email)
-    if (!user || !(await verifyPassword(user.passwordHash, input.password))) {
+  const existing = await userByEmail(db, info.email)
+  if (existing?.passwordHash) {
+    if (!(await verifyPassword(existing.passwordHash, input.password))) {
       throw new AppError(403, 'forbidden', 'The password is wrong', { key: 'passwort_falsch' })
     }
+  } else {
+    passwordHash = await hashPassword(input.password)
   }
   return db.transaction(async (tx) => {
     const row = await usableToken(tx, clock, 'invite', input.token, { lock: true })

@@ -4246,7 +4246,7 @@ export interface paths {
                             role: "owner" | "admin" | "member" | "viewer";
                             account_id: string;
                             account_name: string;
-                            /** @description false when the person has a password already (a member elsewhere) */
+                            /** @description always true: the page does not tell whether the address has a Herold sign-in. Everyone gives a name and a password; a person who has a password already gives that one (their name stays). */
                             needs_password: boolean;
                         };
                     };

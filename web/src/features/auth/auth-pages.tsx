@@ -82,7 +82,7 @@ export function InvitationPage({ token }: { token: string }) {
     mutationFn: () =>
       call(
         app.POST('/app/invitations/accept', {
-          body: { token, password, ...(info.data?.needs_password ? { name } : {}) },
+          body: { token, password, name },
         }),
       ),
     onSuccess: done,
@@ -98,17 +98,11 @@ export function InvitationPage({ token }: { token: string }) {
   return (
     <Card title={fill(w.invitationTitle, { account: invitation.account_name })}>
       <p>{fill(w.invitationIntro, { role: say('role', invitation.role), email: invitation.email })}</p>
-      {!invitation.needs_password && <p>{w.invitationExisting}</p>}
+      {/* the same form for everyone: the page does not know whether the address has a sign-in already */}
+      <p>{w.invitationExisting}</p>
       <form onSubmit={handleSubmit(() => accept.mutate())}>
-        {invitation.needs_password && (
-          <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
-        )}
-        <PasswordField
-          label={invitation.needs_password ? w.newPassword : w.password}
-          value={password}
-          onChange={setPassword}
-          isNew={invitation.needs_password}
-        />
+        <TextField label={w.name} autoComplete="name" required value={name} onChange={setName} />
+        <PasswordField label={w.newPassword} value={password} onChange={setPassword} isNew />
         <ErrorText error={accept.error} />
         <button type="submit" disabled={accept.isPending}>
           {w.accept}

@@ -12,7 +12,8 @@ export const authWords = {
     setupDone: 'Inhaber anlegen',
     invitationTitle: 'Einladung zu {account}',
     invitationIntro: 'Sie wurden als {role} eingeladen ({email}).',
-    invitationExisting: 'Sie haben schon ein Herold-Konto: bestätigen Sie mit Ihrem Passwort.',
+    invitationExisting:
+      'Neu bei Herold? Wählen Sie ein Passwort. Haben Sie schon eine Herold-Anmeldung, geben Sie deren Passwort ein (Ihr Name bleibt dann, wie er ist).',
     accept: 'Einladung annehmen',
     resetTitle: 'Passwort zurücksetzen',
     resetIntro: 'Wir senden einen Link an Ihre E-Mail-Adresse, falls sie zu einem Konto gehört.',
@@ -31,7 +32,8 @@ export const authWords = {
     setupDone: 'Create owner',
     invitationTitle: 'Invitation to {account}',
     invitationIntro: 'You were invited as {role} ({email}).',
-    invitationExisting: 'You have a Herold sign-in already: confirm with your password.',
+    invitationExisting:
+      'New to Herold? Choose a password. Have a Herold sign-in already? Enter its password (your name then stays as it is).',
     accept: 'Accept invitation',
     resetTitle: 'Reset your password',
     resetIntro: 'We send a link to your e-mail address if it belongs to someone.',
