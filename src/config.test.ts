@@ -67,10 +67,13 @@ test('HEROLD_TRUST_PROXY: off by default; true, a hop count, or addresses and CI
     'loopback',
   ])
   for (const bad of ['yes', '10.0.0.0/33', 'proxy.example', '127.0.0.1,', '1000']) {
-    assert.throws(() => loadConfig({ HEROLD_TRUST_PROXY: bad }), (error: Error) => {
-      assert.ok(error instanceof ConfigError)
-      assert.match(error.message, /HEROLD_TRUST_PROXY/)
-      return true
-    })
+    assert.throws(
+      () => loadConfig({ HEROLD_TRUST_PROXY: bad }),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, /HEROLD_TRUST_PROXY/)
+        return true
+      },
+    )
   }
 })
