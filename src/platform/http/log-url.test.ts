@@ -95,6 +95,11 @@ test('no secret of a path or query reaches the request log; the logged url shows
           path: (s) => `/no/such/route?page=2&token=${s}`,
           logged: () => '/no/such/route?page=2&token=[redacted]',
         },
+        {
+          method: 'GET',
+          path: (s) => `/no/such/route?Hub%2Everify_token=${s}&x`,
+          logged: () => '/no/such/route?Hub%2Everify_token=[redacted]&x',
+        },
         { method: 'GET', path: (s) => `/v1/me?access_token=${s}`, logged: () => '/v1/me?access_token=[redacted]' },
       ]
     if (webAppBuilt()) {

@@ -99,8 +99,13 @@ function redactQuery(query: string): string {
 export function loggedUrl(request: FastifyRequest): string {
   const url = request.url
   const mark = url.indexOf('?')
-  const pattern = request.routeOptions?.url
-  const secret = pattern ? secretSegmentsOf(pattern, request.routeOptions.config?.secretParams) : NONE
+  // routeOptions is made anew at each read: read once
+  const route = request.routeOptions
+  const pattern = route?.url
+  const secret =
+    pattern && (pattern.includes(':') || pattern.includes('*'))
+      ? secretSegmentsOf(pattern, route.config?.secretParams)
+      : NONE
   if (mark === -1 && secret === NONE) return url
   const path = mark === -1 ? url : url.slice(0, mark)
   const shownPath = secret === NONE || !pattern ? path : redactPath(path, pattern, secret)
