@@ -8,9 +8,11 @@ import type { Clock } from './platform/clock.ts'
 import type { Database } from './platform/db/client.ts'
 import { appRoutes } from './platform/http/app-routes.ts'
 import { homePage } from './platform/http/home.ts'
+import { requestForLog } from './platform/http/log-url.ts'
 import { openapi, openapiRoutes } from './platform/http/openapi.ts'
 import { pipeline } from './platform/http/pipeline.ts'
 import { lazyRequestLogger, OneLinePerRequest } from './platform/http/request-log.ts'
+import { strictTransportSecurity } from './platform/http/security-headers.ts'
 import { webApp, webAppBuilt } from './platform/http/web-app.ts'
 import { metricsRoute } from './platform/metrics/endpoint.ts'
 import { watchDatabase } from './platform/metrics/scrape.ts'
@@ -32,12 +34,14 @@ export interface AppDeps {
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // a request's url in the log without its secrets (log-url.ts), in the request lines and wherever `req` is logged
+    logger: deps.logger ? { ...(deps.logger === true ? {} : deps.logger), serializers: { req: requestForLog } } : false,
     // the server's own logger (a level and a stream) gets its request lines written without pino
     logController: new OneLinePerRequest(typeof deps.logger === 'object' ? deps.logger.stream : undefined),
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    // the client's address (request.ip) from X-Forwarded-For of the proxies HEROLD_TRUST_PROXY names; none by default
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     ajv: {
       customOptions: {
         // strict input: an unknown field is refused by name (src/platform/http/strict-input.ts), never dropped
@@ -56,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (!deps.logger) app.addHook('onResponse', (_request, _reply, done) => done())
   // request spans when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT); nothing added otherwise
   instrumentRequests(app)
+  strictTransportSecurity(app, deps.config.publicUrl)
   const credentials = new CredentialCache<ResolvedKey>()
   await credentials.start(deps.database)
   app.addHook('onClose', () => credentials.stop())
@@ -102,4 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the tool server (MCP at /mcp, POST /v1/tools/{tool_name}): tools call the module services
   await app.register(toolServer({ ...platform, rateLimiter: deps.rateLimiter, credentials, services }))
   return app
+}
+
+/** HEROLD_TRUST_PROXY as Fastify takes it: a hop count as the function proxy-addr makes of one (the types lack it). */
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address: string, hop: number) => hop < value : value
 }

@@ -53,3 +53,27 @@ test('the AI endpoint is read from HEROLD_AI_URL, HEROLD_AI_KEY and HEROLD_AI_MO
   assert.equal(set.aiKey, 'k')
   assert.equal(set.aiModel, 'llama3')
 })
+
+test('HEROLD_TRUST_PROXY: off by default; true, a hop count, or addresses and CIDR ranges; anything else named', () => {
+  assert.equal(loadConfig({}).trustProxy, false)
+  assert.equal(loadConfig({ HEROLD_TRUST_PROXY: 'false' }).trustProxy, false)
+  assert.equal(loadConfig({ HEROLD_TRUST_PROXY: 'true' }).trustProxy, true)
+  assert.equal(loadConfig({ HEROLD_TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.deepEqual(loadConfig({ HEROLD_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback' }).trustProxy, [
+    '127.0.0.1',
+    '10.0.0.0/8',
+    '::1',
+    'fd00::/8',
+    'loopback',
+  ])
+  for (const bad of ['yes', '10.0.0.0/33', 'proxy.example', '127.0.0.1,', '1000']) {
+    assert.throws(
+      () => loadConfig({ HEROLD_TRUST_PROXY: bad }),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, /HEROLD_TRUST_PROXY/)
+        return true
+      },
+    )
+  }
+})

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import path from 'node:path'
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
@@ -55,6 +56,12 @@ const ConfigSchema = Type.Object({
   metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** an account_id label on the per-account counters (labels per account grow without bound) */
   metricsPerAccount: Type.Boolean(),
+  /**
+   * which proxies' X-Forwarded-For (and -Proto, -Host) to believe, Fastify's trustProxy: false (none, the default),
+   * true (any), a hop count, or addresses and CIDR ranges; request.ip is the client's address by it (/metrics' loopback
+   * rule, the sign-in limits per address)
+   */
+  trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 100 }), Type.Array(Type.String())]),
   /** OTLP/HTTP endpoint for traces (OpenTelemetry's own variable); none: no tracing code is loaded */
   otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
   logLevel: Type.Union([
@@ -101,6 +108,7 @@ const variableOf: Record<string, string> = {
   metricsToken: 'HEROLD_METRICS_TOKEN',
   metricsPort: 'HEROLD_METRICS_PORT',
   metricsPerAccount: 'HEROLD_METRICS_PER_ACCOUNT',
+  trustProxy: 'HEROLD_TRUST_PROXY',
   otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   logLevel: 'LOG_LEVEL',
 }
@@ -127,6 +135,34 @@ export function decodeSecretKey(raw: string): Buffer {
     )
   }
   return key
+}
+
+/** proxy-addr's names for ranges, beside addresses and CIDRs */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** HEROLD_TRUST_PROXY: false (default), true, a hop count, or comma-separated addresses, CIDRs and range names. */
+export function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  const value = raw?.trim() ?? ''
+  if (value === '' || value === 'false' || value === '0') return false
+  if (value === 'true') return true
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    if (hops > 100) throw new ConfigError(`HEROLD_TRUST_PROXY must be at most 100 hops, got "${raw}"`)
+    return hops
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    const [address = '', bits, ...rest] = entry.split('/')
+    const family = isIP(address)
+    const bitsOk =
+      bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32)) || isIP(bits) === 4
+    if (!PROXY_RANGE_NAMES.has(entry) && (family === 0 || !bitsOk || rest.length > 0)) {
+      throw new ConfigError(
+        `HEROLD_TRUST_PROXY must be true, false, a hop count or comma-separated addresses and CIDR ranges (10.0.0.0/8, loopback), got "${entry}"`,
+      )
+    }
+  }
+  return entries
 }
 
 function parsePort(raw: string | undefined): number {
@@ -184,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       (env.HEROLD_METRICS_PORT ? parseInteger('HEROLD_METRICS_PORT', env.HEROLD_METRICS_PORT, 0) : undefined),
     metricsPerAccount:
       overrides.metricsPerAccount ?? parseBoolean('HEROLD_METRICS_PER_ACCOUNT', env.HEROLD_METRICS_PER_ACCOUNT),
+    trustProxy: overrides.trustProxy ?? parseTrustProxy(env.HEROLD_TRUST_PROXY),
     otlpEndpoint: (overrides.otlpEndpoint ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined))?.replace(/\/+$/, ''),
     logLevel: overrides.logLevel ?? (env.LOG_LEVEL || 'info'),
   }

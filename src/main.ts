@@ -6,6 +6,7 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { bootstrapFirstStart } from './platform/bootstrap.ts'
 import { systemClock } from './platform/clock.ts'
+import { PRIVATE_UMASK, restrictDataDir } from './platform/data-dir-modes.ts'
 import { type Database, openDatabase } from './platform/db/client.ts'
 import { maintenanceWorker } from './platform/db/maintenance.ts'
 import { migrate } from './platform/db/migrate.ts'
@@ -55,7 +56,18 @@ export async function serve(
       )
     }
   }
+  // what the process creates is its user's alone (0600/0700); the data directory's files too, though PGlite writes
+  // its own as 0666: an existing install's are fixed here, with a warning, a first start's after the database opens
+  process.umask(PRIVATE_UMASK)
   const logStream = batchedLogDestination(options.logsToStderr ? 2 : 1)
+  const onDisk = !config.dataDir.startsWith('memory://')
+  const fixedModes = onDisk ? restrictDataDir(config.dataDir) : 0
+  if (fixedModes > 0) {
+    pino({ level: config.logLevel }, logStream).warn(
+      { data_dir: config.dataDir, changed: fixedModes },
+      'the data directory was readable by other users: group and other permissions taken off its files',
+    )
+  }
   // what the last turn logged is written when the process exits (or the server stops)
   const flushLog = () => logStream.flushSync()
   process.once('exit', flushLog)
@@ -72,6 +84,7 @@ export async function serve(
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   })
+  if (onDisk) restrictDataDir(config.dataDir)
   const lockFile = embedded ? writeServerFile(config.dataDir, null) : null
   const stops: Array<() => Promise<void>> = []
   // A first start's key is shown once the server answers at its address (the curl beside it works then), or before

@@ -28,7 +28,10 @@ export function adminEndpoint(database: Database, token: string, config?: Config
       { config: { public: true }, schema: { hide: true, body: Body } },
       async (request, reply) => {
         const given = request.headers['x-herold-admin-token']
-        const loopback = ['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(request.socket.remoteAddress ?? '')
+        // the connection and the client (a request a trusted proxy forwards from elsewhere is not on loopback)
+        const loopback = [request.socket.remoteAddress, request.ip].every((address) =>
+          ['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(address ?? ''),
+        )
         if (!loopback || typeof given !== 'string' || !sameToken(given, token)) {
           return reply.code(403).send({ error: { code: 'forbidden', key: 'forbidden', message: 'Not allowed' } })
         }

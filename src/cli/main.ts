@@ -3,6 +3,9 @@
 import { installModuleHooks } from '../platform/module-hooks.ts'
 import { relaunchWithServerSettings } from './process-settings.ts'
 
+// What any command creates (a backup, a restored data directory, the server's files) is its user's alone: 0600/0700.
+process.umask(0o077)
+
 // `serve` runs with glibc's and V8's memory settings (process-settings.ts): they are read only at a process's start,
 // so it re-executes itself once with them (same process id, same arguments), before anything else is loaded.
 if (process.argv[2] === 'serve') relaunchWithServerSettings()

@@ -130,9 +130,16 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
         spans.find((s) => s.spanId === providerSpan.parentSpanId),
       )
       assert.equal(parent.name, 'POST /v1/templates/:id/submit')
+      // a tokenised path and a secret query parameter: the spans name the route's pattern, never the url
+      const secret = randomBytes(12).toString('hex')
+      await (await fetch(`${server.url}/public/optin/${secret}`)).arrayBuffer()
+      await (await fetch(`${server.url}/no/such/route?token=${secret}`)).arrayBuffer()
+      await until('the span of the opt-in page', () => spans.find((s) => s.name === 'GET /public/optin/:token'))
+      await until('the span of the unknown route', () => spans.find((s) => s.name === 'GET unmatched'))
       for (const s of spans) {
         const text = JSON.stringify(s.attributes ?? [])
         assert.ok(!text.includes(key), 'no API key in any span')
+        assert.ok(!text.includes(secret) && !s.name.includes(secret), `no secret of a url in a span: ${s.name} ${text}`)
       }
     } finally {
       await server.stop()

@@ -198,7 +198,7 @@ export function publicConsentRoutes(deps: PublicConsentDeps) {
     // the signed token is longer than a route parameter may be: it is the rest of the path
     app.get<{ Params: { '*': string } }>(
       '/public/unsubscribe/*',
-      { config: { public: true }, schema: hide },
+      { config: { public: true, secretParams: ['*'] }, schema: hide },
       async (request, reply) => {
         const token = request.params['*']
         if (!service.unsubscribeTarget(token)) return notFoundPage(reply)
@@ -208,7 +208,7 @@ export function publicConsentRoutes(deps: PublicConsentDeps) {
 
     app.post<{ Params: { '*': string } }>(
       '/public/unsubscribe/*',
-      { config: { public: true }, schema: hide },
+      { config: { public: true, secretParams: ['*'] }, schema: hide },
       async (request, reply) => {
         const oneClick = field(request.body, 'List-Unsubscribe') === 'One-Click'
         const done = await service.unsubscribe(request.params['*'], { ...evidenceOf(request), oneClick })

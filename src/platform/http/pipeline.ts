@@ -26,6 +26,7 @@ import {
 } from '../idempotency/idempotency.ts'
 import type { RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts'
 import { AppError, badRequest, ErrorSchema, platformErrors } from './errors.ts'
+import { addNoStore } from './security-headers.ts'
 import { toWire } from './serializer.ts'
 import { closeObjects, unknownFields, unknownFieldsMessage } from './strict-input.ts'
 
@@ -76,6 +77,9 @@ export const pipeline = fp<PipelineOptions>(
         route.onTimeout = [...hooksOf(route.onTimeout), releaseIdempotency]
       }
     })
+
+    // Cache-Control: no-store on the API's answers; added after the hooks above, so it runs first, refusals included
+    app.addHook('onRoute', addNoStore)
 
     // Synchronous when the key is in the credential cache and the rate limiter counts in this process (an
     // integration's steady traffic on one server): no promise between the request and its handler.

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
 import { observeRequest } from '../metrics/metrics.ts'
+import { loggedUrl } from './log-url.ts'
 
 /** Where the server's pino logger writes (its stream), for the request lines written without pino. */
 export interface LineSink {
@@ -38,14 +39,14 @@ export class OneLinePerRequest extends LogController {
       const bindings = log.directBindings()
       if (bindings !== null) {
         this.sink.write(
-          `{"level":30,"time":${Date.now()}${this.base}${bindings},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
+          `{"level":30,"time":${Date.now()}${this.base}${bindings},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(loggedUrl(request))},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
         )
         return
       }
     }
     const line = {
       method: request.method,
-      url: request.url,
+      url: loggedUrl(request),
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime,
     }

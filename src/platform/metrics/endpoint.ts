@@ -33,7 +33,8 @@ const envelope = (r: Refusal) => ({ error: { code: r.code, key: r.code, message:
 export function metricsRoute(token: string | undefined) {
   return async (app: FastifyInstance) => {
     app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-      const refused = metricsRefusal(request.headers.authorization, request.socket.remoteAddress, {
+      // request.ip: the client's address, behind a proxy HEROLD_TRUST_PROXY names the forwarded one
+      const refused = metricsRefusal(request.headers.authorization, request.ip, {
         token,
         loopbackOnly: true,
       })
