@@ -1,12 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import { and, eq, isNull } from 'drizzle-orm'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import { and, eq, gt, isNull, notExists, sql } from 'drizzle-orm'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { oauthAccessTokens } from '../platform/auth/auth.tables.ts'
 import { generateOAuthToken, hashSecret } from '../platform/auth/credentials.ts'
 import { memberships } from '../platform/auth/people.tables.ts'
 import { isScope, SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
+import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { type ClientMetadataOptions, clientMetadataFetcher, isClientMetadataUrl } from './client-metadata.ts'
 import { oauthClients, oauthCodes, oauthGrants, oauthRefreshTokens } from './mcp.tables.ts'
 import { isAllowedRedirect, OAuthError } from './oauth.rules.ts'
@@ -41,24 +42,52 @@ export function oauthUrls(publicUrl: string): OAuthUrls {
 export const resourceMetadataUrl = (publicUrl: string) =>
   `${oauthUrls(publicUrl).issuer}/.well-known/oauth-protected-resource/mcp`
 
-export async function registerClient(db: Db, input: Record<string, unknown>) {
+/**
+ * What one address may register, and how many registered clients may wait unused: registration needs no sign-in
+ * (RFC 7591, as MCP clients expect), so these bound what anyone can store. A client that never completed an
+ * authorization is removed after UNUSED_CLIENT_DAYS (mcp.retention.ts).
+ */
+export const REGISTRATION = {
+  perAddress: 25,
+  windowSeconds: 3600,
+  bodyBytes: 8 * 1024,
+  redirectUris: 10,
+  redirectUriLength: 512,
+  clientNameLength: 200,
+  unusedClients: 10_000,
+} as const
+export const UNUSED_CLIENT_DAYS = 7
+
+export async function registerClient(db: Db, clock: Clock, input: Record<string, unknown>) {
   const redirectUris = input.redirect_uris
   if (
     !Array.isArray(redirectUris) ||
     redirectUris.length === 0 ||
-    redirectUris.length > 10 ||
-    !redirectUris.every((u) => typeof u === 'string' && u.length <= 2000 && isAllowedRedirect(u))
+    redirectUris.length > REGISTRATION.redirectUris ||
+    !redirectUris.every(
+      (u) => typeof u === 'string' && u.length <= REGISTRATION.redirectUriLength && isAllowedRedirect(u),
+    )
   ) {
     throw new OAuthError(
       'invalid_redirect_uri',
-      'redirect_uris: 1 to 10 https, loopback http or private-scheme addresses without fragment',
+      `redirect_uris: 1 to ${REGISTRATION.redirectUris} https, loopback http or private-scheme addresses without fragment, each at most ${REGISTRATION.redirectUriLength} characters`,
     )
   }
   const method = input.token_endpoint_auth_method ?? 'none'
   if (method !== 'none') {
     throw new OAuthError('invalid_client_metadata', 'Only public clients (token_endpoint_auth_method none) with PKCE')
   }
+  if (input.client_name !== undefined && typeof input.client_name !== 'string') {
+    throw new OAuthError('invalid_client_metadata', 'client_name must be a string')
+  }
+  if (typeof input.client_name === 'string' && input.client_name.trim().length > REGISTRATION.clientNameLength) {
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `client_name must be at most ${REGISTRATION.clientNameLength} characters`,
+    )
+  }
   const name = typeof input.client_name === 'string' && input.client_name.trim() ? input.client_name.trim() : 'client'
+  await refuseOverUnusedCap(db, clock)
   const clientId = `hoc_${randomBytes(16).toString('base64url')}`
   const [row] = await db
     .insert(oauthClients)
@@ -72,6 +101,26 @@ export async function registerClient(db: Db, input: Record<string, unknown>) {
     token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
+  }
+}
+
+/** 503 while UNUSED_CLIENT_DAYS' worth of registrations that were never used fills the cap (they expire). */
+async function refuseOverUnusedCap(db: Db, clock: Clock): Promise<void> {
+  const since = new Date(clock.now().getTime() - UNUSED_CLIENT_DAYS * 24 * 3600_000)
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(oauthClients)
+    .where(
+      and(
+        gt(oauthClients.createdAt, since),
+        notExists(db.select({ one: sql`1` }).from(oauthGrants).where(eq(oauthGrants.clientId, oauthClients.clientId))),
+      ),
+    )
+  if (Number(row?.count ?? 0) >= REGISTRATION.unusedClients) {
+    throw Object.assign(
+      new OAuthError('temporarily_unavailable', 'Too many registered clients are waiting unused; try again later', 503),
+      { retryAfter: 3600 },
+    )
   }
 }
 
@@ -301,10 +350,26 @@ export async function revokeToken(db: Db, clock: Clock, form: Record<string, str
 
 function sendOAuthError(reply: FastifyReply, error: unknown) {
   if (!(error instanceof OAuthError)) throw error
+  const retryAfter = (error as OAuthError & { retryAfter?: number }).retryAfter
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
   return reply
     .code(error.status)
     .header('cache-control', 'no-store')
     .send({ error: error.error, error_description: error.message })
+}
+
+/**
+ * A body the OAuth endpoints cannot read (too large, not JSON, nested too deep) answered as OAuth clients read
+ * errors: RFC 7591's invalid_client_metadata at registration, invalid_request elsewhere; the rest as the API does.
+ */
+function oauthBodyError(error: FastifyError, url: string): OAuthError | null {
+  const code = url.startsWith('/oauth/register') ? 'invalid_client_metadata' : 'invalid_request'
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new OAuthError(code, `The request body is larger than ${REGISTRATION.bodyBytes / 1024} KB`, 413)
+  }
+  const status = (error as { status?: number }).status ?? error.statusCode
+  if (status === 400 || status === 415) return new OAuthError(code, error.message || 'The body cannot be read', status)
+  return null
 }
 
 const FORM = 'application/x-www-form-urlencoded'
@@ -320,11 +385,24 @@ const AUTHORIZE_PARAMETERS = [
 ] as const
 
 /** The OAuth endpoints of the tool server, at the root of HEROLD_PUBLIC_URL. */
-export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string; clientMetadata: ClientMetadataOptions }) {
+export function oauthRoutes(deps: {
+  db: Db
+  clock: Clock
+  publicUrl: string
+  clientMetadata: ClientMetadataOptions
+  /** counts registrations per address (REGISTRATION.perAddress in REGISTRATION.windowSeconds); closed with the app */
+  registrationLimiter: RateLimiter
+}) {
   const urls = oauthUrls(deps.publicUrl)
   return async (app: FastifyInstance): Promise<void> => {
     const metadata = clientMetadataFetcher(deps.clientMetadata)
     app.addHook('onClose', () => metadata.close())
+    app.addHook('onClose', () => deps.registrationLimiter.close())
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const oauthError = oauthBodyError(error, request.url)
+      if (!oauthError) throw error
+      return sendOAuthError(reply, oauthError)
+    })
     app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))))
     })
@@ -355,9 +433,24 @@ export function oauthRoutes(deps: { db: Db; clock: Clock; publicUrl: string; cli
       client_id_metadata_document_supported: true,
     }))
 
-    app.post('/oauth/register', { config, schema }, async (request, reply) => {
+    app.post('/oauth/register', { config, schema, bodyLimit: REGISTRATION.bodyBytes }, async (request, reply) => {
       try {
-        const client = await registerClient(deps.db, (request.body ?? {}) as Record<string, unknown>)
+        const rate = await deps.registrationLimiter.consume(`oauth-register:${request.ip}`, REGISTRATION.perAddress)
+        if (!rate.allowed) {
+          throw Object.assign(
+            new OAuthError(
+              'temporarily_unavailable',
+              `At most ${REGISTRATION.perAddress} registrations an hour from one address`,
+              429,
+            ),
+            { retryAfter: rate.resetSeconds },
+          )
+        }
+        const body = request.body
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+          throw new OAuthError('invalid_client_metadata', 'The registration is a JSON object')
+        }
+        const client = await registerClient(deps.db, deps.clock, body as Record<string, unknown>)
         return reply.code(201).header('cache-control', 'no-store').send(client)
       } catch (error) {
         return sendOAuthError(reply, error)

@@ -6,14 +6,14 @@ import type { ResolvedKey } from '../platform/auth/authenticate.ts'
 import type { CredentialCache } from '../platform/auth/credential-cache.ts'
 import { AppError, errorResponses } from '../platform/http/errors.ts'
 import type { PlatformDeps } from '../platform/module.ts'
-import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
+import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import type { Tool, ToolCaller } from '../platform/tools/tool.ts'
 import type { Services as ToolServices } from '../services.ts'
 import { authenticateToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
-import { oauthRoutes, resourceMetadataUrl } from './oauth.ts'
+import { oauthRoutes, REGISTRATION, resourceMetadataUrl } from './oauth.ts'
 import { plainSchema } from './outputs.ts'
 
 export interface ToolServerOptions extends PlatformDeps {
@@ -217,6 +217,10 @@ export function toolServer(options: ToolServerOptions) {
           httpLoopback: options.config.devOAuthClientMetadataOverHttpLoopback,
           allowPrivateTargets: options.config.allowPrivateTargets,
         },
+        // per address, shared between processes through Redis when it is configured
+        registrationLimiter: options.config.redisUrl
+          ? redisRateLimiter(options.config.redisUrl, REGISTRATION.perAddress, REGISTRATION.windowSeconds)
+          : memoryRateLimiter(REGISTRATION.perAddress, REGISTRATION.windowSeconds),
       }),
     )
     // the web app's side: the OAuth consent step and POST /app/{tool_name} with the member's session

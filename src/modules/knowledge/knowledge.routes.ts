@@ -206,7 +206,12 @@ export function knowledgeRoutes(service: KnowledgeService) {
             'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
           tags,
           querystring: SearchQuery,
-          response: { ...errorResponses({ 400: 'q_required: q is empty' }), 200: SearchResponse },
+          response: {
+            ...errorResponses({
+              400: 'q_required: q is empty; q_invalid: the database cannot build a search from q (too many operators)',
+            }),
+            200: SearchResponse,
+          },
         },
       },
       async (request) => service.search(request.tenant, request.query),

@@ -244,12 +244,36 @@ export async function searchRanked(
   options: { mode?: 'any' } = {},
 ): Promise<{ match: 'all' | 'any' | 'none'; hits: repo.PassageHit[] }> {
   const configs = await repo.configsInUse(db, accountId)
-  if (options.mode !== 'any') {
-    const all = await repo.searchPassages(db, accountId, { q, mode: 'all', limit, configs })
-    if (all.length > 0) return { match: 'all', hits: all }
+  try {
+    if (options.mode !== 'any') {
+      const all = await repo.searchPassages(db, accountId, { q: webSearchText(q), mode: 'all', limit, configs })
+      if (all.length > 0) return { match: 'all', hits: all }
+    }
+    const any = await repo.searchPassages(db, accountId, { q, mode: 'any', limit, configs })
+    return { match: any.length > 0 ? 'any' : 'none', hits: any }
+  } catch (error) {
+    // the safety net behind webSearchText: a query PostgreSQL cannot build is the caller's input, not a fault
+    if (isTsqueryError(error)) throw badRequest('q cannot be searched: too many operators', 'q_invalid')
+    throw error
   }
-  const any = await repo.searchPassages(db, accountId, { q, mode: 'any', limit, configs })
-  return { match: any.length > 0 ? 'any' : 'none', hits: any }
+}
+
+/**
+ * The text websearch_to_tsquery reads, without its operator runs: each `-` not directly before a word pushes a NOT
+ * with nothing to negate, and 32 of them overflow PostgreSQL's parser ("tsquery stack too small"). A `-` counts only
+ * before a letter or digit (-word, as documented); anywhere else it is a space, as the parser treats punctuation.
+ */
+export function webSearchText(q: string): string {
+  return q.replace(/-(?![\p{L}\p{N}])/gu, ' ')
+}
+
+/** PostgreSQL's own refusals of a text-search query (raised as internal errors, XX000), through driver wrapping. */
+function isTsqueryError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const message = (e as { message?: unknown }).message
+    if (typeof message === 'string' && /tsquery|text-search query/i.test(message)) return true
+  }
+  return false
 }
 
 export function hitView(hit: repo.PassageHit) {

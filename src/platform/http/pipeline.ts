@@ -26,6 +26,7 @@ import {
 } from '../idempotency/idempotency.ts'
 import type { RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts'
 import { AppError, badRequest, ErrorSchema, platformErrors } from './errors.ts'
+import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.ts'
 import { addNoStore } from './security-headers.ts'
 import { toWire } from './serializer.ts'
 import { closeObjects, unknownFields, unknownFieldsMessage } from './strict-input.ts'
@@ -269,6 +270,13 @@ function installJsonParser(app: FastifyInstance): void {
     if (text.trim() === '') return done(null, undefined)
     parse(request, text, (error, value) => {
       if (error) return done(new AppError(400, 'bad_request', 'The body is not valid JSON'), undefined)
+      // refused here, before a schema or a tool walks it recursively and overflows the stack (a 500)
+      if (nestsDeeperThan(value, MAX_BODY_DEPTH)) {
+        return done(
+          new AppError(400, 'bad_request', `The body nests deeper than ${MAX_BODY_DEPTH} levels`, { key: 'too_deep' }),
+          undefined,
+        )
+      }
       done(null, value)
     })
   })

@@ -6,6 +6,7 @@ import type { Scope } from '../auth/scopes.ts'
 import type { TenantContext } from '../auth/tenant.ts'
 import type { PlatformDeps } from '../deps.ts'
 import { AppError, badRequest } from '../http/errors.ts'
+import { nestsDeeperThan } from '../http/json-depth.ts'
 import { closeObjects, unknownFields, unknownFieldsMessage } from '../http/strict-input.ts'
 
 /** Who calls a tool: the tenant, and the credential a confirm_token and an idempotency key are bound to. */
@@ -227,8 +228,20 @@ function describe(where: string, error: ErrorObject | undefined): string {
   return `${path ? `${where === 'arguments' ? '' : `${where}.`}${path}` : where} ${error.message ?? 'is invalid'}`
 }
 
+/** No tool's schema nests this deep; deeper arguments would overflow structuredClone and Ajv (a 500, not a 400). */
+export const MAX_ARGUMENT_DEPTH = 32
+
+function refuseDeepNesting(value: unknown, where: string): void {
+  if (nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) {
+    throw new AppError(400, 'bad_request', `${where} nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, {
+      key: 'too_deep',
+    })
+  }
+}
+
 /** Checks a tool's arguments against its schema (defaults filled in); 400 bad_request naming the argument. */
 export function validateArguments(tool: Tool, args: unknown): Record<string, unknown> {
+  refuseDeepNesting(args, 'arguments')
   const value = structuredClone(args ?? {})
   const validate = validatorOf(compiled, ajv, tool.input)
   if (!validate(value)) {
@@ -247,6 +260,7 @@ export function validateArguments(tool: Tool, args: unknown): Record<string, unk
  * the value is checked against the REST operation's own schema and its error answered.
  */
 export function restRule<S extends TSchema>(schema: S, value: unknown, where: string): Static<S> {
+  refuseDeepNesting(value, where)
   const copy = structuredClone(value)
   const validate = validatorOf(restCompiled, restAjv, schema)
   if (!validate(copy)) {

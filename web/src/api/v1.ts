@@ -15923,7 +15923,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description q_required: q is empty; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+                /** @description q_required: q is empty; q_invalid: the database cannot build a search from q (too many operators); bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
                 400: {
                     headers: {
                         [name: string]: unknown;
