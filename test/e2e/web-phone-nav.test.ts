@@ -26,32 +26,38 @@ before(async () => {
 })
 after(() => rig?.close())
 
-/** Each bar label's text, the lines its text runs over, and whether it is wider than its place. */
-function labels(page: Page) {
-  return page.locator('.bottombar > a, .bottombar > button').evaluateAll((elements) =>
-    elements.map((element) => {
-      // the label's own words: its text nodes, without the unread count's badge
-      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT)
-      const tops = new Set<number>()
-      let text = ''
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        if ((node.parentElement as HTMLElement).closest('.badge')) continue
-        if (!node.textContent?.trim()) continue
-        text += node.textContent
-        const range = document.createRange()
-        range.selectNodeContents(node)
-        for (const rect of range.getClientRects()) if (rect.width > 0) tops.add(Math.round(rect.top))
-      }
-      const style = getComputedStyle(element)
-      return {
-        text: text.trim(),
-        lines: tops.size,
-        overflows: element.scrollWidth > element.clientWidth,
-        wraps: `${style.overflowWrap} ${style.wordBreak}`,
-      }
-    }),
-  )
+interface Label {
+  text: string
+  lines: number
+  overflows: boolean
+  wraps: string
 }
+
+/**
+ * Each bar label's text (its own text nodes, without the unread count's badge), the lines its text runs over (the
+ * distinct tops of its text's boxes), and whether it is wider than its place. Run in the page (the DOM is the page's).
+ */
+const MEASURE = `[...document.querySelectorAll('.bottombar > a, .bottombar > button')].map((element) => {
+  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT)
+  const tops = new Set()
+  let text = ''
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest('.badge') || !node.textContent.trim()) continue
+    text += node.textContent
+    const range = document.createRange()
+    range.selectNodeContents(node)
+    for (const rect of range.getClientRects()) if (rect.width > 0) tops.add(Math.round(rect.top))
+  }
+  const style = getComputedStyle(element)
+  return {
+    text: text.trim(),
+    lines: tops.size,
+    overflows: element.scrollWidth > element.clientWidth,
+    wraps: style.overflowWrap + ' ' + style.wordBreak,
+  }
+})`
+
+const labels = (page: Page) => page.evaluate(MEASURE) as Promise<Label[]>
 
 for (const language of ['de', 'en'] as const) {
   test(`${language}: every label of the phone's bottom bar is whole, on one line, at ${WIDTHS.join(', ')} px`, async () => {
