@@ -129,7 +129,10 @@ export function toolAppRoutes(deps: { db: Db; clock: Clock; publicUrl: string; r
       '/oauth/authorization',
       {
         schema: {
+          operationId: 'getOAuthAuthorization',
           summary: 'What an assistant asks for: the client, the scopes, and the accounts the member can grant them in',
+          description:
+            'The consent page of an assistant’s OAuth request: who asks, which scopes, and for which accounts.',
           tags,
           hide: true,
           querystring: ConsentQuery,
@@ -158,7 +161,9 @@ export function toolAppRoutes(deps: { db: Db; clock: Clock; publicUrl: string; r
       '/oauth/authorization',
       {
         schema: {
+          operationId: 'decideOAuthAuthorization',
           summary: 'Approve or deny an assistant’s request for one account; the answer is where the browser goes next',
+          description: 'Grants the request for one account (the scopes the member’s role allows) or denies it.',
           tags,
           hide: true,
           body: ConsentDecision,
@@ -192,7 +197,10 @@ export function toolAppRoutes(deps: { db: Db; clock: Clock; publicUrl: string; r
       '/:tool_name',
       {
         schema: {
+          operationId: 'callAppTool',
           summary: 'Call a tool of the tool server with the session (the scopes of the member’s role)',
+          description:
+            'The web app calls the tools of the tool server with the session; the arguments are the tool’s own.',
           tags,
           hide: true,
           params: Type.Object({

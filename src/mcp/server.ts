@@ -232,6 +232,7 @@ export function toolServer(options: ToolServerOptions) {
           '/tools/:tool_name',
           {
             schema: {
+              operationId: 'callTool',
               summary: 'Call a tool of the tool server over plain HTTP',
               description:
                 'The body is the tool’s arguments (the JSON Schema of each tool is listed by the MCP server at /mcp; see docs/tool-server.md). ' +

@@ -56,16 +56,18 @@ function writesOf(text: string): Array<{ target: string; line: number; builder: 
 }
 
 /**
- * Who may write a table of `owner`: the owner's own folder; for the platform's tables, the platform (its maintenance
- * and bootstrap); for the identity tables of platform/auth (accounts, people, sessions, keys, OAuth tokens), also the
- * modules that manage them (people, account) and the tool server's OAuth: they are the platform's so that every
- * request's authentication reads them without loading a module.
+ * Who may write a table of `owner`: the owner's own folder, the platform's parts too (platform/jobs alone writes
+ * `jobs`; maintenance runs the deletes each owner declares, it writes no table itself). Two exceptions, by name:
+ * system_state, the platform's key-value store of process-wide facts (one key per writer: bootstrap's first start,
+ * maintenance's last run), which any platform part may write; and the identity tables of platform/auth (accounts,
+ * people, sessions, keys, OAuth tokens), also written by the modules that manage them (people, account) and the tool
+ * server's OAuth: they are the platform's so that every request's authentication reads them without loading a module.
  */
-function mayWrite(file: string, owner: string): boolean {
+function mayWrite(file: string, table: Table): boolean {
   const within = (folder: string) => file.startsWith(`${folder}${path.sep}`)
-  if (within(owner)) return true
-  if (owner.startsWith('platform/') && within('platform')) return true
-  if (owner === 'platform/auth') return within('modules/people') || within('modules/account') || within('mcp')
+  if (within(table.owner)) return true
+  if (table.name === 'system_state') return within('platform')
+  if (table.owner === 'platform/auth') return within('modules/people') || within('modules/account') || within('mcp')
   return false
 }
 
@@ -82,11 +84,18 @@ test('every table is written only by the module or platform part that declares i
     for (const write of writesOf(text)) {
       const table = write.builder ? byBinding.get(write.target) : byName.get(write.target)
       if (!table) continue
-      if (mayWrite(relative, table.owner)) continue
+      if (mayWrite(relative, table)) continue
       strangers.push(`${relative}:${write.line} writes ${table.name} (owned by ${table.owner})`)
     }
   }
   assert.deepEqual(strangers, [], `tables written outside their owner:\n${strangers.join('\n')}`)
+})
+
+test('platform tables are owned too: a platform part writing another part’s table is a stranger', () => {
+  const jobs: Table = { name: 'jobs', binding: 'jobs', owner: 'platform/jobs' }
+  assert.equal(mayWrite(path.join('platform', 'jobs', 'jobs.ts'), jobs), true)
+  assert.equal(mayWrite(path.join('platform', 'db', 'maintenance.ts'), jobs), false)
+  assert.equal(mayWrite(path.join('modules', 'inbox', 'inbox.service.ts'), jobs), false)
 })
 
 test('the check finds a stranger write (so it cannot pass by reading nothing)', () => {

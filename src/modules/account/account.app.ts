@@ -21,6 +21,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getAccount',
           summary: 'The account’s settings',
           description: 'Needs settings:read. Name, plan, language, timezone, whether sending is paused.',
           tags,
@@ -37,6 +38,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateAccount',
           summary: 'Change the account’s name, language or timezone',
           description:
             'Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.',
@@ -55,6 +57,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getFirstSteps',
           summary: 'What a new account does first, and what is done',
           description:
             'Needs settings:read. Four states from what the account holds: a chat number connected, an approved opt-in template (purpose optin_confirm), at least one contact, a second member (active or invited). One statement.',
@@ -70,6 +73,7 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getUsage',
           summary: 'Usage against the plan',
           description:
             'Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.',

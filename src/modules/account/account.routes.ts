@@ -5,7 +5,12 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/me',
     {
-      schema: { summary: 'The calling credential and its account', tags: ['account'], response: { 200: MeResponse } },
+      schema: {
+        operationId: 'getMe',
+        summary: 'The calling credential and its account',
+        tags: ['account'],
+        response: { 200: MeResponse },
+      },
     },
     async (request) => {
       const { account, actor } = request.tenant

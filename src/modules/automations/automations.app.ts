@@ -49,6 +49,7 @@ export function automationAppRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write' },
         schema: {
+          operationId: 'checkAutomation',
           summary: 'What saving an automation would change or refuse (a dry run)',
           description:
             'Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.',

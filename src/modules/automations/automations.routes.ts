@@ -36,6 +36,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:read' },
         schema: {
+          operationId: 'listAutomations',
           summary: 'List automations',
           description: 'Newest first.',
           tags,
@@ -54,6 +55,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write' },
         schema: {
+          operationId: 'createAutomation',
           summary: 'Create an automation (as a draft)',
           description:
             'Answers 200 (the spec). The safety rules apply: a mailing_list or newsletter intent always gets a double opt-in step prepended; several messages at least 24 hours apart (a follow-up sequence in disguise) are cut off after the first such message. `notice` (alias `hinweis`) says what was changed. 400 automation_invalid names every problem (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address). The signing secret of its webhook steps is shown only here.',
@@ -74,7 +76,13 @@ export function automationsRoutes(service: AutomationsService) {
       '/automations/:id',
       {
         config: { scope: 'automations:read' },
-        schema: { summary: 'One automation', tags, params: AutomationParams, response: { 200: Automation } },
+        schema: {
+          operationId: 'getAutomation',
+          summary: 'One automation',
+          tags,
+          params: AutomationParams,
+          response: { 200: Automation },
+        },
       },
       async (request) => service.get(request.tenant, request.params.id),
     )
@@ -84,6 +92,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write' },
         schema: {
+          operationId: 'updateAutomation',
           summary: 'Change an automation',
           description:
             'name, intent, trigger and steps; the safety rules apply again (`notice`). Runs already started keep the steps they started with.',
@@ -106,6 +115,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:delete' },
         schema: {
+          operationId: 'deleteAutomation',
           summary: 'Delete an automation',
           description: 'With its runs and its webhook address; pending steps are not carried out.',
           tags,
@@ -122,6 +132,7 @@ export function automationsRoutes(service: AutomationsService) {
         {
           config: { scope: 'automations:write' },
           schema: {
+            operationId: action === 'activate' ? 'activateAutomation' : 'pauseAutomation',
             summary: action === 'activate' ? 'Activate an automation' : 'Pause an automation',
             description:
               action === 'activate'
@@ -144,6 +155,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write', idempotent: true },
         schema: {
+          operationId: 'triggerAutomation',
           summary: 'Start a run for a contact',
           description:
             'Accepts Idempotency-Key. 202 with the run id; 404 for an unknown automation or contact; 409 automation_not_active unless the automation is active. `data` is available to branch conditions (field).',
@@ -168,6 +180,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:read' },
         schema: {
+          operationId: 'listAutomationRuns',
           summary: 'Runs of an automation',
           description:
             'Newest first; each with its state (running, waiting, completed, failed, cancelled), current step and each step’s time, result and reason.',
@@ -187,7 +200,13 @@ export function automationsRoutes(service: AutomationsService) {
       '/automations/:id/runs/:run_id',
       {
         config: { scope: 'automations:read' },
-        schema: { summary: 'One run', tags, params: RunParams, response: { 200: Run } },
+        schema: {
+          operationId: 'getAutomationRun',
+          summary: 'One run',
+          tags,
+          params: RunParams,
+          response: { 200: Run },
+        },
       },
       async (request) => service.run(request.tenant, request.params.id, request.params.run_id),
     )
@@ -197,6 +216,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write' },
         schema: {
+          operationId: 'duplicateAutomation',
           summary: 'Duplicate an automation as a new draft',
           description:
             'Same intent, trigger and steps, named "<name> (copy)"; a draft with its own signing secret (shown once, as on create) and, for a webhook trigger, its own incoming address. Nothing runs until it is activated.',
@@ -213,6 +233,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:write' },
         schema: {
+          operationId: 'cancelAutomationRun',
           summary: 'Cancel a run',
           description:
             'A running or waiting run ends as cancelled (reason cancelled_by_user): its next step never happens. What it did before stays done. 409 run_finished when it has ended already.',
@@ -229,6 +250,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'stats:read' },
         schema: {
+          operationId: 'getAutomationStatistics',
           summary: "An automation's statistics",
           description:
             'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the runs begun in it by their state now, the completion rate, by what started them, failure and cancel reasons, and the template sends of those runs by the furthest status they reached. Scope stats:read.',
@@ -246,6 +268,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'automations:read' },
         schema: {
+          operationId: 'listAutomationBuildingBlocks',
           summary: 'What an automation can be built from',
           description:
             'Every intent, trigger and step type with what it does and its fields (each with its JSON Schema and limits), as POST /automations takes them.',
@@ -261,6 +284,7 @@ export function automationsRoutes(service: AutomationsService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'listAutomationWebhooks',
           summary: 'Webhook addresses of automations',
           description:
             'Read-only. Every trigger source: an incoming webhook address (its url contains the secret), a calendar feed, or Herold itself (internal). state is running, waiting_for_first_event, not_connected (the automation is not active) or internal; German aliases of section 9 (zustand, art, verbindung, erstes_ereignis, letztes_ereignis, anzahl_ereignisse, letzter_fehler) are returned beside the English names.',

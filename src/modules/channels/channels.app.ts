@@ -36,6 +36,7 @@ export function channelsAppRoutes(service: ChannelsService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getChatChannel',
           summary: 'The chat number: connection, pace and daily limit',
           description:
             'Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',

@@ -20,6 +20,7 @@ export function channelsRoutes(service: ChannelsService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getChannelSettings',
           summary: 'Channel state',
           description:
             'Per channel (chat, email): connected, was_connected, provider and versand_moeglich (sending possible). While versand_moeglich is false nothing goes out on that channel. Connecting and disconnecting is not offered through the API.',
@@ -42,6 +43,7 @@ export function channelsRoutes(service: ChannelsService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getCoexistenceSettings',
           summary: 'Coexistence state',
           description: '`available` is true only when a chat number is connected.',
           tags: ['settings'],
@@ -56,6 +58,7 @@ export function channelsRoutes(service: ChannelsService) {
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateCoexistenceSettings',
           summary: 'Turn coexistence on or off',
           description:
             'With coexistence the number is also used in the WhatsApp Business app and sends are paced at 20 messages per second. 400 (key chat_not_connected) when enabling without a connected chat number.',
@@ -76,6 +79,7 @@ export function channelsRoutes(service: ChannelsService) {
         config: { scope: 'messages:write' },
         bodyLimit: MEDIA_BODY_LIMIT,
         schema: {
+          operationId: 'simulateInboundMessage',
           summary: 'Simulate an inbound chat message (sandbox only)',
           description:
             "Exists only while the sandbox is the account's chat provider (404 otherwise). One of text, button, media (base64, with text as caption) or location. The message goes through the same inbound processing as a real one: contact and conversation found or created, message.received and conversation.created delivered.",

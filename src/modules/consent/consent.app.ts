@@ -124,6 +124,7 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: ['contacts:write', 'messages:write'] },
         schema: {
+          operationId: 'requestContactOptIn',
           summary: 'Send a contact the double opt-in confirmation request',
           description:
             'Needs contacts:write and messages:write. The contact asked to receive messages: chat sends the approved opt-in confirmation template, e-mail the confirmation link; the opt-in becomes pending and only the contact’s own confirmation makes it confirmed. Opted out: 409 contact_opted_out; confirmed: 400 already_confirmed; no address: 400 address_missing.',
@@ -143,6 +144,7 @@ export function consentAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'optOutContact',
           summary: 'Record that a contact asked to stop receiving messages on a channel',
           description:
             'Needs contacts:write. The opt-in becomes opted_out with a consent record (source team_request); nothing more is sent on that channel. The API cannot undo it: only the contact opts in again.',

@@ -11,6 +11,7 @@ export function consentRoutes(service: ConsentService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getConsentSettings',
           summary: 'Consent settings',
           description:
             'The keywords of the chat double opt-in and opt-out, the stop confirmation, the landing page consent text and address, and whether an approved opt-in confirmation template exists.',
@@ -26,6 +27,7 @@ export function consentRoutes(service: ConsentService) {
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateConsentSettings',
           summary: 'Change the consent settings',
           description:
             'Only given fields change; null restores a default. Keywords are trimmed and deduplicated case-insensitively; a keyword in both lists gives 400 (key keywords_overlap). Changing these settings never changes an opt-in.',

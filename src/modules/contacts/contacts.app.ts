@@ -49,6 +49,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listContactConsentHistory',
           summary: "A contact's consent history, oldest first",
           description:
             'Needs contacts:read. Every change of the chat and e-mail opt-in with its source, the address it was about ' +
@@ -83,6 +84,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'previewContactImport',
           summary: 'Show how a CSV file would be imported, before anything is written',
           description:
             `Needs contacts:write. The body is the start of the CSV file (Content-Type text/csv; the first ${PREVIEW_MAX_BYTES / 1024} KB ` +
@@ -145,6 +147,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'importContacts',
           summary: 'Import contacts from a CSV file, answering with progress lines and the rejected lines',
           description:
             'Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; ' +

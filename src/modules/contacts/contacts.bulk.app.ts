@@ -59,6 +59,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listContactLabels',
           summary: 'Name, phone and e-mail of up to 100 contacts by id',
           description:
             'Needs contacts:read. What a list of runs, sends or recipients shows for each contact id (ids separated by commas); ids that are not contacts of this account are left out. One statement.',
@@ -82,6 +83,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'lookUpContact',
           summary: 'The contact with exactly this e-mail address or phone number',
           description:
             'Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.',
@@ -100,6 +102,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'exportContacts',
           summary: 'Export the matching contacts as CSV',
           description:
             'Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first; limit and offset page through large accounts (header x-has-more). The import reads such a file back unchanged.',
@@ -130,6 +133,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listConditionFields',
           summary: 'The custom fields a filter or segment can name, with the condition ops each takes',
           description:
             'Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).',
@@ -156,6 +160,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'countContacts',
           summary: 'How many contacts match a filter',
           description:
             'Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state, source and custom fields (all criteria given must hold). A field condition that does not fit the account’s fields is a 400 field_condition_invalid naming the field and the rule.',
@@ -175,6 +180,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'bulkTagContacts',
           summary: 'Tag every matching contact',
           description: `Needs contacts:write. Origin manuell; at most ${BULK_MAX} contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.`,
           tags,
@@ -192,6 +198,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'bulkUntagContacts',
           summary: 'Remove a tag from every matching contact',
           description: 'Needs contacts:write. System tags 400.',
           tags,
@@ -209,6 +216,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:delete' },
         schema: {
+          operationId: 'bulkDeleteContacts',
           summary: 'Delete every matching contact',
           description: `Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most ${BULK_DELETE_MAX} a call; a filter without criterion is 400 filter_required.`,
           tags,
@@ -226,6 +234,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'getTag',
           summary: 'One tag: how many contacts carry it',
           description:
             'Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.',
@@ -244,6 +253,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'renameTag',
           summary: 'Rename a tag on every contact',
           description:
             'Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.',
@@ -263,6 +273,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'deleteTag',
           summary: 'Remove a tag from every contact',
           description: 'Needs contacts:write. System tags 400; 404 when no contact has it.',
           tags,

@@ -35,6 +35,7 @@ export function contactFieldsRoutes(service: ContactFieldsService, options: { ap
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listContactFields',
           summary: 'List the custom fields of contacts',
           description: `Every definition in order (at most ${MAX_FIELDS}, never paged: has_more is always false).`,
           tags,
@@ -52,6 +53,7 @@ export function contactFieldsRoutes(service: ContactFieldsService, options: { ap
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'createContactField',
           summary: 'Define a custom field',
           description:
             'A contact then carries its value in `fields` under the key, and templates fill `{{key}}` from it. ' +
@@ -78,7 +80,9 @@ export function contactFieldsRoutes(service: ContactFieldsService, options: { ap
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'getContactField',
           summary: 'One custom field',
+          description: 'The field with this key, as the list shows it; a key the account does not have is a 404.',
           tags,
           params: FieldKeyParams,
           response: { 200: Field },
@@ -95,6 +99,7 @@ export function contactFieldsRoutes(service: ContactFieldsService, options: { ap
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateContactField',
           summary: 'Change a custom field: label, type, options, default, max_length',
           description:
             'A changed type converts every stored value in one statement: any value to text; a text that is a number ' +
@@ -127,6 +132,7 @@ export function contactFieldsRoutes(service: ContactFieldsService, options: { ap
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'deleteContactField',
           summary: 'Delete a custom field and its value on every contact',
           description:
             'Templates, newsletters and follow-ups that use {{key}} can no longer fill it. One statement removes ' +

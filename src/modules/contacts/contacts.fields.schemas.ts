@@ -62,13 +62,15 @@ export const ContactFieldSchema = Type.Object(
   {
     $id: 'ContactField',
     title: 'ContactField',
+    // a boolean field: OpenAPI linters (spectral's oas3-valid-schema-example) read an object with `type` and `default`
+    // as a schema and check the default against that type, which `type: 'choice'` is not
     examples: [
       {
-        key: 'level',
-        label: 'Kundenstufe',
-        type: 'choice',
-        options: ['gold', 'silver'],
-        default: 'silver',
+        key: 'newsletter_ok',
+        label: 'Newsletter erwünscht',
+        type: 'boolean',
+        options: null,
+        default: false,
         max_length: null,
         position: 2,
         created_at: '2026-01-31T09:00:00.000Z',

@@ -40,6 +40,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listContacts',
           summary: 'List contacts, newest first, optionally searched and filtered by custom field',
           description:
             '`q` searches name, email and phone; `fields` filters by custom field: a JSON array of conditions ' +
@@ -72,6 +73,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:write', idempotent: true },
         schema: {
+          operationId: 'createContact',
           summary: 'Create a contact, or update the one with this email or phone (upsert)',
           description:
             'At least email or phone. Without upsert a duplicate gives 409 contact_exists (key kontakt_email_doppelt, ' +
@@ -108,6 +110,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:read' },
         schema: {
+          operationId: 'listContactTagCounts',
           summary: 'Tag counts over the newest 1000 contacts',
           tags,
           response: { 200: TagCountsResponse },
@@ -126,7 +129,13 @@ export function contactsRoutes(service: ContactsService) {
       '/contacts/:id',
       {
         config: { scope: 'contacts:read' },
-        schema: { summary: 'One contact', tags, params: ContactId, response: { 200: ContactResponse } },
+        schema: {
+          operationId: 'getContact',
+          summary: 'One contact',
+          tags,
+          params: ContactId,
+          response: { 200: ContactResponse },
+        },
       },
       async (request, reply) => {
         const { id } = request.params as Static<typeof ContactId>
@@ -139,6 +148,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'updateContact',
           summary: 'Change a contact; only given fields change',
           description:
             'email and phone may be null, but the contact must keep one of them. A duplicate gives 409 contact_exists. ' +
@@ -167,6 +177,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:delete' },
         schema: {
+          operationId: 'deleteContact',
           summary: 'Delete a contact and everything personal about it',
           description:
             'Removes pending send jobs, conversations and messages, personal automation runs, tags, then the contact, ' +
@@ -200,6 +211,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'addContactTags',
           summary: 'Add tags (origin manuell)',
           description:
             'At most 30 tags per contact; an existing tag changes nothing (it is neither added nor rejected). ' +
@@ -229,6 +241,7 @@ export function contactsRoutes(service: ContactsService) {
       {
         config: { scope: 'contacts:write' },
         schema: {
+          operationId: 'removeContactTag',
           summary: 'Remove a tag (URL-encoded name)',
           description:
             'System tags give 400. Removing a tag the contact does not carry answers 200 with removed false.',

@@ -25,6 +25,7 @@ export function followupAppRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'createFollowup',
           summary: 'Create a follow-up sequence with its steps (a draft)',
           description:
             "Each step's text becomes a marketing template, checked and submitted at once when a chat number is connected. A text the template check refuses is a 400 (key followup_template_invalid) and nothing is stored. 1 to 20 steps.",
@@ -44,6 +45,7 @@ export function followupAppRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'addFollowupStep',
           summary: 'Add a step at the end of a follow-up sequence',
           description:
             'Its template is made and submitted as on create (400 key followup_template_invalid when the check refuses the text). Contacts that completed the sequence before do not get it; active enrollments do when they reach it. At most 20 steps.',
@@ -64,6 +66,7 @@ export function followupAppRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'checkFollowupStepText',
           summary: "The template check of a step's text",
           description:
             'The issues the template check finds in the text as a chat marketing template (the same check a create or a step change runs); an empty list when it can go out. Changes nothing.',
@@ -91,6 +94,7 @@ export function followupAppRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'duplicateFollowup',
           summary: 'Duplicate a follow-up sequence as a new draft',
           description:
             'Same trigger and steps, named "<name> (copy)"; each step gets its own new template, submitted as on create. Nobody is enrolled until it is activated.',

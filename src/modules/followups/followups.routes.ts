@@ -32,6 +32,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:read' },
         schema: {
+          operationId: 'listFollowups',
           summary: 'List follow-up sequences',
           description:
             'Newest first, with enrollment counts (active, completed, stopped) and the number of steps; GET /followups/{id} shows the steps.',
@@ -51,6 +52,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:read' },
         schema: {
+          operationId: 'getFollowup',
           summary: 'A follow-up sequence with its steps',
           description:
             'Its trigger, enrollment counts (active, completed, stopped) and ordered steps: text, delay, send time, the template that carries the text at the provider with its approval state, and counts (scheduled, queued, sent, skipped, failed).',
@@ -67,6 +69,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'updateFollowup',
           summary: 'Activate, pause or rename a follow-up sequence',
           description:
             '`status` (active, paused, draft) and `name`; any other field or a bad value is a 400. To `active`: the sequence runs, and the contacts whose chat opt-in is already confirmed (with a tag trigger: that carry the tag) are scheduled for its steps, counted from when they qualified, future times only (a step whose time for a contact has passed is not sent). To `paused` (or `draft`): every send of the sequence stops (queued step jobs and queued sends are removed, enrollments stop); reactivating continues with future times only. Creating sequences and steps is not offered here (the CLI `herold followups create` does it).',
@@ -89,6 +92,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'updateFollowupStep',
           summary: 'Edit the text, delay or send time of a step',
           description:
             "A changed text changes the step's template, which needs a new approval at the provider (it is submitted again at once when a chat number is connected): the step shows needs_approval and nothing goes out until it is approved. A changed delay or send time moves the already scheduled times of this step. 400 for a text the template check refuses (key followup_template_invalid). Creating steps is deliberately not offered.",
@@ -114,6 +118,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getFollowupTimingSettings',
           summary: 'Follow-up timing',
           description:
             "`send_time` (HH:MM, null: no fixed time), `timezone` (the account's unless set) and the steps with their own send time.",
@@ -129,6 +134,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateFollowupTimingSettings',
           summary: 'Change the follow-up timing',
           description:
             "`send_time` (HH:MM or null for no fixed time), `timezone` (IANA name; an unknown one is a 400), `steps` (array of {id, send_time}: a step's own send time, null to use the account's; steps of other accounts are silently skipped). Times already scheduled move to the new setting.",
@@ -147,6 +153,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:read' },
         schema: {
+          operationId: 'listFollowupEnrollments',
           summary: "A sequence's enrolled contacts",
           description:
             'Newest enrollment first, optionally by status (active, completed, stopped) or contact: the step each active one waits for and when it goes out, why a stopped one stopped.',
@@ -167,6 +174,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'enrollFollowupContact',
           summary: 'Enroll a contact in a sequence by hand',
           description:
             "Its first step is counted from now (future times only). The contact's chat opt-in must be confirmed (400 key followup_contact_not_confirmed); the sequence must be active (409 key followup_not_active); a contact enrolled in it already is a 409 (key followup_already_enrolled). Another account's contact is a 404.",
@@ -194,6 +202,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'stopFollowupEnrollment',
           summary: "Stop one contact's enrollment",
           description:
             'The contact gets no further step of this sequence (its pending step is removed; stop_reason stopped_by_user). A finished enrollment is answered as it is.',
@@ -212,6 +221,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'setFollowupTrigger',
           summary: "Set a sequence's trigger",
           description:
             'optin_confirmed, or tag_added with a tag (1-40). Only while the sequence is draft or paused (409 key followup_active); activating it then enrolls the contacts the new trigger selects.',
@@ -237,6 +247,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'deleteFollowupStep',
           summary: 'Remove a step',
           description:
             "Only while the sequence is draft or paused (409 key followup_active); the last step cannot be removed (400 key followup_last_step). Later steps move up; contacts waiting for it get the next step; the step's template is deleted.",
@@ -261,6 +272,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'followups:write' },
         schema: {
+          operationId: 'moveFollowupStep',
           summary: 'Move a step to another position',
           description:
             'Only while the sequence is draft or paused (409 key followup_active). The other steps keep their order; delays stay with their steps. A position beyond the number of steps is a 400.',
@@ -290,6 +302,7 @@ export function followupsRoutes(service: FollowupsService) {
       {
         config: { scope: 'stats:read' },
         schema: {
+          operationId: 'getFollowupStatistics',
           summary: "A follow-up sequence's statistics",
           description:
             'For the range (7d, 30d, 90d: 24-hour periods up to now; all): the enrollments begun in it by their status now with the completion rate, and the sends in it, in all and per step, by the furthest status they reached with delivery and read rate. Scope stats:read.',

@@ -96,6 +96,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'listInboxConversations',
           summary: 'The inbox: conversations by latest activity, with their contacts',
           description:
             'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
@@ -131,6 +132,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'getConversation',
           summary: 'One conversation',
           description: 'Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.',
           tags,
@@ -148,6 +150,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'messages:write' },
         schema: {
+          operationId: 'closeConversation',
           summary: 'Close a conversation',
           description: 'Needs messages:write. The customer’s next message opens it again.',
           tags,
@@ -167,6 +170,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'messages:write' },
         schema: {
+          operationId: 'reopenConversation',
           summary: 'Reopen a closed conversation',
           description: 'Needs messages:write.',
           tags,
@@ -184,6 +188,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'messages:write' },
         schema: {
+          operationId: 'assignConversation',
           summary: 'Assign a conversation to a team member, or to nobody',
           description:
             'Needs messages:write. member_id: an active member of this account (another account’s is 404, an invited one 400 member_not_active); null unassigns.',
@@ -204,6 +209,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'messages:write' },
         schema: {
+          operationId: 'markConversationRead',
           summary: 'Mark a conversation read (unread_count 0)',
           description: 'Needs messages:write.',
           tags,
@@ -221,6 +227,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'getMessage',
           summary: 'One message',
           description: 'Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.',
           tags,
@@ -238,6 +245,7 @@ export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
       {
         config: { scope: ['contacts:read', 'inbox:read'] },
         schema: {
+          operationId: 'listContactActivity',
           summary: 'A contact’s activity, newest first',
           description:
             'Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.',

@@ -23,6 +23,7 @@ export function inboxRoutes(service: InboxService) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'listConversations',
           summary: 'List conversations',
           description:
             "Newest first: created_at descending, then id (the spec's order); `sort=last_message_at` (an addition) orders by the latest activity instead, then id. One conversation per contact and channel. An offset past the end is an empty page.",
@@ -42,6 +43,7 @@ export function inboxRoutes(service: InboxService) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'listConversationMessages',
           summary: "A conversation's messages",
           description:
             'The newest `limit` messages, oldest first within the page; `offset` pages backwards from the newest end (offset 25 gives the 25 before those). 404 for a missing conversation or one of another account.',
@@ -62,6 +64,7 @@ export function inboxRoutes(service: InboxService) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'listMessages',
           summary: 'The account-wide message list',
           description:
             'Newest first: created_at descending, then id. The polling alternative to webhooks: created_at is strictly increasing per account in commit order, so polling with created_after = the newest created_at seen never misses a message, even one committed in the same millisecond.',

@@ -60,6 +60,7 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'askKnowledge',
           summary: 'A test question answered from the knowledge, as an AI reply would be',
           description:
             "The question goes through exactly what an inbound chat text goes through when AI replies are on: the best five passages (none: declined with reason no_passages, no model is asked), the same prompt to the configured model, the same strict reading of its answer. Nothing is sent, stored or marked for a person, and it works while AI replies are switched off. 409 ai_unavailable when the installation has no AI endpoint or model (key ai_not_configured or ai_model_missing); 502 ai_call_failed when the call fails (key ai_timeout after HEROLD_AI_TIMEOUT_MS, ai_unreachable, ai_dns_failed, ai_status, ai_not_json, ai_no_message), which is logged but not recorded as the account's last_failure. Scope knowledge:write, as every knowledge route (members, admins, owners).",
@@ -80,6 +81,7 @@ export function knowledgeAppRoutes(db: Db, ai: AiService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'listKnowledgeDocumentPassages',
           summary: "A knowledge document's passages, in order",
           description:
             'Each passage with its position, page (PDF) and heading, as the search indexes them; paginated (limit 1–200, default 50). Another account’s document is a 404.',

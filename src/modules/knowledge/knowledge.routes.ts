@@ -74,6 +74,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
         // base64 of a 20 MB file, with room for the JSON around it
         bodyLimit: Math.ceil((MAX_DOCUMENT_BYTES * 4) / 3) + 64 * 1024,
         schema: {
+          operationId: 'uploadKnowledgeDocument',
           summary: 'Upload a knowledge document',
           description:
             "PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.",
@@ -113,6 +114,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'listKnowledgeDocuments',
           summary: 'List knowledge documents',
           description: 'Newest first.',
           tags,
@@ -131,6 +133,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'getKnowledgeDocument',
           summary: 'A knowledge document',
           description: 'Its title, file, format, source (and address), passages and size.',
           tags,
@@ -146,6 +149,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'updateKnowledgeDocument',
           summary: 'Rename a knowledge document',
           description:
             'A new `title` (1-300): the AI cites the document by it and search weighs it, so its passages are indexed again with it at once.',
@@ -165,6 +169,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'refreshKnowledgeDocument',
           summary: 'Fetch a document from its address again',
           description:
             'Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.',
@@ -186,6 +191,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'deleteKnowledgeDocument',
           summary: 'Delete a knowledge document',
           description: 'Its passages leave the index at once; AI replies keep the passages they quoted.',
           tags,
@@ -201,6 +207,7 @@ export function knowledgeRoutes(service: KnowledgeService) {
       {
         config: { scope: 'knowledge:write' },
         schema: {
+          operationId: 'searchKnowledge',
           summary: 'Search the knowledge documents',
           description:
             'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
@@ -226,6 +233,7 @@ export function aiRoutes(service: AiService) {
       {
         config: { scope: 'settings:read' },
         schema: {
+          operationId: 'getAiSettings',
           summary: 'The built-in AI of the account',
           description:
             'Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.',
@@ -241,6 +249,7 @@ export function aiRoutes(service: AiService) {
       {
         config: { scope: 'settings:write' },
         schema: {
+          operationId: 'updateAiSettings',
           summary: 'Switch AI replies and AI tags on or off',
           description:
             "replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).",
@@ -257,6 +266,7 @@ export function aiRoutes(service: AiService) {
       {
         config: { scope: 'inbox:read' },
         schema: {
+          operationId: 'listAiReplies',
           summary: "What the built-in AI did with inbound messages, with its prompt's passages",
           description:
             'Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.',

@@ -52,6 +52,7 @@ export function mediaRoutes(service: MediaService) {
         config: { scope: 'media:write' },
         bodyLimit: JSON_BODY_LIMIT,
         schema: {
+          operationId: 'uploadMedia',
           summary: 'Upload a file to the media library',
           description: uploadDescription,
           tags,
@@ -90,6 +91,7 @@ export function mediaRoutes(service: MediaService) {
       {
         config: { scope: 'media:read' },
         schema: {
+          operationId: 'listMedia',
           summary: 'List the media library',
           description: 'Newest first; `kind` filters (image, video, document).',
           tags,
@@ -107,7 +109,13 @@ export function mediaRoutes(service: MediaService) {
       '/media/:id',
       {
         config: { scope: 'media:read' },
-        schema: { summary: 'A media file', tags, params: MediaParams, response: { 200: MediaResponse } },
+        schema: {
+          operationId: 'getMedia',
+          summary: 'A media file',
+          tags,
+          params: MediaParams,
+          response: { 200: MediaResponse },
+        },
       },
       async (request) => ({ media: await service.get(request.tenant, request.params.id) }),
     )
@@ -117,6 +125,7 @@ export function mediaRoutes(service: MediaService) {
       {
         config: { scope: 'media:write' },
         schema: {
+          operationId: 'updateMedia',
           summary: 'Rename a media file or change its usage',
           description:
             '`filename` (with its extension, shown in the library) and `usage`; at least one. The stored bytes and the public address do not change, so templates and newsletters that use it are unaffected.',
@@ -134,6 +143,7 @@ export function mediaRoutes(service: MediaService) {
       {
         config: { scope: 'media:read' },
         schema: {
+          operationId: 'listMediaUsages',
           summary: 'Where a media file is used',
           description:
             'What refers to it by its media_id or its address: templates and newsletters (header image), the landing page (logo). While anything does, DELETE /media/{id} is a 409.',
@@ -150,6 +160,7 @@ export function mediaRoutes(service: MediaService) {
       {
         config: { scope: 'media:write' },
         schema: {
+          operationId: 'deleteMedia',
           summary: 'Delete a media file',
           description:
             '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.',

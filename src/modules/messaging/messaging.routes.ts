@@ -14,6 +14,7 @@ export function messagingRoutes(service: MessagingService) {
       {
         config: { scope: 'messages:write', idempotent: true },
         schema: {
+          operationId: 'sendMessage',
           summary: 'Send a free-text message or queue a template message to a contact',
           description:
             'Exactly one of text or template. Free text is checked in this order: contact (404), account blocked, sending paused (403 subscription_locked), monthly quota (403 limit_reached), chat number connected (409 chat_not_connected), contact phone (409 contact_no_phone), opt-out (409 contact_opted_out), chat opt-in confirmed (409 contact_not_optin); then sent at once: 201 with the stored message; a provider refusal (such as outside the 24-hour service window) gives 502 send_failed and stores the message as failed. ' +
@@ -36,6 +37,7 @@ export function messagingRoutes(service: MessagingService) {
       {
         config: { scope: 'messages:write' },
         schema: {
+          operationId: 'getSend',
           summary: 'The status of a template send',
           description:
             'Status queued, sent, delivered, read, failed or skipped, with reason (German alias grund), times and the message id. Provider statuses move it forward only, in any arrival order. 404 for anything that is not a template send of this account (also an id that is not a uuid).',

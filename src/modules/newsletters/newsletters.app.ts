@@ -19,6 +19,7 @@ export function newsletterAppRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'estimateNewsletterRecipients',
           summary: 'Estimate the recipients of a segment before saving it',
           description:
             'How many contacts with a confirmed chat opt-in the segment selects now (null: every confirmed contact). Tags no contact carries are a 400 (key segment_unknown_tags), as on PATCH /newsletters/{id}. Nothing is stored. Scope newsletters:read.',
@@ -36,6 +37,7 @@ export function newsletterAppRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:write' },
         schema: {
+          operationId: 'updateNewsletterContent',
           summary: "Change a draft's name, subject or text",
           description:
             'At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.',

@@ -33,6 +33,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'listNewsletters',
           summary: 'List newsletters',
           description: 'Newest first. The list carries no recipients_estimate; GET /newsletters/{id} does.',
           tags,
@@ -51,6 +52,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:write' },
         schema: {
+          operationId: 'createNewsletter',
           summary: 'Create a newsletter draft',
           description:
             'Always a draft: creation never sends. There is no "send now": a newsletter goes out when it is scheduled (POST /newsletters/{id}/schedule). `name` defaults to the subject. `header_media` (optional): a media library file (`media_id`) or a public https address (`url`) shown above the text.',
@@ -75,7 +77,13 @@ export function newslettersRoutes(service: NewslettersService) {
       '/newsletters/:id',
       {
         config: { scope: 'newsletters:read' },
-        schema: { summary: 'A newsletter', tags, params: NewsletterParams, response: { 200: NewsletterResponse } },
+        schema: {
+          operationId: 'getNewsletter',
+          summary: 'A newsletter',
+          tags,
+          params: NewsletterParams,
+          response: { 200: NewsletterResponse },
+        },
       },
       async (request) => ({ newsletter: await service.get(request.tenant, request.params.id) }),
     )
@@ -85,6 +93,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:write' },
         schema: {
+          operationId: 'updateNewsletter',
           summary: "Change a newsletter's call to action or segment",
           description:
             "At least one of `cta`, `segment` and `header_media` (the spec names cta and segment; the header image is an addition). 400 when the newsletter is sending or sent (key newsletter_locked) or when the segment names tags no contact carries (key segment_unknown_tags, with `tags`). `header_media` is a media library file of this account (`media_id`; another account's is a 404, key media_not_found) or a public https address (`url`). A changed button or header image needs a new template at the provider: it is made when the newsletter is scheduled.",
@@ -108,6 +117,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:delete' },
         schema: {
+          operationId: 'deleteNewsletter',
           summary: 'Delete a draft or scheduled newsletter',
           description:
             'Its queued send jobs are removed first. 400 when it is sending or sent (key newsletter_locked).',
@@ -127,6 +137,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:schedule', idempotent: true },
         schema: {
+          operationId: 'scheduleNewsletter',
           summary: 'Schedule (or reschedule) a newsletter',
           description:
             'draft → scheduled, scheduled → scheduled at the new time. `scheduled_at` must be in the future and at most one year ahead (422 scheduled_at_invalid); a malformed time or one without a zone is a 400. 409 newsletter_state when it is sending or sent. The newsletter goes out as a WhatsApp marketing template (its subject as a bold first line, then the content, the CTA as a URL button): scheduling makes and submits that template, and a text the template check refuses is a 400 (key newsletter_template_invalid, with the issues). At the time, nothing goes out until the provider approved the template and sending is possible; meanwhile the status says why it waits.',
@@ -151,6 +162,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:schedule' },
         schema: {
+          operationId: 'cancelNewsletter',
           summary: 'Cancel a scheduled newsletter (back to draft)',
           description: '400 when it is not scheduled (key newsletter_not_scheduled).',
           tags,
@@ -169,6 +181,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'getNewsletterStatus',
           summary: "A newsletter's sending status",
           description:
             'Counts of its send records per status (sending ones count as queued), skip and failure reasons with counts, and the phase: scheduled, waiting_for_approval, waiting_for_sending (with stop_reason and resumes_at), fanout, sending, done, stopped. German aliases per section 9. Reads only.',
@@ -184,6 +197,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:write' },
         schema: {
+          operationId: 'duplicateNewsletter',
           summary: 'Duplicate a newsletter as a new draft',
           description:
             'A new draft with the same subject, content, call to action, header image and segment, named "<name> (copy)"; any newsletter (also a sent one) can be copied. Nothing is scheduled or sent.',
@@ -203,6 +217,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'previewNewsletter',
           summary: 'Preview a newsletter for one contact',
           description:
             "The text as this contact would get it (the subject as a bold first line, then the content, contact variables filled), its button and header image, and whether the contact is a recipient now (chat opt-in confirmed, selected by the segment). Needs contacts:read too, since it shows the contact's data. Another account's contact is a 404. Reads only; nothing is sent.",
@@ -223,6 +238,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'listNewsletterRecipients',
           summary: "A newsletter's recipients with their send status",
           description:
             'Its send records (written when it starts: the recipients snapshot) in contact order, optionally filtered by status, with the reason of a skipped or failed send and the times. Empty before it starts.',
@@ -243,6 +259,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'listNewsletterClicks',
           summary: "Clicks on a newsletter's call to action",
           description:
             'Every click on its tracked CTA short links, newest first: the contact, when, the address. Empty when the CTA is not tracked (see cta_tracking).',
@@ -262,6 +279,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'stats:read' },
         schema: {
+          operationId: 'getNewsletterStatistics',
           summary: "A newsletter's statistics",
           description:
             'Its sends by the furthest status they reached (a read send counts as sent, delivered and read) with delivery and read rate, and the clicks on its tracked CTA with the click rate (clicking recipients / delivered). GET /newsletters/{id}/status answers the sending progress by current status. Scope stats:read.',
@@ -277,6 +295,7 @@ export function newslettersRoutes(service: NewslettersService) {
       {
         config: { scope: 'newsletters:read' },
         schema: {
+          operationId: 'checkNewsletter',
           summary: 'Check a newsletter against the WhatsApp template rules before scheduling',
           description:
             'The template check of the newsletter as scheduling would make it (the subject as a bold first line and the text, at most 1024 characters together; variables; the CTA button; the header image): `schedulable` and the `issues` that would refuse it (400 newsletter_template_invalid). Nothing is made or submitted.',

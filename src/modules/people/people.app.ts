@@ -130,7 +130,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/session',
       {
         schema: {
+          operationId: 'getSession',
           summary: 'The signed-in member, their account, role and CSRF token',
+          description:
+            'The CSRF token it answers goes into X-CSRF-Token on every POST, PUT, PATCH and DELETE with the session.',
           tags,
           response: { 200: SessionResponse },
         },
@@ -142,7 +145,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/session/language',
       {
         schema: {
+          operationId: 'setSessionLanguage',
           summary: "The member's interface language",
+          description: 'Sets the language of the web app for the signed-in member (de or en); answers the session.',
           tags,
           body: LanguageBody,
           response: { 200: SessionResponse },
@@ -159,7 +164,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { public: true },
         schema: {
+          operationId: 'signIn',
           summary: 'Sign in with e-mail and password',
+          description:
+            'Sets the session cookie. A wrong e-mail address or password is 401 sign_in_failed; attempts are rate-limited.',
           tags,
           body: SignInBody,
           response: { 200: SessionResponse },
@@ -182,7 +190,14 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
 
     app.post(
       '/sign-out',
-      { schema: { summary: 'Sign out: the session ends on the server', tags } },
+      {
+        schema: {
+          operationId: 'signOut',
+          summary: 'Sign out: the session ends on the server',
+          description: 'Ends the session on the server and clears its cookie; answers 204.',
+          tags,
+        },
+      },
       async (request, reply) => {
         await revokeSession(db, clock, request.appSession!.sessionId)
         reply.header('set-cookie', clearedSessionCookie(secure)).code(204)
@@ -193,7 +208,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/password',
       {
         schema: {
+          operationId: 'changePassword',
           summary: 'Change the password: every session of the member ends, this browser gets a new one',
+          description:
+            'Needs the current password. Every session of the member ends; this browser gets a new session cookie.',
           tags,
           body: PasswordBody,
           response: { 200: SessionResponse },
@@ -217,7 +235,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { public: true },
         schema: {
+          operationId: 'getSetupLink',
           summary: 'Whether a first-start setup link is still valid',
+          description:
+            'Answers the account the link sets up; a link that is unknown, used or expired is 410 link_invalid.',
           tags,
           params: TokenParams,
           response: { 200: SetupLinkResponse },
@@ -239,7 +260,10 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { public: true },
         schema: {
+          operationId: 'completeSetup',
           summary: 'Create the owner through the first-start link',
+          description:
+            'Creates the account owner with the link of the first start, signs them in and answers 201; the link is used up.',
           tags,
           body: SetupBody,
           response: { 201: SessionResponse },
@@ -258,7 +282,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { public: true },
         schema: {
+          operationId: 'getInvitation',
           summary: 'What an invitation link offers',
+          description: 'The account and role an invitation link offers, read before accepting it.',
           tags,
           params: TokenParams,
           response: { 200: InvitationResponse },
@@ -274,7 +300,14 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/invitations/accept',
       {
         config: { public: true },
-        schema: { summary: 'Accept an invitation', tags, body: AcceptBody, response: { 201: SessionResponse } },
+        schema: {
+          operationId: 'acceptInvitation',
+          summary: 'Accept an invitation',
+          description: 'Joins the account with the role the invitation link offers, signs in and answers 201.',
+          tags,
+          body: AcceptBody,
+          response: { 201: SessionResponse },
+        },
       },
       async (request, reply) => {
         await limited(`accept-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
@@ -289,6 +322,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { public: true },
         schema: {
+          operationId: 'requestPasswordReset',
           summary: 'Send a password-reset link',
           description: 'Answers 202 whether or not the address belongs to someone, so it reveals no member.',
           tags,
@@ -332,7 +366,13 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/password-reset/complete',
       {
         config: { public: true },
-        schema: { summary: 'Set a new password through a reset link', tags, body: ResetCompleteBody },
+        schema: {
+          operationId: 'completePasswordReset',
+          summary: 'Set a new password through a reset link',
+          description: 'Sets the new password with the link of a reset e-mail and answers 204; the link is used up.',
+          tags,
+          body: ResetCompleteBody,
+        },
       },
       async (request, reply) => {
         await completePasswordReset(db, clock, request.body)
@@ -345,7 +385,14 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       '/keys',
       {
         config: { permission: 'keys:manage' },
-        schema: { summary: "The account's API keys (never their secrets)", tags, response: { 200: KeysResponse } },
+        schema: {
+          operationId: 'listApiKeys',
+          summary: "The account's API keys (never their secrets)",
+          description:
+            'Every API key of the account with its name, prefix and scopes, revoked ones too; the secrets are never shown again.',
+          tags,
+          response: { 200: KeysResponse },
+        },
       },
       async (request) => {
         const session = request.appSession!
@@ -358,7 +405,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'keys:manage' },
         schema: {
+          operationId: 'createApiKey',
           summary: 'Create an API key; its secret is in this answer only',
+          description: 'Answers 201 with the key’s secret, shown this once; store it, Herold keeps only its hash.',
           tags,
           body: KeyBody,
           response: { 201: KeyCreated },
@@ -381,7 +430,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'keys:manage' },
         schema: {
+          operationId: 'revokeApiKey',
           summary: 'Revoke an API key (at once, on every process)',
+          description: 'The key stops working at once on every process; answers the revoked key.',
           tags,
           params: IdParams,
           response: { 200: KeyResponse },
@@ -398,7 +449,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'keys:manage' },
         schema: {
+          operationId: 'getApiKey',
           summary: 'One API key (never its secret)',
+          description: 'The key’s name, prefix, scopes and whether it is revoked; its secret is never shown again.',
           tags,
           params: IdParams,
           response: { 200: KeyResponse },
@@ -415,6 +468,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'keys:manage' },
         schema: {
+          operationId: 'updateApiKey',
           summary: 'Rename an API key or narrow its scopes',
           description:
             'A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.',
@@ -436,6 +490,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'team:manage' },
         schema: {
+          operationId: 'resendInvitation',
           summary: 'Send an invitation again with a new link',
           description:
             'For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.',
@@ -466,6 +521,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'team:manage' },
         schema: {
+          operationId: 'inviteTeamMember',
           summary: 'Invite a person by e-mail',
           description:
             'The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.',
@@ -498,7 +554,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'team:manage' },
         schema: {
+          operationId: 'changeTeamMemberRole',
           summary: "Change a member's role",
+          description: 'Sets the role of a member of the account; the account always keeps an owner.',
           tags,
           params: IdParams,
           body: RoleBody,
@@ -523,7 +581,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       {
         config: { permission: 'team:manage' },
         schema: {
+          operationId: 'removeTeamMember',
           summary: 'Remove a member from the account (their sessions end)',
+          description: 'The member leaves the account and their sessions end; the account always keeps an owner.',
           tags,
           params: IdParams,
           response: { 200: MemberResponse },

@@ -12,6 +12,7 @@ export function teamRoutes(db: Db) {
       {
         config: { scope: 'team:read' },
         schema: {
+          operationId: 'listTeamMembers',
           summary: 'List team members',
           description:
             'The people of this account: invited and active members with their role and when they last used the web app. Oldest membership first. Read only: the team is managed in the web app.',

@@ -10,6 +10,7 @@ export function statsRoutes(service: StatsService) {
       {
         config: { scope: 'stats:read' },
         schema: {
+          operationId: 'getStats',
           summary: 'Statistics of the last 7, 30 or 90 days',
           description:
             'Contacts (total, new in the range, per opt-in state of each channel, now), and per day in the account timezone: new contacts, opt-ins confirmed and opt-outs per channel, messages in and out, template and newsletter sends per status reached that day (`sending` is not counted; a send delivered counts under sent and delivered), link clicks, automation and follow-up runs started, replies written by the built-in AI. `totals` sums each series over the range. Answered from daily counters kept by the database as the data is written, so it costs the same at any size. 400 for a range other than 7d, 30d, 90d.',

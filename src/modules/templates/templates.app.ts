@@ -74,6 +74,7 @@ export function templatesAppRoutes(deps: Pick<PlatformDeps, 'database'>) {
       {
         config: { scope: 'templates:read' },
         schema: {
+          operationId: 'checkTemplate',
           summary: "The deterministic check's issues of a template as typed, without saving it",
           description:
             'Needs templates:read. The same rules as issues of GET /v1/templates/{id} (templates.check.ts): name, ' +

@@ -11,6 +11,7 @@ export function templatePreviewRoutes(service: TemplatesService) {
       {
         config: { scope: ['templates:read', 'contacts:read'] },
         schema: {
+          operationId: 'previewTemplate',
           summary: 'Preview a template for one contact',
           description:
             "The content and URL buttons as this contact would get them: contact variables from the contact, the others from `variables` (checked as POST /messages checks them: 422 invalid_variables for an unknown name, a contact variable or a bad value); a variable without a value is listed in missing_variables and text is null. Scopes templates:read and contacts:read. Another account's template or contact is a 404. Nothing is sent.",

@@ -38,6 +38,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:read' },
         schema: {
+          operationId: 'listTemplates',
           summary: 'List templates, newest first',
           description:
             'Each template with sendable, variables, settable_variables, language, state and provider_status. ' +
@@ -58,6 +59,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:write', idempotent: true },
         schema: {
+          operationId: 'createTemplate',
           summary: 'Create a template as a draft',
           description:
             'Nothing is sent to the provider. language defaults to the account language. 400 names the field: ' +
@@ -86,6 +88,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:read' },
         schema: {
+          operationId: 'getTemplate',
           summary: 'One template, with submittable, issues and rejection_reason_text',
           tags,
           params: TemplateId,
@@ -103,6 +106,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:write' },
         schema: {
+          operationId: 'updateTemplate',
           summary: 'Change a template; only given fields change',
           description:
             'Any change of name, content, language, buttons or header image of a chat template resets provider_status ' +
@@ -132,6 +136,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:submit', idempotent: true },
         schema: {
+          operationId: 'submitTemplate',
           summary: 'Submit a chat template to the provider for approval',
           description:
             'templates:write is not enough. The provider identifies the template by (provider_name, language); purpose ' +
@@ -165,6 +170,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:delete' },
         schema: {
+          operationId: 'deleteTemplate',
           summary: 'Delete a template',
           description:
             '409 template_in_use (with used_by) while the template is attached to a follow-up step or an automation. ' +
@@ -196,6 +202,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:write' },
         schema: {
+          operationId: 'duplicateTemplate',
           summary: 'Duplicate a template as a new draft',
           description:
             'Same content, channel, purpose, language, buttons and header image, named "<name> copy"; a draft that is not submitted. System templates give 400 (key system_template).',
@@ -218,6 +225,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:write' },
         schema: {
+          operationId: 'refreshTemplate',
           summary: "Read a template's status at the provider now",
           description:
             "Instead of waiting for the provider's webhook or the next poll: the status the provider reports is recorded (the state moves as it would by the webhook). 400 template_not_submitted for a template never submitted, 409 chat_not_connected without a chat number, 409 template_not_at_provider when the provider does not know it, 502 when the provider is not reached.",
@@ -244,6 +252,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:read' },
         schema: {
+          operationId: 'listTemplateSends',
           summary: "A template's sends",
           description:
             'Its send records newest first, optionally by status or origin (api, newsletter, followup, automation): the contact, the status with its reason and the times.',
@@ -265,6 +274,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'stats:read' },
         schema: {
+          operationId: 'getTemplateStatistics',
           summary: "A template's statistics",
           description:
             'Its sends in the range (7d, 30d, 90d: 24-hour periods up to now; all) by the furthest status they reached (a read send counts as sent, delivered and read), delivery and read rate, and by origin (api, newsletter, followup, automation). Scope stats:read.',
@@ -285,6 +295,7 @@ export function templatesRoutes(service: TemplatesService) {
       {
         config: { scope: 'templates:read' },
         schema: {
+          operationId: 'listTemplateUsages',
           summary: 'Where a template is used',
           description:
             'The follow-up steps and automation steps that send it; while any does, DELETE /templates/{id} is a 409 (template_in_use).',

@@ -30,6 +30,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'createWebhookSubscription',
           summary: 'Subscribe an address to events',
           description:
             'Creates a subscription and returns its signing secret, the only time it is shown. Deliveries follow section 6: signed POST requests, retried after 1 min, 5 min, 30 min, 2 h, 6 h and 12 h. 409 webhook_limit_reached when the plan allows no more subscriptions; 400 with key webhook_url_invalid, webhook_url_https_required or webhook_url_not_public for an unusable url.',
@@ -52,6 +53,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'listWebhookSubscriptions',
           summary: 'List webhook subscriptions',
           description: 'Newest first. Secrets are never shown here.',
           tags,
@@ -71,6 +73,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'getWebhookSubscription',
           summary: 'One webhook subscription',
           tags,
           params: SubscriptionParams,
@@ -85,6 +88,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'deleteWebhookSubscription',
           summary: 'Delete a webhook subscription',
           description: 'Its pending deliveries are not attempted any more; its delivery history is removed with it.',
           tags,
@@ -100,6 +104,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'enableWebhookSubscription',
           summary: 'Turn a disabled subscription back on',
           description:
             'Clears disabled_reason and the failure count. Events recorded while it was disabled are not delivered; deliveries pending when it was disabled were dropped. Enabling an enabled subscription changes nothing.',
@@ -116,6 +121,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'rotateWebhookSubscriptionSecret',
           summary: 'Replace the signing secret',
           description:
             'Returns the new secret, the only time it is shown. It replaces the old one at once: every later attempt, retries of earlier events included, is signed with it.',
@@ -132,6 +138,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'listWebhookSubscriptionDeliveries',
           summary: 'Delivery attempts of a subscription',
           description:
             'Every attempt, newest first: event id (equal to X-Service-Delivery), attempt number, status code or error, duration, and the next attempt time while retrying.',
@@ -151,6 +158,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'listWebhookEventTypes',
           summary: 'The events a subscription can receive',
           description: 'Each event name with what it reports and the fields of its data.',
           tags,
@@ -165,6 +173,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'updateWebhookSubscription',
           summary: 'Change a subscription’s address or events',
           description:
             'Only given fields change; a new url is checked as on create (400 webhook_url_invalid, webhook_url_https_required, webhook_url_not_public). The signing secret stays; deliveries already owed go to the new address.',
@@ -187,6 +196,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'disableWebhookSubscription',
           summary: 'Disable a subscription',
           description:
             'Nothing is delivered until POST /webhook-subscriptions/{id}/enable; pending deliveries are dropped (disabled_reason manual). Disabling a disabled subscription changes nothing.',
@@ -203,6 +213,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'testWebhookSubscription',
           summary: 'Send a signed test event to this subscription',
           description:
             'One event the subscription receives (default its first), with example data and test: true, signed and retried like any delivery, to this subscription only. 409 subscription_disabled; 400 event_not_subscribed.',
@@ -229,6 +240,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:read' },
         schema: {
+          operationId: 'getWebhookDelivery',
           summary: 'One delivery: its state, payload and attempts',
           description: 'The id is the delivery_id of an attempt in GET /webhook-subscriptions/{id}/deliveries.',
           tags,
@@ -244,6 +256,7 @@ export function webhooksRoutes(service: WebhooksService) {
       {
         config: { scope: 'webhooks:write' },
         schema: {
+          operationId: 'redeliverWebhookDelivery',
           summary: 'Deliver an event again',
           description:
             'A succeeded, exhausted or dropped delivery is attempted again from its first attempt with the same event id (X-Service-Delivery), so a receiver that deduplicates sees a repeat. 409 delivery_pending while an attempt is due; 409 subscription_disabled.',

@@ -81,29 +81,6 @@ export const oauthAccessTokens = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_access_tokens_hash_uq').on(t.tokenHash)],
 )
 
-export const idempotencyKeys = pgTable(
-  'idempotency_keys',
-  {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
-    apiKeyId: uuid('api_key_id').notNull(),
-    key: text('key').notNull(),
-    fingerprint: text('fingerprint').notNull(),
-    /** null while the first request runs */
-    responseStatus: integer('response_status'),
-    responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
-    responseBody: text('response_body'),
-    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }).notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.apiKeyId, t.key] }),
-    index('idempotency_keys_expires_idx').on(t.expiresAt),
-  ],
-)
-
 /** Process-wide facts that must survive restarts (for example: the first-start key was printed). */
 export const systemState = pgTable('system_state', {
   key: text('key').primaryKey(),

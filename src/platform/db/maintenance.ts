@@ -8,7 +8,8 @@ import { rows } from './rows.ts'
  * The database does not look after itself here: PGlite has no autovacuum, and a PostgreSQL server may run without
  * it. Herold analyzes what it bulk-loads (analyzeTables, right after the load) and runs its own upkeep (maintain):
  * retention of finished records, then VACUUM and ANALYZE of the tables whose rows churn, when the database does not.
- * Each owner of tables declares their upkeep (a Retention); maintenance knows only the platform's own tables.
+ * Each owner of tables declares their upkeep (a Retention), the platform's parts too (the job queue, idempotency, auth,
+ * events); maintenance writes none of their tables, it runs what they declare (src/retention.ts lists them).
  */
 
 /** Where a retention rule's cutoff lies: `retentionDays` ago, `sandboxRetentionDays` ago, or now. */
@@ -32,27 +33,13 @@ export interface Retention {
   gin?: string[]
 }
 
-/** The platform's own tables: the job queue, idempotency records, events and OAuth access tokens. */
-export const platformRetention: Retention = {
-  deletes: [
-    { table: 'jobs', statement: "DELETE FROM jobs WHERE state = 'dead' AND run_at < $1", cutoff: 'retention' },
-    { table: 'idempotency_keys', statement: 'DELETE FROM idempotency_keys WHERE expires_at <= $1', cutoff: 'now' },
-    {
-      table: 'oauth_access_tokens',
-      statement: 'DELETE FROM oauth_access_tokens WHERE expires_at < $1',
-      cutoff: 'retention',
-    },
-  ],
-  churn: ['jobs', 'idempotency_keys', 'events', 'oauth_access_tokens'],
-}
-
-/** The churn tables of the platform and of every declaration, each once. */
+/** The churn tables of every declaration, each once. */
 export function churnTables(declared: readonly Retention[]): string[] {
-  return [...new Set([platformRetention, ...declared].flatMap((r) => r.churn ?? []))].filter((t) => KNOWN_TABLE.test(t))
+  return [...new Set(declared.flatMap((r) => r.churn ?? []))].filter((t) => KNOWN_TABLE.test(t))
 }
 
 function ginTables(declared: readonly Retention[]): string[] {
-  return [...new Set([platformRetention, ...declared].flatMap((r) => r.gin ?? []))].filter((t) => KNOWN_TABLE.test(t))
+  return [...new Set(declared.flatMap((r) => r.gin ?? []))].filter((t) => KNOWN_TABLE.test(t))
 }
 
 const KNOWN_TABLE = /^[a-z_][a-z0-9_]*$/
@@ -108,9 +95,8 @@ export interface RetentionReport {
 const DAY_MS = 24 * 3600_000
 
 /**
- * Deletes what is finished and old, as the platform and the declarations say (dead jobs, idempotency records past
- * their window, expired OAuth access tokens; the owners' finished deliveries, tokens and outboxes); in the order
- * declared. Consent records, events, contacts and messages are never touched here.
+ * Deletes what is finished and old, as the owners of tables declare (dead jobs, idempotency records past their
+ * window, expired OAuth access tokens, finished deliveries, tokens and outboxes); in the order declared. Consent records, events, contacts and messages are never touched here.
  */
 export async function applyRetention(
   database: Queryable,
@@ -125,7 +111,7 @@ export async function applyRetention(
     now: new Date(now).toISOString(),
   }
   const deleted: Record<string, number> = {}
-  for (const rule of [platformRetention, ...declared].flatMap((r) => r.deletes ?? [])) {
+  for (const rule of declared.flatMap((r) => r.deletes ?? [])) {
     const [row] = rows<{ n: number }>(
       await database.query(`WITH gone AS (${rule.statement} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [
         cutoffs[rule.cutoff],
@@ -182,7 +168,7 @@ export const MAINTENANCE_EVERY_MS = 10 * 60_000
 const MAINTENANCE_LOCK = 727_002
 const STATE_KEY = 'maintenance'
 
-/** Whoever starts maintenance hands it the retention the owners of tables declare (the modules, the tool server). */
+/** Whoever starts maintenance hands it the retention the owners of tables declare (platform parts, modules, tool server). */
 export interface MaintenanceDeps {
   database: Database
   clock: Clock

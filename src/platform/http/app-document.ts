@@ -1,4 +1,5 @@
 import type { RouteOptions } from 'fastify'
+import { documentContact, documentLicense, type Json, toOpenApi30 } from './openapi.ts'
 
 type Schema = Record<string, unknown>
 
@@ -91,6 +92,7 @@ export class AppDocument {
       }
       paths[path] ??= {}
       paths[path][op.method] = {
+        ...(op.schema.operationId ? { operationId: op.schema.operationId } : {}),
         summary: op.schema.summary,
         ...(op.schema.description ? { description: op.schema.description } : {}),
         tags: ['app'],
@@ -110,14 +112,20 @@ export class AppDocument {
         responses,
       }
     }
-    return {
+    // plain JSON Schema (TypeBox) written in OpenAPI 3.0's forms, as the /v1 document is
+    return toOpenApi30({
       openapi: '3.0.3',
       info: {
         title: 'Herold web app routes',
         version: '1.0.0',
         description:
           'Routes only the web app uses (sign-in, setup, invitations, password resets, API keys, team management, the live template check, the CSV contact import). They take the session cookie; every POST, PUT, PATCH and DELETE with a session must carry X-CSRF-Token (from GET /app/session). Not a public API: integrations use /v1 with an API key.',
+        contact: documentContact(),
+        license: documentLicense,
       },
+      // relative: the server that serves this document (GET /app/openapi.json)
+      servers: [{ url: '/', description: 'the Herold server serving this document' }],
+      tags: [{ name: 'app', description: 'The web app’s own routes; they take the session cookie.' }],
       paths,
       components: {
         securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'herold_session' } },
@@ -135,6 +143,6 @@ export class AppDocument {
           },
         },
       },
-    }
+    } as Json) as Schema
   }
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 /**
  * TypeBox writes JSON Schema 2020-12; OpenAPI 3.0.3 knows neither `type: "null"` nor `const`.
@@ -21,11 +21,6 @@ export function toOpenApi30(node: Json): Json {
   if ('const' in out) {
     out.enum = [out.const]
     delete out.const
-  }
-  // JSON Schema's examples (the validator knows the keyword) as OpenAPI 3.0's single example
-  if (Array.isArray(out.examples)) {
-    if (out.examples.length > 0) out.example = out.examples[0]
-    delete out.examples
   }
   if (out.type === 'null') {
     delete out.type
@@ -44,6 +39,19 @@ export function toOpenApi30(node: Json): Json {
       out[combiner] = rest
     }
     out.nullable = true
+  }
+  // JSON Schema's examples (the validator knows the keyword) as OpenAPI 3.0's single example; after the merge above,
+  // which can bring a variant's examples up
+  if (Array.isArray(out.examples)) {
+    if (out.examples.length > 0) out.example = out.examples[0]
+    delete out.examples
+  }
+  // a map's patternProperties (TypeBox's Record), which 3.0 does not know, as additionalProperties
+  const patterns = out.patternProperties
+  if (patterns && typeof patterns === 'object' && !Array.isArray(patterns)) {
+    const values = Object.values(patterns)
+    if (values.length === 1 && !('additionalProperties' in out)) out.additionalProperties = values[0]
+    delete out.patternProperties
   }
   for (const [key, value] of Object.entries(out)) out[key] = toOpenApi30(value)
   return out
@@ -86,6 +94,33 @@ function isNullSchema(value: Json): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && value.type === 'null'
 }
 
+/** Who answers for the API: the operator of the Herold server that serves the document (at its public address). */
+export const documentContact = (publicUrl?: string) => ({ name: 'Herold', ...(publicUrl ? { url: publicUrl } : {}) })
+/** The project is private (package.json `private: true`, no licence file): all rights reserved. */
+export const documentLicense = { name: 'Proprietary' }
+
+/** Every tag an operation of /v1 carries, declared with what it groups (spectral's operation-tag-defined). */
+export const v1Tags = [
+  { name: 'meta', description: 'This document, as JSON and as YAML.' },
+  { name: 'account', description: 'The calling credential and its account.' },
+  { name: 'contacts', description: 'Contacts: create (upsert), find, change, delete, tag.' },
+  { name: 'contact fields', description: 'The custom fields every contact of the account can carry.' },
+  { name: 'templates', description: 'Message templates: drafts, the provider’s approval, sends, statistics.' },
+  { name: 'webhooks', description: 'Webhook subscriptions, the events they receive and their deliveries.' },
+  { name: 'inbox', description: 'Conversations and their messages.' },
+  { name: 'messages', description: 'Sending a message to a contact and following a template send.' },
+  { name: 'settings', description: 'The account’s channel, coexistence, consent, follow-up timing and AI settings.' },
+  { name: 'sandbox', description: 'Simulated inbound messages (sandbox accounts only).' },
+  { name: 'automations', description: 'Automations, their runs and statistics.' },
+  { name: 'newsletters', description: 'Newsletters: drafts, scheduling, recipients, clicks and statistics.' },
+  { name: 'followups', description: 'Follow-up sequences, their steps and enrollments.' },
+  { name: 'stats', description: 'The account’s statistics over the last 7, 30 or 90 days.' },
+  { name: 'media', description: 'The media library.' },
+  { name: 'knowledge', description: 'Knowledge documents and what the built-in AI answered from them.' },
+  { name: 'team', description: 'The account’s team members.' },
+  { name: 'tools', description: 'The tool server’s tools, called over plain HTTP.' },
+]
+
 export const openapi = fp(
   async (app: FastifyInstance, options: { publicUrl: string }) => {
     app.addHook('onRoute', requestDefaultsOptional)
@@ -98,8 +133,11 @@ export const openapi = fp(
           description:
             'Multi-tenant customer-messaging and marketing backend. Authenticate with `Authorization: Bearer <API_KEY>`. ' +
             'Errors are `{error: {code, key, message}}`; branch on `code` and `key`. 120 requests per minute per key.',
+          contact: documentContact(options.publicUrl),
+          license: documentLicense,
         },
         servers: [{ url: options.publicUrl }],
+        tags: v1Tags,
         components: {
           securitySchemes: {
             bearerAuth: {
@@ -132,7 +170,10 @@ export async function openapiRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { public: true },
       schema: {
+        operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI 3.0.3 document',
+        description:
+          'The OpenAPI 3.0.3 document of /v1 as JSON, what clients are generated from; no credential needed.',
         tags: ['meta'],
         response: { 200: Type.Object({}, { additionalProperties: true, description: 'the OpenAPI 3.0.3 document' }) },
       },
@@ -144,7 +185,9 @@ export async function openapiRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { public: true },
       schema: {
+        operationId: 'getOpenApiDocumentYaml',
         summary: 'This OpenAPI 3.0.3 document as YAML',
+        description: 'The same document as GET /v1/openapi.json, written as YAML; no credential needed.',
         tags: ['meta'],
         response: {
           200: {

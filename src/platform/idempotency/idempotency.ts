@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { and, eq, isNull, lte } from 'drizzle-orm'
-import { idempotencyKeys } from '../auth/auth.tables.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { idempotencyKeys } from './idempotency.tables.ts'
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 /** How long a first request may run before another process may take its key over (it crashed). */

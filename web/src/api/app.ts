@@ -15,48 +15,7 @@ export interface paths {
          * The account’s settings
          * @description Needs settings:read. Name, plan, language, timezone, whether sending is paused.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** AccountSettings */
-                            account: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                plan: string;
-                                language: string;
-                                timezone: string;
-                                sending_paused: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -66,59 +25,7 @@ export interface paths {
          * Change the account’s name, language or timezone
          * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description the account’s name */
-                        name?: string;
-                        /** @description the default language of new contacts and templates, such as de, en or en_US */
-                        language?: string;
-                        /** @description IANA timezone such as Europe/Berlin */
-                        timezone?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** AccountSettings */
-                            account: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                plan: string;
-                                language: string;
-                                timezone: string;
-                                sending_paused: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/app/first-steps": {
@@ -132,44 +39,7 @@ export interface paths {
          * What a new account does first, and what is done
          * @description Needs settings:read. Four states from what the account holds: a chat number connected, an approved opt-in template (purpose optin_confirm), at least one contact, a second member (active or invited). One statement.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a chat number is connected */
-                            connect_number: boolean;
-                            /** @description an optin_confirm template is approved */
-                            optin_template: boolean;
-                            /** @description the account holds at least one contact */
-                            import_contacts: boolean;
-                            /** @description someone besides the first member is a member or invited */
-                            invite_team: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getFirstSteps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -189,65 +59,7 @@ export interface paths {
          * Usage against the plan
          * @description Needs settings:read. Messages this month (in the account’s timezone), contacts and webhook subscriptions: used, limit, left; the rate limit.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            plan: string;
-                            /** @description the calendar month (YYYY-MM) in the account’s timezone */
-                            month: string;
-                            messages: {
-                                /** @description messages this month used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            contacts: {
-                                /** @description contacts used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            webhook_subscriptions: {
-                                /** @description webhook subscriptions used */
-                                used: number;
-                                /** @description the plan’s limit */
-                                limit: number;
-                                /** @description what is left (never below 0) */
-                                left: number;
-                            };
-                            /** @description the API rate limit per credential */
-                            requests_per_minute: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -267,47 +79,7 @@ export interface paths {
          * Name, phone and e-mail of up to 100 contacts by id
          * @description Needs contacts:read. What a list of runs, sends or recipients shows for each contact id (ids separated by commas); ids that are not contacts of this account are left out. One statement.
          */
-        get: {
-            parameters: {
-                query: {
-                    ids: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            contacts: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                /** @description E.164; empty string when none */
-                                phone: string;
-                                /** @description empty string when none */
-                                email: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listContactLabels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -327,72 +99,7 @@ export interface paths {
          * The contact with exactly this e-mail address or phone number
          * @description Needs contacts:read. Normalized as on create (any phone format in international form); 404 when none.
          */
-        get: {
-            parameters: {
-                query?: {
-                    email?: string;
-                    phone?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Contact */
-                            contact: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                /** @description lower-cased; empty string when none */
-                                email: string;
-                                /** @description E.164; empty string when none */
-                                phone: string;
-                                optin_chat: "none" | "pending" | "confirmed" | "opted_out";
-                                optin_email: "none" | "pending" | "confirmed" | "opted_out";
-                                /** @description each name once, whatever its origins */
-                                tags: string[];
-                                language: string;
-                                /** @description where the contact came from: api, import, … */
-                                source: string;
-                                /** @description why the contact was acquired; default marketing */
-                                acquisition: "marketing" | "automation" | "service";
-                                /**
-                                 * @description custom field values by key (GET /v1/contact-fields): text and choice as strings, numbers, dates as "YYYY-MM-DD", booleans; only the set ones
-                                 * @example {
-                                 *       "customer_no": 4711,
-                                 *       "birthday": "1990-05-17",
-                                 *       "level": "gold",
-                                 *       "newsletter_ok": true
-                                 *     }
-                                 */
-                                fields: {
-                                    [key: string]: string | number | boolean;
-                                };
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["lookUpContact"];
         put?: never;
         post?: never;
         delete?: never;
@@ -412,41 +119,7 @@ export interface paths {
          * Export the matching contacts as CSV
          * @description Needs contacts:read. text/csv with a header line (id, name, email, phone, optin_chat, optin_email, tags separated by ;, language, source, created_at, then one column per custom field named by its key), oldest first; limit and offset page through large accounts (header x-has-more). The import reads such a file back unchanged.
          */
-        get: {
-            parameters: {
-                query?: {
-                    tag?: string;
-                    optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
-                    optin_email?: "none" | "pending" | "confirmed" | "opted_out";
-                    source?: string;
-                    fields?: string;
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["exportContacts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -466,46 +139,7 @@ export interface paths {
          * The custom fields a filter or segment can name, with the condition ops each takes
          * @description Needs contacts:read. For the condition builders of the contact list and the newsletter segment: each field’s key, label, type, options (choice) and ops (every type: equals, not_equals, is_set, is_empty; date also before, after, within_next_days; number also greater_than, less_than).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the account’s custom fields in their order */
-                            fields: {
-                                key: string;
-                                label: string;
-                                type: "text" | "number" | "date" | "boolean" | "choice";
-                                /** @description choice: the allowed values */
-                                options: string[] | null;
-                                /** @description the condition ops this field takes */
-                                ops: string[];
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listConditionFields"];
         put?: never;
         post?: never;
         delete?: never;
@@ -525,43 +159,7 @@ export interface paths {
          * How many contacts match a filter
          * @description Needs contacts:read. Every contact counted: by tag, chat or e-mail opt-in state, source and custom fields (all criteria given must hold). A field condition that does not fit the account’s fields is a 400 field_condition_invalid naming the field and the rule.
          */
-        get: {
-            parameters: {
-                query?: {
-                    tag?: string;
-                    optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
-                    optin_email?: "none" | "pending" | "confirmed" | "opted_out";
-                    source?: string;
-                    fields?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            matching: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["countContacts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -583,74 +181,7 @@ export interface paths {
          * Tag every matching contact
          * @description Needs contacts:write. Origin manuell; at most 10000 contacts a call (has_more: call again); contacts with 30 tags are skipped; system tags 400.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        filter: {
-                            /** @description contacts carrying this tag */
-                            tag?: string;
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description where they came from: api, import, landing, inbound … */
-                            source?: string;
-                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                            fields?: {
-                                /** @description the key of one of the account’s custom fields */
-                                field: string;
-                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                value?: unknown;
-                                /** @description within_next_days only: how many days ahead (0: today) */
-                                days?: number;
-                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                ignore_year?: boolean;
-                            }[];
-                        };
-                        tag: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            tag: string;
-                            /** @description matching contacts handled (at most 10000 a call) */
-                            matched: number;
-                            /** @description contacts that got the tag */
-                            tagged: number;
-                            /** @description contacts skipped: they carry 30 tags already */
-                            skipped_full: number;
-                            /** @description more contacts match: call again */
-                            has_more: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["bulkTagContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -670,68 +201,7 @@ export interface paths {
          * Remove a tag from every matching contact
          * @description Needs contacts:write. System tags 400.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        filter: {
-                            /** @description contacts carrying this tag */
-                            tag?: string;
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description where they came from: api, import, landing, inbound … */
-                            source?: string;
-                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                            fields?: {
-                                /** @description the key of one of the account’s custom fields */
-                                field: string;
-                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                value?: unknown;
-                                /** @description within_next_days only: how many days ahead (0: today) */
-                                days?: number;
-                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                ignore_year?: boolean;
-                            }[];
-                        };
-                        tag: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            tag: string;
-                            /** @description contacts that lost the tag */
-                            untagged: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["bulkUntagContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -751,67 +221,7 @@ export interface paths {
          * Delete every matching contact
          * @description Needs contacts:delete. Each as DELETE /v1/contacts/{id} deletes one; at most 1000 a call; a filter without criterion is 400 filter_required.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        filter: {
-                            /** @description contacts carrying this tag */
-                            tag?: string;
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description none, pending, confirmed or opted_out */
-                            optin_email?: "none" | "pending" | "confirmed" | "opted_out";
-                            /** @description where they came from: api, import, landing, inbound … */
-                            source?: string;
-                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                            fields?: {
-                                /** @description the key of one of the account’s custom fields */
-                                field: string;
-                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                value?: unknown;
-                                /** @description within_next_days only: how many days ahead (0: today) */
-                                days?: number;
-                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                ignore_year?: boolean;
-                            }[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            deleted: number;
-                            /** @description more contacts match (at most 1000 are deleted a call) */
-                            has_more: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["bulkDeleteContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -829,93 +239,14 @@ export interface paths {
          * One tag: how many contacts carry it
          * @description Needs contacts:read. Every contact counted (not the sample of GET /v1/contacts/tags); 404 when no contact has it.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    tag: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** TagInfo */
-                            tag: {
-                                name: string;
-                                /** @description the strongest origin it has: system, ki or manuell */
-                                origin: string;
-                                /** @description a system tag: it cannot be renamed, removed or deleted through the API */
-                                system: boolean;
-                                /** @description contacts carrying it (every contact counted) */
-                                contacts: number;
-                                /** @description contacts per origin */
-                                by_origin: {
-                                    [key: string]: number;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getTag"];
         put?: never;
         post?: never;
         /**
          * Remove a tag from every contact
          * @description Needs contacts:write. System tags 400; 404 when no contact has it.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    tag: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            tag: string;
-                            /** @description contacts that lost the tag */
-                            contacts: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteTag"];
         options?: never;
         head?: never;
         patch?: never;
@@ -934,48 +265,7 @@ export interface paths {
          * Rename a tag on every contact
          * @description Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    tag: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        new_name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            from: string;
-                            to: string;
-                            /** @description contacts whose tag was renamed */
-                            contacts: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["renameTag"];
         delete?: never;
         options?: never;
         head?: never;
@@ -993,55 +283,7 @@ export interface paths {
          * A contact's consent history, oldest first
          * @description Needs contacts:read. Every change of the chat and e-mail opt-in with its source, the address it was about and its evidence (the contact page's audit view). Another account's contact, or none, is a 404.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            history: {
-                                channel: "chat" | "email";
-                                /** @description the opt-in state before: none, pending, confirmed, opted_out */
-                                from: string;
-                                /** @description the opt-in state after */
-                                to: string;
-                                /** @description who or what changed it: api, import, double_opt_in, inbound_message, … */
-                                source: string;
-                                /** @description the phone number or e-mail address the consent was about */
-                                address: string | null;
-                                /** @description what proves it (the keyword, the confirmation link, the request) */
-                                evidence: {
-                                    [key: string]: unknown;
-                                };
-                                /** Format: date-time */
-                                recorded_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listContactConsentHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1063,65 +305,7 @@ export interface paths {
          * Show how a CSV file would be imported, before anything is written
          * @description Needs contacts:write. The body is the start of the CSV file (Content-Type text/csv; the first 256 KB are read, a line cut off at the end is left out). The same query as the import: encoding, delimiter, map and create_fields change what is detected. Answers the encoding and delimiter, each column with what it fills, and the first lines; 400 csv_invalid when the file cannot be read or the map names an unknown column.
          */
-        post: {
-            parameters: {
-                query?: {
-                    encoding?: string;
-                    delimiter?: string;
-                    map?: string;
-                    create_fields?: boolean;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "text/csv": string;
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the encoding detected (or given) */
-                            encoding: string;
-                            /** @description the delimiter detected (or given) */
-                            delimiter: string;
-                            columns: {
-                                header: string;
-                                /** @description what the column fills: name, first_name, last_name, email, phone, tags, or a custom field key; null: left out */
-                                target: string | null;
-                                /** @description the target is a text field the import creates (create_fields) */
-                                new_field: boolean;
-                            }[];
-                            /** @description the first 5 lines under the header */
-                            rows: string[][];
-                            /** @description the account's custom fields, the targets a column may take beside the contact's own */
-                            fields: {
-                                key: string;
-                                label: string;
-                            }[];
-                            /** @description whether some column fills email or phone (else the import is refused) */
-                            has_address: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["previewContactImport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1141,83 +325,7 @@ export interface paths {
          * Import contacts from a CSV file, answering with progress lines and the rejected lines
          * @description Needs contacts:write (owner, admin, member). The body is the CSV file (Content-Type text/csv, at most 200 MB; header required; encoding, delimiter and header names detected as by `herold import contacts`, the columns that fill no field listed in the report as ignored_columns; encoding, delimiter and map override the detection, an unknown value is a 400 naming it). A column named as a custom field (key or label, case and accents ignored) fills it; with create_fields every other column becomes a text field first; a value that does not fit its field rejects the line. Known e-mail addresses and phone numbers are updated, new ones created; opt-ins are never raised. A file whose header has neither an email nor a phone column gives 400 before anything is imported. Otherwise 200 with application/x-ndjson: one ImportEvent per line, `progress` after each batch, then `done` with the report (or `error` when the file turned out not to be CSV part way).
          */
-        post: {
-            parameters: {
-                query?: {
-                    encoding?: string;
-                    delimiter?: string;
-                    map?: string;
-                    create_fields?: boolean;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "text/csv": string;
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/x-ndjson": {
-                            /** @description progress: bytes of total_bytes read and rows so far; done: the report; error: the import stopped (error as in the error envelope) */
-                            type: "progress" | "done" | "error";
-                            bytes?: number;
-                            total_bytes?: number;
-                            rows?: number;
-                            report?: {
-                                rows: number;
-                                created: number;
-                                updated: number;
-                                unchanged: number;
-                                rejected: number;
-                                /** @description each rejected line with its reason (the first 10,000) */
-                                rejected_lines: {
-                                    line: number;
-                                    reason: string;
-                                }[];
-                                /** @description tags left out of imported lines (the first 10,000) */
-                                notes: {
-                                    line: number;
-                                    note: string;
-                                }[];
-                                /** @description the header's columns that fill no contact field (name, first and last name, email, phone, tags) nor custom field */
-                                ignored_columns: string[];
-                                /** @description the columns that fill a custom field (header name and key) */
-                                field_columns: {
-                                    column: string;
-                                    field: string;
-                                }[];
-                                /** @description the keys of the text fields create_fields made */
-                                created_fields: string[];
-                                seconds: number;
-                                rows_per_second: number;
-                            };
-                            error?: {
-                                code: string;
-                                key: string;
-                                message: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["importContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1235,144 +343,13 @@ export interface paths {
          * List the custom fields of contacts
          * @description Every definition in order (at most 50, never paged: has_more is always false).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description every field in order, at most 50 */
-                            contact_fields: {
-                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
-                                key: string;
-                                /** @description what people read: the web app, a CSV header it is recognised by */
-                                label: string;
-                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                                type: "text" | "number" | "date" | "boolean" | "choice";
-                                /** @description choice: the allowed values */
-                                options: string[] | null;
-                                /** @description filled into a message when the contact has no value */
-                                default: string | number | boolean | null;
-                                /** @description text: the longest value in characters */
-                                max_length: number | null;
-                                /** @description the order of the list (new fields come last) */
-                                position: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** @description always 50: the list is never paged */
-                            limit: number;
-                            offset: number;
-                            has_more: boolean;
-                            next_offset: number | null;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listContactFields"];
         put?: never;
         /**
          * Define a custom field
          * @description A contact then carries its value in `fields` under the key, and templates fill `{{key}}` from it. At most 50 per account.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description the variable name: lower-case a-z, 0-9 and _, starting with a letter, at most 40; never a built-in variable (name, full_name, first_name, last_name, email, phone, language, greeting), an attribute of the contact (id, tags, optin_chat, …) or a column name imports read as one (mobil, tel, …)
-                         * @example customer_no
-                         */
-                        key: string;
-                        /** @example Kundennummer */
-                        label: string;
-                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                        type: "text" | "number" | "date" | "boolean" | "choice";
-                        /**
-                         * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
-                         * @example [
-                         *       "gold",
-                         *       "silver",
-                         *       "bronze"
-                         *     ]
-                         */
-                        options?: string[];
-                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
-                        default?: unknown;
-                        /** @description text only: the longest value in characters (default 255) */
-                        max_length?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            contact_field: {
-                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
-                                key: string;
-                                /** @description what people read: the web app, a CSV header it is recognised by */
-                                label: string;
-                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                                type: "text" | "number" | "date" | "boolean" | "choice";
-                                /** @description choice: the allowed values */
-                                options: string[] | null;
-                                /** @description filled into a message when the contact has no value */
-                                default: string | number | boolean | null;
-                                /** @description text: the longest value in characters */
-                                max_length: number | null;
-                                /** @description the order of the list (new fields come last) */
-                                position: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createContactField"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1386,167 +363,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One custom field */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    key: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            contact_field: {
-                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
-                                key: string;
-                                /** @description what people read: the web app, a CSV header it is recognised by */
-                                label: string;
-                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                                type: "text" | "number" | "date" | "boolean" | "choice";
-                                /** @description choice: the allowed values */
-                                options: string[] | null;
-                                /** @description filled into a message when the contact has no value */
-                                default: string | number | boolean | null;
-                                /** @description text: the longest value in characters */
-                                max_length: number | null;
-                                /** @description the order of the list (new fields come last) */
-                                position: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * One custom field
+         * @description The field with this key, as the list shows it; a key the account does not have is a 404.
+         */
+        get: operations["getContactField"];
         put?: never;
         post?: never;
         /**
          * Delete a custom field and its value on every contact
          * @description Templates, newsletters and follow-ups that use {{key}} can no longer fill it. One statement removes the values.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    key: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": null;
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteContactField"];
         options?: never;
         head?: never;
         /**
          * Change a custom field: label, type, options, default, max_length
          * @description A changed type converts every stored value in one statement: any value to text; a text that is a number ("42", "4,5") to number; "YYYY-MM-DD" to date; true/false, ja/nein, yes/no, 1/0 to boolean; a value that is one of the options to choice. When any value would not fit, nor after removing a choice option that values use or lowering max_length below a value, nothing changes: 409 field_values_incompatible with `count`, the contacts whose value does not fit. A changed type drops options and max_length of the old type and converts the default unless a new one is given.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    key: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @example Kundennummer */
-                        label?: string;
-                        /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                        type?: "text" | "number" | "date" | "boolean" | "choice";
-                        options?: string[] | null;
-                        /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
-                        default?: unknown;
-                        max_length?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            contact_field: {
-                                /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
-                                key: string;
-                                /** @description what people read: the web app, a CSV header it is recognised by */
-                                label: string;
-                                /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
-                                type: "text" | "number" | "date" | "boolean" | "choice";
-                                /** @description choice: the allowed values */
-                                options: string[] | null;
-                                /** @description filled into a message when the contact has no value */
-                                default: string | number | boolean | null;
-                                /** @description text: the longest value in characters */
-                                max_length: number | null;
-                                /** @description the order of the list (new fields come last) */
-                                position: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateContactField"];
         trace?: never;
     };
     "/app/templates/check": {
@@ -1562,78 +397,7 @@ export interface paths {
          * The deterministic check's issues of a template as typed, without saving it
          * @description Needs templates:read. The same rules as issues of GET /v1/templates/{id} (templates.check.ts): name, language, content length, variables and their placement, buttons, header image, and whether another chat template of the account has the same provider name in that language. Changes nothing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description the template being edited (its own name is no clash)
-                         */
-                        id?: string;
-                        name: string;
-                        content: string;
-                        channel?: "chat" | "email";
-                        subject?: string | null;
-                        purpose?: "marketing" | "utility" | "optin_confirm";
-                        /** @description default the account language */
-                        language?: string;
-                        buttons?: {
-                            type: "QUICK_REPLY" | "URL";
-                            text: string;
-                            url?: string | null;
-                        }[];
-                        header_media?: {
-                            url: string;
-                            mime_type?: string | null;
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description every rule of the deterministic check the draft breaks; empty when it passes */
-                            issues: {
-                                /** @description stable reason, such as variables_adjacent */
-                                code: string;
-                                /** @description name, content, buttons/1/url, … */
-                                field: string;
-                                /** @description English */
-                                message: string;
-                            }[];
-                            provider_name: string;
-                            variables: string[];
-                            limits: {
-                                chat_body: number;
-                                content: number;
-                                subject: number;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["checkTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1653,79 +417,7 @@ export interface paths {
          * Preview a template for one contact
          * @description The content and URL buttons as this contact would get them: contact variables from the contact, the others from `variables` (checked as POST /messages checks them: 422 invalid_variables for an unknown name, a contact variable or a bad value); a variable without a value is listed in missing_variables and text is null. Scopes templates:read and contacts:read. Another account's template or contact is a 404. Nothing is sent.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description the contact the texts are rendered for
-                         */
-                        contact_id: string;
-                        /** @description values of the variables that do not come from the contact, as POST /messages takes them */
-                        variables?: {
-                            [key: string]: string;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            template_id: string;
-                            /** Format: uuid */
-                            contact_id: string;
-                            subject: string | null;
-                            /** @description the content as the contact would get it; null while a variable has no value */
-                            text: string | null;
-                            /** @description the buttons; URL button addresses with their variables filled */
-                            buttons: ({
-                                type: string;
-                                text: string;
-                                url?: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            header_media: ({
-                                url: string;
-                                media_id?: string;
-                                mime_type?: string;
-                            } & {
-                                [key: string]: unknown;
-                            }) | null;
-                            /** @description variables without a value: contact variables the contact lacks, or settable ones not given */
-                            missing_variables: string[];
-                            remaining_placeholders: string[];
-                            /** @description whether send_template can send this template now */
-                            sendable: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["previewTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1743,83 +435,7 @@ export interface paths {
          * The inbox: conversations by latest activity, with their contacts
          * @description Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            conversations: {
-                                /** Format: uuid */
-                                id: string;
-                                /** InboxContact */
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    /** @description E.164; empty string when none */
-                                    phone: string;
-                                    /** @description empty string when none */
-                                    email: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            }[];
-                            has_more: boolean;
-                            /** @description the unread inbound messages of every conversation of the account, not only this page’s */
-                            unread_count: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listInboxConversations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1839,75 +455,7 @@ export interface paths {
          * One conversation
          * @description Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Conversation */
-                            conversation: {
-                                /** Format: uuid */
-                                id: string;
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getConversation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1929,75 +477,7 @@ export interface paths {
          * Close a conversation
          * @description Needs messages:write. The customer’s next message opens it again.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Conversation */
-                            conversation: {
-                                /** Format: uuid */
-                                id: string;
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["closeConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2017,75 +497,7 @@ export interface paths {
          * Reopen a closed conversation
          * @description Needs messages:write.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Conversation */
-                            conversation: {
-                                /** Format: uuid */
-                                id: string;
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["reopenConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2104,82 +516,7 @@ export interface paths {
          * Assign a conversation to a team member, or to nobody
          * @description Needs messages:write. member_id: an active member of this account (another account’s is 404, an invited one 400 member_not_active); null unassigns.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description an active team member’s id (user id); null: assigned to nobody */
-                        member_id: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Conversation */
-                            conversation: {
-                                /** Format: uuid */
-                                id: string;
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        put: operations["assignConversation"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2200,75 +537,7 @@ export interface paths {
          * Mark a conversation read (unread_count 0)
          * @description Needs messages:write.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Conversation */
-                            conversation: {
-                                /** Format: uuid */
-                                id: string;
-                                contact: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                };
-                                /** Format: uuid */
-                                contact_id: string;
-                                channel: string;
-                                last_message: {
-                                    /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
-                                    preview: string;
-                                    direction: "inbound" | "outbound" | null;
-                                    /** Format: date-time */
-                                    at: string;
-                                };
-                                /** @description only automated campaign messages so far, without a real customer reaction */
-                                automated_only: boolean;
-                                /** @description inbound messages not yet read in the inbox */
-                                unread_count: number;
-                                /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
-                                needs_person: boolean;
-                                /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
-                                needs_person_reason: string | null;
-                                /** @description closed by a person; the customer’s next message opens it again */
-                                status: "open" | "closed";
-                                closed_at: string | null;
-                                /** @description the team member (user id) who handles it; null: nobody */
-                                assignee_id: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                last_message_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["markConversationRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2286,83 +555,7 @@ export interface paths {
          * One message
          * @description Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** MessageDetail */
-                            message: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                conversation_id: string;
-                                /** Format: uuid */
-                                contact_id: string;
-                                /** @description `chat`, `email`, and others */
-                                channel: string;
-                                direction: "inbound" | "outbound";
-                                /** @description `text` or a media type: image, video, audio, document, sticker, location, button, … */
-                                type: string;
-                                text: string;
-                                /** @description Herold's own address of the media file; empty when none */
-                                media_url: string;
-                                media_mime: string;
-                                /** @description outbound delivery status (never moves backwards); null for inbound messages */
-                                status: "sent" | "delivered" | "read" | "failed" | null;
-                                /** @description an outbound template message: which template it was and its buttons; null otherwise */
-                                template: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    /** @description the template's name in Herold */
-                                    name: string;
-                                    buttons: {
-                                        /** @description QUICK_REPLY or URL */
-                                        type: string;
-                                        /** @description the label the customer saw (the opt-in confirm button, a link) */
-                                        text: string;
-                                        url?: string;
-                                    }[];
-                                } | null;
-                                /**
-                                 * Format: date-time
-                                 * @description strictly increasing per account in commit order: polling with created_after = the newest created_at seen never misses a message
-                                 */
-                                created_at: string;
-                                /** @description an automated campaign message (broadcast, follow-up, automation, opt-in) */
-                                automated: boolean;
-                                /** @description the reply was written by the built-in AI */
-                                ai: boolean;
-                                /** @description the provider’s error code of a failed send */
-                                error_code: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getMessage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2382,53 +575,7 @@ export interface paths {
          * A contact’s activity, newest first
          * @description Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            contact_id: string;
-                            items: {
-                                /** Format: date-time */
-                                at: string;
-                                kind: "contact_created" | "message" | "consent";
-                                summary: string;
-                                message_id: string | null;
-                                conversation_id: string | null;
-                                channel: string | null;
-                            }[];
-                            /** @description more happened than limit items show */
-                            truncated: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listContactActivity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2448,60 +595,7 @@ export interface paths {
          * The chat number: connection, pace and daily limit
          * @description Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            connected: boolean;
-                            /** @description whatsapp-cloud or sandbox; null when none */
-                            provider: string | null;
-                            /** @description the connected phone number */
-                            number: string | null;
-                            connected_at: string | null;
-                            disconnected_at: string | null;
-                            /** @description connected and sending not paused (versand_moeglich) */
-                            sending_possible: boolean;
-                            sending_paused: boolean;
-                            /** @description the number is also used in the WhatsApp Business app */
-                            coexistence: boolean;
-                            messages_per_second: number | null;
-                            daily_limit: {
-                                /** @description different customers the number may start conversations with per 24 hours; null: unlimited */
-                                limit: number | null;
-                                /** @description WhatsApp’s tier: 250, 1000, 10000, 100000 */
-                                tier: number | null;
-                                /** @description customers reached in the rolling 24 hours */
-                                used_last_24h: number;
-                                left: number | null;
-                                /** @description when the full window has room again; null while it has room */
-                                resumes_at: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getChatChannel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2523,52 +617,7 @@ export interface paths {
          * Send a contact the double opt-in confirmation request
          * @description Needs contacts:write and messages:write. The contact asked to receive messages: chat sends the approved opt-in confirmation template, e-mail the confirmation link; the opt-in becomes pending and only the contact’s own confirmation makes it confirmed. Opted out: 409 contact_opted_out; confirmed: 400 already_confirmed; no address: 400 address_missing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description chat or email */
-                        channel: "chat" | "email";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            contact_id: string;
-                            channel: string;
-                            /** @description the channel’s opt-in state now: pending until the contact confirms */
-                            optin: string;
-                            /** @description a confirmation request was queued (false: it was pending already) */
-                            started: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["requestContactOptIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2588,52 +637,7 @@ export interface paths {
          * Record that a contact asked to stop receiving messages on a channel
          * @description Needs contacts:write. The opt-in becomes opted_out with a consent record (source team_request); nothing more is sent on that channel. The API cannot undo it: only the contact opts in again.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description chat or email */
-                        channel: "chat" | "email";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            contact_id: string;
-                            channel: string;
-                            /** @constant */
-                            optin: "opted_out";
-                            /** @description false: the contact had opted out already */
-                            changed: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["optOutContact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2653,299 +657,7 @@ export interface paths {
          * What saving an automation would change or refuse (a dry run)
          * @description Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description ignored; the builder may send it along */
-                        name?: string;
-                        /** @default transactional */
-                        intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
-                        /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
-                        trigger: {
-                            /** @constant */
-                            type: "contact_created";
-                        } | {
-                            /** @constant */
-                            type: "optin_confirmed";
-                            channel: "chat" | "email";
-                        } | {
-                            /** @constant */
-                            type: "tag_added";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "keyword";
-                            /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
-                            keywords: string[];
-                        } | {
-                            /** @constant */
-                            type: "webhook";
-                        } | {
-                            /** @constant */
-                            type: "calendar";
-                            /** @description an iCalendar (.ics) feed address */
-                            feed_url: string;
-                            /** @description how long before an event starts its run begins (default 1440: one day) */
-                            offset_minutes?: number;
-                            /** @description how often the feed is read (default 15) */
-                            poll_minutes?: number;
-                        } | {
-                            /** @constant */
-                            type: "manual";
-                        };
-                        steps: ({
-                            /** @constant */
-                            type: "send_template";
-                            /**
-                             * Format: uuid
-                             * @description an approved chat template of this account
-                             */
-                            template_id: string;
-                            variables?: {
-                                [key: string]: string;
-                            };
-                        } | {
-                            /** @constant */
-                            type: "send_text";
-                            /** @description free text; only inside the 24-hour window */
-                            text: string;
-                        } | {
-                            /** @constant */
-                            type: "wait";
-                            /** @description a positive duration of at most a year */
-                            duration?: {
-                                minutes?: number;
-                                hours?: number;
-                                days?: number;
-                            };
-                            /** @description HH:MM in the account timezone: wait until the next such time */
-                            until_time?: string;
-                        } | {
-                            /** @constant */
-                            type: "add_tag";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "remove_tag";
-                            /** @description a tag name (max 40 characters) */
-                            tag: string;
-                        } | {
-                            /** @constant */
-                            type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
-                            condition: {
-                                /** @constant */
-                                type: "has_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "optin";
-                                channel: "chat" | "email";
-                                state: "none" | "pending" | "confirmed" | "opted_out";
-                            } | {
-                                /** @constant */
-                                type: "field";
-                                /** @description a dotted path into the trigger data */
-                                field: string;
-                                /** @description compared as text with the field (100 equals "100"); null matches a null field only */
-                                equals: string | number | boolean | null;
-                            } | {
-                                /** @constant */
-                                type: "contact_field";
-                                /** @description the key of one of the account’s custom fields */
-                                field: string;
-                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                value?: unknown;
-                                /** @description within_next_days only: how many days ahead (0: today) */
-                                days?: number;
-                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                ignore_year?: boolean;
-                            };
-                            /** @description the index (0-based) of a later step to continue at, or end */
-                            then_goto?: number | "end";
-                            /** @description the index (0-based) of a later step to continue at, or end */
-                            else_goto?: number | "end";
-                        } | {
-                            /** @constant */
-                            type: "double_optin";
-                            channel: "chat" | "email";
-                        } | {
-                            /** @constant */
-                            type: "webhook";
-                            /** @description https address; signed like event deliveries */
-                            url: string;
-                        } | {
-                            /** @constant */
-                            type: "notify_team";
-                            to: string[];
-                            subject: string;
-                            text: string;
-                        } | {
-                            /** @constant */
-                            type: "enroll_followup";
-                            /**
-                             * Format: uuid
-                             * @description a follow-up sequence of this account
-                             */
-                            followup_id: string;
-                        })[];
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description why saving would be refused (400 automation_invalid); empty when it would be accepted */
-                            problems: string[];
-                            /** @description the safety rules' changes, in the order they apply */
-                            changes: ({
-                                /** @constant */
-                                kind: "followup_cut";
-                                /** @description the first message 24 hours or more after an earlier one (from 0) */
-                                kept_through: number;
-                                /** @description the first removed step (from 0) */
-                                removed_from: number;
-                                /** @description the last removed step (from 0) */
-                                removed_to: number;
-                            } | {
-                                /** @constant */
-                                kind: "double_optin_prepended";
-                                channel: "chat" | "email";
-                            })[];
-                            /** @description the `notice` the saved automation would carry */
-                            notice: string | null;
-                            /** @description the steps as they would be stored */
-                            steps: ({
-                                /** @constant */
-                                type: "send_template";
-                                /**
-                                 * Format: uuid
-                                 * @description an approved chat template of this account
-                                 */
-                                template_id: string;
-                                variables?: {
-                                    [key: string]: string;
-                                };
-                            } | {
-                                /** @constant */
-                                type: "send_text";
-                                /** @description free text; only inside the 24-hour window */
-                                text: string;
-                            } | {
-                                /** @constant */
-                                type: "wait";
-                                /** @description a positive duration of at most a year */
-                                duration?: {
-                                    minutes?: number;
-                                    hours?: number;
-                                    days?: number;
-                                };
-                                /** @description HH:MM in the account timezone: wait until the next such time */
-                                until_time?: string;
-                            } | {
-                                /** @constant */
-                                type: "add_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "remove_tag";
-                                /** @description a tag name (max 40 characters) */
-                                tag: string;
-                            } | {
-                                /** @constant */
-                                type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
-                                condition: {
-                                    /** @constant */
-                                    type: "has_tag";
-                                    /** @description a tag name (max 40 characters) */
-                                    tag: string;
-                                } | {
-                                    /** @constant */
-                                    type: "optin";
-                                    channel: "chat" | "email";
-                                    state: "none" | "pending" | "confirmed" | "opted_out";
-                                } | {
-                                    /** @constant */
-                                    type: "field";
-                                    /** @description a dotted path into the trigger data */
-                                    field: string;
-                                    /** @description compared as text with the field (100 equals "100"); null matches a null field only */
-                                    equals: string | number | boolean | null;
-                                } | {
-                                    /** @constant */
-                                    type: "contact_field";
-                                    /** @description the key of one of the account’s custom fields */
-                                    field: string;
-                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                    value?: unknown;
-                                    /** @description within_next_days only: how many days ahead (0: today) */
-                                    days?: number;
-                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                    ignore_year?: boolean;
-                                };
-                                /** @description the index (0-based) of a later step to continue at, or end */
-                                then_goto?: number | "end";
-                                /** @description the index (0-based) of a later step to continue at, or end */
-                                else_goto?: number | "end";
-                            } | {
-                                /** @constant */
-                                type: "double_optin";
-                                channel: "chat" | "email";
-                            } | {
-                                /** @constant */
-                                type: "webhook";
-                                /** @description https address; signed like event deliveries */
-                                url: string;
-                            } | {
-                                /** @constant */
-                                type: "notify_team";
-                                to: string[];
-                                subject: string;
-                                text: string;
-                            } | {
-                                /** @constant */
-                                type: "enroll_followup";
-                                /**
-                                 * Format: uuid
-                                 * @description a follow-up sequence of this account
-                                 */
-                                followup_id: string;
-                            })[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["checkAutomation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2965,85 +677,7 @@ export interface paths {
          * Estimate the recipients of a segment before saving it
          * @description How many contacts with a confirmed chat opt-in the segment selects now (null: every confirmed contact). Tags no contact carries are a 400 (key segment_unknown_tags), as on PATCH /newsletters/{id}. Nothing is stored. Scope newsletters:read.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        segment: {
-                            /** @description contacts with at least one of these tags */
-                            tags_any?: string[];
-                            /** @description contacts with every one of these tags */
-                            tags_all?: string[];
-                            /** @description contacts with none of these tags */
-                            tags_exclude?: string[];
-                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                            fields?: {
-                                /** @description the key of one of the account’s custom fields */
-                                field: string;
-                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                value?: unknown;
-                                /** @description within_next_days only: how many days ahead (0: today) */
-                                days?: number;
-                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                ignore_year?: boolean;
-                            }[];
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description contacts with a confirmed chat opt-in the segment selects now; nothing is stored */
-                            recipients_estimate: number;
-                            segment: {
-                                /** @description contacts with at least one of these tags */
-                                tags_any?: string[];
-                                /** @description contacts with every one of these tags */
-                                tags_all?: string[];
-                                /** @description contacts with none of these tags */
-                                tags_exclude?: string[];
-                                /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                                fields?: {
-                                    /** @description the key of one of the account’s custom fields */
-                                    field: string;
-                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                    value?: unknown;
-                                    /** @description within_next_days only: how many days ahead (0: today) */
-                                    days?: number;
-                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                    ignore_year?: boolean;
-                                }[];
-                            } | null;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["estimateNewsletterRecipients"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3067,112 +701,7 @@ export interface paths {
          * Change a draft's name, subject or text
          * @description At least one of name, subject and content. Only a draft (400 newsletter_not_draft; a scheduled one: cancel its schedule first). The REST API changes only the call to action, segment and header image (PATCH /v1/newsletters/{id}). Scope newsletters:write.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        subject?: string;
-                        /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
-                        content?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            newsletter: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                subject: string;
-                                content: string;
-                                /** @constant */
-                                channel: "chat";
-                                status: "draft" | "scheduled" | "sending" | "sent";
-                                phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
-                                cta: {
-                                    text: string;
-                                    /** @description https address the button opens */
-                                    url: string;
-                                } | null;
-                                /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
-                                cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
-                                /** @description cta_tracking in words */
-                                cta_tracking_note: string | null;
-                                /** @description the header image above the text */
-                                header_media: {
-                                    /** @description the media library file, when it is one */
-                                    media_id?: string;
-                                    /** @description the https address WhatsApp fetches the image from */
-                                    url: string;
-                                    mime_type?: string;
-                                } | null;
-                                segment: {
-                                    /** @description contacts with at least one of these tags */
-                                    tags_any?: string[];
-                                    /** @description contacts with every one of these tags */
-                                    tags_all?: string[];
-                                    /** @description contacts with none of these tags */
-                                    tags_exclude?: string[];
-                                    /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
-                                    fields?: {
-                                        /** @description the key of one of the account’s custom fields */
-                                        field: string;
-                                        /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
-                                        op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
-                                        /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
-                                        value?: unknown;
-                                        /** @description within_next_days only: how many days ahead (0: today) */
-                                        days?: number;
-                                        /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
-                                        ignore_year?: boolean;
-                                    }[];
-                                } | null;
-                                /** @description when it goes out (set by schedule) */
-                                scheduled_at: string | null;
-                                /** @description the marketing template that carries it at the provider */
-                                template_id: string | null;
-                                /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
-                                template_status: string | null;
-                                /** @description why it waits or stopped */
-                                stop_reason: string | null;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
-                                recipients_estimate: number;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateNewsletterContent"];
         trace?: never;
     };
     "/app/followups": {
@@ -3188,127 +717,7 @@ export interface paths {
          * Create a follow-up sequence with its steps (a draft)
          * @description Each step's text becomes a marketing template, checked and submitted at once when a chat number is connected. A text the template check refuses is a 400 (key followup_template_invalid) and nothing is stored. 1 to 20 steps.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        /** @description what enrolls a contact */
-                        trigger?: {
-                            /** @constant */
-                            type: "optin_confirmed";
-                        } | {
-                            /** @constant */
-                            type: "tag_added";
-                            tag: string;
-                        };
-                        steps: {
-                            /** @description the message; {{name}} and other contact variables */
-                            text: string;
-                            /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
-                            delay: {
-                                /** @description hours (0-8760) or days (0-365) */
-                                amount: number;
-                                unit: "hours" | "days";
-                            };
-                            send_time?: string | null;
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            followup: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                status: "draft" | "paused" | "active";
-                                /** @description what enrolls a contact */
-                                trigger: {
-                                    /** @constant */
-                                    type: "optin_confirmed";
-                                } | {
-                                    /** @constant */
-                                    type: "tag_added";
-                                    tag: string;
-                                };
-                                /** @description enrolled contacts by state */
-                                enrollments: {
-                                    active: number;
-                                    completed: number;
-                                    stopped: number;
-                                };
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                steps: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    position: number;
-                                    text: string;
-                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
-                                    delay: {
-                                        /** @description hours (0-8760) or days (0-365) */
-                                        amount: number;
-                                        unit: "hours" | "days";
-                                    };
-                                    /** @description the step's own send time; null: the account's follow-up send time */
-                                    send_time: string | null;
-                                    /** @description the send time in effect for this step; null: no fixed time */
-                                    effective_send_time: string | null;
-                                    /** @description the marketing template that carries the text at the provider */
-                                    template_id: string | null;
-                                    /** @description the template's provider status (null: not submitted yet) */
-                                    template_status: string | null;
-                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
-                                    approval: string;
-                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
-                                    needs_approval: boolean;
-                                    counts: {
-                                        /** @description contacts whose next step this is */
-                                        scheduled: number;
-                                        /** @description send records waiting in the send pipeline (German alias wartet) */
-                                        queued: number;
-                                        /** @description sent, delivered or read (German alias gesendet) */
-                                        sent: number;
-                                        /** @description skipped with a reason (German alias uebersprungen) */
-                                        skipped: number;
-                                        /** @description failed at the provider (German alias gescheitert) */
-                                        failed: number;
-                                        wartet: number;
-                                        gesendet: number;
-                                        uebersprungen: number;
-                                        gescheitert: number;
-                                    };
-                                }[];
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createFollowup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3328,117 +737,7 @@ export interface paths {
          * Add a step at the end of a follow-up sequence
          * @description Its template is made and submitted as on create (400 key followup_template_invalid when the check refuses the text). Contacts that completed the sequence before do not get it; active enrollments do when they reach it. At most 20 steps.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description the message; {{name}} and other contact variables */
-                        text: string;
-                        /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
-                        delay: {
-                            /** @description hours (0-8760) or days (0-365) */
-                            amount: number;
-                            unit: "hours" | "days";
-                        };
-                        send_time?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            followup: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                status: "draft" | "paused" | "active";
-                                /** @description what enrolls a contact */
-                                trigger: {
-                                    /** @constant */
-                                    type: "optin_confirmed";
-                                } | {
-                                    /** @constant */
-                                    type: "tag_added";
-                                    tag: string;
-                                };
-                                /** @description enrolled contacts by state */
-                                enrollments: {
-                                    active: number;
-                                    completed: number;
-                                    stopped: number;
-                                };
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                steps: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    position: number;
-                                    text: string;
-                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
-                                    delay: {
-                                        /** @description hours (0-8760) or days (0-365) */
-                                        amount: number;
-                                        unit: "hours" | "days";
-                                    };
-                                    /** @description the step's own send time; null: the account's follow-up send time */
-                                    send_time: string | null;
-                                    /** @description the send time in effect for this step; null: no fixed time */
-                                    effective_send_time: string | null;
-                                    /** @description the marketing template that carries the text at the provider */
-                                    template_id: string | null;
-                                    /** @description the template's provider status (null: not submitted yet) */
-                                    template_status: string | null;
-                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
-                                    approval: string;
-                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
-                                    needs_approval: boolean;
-                                    counts: {
-                                        /** @description contacts whose next step this is */
-                                        scheduled: number;
-                                        /** @description send records waiting in the send pipeline (German alias wartet) */
-                                        queued: number;
-                                        /** @description sent, delivered or read (German alias gesendet) */
-                                        sent: number;
-                                        /** @description skipped with a reason (German alias uebersprungen) */
-                                        skipped: number;
-                                        /** @description failed at the provider (German alias gescheitert) */
-                                        failed: number;
-                                        wartet: number;
-                                        gesendet: number;
-                                        uebersprungen: number;
-                                        gescheitert: number;
-                                    };
-                                }[];
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["addFollowupStep"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3458,49 +757,7 @@ export interface paths {
          * The template check of a step's text
          * @description The issues the template check finds in the text as a chat marketing template (the same check a create or a step change runs); an empty list when it can go out. Changes nothing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        text: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            issues: {
-                                /** @description stable reason */
-                                code: string;
-                                field: string;
-                                /** @description English */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["checkFollowupStepText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3520,103 +777,7 @@ export interface paths {
          * Duplicate a follow-up sequence as a new draft
          * @description Same trigger and steps, named "<name> (copy)"; each step gets its own new template, submitted as on create. Nobody is enrolled until it is activated.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            followup: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                status: "draft" | "paused" | "active";
-                                /** @description what enrolls a contact */
-                                trigger: {
-                                    /** @constant */
-                                    type: "optin_confirmed";
-                                } | {
-                                    /** @constant */
-                                    type: "tag_added";
-                                    tag: string;
-                                };
-                                /** @description enrolled contacts by state */
-                                enrollments: {
-                                    active: number;
-                                    completed: number;
-                                    stopped: number;
-                                };
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                steps: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    position: number;
-                                    text: string;
-                                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
-                                    delay: {
-                                        /** @description hours (0-8760) or days (0-365) */
-                                        amount: number;
-                                        unit: "hours" | "days";
-                                    };
-                                    /** @description the step's own send time; null: the account's follow-up send time */
-                                    send_time: string | null;
-                                    /** @description the send time in effect for this step; null: no fixed time */
-                                    effective_send_time: string | null;
-                                    /** @description the marketing template that carries the text at the provider */
-                                    template_id: string | null;
-                                    /** @description the template's provider status (null: not submitted yet) */
-                                    template_status: string | null;
-                                    /** @description approved, pending, rejected, paused, disabled or not_submitted */
-                                    approval: string;
-                                    /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
-                                    needs_approval: boolean;
-                                    counts: {
-                                        /** @description contacts whose next step this is */
-                                        scheduled: number;
-                                        /** @description send records waiting in the send pipeline (German alias wartet) */
-                                        queued: number;
-                                        /** @description sent, delivered or read (German alias gesendet) */
-                                        sent: number;
-                                        /** @description skipped with a reason (German alias uebersprungen) */
-                                        skipped: number;
-                                        /** @description failed at the provider (German alias gescheitert) */
-                                        failed: number;
-                                        wartet: number;
-                                        gesendet: number;
-                                        uebersprungen: number;
-                                        gescheitert: number;
-                                    };
-                                }[];
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["duplicateFollowup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3636,64 +797,7 @@ export interface paths {
          * A test question answered from the knowledge, as an AI reply would be
          * @description The question goes through exactly what an inbound chat text goes through when AI replies are on: the best five passages (none: declined with reason no_passages, no model is asked), the same prompt to the configured model, the same strict reading of its answer. Nothing is sent, stored or marked for a person, and it works while AI replies are switched off. 409 ai_unavailable when the installation has no AI endpoint or model (key ai_not_configured or ai_model_missing); 502 ai_call_failed when the call fails (key ai_timeout after HEROLD_AI_TIMEOUT_MS, ai_unreachable, ai_dns_failed, ai_status, ai_not_json, ai_no_message), which is logged but not recorded as the account's last_failure. Scope knowledge:write, as every knowledge route (members, admins, owners).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description the test question, as a customer would write it */
-                        question: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description answer: the AI would send `answer`; declined: it would send nothing and hand over to a person */
-                            outcome: "answer" | "declined";
-                            /** @description the reply the AI would send */
-                            answer: string | null;
-                            /** @description why it declines: no_passages (nothing in the documents touches the question; no model was asked), not_answered (the model said the passages do not answer it), unparseable_answer, answer_not_grounded (no passage cited), answer_too_long */
-                            reason: string | null;
-                            /** @description the model's own words on why it declined */
-                            detail: string | null;
-                            /** @description the passages the prompt held, best first; `used`: cited */
-                            passages: {
-                                /** Format: uuid */
-                                document_id: string;
-                                document_title: string;
-                                position: number;
-                                heading: string;
-                                text: string;
-                                rank: number;
-                                /** @description the model named this passage as a source of its answer */
-                                used: boolean;
-                            }[];
-                            model: string | null;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["askKnowledge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3711,52 +815,7 @@ export interface paths {
          * A knowledge document's passages, in order
          * @description Each passage with its position, page (PDF) and heading, as the search indexes them; paginated (limit 1–200, default 50). Another account’s document is a 404.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            passages: {
-                                /** @description from 1 */
-                                position: number;
-                                /** @description the PDF page it starts on */
-                                page: number | null;
-                                heading: string;
-                                text: string;
-                            }[];
-                            has_more: boolean;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listKnowledgeDocumentPassages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3772,56 +831,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in member, their account, role and CSRF token */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * The signed-in member, their account, role and CSRF token
+         * @description The CSRF token it answers goes into X-CSRF-Token on every POST, PUT, PATCH and DELETE with the session.
+         */
+        get: operations["getSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3838,62 +852,11 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** The member's interface language */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        language: "de" | "en";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * The member's interface language
+         * @description Sets the language of the web app for the signed-in member (de or en); answers the session.
+         */
+        put: operations["setSessionLanguage"];
         post?: never;
         delete?: never;
         options?: never;
@@ -3910,63 +873,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with e-mail and password */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Sign in with e-mail and password
+         * @description Sets the session cookie. A wrong e-mail address or password is 401 sign_in_failed; attempts are rate-limited.
+         */
+        post: operations["signIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3982,34 +893,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign out: the session ends on the server */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Sign out: the session ends on the server
+         * @description Ends the session on the server and clears its cookie; answers 204.
+         */
+        post: operations["signOut"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4025,63 +913,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change the password: every session of the member ends, this browser gets a new one */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        current_password: string;
-                        new_password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Change the password: every session of the member ends, this browser gets a new one
+         * @description Needs the current password. Every session of the member ends; this browser gets a new session cookie.
+         */
+        post: operations["changePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4095,44 +931,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether a first-start setup link is still valid */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            valid: boolean;
-                            account: {
-                                name: string;
-                                language: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Whether a first-start setup link is still valid
+         * @description Answers the account the link sets up; a link that is unknown, used or expired is 410 link_invalid.
+         */
+        get: operations["getSetupLink"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4150,65 +953,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create the owner through the first-start link */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        token: string;
-                        name: string;
-                        email: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Create the owner through the first-start link
+         * @description Creates the account owner with the link of the first start, signs them in and answers 201; the link is used up.
+         */
+        post: operations["completeSetup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4222,46 +971,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What an invitation link offers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            email: string;
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            account_id: string;
-                            account_name: string;
-                            /** @description always true: the page does not tell whether the address has a Herold sign-in. Everyone gives a name and a password; a person who has a password already gives that one (their name stays). */
-                            needs_password: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * What an invitation link offers
+         * @description The account and role an invitation link offers, read before accepting it.
+         */
+        get: operations["getInvitation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4279,64 +993,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        token: string;
-                        name?: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                id: string;
-                                email: string;
-                                name: string;
-                                language: "de" | "en";
-                            };
-                            account: {
-                                id: string;
-                                name: string;
-                                language: string;
-                                /** @description the account's IANA timezone (schedules are shown in it) */
-                                timezone: string;
-                            };
-                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                            role: "owner" | "admin" | "member" | "viewer";
-                            scopes: string[];
-                            permissions: string[];
-                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Accept an invitation
+         * @description Joins the account with the role the invitation link offers, signs in and answers 201.
+         */
+        post: operations["acceptInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4356,43 +1017,7 @@ export interface paths {
          * Send a password-reset link
          * @description Answers 202 whether or not the address belongs to someone, so it reveals no member.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            accepted: boolean;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["requestPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4408,41 +1033,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password through a reset link */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        token: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Set a new password through a reset link
+         * @description Sets the new password with the link of a reset e-mail and answers 204; the link is used up.
+         */
+        post: operations["completePasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4456,96 +1051,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's API keys (never their secrets) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            keys: {
-                                id: string;
-                                name: string;
-                                prefix: string;
-                                scopes: string[];
-                                /** Format: date-time */
-                                created_at: string;
-                                revoked_at: string | null;
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * The account's API keys (never their secrets)
+         * @description Every API key of the account with its name, prefix and scopes, revoked ones too; the secrets are never shown again.
+         */
+        get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; its secret is in this answer only */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        scopes: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            key: {
-                                id: string;
-                                name: string;
-                                prefix: string;
-                                scopes: string[];
-                                /** Format: date-time */
-                                created_at: string;
-                                revoked_at: string | null;
-                            };
-                            /** @description the API key itself: shown in this answer only */
-                            secret: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Create an API key; its secret is in this answer only
+         * @description Answers 201 with the key’s secret, shown this once; store it, Herold keeps only its hash.
+         */
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4559,147 +1075,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One API key (never its secret) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            key: {
-                                id: string;
-                                name: string;
-                                prefix: string;
-                                scopes: string[];
-                                /** Format: date-time */
-                                created_at: string;
-                                revoked_at: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * One API key (never its secret)
+         * @description The key’s name, prefix, scopes and whether it is revoked; its secret is never shown again.
+         */
+        get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Revoke an API key (at once, on every process) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            key: {
-                                id: string;
-                                name: string;
-                                prefix: string;
-                                scopes: string[];
-                                /** Format: date-time */
-                                created_at: string;
-                                revoked_at: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Revoke an API key (at once, on every process)
+         * @description The key stops working at once on every process; answers the revoked key.
+         */
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         /**
          * Rename an API key or narrow its scopes
          * @description A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        /** @description the key’s new scopes: only fewer than it has, never more */
-                        scopes?: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            key: {
-                                id: string;
-                                name: string;
-                                prefix: string;
-                                scopes: string[];
-                                /** Format: date-time */
-                                created_at: string;
-                                revoked_at: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/app/team/invitations/{id}/resend": {
@@ -4715,58 +1109,7 @@ export interface paths {
          * Send an invitation again with a new link
          * @description For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            member: {
-                                /**
-                                 * Format: uuid
-                                 * @description the user
-                                 */
-                                id: string;
-                                /** @description empty until an invited person accepts */
-                                name: string;
-                                email: string;
-                                /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                                role: "owner" | "admin" | "member" | "viewer";
-                                status: "invited" | "active";
-                                /** @description the last time the member used the web app in this account */
-                                last_active_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                            email_sent: boolean;
-                            /** @description only when no e-mail could be sent */
-                            invite_url?: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["resendInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4786,64 +1129,7 @@ export interface paths {
          * Invite a person by e-mail
          * @description The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                        role: "owner" | "admin" | "member" | "viewer";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            member: {
-                                /**
-                                 * Format: uuid
-                                 * @description the user
-                                 */
-                                id: string;
-                                /** @description empty until an invited person accepts */
-                                name: string;
-                                email: string;
-                                /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                                role: "owner" | "admin" | "member" | "viewer";
-                                status: "invited" | "active";
-                                /** @description the last time the member used the web app in this account */
-                                last_active_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                            email_sent: boolean;
-                            /** @description only when no e-mail could be sent */
-                            invite_url?: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["inviteTeamMember"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4860,115 +1146,18 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member from the account (their sessions end) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            member: {
-                                /**
-                                 * Format: uuid
-                                 * @description the user
-                                 */
-                                id: string;
-                                /** @description empty until an invited person accepts */
-                                name: string;
-                                email: string;
-                                /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                                role: "owner" | "admin" | "member" | "viewer";
-                                status: "invited" | "active";
-                                /** @description the last time the member used the web app in this account */
-                                last_active_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Remove a member from the account (their sessions end)
+         * @description The member leaves the account and their sessions end; the account always keeps an owner.
+         */
+        delete: operations["removeTeamMember"];
         options?: never;
         head?: never;
-        /** Change a member's role */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                        role: "owner" | "admin" | "member" | "viewer";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            member: {
-                                /**
-                                 * Format: uuid
-                                 * @description the user
-                                 */
-                                id: string;
-                                /** @description empty until an invited person accepts */
-                                name: string;
-                                email: string;
-                                /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
-                                role: "owner" | "admin" | "member" | "viewer";
-                                status: "invited" | "active";
-                                /** @description the last time the member used the web app in this account */
-                                last_active_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Change a member's role
+         * @description Sets the role of a member of the account; the account always keeps an owner.
+         */
+        patch: operations["changeTeamMemberRole"];
         trace?: never;
     };
     "/app/oauth/authorization": {
@@ -4978,119 +1167,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What an assistant asks for: the client, the scopes, and the accounts the member can grant them in */
-        get: {
-            parameters: {
-                query: {
-                    client_id: string;
-                    redirect_uri: string;
-                    response_type: string;
-                    code_challenge: string;
-                    code_challenge_method: string;
-                    scope?: string;
-                    state?: string;
-                    resource?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            client: {
-                                client_id: string;
-                                client_name: string;
-                                redirect_uri: string;
-                            };
-                            requested_scopes: string[];
-                            /** @description the tool server the tokens are bound to */
-                            resource: string;
-                            user: {
-                                name: string;
-                                email: string;
-                            };
-                            accounts: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                /** @description the member’s role in this account */
-                                role: string;
-                                /** @description the requested scopes this role allows: what approval grants */
-                                scopes: string[];
-                                /** @description the account of this session */
-                                current: boolean;
-                            }[];
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * What an assistant asks for: the client, the scopes, and the accounts the member can grant them in
+         * @description The consent page of an assistant’s OAuth request: who asks, which scopes, and for which accounts.
+         */
+        get: operations["getOAuthAuthorization"];
         put?: never;
-        /** Approve or deny an assistant’s request for one account; the answer is where the browser goes next */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        client_id: string;
-                        redirect_uri: string;
-                        response_type: string;
-                        code_challenge: string;
-                        code_challenge_method: string;
-                        scope?: string;
-                        state?: string;
-                        resource?: string;
-                        /** Format: uuid */
-                        account_id: string;
-                        decision: "approve" | "deny";
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description where the browser goes next: the client, with the code or the error */
-                            redirect_to: string;
-                        };
-                    };
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Approve or deny an assistant’s request for one account; the answer is where the browser goes next
+         * @description Grants the request for one account (the scopes the member’s role allows) or denies it.
+         */
+        post: operations["decideOAuthAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5106,40 +1193,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Call a tool of the tool server with the session (the scopes of the member’s role) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            responses: {
-                /** @description success */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description an error: {"error": {"code", "key", "message"}} */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /**
+         * Call a tool of the tool server with the session (the scopes of the member’s role)
+         * @description The web app calls the tools of the tool server with the session; the arguments are the tool’s own.
+         */
+        post: operations["callAppTool"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5165,4 +1223,4159 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** AccountSettings */
+                        account: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            plan: string;
+                            language: string;
+                            timezone: string;
+                            sending_paused: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the account’s name */
+                    name?: string;
+                    /** @description the default language of new contacts and templates, such as de, en or en_US */
+                    language?: string;
+                    /** @description IANA timezone such as Europe/Berlin */
+                    timezone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** AccountSettings */
+                        account: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            plan: string;
+                            language: string;
+                            timezone: string;
+                            sending_paused: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFirstSteps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a chat number is connected */
+                        connect_number: boolean;
+                        /** @description an optin_confirm template is approved */
+                        optin_template: boolean;
+                        /** @description the account holds at least one contact */
+                        import_contacts: boolean;
+                        /** @description someone besides the first member is a member or invited */
+                        invite_team: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        plan: string;
+                        /** @description the calendar month (YYYY-MM) in the account’s timezone */
+                        month: string;
+                        messages: {
+                            /** @description messages this month used */
+                            used: number;
+                            /** @description the plan’s limit */
+                            limit: number;
+                            /** @description what is left (never below 0) */
+                            left: number;
+                        };
+                        contacts: {
+                            /** @description contacts used */
+                            used: number;
+                            /** @description the plan’s limit */
+                            limit: number;
+                            /** @description what is left (never below 0) */
+                            left: number;
+                        };
+                        webhook_subscriptions: {
+                            /** @description webhook subscriptions used */
+                            used: number;
+                            /** @description the plan’s limit */
+                            limit: number;
+                            /** @description what is left (never below 0) */
+                            left: number;
+                        };
+                        /** @description the API rate limit per credential */
+                        requests_per_minute: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactLabels: {
+        parameters: {
+            query: {
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contacts: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description E.164; empty string when none */
+                            phone: string;
+                            /** @description empty string when none */
+                            email: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    lookUpContact: {
+        parameters: {
+            query?: {
+                email?: string;
+                phone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Contact */
+                        contact: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description lower-cased; empty string when none */
+                            email: string;
+                            /** @description E.164; empty string when none */
+                            phone: string;
+                            optin_chat: "none" | "pending" | "confirmed" | "opted_out";
+                            optin_email: "none" | "pending" | "confirmed" | "opted_out";
+                            /** @description each name once, whatever its origins */
+                            tags: string[];
+                            language: string;
+                            /** @description where the contact came from: api, import, … */
+                            source: string;
+                            /** @description why the contact was acquired; default marketing */
+                            acquisition: "marketing" | "automation" | "service";
+                            /**
+                             * @description custom field values by key (GET /v1/contact-fields): text and choice as strings, numbers, dates as "YYYY-MM-DD", booleans; only the set ones
+                             * @example {
+                             *       "customer_no": 4711,
+                             *       "birthday": "1990-05-17",
+                             *       "level": "gold",
+                             *       "newsletter_ok": true
+                             *     }
+                             */
+                            fields: {
+                                [key: string]: string | number | boolean;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportContacts: {
+        parameters: {
+            query?: {
+                tag?: string;
+                optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                source?: string;
+                fields?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConditionFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the account’s custom fields in their order */
+                        fields: {
+                            key: string;
+                            label: string;
+                            type: "text" | "number" | "date" | "boolean" | "choice";
+                            /** @description choice: the allowed values */
+                            options: string[] | null;
+                            /** @description the condition ops this field takes */
+                            ops: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    countContacts: {
+        parameters: {
+            query?: {
+                tag?: string;
+                optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                source?: string;
+                fields?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        matching: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bulkTagContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filter: {
+                        /** @description contacts carrying this tag */
+                        tag?: string;
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description where they came from: api, import, landing, inbound … */
+                        source?: string;
+                        /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                        fields?: {
+                            /** @description the key of one of the account’s custom fields */
+                            field: string;
+                            /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                            op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                            /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                            value?: unknown;
+                            /** @description within_next_days only: how many days ahead (0: today) */
+                            days?: number;
+                            /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                            ignore_year?: boolean;
+                        }[];
+                    };
+                    tag: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tag: string;
+                        /** @description matching contacts handled (at most 10000 a call) */
+                        matched: number;
+                        /** @description contacts that got the tag */
+                        tagged: number;
+                        /** @description contacts skipped: they carry 30 tags already */
+                        skipped_full: number;
+                        /** @description more contacts match: call again */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bulkUntagContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filter: {
+                        /** @description contacts carrying this tag */
+                        tag?: string;
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description where they came from: api, import, landing, inbound … */
+                        source?: string;
+                        /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                        fields?: {
+                            /** @description the key of one of the account’s custom fields */
+                            field: string;
+                            /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                            op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                            /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                            value?: unknown;
+                            /** @description within_next_days only: how many days ahead (0: today) */
+                            days?: number;
+                            /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                            ignore_year?: boolean;
+                        }[];
+                    };
+                    tag: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tag: string;
+                        /** @description contacts that lost the tag */
+                        untagged: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bulkDeleteContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filter: {
+                        /** @description contacts carrying this tag */
+                        tag?: string;
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_chat?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description none, pending, confirmed or opted_out */
+                        optin_email?: "none" | "pending" | "confirmed" | "opted_out";
+                        /** @description where they came from: api, import, landing, inbound … */
+                        source?: string;
+                        /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                        fields?: {
+                            /** @description the key of one of the account’s custom fields */
+                            field: string;
+                            /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                            op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                            /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                            value?: unknown;
+                            /** @description within_next_days only: how many days ahead (0: today) */
+                            days?: number;
+                            /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                            ignore_year?: boolean;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: number;
+                        /** @description more contacts match (at most 1000 are deleted a call) */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** TagInfo */
+                        tag: {
+                            name: string;
+                            /** @description the strongest origin it has: system, ki or manuell */
+                            origin: string;
+                            /** @description a system tag: it cannot be renamed, removed or deleted through the API */
+                            system: boolean;
+                            /** @description contacts carrying it (every contact counted) */
+                            contacts: number;
+                            /** @description contacts per origin */
+                            by_origin: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tag: string;
+                        /** @description contacts that lost the tag */
+                        contacts: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        from: string;
+                        to: string;
+                        /** @description contacts whose tag was renamed */
+                        contacts: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactConsentHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        history: {
+                            channel: "chat" | "email";
+                            /** @description the opt-in state before: none, pending, confirmed, opted_out */
+                            from: string;
+                            /** @description the opt-in state after */
+                            to: string;
+                            /** @description who or what changed it: api, import, double_opt_in, inbound_message, … */
+                            source: string;
+                            /** @description the phone number or e-mail address the consent was about */
+                            address: string | null;
+                            /** @description what proves it (the keyword, the confirmation link, the request) */
+                            evidence: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            recorded_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewContactImport: {
+        parameters: {
+            query?: {
+                encoding?: string;
+                delimiter?: string;
+                map?: string;
+                create_fields?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the encoding detected (or given) */
+                        encoding: string;
+                        /** @description the delimiter detected (or given) */
+                        delimiter: string;
+                        columns: {
+                            header: string;
+                            /** @description what the column fills: name, first_name, last_name, email, phone, tags, or a custom field key; null: left out */
+                            target: string | null;
+                            /** @description the target is a text field the import creates (create_fields) */
+                            new_field: boolean;
+                        }[];
+                        /** @description the first 5 lines under the header */
+                        rows: string[][];
+                        /** @description the account's custom fields, the targets a column may take beside the contact's own */
+                        fields: {
+                            key: string;
+                            label: string;
+                        }[];
+                        /** @description whether some column fills email or phone (else the import is refused) */
+                        has_address: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importContacts: {
+        parameters: {
+            query?: {
+                encoding?: string;
+                delimiter?: string;
+                map?: string;
+                create_fields?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": {
+                        /** @description progress: bytes of total_bytes read and rows so far; done: the report; error: the import stopped (error as in the error envelope) */
+                        type: "progress" | "done" | "error";
+                        bytes?: number;
+                        total_bytes?: number;
+                        rows?: number;
+                        report?: {
+                            rows: number;
+                            created: number;
+                            updated: number;
+                            unchanged: number;
+                            rejected: number;
+                            /** @description each rejected line with its reason (the first 10,000) */
+                            rejected_lines: {
+                                line: number;
+                                reason: string;
+                            }[];
+                            /** @description tags left out of imported lines (the first 10,000) */
+                            notes: {
+                                line: number;
+                                note: string;
+                            }[];
+                            /** @description the header's columns that fill no contact field (name, first and last name, email, phone, tags) nor custom field */
+                            ignored_columns: string[];
+                            /** @description the columns that fill a custom field (header name and key) */
+                            field_columns: {
+                                column: string;
+                                field: string;
+                            }[];
+                            /** @description the keys of the text fields create_fields made */
+                            created_fields: string[];
+                            seconds: number;
+                            rows_per_second: number;
+                        };
+                        error?: {
+                            code: string;
+                            key: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description every field in order, at most 50 */
+                        contact_fields: {
+                            /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                            key: string;
+                            /** @description what people read: the web app, a CSV header it is recognised by */
+                            label: string;
+                            /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                            type: "text" | "number" | "date" | "boolean" | "choice";
+                            /** @description choice: the allowed values */
+                            options: string[] | null;
+                            /** @description filled into a message when the contact has no value */
+                            default: (string | number | boolean) | null;
+                            /** @description text: the longest value in characters */
+                            max_length: number | null;
+                            /** @description the order of the list (new fields come last) */
+                            position: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description always 50: the list is never paged */
+                        limit: number;
+                        offset: number;
+                        has_more: boolean;
+                        next_offset: number | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description the variable name: lower-case a-z, 0-9 and _, starting with a letter, at most 40; never a built-in variable (name, full_name, first_name, last_name, email, phone, language, greeting), an attribute of the contact (id, tags, optin_chat, …) or a column name imports read as one (mobil, tel, …)
+                     * @example customer_no
+                     */
+                    key: string;
+                    /** @example Kundennummer */
+                    label: string;
+                    /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                    type: "text" | "number" | "date" | "boolean" | "choice";
+                    /**
+                     * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
+                     * @example [
+                     *       "gold",
+                     *       "silver",
+                     *       "bronze"
+                     *     ]
+                     */
+                    options?: string[];
+                    /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                    default?: unknown;
+                    /** @description text only: the longest value in characters (default 255) */
+                    max_length?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contact_field: {
+                            /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                            key: string;
+                            /** @description what people read: the web app, a CSV header it is recognised by */
+                            label: string;
+                            /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                            type: "text" | "number" | "date" | "boolean" | "choice";
+                            /** @description choice: the allowed values */
+                            options: string[] | null;
+                            /** @description filled into a message when the contact has no value */
+                            default: (string | number | boolean) | null;
+                            /** @description text: the longest value in characters */
+                            max_length: number | null;
+                            /** @description the order of the list (new fields come last) */
+                            position: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contact_field: {
+                            /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                            key: string;
+                            /** @description what people read: the web app, a CSV header it is recognised by */
+                            label: string;
+                            /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                            type: "text" | "number" | "date" | "boolean" | "choice";
+                            /** @description choice: the allowed values */
+                            options: string[] | null;
+                            /** @description filled into a message when the contact has no value */
+                            default: (string | number | boolean) | null;
+                            /** @description text: the longest value in characters */
+                            max_length: number | null;
+                            /** @description the order of the list (new fields come last) */
+                            position: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example Kundennummer */
+                    label?: string;
+                    /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                    type?: "text" | "number" | "date" | "boolean" | "choice";
+                    /**
+                     * @description choice only (required there): the allowed values, 1 to 100 distinct non-empty texts
+                     * @example [
+                     *       "gold",
+                     *       "silver",
+                     *       "bronze"
+                     *     ]
+                     */
+                    options?: string[] | null;
+                    /** @description a string (text, choice, date YYYY-MM-DD), a number or a boolean, as the field type says; null clears */
+                    default?: unknown;
+                    /** @description text only: the longest value in characters (default 255) */
+                    max_length?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contact_field: {
+                            /** @description the variable name ({{customer_no}}) and the key in a contact’s fields */
+                            key: string;
+                            /** @description what people read: the web app, a CSV header it is recognised by */
+                            label: string;
+                            /** @description text and choice: values are strings; number: JSON numbers; date: "YYYY-MM-DD" strings; boolean: true or false */
+                            type: "text" | "number" | "date" | "boolean" | "choice";
+                            /** @description choice: the allowed values */
+                            options: string[] | null;
+                            /** @description filled into a message when the contact has no value */
+                            default: (string | number | boolean) | null;
+                            /** @description text: the longest value in characters */
+                            max_length: number | null;
+                            /** @description the order of the list (new fields come last) */
+                            position: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description the template being edited (its own name is no clash)
+                     */
+                    id?: string;
+                    name: string;
+                    content: string;
+                    channel?: "chat" | "email";
+                    subject?: string | null;
+                    purpose?: "marketing" | "utility" | "optin_confirm";
+                    /** @description default the account language */
+                    language?: string;
+                    buttons?: {
+                        type: "QUICK_REPLY" | "URL";
+                        text: string;
+                        url?: string | null;
+                    }[];
+                    header_media?: {
+                        url: string;
+                        mime_type?: string | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description every rule of the deterministic check the draft breaks; empty when it passes */
+                        issues: {
+                            /** @description stable reason, such as variables_adjacent */
+                            code: string;
+                            /** @description name, content, buttons/1/url, … */
+                            field: string;
+                            /** @description English */
+                            message: string;
+                        }[];
+                        provider_name: string;
+                        variables: string[];
+                        limits: {
+                            chat_body: number;
+                            content: number;
+                            subject: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description the contact the texts are rendered for
+                     */
+                    contact_id: string;
+                    /** @description values of the variables that do not come from the contact, as POST /messages takes them */
+                    variables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        template_id: string;
+                        /** Format: uuid */
+                        contact_id: string;
+                        subject: string | null;
+                        /** @description the content as the contact would get it; null while a variable has no value */
+                        text: string | null;
+                        /** @description the buttons; URL button addresses with their variables filled */
+                        buttons: ({
+                            type: string;
+                            text: string;
+                            url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        header_media: ({
+                            url: string;
+                            media_id?: string;
+                            mime_type?: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        /** @description variables without a value: contact variables the contact lacks, or settable ones not given */
+                        missing_variables: string[];
+                        remaining_placeholders: string[];
+                        /** @description whether send_template can send this template now */
+                        sendable: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInboxConversations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        conversations: {
+                            /** Format: uuid */
+                            id: string;
+                            /** InboxContact */
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description E.164; empty string when none */
+                                phone: string;
+                                /** @description empty string when none */
+                                email: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        }[];
+                        has_more: boolean;
+                        /** @description the unread inbound messages of every conversation of the account, not only this page’s */
+                        unread_count: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    closeConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reopenConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    assignConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description an active team member’s id (user id); null: assigned to nobody
+                     */
+                    member_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed by a person; the customer’s next message opens it again */
+                            status: "open" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** MessageDetail */
+                        message: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            /** Format: uuid */
+                            contact_id: string;
+                            /** @description `chat`, `email`, and others */
+                            channel: string;
+                            direction: "inbound" | "outbound";
+                            /** @description `text` or a media type: image, video, audio, document, sticker, location, button, … */
+                            type: string;
+                            text: string;
+                            /** @description Herold's own address of the media file; empty when none */
+                            media_url: string;
+                            media_mime: string;
+                            /** @description outbound delivery status (never moves backwards); null for inbound messages */
+                            status: ("sent" | "delivered" | "read" | "failed") | null;
+                            /**
+                             * MessageTemplate
+                             * @description an outbound template message: which template it was and its buttons; null otherwise
+                             */
+                            template: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the template's name in Herold */
+                                name: string;
+                                buttons: {
+                                    /** @description QUICK_REPLY or URL */
+                                    type: string;
+                                    /** @description the label the customer saw (the opt-in confirm button, a link) */
+                                    text: string;
+                                    url?: string;
+                                }[];
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description strictly increasing per account in commit order: polling with created_after = the newest created_at seen never misses a message
+                             */
+                            created_at: string;
+                            /** @description an automated campaign message (broadcast, follow-up, automation, opt-in) */
+                            automated: boolean;
+                            /** @description the reply was written by the built-in AI */
+                            ai: boolean;
+                            /** @description the provider’s error code of a failed send */
+                            error_code: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactActivity: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        contact_id: string;
+                        items: {
+                            /** Format: date-time */
+                            at: string;
+                            kind: "contact_created" | "message" | "consent";
+                            summary: string;
+                            message_id: string | null;
+                            conversation_id: string | null;
+                            channel: string | null;
+                        }[];
+                        /** @description more happened than limit items show */
+                        truncated: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChatChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connected: boolean;
+                        /** @description whatsapp-cloud or sandbox; null when none */
+                        provider: string | null;
+                        /** @description the connected phone number */
+                        number: string | null;
+                        /** Format: date-time */
+                        connected_at: string | null;
+                        /** Format: date-time */
+                        disconnected_at: string | null;
+                        /** @description connected and sending not paused (versand_moeglich) */
+                        sending_possible: boolean;
+                        sending_paused: boolean;
+                        /** @description the number is also used in the WhatsApp Business app */
+                        coexistence: boolean;
+                        messages_per_second: number | null;
+                        daily_limit: {
+                            /** @description different customers the number may start conversations with per 24 hours; null: unlimited */
+                            limit: number | null;
+                            /** @description WhatsApp’s tier: 250, 1000, 10000, 100000 */
+                            tier: number | null;
+                            /** @description customers reached in the rolling 24 hours */
+                            used_last_24h: number;
+                            left: number | null;
+                            /**
+                             * Format: date-time
+                             * @description when the full window has room again; null while it has room
+                             */
+                            resumes_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    requestContactOptIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description chat or email */
+                    channel: "chat" | "email";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        contact_id: string;
+                        channel: string;
+                        /** @description the channel’s opt-in state now: pending until the contact confirms */
+                        optin: string;
+                        /** @description a confirmation request was queued (false: it was pending already) */
+                        started: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    optOutContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description chat or email */
+                    channel: "chat" | "email";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        contact_id: string;
+                        channel: string;
+                        /** @enum {string} */
+                        optin: "opted_out";
+                        /** @description false: the contact had opted out already */
+                        changed: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkAutomation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description ignored; the builder may send it along */
+                    name?: string;
+                    /** @default transactional */
+                    intent?: "transactional" | "service" | "mailing_list" | "newsletter" | "reminder" | "other";
+                    /** @description what starts a run: contact_created, optin_confirmed (chat or email), tag_added, keyword (inbound chat), webhook (an incoming address), calendar (an iCalendar feed), manual. Every active automation can also be started by POST /automations/{id}/trigger. */
+                    trigger: {
+                        /** @enum {string} */
+                        type: "contact_created";
+                    } | {
+                        /** @enum {string} */
+                        type: "optin_confirmed";
+                        channel: "chat" | "email";
+                    } | {
+                        /** @enum {string} */
+                        type: "tag_added";
+                        /** @description a tag name (max 40 characters) */
+                        tag: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "keyword";
+                        /** @description an inbound chat message containing one of them as a whole word (any case) starts a run */
+                        keywords: string[];
+                    } | {
+                        /** @enum {string} */
+                        type: "webhook";
+                    } | {
+                        /** @enum {string} */
+                        type: "calendar";
+                        /** @description an iCalendar (.ics) feed address */
+                        feed_url: string;
+                        /** @description how long before an event starts its run begins (default 1440: one day) */
+                        offset_minutes?: number;
+                        /** @description how often the feed is read (default 15) */
+                        poll_minutes?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "manual";
+                    };
+                    steps: ({
+                        /** @enum {string} */
+                        type: "send_template";
+                        /**
+                         * Format: uuid
+                         * @description an approved chat template of this account
+                         */
+                        template_id: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        type: "send_text";
+                        /** @description free text; only inside the 24-hour window */
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "wait";
+                        /** @description a positive duration of at most a year */
+                        duration?: {
+                            minutes?: number;
+                            hours?: number;
+                            days?: number;
+                        };
+                        /** @description HH:MM in the account timezone: wait until the next such time */
+                        until_time?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "add_tag";
+                        /** @description a tag name (max 40 characters) */
+                        tag: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "remove_tag";
+                        /** @description a tag name (max 40 characters) */
+                        tag: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "branch";
+                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                        condition: {
+                            /** @enum {string} */
+                            type: "has_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "optin";
+                            channel: "chat" | "email";
+                            state: "none" | "pending" | "confirmed" | "opted_out";
+                        } | {
+                            /** @enum {string} */
+                            type: "field";
+                            /** @description a dotted path into the trigger data */
+                            field: string;
+                            /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                            equals: (string | number | boolean) | null;
+                        } | {
+                            /** @enum {string} */
+                            type: "contact_field";
+                            /** @description the key of one of the account’s custom fields */
+                            field: string;
+                            /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                            op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                            /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                            value?: unknown;
+                            /** @description within_next_days only: how many days ahead (0: today) */
+                            days?: number;
+                            /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                            ignore_year?: boolean;
+                        };
+                        /** @description the index (0-based) of a later step to continue at, or end */
+                        then_goto?: number | "end";
+                        /** @description the index (0-based) of a later step to continue at, or end */
+                        else_goto?: number | "end";
+                    } | {
+                        /** @enum {string} */
+                        type: "double_optin";
+                        channel: "chat" | "email";
+                    } | {
+                        /** @enum {string} */
+                        type: "webhook";
+                        /** @description https address; signed like event deliveries */
+                        url: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "notify_team";
+                        to: string[];
+                        subject: string;
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "enroll_followup";
+                        /**
+                         * Format: uuid
+                         * @description a follow-up sequence of this account
+                         */
+                        followup_id: string;
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description why saving would be refused (400 automation_invalid); empty when it would be accepted */
+                        problems: string[];
+                        /** @description the safety rules' changes, in the order they apply */
+                        changes: ({
+                            /** @enum {string} */
+                            kind: "followup_cut";
+                            /** @description the first message 24 hours or more after an earlier one (from 0) */
+                            kept_through: number;
+                            /** @description the first removed step (from 0) */
+                            removed_from: number;
+                            /** @description the last removed step (from 0) */
+                            removed_to: number;
+                        } | {
+                            /** @enum {string} */
+                            kind: "double_optin_prepended";
+                            channel: "chat" | "email";
+                        })[];
+                        /** @description the `notice` the saved automation would carry */
+                        notice: string | null;
+                        /** @description the steps as they would be stored */
+                        steps: ({
+                            /** @enum {string} */
+                            type: "send_template";
+                            /**
+                             * Format: uuid
+                             * @description an approved chat template of this account
+                             */
+                            template_id: string;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        } | {
+                            /** @enum {string} */
+                            type: "send_text";
+                            /** @description free text; only inside the 24-hour window */
+                            text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "wait";
+                            /** @description a positive duration of at most a year */
+                            duration?: {
+                                minutes?: number;
+                                hours?: number;
+                                days?: number;
+                            };
+                            /** @description HH:MM in the account timezone: wait until the next such time */
+                            until_time?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "add_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "remove_tag";
+                            /** @description a tag name (max 40 characters) */
+                            tag: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "branch";
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            condition: {
+                                /** @enum {string} */
+                                type: "has_tag";
+                                /** @description a tag name (max 40 characters) */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "optin";
+                                channel: "chat" | "email";
+                                state: "none" | "pending" | "confirmed" | "opted_out";
+                            } | {
+                                /** @enum {string} */
+                                type: "field";
+                                /** @description a dotted path into the trigger data */
+                                field: string;
+                                /** @description compared as text with the field (100 equals "100"); null matches a null field only */
+                                equals: (string | number | boolean) | null;
+                            } | {
+                                /** @enum {string} */
+                                type: "contact_field";
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            };
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            then_goto?: number | "end";
+                            /** @description the index (0-based) of a later step to continue at, or end */
+                            else_goto?: number | "end";
+                        } | {
+                            /** @enum {string} */
+                            type: "double_optin";
+                            channel: "chat" | "email";
+                        } | {
+                            /** @enum {string} */
+                            type: "webhook";
+                            /** @description https address; signed like event deliveries */
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "notify_team";
+                            to: string[];
+                            subject: string;
+                            text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "enroll_followup";
+                            /**
+                             * Format: uuid
+                             * @description a follow-up sequence of this account
+                             */
+                            followup_id: string;
+                        })[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    estimateNewsletterRecipients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
+                    segment: {
+                        /** @description contacts with at least one of these tags */
+                        tags_any?: string[];
+                        /** @description contacts with every one of these tags */
+                        tags_all?: string[];
+                        /** @description contacts with none of these tags */
+                        tags_exclude?: string[];
+                        /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                        fields?: {
+                            /** @description the key of one of the account’s custom fields */
+                            field: string;
+                            /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                            op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                            /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                            value?: unknown;
+                            /** @description within_next_days only: how many days ahead (0: today) */
+                            days?: number;
+                            /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                            ignore_year?: boolean;
+                        }[];
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description contacts with a confirmed chat opt-in the segment selects now; nothing is stored */
+                        recipients_estimate: number;
+                        /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
+                        segment: {
+                            /** @description contacts with at least one of these tags */
+                            tags_any?: string[];
+                            /** @description contacts with every one of these tags */
+                            tags_all?: string[];
+                            /** @description contacts with none of these tags */
+                            tags_exclude?: string[];
+                            /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                            fields?: {
+                                /** @description the key of one of the account’s custom fields */
+                                field: string;
+                                /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                value?: unknown;
+                                /** @description within_next_days only: how many days ahead (0: today) */
+                                days?: number;
+                                /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                ignore_year?: boolean;
+                            }[];
+                        } | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNewsletterContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    subject?: string;
+                    /** @description the message text, as on create (at most 1024 characters with the subject line to be scheduled) */
+                    content?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        newsletter: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            subject: string;
+                            content: string;
+                            /** @enum {string} */
+                            channel: "chat";
+                            status: "draft" | "scheduled" | "sending" | "sent";
+                            phase: "draft" | "scheduled" | "waiting_for_approval" | "waiting_for_sending" | "fanout" | "sending" | "done" | "stopped";
+                            /** @description A URL button under the message; null removes it. */
+                            cta: {
+                                text: string;
+                                /** @description https address the button opens */
+                                url: string;
+                            } | null;
+                            /** @description how the CTA button was made when it was scheduled: tracked (a short link per recipient under HEROLD_PUBLIC_URL, clicks counted in GET /newsletters/{id}/status), or the plain CTA address and why: public_url_not_https (WhatsApp URL buttons need https), content_numbered_variables. null without a CTA or before it is scheduled */
+                            cta_tracking: ("tracked" | "public_url_not_https" | "content_numbered_variables") | null;
+                            /** @description cta_tracking in words */
+                            cta_tracking_note: string | null;
+                            /** @description the header image above the text */
+                            header_media: {
+                                /** @description the media library file, when it is one */
+                                media_id?: string;
+                                /** @description the https address WhatsApp fetches the image from */
+                                url: string;
+                                mime_type?: string;
+                            } | null;
+                            /** @description A recipient filter by tags and custom fields, applied to the contacts whose chat opt-in is confirmed; every part is optional and they combine with AND. null: every confirmed contact. */
+                            segment: {
+                                /** @description contacts with at least one of these tags */
+                                tags_any?: string[];
+                                /** @description contacts with every one of these tags */
+                                tags_all?: string[];
+                                /** @description contacts with none of these tags */
+                                tags_exclude?: string[];
+                                /** @description conditions on the contacts' custom fields, all of which must hold (AND); at most 20 */
+                                fields?: {
+                                    /** @description the key of one of the account’s custom fields */
+                                    field: string;
+                                    /** @description every type: equals, not_equals (a value that is set and differs), is_set, is_empty (no value); date: before, after (strictly), within_next_days (today through today + days, in the account timezone); number: greater_than, less_than (strictly) */
+                                    op: "equals" | "not_equals" | "is_set" | "is_empty" | "before" | "after" | "within_next_days" | "greater_than" | "less_than";
+                                    /** @description as the field stores it: text and choice a string (choice: one of its options), number a number, date "YYYY-MM-DD", boolean true or false; not with is_set, is_empty, within_next_days */
+                                    value?: unknown;
+                                    /** @description within_next_days only: how many days ahead (0: today) */
+                                    days?: number;
+                                    /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
+                                    ignore_year?: boolean;
+                                }[];
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description when it goes out (set by schedule)
+                             */
+                            scheduled_at: string | null;
+                            /**
+                             * Format: uuid
+                             * @description the marketing template that carries it at the provider
+                             */
+                            template_id: string | null;
+                            /** @description the template's provider status: pending, approved, rejected, … (null before it is scheduled) */
+                            template_status: string | null;
+                            /** @description why it waits or stopped */
+                            stop_reason: string | null;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            finished_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description how many contacts the segment selects now (confirmed chat opt-in); the send takes its own snapshot */
+                            recipients_estimate: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createFollowup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description what enrolls a contact */
+                    trigger?: {
+                        /** @enum {string} */
+                        type: "optin_confirmed";
+                    } | {
+                        /** @enum {string} */
+                        type: "tag_added";
+                        tag: string;
+                    };
+                    steps: {
+                        /** @description the message; {{name}} and other contact variables */
+                        text: string;
+                        /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                        delay: {
+                            /** @description hours (0-8760) or days (0-365) */
+                            amount: number;
+                            unit: "hours" | "days";
+                        };
+                        /** @description local time HH:MM in the follow-up timezone */
+                        send_time?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        followup: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            status: "draft" | "paused" | "active";
+                            /** @description what enrolls a contact */
+                            trigger: {
+                                /** @enum {string} */
+                                type: "optin_confirmed";
+                            } | {
+                                /** @enum {string} */
+                                type: "tag_added";
+                                tag: string;
+                            };
+                            /** @description enrolled contacts by state */
+                            enrollments: {
+                                active: number;
+                                completed: number;
+                                stopped: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            steps: {
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                text: string;
+                                /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                delay: {
+                                    /** @description hours (0-8760) or days (0-365) */
+                                    amount: number;
+                                    unit: "hours" | "days";
+                                };
+                                /** @description local time HH:MM in the follow-up timezone */
+                                send_time: string | null;
+                                /** @description local time HH:MM in the follow-up timezone */
+                                effective_send_time: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description the marketing template that carries the text at the provider
+                                 */
+                                template_id: string | null;
+                                /** @description the template's provider status (null: not submitted yet) */
+                                template_status: string | null;
+                                /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                approval: string;
+                                /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                needs_approval: boolean;
+                                counts: {
+                                    /** @description contacts whose next step this is */
+                                    scheduled: number;
+                                    /** @description send records waiting in the send pipeline (German alias wartet) */
+                                    queued: number;
+                                    /** @description sent, delivered or read (German alias gesendet) */
+                                    sent: number;
+                                    /** @description skipped with a reason (German alias uebersprungen) */
+                                    skipped: number;
+                                    /** @description failed at the provider (German alias gescheitert) */
+                                    failed: number;
+                                    wartet: number;
+                                    gesendet: number;
+                                    uebersprungen: number;
+                                    gescheitert: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addFollowupStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the message; {{name}} and other contact variables */
+                    text: string;
+                    /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                    delay: {
+                        /** @description hours (0-8760) or days (0-365) */
+                        amount: number;
+                        unit: "hours" | "days";
+                    };
+                    /** @description local time HH:MM in the follow-up timezone */
+                    send_time?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        followup: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            status: "draft" | "paused" | "active";
+                            /** @description what enrolls a contact */
+                            trigger: {
+                                /** @enum {string} */
+                                type: "optin_confirmed";
+                            } | {
+                                /** @enum {string} */
+                                type: "tag_added";
+                                tag: string;
+                            };
+                            /** @description enrolled contacts by state */
+                            enrollments: {
+                                active: number;
+                                completed: number;
+                                stopped: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            steps: {
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                text: string;
+                                /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                delay: {
+                                    /** @description hours (0-8760) or days (0-365) */
+                                    amount: number;
+                                    unit: "hours" | "days";
+                                };
+                                /** @description local time HH:MM in the follow-up timezone */
+                                send_time: string | null;
+                                /** @description local time HH:MM in the follow-up timezone */
+                                effective_send_time: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description the marketing template that carries the text at the provider
+                                 */
+                                template_id: string | null;
+                                /** @description the template's provider status (null: not submitted yet) */
+                                template_status: string | null;
+                                /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                approval: string;
+                                /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                needs_approval: boolean;
+                                counts: {
+                                    /** @description contacts whose next step this is */
+                                    scheduled: number;
+                                    /** @description send records waiting in the send pipeline (German alias wartet) */
+                                    queued: number;
+                                    /** @description sent, delivered or read (German alias gesendet) */
+                                    sent: number;
+                                    /** @description skipped with a reason (German alias uebersprungen) */
+                                    skipped: number;
+                                    /** @description failed at the provider (German alias gescheitert) */
+                                    failed: number;
+                                    wartet: number;
+                                    gesendet: number;
+                                    uebersprungen: number;
+                                    gescheitert: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkFollowupStepText: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        issues: {
+                            /** @description stable reason */
+                            code: string;
+                            field: string;
+                            /** @description English */
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    duplicateFollowup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        followup: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            status: "draft" | "paused" | "active";
+                            /** @description what enrolls a contact */
+                            trigger: {
+                                /** @enum {string} */
+                                type: "optin_confirmed";
+                            } | {
+                                /** @enum {string} */
+                                type: "tag_added";
+                                tag: string;
+                            };
+                            /** @description enrolled contacts by state */
+                            enrollments: {
+                                active: number;
+                                completed: number;
+                                stopped: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            steps: {
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                text: string;
+                                /** @description after enrollment for the first step, after the previous step otherwise. Days are calendar days in the timezone (the wall clock is kept across DST changes); hours are elapsed hours. */
+                                delay: {
+                                    /** @description hours (0-8760) or days (0-365) */
+                                    amount: number;
+                                    unit: "hours" | "days";
+                                };
+                                /** @description local time HH:MM in the follow-up timezone */
+                                send_time: string | null;
+                                /** @description local time HH:MM in the follow-up timezone */
+                                effective_send_time: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description the marketing template that carries the text at the provider
+                                 */
+                                template_id: string | null;
+                                /** @description the template's provider status (null: not submitted yet) */
+                                template_status: string | null;
+                                /** @description approved, pending, rejected, paused, disabled or not_submitted */
+                                approval: string;
+                                /** @description true while the text is not approved at the provider (for example after a text change): nothing goes out */
+                                needs_approval: boolean;
+                                counts: {
+                                    /** @description contacts whose next step this is */
+                                    scheduled: number;
+                                    /** @description send records waiting in the send pipeline (German alias wartet) */
+                                    queued: number;
+                                    /** @description sent, delivered or read (German alias gesendet) */
+                                    sent: number;
+                                    /** @description skipped with a reason (German alias uebersprungen) */
+                                    skipped: number;
+                                    /** @description failed at the provider (German alias gescheitert) */
+                                    failed: number;
+                                    wartet: number;
+                                    gesendet: number;
+                                    uebersprungen: number;
+                                    gescheitert: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    askKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the test question, as a customer would write it */
+                    question: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description answer: the AI would send `answer`; declined: it would send nothing and hand over to a person */
+                        outcome: "answer" | "declined";
+                        /** @description the reply the AI would send */
+                        answer: string | null;
+                        /** @description why it declines: no_passages (nothing in the documents touches the question; no model was asked), not_answered (the model said the passages do not answer it), unparseable_answer, answer_not_grounded (no passage cited), answer_too_long */
+                        reason: string | null;
+                        /** @description the model's own words on why it declined */
+                        detail: string | null;
+                        /** @description the passages the prompt held, best first; `used`: cited */
+                        passages: {
+                            /** Format: uuid */
+                            document_id: string;
+                            document_title: string;
+                            position: number;
+                            heading: string;
+                            text: string;
+                            rank: number;
+                            /** @description the model named this passage as a source of its answer */
+                            used: boolean;
+                        }[];
+                        model: string | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKnowledgeDocumentPassages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        passages: {
+                            /** @description from 1 */
+                            position: number;
+                            /** @description the PDF page it starts on */
+                            page: number | null;
+                            heading: string;
+                            text: string;
+                        }[];
+                        has_more: boolean;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setSessionLanguage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    language: "de" | "en";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSetupLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        valid: boolean;
+                        account: {
+                            name: string;
+                            language: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    name: string;
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        account_id: string;
+                        account_name: string;
+                        /** @description always true: the page does not tell whether the address has a Herold sign-in. Everyone gives a name and a password; a person who has a password already gives that one (their name stays). */
+                        needs_password: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    name?: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            language: "de" | "en";
+                        };
+                        account: {
+                            id: string;
+                            name: string;
+                            language: string;
+                            /** @description the account's IANA timezone (schedules are shown in it) */
+                            timezone: string;
+                        };
+                        /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                        role: "owner" | "admin" | "member" | "viewer";
+                        scopes: string[];
+                        permissions: string[];
+                        /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE */
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accepted: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            id: string;
+                            name: string;
+                            prefix: string;
+                            scopes: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    scopes: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            id: string;
+                            name: string;
+                            prefix: string;
+                            scopes: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        };
+                        /** @description the API key itself: shown in this answer only */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            id: string;
+                            name: string;
+                            prefix: string;
+                            scopes: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            id: string;
+                            name: string;
+                            prefix: string;
+                            scopes: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description the key’s new scopes: only fewer than it has, never more */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            id: string;
+                            name: string;
+                            prefix: string;
+                            scopes: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: {
+                            /**
+                             * Format: uuid
+                             * @description the user
+                             */
+                            id: string;
+                            /** @description empty until an invited person accepts */
+                            name: string;
+                            email: string;
+                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                            role: "owner" | "admin" | "member" | "viewer";
+                            status: "invited" | "active";
+                            /**
+                             * Format: date-time
+                             * @description the last time the member used the web app in this account
+                             */
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        email_sent: boolean;
+                        /** @description only when no e-mail could be sent */
+                        invite_url?: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                    role: "owner" | "admin" | "member" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: {
+                            /**
+                             * Format: uuid
+                             * @description the user
+                             */
+                            id: string;
+                            /** @description empty until an invited person accepts */
+                            name: string;
+                            email: string;
+                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                            role: "owner" | "admin" | "member" | "viewer";
+                            status: "invited" | "active";
+                            /**
+                             * Format: date-time
+                             * @description the last time the member used the web app in this account
+                             */
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        email_sent: boolean;
+                        /** @description only when no e-mail could be sent */
+                        invite_url?: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: {
+                            /**
+                             * Format: uuid
+                             * @description the user
+                             */
+                            id: string;
+                            /** @description empty until an invited person accepts */
+                            name: string;
+                            email: string;
+                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                            role: "owner" | "admin" | "member" | "viewer";
+                            status: "invited" | "active";
+                            /**
+                             * Format: date-time
+                             * @description the last time the member used the web app in this account
+                             */
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeTeamMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                    role: "owner" | "admin" | "member" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: {
+                            /**
+                             * Format: uuid
+                             * @description the user
+                             */
+                            id: string;
+                            /** @description empty until an invited person accepts */
+                            name: string;
+                            email: string;
+                            /** @description owner, admin, member or viewer (docs/people.md: what each may do) */
+                            role: "owner" | "admin" | "member" | "viewer";
+                            status: "invited" | "active";
+                            /**
+                             * Format: date-time
+                             * @description the last time the member used the web app in this account
+                             */
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOAuthAuthorization: {
+        parameters: {
+            query: {
+                client_id: string;
+                redirect_uri: string;
+                response_type: string;
+                code_challenge: string;
+                code_challenge_method: string;
+                scope?: string;
+                state?: string;
+                resource?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client: {
+                            client_id: string;
+                            client_name: string;
+                            redirect_uri: string;
+                        };
+                        requested_scopes: string[];
+                        /** @description the tool server the tokens are bound to */
+                        resource: string;
+                        user: {
+                            name: string;
+                            email: string;
+                        };
+                        accounts: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description the member’s role in this account */
+                            role: string;
+                            /** @description the requested scopes this role allows: what approval grants */
+                            scopes: string[];
+                            /** @description the account of this session */
+                            current: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideOAuthAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id: string;
+                    redirect_uri: string;
+                    response_type: string;
+                    code_challenge: string;
+                    code_challenge_method: string;
+                    scope?: string;
+                    state?: string;
+                    resource?: string;
+                    /** Format: uuid */
+                    account_id: string;
+                    decision: "approve" | "deny";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description where the browser goes next: the client, with the code or the error */
+                        redirect_to: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    callAppTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description success */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
