@@ -6,6 +6,8 @@ import { PassThrough, type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { accountCountry } from '../../platform/auth/countries.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
@@ -32,6 +34,7 @@ import {
   readImportFormat,
 } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
+import { normalizePhone } from './contacts.rules.ts'
 import type { ContactsService } from './contacts.service.ts'
 
 /**
@@ -122,6 +125,10 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           const definitions = await fieldDefinitionsOf(deps.database.orm, request.tenant.accountId)
           const { plan, toCreate } = planColumns(definitions, header, format)
           const created = new Set(toCreate.map((f) => f.key))
+          const account = await getAccount(deps.database.orm, request.tenant.accountId)
+          const country = format.country ?? accountCountry(account)
+          const phoneColumn = plan.columns.indexOf('phone')
+          const shown = rest.slice(0, PREVIEW_ROWS)
           return {
             encoding: reader.encoding,
             delimiter: reader.delimiter,
@@ -129,9 +136,14 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
               const target = plan.columns[i] ?? plan.fields[i] ?? null
               return { header: name, target, new_field: target !== null && created.has(target) }
             }),
-            rows: rest.slice(0, PREVIEW_ROWS),
+            rows: shown,
             fields: [...definitions.map((d) => ({ key: d.key, label: d.label })), ...toCreate],
             has_address: plan.columns.some((c) => c === 'email' || c === 'phone'),
+            country,
+            phones: shown.map((row) => {
+              const cell = phoneColumn < 0 ? '' : (row[phoneColumn] ?? '').trim()
+              return cell === '' ? '' : normalizePhone(cell, country)
+            }),
           }
         } catch (error) {
           if (error instanceof ImportError || error instanceof CsvError) throw invalid(error.message)

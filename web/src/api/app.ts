@@ -39,6 +39,10 @@ export interface paths {
                                 plan: string;
                                 language: string;
                                 timezone: string;
+                                /** @description the country national phone numbers are read in: the one set, else the time zone’s (null: none) */
+                                country: string | null;
+                                /** @description false: the country follows the time zone */
+                                country_set: boolean;
                                 sending_paused: boolean;
                                 /** Format: date-time */
                                 created_at: string;
@@ -63,8 +67,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the account’s name, language or timezone
-         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
+         * Change the account’s name, language, timezone or country
+         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times; country (ISO 3166-1 alpha-2, null: the time zone’s): national phone numbers in imports and the contact form are read in it (400 key country_invalid for an unknown code).
          */
         patch: {
             parameters: {
@@ -82,6 +86,8 @@ export interface paths {
                         language?: string;
                         /** @description IANA timezone such as Europe/Berlin */
                         timezone?: string;
+                        /** @description ISO 3166-1 alpha-2 country national phone numbers are read in (imports, the contact form), such as DE; null: the time zone’s */
+                        country?: string | null;
                     };
                 };
             };
@@ -101,6 +107,10 @@ export interface paths {
                                 plan: string;
                                 language: string;
                                 timezone: string;
+                                /** @description the country national phone numbers are read in: the one set, else the time zone’s (null: none) */
+                                country: string | null;
+                                /** @description false: the country follows the time zone */
+                                country_set: boolean;
                                 sending_paused: boolean;
                                 /** Format: date-time */
                                 created_at: string;
@@ -1070,6 +1080,7 @@ export interface paths {
                     delimiter?: string;
                     map?: string;
                     create_fields?: boolean;
+                    country?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1108,6 +1119,10 @@ export interface paths {
                             }[];
                             /** @description whether some column fills email or phone (else the import is refused) */
                             has_address: boolean;
+                            /** @description the country national phone numbers are read in (the query’s, else the account’s; null: none) */
+                            country: string | null;
+                            /** @description per line of rows, the phone number as it will be stored (E.164; empty: no phone; null: refused, the line is rejected) */
+                            phones: (string | null)[];
                         };
                     };
                 };
@@ -1148,6 +1163,7 @@ export interface paths {
                     delimiter?: string;
                     map?: string;
                     create_fields?: boolean;
+                    country?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1196,6 +1212,8 @@ export interface paths {
                                 }[];
                                 /** @description the keys of the text fields create_fields made */
                                 created_fields: string[];
+                                /** @description the country national phone numbers were read in (ISO 3166-1 alpha-2; null: international only) */
+                                country: string | null;
                                 seconds: number;
                                 rows_per_second: number;
                             };
