@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { accountCountry } from '../../platform/auth/countries.ts'
-import { AppError, notFound } from '../../platform/http/errors.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   ConsentChange,
@@ -37,6 +37,23 @@ import { findContact } from './contacts.repository.ts'
 import { normalizePhone } from './contacts.rules.ts'
 import type { ContactsService } from './contacts.service.ts'
 
+const ContactFormBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 120 })),
+    email: Type.Optional(Type.String({ maxLength: 254 })),
+    phone: Type.Optional(
+      Type.String({ maxLength: 40, description: 'national (in the account’s country) or international format' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+const ContactFormResult = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  email: Type.Union([Type.String(), Type.Null()]),
+  phone: Type.Union([Type.String(), Type.Null()], { description: 'as stored (E.164)' }),
+})
+
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
  * progress lines and the report. The rules are those of `herold import contacts` (contacts.import.ts).
@@ -46,6 +63,44 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
     await app.register(contactBulkRoutes(deps, service))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
+
+    app.post(
+      '/contacts',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          summary: 'The web app’s contact form: a new contact, its phone number national or international',
+          description:
+            'Needs contacts:write. As POST /v1/contacts (without upsert), but a phone number without +/00 is read as a ' +
+            'national one of the account’s country (Europe/Berlin: DE, 0151 12345678 is stored as +4915112345678). ' +
+            '400 (field phone) for a number that cannot be valid there; 409 contact_exists for a known address.',
+          body: ContactFormBody,
+          tags: ['app'],
+          response: { 201: Type.Object({ contact: ContactFormResult }) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as Static<typeof ContactFormBody>
+        let phone = body.phone
+        if (phone !== undefined && phone.trim() !== '') {
+          const country = accountCountry(await getAccount(deps.database.orm, request.tenant.accountId))
+          const stored = normalizePhone(phone, country)
+          if (stored === null) {
+            throw badRequest(
+              country
+                ? `phone must be a valid number of ${country} or in international format, such as +49 151 23456789`
+                : 'phone must be a valid phone number in international format, such as +49 151 23456789',
+              'bad_request',
+              { field: 'phone' },
+            )
+          }
+          phone = stored
+        }
+        const result = await service.create(request.tenant, { ...body, phone }, { upsert: false })
+        const { id, name, email, phone: saved } = result.contact
+        return reply.code(201).send({ contact: { id, name, email, phone: saved } })
+      },
+    )
 
     app.get(
       '/contacts/:id/consent-history',

@@ -41,6 +41,24 @@ const countContacts = async (accountId: string) => {
   return result[0].n
 }
 
+describe('POST /app/contacts (the web app’s contact form)', () => {
+  test('a national number is read in the account’s country and stored in E.164; /v1 stays international', async () => {
+    const { account, request } = await owner()
+    const created = await request('POST', '/app/contacts', { name: 'Anna', phone: '0151 12345678' })
+    assert.equal(created.statusCode, 201, created.body)
+    assert.equal(created.json().contact.phone, '+4915112345678')
+    const twice = await request('POST', '/app/contacts', { phone: '+49 151 12345678' })
+    assert.equal(twice.statusCode, 409)
+    const invalid = await request('POST', '/app/contacts', { phone: '0000 1234' })
+    assert.equal(invalid.statusCode, 400)
+    assert.equal(invalid.json().error.code, 'bad_request')
+    assert.match(invalid.json().error.message, /DE/)
+    assert.equal(await countContacts(account.accountId), 1)
+    const publicApi = await account.request({ method: 'POST', url: '/v1/contacts', payload: { phone: '0171 2345678' } })
+    assert.equal(publicApi.statusCode, 400, 'the public API takes international numbers only, as the spec says')
+  })
+})
+
 describe('POST /app/contacts/import/preview', () => {
   test('the country national numbers are read in, and each line’s number as it will be stored', async () => {
     const { request } = await owner()

@@ -992,6 +992,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The web app’s contact form: a new contact, its phone number national or international
+         * @description Needs contacts:write. As POST /v1/contacts (without upsert), but a phone number without +/00 is read as a national one of the account’s country (Europe/Berlin: DE, 0151 12345678 is stored as +4915112345678). 400 (field phone) for a number that cannot be valid there; 409 contact_exists for a known address.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        email?: string;
+                        /** @description national (in the account’s country) or international format */
+                        phone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string | null;
+                                email: string | null;
+                                /** @description as stored (E.164) */
+                                phone: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description an error: {"error": {"code", "key", "message"}} */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/contacts/{id}/consent-history": {
         parameters: {
             query?: never;
