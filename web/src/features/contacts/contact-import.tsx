@@ -246,9 +246,7 @@ export function ContactImport() {
                         ? preview.rows
                             .slice(0, 3)
                             .flatMap((row, j) =>
-                              (row[i] ?? '') === ''
-                                ? []
-                                : [`${row[i]} → ${preview.phones[j] || w.phoneRefused}`],
+                              (row[i] ?? '') === '' ? [] : [`${row[i]} → ${preview.phones[j] || w.phoneRefused}`],
                             )
                             .join(' · ')
                         : preview.rows

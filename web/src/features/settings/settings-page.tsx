@@ -7,13 +7,7 @@ import { PageError } from '../../ui/page-error.tsx'
 import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
 import { CustomFields } from './custom-fields.tsx'
-import {
-  accountQuery,
-  channelsQuery,
-  coexistenceQuery,
-  consentSettingsQuery,
-  followupTimingQuery,
-} from './queries.ts'
+import { accountQuery, channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the

@@ -31,7 +31,8 @@ export const words = {
     timezone: 'Zeitzone (z. B. Europe/Berlin)',
     countryTitle: 'Land',
     country: 'Land der Telefonnummern (ISO-Code, z. B. DE; leer: das der Zeitzone)',
-    countryNow: 'Nationale Nummern (0151 …) in Importen und im Kontaktformular werden als Nummern aus {country} gelesen.',
+    countryNow:
+      'Nationale Nummern (0151 …) in Importen und im Kontaktformular werden als Nummern aus {country} gelesen.',
     countryNone: 'Kein Land: Telefonnummern brauchen das internationale Format (+49 …).',
     stepTimes: '{count} Schritt(e) haben eine eigene Uhrzeit.',
     save: 'Speichern',
