@@ -192,3 +192,23 @@ export const fieldConditionWords = {
     op_less_than: 'less than',
   },
 }
+
+/** The new-contact form on the contacts page. */
+export const formWords = {
+  de: {
+    newContact: 'Kontakt anlegen',
+    name: 'Name',
+    email: 'E-Mail',
+    phone: 'Telefon (national, z. B. 0151 12345678, oder international)',
+    add: 'Anlegen',
+    created: 'Angelegt. Gespeicherte Nummer: {phone}',
+  },
+  en: {
+    newContact: 'Add a contact',
+    name: 'Name',
+    email: 'E-mail',
+    phone: 'Phone (national, such as 0151 12345678, or international)',
+    add: 'Add',
+    created: 'Added. Number stored: {phone}',
+  },
+}
