@@ -17,6 +17,7 @@ import {
   pauseSending,
   resumeSending,
   revokeApiKey,
+  setAccountCountry,
   setAccountPlan,
   setPlan,
   unblockAccount,
@@ -56,7 +57,7 @@ const arg = (positionals: string[], index: number, name: string): string => {
 }
 
 const accountLine = (a: Result) =>
-  `${a.id}  ${a.name}  plan=${a.plan}  status=${a.status}${a.sending_paused ? '  sending=paused' : ''}  ${a.language} ${a.timezone}`
+  `${a.id}  ${a.name}  plan=${a.plan}  status=${a.status}${a.sending_paused ? '  sending=paused' : ''}  ${a.language} ${a.timezone} country=${a.country ?? 'none'}${a.country_set ? '' : ' (from the time zone)'}`
 
 const accountChange = (
   summary: string,
@@ -114,7 +115,7 @@ export const dataCommands: Record<string, DataCommand> = {
     human: (r) => ((r.applied as string[]).length ? `applied: ${(r.applied as string[]).join(', ')}` : 'up to date'),
   },
   'accounts create': {
-    usage: '--name NAME [--plan NAME] [--language de] [--timezone Europe/Berlin]',
+    usage: '--name NAME [--plan NAME] [--language de] [--timezone Europe/Berlin] [--country DE]',
     example: 'herold accounts create --name "Bäckerei Schulz" --plan pro --timezone Europe/Berlin',
     summary: 'Create an account',
     options: {
@@ -122,6 +123,10 @@ export const dataCommands: Record<string, DataCommand> = {
       plan: { type: 'string', description: 'plan name (default: default)' },
       language: { type: 'string', description: 'language code (default: de)' },
       timezone: { type: 'string', description: 'IANA timezone (default: Europe/Berlin)' },
+      country: {
+        type: 'string',
+        description: 'ISO 3166-1 alpha-2 country of national phone numbers (default: the time zone’s, such as DE)',
+      },
     },
     async run(database, values) {
       const account = await createAccount(database.orm, {
@@ -129,6 +134,7 @@ export const dataCommands: Record<string, DataCommand> = {
         plan: optStr(values, 'plan'),
         language: optStr(values, 'language'),
         timezone: optStr(values, 'timezone'),
+        country: optStr(values, 'country'),
       })
       return { ...accountView(account) }
     },
@@ -168,6 +174,20 @@ export const dataCommands: Record<string, DataCommand> = {
     positionals: ['ID', 'PLAN'],
     async run(database, _values, positionals) {
       return accountView(await setAccountPlan(database.orm, arg(positionals, 0, 'ID'), arg(positionals, 1, 'PLAN')))
+    },
+    human: accountLine,
+  },
+  'accounts set-country': {
+    usage: 'ID COUNTRY|auto',
+    example: 'herold accounts set-country "$ACCOUNT_ID" DE',
+    summary:
+      'Set the country (ISO 3166-1 alpha-2) national phone numbers are read in; auto: the time zone’s (Europe/Berlin: DE)',
+    positionals: ['ID', 'COUNTRY'],
+    async run(database, _values, positionals) {
+      const country = arg(positionals, 1, 'COUNTRY')
+      return accountView(
+        await setAccountCountry(database.orm, arg(positionals, 0, 'ID'), country === 'auto' ? null : country),
+      )
     },
     human: accountLine,
   },
@@ -251,7 +271,7 @@ export const dataCommands: Record<string, DataCommand> = {
     human: planLine,
   },
   'import contacts': {
-    usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E] [--create-fields]',
+    usage: '--account ID FILE.csv [--map C=F,…] [--delimiter D] [--encoding E] [--create-fields] [--country CC]',
     example: 'herold import contacts --account "$ACCOUNT_ID" kunden.csv --map Mobil=phone,Rufname=first_name',
     summary:
       'Import contacts from a CSV file, upserting by email or phone (encoding, delimiter and the header names of Excel, Mailchimp, Brevo, HubSpot, Shopify detected)',
@@ -272,6 +292,11 @@ export const dataCommands: Record<string, DataCommand> = {
         type: 'string',
         description: 'the encoding instead of detecting it: utf-8, utf-16le, utf-16be or cp1252',
       },
+      country: {
+        type: 'string',
+        description:
+          'the country national phone numbers of this file are in (ISO 3166-1 alpha-2; default: the account’s)',
+      },
     },
     prepare(_values, positionals) {
       const file = arg(positionals, 0, 'FILE.csv')
@@ -289,6 +314,7 @@ export const dataCommands: Record<string, DataCommand> = {
             delimiter: values.delimiter as string | undefined,
             encoding: values.encoding as string | undefined,
             createFields: values['create-fields'] === true,
+            country: values.country as string | undefined,
           },
           ...importConcurrency(database.kind),
           onProgress: io?.progress

@@ -39,9 +39,9 @@ export function accountAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>)
         config: { scope: 'settings:write' },
         schema: {
           operationId: 'updateAccount',
-          summary: 'Change the account’s name, language or timezone',
+          summary: 'Change the account’s name, language, timezone or country',
           description:
-            'Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.',
+            'Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times; country (ISO 3166-1 alpha-2, null: the time zone’s): national phone numbers in imports and the contact form are read in it (400 key country_invalid for an unknown code).',
           tags,
           body: AccountSettingsBody,
           response: { 200: Type.Object({ account: AccountSettings }) },

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { type Static, Type } from 'typebox'
 import { type Account, accountView, getAccount } from '../../platform/auth/accounts.service.ts'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
+import { isCountry } from '../../platform/auth/countries.ts'
 import { credentialsChangedHere } from '../../platform/auth/credential-cache.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -26,6 +27,12 @@ export const AccountSettingsBody = Type.Object(
     timezone: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone such as Europe/Berlin' }),
     ),
+    country: Type.Optional(
+      Type.Union([Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Za-z]{2}$' }), Type.Null()], {
+        description:
+          'ISO 3166-1 alpha-2 country national phone numbers are read in (imports, the contact form), such as DE; null: the time zone’s',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -37,6 +44,10 @@ export const AccountSettings = Type.Object(
     plan: Type.String(),
     language: Type.String(),
     timezone: Type.String(),
+    country: Type.Union([Type.String(), Type.Null()], {
+      description: 'the country national phone numbers are read in: the one set, else the time zone’s (null: none)',
+    }),
+    country_set: Type.Boolean({ description: 'false: the country follows the time zone' }),
     sending_paused: Type.Boolean(),
     created_at: Type.String({ format: 'date-time' }),
   },
@@ -63,8 +74,8 @@ export const Usage = Type.Object(
 )
 
 function settingsView(account: Account): Static<typeof AccountSettings> {
-  const { id, name, plan, language, timezone, sending_paused, created_at } = accountView(account)
-  return { id, name, plan, language, timezone, sending_paused, created_at }
+  const { id, name, plan, language, timezone, country, country_set, sending_paused, created_at } = accountView(account)
+  return { id, name, plan, language, timezone, country, country_set, sending_paused, created_at }
 }
 
 function isTimezone(name: string): boolean {
@@ -82,8 +93,13 @@ export async function accountSettings(db: Db, accountId: string) {
 
 /** Changes the given fields; every process sees the change at once (the credential cache is told). */
 export async function updateAccountSettings(db: Db, accountId: string, change: Static<typeof AccountSettingsBody>) {
+  const { country } = change
   if (change.name === undefined && change.language === undefined && change.timezone === undefined) {
-    throw badRequest('Give name, language or timezone')
+    if (country === undefined) throw badRequest('Give name, language, timezone or country')
+  }
+  const code = typeof country === 'string' ? country.toUpperCase() : country
+  if (typeof code === 'string' && !isCountry(code)) {
+    throw badRequest('country must be an ISO 3166-1 alpha-2 code such as DE', 'country_invalid', { field: 'country' })
   }
   const name = change.name?.trim()
   if (name === '') throw badRequest('name must not be blank', 'bad_request', { field: 'name' })
@@ -96,6 +112,7 @@ export async function updateAccountSettings(db: Db, accountId: string, change: S
       ...(name === undefined ? {} : { name }),
       ...(change.language === undefined ? {} : { language: change.language }),
       ...(change.timezone === undefined ? {} : { timezone: change.timezone }),
+      ...(code === undefined ? {} : { country: code }),
     })
     .where(eq(accounts.id, accountId))
     .returning()

@@ -30,6 +30,9 @@ export const ImportReportSchema = Type.Object({
     description: 'the columns that fill a custom field (header name and key)',
   }),
   created_fields: Type.Array(Type.String(), { description: 'the keys of the text fields create_fields made' }),
+  country: Type.Union([Type.String(), Type.Null()], {
+    description: 'the country national phone numbers were read in (ISO 3166-1 alpha-2; null: international only)',
+  }),
   seconds: Type.Number(),
   rows_per_second: Type.Number(),
 })
@@ -49,6 +52,13 @@ export const ImportQuery = Type.Object({
     Type.Boolean({
       description:
         'every column that fills nothing else becomes a new text field (key from the header) before the import',
+    }),
+  ),
+  country: Type.Optional(
+    Type.String({
+      minLength: 2,
+      maxLength: 2,
+      description: 'the country national phone numbers are read in (ISO 3166-1 alpha-2); default: the account’s',
     }),
   ),
 })
@@ -77,6 +87,13 @@ export const ImportPreview = Type.Object(
       description: "the account's custom fields, the targets a column may take beside the contact's own",
     }),
     has_address: Type.Boolean({ description: 'whether some column fills email or phone (else the import is refused)' }),
+    country: Type.Union([Type.String(), Type.Null()], {
+      description: 'the country national phone numbers are read in (the query’s, else the account’s; null: none)',
+    }),
+    phones: Type.Array(Type.Union([Type.String(), Type.Null()]), {
+      description:
+        'per line of rows, the phone number as it will be stored (E.164; empty: no phone; null: refused, the line is rejected)',
+    }),
   },
   { description: 'What an import of the file would do with its columns; nothing is written.' },
 )

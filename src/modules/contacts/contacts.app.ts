@@ -6,7 +6,9 @@ import { PassThrough, type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { AppError, notFound } from '../../platform/http/errors.ts'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { accountCountry } from '../../platform/auth/countries.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   ConsentChange,
@@ -32,7 +34,25 @@ import {
   readImportFormat,
 } from './contacts.import.ts'
 import { findContact } from './contacts.repository.ts'
+import { normalizePhone } from './contacts.rules.ts'
 import type { ContactsService } from './contacts.service.ts'
+
+const ContactFormBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 120 })),
+    email: Type.Optional(Type.String({ maxLength: 254 })),
+    phone: Type.Optional(
+      Type.String({ maxLength: 40, description: 'national (in the account’s country) or international format' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+const ContactFormResult = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  email: Type.Union([Type.String(), Type.Null()]),
+  phone: Type.Union([Type.String(), Type.Null()], { description: 'as stored (E.164)' }),
+})
 
 /**
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
@@ -43,6 +63,45 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
     await app.register(contactBulkRoutes(deps, service))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
+
+    app.post(
+      '/contacts',
+      {
+        config: { scope: 'contacts:write' },
+        schema: {
+          operationId: 'createContactFromForm',
+          summary: 'The web app’s contact form: a new contact, its phone number national or international',
+          description:
+            'Needs contacts:write. As POST /v1/contacts (without upsert), but a phone number without +/00 is read as a ' +
+            'national one of the account’s country (Europe/Berlin: DE, 0151 12345678 is stored as +4915112345678). ' +
+            '400 (field phone) for a number that cannot be valid there; 409 contact_exists for a known address.',
+          body: ContactFormBody,
+          tags: ['app'],
+          response: { 201: Type.Object({ contact: ContactFormResult }) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as Static<typeof ContactFormBody>
+        let phone = body.phone
+        if (phone !== undefined && phone.trim() !== '') {
+          const country = accountCountry(await getAccount(deps.database.orm, request.tenant.accountId))
+          const stored = normalizePhone(phone, country)
+          if (stored === null) {
+            throw badRequest(
+              country
+                ? `phone must be a valid number of ${country} or in international format, such as +49 151 23456789`
+                : 'phone must be a valid phone number in international format, such as +49 151 23456789',
+              'bad_request',
+              { field: 'phone' },
+            )
+          }
+          phone = stored
+        }
+        const result = await service.create(request.tenant, { ...body, phone }, { upsert: false })
+        const { id, name, email, phone: saved } = result.contact
+        return reply.code(201).send({ contact: { id, name, email, phone: saved } })
+      },
+    )
 
     app.get(
       '/contacts/:id/consent-history',
@@ -124,6 +183,10 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           const definitions = await fieldDefinitionsOf(deps.database.orm, request.tenant.accountId)
           const { plan, toCreate } = planColumns(definitions, header, format)
           const created = new Set(toCreate.map((f) => f.key))
+          const account = await getAccount(deps.database.orm, request.tenant.accountId)
+          const country = format.country ?? accountCountry(account)
+          const phoneColumn = plan.columns.indexOf('phone')
+          const shown = rest.slice(0, PREVIEW_ROWS)
           return {
             encoding: reader.encoding,
             delimiter: reader.delimiter,
@@ -131,9 +194,14 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
               const target = plan.columns[i] ?? plan.fields[i] ?? null
               return { header: name, target, new_field: target !== null && created.has(target) }
             }),
-            rows: rest.slice(0, PREVIEW_ROWS),
+            rows: shown,
             fields: [...definitions.map((d) => ({ key: d.key, label: d.label })), ...toCreate],
             has_address: plan.columns.some((c) => c === 'email' || c === 'phone'),
+            country,
+            phones: shown.map((row) => {
+              const cell = phoneColumn < 0 ? '' : (row[phoneColumn] ?? '').trim()
+              return cell === '' ? '' : normalizePhone(cell, country)
+            }),
           }
         } catch (error) {
           if (error instanceof ImportError || error instanceof CsvError) throw invalid(error.message)

@@ -77,6 +77,7 @@ export function readLine(
   columns: ColumnIndexes,
   fieldColumns: FieldColumn[],
   note: (line: number, text: string) => void,
+  country: string | null = null,
 ): Line | string {
   const line = record.line
   const values = valuesOf(record.fields, columns)
@@ -85,8 +86,12 @@ export function readLine(
   const rawPhone = values.phone
   if (name.length > 120) return 'name is longer than 120 characters'
   if (email !== '' && (email.length > 254 || !EMAIL_FORMAT.test(email))) return `invalid email "${email}"`
-  const phone = rawPhone === '' ? '' : normalizePhone(rawPhone)
-  if (phone === null) return `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
+  const phone = rawPhone === '' ? '' : normalizePhone(rawPhone, country)
+  if (phone === null) {
+    return country
+      ? `invalid phone "${rawPhone}" (not a valid number, national ones read in ${country})`
+      : `invalid phone "${rawPhone}" (international format needed, such as +49 151 23456789)`
+  }
   if (email === '' && phone === '') return 'no email and no phone'
   const fields = fieldValuesOf(record.fields, fieldColumns)
   if (typeof fields === 'string') return fields
@@ -114,6 +119,8 @@ export interface ReadBatch {
 export interface LinePlan {
   columns: ColumnIndexes
   fieldColumns: FieldColumn[]
+  /** the country national phone numbers are read in (ISO 3166-1 alpha-2), null: international ones only */
+  country: string | null
 }
 
 /** An opened import file: its header (undefined when the file has no line), then its lines in batches. */
@@ -157,14 +164,14 @@ export async function openLineReader(file: string, format: CsvOptions, batchSize
   return {
     header: first.done ? undefined : first.value.fields,
     close,
-    async *batches({ columns, fieldColumns }) {
+    async *batches({ columns, fieldColumns, country }) {
       let batch: ReadBatch = { lines: [], rejected: [], notes: [], rows: 0, bytes: 0 }
       const note = (line: number, text: string) => batch.notes.push({ line, note: text })
       try {
         for (let next = await records.next(); !next.done; next = await records.next()) {
           const record = next.value
           batch.rows++
-          const line = readLine(record, columns, fieldColumns, note)
+          const line = readLine(record, columns, fieldColumns, note, country)
           if (typeof line === 'string') batch.rejected.push({ line: record.line, reason: line })
           else batch.lines.push(line)
           if (batch.lines.length >= batchSize) {

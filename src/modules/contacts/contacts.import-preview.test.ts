@@ -41,7 +41,56 @@ const countContacts = async (accountId: string) => {
   return result[0].n
 }
 
+describe('POST /app/contacts (the web app’s contact form)', () => {
+  test('a national number is read in the account’s country and stored in E.164; /v1 stays international', async () => {
+    const { account, request } = await owner()
+    const created = await request('POST', '/app/contacts', { name: 'Anna', phone: '0151 12345678' })
+    assert.equal(created.statusCode, 201, created.body)
+    assert.equal(created.json().contact.phone, '+4915112345678')
+    const twice = await request('POST', '/app/contacts', { phone: '+49 151 12345678' })
+    assert.equal(twice.statusCode, 409)
+    const invalid = await request('POST', '/app/contacts', { phone: '0000 1234' })
+    assert.equal(invalid.statusCode, 400)
+    assert.equal(invalid.json().error.code, 'bad_request')
+    assert.match(invalid.json().error.message, /DE/)
+    assert.equal(await countContacts(account.accountId), 1)
+    const publicApi = await account.request({ method: 'POST', url: '/v1/contacts', payload: { phone: '0171 2345678' } })
+    assert.equal(publicApi.statusCode, 400, 'the public API takes international numbers only, as the spec says')
+  })
+})
+
 describe('POST /app/contacts/import/preview', () => {
+  test('the country national numbers are read in, and each line’s number as it will be stored', async () => {
+    const { request } = await owner()
+    const file =
+      'E-Mail;Telefon\r\na@example.de;0151 12345678\r\nb@example.de;+43 664 1234567\r\nc@example.de;\r\nd@example.de;0000 1234\r\n'
+    const inGermany = (await request('POST', '/app/contacts/import/preview', file, true)).json()
+    assert.equal(inGermany.country, 'DE', 'the account’s time zone is Europe/Berlin')
+    assert.deepEqual(inGermany.phones, ['+4915112345678', '+436641234567', '', null])
+    const inAustria = await request('POST', '/app/contacts/import/preview?country=AT', file, true)
+    assert.equal(inAustria.statusCode, 200, inAustria.body)
+    assert.equal(inAustria.json().country, 'AT')
+    assert.deepEqual(inAustria.json().phones, ['+4315112345678', '+436641234567', '', null])
+    const unknown = await request('POST', '/app/contacts/import/preview?country=XY', file, true)
+    assert.equal(unknown.statusCode, 400)
+    assert.equal(unknown.json().error.key, 'csv_invalid')
+
+    // the account's settings: the country set under /app, null follows the time zone again
+    const got = (await request('GET', '/app/account')).json().account
+    assert.deepEqual([got.country, got.country_set], ['DE', false])
+    const set = await request('PATCH', '/app/account', { country: 'at' })
+    assert.equal(set.statusCode, 200, set.body)
+    assert.deepEqual([set.json().account.country, set.json().account.country_set], ['AT', true])
+    assert.equal((await request('POST', '/app/contacts/import/preview', file, true)).json().country, 'AT')
+    for (const country of ['XY', 'DEU', 1]) {
+      const refused = await request('PATCH', '/app/account', { country })
+      assert.equal(refused.statusCode, 400, String(country))
+      assert.equal(refused.json().error.code, 'bad_request')
+    }
+    const auto = await request('PATCH', '/app/account', { country: null })
+    assert.deepEqual([auto.json().account.country, auto.json().account.country_set], ['DE', false])
+  })
+
   test('a German Excel file: columns, their targets and the first lines, nothing written', async () => {
     const { account, request } = await owner()
     const created = await request('POST', '/app/contact-fields', {

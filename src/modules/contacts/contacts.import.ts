@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { accountCountry, isCountry } from '../../platform/auth/countries.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { analyzeTables } from '../../platform/db/maintenance.ts'
@@ -87,6 +88,8 @@ export interface ImportReport {
   field_columns: Array<{ column: string; field: string }>
   /** the text fields --create-fields made before the import (their keys) */
   created_fields: string[]
+  /** the country national phone numbers were read in (the file's --country, else the account's); null: none */
+  country: string | null
   seconds: number
   rows_per_second: number
 }
@@ -115,14 +118,21 @@ export interface ImportFormat {
   delimiter?: string
   map?: string
   createFields?: boolean
+  /** the country national phone numbers are read in (ISO 3166-1 alpha-2); default: the account's */
+  country?: string
 }
 
 /** The reader's options from the import's; an unknown value is an ImportError naming it. */
 export function readImportFormat(
   format: ImportFormat,
-): CsvOptions & { map?: Map<string, string>; createFields: boolean } {
+): CsvOptions & { map?: Map<string, string>; createFields: boolean; country?: string } {
+  const country = format.country?.trim().toUpperCase()
+  if (country !== undefined && !isCountry(country)) {
+    throw new ImportError(`country must be an ISO 3166-1 alpha-2 code such as DE, got "${format.country}"`)
+  }
   try {
     return {
+      country,
       encoding: format.encoding === undefined ? undefined : parseEncoding(format.encoding),
       delimiter: format.delimiter === undefined ? undefined : parseDelimiter(format.delimiter),
       map: format.map === undefined ? undefined : parseColumnMap(format.map),
@@ -176,6 +186,7 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
     ignored_columns: [],
     field_columns: [],
     created_fields: [],
+    country: format.country ?? accountCountry(account),
     seconds: 0,
     rows_per_second: 0,
   }
@@ -240,7 +251,7 @@ async function importFile(db: Db, clock: Clock, input: Parameters<typeof importC
       report.field_columns = fieldColumns.map((c) => ({ column: header[c.index], field: c.definition.key }))
       context.fieldDefinitions = fieldColumns.map((c) => c.definition)
       report.ignored_columns = plan.ignored
-      for await (const read of reader.batches({ columns, fieldColumns })) {
+      for await (const read of reader.batches({ columns, fieldColumns, country: report.country })) {
         report.rows += read.rows
         bytes = read.bytes
         for (const { line, reason } of read.rejected) reject(line, reason)

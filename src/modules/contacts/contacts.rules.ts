@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js'
+import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js'
 
 // The contact rules that need no database: pure, and property-tested in contacts.rules.test.ts.
 
@@ -10,13 +10,19 @@ export const MAX_TAG_LENGTH = 40
 export const TAG_COUNT_SAMPLE = 1000
 
 /**
- * A phone number in international format to E.164, or null when it is not a valid number. Spaces, hyphens,
- * dots, slashes and parentheses are ignored; a leading 00 is read as +.
+ * A phone number to E.164, or null when it is not a valid number. Spaces, hyphens, dots, slashes and parentheses are
+ * ignored; a leading 00 is read as +. Without a leading + or 00 the number is read as a national one of `country`
+ * (ISO 3166-1 alpha-2, such as DE: 0151 12345678 is +4915112345678); without a country it must be international.
+ * Parsed once.
  */
-export function normalizePhone(input: string): string | null {
+export function normalizePhone(input: string, country?: string | null): string | null {
   const compact = input.trim().replace(/[\s\-./()]/g, '')
-  if (!/^(\+|00)\d{4,17}$/.test(compact)) return null
-  const parsed = parsePhoneNumberFromString(compact.replace(/^00/, '+'))
+  if (/^(\+|00)\d{4,17}$/.test(compact)) {
+    const parsed = parsePhoneNumberFromString(compact.replace(/^00/, '+'))
+    return parsed?.isValid() ? parsed.number : null
+  }
+  if (!country || !/^\d{4,17}$/.test(compact) || !isSupportedCountry(country)) return null
+  const parsed = parsePhoneNumberFromString(compact, country)
   return parsed?.isValid() ? parsed.number : null
 }
 

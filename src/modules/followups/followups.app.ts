@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { checkTemplate } from '../templates/index.ts'
+import { stepTextIssues } from './followups.rules.ts'
 import {
   CheckBody,
   CheckResponse,
@@ -76,16 +76,7 @@ export function followupAppRoutes(service: FollowupsService) {
         },
       },
       async (request) => {
-        const issues = checkTemplate({
-          name: 'followup step',
-          content: request.body.text,
-          channel: 'chat',
-          subject: null,
-          purpose: 'marketing',
-          language: request.tenant.account.language,
-          buttons: [],
-          headerMedia: null,
-        })
+        const issues = stepTextIssues(request.body.text, request.tenant.account.language)
         return { issues }
       },
     )

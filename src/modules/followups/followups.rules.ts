@@ -1,4 +1,5 @@
 import { badRequest } from '../../platform/http/errors.ts'
+import { checkTemplate, type TemplateIssue } from '../templates/index.ts'
 import type { DelayUnit } from './followups.tables.ts'
 import { SEND_TIME } from './followups.timing.ts'
 
@@ -35,4 +36,32 @@ export function checkStep(step: Partial<StepInput>, field: string) {
     }
   }
   checkSendTime(step.send_time, `${field}.send_time`)
+}
+
+/**
+ * The template check of a step's text as a chat marketing template (the check its template's submission runs, less
+ * the provider's name clash): every issue, empty when it can go out. Never throws.
+ */
+export function stepTextIssues(text: string, language: string): TemplateIssue[] {
+  return checkTemplate({
+    name: 'followup step',
+    content: text,
+    channel: 'chat',
+    subject: null,
+    purpose: 'marketing',
+    language,
+    buttons: [],
+    headerMedia: null,
+  })
+}
+
+/** The 400 `followup_template_invalid` for a step text the template check refuses, before anything is stored. */
+export function requireStepText(text: string, language: string, position: number) {
+  const issues = stepTextIssues(text, language)
+  if (issues.length === 0) return
+  throw badRequest(
+    `Step ${position} cannot go out as a WhatsApp template: ${issues.map((i) => i.message).join('; ')}`,
+    'followup_template_invalid',
+    { issues, position, template_key: 'template_not_submittable' },
+  )
 }

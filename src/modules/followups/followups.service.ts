@@ -15,7 +15,7 @@ import {
 } from './followups.enrollment.ts'
 import * as repo from './followups.repository.ts'
 import { type SequenceRow, UUID } from './followups.repository.ts'
-import { checkSendTime, checkStep, checkSteps, LIMITS, type StepInput } from './followups.rules.ts'
+import { checkSendTime, checkStep, checkSteps, LIMITS, requireStepText, type StepInput } from './followups.rules.ts'
 import { followupRunner } from './followups.runner.ts'
 import type { Timing } from './followups.schedule.ts'
 import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
@@ -231,6 +231,8 @@ export function followupsService(deps: FollowupsDeps) {
       }
       if (!Array.isArray(input.steps)) throw badRequest('steps must be an array')
       checkSteps(input.steps)
+      // every step's text checked before a template is made: a refused one stores nothing
+      for (const [i, step] of input.steps.entries()) requireStepText(step.text, tenant.account.language, i + 1)
       const id = randomUUID()
       const templates: string[] = []
       try {
@@ -270,6 +272,7 @@ export function followupsService(deps: FollowupsDeps) {
       const before = await repo.stepsOf(db, tenant.accountId, id)
       if (before.length >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
       const position = before.length + 1
+      requireStepText(input.text, tenant.account.language, position)
       const templateId = await stepTemplate(tenant, id, position, input.text)
       const now = clock.now()
       try {
@@ -366,9 +369,12 @@ export function followupsService(deps: FollowupsDeps) {
       const steps = UUID.test(stepId) ? await repo.stepsOf(db, tenant.accountId, id) : []
       const step = steps.find((s) => s.id === stepId)
       if (!step) throw notFound('follow-up step')
-      if (input.text !== undefined && input.text !== step.text && step.templateId) {
+      const textChanged = input.text !== undefined && input.text !== step.text
+      // the check the submission runs, before the template or the step is touched: a refused text stores nothing
+      if (textChanged) requireStepText(input.text as string, tenant.account.language, step.position)
+      if (textChanged && step.templateId) {
         try {
-          await deps.templates.update(tenant, step.templateId, { content: input.text })
+          await deps.templates.update(tenant, step.templateId, { content: input.text as string })
         } catch (error) {
           if (error instanceof AppError && error.status === 400) {
             throw badRequest(
@@ -385,7 +391,7 @@ export function followupsService(deps: FollowupsDeps) {
         try {
           await submitQuietly(tenant, step.templateId)
         } catch (error) {
-          // the text is saved; the check's problems are shown by the template and it waits unapproved
+          // the text passed the check above; a 400 left (the provider's name taken) is shown by the template
           if (!(error instanceof AppError && error.status === 400)) throw error
         }
       }

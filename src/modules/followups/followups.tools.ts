@@ -4,7 +4,7 @@ import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import { ContactId, paging, StatisticsRange, Uuid } from '../../platform/tools/common.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { restRule, toolsUsing } from '../../platform/tools/tool.ts'
-import { checkTemplate } from '../templates/index.ts'
+import { requireStepText, stepTextIssues } from './followups.rules.ts'
 import {
   CheckResponse,
   Delay as DelaySchema,
@@ -220,6 +220,10 @@ export const updateFollowupStep = defineTool({
     if (Object.keys(change).length === 0) throw new AppError(400, 'bad_request', 'Give text, delay or send_time')
     const followup = await ctx.services.followups.get(ctx.tenant, followup_id)
     const step = followup.steps.find((s) => s.id === step_id)
+    // a text the template check refuses is the 400 before a token is issued, as the change itself answers
+    if (step && change.text !== undefined && change.text !== step.text) {
+      requireStepText(change.text, ctx.tenant.account.language, step.position)
+    }
     return {
       action:
         change.text !== undefined
@@ -464,16 +468,7 @@ export const checkFollowupStepText = defineTool({
   kind: 'read',
   input: Type.Object({ text: Type.String({ maxLength: 20000 }) }),
   async run(ctx, args) {
-    const issues = checkTemplate({
-      name: 'followup step',
-      content: args.text,
-      channel: 'chat',
-      subject: null,
-      purpose: 'marketing',
-      language: ctx.tenant.account.language,
-      buttons: [],
-      headerMedia: null,
-    })
+    const issues = stepTextIssues(args.text, ctx.tenant.account.language)
     return { issues }
   },
 })
@@ -508,16 +503,7 @@ export const addFollowupStep = defineTool({
       followup: { id: followup.id, name: followup.name, status: followup.status, steps: followup.steps.length },
       step,
       templates_submitted: 1,
-      issues: checkTemplate({
-        name: 'followup step',
-        content: args.text,
-        channel: 'chat',
-        subject: null,
-        purpose: 'marketing',
-        language: ctx.tenant.account.language,
-        buttons: [],
-        headerMedia: null,
-      }),
+      issues: stepTextIssues(args.text, ctx.tenant.account.language),
     }
   },
   async run(ctx, args) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, asc, desc, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../db/client.ts'
 import { accounts, apiKeys, oauthAccessTokens, plans } from './auth.tables.ts'
+import { accountCountry, isCountry } from './countries.ts'
 import { credentialsChangedHere } from './credential-cache.ts'
 import { generateApiKey, generateOAuthToken } from './credentials.ts'
 import type { Scope } from './scopes.ts'
@@ -19,6 +20,10 @@ export type AccountView = {
   sending_paused: boolean
   language: string
   timezone: string
+  /** the country national phone numbers are read in: the one set, else the time zone's (null: none) */
+  country: string | null
+  /** whether the country is set (false: it follows the time zone) */
+  country_set: boolean
   created_at: string
 }
 
@@ -31,6 +36,8 @@ export function accountView(a: Account): AccountView {
     sending_paused: a.sendingPaused,
     language: a.language,
     timezone: a.timezone,
+    country: accountCountry(a),
+    country_set: a.country !== null,
     created_at: a.createdAt.toISOString(),
   }
 }
@@ -41,6 +48,13 @@ function assertTimezone(timezone: string): void {
   } catch {
     throw new AdminError(`unknown IANA timezone "${timezone}"`)
   }
+}
+
+/** An ISO 3166-1 alpha-2 code (any case) upper-cased; AdminError otherwise. */
+export function assertCountry(country: string): string {
+  const code = country.trim().toUpperCase()
+  if (!isCountry(code)) throw new AdminError(`country must be an ISO 3166-1 alpha-2 code such as DE, got "${country}"`)
+  return code
 }
 
 function assertLanguage(language: string): void {
@@ -56,7 +70,7 @@ async function requirePlan(db: Db, name: string): Promise<void> {
 
 export async function createAccount(
   db: Db,
-  input: { name: string; plan?: string; language?: string; timezone?: string },
+  input: { name: string; plan?: string; language?: string; timezone?: string; country?: string },
 ): Promise<Account> {
   const name = input.name.trim()
   if (name.length === 0 || name.length > 200) throw new AdminError('name must be 1 to 200 characters')
@@ -64,9 +78,10 @@ export async function createAccount(
   await requirePlan(db, plan)
   if (input.language) assertLanguage(input.language)
   if (input.timezone) assertTimezone(input.timezone)
+  const country = input.country ? assertCountry(input.country) : null
   const [account] = await db
     .insert(accounts)
-    .values({ id: randomUUID(), name, plan, language: input.language, timezone: input.timezone })
+    .values({ id: randomUUID(), name, plan, language: input.language, timezone: input.timezone, country })
     .returning()
   return account
 }
@@ -97,6 +112,11 @@ export const resumeSending = (db: Db, id: string) => updateAccount(db, id, { sen
 export async function setAccountPlan(db: Db, id: string, plan: string): Promise<Account> {
   await requirePlan(db, plan)
   return updateAccount(db, id, { plan })
+}
+
+/** Sets the account's country (ISO 3166-1 alpha-2), or with null lets it follow the time zone again. */
+export async function setAccountCountry(db: Db, id: string, country: string | null): Promise<Account> {
+  return updateAccount(db, id, { country: country === null ? null : assertCountry(country) })
 }
 
 export async function setPlan(

@@ -37,6 +37,8 @@ export const accounts = pgTable(
     sendingPaused: boolean('sending_paused').notNull().default(false),
     language: text('language').notNull().default('de'),
     timezone: text('timezone').notNull().default('Europe/Berlin'),
+    /** ISO 3166-1 alpha-2, for national phone numbers; null: the time zone's country (countries.ts) */
+    country: text('country'),
     createdAt: createdAt(),
   },
   (t) => [index('accounts_created_idx').on(t.createdAt.desc(), t.id.desc())],

@@ -22,8 +22,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the account’s name, language or timezone
-         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times.
+         * Change the account’s name, language, timezone or country
+         * @description Needs settings:write. Only given fields change. language: the default of new contacts and templates; timezone (IANA): the month of the message quota, follow-up and calendar times; country (ISO 3166-1 alpha-2, null: the time zone’s): national phone numbers in imports and the contact form are read in it (400 key country_invalid for an unknown code).
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -266,6 +266,26 @@ export interface paths {
          * @description Needs contacts:write. Each contact keeps the tag’s origin; one that has both names keeps one. System tags 400.
          */
         post: operations["renameTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The web app’s contact form: a new contact, its phone number national or international
+         * @description Needs contacts:write. As POST /v1/contacts (without upsert), but a phone number without +/00 is read as a national one of the account’s country (Europe/Berlin: DE, 0151 12345678 is stored as +4915112345678). 400 (field phone) for a number that cannot be valid there; 409 contact_exists for a known address.
+         */
+        post: operations["createContactFromForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1248,6 +1268,10 @@ export interface operations {
                             plan: string;
                             language: string;
                             timezone: string;
+                            /** @description the country national phone numbers are read in: the one set, else the time zone’s (null: none) */
+                            country: string | null;
+                            /** @description false: the country follows the time zone */
+                            country_set: boolean;
                             sending_paused: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -1282,6 +1306,8 @@ export interface operations {
                     language?: string;
                     /** @description IANA timezone such as Europe/Berlin */
                     timezone?: string;
+                    /** @description ISO 3166-1 alpha-2 country national phone numbers are read in (imports, the contact form), such as DE; null: the time zone’s */
+                    country?: string | null;
                 };
             };
         };
@@ -1301,6 +1327,10 @@ export interface operations {
                             plan: string;
                             language: string;
                             timezone: string;
+                            /** @description the country national phone numbers are read in: the one set, else the time zone’s (null: none) */
+                            country: string | null;
+                            /** @description false: the country follows the time zone */
+                            country_set: boolean;
                             sending_paused: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -1949,6 +1979,53 @@ export interface operations {
             };
         };
     };
+    createContactFromForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    email?: string;
+                    /** @description national (in the account’s country) or international format */
+                    phone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contact: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string | null;
+                            email: string | null;
+                            /** @description as stored (E.164) */
+                            phone: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listContactConsentHistory: {
         parameters: {
             query?: never;
@@ -2005,6 +2082,7 @@ export interface operations {
                 delimiter?: string;
                 map?: string;
                 create_fields?: boolean;
+                country?: string;
             };
             header?: never;
             path?: never;
@@ -2043,6 +2121,10 @@ export interface operations {
                         }[];
                         /** @description whether some column fills email or phone (else the import is refused) */
                         has_address: boolean;
+                        /** @description the country national phone numbers are read in (the query’s, else the account’s; null: none) */
+                        country: string | null;
+                        /** @description per line of rows, the phone number as it will be stored (E.164; empty: no phone; null: refused, the line is rejected) */
+                        phones: (string | null)[];
                     };
                 };
             };
@@ -2064,6 +2146,7 @@ export interface operations {
                 delimiter?: string;
                 map?: string;
                 create_fields?: boolean;
+                country?: string;
             };
             header?: never;
             path?: never;
@@ -2112,6 +2195,8 @@ export interface operations {
                             }[];
                             /** @description the keys of the text fields create_fields made */
                             created_fields: string[];
+                            /** @description the country national phone numbers were read in (ISO 3166-1 alpha-2; null: international only) */
+                            country: string | null;
                             seconds: number;
                             rows_per_second: number;
                         };

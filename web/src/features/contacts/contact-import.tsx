@@ -42,6 +42,9 @@ interface Preview {
   rows: string[][]
   fields: Array<{ key: string; label: string }>
   has_address: boolean
+  /** the country national numbers are read in, and each shown line's number as it will be stored */
+  country: string | null
+  phones: Array<string | null>
 }
 
 /** The member's changes as the import's `map` (header=target, `-` leaves a column out). */
@@ -191,6 +194,9 @@ export function ContactImport() {
               delimiter: preview.delimiter === '\t' ? 'Tab' : preview.delimiter,
             })}
           </p>
+          <p className="muted" data-testid="import-country">
+            {preview.country ? fill(w.country, { country: preview.country }) : w.noCountry}
+          </p>
           <label className="check">
             <input type="checkbox" checked={createFields} onChange={(ev) => setCreateFields(ev.target.checked)} />{' '}
             {w.createFields}
@@ -236,11 +242,18 @@ export function ContactImport() {
                       </select>
                     </td>
                     <td>
-                      {preview.rows
-                        .slice(0, 3)
-                        .map((row) => row[i] ?? '')
-                        .filter((v) => v !== '')
-                        .join(' · ')}
+                      {column.target === 'phone'
+                        ? preview.rows
+                            .slice(0, 3)
+                            .flatMap((row, j) =>
+                              (row[i] ?? '') === '' ? [] : [`${row[i]} → ${preview.phones[j] || w.phoneRefused}`],
+                            )
+                            .join(' · ')
+                        : preview.rows
+                            .slice(0, 3)
+                            .map((row) => row[i] ?? '')
+                            .filter((v) => v !== '')
+                            .join(' · ')}
                     </td>
                   </tr>
                 ))}

@@ -6,6 +6,7 @@ import { contactLabel, formatPhone } from '../../ui/contact.tsx'
 import { useDebounced } from '../../ui/hooks.ts'
 import { useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
+import { NewContactForm } from './contact-form.tsx'
 import { ContactImport } from './contact-import.tsx'
 import { type ConditionDraft, conditionsOf, FieldConditionsEditor, useConditionFields } from './field-conditions.tsx'
 import { consentHistoryQuery, contactQuery, contactsQuery } from './queries.ts'
@@ -27,6 +28,7 @@ export function ContactsPage() {
   return (
     <main>
       <h1>{w.contacts}</h1>
+      <NewContactForm />
       <ContactImport />
       <Field label={w.search}>
         <input

@@ -51,6 +51,9 @@ export const importWords = {
     preview: 'So wird die Datei gelesen',
     detected:
       'Erkannt: {encoding}, Trennzeichen „{delimiter}“. Ändern Sie, was eine Spalte füllt, bevor Sie importieren.',
+    country: 'Nationale Telefonnummern (ohne +49 oder 0049) werden als Nummern aus {country} gelesen.',
+    noCountry: 'Telefonnummern brauchen das internationale Format (+49 …): das Konto hat kein Land.',
+    phoneRefused: 'ungültig, die Zeile wird abgelehnt',
     column: 'Spalte',
     target: 'füllt',
     samples: 'Erste Zeilen',
@@ -82,6 +85,9 @@ export const importWords = {
     more: '… and {count} more',
     preview: 'How the file is read',
     detected: 'Detected: {encoding}, delimiter “{delimiter}”. Change what a column fills before you import.',
+    country: 'National phone numbers (without +49 or 0049) are read as numbers of {country}.',
+    noCountry: 'Phone numbers need the international format (+49 …): the account has no country.',
+    phoneRefused: 'invalid, the line is rejected',
     column: 'Column',
     target: 'fills',
     samples: 'First lines',
@@ -184,5 +190,25 @@ export const fieldConditionWords = {
     op_anniversary: 'anniversary (day and month) within the next … days',
     op_greater_than: 'greater than',
     op_less_than: 'less than',
+  },
+}
+
+/** The new-contact form on the contacts page. */
+export const formWords = {
+  de: {
+    newContact: 'Kontakt anlegen',
+    name: 'Name',
+    email: 'E-Mail',
+    phone: 'Telefon (national, z. B. 0151 12345678, oder international)',
+    add: 'Anlegen',
+    created: 'Angelegt. Gespeicherte Nummer: {phone}',
+  },
+  en: {
+    newContact: 'Add a contact',
+    name: 'Name',
+    email: 'E-mail',
+    phone: 'Phone (national, such as 0151 12345678, or international)',
+    add: 'Add',
+    created: 'Added. Number stored: {phone}',
   },
 }

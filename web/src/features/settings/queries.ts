@@ -1,4 +1,4 @@
-import { v1 } from '../../api/client.ts'
+import { app, v1 } from '../../api/client.ts'
 import { apiQuery } from '../../ui/query.ts'
 
 export const channelsQuery = apiQuery(['settings', 'channels'], () => v1.GET('/v1/settings/channels'))
@@ -10,3 +10,5 @@ export const consentSettingsQuery = apiQuery(['settings', 'consent'], () => v1.G
 export const followupTimingQuery = apiQuery(['settings', 'followup-timing'], () =>
   v1.GET('/v1/settings/followup-timing'),
 )
+
+export const accountQuery = apiQuery(['settings', 'account'], () => app.GET('/app/account'))

@@ -1,13 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
-import { call, v1 } from '../../api/client.ts'
+import { app, call, v1 } from '../../api/client.ts'
 import { Field, handleSubmit, TextField } from '../../ui/components.tsx'
 import { fill, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
 import { CustomFields } from './custom-fields.tsx'
-import { channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
+import { accountQuery, channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
@@ -29,6 +29,7 @@ export function SettingsPage({ session }: { session: SessionShape }) {
       <Channels canWrite={canWrite} />
       <Consent canWrite={canWrite} />
       <FollowupTiming canWrite={canWrite} />
+      <Country canWrite={canWrite} />
       <CustomFields canWrite={canWrite} />
     </main>
   )
@@ -232,6 +233,54 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
         onChange={setTimezone}
       />
       {data.steps.length > 0 && <p>{fill(w.stepTimes, { count: String(data.steps.length) })}</p>}
+    </SaveForm>
+  )
+}
+
+/** The account's country: national phone numbers in imports and the contact form are read in it. */
+function Country({ canWrite }: { canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const account = useQuery(accountQuery)
+  return (
+    <section aria-labelledby="country-title">
+      <h2 id="country-title">{w.countryTitle}</h2>
+      <PageError error={account.error} words={e} />
+      {account.data && (
+        <CountryForm key={JSON.stringify(account.data.account)} data={account.data.account} canWrite={canWrite} />
+      )}
+    </section>
+  )
+}
+
+function CountryForm({
+  data,
+  canWrite,
+}: {
+  data: { country: string | null; country_set: boolean }
+  canWrite: boolean
+}) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [country, setCountry] = useState(data.country_set ? (data.country ?? '') : '')
+  const save = useMutation({
+    mutationFn: () =>
+      call(app.PATCH('/app/account', { body: { country: country.trim() === '' ? null : country.trim() } })),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: accountQuery.queryKey })
+    },
+  })
+  return (
+    <SaveForm save={save} canWrite={canWrite}>
+      <p>{data.country ? fill(w.countryNow, { country: data.country }) : w.countryNone}</p>
+      <TextField
+        label={w.country}
+        maxLength={2}
+        pattern="[A-Za-z]{2}"
+        value={country}
+        readOnly={!canWrite}
+        onChange={setCountry}
+      />
     </SaveForm>
   )
 }
