@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
@@ -112,7 +112,7 @@ const EMAIL_HOOK_BODY_LIMIT = MEDIA_BODY_LIMIT
  * parsers below apply to this plugin only; the API's JSON parsing is unchanged.
  *
  * Nothing is read before the account, its connection and (for e-mail) the token are known: an `onRequest` hook
- * answers 404 or 401 first, with `Connection: close` so the refused upload ends with the answer; a known hook's body
+ * answers 404 or 401 first (Node then discards what the client still sends, holding none of it); a known hook's body
  * is then bounded by its kind (2 MB for a provider's JSON, 32 MB for a MIME message).
  */
 export function hookRoutes(service: ChannelsService) {
@@ -123,16 +123,6 @@ export function hookRoutes(service: ChannelsService) {
     )
     const hide = { hide: true }
     const chatTargets = new WeakMap<FastifyRequest, Awaited<ReturnType<ChannelsService['chatWebhookTarget']>>>()
-    /** A refused hook closes its connection: the client's upload stops instead of being read and thrown away. */
-    const refusing = async (reply: FastifyReply, check: () => Promise<unknown>) => {
-      try {
-        await check()
-      } catch (error) {
-        reply.header('connection', 'close')
-        throw error
-      }
-    }
-
     app.get<{ Params: { account: string }; Querystring: Record<string, string | undefined> }>(
       '/hooks/whatsapp-cloud/:account',
       { config: { public: true }, schema: hide },
@@ -148,11 +138,10 @@ export function hookRoutes(service: ChannelsService) {
         config: { public: true },
         schema: hide,
         bodyLimit: CHAT_HOOK_BODY_LIMIT,
-        onRequest: (request, reply) =>
-          refusing(reply, async () => {
-            const { account } = request.params as { account: string }
-            chatTargets.set(request, await service.chatWebhookTarget(account, 'whatsapp-cloud'))
-          }),
+        onRequest: async (request) => {
+          const { account } = request.params as { account: string }
+          chatTargets.set(request, await service.chatWebhookTarget(account, 'whatsapp-cloud'))
+        },
       },
       async (request) => {
         const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
@@ -177,10 +166,9 @@ export function hookRoutes(service: ChannelsService) {
         config: { public: true },
         schema: hide,
         bodyLimit: EMAIL_HOOK_BODY_LIMIT,
-        onRequest: (request, reply) =>
-          refusing(reply, () =>
-            service.admitEmail((request.params as { account: string }).account, emailToken(request)),
-          ),
+        onRequest: async (request) => {
+          await service.admitEmail((request.params as { account: string }).account, emailToken(request))
+        },
       },
       async (request) => {
         const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)

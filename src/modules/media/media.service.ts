@@ -218,7 +218,11 @@ export function mediaService(deps: MediaDeps) {
     tenant: Pick<TenantContext, 'accountId'>,
     input: { data: Buffer; filename: string; mime: string; usage?: MediaUsage },
   ) {
-    const staged = await stage([input.data], { mime: input.mime, filename: input.filename })
+    // a megabyte at a time: the type is read from the first, and writing them lets other requests run between
+    const pieces = function* () {
+      for (let at = 0; at < input.data.length; at += 1024 * 1024) yield input.data.subarray(at, at + 1024 * 1024)
+    }
+    const staged = await stage(pieces(), { mime: input.mime, filename: input.filename })
     return commit(tenant, staged, { usage: input.usage, filename: input.filename, source: 'base64' })
   }
 

@@ -11,6 +11,8 @@ import { AppError } from './errors.ts'
 
 /** Bodies below this are parsed the usual way. */
 const LIFT_MIN_BYTES = 256 * 1024
+/** Characters of base64 decoded at once (a multiple of 4). */
+const DECODE_PIECE = 4 * 1024 * 1024
 const lifted = new WeakMap<FastifyRequest, Buffer>()
 
 /** The decoded bytes of the lifted field, when the body's field was lifted. */
@@ -42,25 +44,21 @@ export function installBase64JsonParser(app: FastifyInstance, options: LiftOptio
   }
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      done(
-        null,
-        parseLifting(request, body as Buffer, options, (text) => parseJson(request, text)),
-      )
-    } catch (error) {
-      done(error as Error, undefined)
-    }
+    parseLifting(request, body as Buffer, options, (text) => parseJson(request, text)).then(
+      (value) => done(null, value),
+      (error: Error) => done(error, undefined),
+    )
   })
 }
 
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
 
-function parseLifting(
+async function parseLifting(
   request: FastifyRequest,
   body: Buffer,
   options: LiftOptions,
   parseJson: (text: string) => unknown,
-): unknown {
+): Promise<unknown> {
   if (body.length < LIFT_MIN_BYTES) {
     const text = body.toString('utf8')
     return text.trim() === '' ? undefined : parseJson(text)
@@ -81,7 +79,7 @@ function parseLifting(
     const parsed = parseJson(rest.toString('utf8')) as Record<string, unknown> | null
     // the occurrence was the top-level field (not a nested one or text inside another string)
     if (parsed === null || typeof parsed !== 'object' || parsed[options.field] !== placeholder) continue
-    lifted.set(request, decode(body.subarray(start, end), options))
+    lifted.set(request, await decode(body.subarray(start, end), options))
     return parsed
   }
   return parseJson(body.toString('utf8'))
@@ -89,18 +87,21 @@ function parseLifting(
 
 /** The index of the closing quote of the JSON string starting at `start`, or -1. */
 function stringEnd(body: Buffer, start: number): number {
-  for (let i = start; i < body.length; i++) {
-    if (body[i] === 0x5c /* \ */) i++
-    else if (body[i] === 0x22) return i
+  for (let i = body.indexOf(0x22, start); i >= 0; i = body.indexOf(0x22, i + 1)) {
+    // escaped when an odd number of backslashes precede it
+    let backslashes = 0
+    while (body[i - 1 - backslashes] === 0x5c) backslashes++
+    if (backslashes % 2 === 0) return i
   }
   return -1
 }
 
 /**
  * The base64 bytes of a JSON string's raw content (a `data:…;base64,` prefix, whitespace and the escapes \n, \r, \t
- * and \/ allowed), decoded; 400 when it is not base64.
+ * and \/ allowed), decoded; 400 when it is not base64. The usual value (no escapes, no spaces) is decoded and checked
+ * by native code (encoded again and compared); any other is checked byte by byte, yielding the event loop on the way.
  */
-function decode(raw: Buffer, options: LiftOptions): Buffer {
+async function decode(raw: Buffer, options: LiftOptions): Promise<Buffer> {
   const invalid = () =>
     new AppError(400, 'bad_request', `${options.field} is not valid base64`, { key: options.invalidKey })
   let from = 0
@@ -109,10 +110,33 @@ function decode(raw: Buffer, options: LiftOptions): Buffer {
     if (comma < 0 || comma > 200 || !raw.subarray(0, comma).toString('latin1').endsWith(';base64')) throw invalid()
     from = comma + 1
   }
-  const out = Buffer.allocUnsafe(raw.length - from)
+  let value = raw.subarray(from)
+  if (value.includes(0x5c) || value.includes(0x20)) value = await compact(value, invalid)
+  let length = value.length
+  while (length > 0 && value[length - 1] === 0x3d) length--
+  if (value.length % 4 === 1 || value.length - length > 2) throw invalid()
+  // decoded a piece at a time, each checked by encoding it again (the decoder skips what is not base64), yielding
+  // the event loop between pieces: a 100 MB file never holds it for long
+  const out = Buffer.allocUnsafe(Math.ceil(length / 4) * 3)
+  let written = 0
+  for (let at = 0; at < length; at += DECODE_PIECE) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    const text = value.toString('latin1', at, Math.min(length, at + DECODE_PIECE))
+    const piece = Buffer.from(text, 'base64')
+    const again = piece.toString('base64').replace(/=+$/, '')
+    const expected = options.urlSafe === true ? text.replaceAll('-', '+').replaceAll('_', '/') : text
+    if (again !== expected) throw invalid()
+    written += piece.copy(out, written)
+  }
+  return out.subarray(0, written)
+}
+
+/** The value without whitespace and with \/ as /; 400 for any other escape or a stray byte. */
+async function compact(raw: Buffer, invalid: () => AppError): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(raw.length)
   let length = 0
-  let padding = 0
-  for (let i = from; i < raw.length; i++) {
+  for (let i = 0; i < raw.length; i++) {
+    if (i % (4 * 1024 * 1024) === 0 && i > 0) await new Promise((resolve) => setImmediate(resolve))
     let c = raw[i]
     if (c === 0x5c) {
       const next = raw[++i]
@@ -121,18 +145,7 @@ function decode(raw: Buffer, options: LiftOptions): Buffer {
       else throw invalid()
     }
     if (WHITESPACE.has(c)) continue
-    const alphabet =
-      (c >= 0x41 && c <= 0x5a) ||
-      (c >= 0x61 && c <= 0x7a) ||
-      (c >= 0x30 && c <= 0x39) ||
-      c === 0x2b ||
-      c === 0x2f ||
-      (options.urlSafe === true && (c === 0x2d || c === 0x5f))
-    if (c === 0x3d) padding++
-    else if (!alphabet || padding > 0) throw invalid()
     out[length++] = c
   }
-  if (padding > 2 || length % 4 === 1) throw invalid()
-  // a string made from bytes this large lives outside the JavaScript heap (an external string)
-  return Buffer.from(out.subarray(0, length).toString('latin1'), 'base64')
+  return out.subarray(0, length)
 }

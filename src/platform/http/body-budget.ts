@@ -37,7 +37,6 @@ export function createBodyBudget(budget = BODY_BUDGET_BYTES): BodyBudget {
       const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, limit) : limit
       if (bytes === 0) return
       if (inFlight > 0 && inFlight + bytes > budget) {
-        reply.header('connection', 'close')
         throw new AppError(429, 'rate_limited', 'Other large uploads are being read; send it again in a few seconds', {
           key: 'uploads_in_flight',
           headers: { 'retry-after': String(BODY_BUDGET_RETRY_AFTER) },
