@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import { after, before, test } from 'node:test'
-import { crc32, createDeflateRaw } from 'node:zlib'
 import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib'
 import { childEnv, freePort, type ServerProcess, startProcess, tempDataDir } from '../helpers/process.ts'
+import { docxBomb } from '../helpers/zip-bomb.ts'
 
 // Issue 51, finding 2 and 8: one request must not stop the server nor stall it. The server runs as an operator runs
 // it (`herold serve`, with its 256 MB heap), and each attack runs while GET /healthz is asked every 100 ms: every
@@ -131,51 +131,6 @@ async function whileHealthy<T>(attack: () => Promise<T>): Promise<T> {
 }
 
 const auth = () => ({ authorization: `Bearer ${apiKey}` })
-
-/** A ZIP with one stored entry per [name, bytes] and word/document.xml deflated from `inflated` bytes of 'a'. */
-async function docxBomb(inflated: number): Promise<Buffer> {
-  const deflate = createDeflateRaw({ level: 9 })
-  const pieces: Buffer[] = []
-  deflate.on('data', (piece: Buffer) => pieces.push(piece))
-  const done = new Promise((resolve) => deflate.on('end', resolve))
-  const chunk = Buffer.alloc(1024 * 1024, 0x61)
-  let crc = 0
-  for (let written = 0; written < inflated; written += chunk.length) {
-    crc = crc32(chunk, crc)
-    if (!deflate.write(chunk)) await new Promise((resolve) => deflate.once('drain', resolve))
-  }
-  deflate.end()
-  await done
-  const compressed = Buffer.concat(pieces)
-  const name = Buffer.from('word/document.xml')
-  const local = Buffer.alloc(30)
-  local.writeUInt32LE(0x04034b50, 0)
-  local.writeUInt16LE(20, 4)
-  local.writeUInt16LE(8, 8) // deflate
-  local.writeUInt32LE(crc >>> 0, 14)
-  local.writeUInt32LE(compressed.length, 18)
-  local.writeUInt32LE(inflated, 22)
-  local.writeUInt16LE(name.length, 26)
-  const central = Buffer.alloc(46)
-  central.writeUInt32LE(0x02014b50, 0)
-  central.writeUInt16LE(20, 4)
-  central.writeUInt16LE(20, 6)
-  central.writeUInt16LE(8, 10)
-  central.writeUInt32LE(crc >>> 0, 16)
-  central.writeUInt32LE(compressed.length, 20)
-  central.writeUInt32LE(inflated, 24)
-  central.writeUInt16LE(name.length, 28)
-  central.writeUInt32LE(0, 42)
-  const directoryOffset = local.length + name.length + compressed.length
-  const directorySize = central.length + name.length
-  const end = Buffer.alloc(22)
-  end.writeUInt32LE(0x06054b50, 0)
-  end.writeUInt16LE(1, 8)
-  end.writeUInt16LE(1, 10)
-  end.writeUInt32LE(directorySize, 12)
-  end.writeUInt32LE(directoryOffset, 16)
-  return Buffer.concat([local, name, compressed, central, name, end])
-}
 
 test('a DOCX whose document.xml inflates to 400 MB is a 400 with its reason; the server keeps answering', async () => {
   const docx = await docxBomb(400 * 1024 * 1024)
