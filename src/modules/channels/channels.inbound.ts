@@ -98,7 +98,7 @@ export function channelInbound(
     return { received: batch.messages.length, stored, statuses }
   }
 
-  return {
+  const inbound = {
     /** The webhook's GET handshake: hub.challenge back when hub.verify_token matches the connection's. */
     async verifyWebhook(accountId: string, query: Record<string, string | undefined>): Promise<string> {
       await accountOrNotFound(accountId)
@@ -111,17 +111,30 @@ export function channelInbound(
       return query['hub.challenge'] ?? ''
     },
 
+    /**
+     * The account and its connected number of a provider webhook, or the 404 it answers: asked before the body is
+     * read (hookRoutes), so a webhook to an unknown account or provider costs no upload.
+     */
+    async chatWebhookTarget(accountId: string, providerName: string) {
+      // the account and its number in one read
+      const found = UUID.test(accountId) ? await webhookTarget(accountId) : undefined
+      if (!found) throw notFound('account')
+      if (found.connection?.status !== 'connected' || found.connection.provider !== providerName) {
+        throw notFound('webhook')
+      }
+      return found
+    },
+
     /** A provider webhook: verified over the raw body, then messages stored and statuses applied. */
     async receiveChatWebhook(
       accountId: string,
       providerName: string,
       request: { headers: Record<string, string | string[] | undefined>; rawBody: Buffer },
+      target?: WebhookTarget,
     ) {
-      // the account and its number in one read
-      const found = UUID.test(accountId) ? await webhookTarget(accountId) : undefined
-      if (!found) throw notFound('account')
+      const found = target ?? (await inbound.chatWebhookTarget(accountId, providerName))
       const { account, connection: row } = found
-      if (row?.status !== 'connected' || row.provider !== providerName) throw notFound('webhook')
+      if (!account || row?.status !== 'connected' || row.provider !== providerName) throw notFound('webhook')
       const chat = await connectedChat(account.id, row)
       let batch: ReturnType<ChatProvider['parseInbound']>
       try {
@@ -152,8 +165,11 @@ export function channelInbound(
       return storeInbound(account, chat, batch)
     },
 
-    /** A raw MIME message piped in by any mail server: stored as an inbound e-mail message. */
-    async receiveEmail(accountId: string, token: string, raw: Buffer) {
+    /**
+     * The account of an inbound e-mail once its channel is connected and the token matches, or the 404 or 401 it
+     * answers: asked before the body is read (hookRoutes) and again by receiveEmail.
+     */
+    async admitEmail(accountId: string, token: string) {
       const account = await accountOrNotFound(accountId)
       const row = await repo.connectionOf(db, account.id, 'email')
       if (row?.status !== 'connected') throw notFound('e-mail channel')
@@ -163,6 +179,12 @@ export function channelInbound(
       if (!inboundToken || !sameSecret(token, inboundToken)) {
         throw new AppError(401, 'unauthorized', 'The inbound token does not match', { key: 'inbound_token_invalid' })
       }
+      return account
+    },
+
+    /** A raw MIME message piped in by any mail server: stored as an inbound e-mail message. */
+    async receiveEmail(accountId: string, token: string, raw: Buffer) {
+      const account = await inbound.admitEmail(accountId, token)
       // loaded on the first inbound e-mail: most processes never parse one (it is a large library)
       const { simpleParser } = await import('mailparser')
       const mail = await simpleParser(raw)
@@ -184,4 +206,5 @@ export function channelInbound(
       return { stored: saved !== null, message: saved }
     },
   }
+  return inbound
 }

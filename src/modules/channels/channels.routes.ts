@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
@@ -105,19 +105,28 @@ export function channelsRoutes(service: ChannelsService) {
   }
 }
 
+/** A provider's webhook carries the message's text and metadata; its media are fetched by id afterwards. */
+const CHAT_HOOK_BODY_LIMIT = 2 * 1024 * 1024
+/** A raw MIME message with its attachments (base64 in MIME: a third larger than the files). */
+const EMAIL_HOOK_BODY_LIMIT = MEDIA_BODY_LIMIT
+
 /**
  * Provider webhooks, outside the public REST API: authenticated by the provider's own signature (WhatsApp's
  * X-Hub-Signature-256) or the e-mail channel's inbound token, so they read the raw body. The content type
  * parsers below apply to this plugin only; the API's JSON parsing is unchanged.
+ *
+ * Nothing is read before the account, its connection and (for e-mail) the token are known: an `onRequest` hook
+ * answers 404 or 401 first (Node then discards what the client still sends, holding none of it); a known hook's body
+ * is then bounded by its kind (2 MB for a provider's JSON, 32 MB for a MIME message).
  */
 export function hookRoutes(service: ChannelsService) {
   return async (app: FastifyInstance): Promise<void> => {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MEDIA_BODY_LIMIT }, (_request, body, done) =>
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CHAT_HOOK_BODY_LIMIT }, (_request, body, done) =>
       done(null, body),
     )
     const hide = { hide: true }
-
+    const chatTargets = new WeakMap<FastifyRequest, Awaited<ReturnType<ChannelsService['chatWebhookTarget']>>>()
     app.get<{ Params: { account: string }; Querystring: Record<string, string | undefined> }>(
       '/hooks/whatsapp-cloud/:account',
       { config: { public: true }, schema: hide },
@@ -129,26 +138,46 @@ export function hookRoutes(service: ChannelsService) {
 
     app.post<{ Params: { account: string } }>(
       '/hooks/whatsapp-cloud/:account',
-      { config: { public: true }, schema: hide },
+      {
+        config: { public: true },
+        schema: hide,
+        bodyLimit: CHAT_HOOK_BODY_LIMIT,
+        onRequest: async (request) => {
+          const { account } = request.params as { account: string }
+          chatTargets.set(request, await service.chatWebhookTarget(account, 'whatsapp-cloud'))
+        },
+      },
       async (request) => {
         const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-        const result = await service.receiveChatWebhook(request.params.account, 'whatsapp-cloud', {
-          headers: request.headers,
-          rawBody,
-        })
+        const result = await service.receiveChatWebhook(
+          request.params.account,
+          'whatsapp-cloud',
+          { headers: request.headers, rawBody },
+          chatTargets.get(request),
+        )
         return { ok: true, ...result }
       },
     )
 
+    const emailToken = (request: FastifyRequest) => {
+      const header = request.headers.authorization
+      return (request.query as { token?: string }).token ?? (header?.startsWith('Bearer ') ? header.slice(7) : '')
+    }
+
     app.post<{ Params: { account: string }; Querystring: { token?: string } }>(
       '/hooks/email/:account',
-      { config: { public: true }, schema: hide },
+      {
+        config: { public: true },
+        schema: hide,
+        bodyLimit: EMAIL_HOOK_BODY_LIMIT,
+        onRequest: async (request) => {
+          await service.admitEmail((request.params as { account: string }).account, emailToken(request))
+        },
+      },
       async (request) => {
         const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
         if (rawBody.length === 0) throw badRequest('The body must be a raw MIME message')
-        const header = request.headers.authorization
-        const token = request.query.token ?? (header?.startsWith('Bearer ') ? header.slice(7) : '')
-        const result = await service.receiveEmail(request.params.account, token, rawBody)
+        const result = await service.receiveEmail(request.params.account, emailToken(request), rawBody)
         return { ok: true, stored: result.stored, message_id: result.message?.id ?? null }
       },
     )

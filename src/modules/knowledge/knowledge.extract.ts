@@ -1,5 +1,6 @@
 import { Parser } from 'htmlparser2'
 import { badRequest } from '../../platform/http/errors.ts'
+import { checkZipLimits, MAX_PDF_PAGES } from './knowledge.limits.ts'
 import type { DocumentFormat } from './knowledge.tables.ts'
 
 /** A run of text under the heading that precedes it; `page` for PDFs. */
@@ -244,8 +245,21 @@ async function pdfBlocks(data: Buffer): Promise<Block[]> {
   // the document libraries load with the first document of their kind, not with every process
   const { extractTextItems, getDocumentProxy } = await import('unpdf')
   let pages: Awaited<ReturnType<typeof extractTextItems>>['items']
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
-    const pdf = await getDocumentProxy(new Uint8Array(data))
+    pdf = await getDocumentProxy(new Uint8Array(data))
+  } catch (error) {
+    const reason = (error as Error).name === 'PasswordException' ? 'it is encrypted with a password' : 'it is damaged'
+    throw badRequest(`The PDF cannot be read: ${reason}`, 'document_unreadable')
+  }
+  if (pdf.numPages > MAX_PDF_PAGES) {
+    throw badRequest(
+      `The PDF has ${pdf.numPages} pages; at most ${MAX_PDF_PAGES} are read (split it into several documents)`,
+      'document_too_many_pages',
+      { pages: pdf.numPages, max_pages: MAX_PDF_PAGES },
+    )
+  }
+  try {
     pages = (await extractTextItems(pdf)).items
   } catch (error) {
     const reason = (error as Error).name === 'PasswordException' ? 'it is encrypted with a password' : 'it is damaged'
@@ -306,6 +320,7 @@ export async function extractDocument(data: Buffer, filename: string, mime: stri
   let title: string | null = null
   if (format === 'pdf') blocks = await pdfBlocks(data)
   else if (format === 'docx') {
+    checkZipLimits(data)
     let html: string
     try {
       const { default: mammoth } = await import('mammoth')

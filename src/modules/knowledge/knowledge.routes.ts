@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
+import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import type { AiService } from './knowledge.ai.ts'
@@ -24,6 +25,7 @@ import {
 import { type DocumentInput, type KnowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
 
 const tags = ['knowledge']
+const DOCUMENT_BODY_LIMIT = Math.ceil((MAX_DOCUMENT_BYTES * 4) / 3) + 64 * 1024
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/
 
 /** The multipart form: the one file in `file`, read up to the size limit (a larger one is refused, not cut). */
@@ -72,12 +74,14 @@ export function knowledgeRoutes(service: KnowledgeService) {
           if (request.isMultipart()) request.body = {}
         },
         // base64 of a 20 MB file, with room for the JSON around it
-        bodyLimit: Math.ceil((MAX_DOCUMENT_BYTES * 4) / 3) + 64 * 1024,
+        bodyLimit: DOCUMENT_BODY_LIMIT,
+        // the body counts against the process's budget of large bodies in flight
+        onRequest: largeBodies.hook(DOCUMENT_BODY_LIMIT),
         schema: {
           operationId: 'uploadKnowledgeDocument',
           summary: 'Upload a knowledge document',
           description:
-            "PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.",
+            "PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. Reading is bounded: a PDF of more than 500 pages is 400 document_too_many_pages (with `pages` and `max_pages`); a DOCX whose parts inflate to more than 100 MB, one part more than 100 times its compressed size, or more than 5,000 parts, and any document whose reading needs more than 192 MB of memory or 30 s, is 400 document_too_complex (with `limit`: inflated_size, ratio, entries, memory or time). Text is extracted on a worker thread, never on the server's event loop. Large bodies share a budget of 192 MB in flight per server: over it, 429 rate_limited (key uploads_in_flight) with Retry-After, before the body is read. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.",
           tags,
           consumes: ['application/json', 'multipart/form-data'],
           body: {
@@ -88,7 +92,8 @@ export function knowledgeRoutes(service: KnowledgeService) {
           },
           response: {
             ...errorResponses({
-              400: 'document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text',
+              400: 'document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; document_too_many_pages: a PDF of more than 500 pages; document_too_complex: a DOCX over the archive limits, or reading over the memory or time limit',
+              429: bodyBudgetError,
             }),
             201: DocumentResponse,
           },

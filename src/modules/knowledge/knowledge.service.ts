@@ -5,7 +5,8 @@ import type { Db } from '../../platform/db/client.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
-import { extractDocument, toPassages } from './knowledge.extract.ts'
+import { toPassages } from './knowledge.extract.ts'
+import { extractDocumentOnThread } from './knowledge.extract-thread.ts'
 import * as repo from './knowledge.repository.ts'
 import type { SearchConfig } from './knowledge.tables.ts'
 
@@ -91,7 +92,7 @@ export function knowledgeService(deps: KnowledgeServiceDeps) {
         throw badRequest(`A document may be at most ${MAX_DOCUMENT_BYTES / 1024 / 1024} MB`, 'document_too_large')
       }
       const filename = input.filename.trim().slice(0, 255)
-      const extracted = await extractDocument(input.data, filename, input.mime)
+      const extracted = await extractDocumentOnThread(input.data, filename, input.mime)
       const passages = toPassages(extracted.blocks)
       if (passages.length > MAX_PASSAGES) {
         throw badRequest(`The document holds more text than ${MAX_PASSAGES} passages`, 'document_too_large')
@@ -198,7 +199,7 @@ export function knowledgeService(deps: KnowledgeServiceDeps) {
       if (input.data.length === 0) throw badRequest('The file is empty', 'document_no_text')
       const sha256 = createHash('sha256').update(input.data).digest('hex')
       if (sha256 === row.sha256) return { changed: false, document: documentView(row) }
-      const extracted = await extractDocument(input.data, row.filename, input.mime)
+      const extracted = await extractDocumentOnThread(input.data, row.filename, input.mime)
       const passages = toPassages(extracted.blocks)
       if (passages.length > MAX_PASSAGES) {
         throw badRequest(`The document holds more text than ${MAX_PASSAGES} passages`, 'document_too_large')

@@ -2,6 +2,8 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { installBase64JsonParser, liftedBase64 } from '../../platform/http/base64-body.ts'
+import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import { MAX_UPLOAD_BYTES } from './media.rules.ts'
@@ -34,6 +36,8 @@ const uploadDescription = [
   '`media_type_unsupported`, `media_type_mismatch` (the bytes disagree with the claimed mime, the part’s Content-Type',
   'or the file name’s extension), `media_too_large`, `media_empty`, `media_invalid`, `media_url_invalid`,',
   '`media_url_blocked` (a private or loopback address) or `media_download_failed`; nothing is stored then.',
+  'A JSON body is read as bytes and its base64 decoded from them, and large bodies share a budget of 192 MB in flight',
+  'per server: over it, 429 rate_limited (key `uploads_in_flight`) with Retry-After before the body is read.',
   '`usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images),',
   'filename, created_at}}`.',
 ].join(' ')
@@ -41,6 +45,8 @@ const uploadDescription = [
 export function mediaRoutes(service: MediaService) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addSchema(MediaItem)
+    // data_base64 is decoded from the body's bytes, not parsed into a string first (platform/http/base64-body.ts)
+    installBase64JsonParser(app, { field: 'data_base64', invalidKey: 'media_base64_invalid' })
     await app.register(multipart, {
       // one byte over the largest allowed size, so the size check sees it and answers with its own reason
       limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 5, parts: 8 },
@@ -51,6 +57,8 @@ export function mediaRoutes(service: MediaService) {
       {
         config: { scope: 'media:write' },
         bodyLimit: JSON_BODY_LIMIT,
+        // JSON bodies count against the process's budget of large bodies in flight; multipart is streamed to storage
+        onRequest: largeBodies.hook(JSON_BODY_LIMIT, (request) => request.isMultipart()),
         schema: {
           operationId: 'uploadMedia',
           summary: 'Upload a file to the media library',
@@ -61,7 +69,8 @@ export function mediaRoutes(service: MediaService) {
           body: { content: { 'application/json': { schema: UploadJsonBody } } },
           response: {
             ...errorResponses({
-              400: 'bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed',
+              400: 'bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; media_base64_invalid: data_base64 is not base64',
+              429: bodyBudgetError,
             }),
             200: MediaResponse,
           },
@@ -78,6 +87,8 @@ export function mediaRoutes(service: MediaService) {
           if (filename === undefined || mime === undefined) {
             throw badRequest('data_base64 needs filename (with extension) and mime')
           }
+          const data = liftedBase64(request)
+          if (data) return { media: await service.fromBytes(request.tenant, { data, filename, mime, usage }) }
           return { media: await service.fromBase64(request.tenant, { data_base64, filename, mime, usage }) }
         }
         throw badRequest(

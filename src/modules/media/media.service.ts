@@ -213,6 +213,19 @@ export function mediaService(deps: MediaDeps) {
     return commit(tenant, staged, { usage: input.usage, filename: input.filename, source: 'base64' })
   }
 
+  /** data_base64 already decoded from the request's bytes (platform/http/base64-body.ts). */
+  async function fromBytes(
+    tenant: Pick<TenantContext, 'accountId'>,
+    input: { data: Buffer; filename: string; mime: string; usage?: MediaUsage },
+  ) {
+    // a megabyte at a time: the type is read from the first, and writing them lets other requests run between
+    const pieces = function* () {
+      for (let at = 0; at < input.data.length; at += 1024 * 1024) yield input.data.subarray(at, at + 1024 * 1024)
+    }
+    const staged = await stage(pieces(), { mime: input.mime, filename: input.filename })
+    return commit(tenant, staged, { usage: input.usage, filename: input.filename, source: 'base64' })
+  }
+
   async function fromUrl(tenant: Pick<TenantContext, 'accountId'>, input: { url: string; usage?: MediaUsage }) {
     let parsed: URL
     try {
@@ -333,6 +346,7 @@ export function mediaService(deps: MediaDeps) {
     commit,
     discard,
     fromBase64,
+    fromBytes,
     fromUrl,
     list,
     get,

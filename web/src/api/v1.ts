@@ -1669,7 +1669,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file to the media library
-         * @description Three forms. (1) multipart/form-data with a `file` part and an optional `usage` field. (2) JSON `{url, usage?}`: a public https address, downloaded by Herold (redirects followed, every hop checked against private and loopback addresses; at most 100 MB, streamed to storage). (3) JSON `{data_base64, filename, mime, usage?}` (filename with extension). The kind is read from the bytes (magic numbers), never from the name or claimed type: `image` (JPEG, PNG; at most 5 MB), `video` (MP4, 3GP; 16 MB), `document` (PDF; 100 MB): WhatsApp’s limits per kind. 400 with key `media_type_unsupported`, `media_type_mismatch` (the bytes disagree with the claimed mime, the part’s Content-Type or the file name’s extension), `media_too_large`, `media_empty`, `media_invalid`, `media_url_invalid`, `media_url_blocked` (a private or loopback address) or `media_download_failed`; nothing is stored then. `usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images), filename, created_at}}`.
+         * @description Three forms. (1) multipart/form-data with a `file` part and an optional `usage` field. (2) JSON `{url, usage?}`: a public https address, downloaded by Herold (redirects followed, every hop checked against private and loopback addresses; at most 100 MB, streamed to storage). (3) JSON `{data_base64, filename, mime, usage?}` (filename with extension). The kind is read from the bytes (magic numbers), never from the name or claimed type: `image` (JPEG, PNG; at most 5 MB), `video` (MP4, 3GP; 16 MB), `document` (PDF; 100 MB): WhatsApp’s limits per kind. 400 with key `media_type_unsupported`, `media_type_mismatch` (the bytes disagree with the claimed mime, the part’s Content-Type or the file name’s extension), `media_too_large`, `media_empty`, `media_invalid`, `media_url_invalid`, `media_url_blocked` (a private or loopback address) or `media_download_failed`; nothing is stored then. A JSON body is read as bytes and its base64 decoded from them, and large bodies share a budget of 192 MB in flight per server: over it, 429 rate_limited (key `uploads_in_flight`) with Retry-After before the body is read. `usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images), filename, created_at}}`.
          *
          *     Scope: `media:write`.
          */
@@ -1751,7 +1751,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a knowledge document
-         * @description PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.
+         * @description PDF, DOCX, plain text, Markdown or HTML, in one of three forms: multipart with the field `file`; JSON with `url` (a public https address, downloaded through the SSRF guard); JSON with `data_base64`, `filename` (with extension) and `mime`. The format comes from the content (PDF and DOCX by their signatures), never from the name alone: a mismatch is a 400 (key document_type_mismatch), other files are 400 document_type_unsupported. The text is extracted, split into passages under their headings and indexed for full-text search in the account's language (German or English stemming; headings weigh most). A document without text is a 400 with the reason (key document_no_text, e.g. a scanned PDF without a text layer); a damaged or encrypted file is 400 document_unreadable; more than 20 MB is 400 document_too_large. Reading is bounded: a PDF of more than 500 pages is 400 document_too_many_pages (with `pages` and `max_pages`); a DOCX whose parts inflate to more than 100 MB, one part more than 100 times its compressed size, or more than 5,000 parts, and any document whose reading needs more than 192 MB of memory or 30 s, is 400 document_too_complex (with `limit`: inflated_size, ratio, entries, memory or time). Text is extracted on a worker thread, never on the server's event loop. Large bodies share a budget of 192 MB in flight per server: over it, 429 rate_limited (key uploads_in_flight) with Retry-After, before the body is read. The spec names no read scope for knowledge: every knowledge route uses knowledge:write.
          *
          *     Scope: `knowledge:write`.
          */
@@ -15198,7 +15198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+            /** @description bad_request: not exactly one file, url or data_base64, or data_base64 without filename and mime; media_empty; media_invalid: the file cannot be read as its type; media_type_unsupported; media_type_mismatch: the content is another type than the name or mime says; media_too_large; media_url_invalid; media_url_blocked; media_download_failed; media_base64_invalid: data_base64 is not base64; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15243,7 +15243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+            /** @description rate_limited (key uploads_in_flight, Retry-After): other large uploads are being read; send it again after Retry-After seconds; rate_limited: over the requests per minute of this key; see Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -15826,7 +15826,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+            /** @description document_form: not exactly one of url, data_base64 or a multipart file; file_required: no multipart field `file`; data_base64_invalid; filename_required: data_base64 without filename; document_url_invalid: url is not a public https address; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch: the content is another format than the name or type says; document_unreadable; document_no_text: the document holds no text; document_too_many_pages: a PDF of more than 500 pages; document_too_complex: a DOCX over the archive limits, or reading over the memory or time limit; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15871,7 +15871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+            /** @description rate_limited (key uploads_in_flight, Retry-After): other large uploads are being read; send it again after Retry-After seconds; rate_limited: over the requests per minute of this key; see Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
