@@ -36,7 +36,7 @@ export const contactWords = {
 export const importWords = {
   de: {
     title: 'Kontakte importieren (CSV)',
-    help: 'Eine CSV-Datei mit Kopfzeile und den Spalten name, email, phone, tags (Telefon international, z. B. +49 151 23456789). Bekannte Adressen werden aktualisiert, Einwilligungen nie erteilt.',
+    help: 'Eine CSV-Datei mit Kopfzeile und den Spalten name, email, phone, tags (Telefon national im Land des Kontos, z. B. 0151 12345678, oder international, z. B. +49 151 23456789). Bekannte Adressen werden aktualisiert, Einwilligungen nie erteilt.',
     file: 'CSV-Datei',
     start: 'Importieren',
     progress: 'Fortschritt des Imports',
@@ -71,7 +71,7 @@ export const importWords = {
   },
   en: {
     title: 'Import contacts (CSV)',
-    help: 'A CSV file with a header and the columns name, email, phone, tags (phone in international format, such as +49 151 23456789). Known addresses are updated; consent is never given.',
+    help: 'A CSV file with a header and the columns name, email, phone, tags (phone national in the account’s country, such as 0151 12345678, or international, such as +49 151 23456789). Known addresses are updated; consent is never given.',
     file: 'CSV file',
     start: 'Import',
     progress: 'Import progress',
