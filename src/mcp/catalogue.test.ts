@@ -138,7 +138,8 @@ const NOT_TOOLS: Record<string, string> = {
   'POST /app/sign-in': 'a person signs in in the browser; a tool caller is authenticated already',
   'POST /app/sign-out': 'ends the browser’s session',
   'GET /app/session': 'the browser’s session and CSRF token',
-  'POST /app/contacts': 'the web app’s contact form (national numbers read in the account’s country); assistants use create_contact as the spec defines it',
+  'POST /app/contacts':
+    'the web app’s contact form (national numbers read in the account’s country); assistants use create_contact as the spec defines it',
   'PUT /app/session/language': 'the web app’s interface language of the signed-in person',
   'POST /app/password': 'a person’s own password: never through an assistant',
   'POST /app/password-reset': 'a person’s own password reset, by e-mail link',
