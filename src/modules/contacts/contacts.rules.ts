@@ -1,4 +1,5 @@
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js'
+import { parsePhoneNumberFromString as parseWithFullMetadata } from 'libphonenumber-js/max'
 
 // The contact rules that need no database: pure, and property-tested in contacts.rules.test.ts.
 
@@ -22,7 +23,9 @@ export function normalizePhone(input: string, country?: string | null): string |
     return parsed?.isValid() ? parsed.number : null
   }
   if (!country || !/^\d{4,17}$/.test(compact) || !isSupportedCountry(country)) return null
-  const parsed = parsePhoneNumberFromString(compact, country)
+  // A national number is checked against the country's full number plan: the default metadata knows only a
+  // country's lengths, so `0151 123` (a German mobile prefix with three digits) passed as +49151123
+  const parsed = parseWithFullMetadata(compact, country)
   return parsed?.isValid() ? parsed.number : null
 }
 
