@@ -28,8 +28,8 @@ export function SettingsPage({ session }: { session: SessionShape }) {
       {!canWrite && <p>{w.readOnly}</p>}
       <Channels canWrite={canWrite} />
       <Consent canWrite={canWrite} />
-      <FollowupTiming canWrite={canWrite} />
       <Country canWrite={canWrite} />
+      <FollowupTiming canWrite={canWrite} />
       <CustomFields canWrite={canWrite} />
     </main>
   )
