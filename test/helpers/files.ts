@@ -11,8 +11,8 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc])
 }
 
-/** A valid RGB PNG of width × height. */
-export function png(width: number, height: number): Buffer {
+/** A valid RGB PNG of width × height; `padding` bytes of an ancillary chunk make it as large as a test needs. */
+export function png(width: number, height: number, padding = 0): Buffer {
   const ihdr = Buffer.alloc(13)
   ihdr.writeUInt32BE(width, 0)
   ihdr.writeUInt32BE(height, 4)
@@ -22,6 +22,7 @@ export function png(width: number, height: number): Buffer {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', ihdr),
+    ...(padding > 0 ? [pngChunk('teXt', Buffer.alloc(padding, 0x41))] : []),
     pngChunk('IDAT', deflateSync(rows)),
     pngChunk('IEND', Buffer.alloc(0)),
   ])

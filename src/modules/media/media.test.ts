@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { crc32, deflateSync } from 'node:zlib'
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import S3rver from 's3rver'
+import { png } from '../../../test/helpers/files.ts'
 import {
   createHarness,
   createKey,
@@ -23,32 +23,6 @@ type Json = Record<string, any>
 const MB = 1024 * 1024
 
 // ---- files made here, byte by byte ----
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4)
-  length.writeUInt32BE(data.length)
-  const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
-  const crc = Buffer.alloc(4)
-  crc.writeUInt32BE(crc32(body))
-  return Buffer.concat([length, body, crc])
-}
-
-/** A valid RGB PNG of width × height; `padding` bytes of an ancillary chunk make it as large as a test needs. */
-function png(width: number, height: number, padding = 0): Buffer {
-  const ihdr = Buffer.alloc(13)
-  ihdr.writeUInt32BE(width, 0)
-  ihdr.writeUInt32BE(height, 4)
-  ihdr.set([8, 2, 0, 0, 0], 8)
-  const rows = Buffer.alloc((width * 3 + 1) * height, 0x7f)
-  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    ...(padding > 0 ? [pngChunk('teXt', Buffer.alloc(padding, 0x41))] : []),
-    pngChunk('IDAT', deflateSync(rows)),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ])
-}
 
 function box(type: string, payload: Buffer): Buffer {
   const size = Buffer.alloc(4)
