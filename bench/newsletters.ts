@@ -20,9 +20,9 @@
 // before anything is loaded) and the module resolve hook that keeps drizzle's package.json from being parsed a
 // thousand times. BENCH_SERVER_MEMORY=0 skips all of them.
 import { relaunchWithServerSettings } from '../src/cli/process-settings.ts'
-import { installModuleHooks } from '../src/platform/module-hooks.ts'
+import { installDrizzleResolveHook } from '../src/platform/drizzle-resolve-hook.ts'
 
 const serverLike = process.env.BENCH_SERVER_MEMORY !== '0'
 if (serverLike) relaunchWithServerSettings()
-if (serverLike) installModuleHooks()
+if (serverLike) installDrizzleResolveHook()
 await import('./newsletters-run.ts')

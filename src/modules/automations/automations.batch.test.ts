@@ -18,10 +18,10 @@ import {
 } from '../../../test/helpers/automations.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { type ClaimedJob, claimJobs } from '../../platform/jobs/jobs.ts'
-import { RUN_QUEUE } from './automations.engine.ts'
+import { RUN_QUEUE } from './automations.worker.ts'
 
 // The batch path of the run queue: the due steps of many runs claimed together and walked in one transaction per
-// account (automations.engine.ts, runBatch). Runs on PGlite, and on PostgreSQL with HEROLD_TEST_DATABASE_URL.
+// account (automations.worker.ts, runBatch). Runs on PGlite, and on PostgreSQL with HEROLD_TEST_DATABASE_URL.
 
 withAutomationsHarness()
 

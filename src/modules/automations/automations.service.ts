@@ -14,6 +14,8 @@ import {
   findOrCreateInboundContact,
 } from '../contacts/index.ts'
 import { CONTACT_VARIABLES, type TemplatesService } from '../templates/index.ts'
+import * as repo from './automations.repository.ts'
+import { applySafetyRules, fieldConditionOf, type Step, stepProblems, type Trigger } from './automations.rules.ts'
 import {
   type AutomationsEngineDeps,
   automationsEngine,
@@ -21,9 +23,7 @@ import {
   finishRun,
   RUN_QUEUE,
   startRuns,
-} from './automations.engine.ts'
-import * as repo from './automations.repository.ts'
-import { applySafetyRules, fieldConditionOf, type Step, stepProblems, type Trigger } from './automations.rules.ts'
+} from './automations.worker.ts'
 
 export type AutomationsTenant = Pick<TenantContext, 'accountId' | 'account'>
 

@@ -9,13 +9,6 @@ import { queueAutomationTemplateSends } from '../messaging/index.ts'
 import { registerTemplateUsageCheck } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
-import {
-  automationSignals,
-  CALENDAR_POLL_QUEUE,
-  CALENDAR_START_QUEUE,
-  RUN_MAX_ATTEMPTS,
-  RUN_QUEUE,
-} from './automations.engine.ts'
 import { deleteContactRuns } from './automations.repository.ts'
 import { automationHookRoutes, automationsRoutes } from './automations.routes.ts'
 import {
@@ -25,6 +18,13 @@ import {
   automationTemplateUses,
 } from './automations.service.ts'
 import { automationsTools } from './automations.tools.ts'
+import {
+  automationSignals,
+  CALENDAR_POLL_QUEUE,
+  CALENDAR_START_QUEUE,
+  RUN_MAX_ATTEMPTS,
+  RUN_QUEUE,
+} from './automations.worker.ts'
 
 /** Posts per minute to one incoming webhook address. */
 export const HOOK_POSTS_PER_MINUTE = 120

@@ -8,14 +8,14 @@ import { secretBoxFor } from '../../platform/secrets.ts'
 import { registerDeletionConfirmation } from '../contacts/index.ts'
 import type { InboxService } from '../inbox/index.ts'
 import { channelsAppRoutes } from './channels.app.ts'
-import { channelsRoutes, hookRoutes } from './channels.routes.ts'
-import { type ChannelsService, type ChannelsServiceDeps, channelsService } from './channels.service.ts'
-import { channelsTools } from './channels.tools.ts'
 import {
   DELETION_CONFIRMATION_QUEUE,
   deletionConfirmationHandler,
   queueDeletionConfirmation,
-} from './deletion-confirmation.ts'
+} from './channels.deletion-confirmation.ts'
+import { channelsRoutes, hookRoutes } from './channels.routes.ts'
+import { type ChannelsService, type ChannelsServiceDeps, channelsService } from './channels.service.ts'
+import { channelsTools } from './channels.tools.ts'
 import { createPacer } from './pacer.ts'
 import { SANDBOX_STATUS_QUEUE, sandboxChatProvider } from './sandbox.provider.ts'
 import { smtpEmailProvider } from './smtp.provider.ts'

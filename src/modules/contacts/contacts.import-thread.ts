@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { CsvError, type CsvOptions } from './contacts.csv.ts'
 import type { LinePlan, LineReader, ReadBatch } from './contacts.import-lines.ts'
 
-// A large import file is read on a thread of its own (contacts.import-worker.ts runs openLineReader there): parsing
+// A large import file is read on a thread of its own (contacts.import.worker.ts runs openLineReader there): parsing
 // and checking its lines then runs on the other core while this thread writes (on the embedded database, this thread
 // is the database), and this thread's event loop takes the database's answers as they come instead of after a chunk
 // of lines. The worker loads only the reading's modules (no database schema): about 0.1 s to start.
@@ -27,7 +27,7 @@ export type ToImportThread = { type: 'plan'; plan: LinePlan } | { type: 'more' }
 /** Batches the thread may read ahead of the one taken last. */
 export const READ_AHEAD = 2
 
-const WORKER_URL = new URL('./contacts.import-worker.ts', import.meta.url)
+const WORKER_URL = new URL('./contacts.import.worker.ts', import.meta.url)
 
 /** openLineReader on a thread of its own: the same header, batches and errors (CsvError for the file's). */
 export async function openLineReaderOnThread(file: string, format: CsvOptions, batchSize: number): Promise<LineReader> {

@@ -16,10 +16,10 @@ import {
 import * as repo from './followups.repository.ts'
 import { type SequenceRow, UUID } from './followups.repository.ts'
 import { checkSendTime, checkStep, checkSteps, LIMITS, requireStepText, type StepInput } from './followups.rules.ts'
-import { followupRunner } from './followups.runner.ts'
 import type { Timing } from './followups.schedule.ts'
 import type { DelayUnit, EnrollmentStatus, SequenceStatus, SequenceTrigger } from './followups.tables.ts'
 import { isTimezone } from './followups.timing.ts'
+import { followupRunner } from './followups.worker.ts'
 
 export {
   ACTIVATION_BATCH,

@@ -1,9 +1,9 @@
 import type { MessageStatusListener } from '../inbox/index.ts'
 import { sendAcceptance } from './messaging.accept.ts'
-import { sendDelivery } from './messaging.deliver.ts'
 import type { TemplateSendsDeps } from './messaging.ports.ts'
 import * as repo from './messaging.repository.ts'
 import { sendStatusChange } from './messaging.rules.ts'
+import { sendDelivery } from './messaging.worker.ts'
 
 export {
   MAX_RATE_LIMITED_ATTEMPTS,

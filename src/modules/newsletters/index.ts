@@ -6,11 +6,11 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
-import { EMBEDDED_BULK_SLICE, NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.delivery.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
 import { type NewslettersService, type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
 import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
 import { newslettersTools } from './newsletters.tools.ts'
+import { EMBEDDED_BULK_SLICE, NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.worker.ts'
 
 // a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409
 registerMediaUsageCheck(async (db, accountId, item) => {

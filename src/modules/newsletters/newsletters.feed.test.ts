@@ -7,7 +7,7 @@ import { type MountedModule, moduleJobs, mountedModules } from '../../services.t
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { templatesModule } from '../templates/index.ts'
 import { createNewslettersService, newslettersJobs, newslettersModule } from './index.ts'
-import { PROGRESS_EVERY_MS } from './newsletters.delivery.ts'
+import { PROGRESS_EVERY_MS } from './newsletters.worker.ts'
 
 // A newsletter's send jobs are written ahead of the sender (the feed), a few thousand at a time, never all at once.
 

@@ -15,9 +15,9 @@ import {
   unfilledVariables,
   valueLanguage,
 } from '../templates/index.ts'
-import { NEWSLETTER_START_QUEUE, type NewsletterDeliveryDeps, newsletterDelivery } from './newsletters.delivery.ts'
 import * as repo from './newsletters.repository.ts'
 import type { CtaTracking, NewsletterCta, NewsletterHeaderMedia, NewsletterSegment } from './newsletters.tables.ts'
+import { NEWSLETTER_START_QUEUE, type NewsletterDeliveryDeps, newsletterDelivery } from './newsletters.worker.ts'
 
 export type NewsletterRow = repo.NewsletterRow
 

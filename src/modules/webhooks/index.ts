@@ -57,5 +57,5 @@ export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }> = {
     }
   },
 }
-export { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from './webhooks.fns.ts'
 export { countSubscriptions as countWebhookSubscriptions } from './webhooks.repository.ts'
+export { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from './webhooks.rules.ts'

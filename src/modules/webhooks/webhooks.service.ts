@@ -8,8 +8,8 @@ import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
-import { checkSubscriptionUrl, deliveryBody, generateSigningSecret, wireEventId } from './webhooks.fns.ts'
 import * as repository from './webhooks.repository.ts'
+import { checkSubscriptionUrl, deliveryBody, generateSigningSecret, wireEventId } from './webhooks.rules.ts'
 import type {
   CreateSubscriptionBody,
   Delivery,

@@ -16,8 +16,8 @@ import type { JobContext, JobHandler } from '../../platform/jobs/runner.ts'
 import { countWebhookDelivery, observeWebhookLag } from '../../platform/metrics/metrics.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
-import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nextAttemptAt } from './webhooks.fns.ts'
 import * as repository from './webhooks.repository.ts'
+import { deliveryBody, deliveryHeaders, isSuccess, MAX_CONSECUTIVE_FAILURES, nextAttemptAt } from './webhooks.rules.ts'
 import { DELIVERY_QUEUE } from './webhooks.service.ts'
 
 /** Requests to one subscription's receiver in flight at once from a worker process: a slow receiver holds only these. */

@@ -9,7 +9,7 @@ import type { ChannelsService } from './channels.service.ts'
 // GDPR: when the end customer asked for the deletion, they get a confirmation. It goes by e-mail: the contact is
 // gone, so there is no conversation to write into, and a chat number's 24-hour window may be closed.
 
-export const DELETION_CONFIRMATION_QUEUE = 'contacts.deletion_confirmation'
+export const DELETION_CONFIRMATION_QUEUE = 'channels.deletion_confirmation'
 
 const TEXTS: Record<string, { subject: string; text: string }> = {
   de: {

@@ -14,7 +14,7 @@ const PACKAGES = ['/node_modules/drizzle-orm/']
  * Installs the resolve hook (Node 22.15 and later; without `registerHooks` nothing changes but the memory). Call it
  * before the modules that import these packages are loaded: the CLI entry does, then imports the rest dynamically.
  */
-export function installModuleHooks(): void {
+export function installDrizzleResolveHook(): void {
   if (typeof module.registerHooks !== 'function') return
   module.registerHooks({
     resolve(specifier, context, nextResolve) {

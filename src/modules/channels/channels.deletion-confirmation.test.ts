@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { deletionConfirmationText } from './deletion-confirmation.ts'
+import { deletionConfirmationText } from './channels.deletion-confirmation.ts'
 import { sandboxOutboxOf } from './index.ts'
 
 let harness: Harness

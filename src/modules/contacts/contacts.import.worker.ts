@@ -12,7 +12,7 @@ import {
 } from './contacts.import-thread.ts'
 
 const port = parentPort
-if (!port) throw new Error('contacts.import-worker.ts runs as a worker thread (see contacts.import-thread.ts)')
+if (!port) throw new Error('contacts.import.worker.ts runs as a worker thread (see contacts.import-thread.ts)')
 const start = workerData as ImportThreadStart
 const send = (message: FromImportThread) => port.postMessage(message)
 
