@@ -1,11 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService, TemplateStatusUpdate } from '../channels/index.ts'
 import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
-import { templatesAppRoutes as templateCheckRoutes } from './templates.app.ts'
-import { templatePreviewRoutes } from './templates.preview.ts'
+import { templatesAppRoutes } from './templates.app.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
@@ -141,7 +139,7 @@ export const templatesModule: HeroldModule<{ templates: TemplatesService }> = {
   name: 'templates',
   tools: templatesTools,
   routes: (_deps, { templates }) => templatesRoutes(templates),
-  appRoutes: (deps, { templates }) => templatesAppRoutes(deps, templates),
+  appRoutes: (_deps, { templates }) => templatesAppRoutes(templates),
   jobs: (_deps, { templates }) => ({
     handlers: {
       // reads a pending template's status from the provider until it is decided (templates.service.ts)
@@ -173,14 +171,6 @@ export async function optinConfirmTemplateFor(
     displayName: chosen.name,
     language: chosen.language,
     content: chosen.content,
-  }
-}
-
-/** The templates' web-app routes under /app: the check as the member types, and the preview for a contact. */
-function templatesAppRoutes(deps: PlatformDeps, templates: TemplatesService) {
-  return async (app: FastifyInstance): Promise<void> => {
-    await app.register(templateCheckRoutes(deps))
-    await app.register(templatePreviewRoutes(templates))
   }
 }
 

@@ -308,3 +308,52 @@ export const UsagesResponse = Type.Object({
   }),
   used_by: Type.Array(Type.String(), { description: 'the follow-up steps and automations that send it' }),
 })
+
+/** A template as the editor holds it while typing: lax limits, so every draft can be checked. */
+export const CheckBody = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'the template being edited (its own name is no clash)' }),
+    ),
+    name: Type.String({ maxLength: 1000 }),
+    content: Type.String({ maxLength: 40000 }),
+    channel: Type.Optional(literals(CHANNELS)),
+    subject: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+    purpose: Type.Optional(literals(PURPOSES)),
+    language: Type.Optional(Type.String({ maxLength: 20, description: 'default the account language' })),
+    buttons: Type.Optional(
+      Type.Array(
+        Type.Object({
+          type: literals(BUTTON_TYPES),
+          text: Type.String({ maxLength: 200 }),
+          url: Type.Optional(Type.Union([Type.String({ maxLength: 4000 }), Type.Null()])),
+        }),
+        { maxItems: 20 },
+      ),
+    ),
+    header_media: Type.Optional(
+      Type.Union([
+        Type.Object({
+          url: Type.String({ maxLength: 4000 }),
+          mime_type: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+        }),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const CheckResponse = Type.Object({
+  issues: Type.Array(
+    Type.Object({
+      code: Type.String({ description: 'stable reason, such as variables_adjacent' }),
+      field: Type.String({ description: 'name, content, buttons/1/url, …' }),
+      message: Type.String({ description: 'English' }),
+    }),
+    { description: 'every rule of the deterministic check the draft breaks; empty when it passes' },
+  ),
+  provider_name: Type.String(),
+  variables: Type.Array(Type.String()),
+  limits: Type.Object({ chat_body: Type.Integer(), content: Type.Integer(), subject: Type.Integer() }),
+})

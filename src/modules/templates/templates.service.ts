@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
+import type { Static } from 'typebox'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
@@ -12,6 +14,7 @@ import {
   type TemplateButton,
   templateTexts,
 } from './templates.check.ts'
+import { checkDraft } from './templates.draft-check.ts'
 import { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 import type {
   CreateInput,
@@ -23,6 +26,7 @@ import type {
 } from './templates.ports.ts'
 import * as repo from './templates.repository.ts'
 import { templateReview } from './templates.review.ts'
+import type { CheckBody } from './templates.schemas.ts'
 import { templateSendsListing } from './templates.sends.ts'
 import { invalidVariablesMessage, renderTemplate, validateVariableValues } from './templates.variables.ts'
 import {
@@ -336,6 +340,8 @@ export function templatesService(deps: TemplatesServiceDeps) {
       for (const check of hooks.usageChecks) uses.push(...(await check(db, tenant.accountId, id)))
       return { template_id: row.id, in_use: uses.length > 0, used_by: uses }
     },
+    /** POST /app/templates/check: the deterministic check of a draft as typed (templates.draft-check.ts) */
+    checkDraft: (tenant: TenantContext, body: Static<typeof CheckBody>) => checkDraft(db, tenant, body),
     ...review,
     ...templateSendsListing(deps),
   }
