@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
 import { Uuid } from '../platform/tools/common.ts'
 import { obj, ok } from '../platform/tools/outputs.ts'
-import { defineTool, type ToolContext } from '../platform/tools/tool.ts'
-import { disconnectAssistant, getConnectedAssistant, listConnectedAssistants, liveTokens } from './grants.ts'
+import { toolsUsing } from '../platform/tools/tool.ts'
+import type { AssistantGrants } from './grants.ts'
 
 /**
  * The tool server's own tools: the assistants connected through its OAuth grants (no module's REST operation).
@@ -23,7 +23,8 @@ const Assistant = Type.Object({
   last_token_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 })
 
-const db = (ctx: ToolContext) => ctx.platform.database.orm
+/** The tool server hands its grants in beside the module services. */
+const defineTool = toolsUsing<{ assistants: AssistantGrants }>()
 
 export const listConnectedAssistantsTool = defineTool({
   name: 'list_connected_assistants',
@@ -37,7 +38,7 @@ export const listConnectedAssistantsTool = defineTool({
   kind: 'read',
   input: Type.Object({}),
   async run(ctx) {
-    return { assistants: await listConnectedAssistants(db(ctx), ctx.tenant.accountId) }
+    return { assistants: await ctx.services.assistants.list(ctx.tenant.accountId) }
   },
 })
 
@@ -54,15 +55,15 @@ export const disconnectAssistantTool = defineTool({
   idempotent: true,
   input: Type.Object({ assistant_id: Uuid('the grant id, from list_connected_assistants') }),
   async preview(ctx, args) {
-    const assistant = await getConnectedAssistant(db(ctx), ctx.tenant.accountId, args.assistant_id)
+    const assistant = await ctx.services.assistants.get(ctx.tenant.accountId, args.assistant_id)
     return {
       action: 'disconnect an assistant: its tokens stop working at once',
       assistant,
-      live_access_tokens: await liveTokens(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id),
+      live_access_tokens: await ctx.services.assistants.liveTokens(ctx.tenant.accountId, args.assistant_id),
     }
   },
   async run(ctx, args) {
-    const assistant = await disconnectAssistant(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.assistant_id)
+    const assistant = await ctx.services.assistants.disconnect(ctx.tenant.accountId, args.assistant_id)
     return { ok: true, assistant }
   },
 })

@@ -16,12 +16,14 @@ import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { type Tool, type ToolCaller, validateArguments } from '../platform/tools/tool.ts'
 import type { Services as ToolServices } from '../services.ts'
 import { argumentsHash, consumeConfirmation, issueConfirmation } from './confirmations.ts'
+import type { AssistantGrants } from './grants.ts'
 
 export interface ToolRuntime {
   db: Db
   clock: Clock
   rateLimiter: RateLimiter
-  services: ToolServices
+  /** the module services, and the tool server's own grants (its assistants' tools) */
+  services: ToolServices & { assistants: AssistantGrants }
   platform: PlatformDeps
   tools: ReadonlyMap<string, Tool>
 }

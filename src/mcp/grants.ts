@@ -94,3 +94,15 @@ export async function liveTokens(db: Db, clock: Clock, accountId: string, grantI
     )
   return rows.length
 }
+
+/** The account's connected assistants as the tool server's own tools use them (assistants.tools.ts). */
+export function assistantGrants(db: Db, clock: Clock) {
+  return {
+    list: (accountId: string) => listConnectedAssistants(db, accountId),
+    get: (accountId: string, grantId: string) => getConnectedAssistant(db, accountId, grantId),
+    liveTokens: (accountId: string, grantId: string) => liveTokens(db, clock, accountId, grantId),
+    disconnect: (accountId: string, grantId: string) => disconnectAssistant(db, clock, accountId, grantId),
+  }
+}
+
+export type AssistantGrants = ReturnType<typeof assistantGrants>

@@ -13,6 +13,7 @@ import { authenticateToolCaller } from './auth.ts'
 import { callTool, type ToolRuntime } from './call.ts'
 import { catalogue } from './catalogue.ts'
 import { toolAppRoutes } from './consent.ts'
+import { assistantGrants } from './grants.ts'
 import { oauthRoutes, REGISTRATION, resourceMetadataUrl } from './oauth.ts'
 import { plainSchema } from './outputs.ts'
 
@@ -155,7 +156,7 @@ function sendError(reply: FastifyReply, error: AppError, publicUrl: string): Fas
 export function toolServer(options: ToolServerOptions) {
   return async (app: FastifyInstance): Promise<void> => {
     const platform = { config: options.config, database: options.database, clock: options.clock }
-    const services = options.services
+    const services = { ...options.services, assistants: assistantGrants(options.database.orm, options.clock) }
     const runtime: ToolRuntime = {
       db: options.database.orm,
       clock: options.clock,
