@@ -1,3 +1,4 @@
+import { createAccountService } from './modules/account/index.ts'
 import { buildingBlocks, createAutomationsService } from './modules/automations/index.ts'
 import { createChannelsService } from './modules/channels/index.ts'
 import { createConsentService } from './modules/consent/index.ts'
@@ -43,6 +44,7 @@ export function buildServices(deps: PlatformDeps) {
   const knowledge = createKnowledgeService(deps)
   const ai = createAiService(deps, { contacts, channels })
   return {
+    account: createAccountService(deps),
     contacts,
     inbox,
     channels,

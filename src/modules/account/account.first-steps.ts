@@ -1,17 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { Type } from 'typebox'
 import type { Db } from '../../platform/db/client.ts'
-
-/** What a new account does first, each step done or not from what the account holds. */
-export const FirstSteps = Type.Object(
-  {
-    connect_number: Type.Boolean({ description: 'a chat number is connected' }),
-    optin_template: Type.Boolean({ description: 'an optin_confirm template is approved' }),
-    import_contacts: Type.Boolean({ description: 'the account holds at least one contact' }),
-    invite_team: Type.Boolean({ description: 'someone besides the first member is a member or invited' }),
-  },
-  { title: 'FirstSteps' },
-)
 
 /** The four states in one statement: each an EXISTS on its owner's table (reads are free), so each stops early. */
 export async function firstSteps(db: Db, accountId: string) {

@@ -1,26 +1,27 @@
 import type { FastifyInstance } from 'fastify'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { MeResponse } from './account.schemas.ts'
+import type { AccountService } from './account.service.ts'
 
-export async function accountRoutes(app: FastifyInstance): Promise<void> {
-  app.get(
-    '/me',
-    {
-      schema: {
-        operationId: 'getMe',
-        summary: 'The calling credential and its account',
-        tags: ['account'],
-        response: { 200: MeResponse },
-      },
-    },
-    async (request) => {
-      const { account, actor } = request.tenant
-      return {
-        account: { id: account.id, name: account.name },
-        key: actor.type === 'api_key' ? { id: actor.keyId, name: actor.keyName, prefix: actor.keyPrefix } : null,
-        auth_type: actor.type,
-        scopes: actor.scopes,
-        rate_limit: { requests_per_minute: actor.requestsPerMinute },
-      }
-    },
-  )
+/** The services the account's operations call. */
+export interface AccountServices {
+  account: AccountService
+}
+
+const operation = operationsUsing<AccountServices>()
+
+export const getMe = operation({
+  method: 'GET',
+  path: '/me',
+  operationId: 'getMe',
+  summary: 'The calling credential and its account',
+  tags: ['account'],
+  response: MeResponse,
+  handle: async ({ account }, { tenant }) => account.me(tenant),
+})
+
+export function accountRoutes(account: AccountService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    mountOperations(app, { account }, [getMe])
+  }
 }
