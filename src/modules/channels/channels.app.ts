@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import type { ChannelsServices } from './channels.routes.ts'
 import type { ChannelsService } from './channels.service.ts'
 
 export const ChatStatus = Type.Object(
@@ -28,25 +30,25 @@ export const ChatStatus = Type.Object(
   { title: 'ChatStatus' },
 )
 
+const operation = operationsUsing<ChannelsServices>()
+
 /** The web app's channel page: the chat number's state and its daily limit. */
-export function channelsAppRoutes(service: ChannelsService) {
+export const getChatChannel = operation({
+  method: 'GET',
+  path: '/channels/chat',
+  mount: 'app',
+  scope: 'settings:read',
+  operationId: 'getChatChannel',
+  summary: 'The chat number: connection, pace and daily limit',
+  description:
+    'Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',
+  tags: ['app'],
+  response: ChatStatus,
+  handle: ({ channels }, { tenant }) => channels.chatStatus(tenant.accountId, tenant.account),
+})
+
+export function channelsAppRoutes(channels: ChannelsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get(
-      '/channels/chat',
-      {
-        config: { scope: 'settings:read' },
-        schema: {
-          operationId: 'getChatChannel',
-          summary: 'The chat number: connection, pace and daily limit',
-          description:
-            'Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',
-          tags: ['app'],
-          response: { 200: ChatStatus },
-        },
-      },
-      async (request) => {
-        return service.chatStatus(request.tenant.accountId, request.tenant.account)
-      },
-    )
+    mountOperations(app, { channels }, [getChatChannel])
   }
 }

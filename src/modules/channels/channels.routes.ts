@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Static } from 'typebox'
-import { badRequest, errorResponses } from '../../platform/http/errors.ts'
+import { badRequest } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import {
   ChannelsSettings,
@@ -12,96 +12,95 @@ import {
 import type { ChannelsService } from './channels.service.ts'
 
 const MEDIA_BODY_LIMIT = 32 * 1024 * 1024
+const tags = ['settings']
 
-export function channelsRoutes(service: ChannelsService) {
+/** The services the channels' operations call. */
+export interface ChannelsServices {
+  channels: ChannelsService
+}
+
+const operation = operationsUsing<ChannelsServices>()
+
+export const getChannelSettings = operation({
+  method: 'GET',
+  path: '/settings/channels',
+  scope: 'settings:read',
+  operationId: 'getChannelSettings',
+  summary: 'Channel state',
+  description:
+    'Per channel (chat, email): connected, was_connected, provider and versand_moeglich (sending possible). While versand_moeglich is false nothing goes out on that channel. Connecting and disconnecting is not offered through the API.',
+  tags,
+  response: ChannelsSettings,
+  async handle({ channels }, { tenant }) {
+    const state = await channels.channelsState(tenant.accountId, tenant.account)
+    return {
+      ...state,
+      chat: withGermanAliases(state.chat, ['connected', 'was_connected']),
+      email: withGermanAliases(state.email, ['connected', 'was_connected']),
+    }
+  },
+})
+
+export const getCoexistenceSettings = operation({
+  method: 'GET',
+  path: '/settings/coexistence',
+  scope: 'settings:read',
+  operationId: 'getCoexistenceSettings',
+  summary: 'Coexistence state',
+  description: '`available` is true only when a chat number is connected.',
+  tags,
+  response: Coexistence,
+  handle: ({ channels }, { tenant }) => channels.coexistence(tenant.accountId),
+})
+
+export const updateCoexistenceSettings = operation({
+  method: 'PATCH',
+  path: '/settings/coexistence',
+  scope: 'settings:write',
+  operationId: 'updateCoexistenceSettings',
+  summary: 'Turn coexistence on or off',
+  description:
+    'With coexistence the number is also used in the WhatsApp Business app and sends are paced at 20 messages per second. 400 (key chat_not_connected) when enabling without a connected chat number.',
+  tags,
+  body: CoexistenceBody,
+  response: Coexistence,
+  errors: { 400: 'chat_not_connected: coexistence needs a connected chat number' },
+  handle: ({ channels }, { tenant, body }) => channels.setCoexistence(tenant.accountId, body.enabled),
+})
+
+export const simulateInboundMessage = operation({
+  method: 'POST',
+  path: '/sandbox/inbound',
+  scope: 'messages:write',
+  bodyLimit: MEDIA_BODY_LIMIT,
+  operationId: 'simulateInboundMessage',
+  summary: 'Simulate an inbound chat message (sandbox only)',
+  description:
+    "Exists only while the sandbox is the account's chat provider (404 otherwise). One of text, button, media (base64, with text as caption) or location. The message goes through the same inbound processing as a real one: contact and conversation found or created, message.received and conversation.created delivered.",
+  tags: ['sandbox'],
+  body: SandboxInboundBody,
+  response: InboundResult,
+  errors: {
+    400: 'bad_request: not exactly one of text, button, media or location',
+    404: 'not_found: the chat channel is not connected to the sandbox provider',
+  },
+  async handle({ channels }, { tenant, body }) {
+    const kinds = ['button', 'media', 'location'].filter((k) => body[k as 'button'] !== undefined)
+    if (kinds.length > 1 || (kinds.length === 0 && body.text === undefined)) {
+      throw badRequest('Give exactly one of text, button, media or location (text may caption media)')
+    }
+    return { ok: true, ...(await channels.sandboxInbound(tenant.accountId, body)) }
+  },
+})
+
+export function channelsRoutes(channels: ChannelsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get(
-      '/settings/channels',
-      {
-        config: { scope: 'settings:read' },
-        schema: {
-          operationId: 'getChannelSettings',
-          summary: 'Channel state',
-          description:
-            'Per channel (chat, email): connected, was_connected, provider and versand_moeglich (sending possible). While versand_moeglich is false nothing goes out on that channel. Connecting and disconnecting is not offered through the API.',
-          tags: ['settings'],
-          response: { 200: ChannelsSettings },
-        },
-      },
-      async (request) => {
-        const state = await service.channelsState(request.tenant.accountId, request.tenant.account)
-        return {
-          ...state,
-          chat: withGermanAliases(state.chat, ['connected', 'was_connected']),
-          email: withGermanAliases(state.email, ['connected', 'was_connected']),
-        }
-      },
-    )
-
-    app.get(
-      '/settings/coexistence',
-      {
-        config: { scope: 'settings:read' },
-        schema: {
-          operationId: 'getCoexistenceSettings',
-          summary: 'Coexistence state',
-          description: '`available` is true only when a chat number is connected.',
-          tags: ['settings'],
-          response: { 200: Coexistence },
-        },
-      },
-      async (request) => service.coexistence(request.tenant.accountId),
-    )
-
-    app.patch<{ Body: Static<typeof CoexistenceBody> }>(
-      '/settings/coexistence',
-      {
-        config: { scope: 'settings:write' },
-        schema: {
-          operationId: 'updateCoexistenceSettings',
-          summary: 'Turn coexistence on or off',
-          description:
-            'With coexistence the number is also used in the WhatsApp Business app and sends are paced at 20 messages per second. 400 (key chat_not_connected) when enabling without a connected chat number.',
-          tags: ['settings'],
-          body: CoexistenceBody,
-          response: {
-            ...errorResponses({ 400: 'chat_not_connected: coexistence needs a connected chat number' }),
-            200: Coexistence,
-          },
-        },
-      },
-      async (request) => service.setCoexistence(request.tenant.accountId, request.body.enabled),
-    )
-
-    app.post<{ Body: Static<typeof SandboxInboundBody> }>(
-      '/sandbox/inbound',
-      {
-        config: { scope: 'messages:write' },
-        bodyLimit: MEDIA_BODY_LIMIT,
-        schema: {
-          operationId: 'simulateInboundMessage',
-          summary: 'Simulate an inbound chat message (sandbox only)',
-          description:
-            "Exists only while the sandbox is the account's chat provider (404 otherwise). One of text, button, media (base64, with text as caption) or location. The message goes through the same inbound processing as a real one: contact and conversation found or created, message.received and conversation.created delivered.",
-          tags: ['sandbox'],
-          body: SandboxInboundBody,
-          response: {
-            ...errorResponses({
-              400: 'bad_request: not exactly one of text, button, media or location',
-              404: 'not_found: the chat channel is not connected to the sandbox provider',
-            }),
-            200: InboundResult,
-          },
-        },
-      },
-      async (request) => {
-        const kinds = ['button', 'media', 'location'].filter((k) => request.body[k as 'button'] !== undefined)
-        if (kinds.length > 1 || (kinds.length === 0 && request.body.text === undefined)) {
-          throw badRequest('Give exactly one of text, button, media or location (text may caption media)')
-        }
-        return { ok: true, ...(await service.sandboxInbound(request.tenant.accountId, request.body)) }
-      },
-    )
+    mountOperations(app, { channels }, [
+      getChannelSettings,
+      getCoexistenceSettings,
+      updateCoexistenceSettings,
+      simulateInboundMessage,
+    ])
   }
 }
 

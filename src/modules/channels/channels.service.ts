@@ -15,13 +15,44 @@ export type {
   TemplateSendInput,
 } from './channels.ports.ts'
 
-/** The channels service: a connection's life, what arrives through it and what goes out, sharing one access. */
+/**
+ * The channels service: a connection's life (channels.connections.ts), what arrives through it (channels.inbound.ts)
+ * and what goes out (channels.outbound.ts), sharing one access to the account and its opened credentials
+ * (channels.access.ts). Each function is named here, so the service's surface reads in one place.
+ */
 export function channelsService(deps: ChannelsServiceDeps) {
   const access = channelAccess(deps)
+  const connections = channelConnections(deps, access)
+  const inbound = channelInbound(deps, access)
+  const outbound = channelOutbound(deps, access)
   return {
-    ...channelConnections(deps, access),
-    ...channelInbound(deps, access),
-    ...channelOutbound(deps, access),
+    // a connection's life, its state, the chat number's pace and daily limit
+    connect: connections.connect,
+    disconnect: connections.disconnect,
+    channelsState: connections.channelsState,
+    chatStatus: connections.chatStatus,
+    coexistence: connections.coexistence,
+    setCoexistence: connections.setCoexistence,
+    claimConversation: connections.claimConversation,
+    claimConversations: connections.claimConversations,
+    dailyWindow: connections.dailyWindow,
+    // what arrives: provider webhooks, the sandbox's inbound, e-mail piped in
+    verifyWebhook: inbound.verifyWebhook,
+    chatWebhookTarget: inbound.chatWebhookTarget,
+    receiveChatWebhook: inbound.receiveChatWebhook,
+    sandboxInbound: inbound.sandboxInbound,
+    admitEmail: inbound.admitEmail,
+    receiveEmail: inbound.receiveEmail,
+    // what goes out: messages through the number, its templates at the provider, e-mail
+    requireChatConnected: outbound.requireChatConnected,
+    sendText: outbound.sendText,
+    sendTemplate: outbound.sendTemplate,
+    sendTemplates: outbound.sendTemplates,
+    submitTemplate: outbound.submitTemplate,
+    readTemplate: outbound.readTemplate,
+    deleteTemplate: outbound.deleteTemplate,
+    sendEmail: outbound.sendEmail,
+    close: outbound.close,
   }
 }
 

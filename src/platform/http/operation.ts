@@ -41,6 +41,8 @@ export interface Operation<
   permission?: Permission
   /** takes an Idempotency-Key (POST) */
   idempotent?: boolean
+  /** the largest body it reads in bytes, where that is not the server's default */
+  bodyLimit?: number
   operationId: string
   summary: string
   description?: string
@@ -97,6 +99,7 @@ export function mountOperations<S>(app: FastifyInstance, services: S, operations
         ...(operation.permission ? { permission: operation.permission } : {}),
         ...(operation.idempotent ? { idempotent: true } : {}),
       },
+      ...(operation.bodyLimit ? { bodyLimit: operation.bodyLimit } : {}),
       schema: {
         operationId: operation.operationId,
         summary: operation.summary,
