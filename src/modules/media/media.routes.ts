@@ -5,6 +5,7 @@ import { Value } from 'typebox/value'
 import { installBase64JsonParser, liftedBase64 } from '../../platform/http/base64-body.ts'
 import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import { MAX_UPLOAD_BYTES } from './media.rules.ts'
 import {
@@ -22,7 +23,6 @@ import {
 import type { MediaService, Staged } from './media.service.ts'
 import type { MediaUsage } from './media.tables.ts'
 
-type Params = Static<typeof MediaParams>
 const tags = ['media']
 // base64 is a third larger than the bytes it carries
 const JSON_BODY_LIMIT = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 64 * 1024
@@ -41,6 +41,89 @@ const uploadDescription = [
   '`usage` defaults to `generic`. 200 with `{media: {id, kind, usage, url, mime, size, width, height (images),',
   'filename, created_at}}`.',
 ].join(' ')
+
+/** The services the media operations call. */
+export interface MediaServices {
+  media: MediaService
+}
+
+const operation = operationsUsing<MediaServices>()
+
+export const listMedia = operation({
+  method: 'GET',
+  path: '/media',
+  scope: 'media:read',
+  operationId: 'listMedia',
+  summary: 'List the media library',
+  description: 'Newest first; `kind` filters (image, video, document).',
+  tags,
+  query: ListQuery,
+  response: MediaPage,
+  async handle({ media }, { tenant, query }) {
+    const { items, ...page } = await media.list(tenant, query)
+    return { media: items, ...page }
+  },
+})
+
+export const getMedia = operation({
+  method: 'GET',
+  path: '/media/{id}',
+  scope: 'media:read',
+  operationId: 'getMedia',
+  summary: 'A media file',
+  tags,
+  params: MediaParams,
+  response: MediaResponse,
+  handle: async ({ media }, { tenant, params }) => ({ media: await media.get(tenant, params.id) }),
+})
+
+export const updateMedia = operation({
+  method: 'PATCH',
+  path: '/media/{id}',
+  scope: 'media:write',
+  operationId: 'updateMedia',
+  summary: 'Rename a media file or change its usage',
+  description:
+    '`filename` (with its extension, shown in the library) and `usage`; at least one. The stored bytes and the public address do not change, so templates and newsletters that use it are unaffected.',
+  tags,
+  params: MediaParams,
+  body: UpdateBody,
+  response: MediaResponse,
+  errors: { 400: 'bad_request: neither filename nor usage given' },
+  handle: async ({ media }, { tenant, params, body }) => ({ media: await media.update(tenant, params.id, body) }),
+})
+
+export const listMediaUsages = operation({
+  method: 'GET',
+  path: '/media/{id}/usages',
+  scope: 'media:read',
+  operationId: 'listMediaUsages',
+  summary: 'Where a media file is used',
+  description:
+    'What refers to it by its media_id or its address: templates and newsletters (header image), the landing page (logo). While anything does, DELETE /media/{id} is a 409.',
+  tags,
+  params: MediaParams,
+  response: UsagesResponse,
+  handle: ({ media }, { tenant, params }) => media.usages(tenant, params.id),
+})
+
+export const deleteMedia = operation({
+  method: 'DELETE',
+  path: '/media/{id}',
+  scope: 'media:write',
+  operationId: 'deleteMedia',
+  summary: 'Delete a media file',
+  description:
+    '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.',
+  tags,
+  params: MediaParams,
+  response: Deleted,
+  errors: { 409: 'media_in_use (with uses): a template, newsletter or setting still uses the file' },
+  handle: ({ media }, { tenant, params }) => media.remove(tenant, params.id),
+})
+
+/** The media library's operations besides the upload (which reads multipart or a large JSON body itself). */
+export const mediaOperations = [listMedia, getMedia, updateMedia, listMediaUsages, deleteMedia]
 
 export function mediaRoutes(service: MediaService) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -97,96 +180,7 @@ export function mediaRoutes(service: MediaService) {
       },
     )
 
-    app.get<{ Querystring: Static<typeof ListQuery> }>(
-      '/media',
-      {
-        config: { scope: 'media:read' },
-        schema: {
-          operationId: 'listMedia',
-          summary: 'List the media library',
-          description: 'Newest first; `kind` filters (image, video, document).',
-          tags,
-          querystring: ListQuery,
-          response: { 200: MediaPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await service.list(request.tenant, request.query)
-        return { media: items, ...page }
-      },
-    )
-
-    app.get<{ Params: Params }>(
-      '/media/:id',
-      {
-        config: { scope: 'media:read' },
-        schema: {
-          operationId: 'getMedia',
-          summary: 'A media file',
-          tags,
-          params: MediaParams,
-          response: { 200: MediaResponse },
-        },
-      },
-      async (request) => ({ media: await service.get(request.tenant, request.params.id) }),
-    )
-
-    app.patch<{ Params: Params; Body: Static<typeof UpdateBody> }>(
-      '/media/:id',
-      {
-        config: { scope: 'media:write' },
-        schema: {
-          operationId: 'updateMedia',
-          summary: 'Rename a media file or change its usage',
-          description:
-            '`filename` (with its extension, shown in the library) and `usage`; at least one. The stored bytes and the public address do not change, so templates and newsletters that use it are unaffected.',
-          tags,
-          params: MediaParams,
-          body: UpdateBody,
-          response: { ...errorResponses({ 400: 'bad_request: neither filename nor usage given' }), 200: MediaResponse },
-        },
-      },
-      async (request) => ({ media: await service.update(request.tenant, request.params.id, request.body) }),
-    )
-
-    app.get<{ Params: Params }>(
-      '/media/:id/usages',
-      {
-        config: { scope: 'media:read' },
-        schema: {
-          operationId: 'listMediaUsages',
-          summary: 'Where a media file is used',
-          description:
-            'What refers to it by its media_id or its address: templates and newsletters (header image), the landing page (logo). While anything does, DELETE /media/{id} is a 409.',
-          tags,
-          params: MediaParams,
-          response: { 200: UsagesResponse },
-        },
-      },
-      async (request) => service.usages(request.tenant, request.params.id),
-    )
-
-    app.delete<{ Params: Params }>(
-      '/media/:id',
-      {
-        config: { scope: 'media:write' },
-        schema: {
-          operationId: 'deleteMedia',
-          summary: 'Delete a media file',
-          description:
-            '409 media_in_use (with `used_by`) while a template’s or a newsletter’s header image refers to it (by its media_id or its url) or it is the landing page’s logo; the row goes, then the stored bytes.',
-          tags,
-          params: MediaParams,
-          response: {
-            ...errorResponses({
-              409: 'media_in_use (with uses): a template, newsletter or setting still uses the file',
-            }),
-            200: Deleted,
-          },
-        },
-      },
-      async (request) => service.remove(request.tenant, request.params.id),
-    )
+    mountOperations(app, { media: service }, mediaOperations)
   }
 }
 
