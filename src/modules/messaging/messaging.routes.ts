@@ -1,12 +1,35 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static } from 'typebox'
-import { withGermanAliases } from '../../platform/http/serializer.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { Message } from '../inbox/index.ts'
 import { SendBody, SendId, SendQueued, SendRecord, sendErrors } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
 
+/** The services the messaging operations call. */
+export interface MessagingServices {
+  messaging: MessagingService
+}
+
+const operation = operationsUsing<MessagingServices>()
+
+export const getSend = operation({
+  method: 'GET',
+  path: '/sends/{id}',
+  scope: 'messages:write',
+  operationId: 'getSend',
+  summary: 'The status of a template send',
+  description:
+    'Status queued, sent, delivered, read, failed or skipped, with reason (German alias grund), times and the message id. Provider statuses move it forward only, in any arrival order. 404 for anything that is not a template send of this account (also an id that is not a uuid).',
+  tags,
+  params: SendId,
+  response: SendRecord,
+  germanAliases: ['reason'],
+  handle: ({ messaging }, { tenant, params }) => messaging.sendRecord(tenant, params.id),
+})
+
+// POST /messages stays a route: it answers 201 with the sent message or 202 with the queued send
 export function messagingRoutes(service: MessagingService) {
   return async (app: FastifyInstance): Promise<void> => {
     app.post<{ Body: Static<typeof SendBody> }>(
@@ -32,25 +55,7 @@ export function messagingRoutes(service: MessagingService) {
       },
     )
 
-    app.get<{ Params: Static<typeof SendId> }>(
-      '/sends/:id',
-      {
-        config: { scope: 'messages:write' },
-        schema: {
-          operationId: 'getSend',
-          summary: 'The status of a template send',
-          description:
-            'Status queued, sent, delivered, read, failed or skipped, with reason (German alias grund), times and the message id. Provider statuses move it forward only, in any arrival order. 404 for anything that is not a template send of this account (also an id that is not a uuid).',
-          tags,
-          params: SendId,
-          response: { 200: SendRecord },
-        },
-      },
-      async (request) => {
-        const record = await service.sendRecord(request.tenant, request.params.id)
-        return withGermanAliases(record, ['reason'])
-      },
-    )
+    mountOperations(app, { messaging: service }, [getSend])
   }
 }
 

@@ -1,21 +1,23 @@
+import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { ContactId, Uuid } from '../../platform/tools/common.ts'
+import { operationTools } from '../../platform/tools/from-operation.ts'
 import { obj } from '../../platform/tools/outputs.ts'
 import { restRule, type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
 import type { ContactsService } from '../contacts/index.ts'
 import { Message } from '../inbox/index.ts'
 import type { TemplatesService } from '../templates/index.ts'
-import { SendBody, SendRecord } from './messaging.schemas.ts'
-import type { MessagingService } from './messaging.service.ts'
+import { getSend, type MessagingServices } from './messaging.routes.ts'
+import { SendBody } from './messaging.schemas.ts'
 
 /** The module services these tools call (the tool server hands them in). */
-interface Services {
-  messaging: MessagingService
+interface Services extends MessagingServices {
   templates: TemplatesService
   contacts: ContactsService
 }
 
 const defineTool = toolsUsing<Services>()
+const tool = operationTools<Services>()
 
 const IdempotencyKey = Type.String({
   minLength: 1,
@@ -27,13 +29,21 @@ const IdempotencyKey = Type.String({
 
 async function contactPreview(ctx: ToolContext<Services>, contactId: string) {
   const contact = await ctx.services.contacts.get(ctx.tenant, contactId)
-  return {
-    contact_id: contact.id,
-    name: contact.name,
-    phone: contact.phone,
-    optin_chat: contact.optin_chat,
-  }
+  return { contact_id: contact.id, name: contact.name, phone: contact.phone, optin_chat: contact.optin_chat }
 }
+
+// POST /messages answers 201 or 202 and so stays a route (messaging.routes.ts): the send tools take the spec's
+// arguments and hand POST /messages' body, checked by its rule, to the messaging service
+const textBody = (args: { contact_id: string; text: string }) =>
+  restRule(SendBody, { contact_id: args.contact_id, text: args.text }, 'body')
+const templateBody = (args: { contact_id: string; template_id: string; variables?: Record<string, string> }) =>
+  restRule(
+    SendBody,
+    { contact_id: args.contact_id, template: { id: args.template_id, variables: args.variables } },
+    'body',
+  )
+const send = (ctx: ToolContext<Services>, body: Static<typeof SendBody>) =>
+  ctx.services.messaging.send(ctx.tenant, body)
 
 export const sendMessage = defineTool({
   name: 'send_message',
@@ -59,18 +69,12 @@ export const sendMessage = defineTool({
     idempotency_key: Type.Optional(IdempotencyKey),
   }),
   async preview(ctx, args) {
-    restRule(SendBody, { contact_id: args.contact_id, text: args.text }, 'body')
-    return {
-      action: 'send a free-text chat message',
-      channel: 'chat',
-      recipients: 1,
-      to: await contactPreview(ctx, args.contact_id),
-      text: args.text,
-    }
+    textBody(args)
+    const to = await contactPreview(ctx, args.contact_id)
+    return { action: 'send a free-text chat message', channel: 'chat', recipients: 1, to, text: args.text }
   },
   async run(ctx, args) {
-    const body = restRule(SendBody, { contact_id: args.contact_id, text: args.text }, 'body')
-    const result = await ctx.services.messaging.send(ctx.tenant, body)
+    const result = await send(ctx, textBody(args))
     return result.sent ? { sent: true, message: result.sent } : { sent: false, ...result.queued }
   },
 })
@@ -105,11 +109,7 @@ export const sendTemplate = defineTool({
     idempotency_key: Type.Optional(IdempotencyKey),
   }),
   async preview(ctx, args) {
-    const body = restRule(
-      SendBody,
-      { contact_id: args.contact_id, template: { id: args.template_id, variables: args.variables } },
-      'body',
-    )
+    const body = templateBody(args)
     const to = await contactPreview(ctx, args.contact_id)
     const template = await ctx.services.templates.get(ctx.tenant, args.template_id)
     return {
@@ -122,30 +122,22 @@ export const sendTemplate = defineTool({
     }
   },
   async run(ctx, args) {
-    const body = restRule(
-      SendBody,
-      { contact_id: args.contact_id, template: { id: args.template_id, variables: args.variables } },
-      'body',
-    )
-    const result = await ctx.services.messaging.send(ctx.tenant, body)
+    const result = await send(ctx, templateBody(args))
     return result.queued ? { queued: true, ...result.queued } : { queued: false, message: result.sent }
   },
 })
 
-export const getSendStatus = defineTool({
-  name: 'get_send_status',
-  title: 'Status of a template send',
-  description:
-    'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
-  scope: 'messages:write',
-  rest: 'GET /sends/{id}',
-  output: SendRecord,
-  kind: 'read',
-  input: Type.Object({ send_id: Uuid('the send_id answered by send_template') }),
-  async run(ctx, args) {
-    return await ctx.services.messaging.sendRecord(ctx.tenant, args.send_id)
-  },
-})
-
 /** In the order the tool server lists them. */
-export const messagingTools = [sendMessage, sendTemplate, getSendStatus]
+export const messagingTools = [
+  sendMessage,
+  sendTemplate,
+  tool(getSend, {
+    name: 'get_send_status',
+    title: 'Status of a template send',
+    description:
+      'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
+    rename: { send_id: 'id' },
+    // the spec's tool takes a uuid (REST answers 404 for any other id)
+    schemas: { send_id: Uuid('the send_id answered by send_template') },
+  }),
+]
