@@ -72,28 +72,37 @@ const REACTION_ORDER = ['inbox', 'channels', 'templates', 'messaging', 'consent'
   'knowledge',
 ])
 
-/** Every module's reactions of each kind, in REACTION_ORDER. */
-export function collectReactions(mounted: readonly Reacting[]): { [K in keyof Reactions]: Reactions[K][] } {
+/** Who runs each kind of reaction, and when: the module (or platform part) that hands it to its service. */
+export const REACTION_KINDS: { [K in keyof Reactions]: { runBy: string; when: string } } = {
+  contactCleanup: { runBy: 'contacts', when: 'DELETE /contacts/{id}: removes the rows about the contact (`removed`)' },
+  deletionConfirmation: { runBy: 'contacts', when: 'a deletion the contact asked for is confirmed to them (one)' },
+  inbound: { runBy: 'inbox', when: 'an inbound message, in the transaction that stores it' },
+  chatOptOut: { runBy: 'inbox', when: "a chat opt-out, the provider's (131050) or STOP (one)" },
+  messageStatus: { runBy: 'inbox', when: 'provider statuses of outbound messages' },
+  templateUsage: { runBy: 'templates', when: 'DELETE /templates/{id}: `409 template_in_use` while any use' },
+  optinTemplateApproved: { runBy: 'templates', when: 'an opt-in confirmation template approved' },
+  mediaUsage: { runBy: 'media', when: 'DELETE /media/{id}: `409 media_in_use` while any use' },
+  signals: { runBy: 'platform/events', when: 'contact created, message received, opt-in confirmed, tag added…' },
+  eventsRecorded: { runBy: 'platform/events', when: 'recorded events, in their own transaction' },
+}
+
+/** The modules in the order their reactions run (REACTION_ORDER, then the others in mounting order). */
+export function inReactionOrder<M extends Reacting>(mounted: readonly M[]): M[] {
   const rank = (name: string) => (REACTION_ORDER.includes(name) ? REACTION_ORDER.indexOf(name) : REACTION_ORDER.length)
-  const ordered = [...mounted].sort((a, b) => rank(a.name) - rank(b.name))
-  const of = <K extends keyof Reactions>(kind: K): Reactions[K][] =>
+  return [...mounted].sort((a, b) => rank(a.name) - rank(b.name))
+}
+
+/** Every module's reactions of each kind, in the order they run. */
+export function collectReactions(mounted: readonly Reacting[]): { [K in keyof Reactions]: Reactions[K][] } {
+  const ordered = inReactionOrder(mounted)
+  const of = (kind: keyof Reactions): unknown[] =>
     ordered.flatMap((module) => {
-      const declared = module.reactions?.[kind]
+      const declared: unknown = module.reactions?.[kind]
       if (declared === undefined) return []
-      return Array.isArray(declared) ? [...(declared as Reactions[K][])] : [declared as Reactions[K]]
+      return Array.isArray(declared) ? [...declared] : [declared]
     })
-  return {
-    contactCleanup: of('contactCleanup'),
-    deletionConfirmation: of('deletionConfirmation'),
-    inbound: of('inbound'),
-    chatOptOut: of('chatOptOut'),
-    messageStatus: of('messageStatus'),
-    templateUsage: of('templateUsage'),
-    optinTemplateApproved: of('optinTemplateApproved'),
-    mediaUsage: of('mediaUsage'),
-    signals: of('signals'),
-    eventsRecorded: of('eventsRecorded'),
-  }
+  const kinds = Object.keys(REACTION_KINDS) as Array<keyof Reactions>
+  return Object.fromEntries(kinds.map((kind) => [kind, of(kind)])) as { [K in keyof Reactions]: Reactions[K][] }
 }
 
 /**
