@@ -63,14 +63,22 @@ type Reacting = { name: string; reactions?: ModuleReactions }
 
 /**
  * The order in which the modules' reactions run: the order their services are built in, each after the modules it
- * builds on (a module not named here, such as a test's, comes last).
+ * builds on (a module not named here, such as a test's, comes last; test/platform/module-contract.test.ts checks that
+ * every module with reactions is named).
  */
-const REACTION_ORDER = ['inbox', 'channels', 'templates', 'messaging', 'consent', 'followups', 'newsletters'].concat([
+export const REACTION_ORDER: readonly string[] = [
+  'inbox',
+  'channels',
+  'templates',
+  'messaging',
+  'consent',
+  'followups',
+  'newsletters',
   'automations',
   'webhooks',
   'media',
   'knowledge',
-])
+]
 
 /** Who runs each kind of reaction, and when: the module (or platform part) that hands it to its service. */
 export const REACTION_KINDS: { [K in keyof Reactions]: { runBy: string; when: string } } = {

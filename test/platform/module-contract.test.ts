@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { DOC_END, DOC_START, moduleTableMarkdown } from '../../scripts/module-table.ts'
+import { mountedModules, REACTION_ORDER } from '../../src/services.ts'
 
 /**
  * A module declares what it reacts to in its HeroldModule value (`reactions`), and the composition root
@@ -109,6 +110,11 @@ test('the check finds a registration: an imported function, a registerâ€¦ or onâ
     'src/modules/sample/index.ts:7 onSomething',
     'src/modules/sample/index.ts:8 registerLater',
   ])
+})
+
+test('every module with reactions has its place in the order reactions run (REACTION_ORDER, src/services.ts)', () => {
+  const unplaced = mountedModules.filter((m) => m.reactions && !REACTION_ORDER.includes(m.name)).map((m) => m.name)
+  assert.deepEqual(unplaced, [])
 })
 
 test('docs/architecture.md shows what every module offers and reacts to, as npm run docs:modules generates it', async () => {
