@@ -174,6 +174,7 @@ export async function optinConfirmTemplateFor(
   }
 }
 
+export { formatFieldValue } from '../../shared/field-format.ts'
 export {
   checkTemplate,
   isSendable,
@@ -187,7 +188,6 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
-export { formatFieldValue } from './templates.field-format.ts'
 export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 export type {
   ProviderFailure,
