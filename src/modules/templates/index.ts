@@ -155,6 +155,7 @@ export async function optinConfirmTemplateFor(
   }
 }
 
+export { formatFieldValue } from '../../shared/field-format.ts'
 export {
   checkTemplate,
   isSendable,
@@ -168,7 +169,6 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
-export { formatFieldValue } from './templates.field-format.ts'
 export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 export type {
   OptinTemplateApproved,
