@@ -1,8 +1,36 @@
-// The joints of src/ (docs/architecture.md): no import circle, nothing imports upwards, a module reaches another only
-// through its index.ts. `npm run depcruise` checks them (in .ci/run after the lint). Tests may import anything.
+// The joints of src/ and web/src (docs/architecture.md): no import circle, nothing imports upwards, a module reaches
+// another only through its index.ts, and the server and the web app meet only in src/shared/ (pure code both builds
+// may load) and the generated API types. `npm run depcruise` checks them (in .ci/run after the lint). Tests may import
+// anything.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'shared-stands-alone',
+      severity: 'error',
+      comment:
+        'src/shared/ is loaded by the server and by the web app in the browser: it imports nothing of either, and no Node module.',
+      from: { path: '^src/shared/' },
+      to: { pathNot: '^src/shared/' },
+    },
+    {
+      name: 'web-within-web',
+      severity: 'error',
+      comment:
+        'The web app imports its own files, src/shared/ and packages; the server reaches it only through the generated types in web/src/api/.',
+      from: { path: '^web/src/' },
+      to: {
+        dependencyTypesNot: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: ['^web/src/', '^src/shared/'],
+      },
+    },
+    {
+      name: 'server-not-into-web',
+      severity: 'error',
+      comment: 'The server does not import the web app.',
+      from: { path: '^src/' },
+      to: { path: '^web/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',
@@ -43,8 +71,7 @@ module.exports = {
     },
   ],
   options: {
-    includeOnly: '^src/',
-    exclude: { path: '\\.test\\.ts$' },
+    exclude: { path: ['\\.test\\.ts$', '^web/dist/'] },
     // type-only imports count: a circle of types is still a circle a reader has to untangle
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

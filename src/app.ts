@@ -28,7 +28,10 @@ export interface AppDeps {
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream | DestinationStream }
   /** modules mounted after the application's own (tests use this to exercise the pipeline) */
   extraModules?: MountedModule[]
-  /** the process's services (src/services.ts), shared with its workers; without them the app builds and closes its own */
+  /**
+   * the process's services (src/services.ts), shared with its workers, built with the reactions of the extra modules
+   * too; without them the app builds and closes its own
+   */
   services?: Services
 }
 
@@ -90,9 +93,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   const platform = { config: deps.config, database: deps.database, clock: deps.clock, rateLimiter: deps.rateLimiter }
-  const services = deps.services ?? buildServices(platform)
-  if (!deps.services) app.addHook('onClose', () => services.close())
   const mounted = [...mountedModules, ...(deps.extraModules ?? [])]
+  const services = deps.services ?? buildServices(platform, mounted)
+  if (!deps.services) app.addHook('onClose', () => services.close())
   await app.register(
     async (v1) => {
       await v1.register(openapiRoutes)

@@ -29,7 +29,7 @@ import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
 import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
-import { buildServices, type Services } from '../services.ts'
+import { buildServices, type Services, setEventReactions } from '../services.ts'
 import type { CommandIO, DataCommand, Result, Values } from './command.ts'
 import { statusCommand } from './status.command.ts'
 import { userCommands } from './users.commands.ts'
@@ -305,6 +305,8 @@ export const dataCommands: Record<string, DataCommand> = {
       positionals[0] = path.resolve(file)
     },
     async run(database, values, positionals, io) {
+      // the imported contacts' signals and events reach the modules that react to them (automations, webhooks)
+      setEventReactions()
       try {
         const report = await importContacts(database.orm, systemClock, {
           accountId: str(values, 'account'),

@@ -11,10 +11,18 @@ type Plugin = (app: FastifyInstance) => Promise<void>
 /**
  * A vertical slice. `S` is what it needs of the built services (its own and the few of other modules it calls), as
  * narrow interfaces it declares itself; the composition root (src/services.ts) builds every service once and hands
- * them in, so a module's routes, jobs and workers never build a service.
+ * them in, so a module's routes, jobs and workers never build a service. `R` is what it reacts to (`reactions`).
  */
-export interface HeroldModule<S = unknown> {
+export interface HeroldModule<S = unknown, R = never> {
   name: string
+  /**
+   * what it reacts to of other modules' happenings, by kind (a contact deleted, a message received, a signal, a
+   * template's or a media file's deletion asked…): one handler or a list per kind, each typed by the module the kind
+   * belongs to (the kinds: `Reactions` in src/services.ts). The composition root collects every module's reactions and
+   * hands each kind to the module that runs it, as a part of what that module's service is built with; no module fills
+   * another's list when it is imported.
+   */
+  reactions?: R
   /** its REST routes, mounted under /v1 */
   routes?: (deps: PlatformDeps, services: S) => Plugin
   /**

@@ -10,8 +10,8 @@ import { createHarness, type Harness, type TestAccount } from './harness.ts'
 let harness: Harness
 
 /** The harness of a contacts test file. */
-export async function contactsHarness(): Promise<Harness> {
-  harness = await createHarness()
+export async function contactsHarness(options: Parameters<typeof createHarness>[0] = {}): Promise<Harness> {
+  harness = await createHarness(options)
   return harness
 }
 

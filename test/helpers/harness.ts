@@ -52,10 +52,11 @@ export async function createHarness(
   )
   const redisUrl = process.env.HEROLD_TEST_REDIS_URL || undefined
   const rateLimiter = options.rateLimiter ?? (redisUrl ? redisRateLimiter(redisUrl) : memoryRateLimiter())
-  const services = buildServices({ config, database, clock, rateLimiter })
+  const mounted = [...mountedModules, ...(options.extraModules ?? [])]
+  // the extra modules' reactions (a test's probe) are handed to the services like the application's own
+  const services = buildServices({ config, database, clock, rateLimiter }, mounted)
   const app = await buildApp({ config, database, clock, rateLimiter, services, extraModules: options.extraModules })
   await app.ready()
-  const mounted = [...mountedModules, ...(options.extraModules ?? [])]
   const workers = options.workers ? jobRunnerFor({ config, database, clock }, moduleJobs(mounted, services)) : null
   const stopWorkers = workers ? await workers.start() : null
   const accountIds: string[] = []

@@ -1,7 +1,13 @@
 import type { QueryClient } from '@tanstack/react-query'
-import { createRootRouteWithContext, createRoute, createRouter, redirect } from '@tanstack/react-router'
+import {
+  createRootRouteWithContext,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  type RouteComponent,
+  redirect,
+} from '@tanstack/react-router'
 import type { ReactNode } from 'react'
-import { AccountPage } from './features/account/account-page.tsx'
 import {
   InvitationPage,
   ResetCompletePage,
@@ -9,21 +15,36 @@ import {
   SetupPage,
   SignInPage,
 } from './features/auth/auth-pages.tsx'
-import { AutomationPage, AutomationsPage } from './features/automations/automations-pages.tsx'
-import { ConsentPage } from './features/consent/consent-page.tsx'
-import { ContactPage, ContactsPage } from './features/contacts/contacts-pages.tsx'
-import { DashboardPage } from './features/dashboard/dashboard-page.tsx'
-import { FollowupPage, FollowupsPage } from './features/followups/followups-pages.tsx'
-import { InboxPage } from './features/inbox/inbox-page.tsx'
-import { KnowledgePage, MediaPage } from './features/media/media-page.tsx'
-import { NewsletterPage, NewslettersPage } from './features/newsletters/newsletters-pages.tsx'
-import { KeysPage } from './features/people/keys-page.tsx'
-import { TeamPage } from './features/people/team-page.tsx'
-import { SettingsPage } from './features/settings/settings-page.tsx'
-import { TemplatePage, TemplatesPage } from './features/templates/templates-pages.tsx'
-import { WebhooksPage } from './features/webhooks/webhooks-page.tsx'
 import { Layout, Loading, SignedInLayout } from './ui/layout.tsx'
 import { sessionQuery, useSignedIn } from './ui/session.ts'
+
+// The signed-in pages and the consent page load their code when first opened (one file per feature), so the sign-in
+// page loads without them. The router loads a page's file before it shows the route (the components' `preload`).
+const page = lazyRouteComponent
+const AccountPage = page(() => import('./features/account/account-page.tsx'), 'AccountPage')
+const AutomationPage = page(() => import('./features/automations/automations-pages.tsx'), 'AutomationPage')
+const AutomationsPage = page(() => import('./features/automations/automations-pages.tsx'), 'AutomationsPage')
+const ConsentPage = page(() => import('./features/consent/consent-page.tsx'), 'ConsentPage')
+const ContactPage = page(() => import('./features/contacts/contacts-pages.tsx'), 'ContactPage')
+const ContactsPage = page(() => import('./features/contacts/contacts-pages.tsx'), 'ContactsPage')
+const DashboardPage = page(() => import('./features/dashboard/dashboard-page.tsx'), 'DashboardPage')
+const FollowupPage = page(() => import('./features/followups/followups-pages.tsx'), 'FollowupPage')
+const FollowupsPage = page(() => import('./features/followups/followups-pages.tsx'), 'FollowupsPage')
+const InboxPage = page(() => import('./features/inbox/inbox-page.tsx'), 'InboxPage')
+const KnowledgePage = page(() => import('./features/knowledge/knowledge-page.tsx'), 'KnowledgePage')
+const MediaPage = page(() => import('./features/media/media-page.tsx'), 'MediaPage')
+const NewsletterPage = page(() => import('./features/newsletters/newsletters-pages.tsx'), 'NewsletterPage')
+const NewslettersPage = page(() => import('./features/newsletters/newsletters-pages.tsx'), 'NewslettersPage')
+const KeysPage = page(() => import('./features/people/keys-page.tsx'), 'KeysPage')
+const TeamPage = page(() => import('./features/people/team-page.tsx'), 'TeamPage')
+const SettingsPage = page(() => import('./features/settings/settings-page.tsx'), 'SettingsPage')
+const TemplatePage = page(() => import('./features/templates/templates-pages.tsx'), 'TemplatePage')
+const TemplatesPage = page(() => import('./features/templates/templates-pages.tsx'), 'TemplatesPage')
+const WebhooksPage = page(() => import('./features/webhooks/webhooks-page.tsx'), 'WebhooksPage')
+
+/** A route component that draws a lazily loaded page with the route's values: it preloads as the page does. */
+const drawing = (lazy: Pick<RouteComponent, 'preload'>, draw: () => ReactNode) =>
+  Object.assign(draw, { preload: lazy.preload })
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({ component: Layout })
 
@@ -59,42 +80,74 @@ const signedIn = createRoute({
   pendingComponent: Loading,
   component: SignedInLayout,
 })
-const signedInPage = <P extends string>(path: P, component: () => ReactNode) =>
+const signedInPage = <P extends string>(path: P, component: RouteComponent) =>
   createRoute({ getParentRoute: () => signedIn, path, component })
 
-const dashboardRoute = signedInPage('/', () => <DashboardPage />)
-const contactsRoute = signedInPage('/contacts', () => <ContactsPage />)
-const contactRoute = signedInPage('/contacts/$id', () => <ContactPage id={contactRoute.useParams().id} />)
-const inboxRoute = signedInPage('/inbox', () => <InboxPage session={useSignedIn()} />)
-const conversationRoute = signedInPage('/inbox/$id', () => (
-  <InboxPage id={conversationRoute.useParams().id} session={useSignedIn()} />
-))
-const templatesRoute = signedInPage('/templates', () => <TemplatesPage session={useSignedIn()} />)
-const templateRoute = signedInPage('/templates/$id', () => (
-  <TemplatePage id={templateRoute.useParams().id} session={useSignedIn()} />
-))
-const webhooksRoute = signedInPage('/webhooks', () => <WebhooksPage session={useSignedIn()} />)
-const settingsRoute = signedInPage('/settings', () => <SettingsPage session={useSignedIn()} />)
-const newslettersRoute = signedInPage('/newsletters', () => <NewslettersPage />)
-const newsletterRoute = signedInPage('/newsletters/$id', function Newsletter() {
-  const { id } = newsletterRoute.useParams()
-  return <NewsletterPage key={id} id={id} session={useSignedIn()} />
-})
-const followupsRoute = signedInPage('/followups', () => <FollowupsPage />)
-const followupRoute = signedInPage('/followups/$id', function Followup() {
-  const { id } = followupRoute.useParams()
-  return <FollowupPage key={id} id={id} />
-})
-const automationsRoute = signedInPage('/automations', () => <AutomationsPage />)
-const automationRoute = signedInPage('/automations/$id', function Automation() {
-  const { id } = automationRoute.useParams()
-  return <AutomationPage key={id} id={id} />
-})
-const mediaRoute = signedInPage('/media', () => <MediaPage />)
-const knowledgeRoute = signedInPage('/knowledge', () => <KnowledgePage />)
-const teamRoute = signedInPage('/team', () => <TeamPage session={useSignedIn()} />)
-const keysRoute = signedInPage('/keys', () => <KeysPage />)
-const accountRoute = signedInPage('/account', () => <AccountPage session={useSignedIn()} />)
+const dashboardRoute = signedInPage('/', DashboardPage)
+const contactsRoute = signedInPage('/contacts', ContactsPage)
+const contactRoute = signedInPage(
+  '/contacts/$id',
+  drawing(ContactPage, () => <ContactPage id={contactRoute.useParams().id} />),
+)
+const inboxRoute = signedInPage(
+  '/inbox',
+  drawing(InboxPage, () => <InboxPage session={useSignedIn()} />),
+)
+const conversationRoute = signedInPage(
+  '/inbox/$id',
+  drawing(InboxPage, () => <InboxPage id={conversationRoute.useParams().id} session={useSignedIn()} />),
+)
+const templatesRoute = signedInPage(
+  '/templates',
+  drawing(TemplatesPage, () => <TemplatesPage session={useSignedIn()} />),
+)
+const templateRoute = signedInPage(
+  '/templates/$id',
+  drawing(TemplatePage, () => <TemplatePage id={templateRoute.useParams().id} session={useSignedIn()} />),
+)
+const webhooksRoute = signedInPage(
+  '/webhooks',
+  drawing(WebhooksPage, () => <WebhooksPage session={useSignedIn()} />),
+)
+const settingsRoute = signedInPage(
+  '/settings',
+  drawing(SettingsPage, () => <SettingsPage session={useSignedIn()} />),
+)
+const newslettersRoute = signedInPage('/newsletters', NewslettersPage)
+const newsletterRoute = signedInPage(
+  '/newsletters/$id',
+  drawing(NewsletterPage, function Newsletter() {
+    const { id } = newsletterRoute.useParams()
+    return <NewsletterPage key={id} id={id} session={useSignedIn()} />
+  }),
+)
+const followupsRoute = signedInPage('/followups', FollowupsPage)
+const followupRoute = signedInPage(
+  '/followups/$id',
+  drawing(FollowupPage, function Followup() {
+    const { id } = followupRoute.useParams()
+    return <FollowupPage key={id} id={id} />
+  }),
+)
+const automationsRoute = signedInPage('/automations', AutomationsPage)
+const automationRoute = signedInPage(
+  '/automations/$id',
+  drawing(AutomationPage, function Automation() {
+    const { id } = automationRoute.useParams()
+    return <AutomationPage key={id} id={id} />
+  }),
+)
+const mediaRoute = signedInPage('/media', MediaPage)
+const knowledgeRoute = signedInPage('/knowledge', KnowledgePage)
+const teamRoute = signedInPage(
+  '/team',
+  drawing(TeamPage, () => <TeamPage session={useSignedIn()} />),
+)
+const keysRoute = signedInPage('/keys', KeysPage)
+const accountRoute = signedInPage(
+  '/account',
+  drawing(AccountPage, () => <AccountPage session={useSignedIn()} />),
+)
 
 export function createAppRouter(queryClient: QueryClient) {
   return createRouter({

@@ -1,12 +1,12 @@
-import { onSignals } from '../../platform/events/signals.ts'
+import type { SignalListener } from '../../platform/events/signals.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
 import { startChatOptin, startEmailOptin } from '../consent/index.ts'
-import { registerContactCleanup } from '../contacts/index.ts'
+import type { ContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
 import { queueAutomationTemplateSends } from '../messaging/index.ts'
-import { registerTemplateUsageCheck } from '../templates/index.ts'
+import type { TemplateUsageCheck } from '../templates/index.ts'
 import { checkSubscriptionUrl, generateSigningSecret, signatureHeader, USER_AGENT } from '../webhooks/index.ts'
 import { automationAppRoutes } from './automations.app.ts'
 import { deleteContactRuns } from './automations.repository.ts'
@@ -54,17 +54,22 @@ export function createAutomationsService(deps: PlatformDeps, needs: AutomationsN
   })
 }
 
-// runs start inside the transaction of the change that triggers them (contact created, opt-in confirmed, tag added,
-// keyword received)
-onSignals(automationSignals)
-registerTemplateUsageCheck(automationTemplateUses)
-
-registerContactCleanup(async (tx, accountId, contactId) => ({
-  automation_runs: await deleteContactRuns(tx, accountId, contactId),
-}))
-
-export const automationsModule: HeroldModule<{ automations: AutomationsService }> = {
+export const automationsModule: HeroldModule<
+  { automations: AutomationsService },
+  { signals: SignalListener; templateUsage: TemplateUsageCheck; contactCleanup: ContactCleanup }
+> = {
   name: 'automations',
+  reactions: {
+    // runs start inside the transaction of the change that triggers them (contact created, opt-in confirmed, tag
+    // added, keyword received)
+    signals: automationSignals,
+    // DELETE /templates/{id} answers 409 template_in_use while a template-send step sends the template
+    templateUsage: automationTemplateUses,
+    // DELETE /contacts/{id} removes the contact's automation runs
+    contactCleanup: async (tx, accountId, contactId) => ({
+      automation_runs: await deleteContactRuns(tx, accountId, contactId),
+    }),
+  },
   retention: { churn: ['automation_runs'] },
   tools: automationsTools,
   routes: (_deps, { automations }) => automationsRoutes(automations),

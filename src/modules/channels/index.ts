@@ -5,7 +5,7 @@ import type { JobHandler } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
-import { registerDeletionConfirmation } from '../contacts/index.ts'
+import type { DeletionConfirmation } from '../contacts/index.ts'
 import type { InboxService } from '../inbox/index.ts'
 import { channelsAppRoutes } from './channels.app.ts'
 import {
@@ -59,8 +59,6 @@ export function createChannelsService(deps: PlatformDeps, needs: ChannelsNeeds) 
     },
   })
 }
-
-registerDeletionConfirmation(queueDeletionConfirmation)
 
 /** One status for the messages of one sandbox batch (`providerMessageIds`); jobs queued before carry one id. */
 type SandboxStatusJob = { providerMessageId?: string; providerMessageIds?: string[]; status: 'delivered' | 'read' }
@@ -121,29 +119,33 @@ function sandboxStatusHandler(inbox: Pick<InboxService, 'applyStatusesIn'>): Job
   }
 }
 
-export const channelsModule: HeroldModule<{ channels: ChannelsService; inbox: Pick<InboxService, 'applyStatusesIn'> }> =
-  {
-    name: 'channels',
-    // the sandbox's outbox after the sandbox's own retention period
-    retention: {
-      deletes: [
-        { table: 'sandbox_outbox', statement: 'DELETE FROM sandbox_outbox WHERE created_at < $1', cutoff: 'sandbox' },
-      ],
-      churn: ['sandbox_outbox'],
+export const channelsModule: HeroldModule<
+  { channels: ChannelsService; inbox: Pick<InboxService, 'applyStatusesIn'> },
+  { deletionConfirmation: DeletionConfirmation }
+> = {
+  name: 'channels',
+  // a contact who asked for their deletion (DELETE /contacts/{id}) is told by e-mail, through a durable job
+  reactions: { deletionConfirmation: queueDeletionConfirmation },
+  // the sandbox's outbox after the sandbox's own retention period
+  retention: {
+    deletes: [
+      { table: 'sandbox_outbox', statement: 'DELETE FROM sandbox_outbox WHERE created_at < $1', cutoff: 'sandbox' },
+    ],
+    churn: ['sandbox_outbox'],
+  },
+  tools: channelsTools,
+  routes: (_deps, { channels }) => channelsRoutes(channels),
+  // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
+  appRoutes: (_deps, { channels }) => channelsAppRoutes(channels),
+  publicRoutes: (_deps, { channels }) => hookRoutes(channels),
+  jobs: (_deps, { channels, inbox }) => ({
+    handlers: {
+      [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channels),
+      // the sandbox reports delivered and read like the Cloud API's status webhooks
+      [SANDBOX_STATUS_QUEUE]: sandboxStatusHandler(inbox),
     },
-    tools: channelsTools,
-    routes: (_deps, { channels }) => channelsRoutes(channels),
-    // the web app's channel page: the chat number's state and daily limit (GET /app/channels/chat)
-    appRoutes: (_deps, { channels }) => channelsAppRoutes(channels),
-    publicRoutes: (_deps, { channels }) => hookRoutes(channels),
-    jobs: (_deps, { channels, inbox }) => ({
-      handlers: {
-        [DELETION_CONFIRMATION_QUEUE]: deletionConfirmationHandler(() => channels),
-        // the sandbox reports delivered and read like the Cloud API's status webhooks
-        [SANDBOX_STATUS_QUEUE]: sandboxStatusHandler(inbox),
-      },
-    }),
-  }
+  }),
+}
 
 export type { TemplateStatusUpdate } from './channels.provider.ts'
 export type { BatchSendOutcome, ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'

@@ -3,9 +3,9 @@ import pino from 'pino'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
-import { registerChatOptOut, registerInboundListener } from '../inbox/index.ts'
-import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
-import { onOptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
+import type { ChatOptOut, InboundListener } from '../inbox/index.ts'
+import { type MediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
+import { type OptinTemplateApproved, optinConfirmTemplateFor } from '../templates/index.ts'
 import { consentAppRoutes } from './consent.app.ts'
 import { publicConsentRoutes } from './consent.public.ts'
 import { consentRoutes } from './consent.routes.ts'
@@ -30,16 +30,6 @@ export const PUBLIC_POSTS_PER_MINUTE = 10
 
 const logger = pino({ name: 'herold.consent', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
-// start and stop keywords and the confirm button act inside the transaction that stores the inbound message
-registerInboundListener({
-  preload: consentSettingsPreload,
-  run: (tx, clock, message, preloaded) => consentOnInbound(tx, clock, message, preloaded),
-})
-// the provider's opt-out (131050) takes the same path as a stop keyword
-registerChatOptOut(optOutOfChat)
-// contacts whose double opt-in waited for an approved opt-in template get it once one is approved
-onOptinTemplateApproved(sendWaitingChatOptins)
-
 /** The consent service of a process: sends through the channels module, templates from the templates module. */
 export function createConsentService(deps: PlatformDeps, needs: Pick<ConsentServiceDeps, 'channels' | 'contacts'>) {
   const { config, database, clock } = deps
@@ -56,19 +46,39 @@ export function createConsentService(deps: PlatformDeps, needs: Pick<ConsentServ
   })
 }
 
-// DELETE /media/{id}: a 409 while the file is the landing page's logo
-registerMediaUsageCheck(async (db, accountId, item) => {
+/** DELETE /media/{id}: a 409 while the file is the landing page's logo. */
+const landingLogoUses: MediaUsageCheck = async (db, accountId, item) => {
   const [row] = await db
     .select({ logo: consentSettings.landingLogo })
     .from(consentSettings)
     .where(eq(consentSettings.accountId, accountId))
   return row?.logo?.media_id === item.id ? ['the landing page (logo)'] : []
-})
+}
 
 const contactOf = (payload: Record<string, unknown>) => String(payload.contact_id)
 
-export const consentModule: HeroldModule<{ consent: ConsentService }> = {
+export const consentModule: HeroldModule<
+  { consent: ConsentService },
+  {
+    inbound: InboundListener
+    chatOptOut: ChatOptOut
+    optinTemplateApproved: OptinTemplateApproved
+    mediaUsage: MediaUsageCheck
+  }
+> = {
   name: 'consent',
+  reactions: {
+    // start and stop keywords and the confirm button act inside the transaction that stores the inbound message
+    inbound: {
+      preload: consentSettingsPreload,
+      run: (tx, clock, message, preloaded) => consentOnInbound(tx, clock, message, preloaded),
+    },
+    // the provider's opt-out (131050) takes the same path as a stop keyword
+    chatOptOut: optOutOfChat,
+    // contacts whose double opt-in waited for an approved opt-in template get it once one is approved
+    optinTemplateApproved: sendWaitingChatOptins,
+    mediaUsage: landingLogoUses,
+  },
   // e-mail opt-in tokens the retention period after they expired
   retention: {
     deletes: [

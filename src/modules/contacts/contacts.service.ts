@@ -395,8 +395,9 @@ export function contactsService(deps: ContactsServiceDeps) {
     },
 
     /**
-     * Removes what later modules registered (send jobs, conversations and messages, automation runs), the tags,
-     * then the contact, in one transaction; events and consent records stay, anonymized.
+     * Removes what the other modules' cleanups remove (their reactions.contactCleanup: send jobs, conversations and
+     * messages, automation runs…), the tags, then the contact, in one transaction; events and consent records stay,
+     * anonymized.
      */
     async delete(tenant: ContactsTenant, id: string, options: { requestedByContact: boolean }) {
       return db.transaction(async (tx) => {

@@ -11,11 +11,25 @@ import {
   type Json,
 } from '../../../test/helpers/contacts.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { consentHistory, importContacts, registerContactCleanup } from './index.ts'
+import { consentHistory, importContacts } from './index.ts'
+
+/** The account whose deletions the probe module's cleanup counts send jobs for (a later module's table). */
+let cleanupAccount: string | null = null
 
 let harness: Harness
 before(async () => {
-  harness = await contactsHarness()
+  harness = await contactsHarness({
+    // a later module's table, declared the way the messaging module does
+    extraModules: [
+      {
+        name: 'probe',
+        reactions: {
+          contactCleanup: async (_tx, accountId): Promise<Record<string, number>> =>
+            accountId === cleanupAccount ? { send_jobs: 2 } : {},
+        },
+      },
+    ],
+  })
 })
 after(async () => {
   await harness.close()
@@ -383,11 +397,7 @@ describe('DELETE /v1/contacts/{id}', () => {
     const contact = await createContact(account, { email: 'd@example.com', phone: '+4915199999999' })
     await account.request({ method: 'POST', url: `/v1/contacts/${contact.id}/tags`, payload: { tags: ['a', 'b'] } })
     await confirmBoth(account.accountId, contact.id)
-    // a later module's table, registered the way the messaging module will
-    registerContactCleanup(
-      async (_tx, accountId): Promise<Record<string, number>> =>
-        accountId === account.accountId ? { send_jobs: 2 } : {},
-    )
+    cleanupAccount = account.accountId
     const response = await account.request({ method: 'DELETE', url: `/v1/contacts/${contact.id}` })
     assert.equal(response.statusCode, 200)
     const body = response.json()

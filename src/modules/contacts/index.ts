@@ -1,27 +1,19 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { contactsAppRoutes } from './contacts.app.ts'
 import { contactFieldsRoutes } from './contacts.fields.routes.ts'
-import type { ContactCleanup, ContactDeletionHooks, DeletionConfirmation } from './contacts.ports.ts'
+import type { ContactDeletionHooks } from './contacts.ports.ts'
 import { contactsRoutes } from './contacts.routes.ts'
 import { type ContactsService, contactsService } from './contacts.service.ts'
 
-const deletion: ContactDeletionHooks = { cleanups: [], confirmation: null }
-
 /**
- * Modules that keep personal data about a contact (send jobs, conversations and messages, automation runs)
- * register here, from their own index.ts, what DELETE /contacts/{id} removes; the counts appear in `removed`.
+ * The contacts service of a process. `deletion` is what the other modules react to DELETE /contacts/{id} with, as
+ * the composition root collected it: their `reactions.contactCleanup` (send jobs, conversations and messages,
+ * automation runs…, counted in `removed`) and the one `reactions.deletionConfirmation` (the channels module's).
  */
-export function registerContactCleanup(cleanup: ContactCleanup): void {
-  deletion.cleanups.push(cleanup)
-}
-
-/** The messaging module registers how a deletion confirmation reaches the end customer. */
-export function registerDeletionConfirmation(confirmation: DeletionConfirmation): void {
-  deletion.confirmation = confirmation
-}
-
-/** The contacts service of a process, with what the other modules registered for DELETE /contacts/{id}. */
-export function createContactsService({ database, clock }: Pick<PlatformDeps, 'database' | 'clock'>) {
+export function createContactsService(
+  { database, clock }: Pick<PlatformDeps, 'database' | 'clock'>,
+  deletion: ContactDeletionHooks,
+) {
   return contactsService({ db: database.orm, clock, deletion })
 }
 
@@ -63,7 +55,13 @@ export {
   importContacts,
 } from './contacts.import.ts'
 export { contactNames, findOrCreateInboundContact, inboundContactsSql } from './contacts.inbound.ts'
-export type { ContactCleanup, ContactsTenant, ContactView, DeletionConfirmation } from './contacts.ports.ts'
+export type {
+  ContactCleanup,
+  ContactDeletionHooks,
+  ContactsTenant,
+  ContactView,
+  DeletionConfirmation,
+} from './contacts.ports.ts'
 /** The contacts the account holds, as counted against the plan's limit. */
 export { contactCount, findContact } from './contacts.repository.ts'
 export { normalizePhone } from './contacts.rules.ts'

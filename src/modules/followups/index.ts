@@ -1,10 +1,10 @@
 import { getAccount } from '../../platform/auth/accounts.service.ts'
-import { onSignals } from '../../platform/events/signals.ts'
+import type { SignalListener } from '../../platform/events/signals.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { registerContactCleanup } from '../contacts/index.ts'
-import { registerTemplateUsageCheck } from '../templates/index.ts'
+import type { ContactCleanup } from '../contacts/index.ts'
+import type { TemplateUsageCheck } from '../templates/index.ts'
 import { followupAppRoutes } from './followups.app.ts'
 import { followupsRoutes } from './followups.routes.ts'
 import {
@@ -47,15 +47,19 @@ export function createFollowupsService(deps: PlatformDeps, { templates, channels
   })
 }
 
-// confirmed chat opt-ins and added tags enroll contacts, in the transaction of the change
-onSignals(followupSignals)
-// DELETE /templates/{id} answers 409 template_in_use while a step sends the template
-registerTemplateUsageCheck(followupTemplateUses)
-// DELETE /contacts/{id} removes the contact's enrollments and their pending step jobs
-registerContactCleanup(deleteContactEnrollments)
-
-export const followupsModule: HeroldModule<{ followups: FollowupsService }> = {
+export const followupsModule: HeroldModule<
+  { followups: FollowupsService },
+  { signals: SignalListener; templateUsage: TemplateUsageCheck; contactCleanup: ContactCleanup }
+> = {
   name: 'followups',
+  reactions: {
+    // confirmed chat opt-ins and added tags enroll contacts, in the transaction of the change
+    signals: followupSignals,
+    // DELETE /templates/{id} answers 409 template_in_use while a step sends the template
+    templateUsage: followupTemplateUses,
+    // DELETE /contacts/{id} removes the contact's enrollments and their pending step jobs
+    contactCleanup: deleteContactEnrollments,
+  },
   tools: followupsTools,
   routes: (_deps, { followups }) => followupsRoutes(followups),
   // the web app creates sequences and steps (POST /app/followups…)

@@ -67,8 +67,8 @@ export interface InboundListener {
 
 /**
  * Opts a contact out of chat after the provider refused a send with 131050 (the customer stopped marketing
- * messages at WhatsApp), in the caller's transaction. The consent module registers the one opt-out path it shares
- * with the stop keyword; without it, the opt-in change alone is recorded.
+ * messages at WhatsApp), in the caller's transaction. The consent module declares the one opt-out path it shares
+ * with the stop keyword (its reactions.chatOptOut); without it, the opt-in change alone is recorded.
  */
 export type ChatOptOut = (
   tx: Db,

@@ -1,8 +1,9 @@
 import { systemClock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
-import { registerContactCleanup } from '../contacts/index.ts'
+import type { ContactCleanup } from '../contacts/index.ts'
 import { inboxAppRoutes } from './inbox.app.ts'
 import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
@@ -14,43 +15,28 @@ import {
   type MessageStatusListener,
 } from './inbox.service.ts'
 
-const inboundListeners: InboundListener[] = []
-let chatOptOutHandler: ChatOptOut | null = null
-
 /**
- * Modules that react to inbound messages (the consent module's start and stop keywords) register here, from their
- * own index.ts; the listener runs inside the transaction that stores the message.
+ * What other modules react to in the inbox with, as the composition root collected their reactions: an inbound
+ * message (`inbound`, inside the transaction that stores it: the consent module's keywords, the AI), the one chat
+ * opt-out path (`chatOptOut`, the consent module's, shared by provider opt-outs and STOP) and provider statuses of
+ * outbound messages (`messageStatus`).
  */
-export function registerInboundListener(listener: InboundListener): void {
-  if (!inboundListeners.includes(listener)) inboundListeners.push(listener)
-}
-
-/** The consent module registers the one chat opt-out path, shared by provider opt-outs (131050) and STOP. */
-export function registerChatOptOut(handler: ChatOptOut): void {
-  chatOptOutHandler = handler
-}
-
-const statusListeners: MessageStatusListener[] = []
-
-/** Modules that follow outbound messages register here (from their index.ts) to hear provider statuses. */
-export function onMessageStatus(listener: MessageStatusListener): () => void {
-  statusListeners.push(listener)
-  return () => {
-    const at = statusListeners.indexOf(listener)
-    if (at >= 0) statusListeners.splice(at, 1)
-  }
+export interface InboxReactions {
+  inboundListeners: readonly InboundListener[]
+  chatOptOut: ChatOptOut | null
+  statusListeners: readonly MessageStatusListener[]
 }
 
 /** The inbox service of a process: storage in the data directory, media addresses under HEROLD_PUBLIC_URL. */
-export function createInboxService({ config, database, clock }: PlatformDeps) {
+export function createInboxService({ config, database, clock }: PlatformDeps, reactions: InboxReactions) {
   return inboxService({
     db: database.orm,
     clock,
     storage: storageOf(config),
     publicUrl: config.publicUrl,
-    inboundListeners,
-    ...(chatOptOutHandler ? { chatOptOut: chatOptOutHandler } : {}),
-    statusListeners,
+    inboundListeners: reactions.inboundListeners,
+    ...(reactions.chatOptOut ? { chatOptOut: reactions.chatOptOut } : {}),
+    statusListeners: reactions.statusListeners,
     // PGlite runs one transaction at a time: a second batch would only wait for the first
     inboundBatchesInFlight: database.kind === 'postgres' ? 2 : 1,
   })
@@ -64,9 +50,11 @@ export function mediaKeyOf(url: string): string | null {
   return match ? match[1] : null
 }
 
-// DELETE /contacts/{id} removes the contact's conversations and messages and counts them in `removed`; their
-// media files go after the commit, through a durable job (a rolled-back deletion keeps them).
-registerContactCleanup(async (tx, accountId, contactId) => {
+/**
+ * DELETE /contacts/{id} removes the contact's conversations and messages and counts them in `removed`; their media
+ * files go after the commit, through a durable job (a rolled-back deletion keeps them).
+ */
+async function deleteContactConversations(tx: Db, accountId: string, contactId: string) {
   const removed = await deleteContactMessages(tx, accountId, contactId)
   const keys = removed.mediaUrls.map(mediaKeyOf).filter((key): key is string => key !== null)
   // due at once whatever clock the workers read (the cleanup hook is not given one)
@@ -74,10 +62,11 @@ registerContactCleanup(async (tx, accountId, contactId) => {
   if (keys.length > 0)
     await enqueue(tx, systemClock, { accountId, queue: DELETE_MEDIA_QUEUE, payload: { keys }, runAt })
   return removed.counts
-})
+}
 
-export const inboxModule: HeroldModule<{ inbox: InboxService }> = {
+export const inboxModule: HeroldModule<{ inbox: InboxService }, { contactCleanup: ContactCleanup }> = {
   name: 'inbox',
+  reactions: { contactCleanup: deleteContactConversations },
   tools: inboxTools,
   routes: (_deps, { inbox }) => inboxRoutes(inbox),
   // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)

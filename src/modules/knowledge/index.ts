@@ -5,8 +5,8 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import type { ChannelsService } from '../channels/index.ts'
 import { isConsentKeyword } from '../consent/index.ts'
-import { type ContactsService, changeContactTag, consentSubject, registerContactCleanup } from '../contacts/index.ts'
-import { markConversationForPerson, registerInboundListener } from '../inbox/index.ts'
+import { type ContactCleanup, type ContactsService, changeContactTag, consentSubject } from '../contacts/index.ts'
+import { type InboundListener, markConversationForPerson } from '../inbox/index.ts'
 import { monthIn, releaseMessageUnit, reserveMessageUnit } from '../messaging/index.ts'
 import {
   AI_REPLY_QUEUE,
@@ -25,13 +25,11 @@ import { knowledgeTools } from './knowledge.tools.ts'
 /** Downloads of the url form: the SSRF guard, no redirects, 15 s, one byte past the limit to tell "too large". */
 const DOWNLOAD_TIMEOUT_MS = 15_000
 
-// an inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on)
-registerInboundListener({
+/** An inbound chat text queues the AI's reply and tag jobs in its own transaction (when the account switched it on). */
+const aiInbound: InboundListener = {
   preload: aiSettingsPreload,
   run: (tx, clock, message, preloaded) => aiOnInbound(tx, clock, message, { isConsentKeyword }, preloaded),
-})
-// DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
-registerContactCleanup(deleteContactAiRecords)
+}
 
 const logger = pino({ name: 'herold.ai', level: process.env.HEROLD_LOG_LEVEL ?? 'info' }, pino.destination(2))
 
@@ -101,8 +99,16 @@ export function createAiService(deps: PlatformDeps, { contacts, channels }: AiNe
   return { service, http }
 }
 
-export const knowledgeModule: HeroldModule<{ knowledge: KnowledgeService; ai: AiService }> = {
+export const knowledgeModule: HeroldModule<
+  { knowledge: KnowledgeService; ai: AiService },
+  { inbound: InboundListener; contactCleanup: ContactCleanup }
+> = {
   name: 'knowledge',
+  reactions: {
+    inbound: aiInbound,
+    // DELETE /contacts/{id}: the AI's records of the contact (questions, replies) go too
+    contactCleanup: deleteContactAiRecords,
+  },
   tools: knowledgeTools,
   routes: (_deps, { knowledge, ai }) => {
     return async (app) => {

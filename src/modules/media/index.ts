@@ -10,16 +10,6 @@ import { type MediaService, type MediaUsageCheck, mediaService } from './media.s
 import { media } from './media.tables.ts'
 import { mediaTools } from './media.tools.ts'
 
-const usageChecks: MediaUsageCheck[] = []
-
-/**
- * Modules whose records refer to media (templates' header image today; newsletters, follow-up steps and the landing
- * page when they carry one) register here from their index.ts: DELETE /media/{id} is a 409 while any answers.
- */
-export function registerMediaUsageCheck(check: MediaUsageCheck): void {
-  if (!usageChecks.includes(check)) usageChecks.push(check)
-}
-
 /** A header image as given in a body: a media library id, or a public https address (with its type). */
 export interface HeaderImageInput {
   media_id?: string
@@ -81,8 +71,12 @@ export async function resolveHeaderImage(
   return { media_id: row.id, url: `${publicUrl}/public/media/${row.storageKey}`, mime_type: row.mime }
 }
 
-/** The media library service and its download client (the composition root closes it). */
-export function createMediaService(deps: PlatformDeps) {
+/**
+ * The media library service and its download client (the composition root closes it). `usageChecks` are the other
+ * modules' `reactions.mediaUsage`, as the composition root collected them: records that refer to a file (a template's
+ * or a newsletter's header image, the landing page's logo); DELETE /media/{id} is a 409 while any answers.
+ */
+export function createMediaService(deps: PlatformDeps, usageChecks: readonly MediaUsageCheck[]) {
   const http = createOutboundHttp({ allowPrivateTargets: deps.config.allowPrivateTargets })
   const service = mediaService({
     db: deps.database.orm,

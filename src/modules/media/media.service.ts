@@ -41,7 +41,7 @@ export interface MediaDeps {
   storage: Storage
   http: OutboundHttp
   publicUrl: string
-  usageChecks: MediaUsageCheck[]
+  usageChecks: readonly MediaUsageCheck[]
   /** http as well as https addresses: only where private targets are allowed too (tests, closed networks) */
   allowPlainHttp: boolean
   /** where uploads are staged while they are checked: the process's own folder, created on first use */

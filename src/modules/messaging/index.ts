@@ -1,18 +1,12 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { CHAT_LANE } from '../channels/index.ts'
-import { registerContactCleanup } from '../contacts/index.ts'
-import { onMessageStatus } from '../inbox/index.ts'
+import type { ContactCleanup } from '../contacts/index.ts'
+import type { MessageStatusListener } from '../inbox/index.ts'
 import type { TemplateSendsDeps } from './messaging.ports.ts'
 import { deleteContactLinks, deleteContactSends } from './messaging.repository.ts'
 import { linkRoutes, messagingRoutes } from './messaging.routes.ts'
 import { applySendStatuses, TEMPLATE_SEND_QUEUE, type TemplateSends, templateSends } from './messaging.sends.ts'
 import { type MessagingService, type MessagingServiceDeps, messagingService, newLinkId } from './messaging.service.ts'
-
-registerContactCleanup(deleteContactLinks)
-// DELETE /contacts/{id} removes the contact's send records; the waiting ones are counted as send_jobs
-registerContactCleanup(deleteContactSends)
-// provider statuses (webhook, sandbox) move template send records forward
-onMessageStatus(applySendStatuses)
 
 /** What messaging needs of other modules: the contact, the chat number, the template. */
 export type TemplateSendsNeeds = Pick<TemplateSendsDeps, 'contacts' | 'channels' | 'templates'>
@@ -43,11 +37,18 @@ export function createMessagingService(deps: PlatformDeps, needs: MessagingNeeds
   })
 }
 
-export const messagingModule: HeroldModule<{
-  messaging: MessagingService
-  templateSends: Pick<TemplateSends, 'deliver' | 'deliverBatch'>
-}> = {
+export const messagingModule: HeroldModule<
+  { messaging: MessagingService; templateSends: Pick<TemplateSends, 'deliver' | 'deliverBatch'> },
+  { contactCleanup: ContactCleanup[]; messageStatus: MessageStatusListener }
+> = {
   name: 'messaging',
+  reactions: {
+    // DELETE /contacts/{id} removes the contact's tracked links and clicks, and its send records (the waiting ones
+    // are counted as send_jobs)
+    contactCleanup: [deleteContactLinks, deleteContactSends],
+    // provider statuses (webhook, sandbox) move template send records forward
+    messageStatus: applySendStatuses,
+  },
   // sends are never deleted here, but their rows are rewritten as each send moves on
   retention: { churn: ['template_sends'] },
   tools: messagingTools,

@@ -4,7 +4,7 @@ import { AppError } from '../../platform/http/errors.ts'
 import type { JobHandlers } from '../../platform/jobs/runner.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService } from '../channels/index.ts'
-import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
+import { type MediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { newsletterAppRoutes } from './newsletters.app.ts'
 import { newslettersRoutes } from './newsletters.routes.ts'
 import { type NewslettersService, type NewsletterTemplates, newslettersService } from './newsletters.service.ts'
@@ -12,14 +12,14 @@ import type { NewsletterHeaderMedia } from './newsletters.tables.ts'
 import { newslettersTools } from './newsletters.tools.ts'
 import { EMBEDDED_BULK_SLICE, NEWSLETTER_PROGRESS_QUEUE, NEWSLETTER_START_QUEUE } from './newsletters.worker.ts'
 
-// a media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409
-registerMediaUsageCheck(async (db, accountId, item) => {
+/** A media library file that is a newsletter's header image cannot be deleted: DELETE /media/{id} is a 409. */
+const newsletterMediaUses: MediaUsageCheck = async (db, accountId, item) => {
   const result = await db.execute(sql`SELECT id, name FROM newsletters WHERE account_id = ${accountId}
     AND (header_media->>'media_id' = ${item.id} OR header_media->>'url' = ${item.url})`)
   return (result as unknown as { rows: Array<{ id: string; name: string }> }).rows.map(
     (n) => `newsletter ${n.name} (${n.id})`,
   )
-})
+}
 
 /** What newsletters need of other modules: the newsletter's template, and the chat number's state and window. */
 export interface NewslettersNeeds {
@@ -51,8 +51,9 @@ export function createNewslettersService(
   })
 }
 
-export const newslettersModule: HeroldModule<{ newsletters: NewslettersService }> = {
+export const newslettersModule: HeroldModule<{ newsletters: NewslettersService }, { mediaUsage: MediaUsageCheck }> = {
   name: 'newsletters',
+  reactions: { mediaUsage: newsletterMediaUses },
   tools: newslettersTools,
   routes: (_deps, { newsletters }) => newslettersRoutes(newsletters),
   appRoutes: (_deps, { newsletters }) => newsletterAppRoutes(newsletters),

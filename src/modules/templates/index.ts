@@ -2,24 +2,22 @@ import { and, eq, sql } from 'drizzle-orm'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService, TemplateStatusUpdate } from '../channels/index.ts'
-import { registerMediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
+import { type MediaUsageCheck, resolveHeaderImage } from '../media/index.ts'
 import { templatesAppRoutes } from './templates.app.ts'
 import { approvedOptinConfirmTemplates } from './templates.repository.ts'
 import { templatesRoutes } from './templates.routes.ts'
 import {
-  type OptinTemplateApproved,
   type ProviderFailure,
   TEMPLATE_POLL_QUEUE,
   type TemplateHooks,
   type TemplateProviderPort,
   type TemplatesService,
-  type TemplateUsageCheck,
   templatesService,
 } from './templates.service.ts'
 import { templates } from './templates.tables.ts'
 
-// A media library file used as a template's header image (by its url) cannot be deleted: DELETE /media/{id} is a 409.
-registerMediaUsageCheck(async (db, accountId, item) => {
+/** A media library file used as a template's header image (by its url) cannot be deleted: DELETE /media/{id} is a 409. */
+const templateMediaUses: MediaUsageCheck = async (db, accountId, item) => {
   const rows = await db
     .select({ id: templates.id, name: templates.name })
     .from(templates)
@@ -30,32 +28,6 @@ registerMediaUsageCheck(async (db, accountId, item) => {
       ),
     )
   return rows.map((t) => `template ${t.name} (${t.id})`)
-})
-
-const hooks: TemplateHooks = { usageChecks: [], provider: null, optinApproved: [] }
-
-/**
- * The consent module registers here what happens when an opt-in confirmation template is approved: the double
- * opt-ins that waited for one are sent. Runs in the transaction that records the approval.
- */
-export function onOptinTemplateApproved(listener: OptinTemplateApproved): void {
-  if (!hooks.optinApproved?.includes(listener)) hooks.optinApproved?.push(listener)
-}
-
-/**
- * Modules that attach templates (follow-up steps, automations) register here, from their own index.ts, how to find
- * the uses of a template; DELETE /templates/{id} answers 409 template_in_use while any is reported.
- */
-export function registerTemplateUsageCheck(check: TemplateUsageCheck): () => void {
-  hooks.usageChecks.push(check)
-  return () => {
-    hooks.usageChecks = hooks.usageChecks.filter((c) => c !== check)
-  }
-}
-
-/** The channels module registers the chat provider's template operations (removal at the provider on delete). */
-export function registerTemplateProvider(port: TemplateProviderPort | null): void {
-  hooks.provider = port
 }
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -116,12 +88,20 @@ export function channelsTemplateProvider(channels: TemplateChannels): TemplatePr
   }
 }
 
-/** The templates service of a process, talking to the chat provider through the channels module. */
-export function createTemplatesService(deps: PlatformDeps, needs: { channels: TemplateChannels }) {
+/**
+ * The templates service of a process, talking to the chat provider through the channels module. `hooks` is what
+ * other modules react to in templates with, as the composition root collected it: how they find a template's uses
+ * (`reactions.templateUsage`: DELETE /templates/{id} answers 409 template_in_use while any is reported) and what
+ * happens when an opt-in confirmation template is approved (`reactions.optinTemplateApproved`, the consent module's).
+ */
+export function createTemplatesService(
+  deps: PlatformDeps,
+  needs: { channels: TemplateChannels; hooks: TemplateHooks },
+) {
   return templatesService({
     db: deps.database.orm,
     clock: deps.clock,
-    hooks,
+    hooks: needs.hooks,
     channelProvider: channelsTemplateProvider(needs.channels),
     resolveHeaderMedia: (accountId, input) =>
       resolveHeaderImage(deps.database.orm, deps.config.publicUrl, accountId, input),
@@ -135,8 +115,9 @@ export function templateDecisions(templates: Pick<TemplatesService, 'applyProvid
   }
 }
 
-export const templatesModule: HeroldModule<{ templates: TemplatesService }> = {
+export const templatesModule: HeroldModule<{ templates: TemplatesService }, { mediaUsage: MediaUsageCheck }> = {
   name: 'templates',
+  reactions: { mediaUsage: templateMediaUses },
   tools: templatesTools,
   routes: (_deps, { templates }) => templatesRoutes(templates),
   appRoutes: (_deps, { templates }) => templatesAppRoutes(templates),
@@ -174,6 +155,7 @@ export async function optinConfirmTemplateFor(
   }
 }
 
+export { formatFieldValue } from '../../shared/field-format.ts'
 export {
   checkTemplate,
   isSendable,
@@ -187,11 +169,12 @@ export {
   templateTexts,
   templateVariables,
 } from './templates.check.ts'
-export { formatFieldValue } from './templates.field-format.ts'
 export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 export type {
+  OptinTemplateApproved,
   ProviderFailure,
   ProviderTemplateRef,
+  TemplateHooks,
   TemplateProviderPort,
   TemplatesService,
   TemplatesTenant,

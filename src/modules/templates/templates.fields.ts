@@ -1,7 +1,8 @@
 // Custom fields in messages (issue 33) as pure functions: which texts need the account's fields, and how a stored
 // value becomes text in the contact's language. The values themselves are read by the caller (one read per batch).
+
+import { formatFieldValue } from '../../shared/field-format.ts'
 import type { CustomFieldValue, FieldDefinition } from '../contacts/index.ts'
-import { formatFieldValue } from './templates.field-format.ts'
 import { CONTACT_VARIABLES, extractVariables, type TemplateTexts } from './templates.variables.ts'
 
 const BUILT_IN: ReadonlySet<string> = new Set(CONTACT_VARIABLES)

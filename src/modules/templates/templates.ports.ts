@@ -52,7 +52,7 @@ export type ProviderFailure = { ok: false; kind: 'not_connected' | 'unreachable'
 
 /**
  * The channel provider's side of templates. templates' index.ts builds it from the channels module's exported
- * functions; tests may replace it through registerTemplateProvider.
+ * service (channelsTemplateProvider).
  */
 export interface TemplateProviderPort {
   deleteAtProvider(
@@ -75,17 +75,17 @@ export interface TemplateProviderPort {
  */
 export type OptinTemplateApproved = (tx: Db, clock: Clock, accountId: string) => Promise<void>
 
+/** What other modules react to in templates with (their `reactions.templateUsage`, `reactions.optinTemplateApproved`). */
 export interface TemplateHooks {
-  usageChecks: TemplateUsageCheck[]
-  provider: TemplateProviderPort | null
-  optinApproved?: OptinTemplateApproved[]
+  usageChecks: readonly TemplateUsageCheck[]
+  optinApproved?: readonly OptinTemplateApproved[]
 }
 
 export interface TemplatesServiceDeps {
   db: Db
   clock: Clock
   hooks: TemplateHooks
-  /** the channels module's template operations; hooks.provider, when registered, takes precedence */
+  /** the channels module's template operations */
   channelProvider?: TemplateProviderPort | null
   /** a header image given by media id becomes the library file's address (the media module's resolveHeaderImage) */
   resolveHeaderMedia?: (accountId: string, input: HeaderMediaInput) => Promise<HeaderMedia>

@@ -17,7 +17,7 @@ export const TEMPLATE_POLL_INTERVAL_MS = 15 * 60 * 1000
  */
 export function templateReview(deps: Pick<TemplatesServiceDeps, 'db' | 'clock' | 'hooks' | 'channelProvider'>) {
   const { db, clock, hooks } = deps
-  const provider = (): TemplateProviderPort | null => hooks.provider ?? deps.channelProvider ?? null
+  const provider = (): TemplateProviderPort | null => deps.channelProvider ?? null
 
   /**
    * Records what the provider reports about a template (after submission, by its webhook or by polling) and moves the

@@ -237,7 +237,7 @@ export function templatesService(deps: TemplatesServiceDeps) {
     },
 
     /**
-     * DELETE /templates/{id}: 409 template_in_use while a registered usage check reports a use. The row is deleted
+     * DELETE /templates/{id}: 409 template_in_use while a usage check (a module's reactions.templateUsage) reports a use. The row is deleted
      * first; a template known to the provider is then removed there, and when that fails the reason is the notice.
      */
     async delete(tenant: TemplatesTenant, id: string) {

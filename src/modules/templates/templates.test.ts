@@ -3,14 +3,21 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import type { Scope } from '../../platform/auth/scopes.ts'
-import { registerTemplateProvider, registerTemplateUsageCheck, templatesService } from './index.ts'
+import { type TemplateUsageCheck, templatesService } from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
 type Json = Record<string, any>
 
+/** What the probe module answers when asked for a template's uses (a follow-up step, an automation). */
+let templateUses: TemplateUsageCheck = async () => []
+
 let harness: Harness
 before(async () => {
-  harness = await createHarness()
+  harness = await createHarness({
+    extraModules: [
+      { name: 'probe', reactions: { templateUsage: (tx, accountId, id) => templateUses(tx, accountId, id) } },
+    ],
+  })
 })
 after(async () => {
   await harness.close()
@@ -31,8 +38,7 @@ const patch = (account: TestAccount, id: string, payload: Json) =>
   account.request({ method: 'PATCH', url: `/v1/templates/${id}`, payload })
 
 /** The provider's decision as the provider layer will record it. */
-const service = () =>
-  templatesService({ db: harness.database.orm, clock: harness.clock, hooks: { usageChecks: [], provider: null } })
+const service = () => templatesService({ db: harness.database.orm, clock: harness.clock, hooks: { usageChecks: [] } })
 async function approve(account: TestAccount, id: string, status = 'approved', rejectionReason?: string) {
   await service().applyProviderStatus(account.accountId, id, {
     status,
@@ -419,9 +425,8 @@ describe('DELETE /v1/templates/{id}', () => {
   test('409 while a follow-up step or automation still uses the template', async () => {
     const account = await createTestAccount(harness)
     const created = await createTemplate(account)
-    const unregister = registerTemplateUsageCheck(async (_tx, accountId, templateId) =>
-      accountId === account.accountId && templateId === created.id ? ['follow-up "Welcome" step 2'] : [],
-    )
+    templateUses = async (_tx, accountId, templateId) =>
+      accountId === account.accountId && templateId === created.id ? ['follow-up "Welcome" step 2'] : []
     try {
       const response = await account.request({ method: 'DELETE', url: `/v1/templates/${created.id}` })
       assert.equal(response.statusCode, 409)
@@ -429,7 +434,7 @@ describe('DELETE /v1/templates/{id}', () => {
       assert.deepEqual(response.json().error.used_by, ['follow-up "Welcome" step 2'])
       assert.equal((await account.request({ method: 'GET', url: `/v1/templates/${created.id}` })).statusCode, 200)
     } finally {
-      unregister()
+      templateUses = async () => []
     }
   })
 
@@ -438,12 +443,13 @@ describe('DELETE /v1/templates/{id}', () => {
     const created = await createTemplate(account)
     await approve(account, created.id)
     const removed: Json[] = []
-    registerTemplateProvider({
-      deleteAtProvider: async (accountId, template) => {
-        removed.push({ accountId, ...template })
-        return { ok: true }
-      },
-    })
+    const { channels } = harness.services
+    const deleteTemplate = channels.deleteTemplate
+    // the chat provider as the channels module reaches it
+    channels.deleteTemplate = async (accountId, template) => {
+      const { name: providerName, language, providerTemplateId } = template
+      removed.push({ accountId, providerName, language, providerTemplateId })
+    }
     try {
       const response = await account.request({ method: 'DELETE', url: `/v1/templates/${created.id}` })
       assert.equal(response.statusCode, 200)
@@ -457,7 +463,7 @@ describe('DELETE /v1/templates/{id}', () => {
         },
       ])
     } finally {
-      registerTemplateProvider(null)
+      channels.deleteTemplate = deleteTemplate
     }
   })
 
@@ -465,7 +471,11 @@ describe('DELETE /v1/templates/{id}', () => {
     const account = await createTestAccount(harness)
     const created = await createTemplate(account)
     await approve(account, created.id)
-    registerTemplateProvider({ deleteAtProvider: async () => ({ ok: false, reason: 'provider unreachable' }) })
+    const { channels } = harness.services
+    const deleteTemplate = channels.deleteTemplate
+    channels.deleteTemplate = async () => {
+      throw new Error('provider unreachable')
+    }
     try {
       const response = await account.request({ method: 'DELETE', url: `/v1/templates/${created.id}` })
       assert.equal(response.statusCode, 200)
@@ -475,7 +485,7 @@ describe('DELETE /v1/templates/{id}', () => {
       assert.equal(body.hinweis, body.notice)
       assert.equal((await account.request({ method: 'GET', url: `/v1/templates/${created.id}` })).statusCode, 404)
     } finally {
-      registerTemplateProvider(null)
+      channels.deleteTemplate = deleteTemplate
     }
   })
 

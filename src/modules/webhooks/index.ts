@@ -1,4 +1,4 @@
-import { EVENT_DISPATCH_QUEUE, onEventsRecorded } from '../../platform/events/events.ts'
+import { EVENT_DISPATCH_QUEUE, type EventFanOut } from '../../platform/events/events.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { createOutboundHttp } from '../../platform/outbound-http.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
@@ -6,10 +6,6 @@ import { webhooksRoutes } from './webhooks.routes.ts'
 import { DELIVERY_QUEUE, type WebhooksService, webhooksService } from './webhooks.service.ts'
 import { webhooksTools } from './webhooks.tools.ts'
 import { deliverHandler, dispatchHandler, webhookFanOut } from './webhooks.worker.ts'
-
-// every recorded event's deliveries are written in its own transaction (the dispatch queue stays for jobs written
-// before this, and for a process that records events without this module)
-onEventsRecorded(webhookFanOut)
 
 /** The webhook subscriptions service of a process. */
 export function createWebhooksService({ config, database, clock }: PlatformDeps) {
@@ -21,8 +17,11 @@ export function createWebhooksService({ config, database, clock }: PlatformDeps)
   })
 }
 
-export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }> = {
+export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }, { eventsRecorded: EventFanOut }> = {
   name: 'webhooks',
+  // every recorded event's deliveries are written in its own transaction (the dispatch queue stays for jobs written
+  // before this, and for a process that records events without this module)
+  reactions: { eventsRecorded: webhookFanOut },
   // finished deliveries and every attempt after the retention period; attempts first, they point at deliveries
   retention: {
     deletes: [

@@ -15,21 +15,25 @@ export const EVENT_DISPATCH_QUEUE = 'event.dispatch'
 /**
  * A consumer of recorded events that writes what it owes for them in the event's own transaction (the webhooks
  * module: one delivery and its job per subscription that wants the event), so nothing has to pick the events up
- * later. Registered from the consumer's index.ts; with none registered, a dispatch job hands the events on.
+ * later. Declared as the consumer's `reactions.eventsRecorded`; with none, a dispatch job hands the events on.
  */
 export interface EventFanOut {
   fanOut(tx: Db, clock: Clock, events: Array<{ accountId: string; id: string; name: EventName }>): Promise<void>
 }
 
-const fanOuts: EventFanOut[] = []
+let fanOuts: readonly EventFanOut[] = []
 
-/** Modules register from their index.ts. */
-export function onEventsRecorded(fanOut: EventFanOut): void {
-  if (!fanOuts.includes(fanOut)) fanOuts.push(fanOut)
+/**
+ * The process's consumers of recorded events: the modules' `reactions.eventsRecorded`, set by the composition root
+ * (src/services.ts) when it builds the services. Events are recorded from inside every module's writes, so the
+ * platform keeps the one list.
+ */
+export function setEventFanOuts(reacting: readonly EventFanOut[]): void {
+  fanOuts = [...reacting]
 }
 
 /**
- * Hands recorded events on in the caller's transaction: to the registered fan-outs, or else to one dispatch job an
+ * Hands recorded events on in the caller's transaction: to the fan-outs, or else to one dispatch job an
  * account. For a module that writes its events in a statement of its own (the inbox's inbound messages); recordEvent
  * and recordEvents call it themselves.
  */

@@ -31,11 +31,14 @@ export interface SignalListener {
   handle(tx: Db, clock: Clock, signals: Signal[]): Promise<void>
 }
 
-const listeners: SignalListener[] = []
+let listeners: readonly SignalListener[] = []
 
-/** Modules register from their index.ts. */
-export function onSignals(listener: SignalListener): void {
-  if (!listeners.includes(listener)) listeners.push(listener)
+/**
+ * The process's signal listeners: the modules' `reactions.signals`, set by the composition root (src/services.ts)
+ * when it builds the services. Signals are sent from inside every module's writes, so the platform keeps the one list.
+ */
+export function setSignalListeners(reacting: readonly SignalListener[]): void {
+  listeners = [...reacting]
 }
 
 /**

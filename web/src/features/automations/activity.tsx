@@ -10,29 +10,6 @@ import { contactPickQuery } from '../contacts/queries.ts'
 import { automationRunsQuery, automationSourcesQuery } from './queries.ts'
 import { words } from './words.ts'
 
-export interface Source {
-  automation_id: string
-  url: string | null
-  kind: string
-  state: string
-  event_count: number
-  first_event_at: string | null
-  last_event_at: string | null
-  last_error: string | null
-}
-
-export interface RunView {
-  id: string
-  contact_id: string | null
-  state: string
-  source: string
-  current_step: number | null
-  reason: string | null
-  started_at?: string
-  created_at?: string
-  steps: Array<{ step: number; type: string; at?: string; result: string; reason: string | null }>
-}
-
 export function Runs({ id }: { id: string }) {
   const w = useWords(words)
   const say = useEnum()
@@ -42,7 +19,7 @@ export function Runs({ id }: { id: string }) {
     ...automationRunsQuery(id),
     refetchInterval: 2000,
   })
-  const items = (runs.data as { runs?: RunView[] } | undefined)?.runs ?? []
+  const items = runs.data?.runs ?? []
   const contacts = useContactLabels(items.map((run) => run.contact_id))
   return (
     <section aria-live="polite">
@@ -51,7 +28,7 @@ export function Runs({ id }: { id: string }) {
       {runs.data && items.length === 0 && <p className="empty">{w.noRuns}</p>}
       {items.map((run) => (
         <article key={run.id} className="run" data-testid="run">
-          <h3>{fill(w.run, { at: formatTime(run.started_at ?? run.created_at, language, never) })}</h3>
+          <h3>{fill(w.run, { at: formatTime(run.created_at, language, never) })}</h3>
           {run.contact_id && (
             <p data-testid="run-contact">
               {w.contact}: <ContactLink contact={contacts.get(run.contact_id)} unknown={w.unknownContact} />
@@ -121,11 +98,7 @@ export function Sources({ id }: { id: string }) {
     ...automationSourcesQuery,
     refetchInterval: 3000,
   })
-  const mine = (
-    (sources.data as { webhooks?: Source[]; automation_webhooks?: Source[] } | undefined)?.webhooks ??
-    (sources.data as { automation_webhooks?: Source[] } | undefined)?.automation_webhooks ??
-    []
-  ).filter((s) => s.automation_id === id)
+  const mine = (sources.data?.automation_webhooks ?? []).filter((s) => s.automation_id === id)
   return (
     <section>
       <h2>{w.addresses}</h2>

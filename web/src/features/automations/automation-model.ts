@@ -1,3 +1,7 @@
+import type { operations } from '../../api/v1.ts'
+import type { Answer } from '../../ui/query.ts'
+import type { automationQuery } from './queries.ts'
+
 export const TRIGGERS = [
   'contact_created',
   'optin_confirmed',
@@ -22,18 +26,10 @@ export const STEPS = [
 export const INTENTS = ['transactional', 'service', 'mailing_list', 'newsletter', 'reminder', 'other'] as const
 
 export type Json = Record<string, unknown>
-export interface Automation {
-  id: string
-  name: string
-  status: 'draft' | 'active' | 'paused'
-  intent: string
-  trigger: Json & { type: string }
-  steps: Array<Json & { type: string }>
-  webhook_url: string | null
-  notice: string | null
-  created_at: string
-  signing_secret?: string
-}
+/** An automation as the API answers it (GET /v1/automations/{id}). */
+export type Automation = Answer<ReturnType<typeof automationQuery>>
+/** A new automation as POST /v1/automations answers it: with its signing secret, shown this once. */
+export type CreatedAutomation = operations['createAutomation']['responses'][200]['content']['application/json']
 
 export const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
 export const list = (text: string) =>

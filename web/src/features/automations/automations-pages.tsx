@@ -6,9 +6,9 @@ import { BackLink, CopyButton, EnumOptions, ErrorText, Field, handleSubmit, Text
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
-import { type Automation, defaultStep, INTENTS } from './automation-model.ts'
+import { type Automation, type CreatedAutomation, defaultStep, INTENTS } from './automation-model.ts'
 import { Builder, useDefinition, useFieldLabel } from './builder.tsx'
-import { automationSourcesQuery, automationsQuery } from './queries.ts'
+import { automationQuery, automationSourcesQuery, automationsQuery } from './queries.ts'
 import { words } from './words.ts'
 
 export function AutomationsPage() {
@@ -23,17 +23,14 @@ export function AutomationsPage() {
   const { trigger, steps } = definition.builder
   const fieldLabel = useFieldLabel()
   const create = useMutation({
-    mutationFn: async () =>
-      (await call(
-        v1.POST('/v1/automations', { body: { name, intent, trigger, steps } as never }),
-      )) as unknown as Automation,
+    mutationFn: async () => call(v1.POST('/v1/automations', { body: { name, intent, trigger, steps } as never })),
     onSuccess: (created) => {
       // the signing secret is shown once: the detail page takes it from here
       queryClient.setQueryData(['automation-created', created.id], created)
       void navigate({ to: '/automations/$id', params: { id: created.id } })
     },
   })
-  const items = (automations.data as { automations?: Automation[] } | undefined)?.automations
+  const items = automations.data?.automations
   return (
     <main>
       <h1>{w.title}</h1>
@@ -92,12 +89,12 @@ function Editor({ automation }: { automation: Automation }) {
   const fieldLabel = useFieldLabel()
   const save = useMutation({
     mutationFn: async () =>
-      (await call(
+      call(
         v1.PATCH('/v1/automations/{id}', {
           params: { path: { id: automation.id } },
           body: { name, trigger, steps } as never,
         }),
-      )) as unknown as Automation,
+      ),
     onSuccess: (data) => {
       queryClient.setQueryData(['automation', automation.id], data)
       setSteps(data.steps)
@@ -122,19 +119,15 @@ export function AutomationPage({ id }: { id: string }) {
   const w = useWords(words)
   const say = useEnum()
   const queryClient = useQueryClient()
-  const created = queryClient.getQueryData<Automation>(['automation-created', id])
-  const automation = useQuery({
-    queryKey: ['automation', id],
-    queryFn: async () =>
-      (await call(v1.GET('/v1/automations/{id}', { params: { path: { id } } }))) as unknown as Automation,
-  })
+  const created = queryClient.getQueryData<CreatedAutomation>(['automation-created', id])
+  const automation = useQuery(automationQuery(id))
   const setStatus = useMutation({
     mutationFn: async (to: 'activate' | 'pause') =>
-      (await call(
+      call(
         to === 'activate'
           ? v1.POST('/v1/automations/{id}/activate', { params: { path: { id } } })
           : v1.POST('/v1/automations/{id}/pause', { params: { path: { id } } }),
-      )) as unknown as Automation,
+      ),
     onSuccess: (data) => {
       queryClient.setQueryData(['automation', id], data)
       void queryClient.invalidateQueries({ queryKey: automationSourcesQuery.queryKey })

@@ -10,6 +10,9 @@ export const automationsQuery = apiQuery(['automations'], () =>
   v1.GET('/v1/automations', { params: { query: firstPage(100) } }),
 )
 
+export const automationQuery = (id: string) =>
+  apiQuery(['automation', id], () => v1.GET('/v1/automations/{id}', { params: { path: { id } } }))
+
 export const automationRunsQuery = (id: string) =>
   apiQuery(['automation-runs', id], () =>
     v1.GET('/v1/automations/{id}/runs', { params: { path: { id }, query: firstPage(25) } }),

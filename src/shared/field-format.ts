@@ -1,6 +1,6 @@
-// How a custom field's value reads in a message, in the contact's language. This file imports nothing, so two builds
-// share it: the server's rendering (templates.fields.ts) and the web app's newsletter preview
-// (web/src/features/newsletters/preview.ts), which shows a message as the server will write it.
+// How a custom field's value reads in a message, in the contact's language. Like everything in src/shared/ it imports
+// nothing, so two builds share it: the server's rendering (modules/templates/templates.fields.ts) and the web app's
+// newsletter preview (web/src/features/newsletters/preview.ts), which shows a message as the server will write it.
 
 /** The locale of a language code as templates and contacts write it (`de`, `en_US`); English when unusable. */
 function localeOf(language: string): string {
