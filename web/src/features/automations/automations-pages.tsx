@@ -7,8 +7,9 @@ import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
 import { type Automation, type CreatedAutomation, defaultStep, INTENTS, type Intent, pick } from './automation-model.ts'
-import { Builder, useDefinition, useFieldLabel } from './builder.tsx'
+import { Builder, useDefinition } from './builder.tsx'
 import { automationQuery, automationSourcesQuery, automationsQuery } from './queries.ts'
+import { useFieldLabel } from './safety-check.tsx'
 import { words } from './words.ts'
 
 export function AutomationsPage() {
