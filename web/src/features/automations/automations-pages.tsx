@@ -6,9 +6,10 @@ import { BackLink, CopyButton, EnumOptions, ErrorText, Field, handleSubmit, Text
 import { useEnum, useWords } from '../../ui/i18n.tsx'
 import { Table } from '../../ui/table.tsx'
 import { Runs, Sources, TriggerForContact } from './activity.tsx'
-import { type Automation, type CreatedAutomation, defaultStep, INTENTS } from './automation-model.ts'
-import { Builder, useDefinition, useFieldLabel } from './builder.tsx'
+import { type Automation, type CreatedAutomation, defaultStep, INTENTS, type Intent, pick } from './automation-model.ts'
+import { Builder, useDefinition } from './builder.tsx'
 import { automationQuery, automationSourcesQuery, automationsQuery } from './queries.ts'
+import { useFieldLabel } from './safety-check.tsx'
 import { words } from './words.ts'
 
 export function AutomationsPage() {
@@ -18,12 +19,12 @@ export function AutomationsPage() {
   const queryClient = useQueryClient()
   const automations = useQuery(automationsQuery)
   const [name, setName] = useState('')
-  const [intent, setIntent] = useState<string>('transactional')
+  const [intent, setIntent] = useState<Intent>('transactional')
   const definition = useDefinition({ type: 'webhook' }, [defaultStep('add_tag')])
   const { trigger, steps } = definition.builder
   const fieldLabel = useFieldLabel()
   const create = useMutation({
-    mutationFn: async () => call(v1.POST('/v1/automations', { body: { name, intent, trigger, steps } as never })),
+    mutationFn: async () => call(v1.POST('/v1/automations', { body: { name, intent, trigger, steps } })),
     onSuccess: (created) => {
       // the signing secret is shown once: the detail page takes it from here
       queryClient.setQueryData(['automation-created', created.id], created)
@@ -62,7 +63,7 @@ export function AutomationsPage() {
             value={intent}
             onChange={(e) => {
               definition.setTouched(true)
-              setIntent(e.target.value)
+              setIntent(pick(INTENTS, e.target.value) ?? intent)
             }}
           >
             <EnumOptions kind="intent" values={INTENTS} />
@@ -92,7 +93,7 @@ function Editor({ automation }: { automation: Automation }) {
       call(
         v1.PATCH('/v1/automations/{id}', {
           params: { path: { id: automation.id } },
-          body: { name, trigger, steps } as never,
+          body: { name, trigger, steps },
         }),
       ),
     onSuccess: (data) => {
@@ -104,7 +105,7 @@ function Editor({ automation }: { automation: Automation }) {
   return (
     <form onSubmit={handleSubmit(() => save.mutate())}>
       <TextField label={w.name} value={name} maxLength={200} required onChange={setName} />
-      <Builder intent={automation.intent} {...builder} />
+      <Builder intent={pick(INTENTS, automation.intent)} {...builder} />
       <ErrorText error={save.error} fieldLabel={fieldLabel} />
       <p>
         <button type="submit" disabled={save.isPending}>

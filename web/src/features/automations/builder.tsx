@@ -1,8 +1,7 @@
 import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { EnumOptions, ErrorText, Field } from '../../ui/components.tsx'
-import { useDebounced } from '../../ui/hooks.ts'
-import { type FieldLabel, fill, useEnum, useWords } from '../../ui/i18n.tsx'
+import { EnumOptions, Field } from '../../ui/components.tsx'
+import { fill, useEnum, useWords } from '../../ui/i18n.tsx'
 import {
   conditionOf,
   draftOf,
@@ -12,47 +11,93 @@ import {
 } from '../contacts/field-conditions.tsx'
 import { followupsQuery } from '../followups/queries.ts'
 import { templatePickQuery } from '../templates/queries.ts'
-import { defaultStep, defaultTrigger, type Json, list, STEPS, str, TRIGGERS } from './automation-model.ts'
-import { automationCheckQuery } from './queries.ts'
+import {
+  CHANNELS,
+  type Channel,
+  CONDITIONS,
+  type Condition,
+  type Duration,
+  defaultCondition,
+  defaultStep,
+  defaultTrigger,
+  type GotoTarget,
+  type Intent,
+  list,
+  OPTIN_STATES,
+  pick,
+  STEPS,
+  type Step,
+  str,
+  TRIGGERS,
+  type Trigger,
+} from './automation-model.ts'
+import { SafetyCheck } from './safety-check.tsx'
 import { words } from './words.ts'
 
-export function TriggerEditor({
+/** A channel to choose: chat or e-mail. */
+function ChannelSelect({
+  label,
   value,
   onChange,
 }: {
-  value: Json & { type: string }
-  onChange: (v: Json & { type: string }) => void
+  label: string
+  value: Channel
+  onChange: (channel: Channel) => void
 }) {
-  const w = useWords(words)
   const say = useEnum()
-  const set = (patch: Json) => onChange({ ...value, ...patch })
+  return (
+    <Field label={label}>
+      <select
+        value={value}
+        onChange={(e) => {
+          const channel = pick(CHANNELS, e.target.value)
+          if (channel) onChange(channel)
+        }}
+      >
+        {CHANNELS.map((c) => (
+          <option key={c} value={c}>
+            {say('channel', c)}
+          </option>
+        ))}
+      </select>
+    </Field>
+  )
+}
+
+export function TriggerEditor({ value, onChange }: { value: Trigger; onChange: (v: Trigger) => void }) {
+  const w = useWords(words)
   return (
     <fieldset>
       <legend>{w.trigger}</legend>
       <Field label={w.trigger}>
-        <select value={value.type} onChange={(e) => onChange(defaultTrigger(e.target.value))}>
+        <select
+          value={value.type}
+          onChange={(e) => {
+            const type = pick(TRIGGERS, e.target.value)
+            if (type) onChange(defaultTrigger(type))
+          }}
+        >
           <EnumOptions kind="triggerType" values={TRIGGERS} />
         </select>
       </Field>
       {value.type === 'optin_confirmed' && (
-        <Field label={w.channel}>
-          <select value={str(value.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">{say('channel', 'chat')}</option>
-            <option value="email">{say('channel', 'email')}</option>
-          </select>
-        </Field>
+        <ChannelSelect
+          label={w.channel}
+          value={value.channel}
+          onChange={(channel) => onChange({ ...value, channel })}
+        />
       )}
       {value.type === 'tag_added' && (
         <Field label={w.tag}>
-          <input value={str(value.tag)} required onChange={(e) => set({ tag: e.target.value })} />
+          <input value={value.tag} required onChange={(e) => onChange({ ...value, tag: e.target.value })} />
         </Field>
       )}
       {value.type === 'keyword' && (
         <Field label={w.keywords}>
           <input
-            defaultValue={((value.keywords as string[]) ?? []).join(', ')}
+            defaultValue={value.keywords.join(', ')}
             required
-            onChange={(e) => set({ keywords: list(e.target.value) })}
+            onChange={(e) => onChange({ ...value, keywords: list(e.target.value) })}
           />
         </Field>
       )}
@@ -61,9 +106,9 @@ export function TriggerEditor({
           <Field label={w.feedUrl}>
             <input
               type="url"
-              value={str(value.feed_url)}
+              value={value.feed_url}
               required
-              onChange={(e) => set({ feed_url: e.target.value })}
+              onChange={(e) => onChange({ ...value, feed_url: e.target.value })}
             />
           </Field>
           <Field label={w.offset}>
@@ -71,7 +116,7 @@ export function TriggerEditor({
               type="number"
               min={0}
               value={str(value.offset_minutes ?? 1440)}
-              onChange={(e) => set({ offset_minutes: Number(e.target.value) })}
+              onChange={(e) => onChange({ ...value, offset_minutes: Number(e.target.value) })}
             />
           </Field>
         </>
@@ -88,10 +133,10 @@ export function Goto({
   onChange,
 }: {
   label: string
-  value: unknown
+  value: GotoTarget | undefined
   from: number
   count: number
-  onChange: (v: number | 'end' | undefined) => void
+  onChange: (v: GotoTarget | undefined) => void
 }) {
   const w = useWords(words)
   return (
@@ -125,12 +170,10 @@ export function StepEditor({
 }: {
   index: number
   count: number
-  step: Json & { type: string }
-  onChange: (s: Json & { type: string }) => void
+  step: Step
+  onChange: (s: Step) => void
 }) {
   const w = useWords(words)
-  const say = useEnum()
-  const set = (patch: Json) => onChange({ ...step, ...patch })
   const templates = useQuery({
     ...templatePickQuery,
     enabled: step.type === 'send_template',
@@ -140,99 +183,92 @@ export function StepEditor({
     enabled: step.type === 'enroll_followup',
   })
   const n = fill(w.step, { n: String(index + 1) })
-  const duration = (step.duration as Json | undefined) ?? {}
-  const condition = (step.condition as Json & { type: string }) ?? { type: 'has_tag' }
-  const setCondition = (patch: Json) => set({ condition: { ...condition, ...patch } })
   return (
     <>
       <Field label={`${n}: ${w.type}`}>
-        <select value={step.type} onChange={(e) => onChange(defaultStep(e.target.value))}>
+        <select
+          value={step.type}
+          onChange={(e) => {
+            const type = pick(STEPS, e.target.value)
+            if (type) onChange(defaultStep(type))
+          }}
+        >
           <EnumOptions kind="stepType" values={STEPS} />
         </select>
       </Field>
       {step.type === 'send_template' && (
         <Field label={`${n}: ${w.template}`}>
-          <select value={str(step.template_id)} required onChange={(e) => set({ template_id: e.target.value })}>
+          <select
+            value={step.template_id}
+            required
+            onChange={(e) => onChange({ ...step, template_id: e.target.value })}
+          >
             <option value="">{w.choose}</option>
-            {(templates.data as { templates?: Array<{ id: string; name: string }> } | undefined)?.templates?.map(
-              (t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ),
-            )}
+            {templates.data?.templates.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
           </select>
         </Field>
       )}
       {step.type === 'send_text' && (
         <Field label={`${n}: ${w.text}`}>
-          <textarea value={str(step.text)} required maxLength={4000} onChange={(e) => set({ text: e.target.value })} />
+          <textarea
+            value={step.text}
+            required
+            maxLength={4000}
+            onChange={(e) => onChange({ ...step, text: e.target.value })}
+          />
         </Field>
       )}
-      {step.type === 'wait' && (
-        <div className="inline">
-          {(['minutes', 'hours', 'days'] as const).map((unit) => (
-            <Field key={unit} label={`${n}: ${w[unit]}`}>
-              <input
-                type="number"
-                min={0}
-                value={str(duration[unit])}
-                onChange={(e) => {
-                  const next = { ...duration, [unit]: e.target.value === '' ? undefined : Number(e.target.value) }
-                  set({ duration: next, until_time: undefined })
-                }}
-              />
-            </Field>
-          ))}
-          <Field label={`${n}: ${w.untilTime}`}>
-            <input
-              type="time"
-              value={str(step.until_time)}
-              onChange={(e) =>
-                set({ until_time: e.target.value || undefined, duration: e.target.value ? undefined : duration })
-              }
-            />
-          </Field>
-        </div>
-      )}
+      {step.type === 'wait' && <WaitEditor n={n} step={step} onChange={onChange} />}
       {(step.type === 'add_tag' || step.type === 'remove_tag') && (
         <Field label={`${n}: ${w.tag}`}>
-          <input value={str(step.tag)} required maxLength={40} onChange={(e) => set({ tag: e.target.value })} />
+          <input
+            value={step.tag}
+            required
+            maxLength={40}
+            onChange={(e) => onChange({ ...step, tag: e.target.value })}
+          />
         </Field>
       )}
       {step.type === 'double_optin' && (
-        <Field label={`${n}: ${w.channel}`}>
-          <select value={str(step.channel)} onChange={(e) => set({ channel: e.target.value })}>
-            <option value="chat">{say('channel', 'chat')}</option>
-            <option value="email">{say('channel', 'email')}</option>
-          </select>
-        </Field>
+        <ChannelSelect
+          label={`${n}: ${w.channel}`}
+          value={step.channel}
+          onChange={(channel) => onChange({ ...step, channel })}
+        />
       )}
       {step.type === 'webhook' && (
         <Field label={`${n}: ${w.url}`}>
-          <input type="url" value={str(step.url)} required onChange={(e) => set({ url: e.target.value })} />
+          <input type="url" value={step.url} required onChange={(e) => onChange({ ...step, url: e.target.value })} />
         </Field>
       )}
       {step.type === 'notify_team' && (
         <>
           <Field label={`${n}: ${w.to}`}>
             <input
-              defaultValue={((step.to as string[]) ?? []).join(', ')}
+              defaultValue={step.to.join(', ')}
               required
-              onChange={(e) => set({ to: list(e.target.value) })}
+              onChange={(e) => onChange({ ...step, to: list(e.target.value) })}
             />
           </Field>
           <Field label={`${n}: ${w.subject}`}>
-            <input value={str(step.subject)} required onChange={(e) => set({ subject: e.target.value })} />
+            <input value={step.subject} required onChange={(e) => onChange({ ...step, subject: e.target.value })} />
           </Field>
           <Field label={`${n}: ${w.text}`}>
-            <textarea value={str(step.text)} required onChange={(e) => set({ text: e.target.value })} />
+            <textarea value={step.text} required onChange={(e) => onChange({ ...step, text: e.target.value })} />
           </Field>
         </>
       )}
       {step.type === 'enroll_followup' && (
         <Field label={`${n}: ${w.followup}`}>
-          <select value={str(step.followup_id)} required onChange={(e) => set({ followup_id: e.target.value })}>
+          <select
+            value={step.followup_id}
+            required
+            onChange={(e) => onChange({ ...step, followup_id: e.target.value })}
+          >
             <option value="">{w.choose}</option>
             {followups.data?.followups.map((f) => (
               <option key={f.id} value={f.id}>
@@ -242,231 +278,165 @@ export function StepEditor({
           </select>
         </Field>
       )}
-      {step.type === 'branch' && (
-        <>
-          <Field label={`${n}: ${w.condition}`}>
-            <select
-              value={condition.type}
-              onChange={(e) =>
-                set({
-                  condition:
-                    e.target.value === 'optin'
-                      ? { type: 'optin', channel: 'chat', state: 'confirmed' }
-                      : e.target.value === 'field'
-                        ? { type: 'field', field: '', equals: '' }
-                        : e.target.value === 'contact_field'
-                          ? { type: 'contact_field', field: '', op: 'equals' }
-                          : { type: 'has_tag', tag: '' },
-                })
-              }
-            >
-              {(['has_tag', 'optin', 'field', 'contact_field'] as const).map((c) => (
-                <option key={c} value={c}>
-                  {say('conditionType', c)}
-                </option>
-              ))}
-            </select>
-          </Field>
-          {condition.type === 'has_tag' && (
-            <Field label={`${n}: ${w.tag}`}>
-              <input value={str(condition.tag)} required onChange={(e) => setCondition({ tag: e.target.value })} />
-            </Field>
-          )}
-          {condition.type === 'optin' && (
-            <div className="inline">
-              <Field label={`${n}: ${w.channel}`}>
-                <select value={str(condition.channel)} onChange={(e) => setCondition({ channel: e.target.value })}>
-                  <option value="chat">{say('channel', 'chat')}</option>
-                  <option value="email">{say('channel', 'email')}</option>
-                </select>
-              </Field>
-              <Field label={`${n}: ${w.optinState}`}>
-                <select value={str(condition.state)} onChange={(e) => setCondition({ state: e.target.value })}>
-                  {['confirmed', 'pending', 'none', 'opted_out'].map((s) => (
-                    <option key={s} value={s}>
-                      {say('optinState', s)}
-                    </option>
-                  ))}
-                </select>
-              </Field>
-            </div>
-          )}
-          {condition.type === 'field' && (
-            <div className="inline">
-              <Field label={`${n}: ${w.fieldPath}`}>
-                <input
-                  value={str(condition.field)}
-                  required
-                  onChange={(e) => setCondition({ field: e.target.value })}
-                />
-              </Field>
-              <Field label={`${n}: ${w.equals}`}>
-                <input value={str(condition.equals)} onChange={(e) => setCondition({ equals: e.target.value })} />
-              </Field>
-            </div>
-          )}
-          {condition.type === 'contact_field' && (
-            <ContactFieldCondition
-              label={`${n}: `}
-              condition={condition as unknown as FieldCondition}
-              onChange={(next) => set({ condition: { type: 'contact_field', ...next } })}
-            />
-          )}
-          <div className="inline">
-            <Goto
-              label={`${n}: ${w.ifYes}`}
-              value={step.then_goto}
-              from={index}
-              count={count}
-              onChange={(v) => set({ then_goto: v })}
-            />
-            <Goto
-              label={`${n}: ${w.ifNo}`}
-              value={step.else_goto}
-              from={index}
-              count={count}
-              onChange={(v) => set({ else_goto: v })}
-            />
-          </div>
-        </>
-      )}
+      {step.type === 'branch' && <BranchEditor n={n} index={index} count={count} step={step} onChange={onChange} />}
     </>
   )
 }
 
-/** The builder's label for a refused field (`body.steps.0.tag`: "Step 1: Tag"), as the member sees it. */
-export function useFieldLabel(): FieldLabel {
+/** A wait: a duration, or until a time of day (one replaces the other). */
+function WaitEditor({
+  n,
+  step,
+  onChange,
+}: {
+  n: string
+  step: Extract<Step, { type: 'wait' }>
+  onChange: (s: Step) => void
+}) {
   const w = useWords(words)
-  const names: Record<string, string> = {
-    name: w.name,
-    intent: w.intent,
-    trigger: w.trigger,
-    steps: w.steps,
-    type: w.type,
-    tag: w.tag,
-    text: w.text,
-    template_id: w.template,
-    url: w.url,
-    to: w.to,
-    subject: w.subject,
-    followup_id: w.followup,
-    channel: w.channel,
-    duration: w.hours,
-    minutes: w.minutes,
-    hours: w.hours,
-    days: w.days,
-    until_time: w.untilTime,
-    condition: w.condition,
-    field: w.fieldPath,
-    equals: w.equals,
-    state: w.optinState,
-    keywords: w.keywords,
-    feed_url: w.feedUrl,
-    offset_minutes: w.offset,
-    then_goto: w.ifYes,
-    else_goto: w.ifNo,
-  }
-  return (path) => {
-    const [, ...steps] = path.split('.')
-    const last = [...steps].reverse().find((s) => !/^\d+$/.test(s))
-    const label = last === undefined ? undefined : names[last]
-    if (steps[0] === 'steps' && /^\d+$/.test(steps[1] ?? '')) {
-      const step = fill(w.step, { n: String(Number(steps[1]) + 1) })
-      return steps.length === 2 ? step : `${step}: ${label ?? last}`
-    }
-    if (steps[0] === 'trigger' && steps.length > 1) return `${w.trigger}: ${label ?? last}`
-    return label
-  }
+  const duration: Duration = step.duration ?? {}
+  return (
+    <div className="inline">
+      {(['minutes', 'hours', 'days'] as const).map((unit) => (
+        <Field key={unit} label={`${n}: ${w[unit]}`}>
+          <input
+            type="number"
+            min={0}
+            value={str(duration[unit])}
+            onChange={(e) => {
+              const next = { ...duration, [unit]: e.target.value === '' ? undefined : Number(e.target.value) }
+              onChange({ ...step, duration: next, until_time: undefined })
+            }}
+          />
+        </Field>
+      ))}
+      <Field label={`${n}: ${w.untilTime}`}>
+        <input
+          type="time"
+          value={str(step.until_time)}
+          onChange={(e) =>
+            onChange({
+              ...step,
+              until_time: e.target.value || undefined,
+              duration: e.target.value ? undefined : duration,
+            })
+          }
+        />
+      </Field>
+    </div>
+  )
 }
 
-export type SafetyChange =
-  | { kind: 'followup_cut'; kept_through: number; removed_from: number; removed_to: number }
-  | { kind: 'double_optin_prepended'; channel: 'chat' | 'email' }
-
-/**
- * What saving would do, before the member saves: the API's dry run (POST /app/automations/check) of the same
- * validation and safety rules, asked again as the builder changes (debounced).
- */
-export function SafetyCheck({
-  intent,
-  trigger,
-  steps,
-  touched,
+/** A branch: its condition, and where it continues when the condition holds and when not. */
+function BranchEditor({
+  n,
+  index,
+  count,
+  step,
+  onChange,
 }: {
-  intent: string
-  trigger: Json & { type: string }
-  steps: Array<Json & { type: string }>
-  /** whether the member has changed anything: a draft nobody touched is not checked (nothing to say yet) */
-  touched: boolean
+  n: string
+  index: number
+  count: number
+  step: Extract<Step, { type: 'branch' }>
+  onChange: (s: Step) => void
 }) {
   const w = useWords(words)
   const say = useEnum()
-  const fieldLabel = useFieldLabel()
-  const definition = useDebounced(JSON.stringify({ intent, trigger, steps }), 300)
-  const check = useQuery({
-    ...automationCheckQuery(definition),
-    enabled: touched,
-    retry: false,
-    staleTime: 60_000,
-  })
-  const result = check.data as
-    | { problems: string[]; changes: SafetyChange[]; notice: string | null; steps: unknown[] }
-    | undefined
-  const n = (i: number) => String(i + 1)
-  const said = (change: SafetyChange) =>
-    change.kind === 'followup_cut'
-      ? fill(w.c_followup_cut, { kept: n(change.kept_through), from: n(change.removed_from), to: n(change.removed_to) })
-      : fill(w.c_double_optin_prepended, {
-          intent: intent === 'mailing_list' ? w.i_mailing_list : w.i_newsletter,
-          channel: say('channel', change.channel),
-        })
+  const { condition } = step
+  const setCondition = (next: Condition) => onChange({ ...step, condition: next })
   return (
-    <section className="safety-check" aria-live="polite" data-testid="safety-check">
-      <h3>{w.checkTitle}</h3>
-      {!touched && <p>{w.checkLater}</p>}
-      {check.isFetching && !result && !check.error && <p>{w.checking}</p>}
-      {check.error ? (
-        <div data-testid="safety-refused">
-          <p>
-            <strong>{w.checkRefused}</strong>
-          </p>
-          <ErrorText error={check.error} fieldLabel={fieldLabel} />
-        </div>
-      ) : null}
-      {!check.error && result && result.problems.length > 0 && (
-        <div data-testid="safety-refused">
-          <p>
-            <strong>{w.checkRefused}</strong>
-          </p>
-          <ul>
-            {result.problems.map((problem) => (
-              <li key={problem}>{problem}</li>
-            ))}
-          </ul>
+    <>
+      <Field label={`${n}: ${w.condition}`}>
+        <select
+          value={condition.type}
+          onChange={(e) => {
+            const type = pick(CONDITIONS, e.target.value)
+            if (type) setCondition(defaultCondition(type))
+          }}
+        >
+          {CONDITIONS.map((c) => (
+            <option key={c} value={c}>
+              {say('conditionType', c)}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {condition.type === 'has_tag' && (
+        <Field label={`${n}: ${w.tag}`}>
+          <input value={condition.tag} required onChange={(e) => setCondition({ ...condition, tag: e.target.value })} />
+        </Field>
+      )}
+      {condition.type === 'optin' && (
+        <div className="inline">
+          <ChannelSelect
+            label={`${n}: ${w.channel}`}
+            value={condition.channel}
+            onChange={(channel) => setCondition({ ...condition, channel })}
+          />
+          <Field label={`${n}: ${w.optinState}`}>
+            <select
+              value={condition.state}
+              onChange={(e) => {
+                const state = pick(OPTIN_STATES, e.target.value)
+                if (state) setCondition({ ...condition, state })
+              }}
+            >
+              {OPTIN_STATES.map((s) => (
+                <option key={s} value={s}>
+                  {say('optinState', s)}
+                </option>
+              ))}
+            </select>
+          </Field>
         </div>
       )}
-      {!check.error && result && result.changes.length > 0 && (
-        <div className="notice" data-testid="safety-changes">
-          <p>
-            <strong>{w.checkChanges}</strong>
-          </p>
-          <ul>
-            {result.changes.map((change) => (
-              <li key={change.kind}>{said(change)}</li>
-            ))}
-          </ul>
-          <p>{fill(w.checkAfter, { n: String(result.steps.length) })}</p>
+      {condition.type === 'field' && (
+        <div className="inline">
+          <Field label={`${n}: ${w.fieldPath}`}>
+            <input
+              value={condition.field}
+              required
+              onChange={(e) => setCondition({ ...condition, field: e.target.value })}
+            />
+          </Field>
+          <Field label={`${n}: ${w.equals}`}>
+            <input
+              value={str(condition.equals)}
+              onChange={(e) => setCondition({ ...condition, equals: e.target.value })}
+            />
+          </Field>
         </div>
       )}
-      {!check.error && result && result.problems.length === 0 && result.changes.length === 0 && (
-        <p data-testid="safety-none">{w.checkNone}</p>
+      {condition.type === 'contact_field' && (
+        <ContactFieldCondition
+          label={`${n}: `}
+          condition={condition}
+          onChange={(next) => setCondition({ type: 'contact_field', ...next })}
+        />
       )}
-    </section>
+      <div className="inline">
+        <Goto
+          label={`${n}: ${w.ifYes}`}
+          value={step.then_goto}
+          from={index}
+          count={count}
+          onChange={(v) => onChange({ ...step, then_goto: v })}
+        />
+        <Goto
+          label={`${n}: ${w.ifNo}`}
+          value={step.else_goto}
+          from={index}
+          count={count}
+          onChange={(v) => onChange({ ...step, else_goto: v })}
+        />
+      </div>
+    </>
   )
 }
 
 /** The trigger and steps a Builder edits; `touched` once the member has changed anything (the check waits for it). */
-export function useDefinition(initialTrigger: Json & { type: string }, initialSteps: Array<Json & { type: string }>) {
+export function useDefinition(initialTrigger: Trigger, initialSteps: Step[]) {
   const [trigger, setTrigger] = useState(initialTrigger)
   const [steps, setSteps] = useState(initialSteps)
   const [touched, setTouched] = useState(false)
@@ -474,11 +444,11 @@ export function useDefinition(initialTrigger: Json & { type: string }, initialSt
     trigger,
     steps,
     touched,
-    onTrigger: (next: Json & { type: string }) => {
+    onTrigger: (next: Trigger) => {
       setTouched(true)
       setTrigger(next)
     },
-    onSteps: (next: Array<Json & { type: string }>) => {
+    onSteps: (next: Step[]) => {
       setTouched(true)
       setSteps(next)
     },
@@ -495,12 +465,12 @@ export function Builder({
   onTrigger,
   onSteps,
 }: {
-  intent: string
-  trigger: Json & { type: string }
-  steps: Array<Json & { type: string }>
+  intent: Intent | undefined
+  trigger: Trigger
+  steps: Step[]
   touched: boolean
-  onTrigger: (t: Json & { type: string }) => void
-  onSteps: (s: Array<Json & { type: string }>) => void
+  onTrigger: (t: Trigger) => void
+  onSteps: (s: Step[]) => void
 }) {
   const w = useWords(words)
   const move = (from: number, to: number) => {
@@ -564,7 +534,7 @@ function ContactFieldCondition({
   onChange,
 }: {
   label: string
-  condition: FieldCondition
+  condition: Extract<Condition, { type: 'contact_field' }>
   onChange: (condition: FieldCondition) => void
 }) {
   const fields = useConditionFields()

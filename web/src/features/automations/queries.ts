@@ -1,10 +1,12 @@
+import type { operations } from '../../api/app.ts'
 import { app, v1 } from '../../api/client.ts'
 import { apiQuery, firstPage } from '../../ui/query.ts'
 
-export const automationCheckQuery = (definition: string) =>
-  apiQuery(['automation-check', definition], () =>
-    app.POST('/app/automations/check', { body: JSON.parse(definition) as never }),
-  )
+/** A definition to dry-run as POST /app/automations/check takes it (what a save would take). */
+type CheckDefinition = operations['checkAutomation']['requestBody']['content']['application/json']
+
+export const automationCheckQuery = (definition: CheckDefinition) =>
+  apiQuery(['automation-check', definition], () => app.POST('/app/automations/check', { body: definition }))
 
 export const automationsQuery = apiQuery(['automations'], () =>
   v1.GET('/v1/automations', { params: { query: firstPage(100) } }),
