@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
 import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { SequenceInput } from './index.ts'
 
 // A time equal to now is not the past: a zero-delay step goes right after its enrollment, at activation and after an
@@ -11,12 +12,10 @@ import type { SequenceInput } from './index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
@@ -18,12 +13,10 @@ import { sendStatusChange } from './messaging.sends.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
-  // jobs run only inside drain(), so a test can change things between queueing and sending
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test can change things between queueing and sending
+harnessPerFile({ config: { allowPrivateTargets: true }, drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const DAY = 24 * 60 * 60 * 1000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
@@ -17,10 +12,9 @@ import { linkClicks } from './messaging.tables.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const DAY = 24 * 60 * 60 * 1000
 const channels = () => harness.services.channels
