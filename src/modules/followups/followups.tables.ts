@@ -1,23 +1,7 @@
 import { sql } from 'drizzle-orm'
-import {
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 
 export const SEQUENCE_STATUSES = ['draft', 'paused', 'active'] as const
 export type SequenceStatus = (typeof SEQUENCE_STATUSES)[number]
@@ -82,9 +66,7 @@ export const followupSteps = pgTable(
 
 /** PATCH /settings/followup-timing: the account's send time and timezone for follow-ups (null: none, the account's). */
 export const followupSettings = pgTable('followup_settings', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   sendTime: text('send_time'),
   timezone: text('timezone'),
   updatedAt: at('updated_at').notNull(),

@@ -1,8 +1,7 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 export const NEWSLETTER_STATUSES = ['draft', 'scheduled', 'sending', 'sent'] as const
 export type NewsletterStatus = (typeof NEWSLETTER_STATUSES)[number]
@@ -58,9 +57,7 @@ export interface NewsletterSegment {
 export const newsletters = pgTable(
   'newsletters',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     name: text('name').notNull(),
     subject: text('subject').notNull(),
