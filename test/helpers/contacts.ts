@@ -27,6 +27,10 @@ export async function createContact(account: TestAccount, payload: Record<string
   return response.json().contact
 }
 
+/** POST /v1/contacts (201 expected); the new contact's id. */
+export const createdContactId = async (account: TestAccount, payload: Record<string, unknown>): Promise<string> =>
+  (await createContact(account, payload)).id
+
 export async function confirmBoth(accountId: string, contactId: string): Promise<void> {
   await harness.database.orm.transaction(async (tx) => {
     for (const channel of ['chat', 'email'] as const) {
