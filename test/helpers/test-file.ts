@@ -11,27 +11,28 @@ export interface FileHarnessOptions extends HarnessOptions {
   drainOnly?: boolean
 }
 
+type UseHarness = (harness: Harness) => void
+/** options given as a function are read when the hook runs, after the file's own earlier hooks (a fake server's URL) */
+type Options = FileHarnessOptions | (() => FileHarnessOptions)
+
 /**
  * A test file's harness: created before its tests, closed after them; `use` receives it once created. Register a
  * file's own `before` first when the harness needs it (hooks run in the order they are registered).
  */
-export function harnessPerFile(use: (harness: Harness) => void): void
-export function harnessPerFile(options: FileHarnessOptions, use: (harness: Harness) => void): void
-export function harnessPerFile(
-  first: FileHarnessOptions | ((harness: Harness) => void),
-  second?: (harness: Harness) => void,
-): void {
-  const [options, use] = typeof first === 'function' ? [{}, first] : [first, second!]
-  const { mcp, drainOnly, ...harnessOptions } = options
+export function harnessPerFile(...args: [use: UseHarness] | [options: Options, use: UseHarness]): void {
+  const [options, use] = args.length === 1 ? [{}, args[0]] : args
   let harness: Harness | undefined
+  let mcpClients: McpClients | undefined
   before(async () => {
+    const { mcp, drainOnly, ...harnessOptions } = typeof options === 'function' ? options() : options
     harness = await createHarness(drainOnly ? { ...harnessOptions, workers: true } : harnessOptions)
     if (drainOnly) await harness.jobs!.stop()
-    if (mcp) await mcp.listen(harness)
+    mcpClients = mcp
+    await mcp?.listen(harness)
     use(harness)
   })
   after(async () => {
-    await mcp?.close()
+    await mcpClients?.close()
     await harness?.close()
   })
 }

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { hubSignature, parseCloudWebhook, verifyHubSignature } from './whatsapp-cloud.provider.ts'
 
@@ -82,14 +77,14 @@ async function startGraph(): Promise<void> {
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
-})
+before(startGraph)
+harnessPerFile(
+  () => ({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true }),
+  (created) => {
+    harness = created
+  },
+)
+after(() => graph.close())
 
 const channels = () => harness.services.channels
 

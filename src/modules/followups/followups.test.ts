@@ -7,6 +7,7 @@ import {
   nextPhone,
   setOptin as recordOptin,
 } from '../../../test/helpers/fixtures.ts'
+import { createSequence, getFollowup } from '../../../test/helpers/followups.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
@@ -53,16 +54,9 @@ const twoSteps = (extra: Partial<SequenceInput> = {}): SequenceInput => ({
   ...extra,
 })
 
-async function create(account: TestAccount, input: SequenceInput = twoSteps()): Promise<Json> {
-  const tenant = { accountId: account.accountId, account: { language: 'de' } }
-  return harness.services.followups.create(tenant, input) as Promise<Json>
-}
+const create = (account: TestAccount, input: SequenceInput = twoSteps()) => createSequence(harness, account, input)
 
-async function get(account: TestAccount, id: string): Promise<Json> {
-  const response = await account.request({ method: 'GET', url: `/v1/followups/${id}` })
-  assert.equal(response.statusCode, 200, response.body)
-  return response.json().followup
-}
+const get = getFollowup
 
 async function patch(account: TestAccount, id: string, payload: Json) {
   return account.request({ method: 'PATCH', url: `/v1/followups/${id}`, payload })

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -42,15 +43,14 @@ async function startGraph(): Promise<void> {
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-  await harness.jobs!.stop()
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
-})
+before(startGraph)
+harnessPerFile(
+  () => ({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, drainOnly: true }),
+  (created) => {
+    harness = created
+  },
+)
+after(() => graph.close())
 
 let counter = 0
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -77,14 +78,14 @@ async function startGraph(): Promise<void> {
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
-})
+before(startGraph)
+harnessPerFile(
+  () => ({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true }),
+  (created) => {
+    harness = created
+  },
+)
+after(() => graph.close())
 beforeEach(() => {
   mode = 'ok'
 })
