@@ -3,16 +3,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
-import { createHarness, type Harness, type TestAccount } from './harness.ts'
+import type { Harness, TestAccount } from './harness.ts'
+import { harnessPerFile } from './test-file.ts'
 
 // What the contacts test files share: their harness and the requests most tests make.
 
 let harness: Harness
 
-/** The harness of a contacts test file. */
-export async function contactsHarness(): Promise<Harness> {
-  harness = await createHarness()
-  return harness
+/** The harness of a contacts test file: created before its tests, closed after them; `use` receives it. */
+export function contactsHarnessPerFile(use: (harness: Harness) => void): void {
+  harnessPerFile((created) => {
+    harness = created
+    use(created)
+  })
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions

@@ -12,19 +12,19 @@ export interface FileHarnessOptions extends HarnessOptions {
 }
 
 type UseHarness = (harness: Harness) => void
-/** options given as a function are read when the hook runs, after the file's own earlier hooks (a fake server's URL) */
-type Options = FileHarnessOptions | (() => FileHarnessOptions)
+/** options given as a function are made when the hook runs: it may start first what the harness needs (a fake server) */
+type Options = FileHarnessOptions | (() => FileHarnessOptions | Promise<FileHarnessOptions>)
 
 /**
- * A test file's harness: created before its tests, closed after them; `use` receives it once created. Register a
- * file's own `before` first when the harness needs it (hooks run in the order they are registered).
+ * A test file's harness: created before its tests, closed after them; `use` receives it once created. A file's
+ * top-level `before` hooks run at the same time (its `after` hooks one by one, in order).
  */
 export function harnessPerFile(...args: [use: UseHarness] | [options: Options, use: UseHarness]): void {
   const [options, use] = args.length === 1 ? [{}, args[0]] : args
   let harness: Harness | undefined
   let mcpClients: McpClients | undefined
   before(async () => {
-    const { mcp, drainOnly, ...harnessOptions } = typeof options === 'function' ? options() : options
+    const { mcp, drainOnly, ...harnessOptions } = typeof options === 'function' ? await options() : options
     harness = await createHarness(drainOnly ? { ...harnessOptions, workers: true } : harnessOptions)
     if (drainOnly) await harness.jobs!.stop()
     mcpClients = mcp

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   confirmBoth,
-  contactsHarness,
+  contactsHarnessPerFile,
   create,
   createContact,
   csvFile,
@@ -14,11 +14,8 @@ import { createTestAccount, type Harness, type TestAccount } from '../../../test
 import { consentHistory, importContacts, registerContactCleanup } from './index.ts'
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 describe('POST /v1/contacts', () => {

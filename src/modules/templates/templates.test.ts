@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Scope } from '../../platform/auth/scopes.ts'
 import { registerTemplateProvider, registerTemplateUsageCheck, templatesService } from './index.ts'
 
@@ -9,11 +10,8 @@ import { registerTemplateProvider, registerTemplateUsageCheck, templatesService 
 type Json = Record<string, any>
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 const chat = { name: 'Order shipped', content: 'Hallo {{1}}, deine Bestellung {{2}} ist unterwegs.' }
