@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { accountId } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 import type { RunLogEntry, Step, Trigger } from './automations.rules.ts'
 
 export const AUTOMATION_STATUSES = ['draft', 'active', 'paused'] as const
@@ -25,8 +25,7 @@ export const automations = pgTable(
     notice: text('notice'),
     /** signs the automation's outbound webhook steps (AES-GCM sealed) */
     signingSecretSealed: text('signing_secret_sealed').notNull(),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -107,8 +106,7 @@ export const automationRuns = pgTable(
     waitReason: text('wait_reason'),
     /** why it failed or was cancelled */
     reason: text('reason'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
     finishedAt: at('finished_at'),
   },
   (t) => [

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
 export const SEQUENCE_STATUSES = ['draft', 'paused', 'active'] as const
 export type SequenceStatus = (typeof SEQUENCE_STATUSES)[number]
@@ -24,8 +24,7 @@ export const followupSequences = pgTable(
     trigger: jsonb('trigger').$type<SequenceTrigger>().notNull(),
     /** the trigger's type, for the index that finds the active sequences a signal enrolls into */
     triggerKind: text('trigger_kind').notNull(),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -49,8 +48,7 @@ export const followupSteps = pgTable(
     /** HH:MM overriding the account's follow-up send time; null: the account's */
     sendTime: text('send_time'),
     templateId: uuid('template_id'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

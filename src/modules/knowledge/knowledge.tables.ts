@@ -13,7 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core'
 import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
@@ -121,8 +121,7 @@ export const aiReplies = pgTable(
     messageId: uuid('message_id'),
     passages: jsonb('passages').$type<PromptPassage[]>().notNull().default([]),
     model: text('model'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

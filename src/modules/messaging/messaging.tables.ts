@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { accountId } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
 /**
  * Messages counted against the plan's monthly quota, one row per account and calendar month (`YYYY-MM` in the
@@ -91,8 +91,7 @@ export const templateSends = pgTable(
     /** the stored outbound message in the inbox */
     messageId: uuid('message_id'),
     providerMessageId: text('provider_message_id'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
     sendingAt: at('sending_at'),
     sentAt: at('sent_at'),
     deliveredAt: at('delivered_at'),

@@ -1,6 +1,6 @@
 import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
 import { accountId } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
 
 export const NEWSLETTER_STATUSES = ['draft', 'scheduled', 'sending', 'sent'] as const
@@ -84,8 +84,7 @@ export const newsletters = pgTable(
     feedCursor: uuid('feed_cursor'),
     startedAt: at('started_at'),
     finishedAt: at('finished_at'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

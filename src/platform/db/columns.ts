@@ -7,3 +7,6 @@ export const at = (name: string) => timestamp(name, { withTimezone: true, mode: 
 
 /** created_at, set by the database when the row is inserted. */
 export const createdAt = () => at('created_at').notNull().defaultNow()
+
+/** created_at and updated_at, both set by the writer. */
+export const timestamps = () => ({ createdAt: at('created_at').notNull(), updatedAt: at('updated_at').notNull() })
