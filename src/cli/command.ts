@@ -1,5 +1,7 @@
 import type { Config } from '../config.ts'
+import { AdminError } from '../platform/auth/accounts.service.ts'
 import type { Database } from '../platform/db/client.ts'
+import { AppError } from '../platform/http/errors.ts'
 
 // The shape of a data command, apart from the commands (commands.ts, users.commands.ts), which both use it.
 
@@ -25,4 +27,14 @@ export interface CommandIO {
   progress?(done: number, total: number, detail: string): void
   /** the configuration of the process running the command (secret key, data directory, public URL) */
   config?: Config
+}
+
+/** Runs a service call, turning its API errors into the CLI's error. */
+export async function asCommand<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    if (error instanceof AppError) throw new AdminError(error.message)
+    throw error
+  }
 }

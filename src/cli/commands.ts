@@ -27,10 +27,9 @@ import { systemClock } from '../platform/clock.ts'
 import { writeBackup } from '../platform/db/backup.ts'
 import type { Database } from '../platform/db/client.ts'
 import { migrate } from '../platform/db/migrate.ts'
-import { AppError } from '../platform/http/errors.ts'
 import { refuseUnknownFields } from '../platform/http/strict-input.ts'
 import { buildServices, type Services, setEventReactions } from '../services.ts'
-import type { CommandIO, DataCommand, Result, Values } from './command.ts'
+import { asCommand, type CommandIO, type DataCommand, type Result, type Values } from './command.ts'
 import { statusCommand } from './status.command.ts'
 import { userCommands } from './users.commands.ts'
 
@@ -418,16 +417,6 @@ async function withServices<T>(
     return await call(services)
   } finally {
     await services.close()
-  }
-}
-
-/** Runs a service call, turning its API errors into the CLI's error. */
-async function asCommand<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    if (error instanceof AppError) throw new AdminError(error.message)
-    throw error
   }
 }
 

@@ -15,8 +15,7 @@ import type { Role } from '../platform/auth/people.tables.ts'
 import { issueToken, SETUP_TTL_MS } from '../platform/auth/user-tokens.ts'
 import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
-import { AppError } from '../platform/http/errors.ts'
-import type { CommandIO, DataCommand } from './command.ts'
+import { asCommand, type CommandIO, type DataCommand } from './command.ts'
 
 type Values = Record<string, string | boolean | undefined>
 type Result = Record<string, unknown>
@@ -31,15 +30,6 @@ function role(values: Values): Role {
   const value = str(values, 'role')
   if (!isRole(value)) throw new AdminError(`--role must be owner, admin, member or viewer, got "${value}"`)
   return value
-}
-
-async function asCommand<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    if (error instanceof AppError) throw new AdminError(error.message)
-    throw error
-  }
 }
 
 async function memberId(database: Database, accountId: string, email: string): Promise<string> {

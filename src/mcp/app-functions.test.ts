@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { test } from 'node:test'
+import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 
 // The tools for the web app's own functions (/app): consent history, CSV import, the template and follow-up checks,
@@ -11,13 +12,8 @@ import { recordOptinChange } from '../modules/contacts/index.ts'
 let harness: Harness
 const mcpClients = new McpClients()
 
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 const mcp = (token: string) => mcpClients.connect(token)

@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 
 // POST /app/{tool_name}: every tool over plain HTTP with the web app's session; the member's role gives the scopes,
 // every call needs the session's CSRF token, and the errors are those of POST /v1/tools/{tool_name}.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 async function member(accountId: string, role: 'owner' | 'admin' | 'member' | 'viewer') {

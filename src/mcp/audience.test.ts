@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomBytes, randomInt } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
-import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { consentHistory, recordOptinChange } from '../modules/contacts/index.ts'
 import { createMember, invite } from '../modules/people/index.ts'
 
@@ -16,13 +17,8 @@ import { createMember, invite } from '../modules/people/index.ts'
 let harness: Harness
 const mcpClients = new McpClients()
 
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 const mcp = (token: string) => mcpClients.connect(token)

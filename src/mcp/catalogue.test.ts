@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { McpClients } from '../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { isScope } from '../platform/auth/scopes.ts'
 import { catalogue } from './catalogue.ts'
 import { catalogueMarkdown, DOC_END, DOC_START } from './catalogue-doc.ts'
@@ -12,13 +13,8 @@ import { mcpToolOf } from './server.ts'
 let harness: Harness
 const mcpClients = new McpClients()
 
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 const connect = (token: string) => mcpClients.connect(token)

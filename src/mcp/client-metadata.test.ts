@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test'
 import { eq } from 'drizzle-orm'
 import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { connectMcp, toolOk } from '../../test/helpers/mcp-client.ts'
+import { exchangeCode } from '../../test/helpers/oauth.ts'
 import { CLIENT_METADATA_MAX_BYTES, isClientMetadataUrl } from './client-metadata.ts'
 import { oauthClients } from './mcp.tables.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
@@ -118,19 +119,8 @@ test('a metadata client authorizes without registering: fetched, checked, exchan
     ...request,
     accountId: account.accountId,
   })
-  const exchanged = await harness.app.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: new URL(redirectTo).searchParams.get('code') as string,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: urls.resource,
-    }).toString(),
-  })
+  const code = new URL(redirectTo).searchParams.get('code') as string
+  const exchanged = await exchangeCode(harness, { code, clientId, verifier, redirect: REDIRECT })
   assert.equal(exchanged.statusCode, 200, exchanged.body)
   const base = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`
   const client = await connectMcp(base, exchanged.json().access_token)

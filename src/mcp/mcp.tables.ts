@@ -1,8 +1,7 @@
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../platform/auth/auth.tables.ts'
+import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../platform/auth/auth.tables.ts'
 import { users } from '../platform/auth/people.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+import { at } from '../platform/db/columns.ts'
 
 /**
  * Confirm tokens of two-step tools (migration 0033): only the token's hash is kept; a token is bound to its account,
@@ -11,9 +10,7 @@ const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const toolConfirmations = pgTable(
   'tool_confirmations',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     tokenHash: text('token_hash').notNull(),
     credentialId: uuid('credential_id').notNull(),
@@ -42,9 +39,7 @@ export const oauthClients = pgTable('oauth_clients', {
 export const oauthGrants = pgTable(
   'oauth_grants',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     clientId: text('client_id').notNull(),
     scopes: text('scopes').array().notNull(),
@@ -59,9 +54,7 @@ export const oauthGrants = pgTable(
 
 export const oauthCodes = pgTable('oauth_codes', {
   codeHash: text('code_hash').primaryKey(),
-  accountId: uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountId(),
   grantId: uuid('grant_id').notNull(),
   clientId: text('client_id').notNull(),
   redirectUri: text('redirect_uri').notNull(),
@@ -74,9 +67,7 @@ export const oauthRefreshTokens = pgTable(
   'oauth_refresh_tokens',
   {
     tokenHash: text('token_hash').primaryKey(),
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     grantId: uuid('grant_id').notNull(),
     expiresAt: at('expires_at').notNull(),
     usedAt: at('used_at'),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { applyRetention } from '../platform/db/maintenance.ts'
 import { declaredRetention } from '../retention.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
@@ -11,10 +12,9 @@ import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oa
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness.close())
 
 /** what one address may register in an hour (REGISTRATION.perAddress in oauth.ts) */
 const PER_ADDRESS = 25

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { signIn as signInToApp } from '../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { createMember, listMembers, removeMember, setRole } from '../modules/people/index.ts'
 import { hashSecret } from '../platform/auth/credentials.ts'
 import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
@@ -11,13 +12,8 @@ import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oa
 let harness: Harness
 const mcpClients = new McpClients()
 
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 const urls = () => oauthUrls(harness.config.publicUrl)

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { approvedAssistantToken } from '../../test/helpers/oauth.ts'
 import { startReceiver, type WebhookReceiver } from '../../test/helpers/webhook-receiver.ts'
 import { createMember } from '../modules/people/index.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
-import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
 // The operations tools: webhook subscriptions (change, disable, a signed test event, one delivery, redelivery, the
 // event types), the account's settings and usage, the chat number's state, resending an invitation, one API key and
@@ -215,48 +215,11 @@ test('get_chat_channel_status: not connected, then the sandbox number with its d
   await toolFails(narrow, 'get_chat_channel_status', {}, 'forbidden', 'apikey_scope_fehlt')
 })
 
-const urls = () => oauthUrls(harness.config.publicUrl)
 const REDIRECT = 'http://127.0.0.1:33419/callback'
 
 /** An assistant signed in by this member with these scopes (the consent page's approval). */
-async function assistantToken(accountId: string, userId: string, scopes: readonly Scope[]): Promise<string> {
-  const registered = await harness.app.inject({
-    method: 'POST',
-    url: '/oauth/register',
-    payload: { client_name: 'Ops assistant', redirect_uris: [REDIRECT] },
-  })
-  const clientId = registered.json().client_id as string
-  const verifier = randomBytes(32).toString('base64url')
-  const request = await checkAuthorizationRequest(harness.database.orm, urls(), {
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    resource: urls().resource,
-    scope: scopes.join(' '),
-  })
-  const { redirectTo } = await approveAuthorization(harness.database.orm, harness.clock, urls(), {
-    ...request,
-    accountId,
-    userId,
-  })
-  const exchanged = await harness.app.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: new URL(redirectTo).searchParams.get('code') as string,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: urls().resource,
-    }).toString(),
-  })
-  assert.equal(exchanged.statusCode, 200, exchanged.body)
-  return exchanged.json().access_token
-}
+const assistantToken = (accountId: string, userId: string, scopes: readonly Scope[]) =>
+  approvedAssistantToken(harness, { accountId, userId, scopes, clientName: 'Ops assistant', redirect: REDIRECT })
 
 async function owner(accountId: string) {
   return createMember(harness.database.orm, {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { createHash, randomBytes } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { test } from 'node:test'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
-import { createHarness, createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
+import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { approvedAssistantToken } from '../../test/helpers/oauth.ts'
+import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
-import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oauth.ts'
 
 // The team and credential tools: a member's permission decides (owners and admins), as on /app/team and /app/keys.
 // Through MCP with an owner's assistant (every call's structuredContent validated by the SDK against the tool's
@@ -14,17 +15,9 @@ import { approveAuthorization, checkAuthorizationRequest, oauthUrls } from './oa
 let harness: Harness
 const mcpClients = new McpClients()
 
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
-})
-
-const urls = () => oauthUrls(harness.config.publicUrl)
-const REDIRECT = 'http://127.0.0.1:33418/callback'
 
 const mcp = (token: string) => mcpClients.connect(token)
 
@@ -41,44 +34,8 @@ async function person(accountId: string, role: 'owner' | 'admin' | 'member' | 'v
 }
 
 /** The access token an assistant gets when this member approves these scopes (the consent page's approval). */
-async function assistantToken(accountId: string, userId: string, scopes: readonly Scope[]): Promise<string> {
-  const registered = await harness.app.inject({
-    method: 'POST',
-    url: '/oauth/register',
-    payload: { client_name: 'Team assistant', redirect_uris: [REDIRECT] },
-  })
-  const clientId = registered.json().client_id as string
-  const verifier = randomBytes(32).toString('base64url')
-  const request = await checkAuthorizationRequest(harness.database.orm, urls(), {
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    resource: urls().resource,
-    scope: scopes.join(' '),
-  })
-  const { redirectTo } = await approveAuthorization(harness.database.orm, harness.clock, urls(), {
-    ...request,
-    accountId,
-    userId,
-  })
-  const exchanged = await harness.app.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: new URL(redirectTo).searchParams.get('code') as string,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: urls().resource,
-    }).toString(),
-  })
-  assert.equal(exchanged.statusCode, 200, exchanged.body)
-  return exchanged.json().access_token
-}
+const assistantToken = (accountId: string, userId: string, scopes: readonly Scope[]) =>
+  approvedAssistantToken(harness, { accountId, userId, scopes, clientName: 'Team assistant' })
 
 const app = (headers: Record<string, string>, tool: string, payload: Json = {}) =>
   harness.app.inject({ method: 'POST', url: `/app/${tool}`, headers, payload })

@@ -3,16 +3,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
-import { createHarness, type Harness, type TestAccount } from './harness.ts'
+import type { Harness, TestAccount } from './harness.ts'
+import { type FileHarnessOptions, harnessPerFile } from './test-file.ts'
 
 // What the contacts test files share: their harness and the requests most tests make.
 
 let harness: Harness
 
-/** The harness of a contacts test file. */
-export async function contactsHarness(options: Parameters<typeof createHarness>[0] = {}): Promise<Harness> {
-  harness = await createHarness(options)
-  return harness
+/** The harness of a contacts test file: created before its tests, closed after them; `use` receives it. */
+export function contactsHarnessPerFile(use: (harness: Harness) => void, options: FileHarnessOptions = {}): void {
+  harnessPerFile(options, (created) => {
+    harness = created
+    use(created)
+  })
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -26,6 +29,10 @@ export async function createContact(account: TestAccount, payload: Record<string
   assert.equal(response.statusCode, 201, response.body)
   return response.json().contact
 }
+
+/** POST /v1/contacts (201 expected); the new contact's id. */
+export const createdContactId = async (account: TestAccount, payload: Record<string, unknown>): Promise<string> =>
+  (await createContact(account, payload)).id
 
 export async function confirmBoth(accountId: string, contactId: string): Promise<void> {
   await harness.database.orm.transaction(async (tx) => {

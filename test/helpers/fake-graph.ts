@@ -1,5 +1,8 @@
 import http, { type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { after } from 'node:test'
+import type { Harness } from './harness.ts'
+import { type FileHarnessOptions, harnessPerFile } from './test-file.ts'
 
 /** One request to the fake Graph API, read whole, with a way to answer it. */
 export interface GraphCall {
@@ -54,4 +57,21 @@ export async function startFakeGraph(handle: (call: GraphCall) => void): Promise
       await new Promise((resolve) => server.close(resolve))
     },
   }
+}
+
+/**
+ * A test file's fake Graph (started by `start`) and a harness with workers whose WhatsApp Cloud calls go to it:
+ * the Graph starts first and closes last; `use` receives the harness once created.
+ */
+export function graphHarnessPerFile(
+  start: () => Promise<FakeGraph>,
+  use: (harness: Harness) => void,
+  options: Pick<FileHarnessOptions, 'drainOnly'> = {},
+): void {
+  let graph: FakeGraph | undefined
+  harnessPerFile(async () => {
+    graph = await start()
+    return { config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true, ...options }
+  }, use)
+  after(() => graph?.close())
 }

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 
 // POST /app/automations/check: the builder's dry run. It must say exactly what a save would change or refuse, and
 // change nothing.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness.close())
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>

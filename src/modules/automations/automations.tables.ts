@@ -1,20 +1,8 @@
 import { sql } from 'drizzle-orm'
-import {
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 import type { RunLogEntry, Step, Trigger } from './automations.rules.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 export const AUTOMATION_STATUSES = ['draft', 'active', 'paused'] as const
 export const RUN_STATES = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const
@@ -24,9 +12,7 @@ export type RunState = (typeof RUN_STATES)[number]
 export const automations = pgTable(
   'automations',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     name: text('name').notNull(),
     status: text('status', { enum: AUTOMATION_STATUSES }).notNull(),
@@ -39,8 +25,7 @@ export const automations = pgTable(
     notice: text('notice'),
     /** signs the automation's outbound webhook steps (AES-GCM sealed) */
     signingSecretSealed: text('signing_secret_sealed').notNull(),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -121,8 +106,7 @@ export const automationRuns = pgTable(
     waitReason: text('wait_reason'),
     /** why it failed or was cancelled */
     reason: text('reason'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
     finishedAt: at('finished_at'),
   },
   (t) => [

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { createdContactId } from '../../../test/helpers/contacts.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { deletionConfirmationText } from './channels.deletion-confirmation.ts'
 import { sandboxOutboxOf } from './index.ts'
@@ -21,19 +22,13 @@ async function accountWithEmail(): Promise<TestAccount> {
   return account
 }
 
-async function createContact(account: TestAccount, payload: Record<string, unknown>): Promise<string> {
-  const response = await account.request({ method: 'POST', url: '/v1/contacts', payload })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().contact.id
-}
-
 const remove = (account: TestAccount, id: string, requested: boolean) =>
   account.request({ method: 'DELETE', url: `/v1/contacts/${id}${requested ? '?requested_by_contact=true' : ''}` })
 
 describe('deletion confirmation to the end customer', () => {
   test('a deletion the customer asked for sends them a confirmation by e-mail: confirmation_sent true', async () => {
     const account = await accountWithEmail()
-    const id = await createContact(account, { name: 'Ada', email: 'ada@example.org' })
+    const id = await createdContactId(account, { name: 'Ada', email: 'ada@example.org' })
     const response = await remove(account, id, true)
     assert.equal(response.statusCode, 200)
     assert.equal(response.json().confirmation_sent, true)
@@ -47,7 +42,7 @@ describe('deletion confirmation to the end customer', () => {
 
   test('a deletion the customer did not ask for sends nothing', async () => {
     const account = await accountWithEmail()
-    const id = await createContact(account, { email: 'bob@example.org' })
+    const id = await createdContactId(account, { email: 'bob@example.org' })
     const response = await remove(account, id, false)
     assert.equal(response.json().confirmation_sent, false)
     await harness.jobs!.drain()
@@ -56,11 +51,11 @@ describe('deletion confirmation to the end customer', () => {
 
   test('without an e-mail channel, or a contact without e-mail, no confirmation can go out: false', async () => {
     const noChannel = await createTestAccount(harness)
-    const first = await createContact(noChannel, { email: 'c@example.org' })
+    const first = await createdContactId(noChannel, { email: 'c@example.org' })
     assert.equal((await remove(noChannel, first, true)).json().confirmation_sent, false)
 
     const withChannel = await accountWithEmail()
-    const phoneOnly = await createContact(withChannel, { phone: '+4915112345678' })
+    const phoneOnly = await createdContactId(withChannel, { phone: '+4915112345678' })
     assert.equal((await remove(withChannel, phoneOnly, true)).json().confirmation_sent, false)
     await harness.jobs!.drain()
     assert.equal((await sandboxOutboxOf(harness.database.orm, withChannel.accountId, 'email')).length, 0)

@@ -1,11 +1,6 @@
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 
 export const CHANNELS = ['chat', 'email'] as const
 export const CHAT_PROVIDERS = ['sandbox', 'whatsapp-cloud'] as const

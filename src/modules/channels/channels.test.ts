@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { pauseSending } from '../../platform/auth/accounts.service.ts'
 import { TestClock } from '../../platform/clock.ts'
 import { consentHistory } from '../contacts/index.ts'
@@ -17,11 +12,10 @@ import { insideServiceWindow, sandboxTemplateDecision } from './sandbox.provider
 
 let harness: Harness
 
-before(async () => {
-  // on a shared PostgreSQL test database any harness's workers may run any job (webhook deliveries to loopback included)
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+// on a shared PostgreSQL test database any harness's workers may run any job (webhook deliveries to loopback included)
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const channels = () => harness.services.channels
 const HOUR = 60 * 60 * 1000

@@ -1,43 +1,28 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { after, describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
 import nodemailer, { type SendMailOptions } from 'nodemailer'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
-import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { smtpChannel, smtpSinkPerFile } from '../../../test/helpers/smtp-sink.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { sandboxOutboxOf } from './index.ts'
 
-/** A real SMTP server on loopback that keeps what arrives. */
-let smtp: SmtpSink
-let arrived: ArrivedMail[]
 let harness: Harness
 
-before(async () => {
-  smtp = await startSmtpSink()
-  arrived = smtp.arrived
-  harness = await createHarness({ config: { allowPrivateTargets: true } })
+// the pooled SMTP connections close before the sink
+after(() => channels().close())
+harnessPerFile({ config: { allowPrivateTargets: true } }, (created) => {
+  harness = created
 })
-after(async () => {
-  await channels().close()
-  await harness.close()
-  await smtp.close()
-})
+/** A real SMTP server on loopback that keeps what arrives. */
+const smtp = smtpSinkPerFile()
+const arrived = smtp.arrived
 
 const channels = () => harness.services.channels
 
 async function emailAccount(provider: 'smtp' | 'sandbox'): Promise<{ account: TestAccount; inboundUrl: string }> {
   const account = await createTestAccount(harness)
-  const connected = await channels().connect(account.accountId, {
-    channel: 'email',
-    provider,
-    address: 'shop@example.com',
-    smtpUrl: `smtp://127.0.0.1:${smtp.port}`,
-  })
+  const connected = await channels().connect(account.accountId, smtpChannel(smtp.port, provider))
   return { account, inboundUrl: connected.inbound_url }
 }
 

@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { hubSignature, parseCloudWebhook, verifyHubSignature } from './whatsapp-cloud.provider.ts'
 
@@ -33,7 +27,7 @@ const requests: GraphRequest[] = []
 const messageAnswers: Array<{ status: number; body: unknown }> = []
 let wamidCounter = 0
 
-async function startGraph(): Promise<void> {
+async function startGraph(): Promise<FakeGraph> {
   graph = await startFakeGraph(({ req, url, body, send }) => {
     const record: GraphRequest = {
       method: req.method ?? '',
@@ -78,17 +72,13 @@ async function startGraph(): Promise<void> {
     if (req.method === 'GET' && url.pathname === '/files/media-1') return send(200, IMAGE, 'image/jpeg')
     send(404, { error: { message: 'unknown path', code: 803 } })
   })
+  return graph
 }
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
+graphHarnessPerFile(startGraph, (created) => {
+  harness = created
 })
 
 const channels = () => harness.services.channels

@@ -1,32 +1,21 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { simpleParser } from 'mailparser'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
-import { type ArrivedMail, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { smtpChannel, smtpSinkPerFile } from '../../../test/helpers/smtp-sink.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount } from '../../platform/auth/accounts.service.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { PUBLIC_POSTS_PER_MINUTE } from './index.ts'
 
-/** A real SMTP server on loopback that keeps what arrives. */
-let smtp: SmtpSink
-let arrived: ArrivedMail[]
 let harness: Harness
 
-before(async () => {
-  smtp = await startSmtpSink()
-  arrived = smtp.arrived
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(async () => {
-  await harness.close()
-  await smtp.close()
-})
+/** A real SMTP server on loopback that keeps what arrives. */
+const smtp = smtpSinkPerFile()
+const arrived = smtp.arrived
 
 let counter = 0
 const nextEmail = () => `kunde-${process.pid}-${++counter}@example.org`
@@ -34,12 +23,7 @@ const DAY = 24 * 60 * 60 * 1000
 
 async function smtpAccount(name = 'Blumen Erika'): Promise<TestAccount> {
   const account = await createTestAccount(harness, { name })
-  await harness.services.channels.connect(account.accountId, {
-    channel: 'email',
-    provider: 'smtp',
-    address: 'shop@example.com',
-    smtpUrl: `smtp://127.0.0.1:${smtp.port}`,
-  })
+  await harness.services.channels.connect(account.accountId, smtpChannel(smtp.port))
   return account
 }
 

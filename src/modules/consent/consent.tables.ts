@@ -1,14 +1,11 @@
-import { foreignKey, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { foreignKey, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 import { contacts } from '../contacts/contacts.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 /** An account's consent settings; a missing row or a null column means the default (consent.rules.ts). */
 export const consentSettings = pgTable('consent_settings', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   startKeywords: jsonb('start_keywords').$type<string[]>(),
   stopKeywords: jsonb('stop_keywords').$type<string[]>(),
   stopConfirmation: text('stop_confirmation'),

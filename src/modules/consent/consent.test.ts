@@ -1,23 +1,16 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createKey,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createKey, createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { consentHistory } from '../contacts/index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const channels = () => harness.services.channels
 let counter = 0

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
-import { contactsHarness, createContact } from '../../../test/helpers/contacts.ts'
+import { contactsHarnessPerFile, createContact } from '../../../test/helpers/contacts.ts'
 import { defineFields, FIVE_FIELDS, setFieldValues, setTimezone } from '../../../test/helpers/fields.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { rows } from '../../platform/db/rows.ts'
@@ -22,11 +22,8 @@ import type { FieldDefinition } from './contacts.fields-read.ts'
 // tests run on; the rules refuse what does not fit the account's definitions, naming the field and the rule.
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 const definitions: FieldDefinition[] = FIVE_FIELDS.map((d) => ({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { contactsHarness, createContact, getContact, type Json } from '../../../test/helpers/contacts.ts'
+import { describe, test } from 'node:test'
+import { contactsHarnessPerFile, createContact, getContact, type Json } from '../../../test/helpers/contacts.ts'
 import { defineFields, setFieldValues } from '../../../test/helpers/fields.ts'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
@@ -9,11 +9,8 @@ import { createTestAccount, type Harness, type TestAccount } from '../../../test
 // array), the web app's count and export (the same query parameter), and the bulk bodies (the condition array).
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 let counter = 0

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { csvFile, type Json } from '../../../test/helpers/contacts.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { McpClients, toolConfirmed, toolFails, toolOk } from '../../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { dataCommands, parseCommandArgs } from '../../cli/commands.ts'
 import { createMember } from '../people/index.ts'
 import { importMayLoadUnchecked } from './contacts.repository.ts'
@@ -13,13 +14,8 @@ import { importContacts } from './index.ts'
 
 let harness: Harness
 const mcpClients = new McpClients()
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 async function account() {

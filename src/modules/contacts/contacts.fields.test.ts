@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
-import { contactsHarness, create, createContact, getContact, type Json } from '../../../test/helpers/contacts.ts'
+import { contactsHarnessPerFile, create, createContact, getContact, type Json } from '../../../test/helpers/contacts.ts'
 import { createKey, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { convertValue } from './contacts.fields.rules.ts'
 import { convertedSql } from './contacts.fields.service.ts'
@@ -11,11 +11,8 @@ import { rowsOf } from './contacts.repository.ts'
 // Custom fields (issue 33): the definitions under /v1/contact-fields and the values on the contact.
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 const defineField = (account: TestAccount, payload: Json) =>

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { AdminError, dataCommands, parseCommandArgs } from '../../cli/commands.ts'
 import { createMember } from '../people/index.ts'
 import { importContacts } from './index.ts'
@@ -11,11 +12,8 @@ import { importContacts } from './index.ts'
 // The files people have, byte for byte as Excel and Mailchimp write them, through the real import path.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 function file(bytes: Uint8Array): string {

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 
 // The web app's import preview (issue 33): what an import would do with a file's columns, before anything is
 // written, and the custom field definitions under /app for the settings page.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 let n = 0

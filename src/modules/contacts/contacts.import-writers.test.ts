@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { type ImportReport, importContacts } from './index.ts'
 
 // An import in batches, one after another or beside each other (importConcurrency: two on PostgreSQL), its file read
@@ -11,11 +12,8 @@ import { type ImportReport, importContacts } from './index.ts'
 // make many of them.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 function csv(text: string | Uint8Array): string {

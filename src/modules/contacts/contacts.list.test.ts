@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { contactsHarness, createContact, type Json } from '../../../test/helpers/contacts.ts'
+import { describe, test } from 'node:test'
+import { contactsHarnessPerFile, createContact, type Json } from '../../../test/helpers/contacts.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { toWire } from '../../platform/http/serializer.ts'
 
 // GET /v1/contacts: paging, the search and its filters, and the page the database writes as JSON.
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 describe('GET /v1/contacts', () => {

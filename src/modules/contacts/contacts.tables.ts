@@ -1,23 +1,8 @@
 import { sql } from 'drizzle-orm'
-import {
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at, createdAt } from '../../platform/db/columns.ts'
 import { CUSTOM_FIELD_TYPES, type CustomFieldValue } from './contacts.field-types.ts'
-
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
 
 export const OPTIN_STATES = ['none', 'pending', 'confirmed', 'opted_out'] as const
 export const ACQUISITIONS = ['marketing', 'automation', 'service'] as const
@@ -61,8 +46,8 @@ export const contactFields = pgTable(
     /** text: at most this many characters */
     maxLength: integer('max_length'),
     position: integer('position').notNull().default(0),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: at('updated_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ name: 'contact_fields_pk', columns: [t.accountId, t.key] })],
 )
@@ -92,7 +77,7 @@ export const contacts = pgTable(
     acquisition: text('acquisition', { enum: ACQUISITIONS }).notNull().default('marketing'),
     /** custom field values by key, as their definitions in contact_fields allow; a cleared field is absent */
     fields: jsonb('fields').$type<Record<string, CustomFieldValue>>().notNull().default({}),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -113,7 +98,7 @@ export const contactTags = pgTable(
     contactId: uuid('contact_id').notNull(),
     name: text('name').notNull(),
     origin: text('origin', { enum: TAG_ORIGINS }).notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.contactId, t.name, t.origin] }),
@@ -142,7 +127,7 @@ export const consentRecords = pgTable(
     /** the email address or phone number the consent was about; null once anonymized */
     address: text('address'),
     evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull().default({}),
-    recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    recordedAt: at('recorded_at').notNull().defaultNow(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -152,8 +137,6 @@ export const consentRecords = pgTable(
 
 /** Contacts per account, kept in the transaction of every create and delete: the plan limit never counts rows. */
 export const contactCounts = pgTable('contact_counts', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   count: integer('count').notNull().default(0),
 })

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   confirmBoth,
-  contactsHarness,
+  contactsHarnessPerFile,
   create,
   createContact,
   csvFile,
@@ -15,11 +15,8 @@ import { importContacts } from './index.ts'
 // Tags of contacts (origins, limits, system tags, counts) and the contact import.
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness()
-})
-after(async () => {
-  await harness.close()
+contactsHarnessPerFile((created) => {
+  harness = created
 })
 
 describe('tags', () => {

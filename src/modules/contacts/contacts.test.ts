@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import {
   confirmBoth,
-  contactsHarness,
+  contactsHarnessPerFile,
   create,
   createContact,
   csvFile,
@@ -17,8 +17,11 @@ import { consentHistory, importContacts } from './index.ts'
 let cleanupAccount: string | null = null
 
 let harness: Harness
-before(async () => {
-  harness = await contactsHarness({
+contactsHarnessPerFile(
+  (created) => {
+    harness = created
+  },
+  {
     // a later module's table, declared the way the messaging module does
     extraModules: [
       {
@@ -29,11 +32,8 @@ before(async () => {
         },
       },
     ],
-  })
-})
-after(async () => {
-  await harness.close()
-})
+  },
+)
 
 describe('POST /v1/contacts', () => {
   test('creates a contact with both opt-ins none, phone in E.164 and email lower-cased', async () => {

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 
 // The web app's own follow-up and knowledge routes under /app: a session (cookie and CSRF token), the member's role
 // mapped to scopes, the spec's error envelope for bad input, another account's ids 404.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness.close())
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>

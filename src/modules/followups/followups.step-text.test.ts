@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { sandboxAccount, signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 import { callTool, McpClients } from '../../../test/helpers/mcp-client.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { stepTextIssues } from './followups.rules.ts'
 
 // A step's text is the content of a WhatsApp template: a changed text the template check refuses is the 400
@@ -12,13 +13,8 @@ import { stepTextIssues } from './followups.rules.ts'
 
 let harness: Harness
 const mcpClients = new McpClients()
-before(async () => {
-  harness = await createHarness()
-  await mcpClients.listen(harness)
-})
-after(async () => {
-  await mcpClients.close()
-  await harness.close()
+harnessPerFile({ mcp: mcpClients }, (created) => {
+  harness = created
 })
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests

@@ -1,23 +1,7 @@
 import { sql } from 'drizzle-orm'
-import {
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
 export const SEQUENCE_STATUSES = ['draft', 'paused', 'active'] as const
 export type SequenceStatus = (typeof SEQUENCE_STATUSES)[number]
@@ -40,8 +24,7 @@ export const followupSequences = pgTable(
     trigger: jsonb('trigger').$type<SequenceTrigger>().notNull(),
     /** the trigger's type, for the index that finds the active sequences a signal enrolls into */
     triggerKind: text('trigger_kind').notNull(),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -65,8 +48,7 @@ export const followupSteps = pgTable(
     /** HH:MM overriding the account's follow-up send time; null: the account's */
     sendTime: text('send_time'),
     templateId: uuid('template_id'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -82,9 +64,7 @@ export const followupSteps = pgTable(
 
 /** PATCH /settings/followup-timing: the account's send time and timezone for follow-ups (null: none, the account's). */
 export const followupSettings = pgTable('followup_settings', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   sendTime: text('send_time'),
   timezone: text('timezone'),
   updatedAt: at('updated_at').notNull(),

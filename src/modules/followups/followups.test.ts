@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import {
   drainJobs,
@@ -7,19 +7,19 @@ import {
   nextPhone,
   setOptin as recordOptin,
 } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createSequence, getFollowup } from '../../../test/helpers/followups.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { claimJobs } from '../../platform/jobs/jobs.ts'
 import { FOLLOWUP_STEP_QUEUE, type SequenceInput } from './index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const HOUR = 3600_000
 const DAY = 24 * HOUR
@@ -54,16 +54,9 @@ const twoSteps = (extra: Partial<SequenceInput> = {}): SequenceInput => ({
   ...extra,
 })
 
-async function create(account: TestAccount, input: SequenceInput = twoSteps()): Promise<Json> {
-  const tenant = { accountId: account.accountId, account: { language: 'de' } }
-  return harness.services.followups.create(tenant, input) as Promise<Json>
-}
+const create = (account: TestAccount, input: SequenceInput = twoSteps()) => createSequence(harness, account, input)
 
-async function get(account: TestAccount, id: string): Promise<Json> {
-  const response = await account.request({ method: 'GET', url: `/v1/followups/${id}` })
-  assert.equal(response.statusCode, 200, response.body)
-  return response.json().followup
-}
+const get = getFollowup
 
 async function patch(account: TestAccount, id: string, payload: Json) {
   return account.request({ method: 'PATCH', url: `/v1/followups/${id}`, payload })

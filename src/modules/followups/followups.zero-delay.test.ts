@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
 import { drainJobs, sandboxAccount as fixtureAccount, phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createSequence, getFollowup } from '../../../test/helpers/followups.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { SequenceInput } from './index.ts'
 
 // A time equal to now is not the past: a zero-delay step goes right after its enrollment, at activation and after an
@@ -11,12 +13,10 @@ import type { SequenceInput } from './index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -56,16 +56,9 @@ function sequenceOf(delays: number[]): SequenceInput {
   }
 }
 
-async function create(account: TestAccount, input: SequenceInput): Promise<Json> {
-  const tenant = { accountId: account.accountId, account: { language: 'de' } }
-  return harness.services.followups.create(tenant, input) as Promise<Json>
-}
+const create = (account: TestAccount, input: SequenceInput) => createSequence(harness, account, input)
 
-async function get(account: TestAccount, id: string): Promise<Json> {
-  const response = await account.request({ method: 'GET', url: `/v1/followups/${id}` })
-  assert.equal(response.statusCode, 200, response.body)
-  return response.json().followup
-}
+const get = getFollowup
 
 async function activate(account: TestAccount, id: string): Promise<Json> {
   const response = await account.request({ method: 'PATCH', url: `/v1/followups/${id}`, payload: { status: 'active' } })

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sandboxAccount, signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 
 // The console's read-only /app routes for the inbox list, the names of a list's contacts and a new account's first
 // steps: a session, account-scoped, bad input refused in the envelope.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness?.close())
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>

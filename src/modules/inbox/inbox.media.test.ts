@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import nodemailer from 'nodemailer'
 import { hostileFiles, jpegHead, png } from '../../../test/helpers/files.ts'
 import { sandboxInbound } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 
 // Issue 51, finding 1: what a customer sends is served so that no browser runs it on Herold's origin. Every stored
 // file's answer carries a sandboxing CSP, nosniff and no framing; only inert types (PNG, JPEG, GIF, WebP, audio,
@@ -17,10 +12,9 @@ import {
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true } })
+harnessPerFile({ config: { allowPrivateTargets: true } }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 interface Msg {
   media_url: string

@@ -1,23 +1,7 @@
 import { sql } from 'drizzle-orm'
-import {
-  boolean,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const
 
@@ -106,8 +90,6 @@ export const messages = pgTable(
  * until its commit, so commit order and created_at order agree and a poller with created_after never misses one.
  */
 export const messageClocks = pgTable('message_clocks', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   lastAt: at('last_at').notNull(),
 })

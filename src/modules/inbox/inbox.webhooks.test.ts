@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sandboxAccount as fixtureAccount, sandboxInbound as inbound } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, json } from '../../../test/helpers/harness.ts'
+import { type Harness, json } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { startReceiver } from '../../../test/helpers/webhook-receiver.ts'
 import { subscribe } from '../../../test/helpers/webhooks.ts'
 
@@ -10,10 +11,9 @@ import { subscribe } from '../../../test/helpers/webhooks.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const sandboxAccount = () => fixtureAccount(harness)
 

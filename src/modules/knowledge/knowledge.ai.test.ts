@@ -25,6 +25,25 @@ import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
 describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   let harness: Harness
   let ai: FakeAi
+
+  /** The reply job of a customer's question, claimed for its first attempt. */
+  const replyJob = (accountId: string, contactId: string, conversationId: string) => ({
+    accountId,
+    id: randomUUID(),
+    queue: AI_REPLY_QUEUE,
+    payload: {
+      message_id: randomUUID(),
+      contact_id: contactId,
+      conversation_id: conversationId,
+      text: 'Wie lange kann ich zurückschicken?',
+      received_at: harness.clock.now().toISOString(),
+    },
+    concurrencyKey: contactId,
+    attempts: 1,
+    runAt: harness.clock.now(),
+    createdAt: harness.clock.now(),
+    leaseToken: randomUUID(),
+  })
   const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
 
   before(async () => {
@@ -322,23 +341,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
       tagNames: async () => [],
       addTag: async () => false,
     })
-    const job = {
-      accountId: account.accountId,
-      id: randomUUID(),
-      queue: AI_REPLY_QUEUE,
-      payload: {
-        message_id: randomUUID(),
-        contact_id: contactId,
-        conversation_id: randomUUID(),
-        text: 'Wie lange kann ich zurückschicken?',
-        received_at: harness.clock.now().toISOString(),
-      },
-      concurrencyKey: contactId,
-      attempts: 1,
-      runAt: harness.clock.now(),
-      createdAt: harness.clock.now(),
-      leaseToken: randomUUID(),
-    }
+    const job = replyJob(account.accountId, contactId, randomUUID())
     try {
       await assert.rejects(crashing.reply(job), /worker killed/)
       assert.equal((await replies(account))[0].state, 'sending')
@@ -385,23 +388,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
       addTag: async () => false,
     })
     const conversationId = randomUUID()
-    await service.reply({
-      accountId: account.accountId,
-      id: randomUUID(),
-      queue: AI_REPLY_QUEUE,
-      payload: {
-        message_id: randomUUID(),
-        contact_id: contactId,
-        conversation_id: conversationId,
-        text: 'Wie lange kann ich zurückschicken?',
-        received_at: harness.clock.now().toISOString(),
-      },
-      concurrencyKey: contactId,
-      attempts: 1,
-      runAt: harness.clock.now(),
-      createdAt: harness.clock.now(),
-      leaseToken: randomUUID(),
-    })
+    await service.reply(replyJob(account.accountId, contactId, conversationId))
     assert.deepEqual(marked, [`${conversationId}:ai_call_failed`])
     assert.deepEqual(logged, [
       {

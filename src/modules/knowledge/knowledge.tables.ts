@@ -9,13 +9,12 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
 export const DOCUMENT_FORMATS = ['pdf', 'docx', 'txt', 'markdown', 'html'] as const
@@ -28,9 +27,7 @@ export type SearchConfig = (typeof SEARCH_CONFIGS)[number]
 export const knowledgeDocuments = pgTable(
   'knowledge_documents',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     title: text('title').notNull(),
     filename: text('filename').notNull(),
@@ -77,9 +74,7 @@ export const knowledgePassages = pgTable(
 )
 
 export const aiSettings = pgTable('ai_settings', {
-  accountId: uuid('account_id')
-    .primaryKey()
-    .references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: accountIdPrimaryKey(),
   repliesEnabled: boolean('replies_enabled').notNull().default(false),
   tagsEnabled: boolean('tags_enabled').notNull().default(false),
   repliesPerContactPerHour: integer('replies_per_contact_per_hour').notNull().default(5),
@@ -113,9 +108,7 @@ export interface PromptPassage {
 export const aiReplies = pgTable(
   'ai_replies',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     inboundMessageId: uuid('inbound_message_id').notNull(),
     contactId: uuid('contact_id').notNull(),
@@ -128,8 +121,7 @@ export const aiReplies = pgTable(
     messageId: uuid('message_id'),
     passages: jsonb('passages').$type<PromptPassage[]>().notNull().default([]),
     model: text('model'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -143,9 +135,7 @@ export const aiReplies = pgTable(
 export const aiTagSuggestions = pgTable(
   'ai_tag_suggestions',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     inboundMessageId: uuid('inbound_message_id').notNull(),
     contactId: uuid('contact_id').notNull(),
     suggested: jsonb('suggested').$type<string[]>().notNull().default([]),

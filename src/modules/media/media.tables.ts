@@ -1,5 +1,6 @@
-import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { bigint, index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 
 export const MEDIA_KINDS = ['image', 'video', 'document'] as const
 export type MediaKind = (typeof MEDIA_KINDS)[number]
@@ -10,9 +11,7 @@ export type MediaUsage = (typeof MEDIA_USAGES)[number]
 export const media = pgTable(
   'media',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     kind: text('kind', { enum: MEDIA_KINDS }).notNull(),
     usage: text('usage', { enum: MEDIA_USAGES }).notNull(),
@@ -24,7 +23,7 @@ export const media = pgTable(
     /** how it came: file (multipart), url, base64 */
     source: text('source').notNull(),
     storageKey: text('storage_key').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: at('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { nextPhone, sandboxAccount } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -11,12 +12,10 @@ import { recordOptinChange } from '../contacts/index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), after the burst
-  await harness.jobs!.stop()
+// jobs run only inside drain(), after the burst
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>

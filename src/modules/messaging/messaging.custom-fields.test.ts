@@ -46,6 +46,13 @@ async function contact(
   return id
 }
 
+/** Erika (customer_no K-1) and Max (K-2) have a value, Ole none. */
+async function threeContacts(account: TestAccount) {
+  const erika = await contact(account, 'Erika Muster', { customer_no: 'K-1' })
+  const max = await contact(account, 'Max Muster', { customer_no: 'K-2' })
+  return { erika, max, ole: await contact(account, 'Ole Ohne') }
+}
+
 const createTemplate = (account: TestAccount, content: string) => createTemplateOf(account, content, 'Kunde')
 
 const approvedTemplate = (account: TestAccount, content = KUNDENNUMMER) => approvedTemplateOf(account, content, 'Kunde')
@@ -287,9 +294,7 @@ describe('the chat opt-in confirmation with a custom field', () => {
 describe('campaign sends with a custom field: the contact without a value is skipped (field_missing), the others go', () => {
   test('a newsletter to 3 contacts: two get their own values, one is skipped naming the field; status and recipients show it', async () => {
     const account = await fieldAccount()
-    const erika = await contact(account, 'Erika Muster', { customer_no: 'K-1' })
-    const max = await contact(account, 'Max Muster', { customer_no: 'K-2' })
-    const ole = await contact(account, 'Ole Ohne')
+    const { erika, max, ole } = await threeContacts(account)
     const created = await account.request({
       method: 'POST',
       url: '/v1/newsletters',
@@ -338,9 +343,7 @@ describe('campaign sends with a custom field: the contact without a value is ski
       name: 'Willkommen',
       steps: [{ text: KUNDENNUMMER, delay: { amount: 2, unit: 'hours' } }],
     })) as Json
-    const erika = await contact(account, 'Erika Muster', { customer_no: 'K-1' })
-    const max = await contact(account, 'Max Muster', { customer_no: 'K-2' })
-    const ole = await contact(account, 'Ole Ohne')
+    const { erika, max, ole } = await threeContacts(account)
     const activated = await account.request({
       method: 'PATCH',
       url: `/v1/followups/${sequence.id}`,
@@ -386,9 +389,7 @@ describe('campaign sends with a custom field: the contact without a value is ski
     const automationId = created.json().id
     const activated = await account.request({ method: 'POST', url: `/v1/automations/${automationId}/activate` })
     assert.equal(activated.statusCode, 200, activated.body)
-    const erika = await contact(account, 'Erika Muster', { customer_no: 'K-1' })
-    const max = await contact(account, 'Max Muster', { customer_no: 'K-2' })
-    const ole = await contact(account, 'Ole Ohne')
+    const { erika, max, ole } = await threeContacts(account)
     for (const id of [erika, max, ole]) {
       const started = await account.request({
         method: 'POST',

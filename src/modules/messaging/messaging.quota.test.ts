@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { releaseUnits, reserveUnit, reserveUnitsAndMarkSending, usedIn } from './messaging.quota.ts'
 import { insertSends, lockSends } from './messaging.repository.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const MONTH = '2026-11'
 

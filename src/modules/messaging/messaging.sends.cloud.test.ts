@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
+import { describe, test } from 'node:test'
+import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -24,7 +24,7 @@ const requests: GraphRequest[] = []
 const messageAnswers: Array<{ status: number; body: unknown }> = []
 let wamidCounter = 0
 
-async function startGraph(): Promise<void> {
+async function startGraph(): Promise<FakeGraph> {
   graph = await startFakeGraph(({ req, method, url, body, send }) => {
     requests.push({ method, path: url.pathname, body })
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 190, message: 'token' } })
@@ -38,19 +38,18 @@ async function startGraph(): Promise<void> {
     }
     send(404, { error: { message: 'unknown path', code: 803 } })
   })
+  return graph
 }
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-  await harness.jobs!.stop()
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
-})
+graphHarnessPerFile(
+  startGraph,
+  (created) => {
+    harness = created
+  },
+  { drainOnly: true },
+)
 
 let counter = 0
 

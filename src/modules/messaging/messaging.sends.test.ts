@@ -1,29 +1,22 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { phoneSequence } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createdContactId } from '../../../test/helpers/contacts.ts'
+import { phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 import { valueProblem } from '../templates/index.ts'
 import { monthIn, usedIn } from './messaging.quota.ts'
 import { sendStatusChange } from './messaging.sends.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
-  // jobs run only inside drain(), so a test can change things between queueing and sending
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test can change things between queueing and sending
+harnessPerFile({ config: { allowPrivateTargets: true }, drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const DAY = 24 * 60 * 60 * 1000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
@@ -31,24 +24,6 @@ type Json = Record<string, any>
 const channels = () => harness.services.channels
 let counter = 0
 const nextPhone = phoneSequence('+4916')
-
-async function createContact(account: TestAccount, body: Record<string, unknown>): Promise<string> {
-  const response = await account.request({ method: 'POST', url: '/v1/contacts', payload: body })
-  assert.equal(response.statusCode, 201, response.body)
-  return json<{ contact: { id: string } }>(response).contact.id
-}
-
-async function setOptin(account: TestAccount, contactId: string, to: 'confirmed' | 'opted_out') {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to,
-      source: 'test',
-    }),
-  )
-}
 
 interface Setup {
   account: TestAccount
@@ -61,8 +36,8 @@ async function readyToSend(options: { messagesPerMonth?: number; connect?: boole
   const account = await createTestAccount(harness, { plan: { messagesPerMonth: options.messagesPerMonth ?? 100 } })
   if (options.connect !== false) await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   const phone = nextPhone()
-  const contactId = await createContact(account, { name: options.name ?? 'Erika Mustermann', phone })
-  await setOptin(account, contactId, 'confirmed')
+  const contactId = await createdContactId(account, { name: options.name ?? 'Erika Mustermann', phone })
+  await setOptin(harness, account.accountId, contactId, 'confirmed')
   return { account, contactId, phone } satisfies Setup
 }
 
@@ -208,8 +183,8 @@ describe('POST /messages with a template', () => {
   test('the name falls back per language when the contact has no name ("du" in de, "there" in en)', async () => {
     const { account } = await readyToSend()
     const phone = nextPhone()
-    const contactId = await createContact(account, { phone })
-    await setOptin(account, contactId, 'confirmed')
+    const contactId = await createdContactId(account, { phone })
+    await setOptin(harness, account.accountId, contactId, 'confirmed')
     const de = await approvedTemplate(account)
     const en = await approvedTemplate(account, { language: 'en', content: 'Hi {{name}}, your code is {{code}}. Bye!' })
     await queued(account, contactId, de.id)
@@ -313,8 +288,8 @@ describe('POST /messages with a template', () => {
       [async () => ({ ...ready, contactId: (await readyToSend()).contactId }), 404, 'not_found'],
       [
         async () => {
-          const contactId = await createContact(ready.account, { name: 'Mail', email: `m${++counter}@example.com` })
-          await setOptin(ready.account, contactId, 'confirmed')
+          const contactId = await createdContactId(ready.account, { name: 'Mail', email: `m${++counter}@example.com` })
+          await setOptin(harness, ready.account.accountId, contactId, 'confirmed')
           return { ...ready, contactId }
         },
         409,
@@ -322,15 +297,18 @@ describe('POST /messages with a template', () => {
       ],
       [
         async () => {
-          const contactId = await createContact(ready.account, { name: 'Weg', phone: nextPhone() })
-          await setOptin(ready.account, contactId, 'opted_out')
+          const contactId = await createdContactId(ready.account, { name: 'Weg', phone: nextPhone() })
+          await setOptin(harness, ready.account.accountId, contactId, 'opted_out')
           return { ...ready, contactId }
         },
         409,
         'contact_opted_out',
       ],
       [
-        async () => ({ ...ready, contactId: await createContact(ready.account, { name: 'Neu', phone: nextPhone() }) }),
+        async () => ({
+          ...ready,
+          contactId: await createdContactId(ready.account, { name: 'Neu', phone: nextPhone() }),
+        }),
         409,
         'contact_not_optin',
       ],
@@ -376,7 +354,7 @@ describe('POST /messages with a template', () => {
   test('the checks run in order: contact, template, variables, paused, quota, number, recipient', async () => {
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 0 } })
     // no number, no phone, no opt-in, no quota, sending paused: each step removes the first failing check
-    const contactId = await createContact(account, { name: 'x', email: `o${++counter}@example.com` })
+    const contactId = await createdContactId(account, { name: 'x', email: `o${++counter}@example.com` })
     const draft = await createTemplate(account)
     const code = async (template: string, variables: Json = { code: 'x' }, contact = contactId) =>
       errorOf(await sendTemplate(account, contact, template, variables)).code
@@ -398,7 +376,7 @@ describe('the worker', () => {
     const { account, contactId } = await readyToSend()
     const template = await approvedTemplate(account)
     const { send_id } = await queued(account, contactId, template.id)
-    await setOptin(account, contactId, 'opted_out')
+    await setOptin(harness, account.accountId, contactId, 'opted_out')
     await drain()
     const record = await getSend(account, send_id)
     assert.equal(record.status, 'skipped')

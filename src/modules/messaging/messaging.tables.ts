@@ -1,23 +1,7 @@
 import { sql } from 'drizzle-orm'
-import {
-  foreignKey,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () =>
-  uuid('account_id')
-    .notNull()
-    .references(() => accounts.id, { onDelete: 'cascade' })
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 
 /**
  * Messages counted against the plan's monthly quota, one row per account and calendar month (`YYYY-MM` in the
@@ -45,7 +29,7 @@ export const trackedLinks = pgTable(
     url: text('url').notNull(),
     /** the newsletter whose CTA button this link is (one per recipient, written with its send job); null elsewhere */
     newsletterId: uuid('newsletter_id'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: at('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -61,7 +45,7 @@ export const linkClicks = pgTable(
     accountId: accountId(),
     linkId: text('link_id').notNull(),
     contactId: uuid('contact_id').notNull(),
-    clickedAt: timestamp('clicked_at', { withTimezone: true, mode: 'date' }).notNull(),
+    clickedAt: at('clicked_at').notNull(),
   },
   (t) => [
     index('link_clicks_link_idx').on(t.accountId, t.linkId),
@@ -107,8 +91,7 @@ export const templateSends = pgTable(
     /** the stored outbound message in the inbox */
     messageId: uuid('message_id'),
     providerMessageId: text('provider_message_id'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
     sendingAt: at('sending_at'),
     sentAt: at('sent_at'),
     deliveredAt: at('delivered_at'),

@@ -1,26 +1,20 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
-import { phoneSequence } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createTestAccount,
-  type Harness,
-  json,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createdContactId } from '../../../test/helpers/contacts.ts'
+import { phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
+import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 import { monthIn, usedIn } from './messaging.quota.ts'
 import { linkClicks } from './messaging.tables.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ config: { allowPrivateTargets: true }, workers: true })
+harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const DAY = 24 * 60 * 60 * 1000
 const channels = () => harness.services.channels
@@ -31,24 +25,6 @@ interface Setup {
   account: TestAccount
   contactId: string
   phone: string
-}
-
-async function createContact(account: TestAccount, body: Record<string, unknown>): Promise<string> {
-  const response = await account.request({ method: 'POST', url: '/v1/contacts', payload: body })
-  assert.equal(response.statusCode, 201, response.body)
-  return json<{ contact: { id: string } }>(response).contact.id
-}
-
-async function setOptin(account: TestAccount, contactId: string, to: 'confirmed' | 'opted_out') {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to,
-      source: 'test',
-    }),
-  )
 }
 
 async function customerWrites(account: TestAccount, phone: string) {
@@ -67,9 +43,9 @@ async function readyToSend(options: { messagesPerMonth?: number; connect?: boole
     await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
   }
   const phone = nextPhone()
-  const contactId = await createContact(account, { name: 'Erika', phone })
+  const contactId = await createdContactId(account, { name: 'Erika', phone })
   if (options.connect !== false) await customerWrites(account, phone)
-  await setOptin(account, contactId, 'confirmed')
+  await setOptin(harness, account.accountId, contactId, 'confirmed')
   return { account, contactId, phone }
 }
 
@@ -187,7 +163,7 @@ describe('POST /messages free text', () => {
 
   test('a contact without phone gives 409 contact_no_phone', async () => {
     const { account } = await readyToSend()
-    const contactId = await createContact(account, { name: 'Mail only', email: `m${++phoneCounter}@example.com` })
+    const contactId = await createdContactId(account, { name: 'Mail only', email: `m${++phoneCounter}@example.com` })
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
     assert.equal(response.statusCode, 409, response.body)
     assert.deepEqual(errorOf(response), { ...errorOf(response), code: 'contact_no_phone', key: 'contact_no_phone' })
@@ -197,7 +173,7 @@ describe('POST /messages free text', () => {
 
   test('an opted-out contact gives 409 contact_opted_out', async () => {
     const { account, contactId } = await readyToSend()
-    await setOptin(account, contactId, 'opted_out')
+    await setOptin(harness, account.accountId, contactId, 'opted_out')
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
     assert.equal(response.statusCode, 409, response.body)
     assert.deepEqual(errorOf(response), { ...errorOf(response), code: 'contact_opted_out', key: 'contact_opted_out' })
@@ -208,7 +184,7 @@ describe('POST /messages free text', () => {
   test('a contact whose chat opt-in is not confirmed gives 409 contact_not_optin', async () => {
     const { account } = await readyToSend()
     const phone = nextPhone()
-    const contactId = await createContact(account, { name: 'Neu', phone })
+    const contactId = await createdContactId(account, { name: 'Neu', phone })
     await customerWrites(account, phone)
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
     assert.equal(response.statusCode, 409, response.body)
@@ -219,7 +195,7 @@ describe('POST /messages free text', () => {
 
   test('the checks run in order: paused sending wins over a missing number and a missing opt-in', async () => {
     const account = await createTestAccount(harness, { plan: { messagesPerMonth: 0 } })
-    const contactId = await createContact(account, { name: 'x', email: `o${++phoneCounter}@example.com` })
+    const contactId = await createdContactId(account, { name: 'x', email: `o${++phoneCounter}@example.com` })
     const first = await send(account, { contact_id: contactId, text: 'Hallo' })
     assert.equal(errorOf(first).code, 'limit_reached', 'the quota comes before the number and the contact')
     await pauseSending(harness.database.orm, account.accountId)

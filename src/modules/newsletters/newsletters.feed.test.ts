@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, type Harness } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import type { Harness } from '../../../test/helpers/harness.ts'
 import { HOUR, newsletterHelpers } from '../../../test/helpers/newsletters.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
 import { type MountedModule, moduleJobs, mountedModules } from '../../services.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
@@ -13,12 +14,10 @@ import { PROGRESS_EVERY_MS } from './newsletters.worker.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside the runners the tests start, so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside the runners the tests start, so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const { deps, sandboxAccount, contact, draft, inHours, schedule, status } = newsletterHelpers(() => harness)
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { defineFields, setFieldValues } from '../../../test/helpers/fields.ts'
 import {
   drainJobs,
@@ -7,7 +7,8 @@ import {
   phoneSequence,
   signedInMember,
 } from '../../../test/helpers/fixtures.ts'
-import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
 // Newsletter segments by custom field (issue 33): the estimate, the preview's "would receive" and the fan-out select
@@ -15,12 +16,10 @@ import { recordOptinChange } from '../contacts/index.ts'
 // 400 naming the field and the rule, and nothing is stored.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const HOUR = 3600_000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests

@@ -1,8 +1,7 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at, timestamps } from '../../platform/db/columns.ts'
 import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 export const NEWSLETTER_STATUSES = ['draft', 'scheduled', 'sending', 'sent'] as const
 export type NewsletterStatus = (typeof NEWSLETTER_STATUSES)[number]
@@ -58,9 +57,7 @@ export interface NewsletterSegment {
 export const newsletters = pgTable(
   'newsletters',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     name: text('name').notNull(),
     subject: text('subject').notNull(),
@@ -87,8 +84,7 @@ export const newsletters = pgTable(
     feedCursor: uuid('feed_cursor'),
     startedAt: at('started_at'),
     finishedAt: at('finished_at'),
-    createdAt: at('created_at').notNull(),
-    updatedAt: at('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import { HOUR, type Json, newsletterHelpers } from '../../../test/helpers/newsletters.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { pauseSending, resumeSending } from '../../platform/auth/accounts.service.ts'
 import { jobRunnerFor } from '../../platform/jobs/runner.ts'
 import { moduleJobs } from '../../services.ts'
@@ -10,12 +11,10 @@ import { newslettersModule } from './index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness({ workers: true })
-  // jobs run only inside drain(), so a test sees each state between steps
-  await harness.jobs!.stop()
+// jobs run only inside drain(), so a test sees each state between steps
+harnessPerFile({ drainOnly: true }, (created) => {
+  harness = created
 })
-after(() => harness.close())
 
 const { deps, drain, sandboxAccount, contact, draft, inHours, schedule, status } = newsletterHelpers(() => harness)
 

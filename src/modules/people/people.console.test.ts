@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 
 // The console's own /app routes of other modules: the live template check and the CSV import with its progress
 // lines. Signed in as members of each role, through Fastify's inject.
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness()
-})
-after(async () => {
-  await harness.close()
+harnessPerFile((created) => {
+  harness = created
 })
 
 let counter = 0

@@ -127,18 +127,19 @@ describe('invitations: nothing about users of other accounts', () => {
     }
   }
 
+  /** The address of Vera Victim, an owner of another account. */
+  async function ownerElsewhere(): Promise<string> {
+    const elsewhere = await createTestAccount(harness)
+    const victim = nextEmail()
+    const member = { accountId: elsewhere.accountId, email: victim, name: 'Vera Victim', password: PASSWORD }
+    await createMember(harness.database.orm, { ...member, role: 'owner' })
+    return victim
+  }
+
   const tokenOf = (response: Parameters<typeof json>[0]) => String(json(response).invite_url).split('/').at(-1) ?? ''
 
   test('inviting a user of another account answers only what the inviter sent; the team list shows no name', async () => {
-    const elsewhere = await createTestAccount(harness)
-    const victim = nextEmail()
-    await createMember(harness.database.orm, {
-      accountId: elsewhere.accountId,
-      email: victim,
-      name: 'Vera Victim',
-      password: PASSWORD,
-      role: 'owner',
-    })
+    const victim = await ownerElsewhere()
     const inviter = await ownerOf()
     const known = await inviter.request('POST', '/app/team/invitations', { email: victim, role: 'member' })
     const fresh = nextEmail()
@@ -167,15 +168,7 @@ describe('invitations: nothing about users of other accounts', () => {
   })
 
   test('accepting: the same checks for everyone; an existing user proves their password and keeps their name', async () => {
-    const elsewhere = await createTestAccount(harness)
-    const victim = nextEmail()
-    await createMember(harness.database.orm, {
-      accountId: elsewhere.accountId,
-      email: victim,
-      name: 'Vera Victim',
-      password: PASSWORD,
-      role: 'owner',
-    })
+    const victim = await ownerElsewhere()
     const inviter = await ownerOf()
     const known = tokenOf(await inviter.request('POST', '/app/team/invitations', { email: victim, role: 'member' }))
     const unknown = tokenOf(

@@ -1,13 +1,11 @@
 import { bigint, date, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { accountId } from '../../platform/auth/auth.tables.ts'
 
 /** Daily counters per account, day (in the account's timezone) and metric; filled by the rollup. */
 export const statsDaily = pgTable(
   'stats_daily',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     day: date('day', { mode: 'string' }).notNull(),
     metric: text('metric').notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),
@@ -19,9 +17,7 @@ export const statsDaily = pgTable(
 export const statsTotals = pgTable(
   'stats_totals',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     metric: text('metric').notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),
   },

@@ -1,22 +1,16 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import {
-  createHarness,
-  createKey,
-  createTestAccount,
-  type Harness,
-  type TestAccount,
-} from '../../../test/helpers/harness.ts'
+import { createKey, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
 let harness: Harness
 
-before(async () => {
-  harness = await createHarness()
+harnessPerFile((created) => {
+  harness = created
 })
-after(() => harness.close())
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { after, before, beforeEach, describe, test } from 'node:test'
-import { type FakeGraph, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { beforeEach, describe, test } from 'node:test'
+import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in assertions
@@ -31,7 +31,7 @@ let mode: 'ok' | 'error' | 'hangup' = 'ok'
 const decisions = new Map<string, { status: string; rejected_reason?: string }>()
 let templateCounter = 0
 
-async function startGraph(): Promise<void> {
+async function startGraph(): Promise<FakeGraph> {
   graph = await startFakeGraph(({ req, url, raw, send }) => {
     if (req.headers.authorization !== `Bearer ${TOKEN}`) {
       return send(401, { error: { message: 'Invalid OAuth access token', code: 190 } })
@@ -73,17 +73,13 @@ async function startGraph(): Promise<void> {
     if (req.method === 'DELETE') return send(200, { success: true })
     send(405, { error: { message: 'method', code: 100 } })
   })
+  return graph
 }
 
 let harness: Harness
 
-before(async () => {
-  await startGraph()
-  harness = await createHarness({ config: { allowPrivateTargets: true, whatsappGraphUrl: graph.url }, workers: true })
-})
-after(async () => {
-  await harness.close()
-  await graph.close()
+graphHarnessPerFile(startGraph, (created) => {
+  harness = created
 })
 beforeEach(() => {
   mode = 'ok'

@@ -1,8 +1,7 @@
-import { boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../../platform/auth/auth.tables.ts'
+import { boolean, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../../platform/auth/auth.tables.ts'
+import { at } from '../../platform/db/columns.ts'
 import { CHANNELS, type HeaderMedia, PURPOSES, TEMPLATE_STATES, type TemplateButton } from './templates.check.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 /**
  * One message template. `state` is our lifecycle; `provider_status` is the provider's own word for it, null until
@@ -12,9 +11,7 @@ const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const templates = pgTable(
   'templates',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     name: text('name').notNull(),
     providerName: text('provider_name').notNull(),

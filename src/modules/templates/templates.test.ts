@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
-import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { describe, test } from 'node:test'
+import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Scope } from '../../platform/auth/scopes.ts'
 import { type TemplateUsageCheck, templatesService } from './index.ts'
 
@@ -12,16 +13,16 @@ type Json = Record<string, any>
 let templateUses: TemplateUsageCheck = async () => []
 
 let harness: Harness
-before(async () => {
-  harness = await createHarness({
+harnessPerFile(
+  {
     extraModules: [
       { name: 'probe', reactions: { templateUsage: (tx, accountId, id) => templateUses(tx, accountId, id) } },
     ],
-  })
-})
-after(async () => {
-  await harness.close()
-})
+  },
+  (created) => {
+    harness = created
+  },
+)
 
 const chat = { name: 'Order shipped', content: 'Hallo {{1}}, deine Bestellung {{2}} ist unterwegs.' }
 

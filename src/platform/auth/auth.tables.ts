@@ -1,18 +1,6 @@
 import { sql } from 'drizzle-orm'
-import {
-  boolean,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
-
-const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { at, createdAt } from '../db/columns.ts'
 
 export const plans = pgTable('plans', {
   name: text('name').primaryKey(),
@@ -44,19 +32,29 @@ export const accounts = pgTable(
   (t) => [index('accounts_created_idx').on(t.createdAt.desc(), t.id.desc())],
 )
 
+/** account_id: the account a row belongs to, deleted with it. */
+export const accountId = () =>
+  uuid('account_id')
+    .notNull()
+    .references(() => accounts.id, { onDelete: 'cascade' })
+
+/** account_id as the key of a table with one row per account, deleted with it. */
+export const accountIdPrimaryKey = () =>
+  uuid('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' })
+
 export const apiKeys = pgTable(
   'api_keys',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     name: text('name').notNull(),
     prefix: text('prefix').notNull(),
     keyHash: text('key_hash').notNull(),
     scopes: text('scopes').array().notNull(),
     createdAt: createdAt(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: at('revoked_at'),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
@@ -69,13 +67,11 @@ export const apiKeys = pgTable(
 export const oauthAccessTokens = pgTable(
   'oauth_access_tokens',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     tokenHash: text('token_hash').notNull(),
     scopes: text('scopes').array().notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: at('expires_at').notNull(),
     /** the OAuth grant it was issued under (src/mcp/oauth.ts); revoking the grant ends it */
     grantId: uuid('grant_id'),
     createdAt: createdAt(),
@@ -87,5 +83,5 @@ export const oauthAccessTokens = pgTable(
 export const systemState = pgTable('system_state', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().default(sql`now()`),
+  updatedAt: at('updated_at').notNull().default(sql`now()`),
 })

@@ -5,7 +5,7 @@ import { accounts, apiKeys, plans } from './auth.tables.ts'
 import type { CredentialCache } from './credential-cache.ts'
 import { hashSecret, OAUTH_TOKEN_PREFIX } from './credentials.ts'
 import type { Scope } from './scopes.ts'
-import type { TenantContext } from './tenant.ts'
+import { type TenantContext, tenantAccount } from './tenant.ts'
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message)
 
@@ -36,14 +36,7 @@ async function loadApiKey(db: Db, hash: string): Promise<ResolvedKey | undefined
     status: row.account.status,
     tenant: {
       accountId: row.account.id,
-      account: {
-        id: row.account.id,
-        name: row.account.name,
-        plan: row.account.plan,
-        sendingPaused: row.account.sendingPaused,
-        language: row.account.language,
-        timezone: row.account.timezone,
-      },
+      account: tenantAccount(row.account),
       actor: {
         type: 'api_key',
         keyId: row.key.id,

@@ -1,7 +1,6 @@
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from './auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { at } from '../db/columns.ts'
+import { accountId, accounts } from './auth.tables.ts'
 
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const
 export type Role = (typeof ROLES)[number]
@@ -20,9 +19,7 @@ export const users = pgTable('users', {
 export const memberships = pgTable(
   'memberships',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
@@ -47,9 +44,7 @@ export const sessions = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     createdAt: at('created_at').notNull(),
     lastSeenAt: at('last_seen_at').notNull(),
     expiresAt: at('expires_at').notNull(),

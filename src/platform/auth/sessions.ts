@@ -7,7 +7,7 @@ import { accounts, plans } from './auth.tables.ts'
 import { hashSecret } from './credentials.ts'
 import { memberships, type Role, sessions, users } from './people.tables.ts'
 import { ROLE_PERMISSIONS, ROLE_SCOPES } from './roles.ts'
-import type { TenantContext } from './tenant.ts'
+import { type TenantContext, tenantAccount } from './tenant.ts'
 
 export const SESSION_COOKIE = 'herold_session'
 export const CSRF_HEADER = 'x-csrf-token'
@@ -129,14 +129,7 @@ export async function resolveSession(db: Db, clock: Clock, token: string): Promi
     user: row.user,
     tenant: {
       accountId: row.account.id,
-      account: {
-        id: row.account.id,
-        name: row.account.name,
-        plan: row.account.plan,
-        sendingPaused: row.account.sendingPaused,
-        language: row.account.language,
-        timezone: row.account.timezone,
-      },
+      account: tenantAccount(row.account),
       actor: {
         type: 'session',
         keyId: row.session.id,

@@ -1,20 +1,19 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../auth/auth.tables.ts'
+import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../auth/auth.tables.ts'
+import { createdAt } from '../db/columns.ts'
 
 /** The outbox: every domain event, written in the same transaction as the change it reports. */
 export const events = pgTable(
   'events',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     /** `contact.created`, `message.received`, `conversation.created` */
     name: text('name').notNull(),
     /** the contact the event is about, so a contact's deletion can anonymize its events */
     contactId: uuid('contact_id'),
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

@@ -1,15 +1,12 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../auth/auth.tables.ts'
-
-const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+import { index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../auth/auth.tables.ts'
+import { at, createdAt } from '../db/columns.ts'
 
 /** The answers kept for an Idempotency-Key (by account, API key and key), written only by platform/idempotency. */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     apiKeyId: uuid('api_key_id').notNull(),
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
@@ -17,8 +14,8 @@ export const idempotencyKeys = pgTable(
     responseStatus: integer('response_status'),
     responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
     responseBody: text('response_body'),
-    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }).notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    lockedUntil: at('locked_until').notNull(),
+    expiresAt: at('expires_at').notNull(),
     createdAt: createdAt(),
   },
   (t) => [

@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { accounts } from '../auth/auth.tables.ts'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+import { index, integer, jsonb, pgTable, primaryKey, smallint, text, uuid } from 'drizzle-orm/pg-core'
+import { accountId } from '../auth/auth.tables.ts'
+import { at } from '../db/columns.ts'
 
 /**
  * Durable background work, written in the same transaction as the change that causes it. A job is `queued`
@@ -12,9 +11,7 @@ const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const jobs = pgTable(
   'jobs',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     id: uuid('id').notNull(),
     queue: text('queue').notNull(),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
@@ -57,13 +54,11 @@ export const jobs = pgTable(
 export const jobPaces = pgTable(
   'job_paces',
   {
-    accountId: uuid('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: accountId(),
     lane: text('lane').notNull(),
     perSecond: integer('per_second').notNull(),
     /** -infinity until the lane's first claim: the claim reads it as now */
-    tat: timestamp('tat', { withTimezone: true, mode: 'date' }).notNull().default(sql`'-infinity'`),
+    tat: at('tat').notNull().default(sql`'-infinity'`),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.lane] })],
 )

@@ -25,17 +25,15 @@ before(async () => {
 })
 after(() => harness.close())
 
+/** Jobs enqueued in a transaction of their own, at the harness's time. */
+const enqueueNow = (jobs: Parameters<typeof enqueue>[2]) =>
+  harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, jobs))
+
 const queueName = (label: string) => `test.${label}.${Math.random().toString(36).slice(2, 8)}`
 
 /** `n` jobs enqueued in one transaction and claimed at once (a lease of 30 s). */
 async function enqueueAndClaim(queue: string, n: number, perKey: number): Promise<ClaimedJob[]> {
-  await harness.database.orm.transaction((tx) =>
-    enqueue(
-      tx,
-      harness.clock,
-      Array.from({ length: n }, () => ({ accountId, queue, payload: {} })),
-    ),
-  )
+  await enqueueNow(Array.from({ length: n }, () => ({ accountId, queue, payload: {} })))
   const claimed = await claimJobs(harness.database.orm, harness.clock, { queue, limit: n, perKey, leaseMs: 30_000 })
   assert.equal(claimed.length, n)
   return claimed
@@ -116,7 +114,7 @@ describe('durable jobs', () => {
     await jobs.start()
     try {
       await new Promise((r) => setTimeout(r, 50))
-      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      await enqueueNow({ accountId, queue, payload: {} })
       const committedAt = Date.now()
       const startedAt = await withinMs(ran.promise, 30_000, 'job start')
       assert.ok(startedAt >= committedAt)
@@ -139,12 +137,8 @@ describe('durable jobs', () => {
   test('a fan-out of more jobs than a statement has bound parameters is enqueued at once', async () => {
     const queue = queueName('fanout')
     const count = 12_000
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: count }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: `k${i % 3}` })),
-      ),
+    await enqueueNow(
+      Array.from({ length: count }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: `k${i % 3}` })),
     )
     const [row] = await harness.database.query<{ n: number; keys: number }>(
       "SELECT count(*)::int AS n, count(DISTINCT concurrency_key)::int AS keys FROM jobs WHERE queue = $1 AND state = 'queued'",
@@ -173,9 +167,7 @@ describe('durable jobs', () => {
     const jobs = runner({ [queue]: { run: async (job) => void seen.push(job.payload) } })
     await jobs.start()
     try {
-      await harness.database.orm.transaction((tx) =>
-        enqueue(tx, harness.clock, { accountId, queue, payload: { n: 1 } }),
-      )
+      await enqueueNow({ accountId, queue, payload: { n: 1 } })
       await jobs.drain()
       assert.deepEqual(seen, [{ n: 1 }])
       assert.deepEqual(await jobRows(queue), [])
@@ -196,7 +188,7 @@ describe('durable jobs', () => {
     await jobs.start()
     try {
       for (const n of [1, 2]) {
-        await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: { n } }))
+        await enqueueNow({ accountId, queue, payload: { n } })
         await jobs.drain()
       }
       assert.deepEqual(seen, [
@@ -210,7 +202,7 @@ describe('durable jobs', () => {
 
   test('a job whose worker died is claimed again once its lease expires', async () => {
     const queue = queueName('lease')
-    await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+    await enqueueNow({ accountId, queue, payload: {} })
     const [dead] = await claimJobs(harness.database.orm, harness.clock, { queue, limit: 1, perKey: 1, leaseMs: 30_000 })
     assert.ok(dead, 'the first worker claimed the job')
     const runs: ClaimedJob[] = []
@@ -235,12 +227,8 @@ describe('durable jobs', () => {
 
   test("claims without a reap made at once (one statement each on PostgreSQL) never exceed a key's limit nor take a job twice", async () => {
     const queue = queueName('claim-at-once')
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: 40 }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: i % 2 ? 'a' : 'b' })),
-      ),
+    await enqueueNow(
+      Array.from({ length: 40 }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: i % 2 ? 'a' : 'b' })),
     )
     const claims = await Promise.all(
       Array.from({ length: 8 }, () =>
@@ -269,7 +257,7 @@ describe('durable jobs', () => {
     skip: !process.env.HEROLD_TEST_DATABASE_URL && 'PostgreSQL only: the embedded database has one connection',
   }, async () => {
     const queue = queueName('claim-lock')
-    await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+    await enqueueNow({ accountId, queue, payload: {} })
     let claimed = false
     let claim: Promise<ClaimedJob[]> | null = null
     await harness.database.orm.transaction(async (tx) => {
@@ -350,7 +338,7 @@ describe('durable jobs', () => {
     })
     await jobs.start()
     try {
-      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      await enqueueNow({ accountId, queue, payload: {} })
       await jobs.drain()
       assert.equal(calls, 1)
       await jobs.drain()
@@ -393,17 +381,9 @@ describe('durable jobs', () => {
     )
     await jobs.start()
     try {
-      await harness.database.orm.transaction((tx) =>
-        enqueue(
-          tx,
-          harness.clock,
-          Array.from({ length: 40 }, () => ({ accountId, queue, payload: {}, concurrencyKey: 'slow' })),
-        ),
-      )
+      await enqueueNow(Array.from({ length: 40 }, () => ({ accountId, queue, payload: {}, concurrencyKey: 'slow' })))
       await new Promise((r) => setTimeout(r, 100))
-      await harness.database.orm.transaction((tx) =>
-        enqueue(tx, harness.clock, { accountId, queue, payload: {}, concurrencyKey: 'fast' }),
-      )
+      await enqueueNow({ accountId, queue, payload: {}, concurrencyKey: 'fast' })
       const enqueuedAt = Date.now()
       const fastAt = await withinMs(fastDone.promise, 30_000, 'the other key')
       assert.ok(fastAt >= enqueuedAt)
@@ -435,13 +415,7 @@ describe('durable jobs', () => {
     )
     await jobs.start()
     try {
-      await harness.database.orm.transaction((tx) =>
-        enqueue(
-          tx,
-          harness.clock,
-          Array.from({ length: 20 }, (_, i) => ({ accountId, queue, payload: { i } })),
-        ),
-      )
+      await enqueueNow(Array.from({ length: 20 }, (_, i) => ({ accountId, queue, payload: { i } })))
       await jobs.drain()
       assert.equal(peak, 3)
       assert.deepEqual(await jobRows(queue), [])
@@ -465,7 +439,7 @@ describe('durable jobs', () => {
     })
     await jobs.start()
     try {
-      await harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, { accountId, queue, payload: {} }))
+      await enqueueNow({ accountId, queue, payload: {} })
       await jobs.drain()
       assert.deepEqual(await jobRows(queue), [])
     } finally {
@@ -490,13 +464,7 @@ describe('durable jobs', () => {
       },
       { concurrency: 6 },
     )
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: 10 }, (_, n) => ({ accountId, queue, payload: { n } })),
-      ),
-    )
+    await enqueueNow(Array.from({ length: 10 }, (_, n) => ({ accountId, queue, payload: { n } })))
     await jobs.start()
     try {
       await jobs.drain()
@@ -558,13 +526,7 @@ describe('durable jobs', () => {
       },
       { concurrency: 4 },
     )
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: 12 }, (_, n) => ({ accountId, queue: first, payload: { n } })),
-      ),
-    )
+    await enqueueNow(Array.from({ length: 12 }, (_, n) => ({ accountId, queue: first, payload: { n } })))
     await jobs.start()
     try {
       await jobs.drain()
@@ -650,13 +612,7 @@ describe('durable jobs', () => {
         },
       },
     })
-    await harness.database.orm.transaction((tx) =>
-      enqueue(
-        tx,
-        harness.clock,
-        Array.from({ length: 3 }, (_, n) => ({ accountId, queue, payload: { n } })),
-      ),
-    )
+    await enqueueNow(Array.from({ length: 3 }, (_, n) => ({ accountId, queue, payload: { n } })))
     await jobs.start()
     try {
       await jobs.drain()

@@ -1,6 +1,5 @@
-import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+import { integer, pgTable, text, uuid } from 'drizzle-orm/pg-core'
+import { at } from '../db/columns.ts'
 
 /**
  * The running processes of a deployment (migration 0064), for `herold status`: not tenant data, one row per
