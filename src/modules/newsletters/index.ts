@@ -54,8 +54,8 @@ export function createNewslettersService(
 export const newslettersModule: HeroldModule<{ newsletters: NewslettersService }> = {
   name: 'newsletters',
   tools: newslettersTools,
-  routes: (_deps, { newsletters }) => newslettersRoutes(newsletters),
-  appRoutes: (_deps, { newsletters }) => newsletterAppRoutes(newsletters),
+  routes: (_deps, services) => newslettersRoutes(services),
+  appRoutes: (_deps, services) => newsletterAppRoutes(services),
   jobs: (_deps, { newsletters }) => newslettersJobs(newsletters),
 }
 
