@@ -110,15 +110,15 @@ export const knowledgeModule: HeroldModule<
     contactCleanup: deleteContactAiRecords,
   },
   tools: knowledgeTools,
-  routes: (_deps, { knowledge, ai }) => {
+  routes: (_deps, services) => {
     return async (app) => {
-      await knowledgeRoutes(knowledge)(app)
-      await aiRoutes(ai)(app)
+      await knowledgeRoutes(services)(app)
+      await aiRoutes(services)(app)
     }
   },
   // the web app shows a document's passages (GET /app/knowledge/documents/{id}/passages) and asks the AI a test
   // question (POST /app/knowledge/ask)
-  appRoutes: (deps, { ai }) => knowledgeAppRoutes(deps.database.orm, ai),
+  appRoutes: (_deps, services) => knowledgeAppRoutes(services),
   jobs: (_deps, { ai }) => ({
     handlers: {
       [AI_REPLY_QUEUE]: { run: (job) => ai.reply(job), maxAttempts: 5 },

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import { type Static, Type } from 'typebox'
-import type { Db } from '../../platform/db/client.ts'
-import { badRequest, notFound } from '../../platform/http/errors.ts'
+import { Type } from 'typebox'
+import { badRequest } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { paginationQuery } from '../../platform/http/pagination.ts'
-import type { AiService } from './knowledge.ai.ts'
-import { passagesOf } from './knowledge.repository.ts'
+import type { KnowledgeServices } from './knowledge.routes.ts'
 import { PromptPassage } from './knowledge.schemas.ts'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const operation = operationsUsing<KnowledgeServices>()
 
 const Params = Type.Object({ id: Type.String({ description: 'document id (uuid)' }) })
 const Query = Type.Object(paginationQuery({ maxLimit: 200, defaultLimit: 50, maxOffset: 100_000 }))
@@ -49,56 +48,50 @@ export const AskResponse = Type.Object({
   model: Type.Union([Type.String(), Type.Null()]),
 })
 
-/**
- * The web app's view of a knowledge document's extracted passages (GET /app/knowledge/documents/{id}/passages),
- * which the REST API does not offer; the same scope as the other knowledge routes (`knowledge:write`).
- */
-export function knowledgeAppRoutes(db: Db, ai: AiService) {
-  return async (app: FastifyInstance): Promise<void> => {
-    app.post<{ Body: Static<typeof AskBody> }>(
-      '/knowledge/ask',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'askKnowledge',
-          summary: 'A test question answered from the knowledge, as an AI reply would be',
-          description:
-            "The question goes through exactly what an inbound chat text goes through when AI replies are on: the best five passages (none: declined with reason no_passages, no model is asked), the same prompt to the configured model, the same strict reading of its answer. Nothing is sent, stored or marked for a person, and it works while AI replies are switched off. 409 ai_unavailable when the installation has no AI endpoint or model (key ai_not_configured or ai_model_missing); 502 ai_call_failed when the call fails (key ai_timeout after HEROLD_AI_TIMEOUT_MS, ai_unreachable, ai_dns_failed, ai_status, ai_not_json, ai_no_message), which is logged but not recorded as the account's last_failure. Scope knowledge:write, as every knowledge route (members, admins, owners).",
-          tags: ['app'],
-          body: AskBody,
-          response: { 200: AskResponse },
-        },
-      },
-      async (request) => {
-        const question = request.body.question.trim()
-        if (question === '') throw badRequest('question must not be empty', 'question_empty')
-        return ai.ask(request.tenant.accountId, question)
-      },
-    )
+export const askKnowledge = operation({
+  method: 'POST',
+  path: '/knowledge/ask',
+  mount: 'app',
+  scope: 'knowledge:write',
+  operationId: 'askKnowledge',
+  summary: 'A test question answered from the knowledge, as an AI reply would be',
+  description:
+    "The question goes through exactly what an inbound chat text goes through when AI replies are on: the best five passages (none: declined with reason no_passages, no model is asked), the same prompt to the configured model, the same strict reading of its answer. Nothing is sent, stored or marked for a person, and it works while AI replies are switched off. 409 ai_unavailable when the installation has no AI endpoint or model (key ai_not_configured or ai_model_missing); 502 ai_call_failed when the call fails (key ai_timeout after HEROLD_AI_TIMEOUT_MS, ai_unreachable, ai_dns_failed, ai_status, ai_not_json, ai_no_message), which is logged but not recorded as the account's last_failure. Scope knowledge:write, as every knowledge route (members, admins, owners).",
+  tags: ['app'],
+  body: AskBody,
+  response: AskResponse,
+  async handle({ ai }, { tenant, body }) {
+    const question = body.question.trim()
+    if (question === '') throw badRequest('question must not be empty', 'question_empty')
+    return ai.ask(tenant.accountId, question)
+  },
+})
 
-    app.get<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>(
-      '/knowledge/documents/:id/passages',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'listKnowledgeDocumentPassages',
-          summary: "A knowledge document's passages, in order",
-          description:
-            'Each passage with its position, page (PDF) and heading, as the search indexes them; paginated (limit 1–200, default 50). Another account’s document is a 404.',
-          tags: ['app'],
-          params: Params,
-          querystring: Query,
-          response: { 200: PassagesResponse },
-        },
-      },
-      async (request) => {
-        const found = UUID.test(request.params.id)
-          ? await passagesOf(db, request.tenant.accountId, request.params.id, request.query)
-          : undefined
-        if (!found) throw notFound('document')
-        const { limit, offset } = request.query
-        return { passages: found.slice(0, limit), has_more: found.length > limit, limit, offset }
-      },
-    )
+/**
+ * The web app's view of a knowledge document's extracted passages, which the REST API does not offer; the same scope
+ * as the other knowledge routes (`knowledge:write`).
+ */
+export const listKnowledgeDocumentPassages = operation({
+  method: 'GET',
+  path: '/knowledge/documents/{id}/passages',
+  mount: 'app',
+  scope: 'knowledge:write',
+  operationId: 'listKnowledgeDocumentPassages',
+  summary: "A knowledge document's passages, in order",
+  description:
+    'Each passage with its position, page (PDF) and heading, as the search indexes them; paginated (limit 1–200, default 50). Another account’s document is a 404.',
+  tags: ['app'],
+  params: Params,
+  query: Query,
+  response: PassagesResponse,
+  async handle({ knowledge }, { tenant, params, query }) {
+    return knowledge.passages(tenant, params.id, query)
+  },
+})
+
+/** The web app's knowledge functions under /app: a document's passages and a test question to the AI. */
+export function knowledgeAppRoutes(services: KnowledgeServices) {
+  return async (app: FastifyInstance): Promise<void> => {
+    mountOperations(app, services, [askKnowledge, listKnowledgeDocumentPassages])
   }
 }

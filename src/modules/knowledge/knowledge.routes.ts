@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import type { AiService } from './knowledge.ai.ts'
 import {
@@ -25,6 +26,13 @@ import {
 import { type DocumentInput, type KnowledgeService, MAX_DOCUMENT_BYTES } from './knowledge.service.ts'
 
 const tags = ['knowledge']
+/** The services the knowledge's operations call. */
+export interface KnowledgeServices {
+  knowledge: KnowledgeService
+  ai: AiService
+}
+
+const operation = operationsUsing<KnowledgeServices>()
 const DOCUMENT_BODY_LIMIT = Math.ceil((MAX_DOCUMENT_BYTES * 4) / 3) + 64 * 1024
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/
 
@@ -61,7 +69,8 @@ function base64Input(body: Static<typeof JsonUploadBody>): DocumentInput {
   return { data: Buffer.from(encoded, 'base64'), filename: body.filename, mime: body.mime ?? '', source: 'base64' }
 }
 
-export function knowledgeRoutes(service: KnowledgeService) {
+export function knowledgeRoutes(services: KnowledgeServices) {
+  const service = services.knowledge
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1 } })
 
@@ -114,176 +123,169 @@ export function knowledgeRoutes(service: KnowledgeService) {
       },
     )
 
-    app.get<{ Querystring: Static<typeof ListQuery> }>(
-      '/knowledge/documents',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'listKnowledgeDocuments',
-          summary: 'List knowledge documents',
-          description: 'Newest first.',
-          tags,
-          querystring: ListQuery,
-          response: { 200: DocumentPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await service.list(request.tenant, request.query)
-        return { documents: items, ...page }
-      },
-    )
-
-    app.get<{ Params: Static<typeof DocumentParams> }>(
-      '/knowledge/documents/:id',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'getKnowledgeDocument',
-          summary: 'A knowledge document',
-          description: 'Its title, file, format, source (and address), passages and size.',
-          tags,
-          params: DocumentParams,
-          response: { 200: DocumentResponse },
-        },
-      },
-      async (request) => ({ document: await service.get(request.tenant, request.params.id) }),
-    )
-
-    app.patch<{ Params: Static<typeof DocumentParams>; Body: Static<typeof RenameBody> }>(
-      '/knowledge/documents/:id',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'updateKnowledgeDocument',
-          summary: 'Rename a knowledge document',
-          description:
-            'A new `title` (1-300): the AI cites the document by it and search weighs it, so its passages are indexed again with it at once.',
-          tags,
-          params: DocumentParams,
-          body: RenameBody,
-          response: { ...errorResponses({ 400: 'bad_request: title of the wrong length' }), 200: DocumentResponse },
-        },
-      },
-      async (request) => ({
-        document: await service.rename(request.tenant, request.params.id, request.body.title),
-      }),
-    )
-
-    app.post<{ Params: Static<typeof DocumentParams> }>(
-      '/knowledge/documents/:id/refresh',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'refreshKnowledgeDocument',
-          summary: 'Fetch a document from its address again',
-          description:
-            'Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.',
-          tags,
-          params: DocumentParams,
-          response: {
-            ...errorResponses({
-              400: 'document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text',
-            }),
-            200: RefreshResponse,
-          },
-        },
-      },
-      async (request) => service.refresh(request.tenant, request.params.id),
-    )
-
-    app.delete<{ Params: Static<typeof DocumentParams> }>(
-      '/knowledge/documents/:id',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'deleteKnowledgeDocument',
-          summary: 'Delete a knowledge document',
-          description: 'Its passages leave the index at once; AI replies keep the passages they quoted.',
-          tags,
-          params: DocumentParams,
-          response: { 200: Deleted },
-        },
-      },
-      async (request) => service.remove(request.tenant, request.params.id),
-    )
-
-    app.get<{ Querystring: Static<typeof SearchQuery> }>(
-      '/knowledge/search',
-      {
-        config: { scope: 'knowledge:write' },
-        schema: {
-          operationId: 'searchKnowledge',
-          summary: 'Search the knowledge documents',
-          description:
-            'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
-          tags,
-          querystring: SearchQuery,
-          response: {
-            ...errorResponses({
-              400: 'q_required: q is empty; q_invalid: the database cannot build a search from q (too many operators)',
-            }),
-            200: SearchResponse,
-          },
-        },
-      },
-      async (request) => service.search(request.tenant, request.query),
-    )
+    mountOperations(app, services, [
+      listKnowledgeDocuments,
+      getKnowledgeDocument,
+      updateKnowledgeDocument,
+      refreshKnowledgeDocument,
+      deleteKnowledgeDocument,
+      searchKnowledge,
+    ])
   }
 }
 
-export function aiRoutes(service: AiService) {
+export const listKnowledgeDocuments = operation({
+  method: 'GET',
+  path: '/knowledge/documents',
+  scope: 'knowledge:write',
+  operationId: 'listKnowledgeDocuments',
+  summary: 'List knowledge documents',
+  description: 'Newest first.',
+  tags,
+  query: ListQuery,
+  response: DocumentPage,
+  async handle({ knowledge }, { tenant, query }) {
+    const { items, ...page } = await knowledge.list(tenant, query)
+    return { documents: items, ...page }
+  },
+})
+
+export const getKnowledgeDocument = operation({
+  method: 'GET',
+  path: '/knowledge/documents/{id}',
+  scope: 'knowledge:write',
+  operationId: 'getKnowledgeDocument',
+  summary: 'A knowledge document',
+  description: 'Its title, file, format, source (and address), passages and size.',
+  tags,
+  params: DocumentParams,
+  response: DocumentResponse,
+  async handle({ knowledge }, { tenant, params }) {
+    return { document: await knowledge.get(tenant, params.id) }
+  },
+})
+
+export const updateKnowledgeDocument = operation({
+  method: 'PATCH',
+  path: '/knowledge/documents/{id}',
+  scope: 'knowledge:write',
+  operationId: 'updateKnowledgeDocument',
+  summary: 'Rename a knowledge document',
+  description:
+    'A new `title` (1-300): the AI cites the document by it and search weighs it, so its passages are indexed again with it at once.',
+  tags,
+  params: DocumentParams,
+  body: RenameBody,
+  response: DocumentResponse,
+  errors: { 400: 'bad_request: title of the wrong length' },
+  async handle({ knowledge }, { tenant, params, body }) {
+    return { document: await knowledge.rename(tenant, params.id, body.title) }
+  },
+})
+
+export const refreshKnowledgeDocument = operation({
+  method: 'POST',
+  path: '/knowledge/documents/{id}/refresh',
+  scope: 'knowledge:write',
+  operationId: 'refreshKnowledgeDocument',
+  summary: 'Fetch a document from its address again',
+  description:
+    'Only for a document added with `url` (else 400 document_not_from_url). It is downloaded through the SSRF guard as on upload; when the bytes changed, the text is extracted again and the passages replaced in one commit (same id and title), else nothing changes (`changed: false`). Download and format errors as on upload.',
+  tags,
+  params: DocumentParams,
+  response: RefreshResponse,
+  errors: {
+    400: 'document_not_from_url: only a document added from an address can be fetched again; document_url_blocked; document_download_failed; document_too_large; document_type_unsupported; document_type_mismatch; document_unreadable; document_no_text',
+  },
+  async handle({ knowledge }, { tenant, params }) {
+    return knowledge.refresh(tenant, params.id)
+  },
+})
+
+export const deleteKnowledgeDocument = operation({
+  method: 'DELETE',
+  path: '/knowledge/documents/{id}',
+  scope: 'knowledge:write',
+  operationId: 'deleteKnowledgeDocument',
+  summary: 'Delete a knowledge document',
+  description: 'Its passages leave the index at once; AI replies keep the passages they quoted.',
+  tags,
+  params: DocumentParams,
+  response: Deleted,
+  async handle({ knowledge }, { tenant, params }) {
+    return knowledge.remove(tenant, params.id)
+  },
+})
+
+export const searchKnowledge = operation({
+  method: 'GET',
+  path: '/knowledge/search',
+  scope: 'knowledge:write',
+  operationId: 'searchKnowledge',
+  summary: 'Search the knowledge documents',
+  description:
+    'Ranked passages with their document and position. Passages with every word come first (web search syntax: "phrase", OR, -word); when no passage has them all, passages with any of them (`match: any`).',
+  tags,
+  query: SearchQuery,
+  response: SearchResponse,
+  errors: {
+    400: 'q_required: q is empty; q_invalid: the database cannot build a search from q (too many operators)',
+  },
+  async handle({ knowledge }, { tenant, query }) {
+    return knowledge.search(tenant, query)
+  },
+})
+
+export const getAiSettings = operation({
+  method: 'GET',
+  path: '/settings/ai',
+  scope: 'settings:read',
+  operationId: 'getAiSettings',
+  summary: 'The built-in AI of the account',
+  description:
+    'Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.',
+  tags: ['settings'],
+  response: AiSettings,
+  async handle({ ai }, { tenant }) {
+    return ai.settings(tenant.accountId)
+  },
+})
+
+export const updateAiSettings = operation({
+  method: 'PATCH',
+  path: '/settings/ai',
+  scope: 'settings:write',
+  operationId: 'updateAiSettings',
+  summary: 'Switch AI replies and AI tags on or off',
+  description:
+    "replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).",
+  tags: ['settings'],
+  body: AiSettingsBody,
+  response: AiSettings,
+  async handle({ ai }, { tenant, body }) {
+    return ai.updateSettings(tenant.accountId, body)
+  },
+})
+
+export const listAiReplies = operation({
+  method: 'GET',
+  path: '/knowledge/ai-replies',
+  scope: 'inbox:read',
+  operationId: 'listAiReplies',
+  summary: "What the built-in AI did with inbound messages, with its prompt's passages",
+  description:
+    'Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.',
+  tags: ['knowledge'],
+  query: AiReplyQuery,
+  response: AiReplyPage,
+  async handle({ ai }, { tenant, query }) {
+    const { items, ...page } = await ai.listReplies(tenant, query)
+    return { ai_replies: items, ...page }
+  },
+})
+
+export function aiRoutes(services: KnowledgeServices) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get(
-      '/settings/ai',
-      {
-        config: { scope: 'settings:read' },
-        schema: {
-          operationId: 'getAiSettings',
-          summary: 'The built-in AI of the account',
-          description:
-            'Off by default. `available` says whether this installation has an AI endpoint (HEROLD_AI_URL and HEROLD_AI_MODEL, any OpenAI-compatible chat-completions server); `active` whether anything is sent to it for this account; `reason` says why not. The key is never shown.',
-          tags: ['settings'],
-          response: { 200: AiSettings },
-        },
-      },
-      async (request) => service.settings(request.tenant.accountId),
-    )
-
-    app.patch<{ Body: Static<typeof AiSettingsBody> }>(
-      '/settings/ai',
-      {
-        config: { scope: 'settings:write' },
-        schema: {
-          operationId: 'updateAiSettings',
-          summary: 'Switch AI replies and AI tags on or off',
-          description:
-            "replies_enabled: an inbound chat text inside the 24-hour window that is not a consent keyword gets a reply written only from the best knowledge passages, sent as a message with `ai: true`; when the passages do not answer it, nothing is sent and the conversation is marked `needs_person`. Never to an opted-out contact; at most replies_per_contact_per_hour replies per contact (default 5). tags_enabled: tags for inbound messages chosen from the account's existing tags, stored with origin `ki`. Switching on without a configured endpoint is stored, and nothing is called (see `reason`).",
-          tags: ['settings'],
-          body: AiSettingsBody,
-          response: { 200: AiSettings },
-        },
-      },
-      async (request) => service.updateSettings(request.tenant.accountId, request.body),
-    )
-
-    app.get<{ Querystring: Static<typeof AiReplyQuery> }>(
-      '/knowledge/ai-replies',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'listAiReplies',
-          summary: "What the built-in AI did with inbound messages, with its prompt's passages",
-          description:
-            'Newest first; filter by conversation_id, or message_id (the inbound message or the reply). state: sent (message_id is the reply, ai: true), declined (the passages did not answer it; the conversation is marked for a person), skipped (opted out, window closed, rate limited, quota used up, sending impossible), failed (the provider refused), interrupted (a worker stopped during the send), pending, sending. `passages` are the passages the prompt held, as they read then.',
-          tags: ['knowledge'],
-          querystring: AiReplyQuery,
-          response: { 200: AiReplyPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await service.listReplies(request.tenant, request.query)
-        return { ai_replies: items, ...page }
-      },
-    )
+    mountOperations(app, services, [getAiSettings, updateAiSettings, listAiReplies])
   }
 }

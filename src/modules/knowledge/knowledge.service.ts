@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { badRequest, notFound } from '../../platform/http/errors.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts'
 import { toPassages } from './knowledge.extract.ts'
@@ -171,6 +171,21 @@ export function knowledgeService(deps: KnowledgeServiceDeps) {
       const row = UUID.test(id) ? await repo.findDocument(db, tenant.accountId, id) : undefined
       if (!row) throw notFound('document')
       return documentView(row)
+    },
+
+    /** What a two-step delete shows of the document: its id, title, file name and passages. */
+    async summary(tenant: KnowledgeTenant, id: string) {
+      const row = await repo.findDocument(db, tenant.accountId, id)
+      if (!row) throw new AppError(404, 'not_found', 'No such knowledge document')
+      return { id: row.id, title: row.title, filename: row.filename, passages: row.passageCount }
+    },
+
+    /** GET /app/knowledge/documents/{id}/passages: its passages in order, paged. */
+    async passages(tenant: KnowledgeTenant, id: string, query: { limit: number; offset: number }) {
+      const found = UUID.test(id) ? await repo.passagesOf(db, tenant.accountId, id, query) : undefined
+      if (!found) throw notFound('document')
+      const { limit, offset } = query
+      return { passages: found.slice(0, limit), has_more: found.length > limit, limit, offset }
     },
 
     /** PATCH /knowledge/documents/{id}: a new title; the passages' search vectors are rebuilt (the title weighs B). */

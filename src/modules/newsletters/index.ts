@@ -55,8 +55,8 @@ export const newslettersModule: HeroldModule<{ newsletters: NewslettersService }
   name: 'newsletters',
   reactions: { mediaUsage: newsletterMediaUses },
   tools: newslettersTools,
-  routes: (_deps, { newsletters }) => newslettersRoutes(newsletters),
-  appRoutes: (_deps, { newsletters }) => newsletterAppRoutes(newsletters),
+  routes: (_deps, services) => newslettersRoutes(services),
+  appRoutes: (_deps, services) => newsletterAppRoutes(services),
   jobs: (_deps, { newsletters }) => newslettersJobs(newsletters),
 }
 

@@ -39,7 +39,7 @@ export const webhooksModule: HeroldModule<{ webhooks: WebhooksService }, { event
     churn: ['webhook_deliveries', 'webhook_delivery_attempts'],
   },
   tools: webhooksTools,
-  routes: (_deps, { webhooks }) => webhooksRoutes(webhooks),
+  routes: (_deps, services) => webhooksRoutes(services),
   jobs: ({ config, clock }) => {
     const http = createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets })
     return {
