@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { type Static, Type } from 'typebox'
+import { Type } from 'typebox'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { buildingBlocks } from './automations.blocks.ts'
+import type { AutomationsServices } from './automations.routes.ts'
 import { INTENTS, Step, Trigger } from './automations.schemas.ts'
 import type { AutomationsService } from './automations.service.ts'
 
@@ -15,6 +18,8 @@ export const CheckBody = Type.Object(
   },
   { additionalProperties: false },
 )
+
+const operation = operationsUsing<AutomationsServices>()
 
 const SafetyChange = Type.Union([
   Type.Object({
@@ -38,29 +43,28 @@ export const CheckResponse = Type.Object({
   steps: Type.Array(Step, { description: 'the steps as they would be stored' }),
 })
 
+/** The builder's dry run of the safety rules and the validation before the member saves. */
+export const checkAutomation = operation({
+  method: 'POST',
+  path: '/automations/check',
+  mount: 'app',
+  scope: 'automations:write',
+  operationId: 'checkAutomation',
+  summary: 'What saving an automation would change or refuse (a dry run)',
+  description:
+    'Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.',
+  tags: ['app'],
+  body: CheckBody,
+  response: CheckResponse,
+  handle: ({ automations }, { tenant, body }) => automations.check(tenant, body),
+})
+
 /**
- * The web app's automation routes under /app: the builder's dry run of the safety rules and the validation before
- * the member saves. `automations:write`, as creating and changing one.
+ * The web app's automation routes under /app: the builder's dry run. `automations:write`, as creating and changing
+ * one.
  */
-export function automationAppRoutes(service: AutomationsService) {
+export function automationAppRoutes(automations: AutomationsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post<{ Body: Static<typeof CheckBody> }>(
-      '/automations/check',
-      {
-        config: { scope: 'automations:write' },
-        schema: {
-          operationId: 'checkAutomation',
-          summary: 'What saving an automation would change or refuse (a dry run)',
-          description:
-            'Runs the checks of POST /v1/automations and PATCH /v1/automations/{id} on an unsaved definition: `problems` lists every reason a save would be refused (unknown template, a wait with both or neither of duration and until_time, a branch jumping backwards, an unusable address); `changes` and `notice` say what the safety rules would change (a double opt-in step prepended for a mailing_list or newsletter intent; messages 24 hours or more apart cut off after the first such message), `steps` the steps as they would be stored. Nothing is saved. A body the schema refuses is a 400, as on save.',
-          tags: ['app'],
-          body: CheckBody,
-          response: { 200: CheckResponse },
-        },
-      },
-      async (request) => {
-        return service.check(request.tenant, request.body)
-      },
-    )
+    mountOperations(app, { automations, automationBlocks: buildingBlocks }, [checkAutomation])
   }
 }

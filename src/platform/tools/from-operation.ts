@@ -32,6 +32,8 @@ export interface OperationToolDefinition<S> {
    * argument name); the operation's rule is still checked on what the call hands it
    */
   schemas?: Record<string, TSchema>
+  /** arguments the spec requires although the operation's field has a default (by the tool's argument name) */
+  required?: string[]
   /** arguments of the tool's own beyond the operation's fields (idempotency_key); run receives them in `extra` */
   extra?: TProperties
   /** read for GET, destructive for DELETE, write otherwise, unless said */
@@ -57,6 +59,13 @@ export interface OperationToolDefinition<S> {
 
 const propertiesOf = (schema: TSchema | undefined): TProperties =>
   ((schema as TObject | undefined)?.properties ?? {}) as TProperties
+
+/** The schema without its optional mark (TypeBox's '~optional'). */
+function requiredOf(schema: TSchema): TSchema {
+  if (!('~optional' in schema)) return schema
+  const { '~optional': _optional, ...required } = schema as TSchema & { '~optional': unknown }
+  return required as TSchema
+}
 
 /** The tools of a module whose operations call the services `S`; `references` as toolsUsing takes them. */
 export function operationTools<S>(references?: TSchema[]) {
@@ -88,10 +97,13 @@ function operationTool<S>(
       const description = definition.describe?.[name]
       const own = definition.schemas?.[name] ?? (description ? ({ ...schema, description } as TSchema) : schema)
       // an argument with a default may be left out, as a REST query parameter with one may ('~optional' is hidden)
-      properties[name] = '~optional' in schema || 'default' in schema ? Type.Optional(own) : own
+      if (definition.required?.includes(name)) properties[name] = requiredOf(own)
+      else properties[name] = '~optional' in schema || 'default' in schema ? Type.Optional(own) : own
     }
   }
-  const named = [definition.rename, definition.describe, definition.schemas].flatMap((map) => Object.keys(map ?? {}))
+  const named = [definition.rename, definition.describe, definition.schemas]
+    .flatMap((map) => Object.keys(map ?? {}))
+    .concat(definition.required ?? [])
   for (const name of named) {
     if (!fields.has(name)) throw new Error(`${definition.name}: ${name} names no field of ${operation.operationId}`)
   }
