@@ -3,7 +3,7 @@ import { requireScope } from '../auth/authenticate.ts'
 import type { Permission } from '../auth/roles.ts'
 import type { Scope } from '../auth/scopes.ts'
 import { type AnyOperation, type OperationCall, restName } from '../http/operation.ts'
-import { defineTool, restRule, type Tool, type ToolContext, type ToolKind } from './tool.ts'
+import { defineTool, operationRule, type Tool, type ToolContext, type ToolKind } from './tool.ts'
 
 type Source = 'params' | 'query' | 'body'
 const SOURCES: Source[] = ['params', 'query', 'body']
@@ -132,7 +132,7 @@ function operationTool<S>(
       else if (value !== undefined) (call[target.source] as Record<string, unknown>)[target.field] = value
     }
     // where the tool's own schema let a value through, the operation's rule decides (a 60-character tag against 40)
-    for (const source of checked) call[source] = restRule(operation[source], call[source], source) as never
+    for (const source of checked) call[source] = operationRule(operation[source], call[source], source) as never
     return { call: call as OperationCall, extra }
   }
   const method = operation.method

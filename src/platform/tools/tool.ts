@@ -268,3 +268,26 @@ export function restRule<S extends TSchema>(schema: S, value: unknown, where: st
   }
   return copy as Static<S>
 }
+
+// an operation's own rule on what a tool hands it: the value holds only the operation's fields, so nothing is
+// stripped (stripping inside a union of objects would drop the fields of every variant but the first)
+const operationAjv = new Ajv({
+  removeAdditional: false,
+  coerceTypes: 'array',
+  useDefaults: true,
+  discriminator: true,
+  strict: false,
+})
+addFormats(operationAjv)
+const operationCompiled = new WeakMap<TSchema, ValidateFunction>()
+
+/** Checks a value a tool hands an operation against the operation's schema; 400 naming the field, as REST would. */
+export function operationRule<S extends TSchema>(schema: S, value: unknown, where: string): Static<S> {
+  refuseDeepNesting(value, where)
+  const copy = structuredClone(value)
+  const validate = validatorOf(operationCompiled, operationAjv, schema)
+  if (!validate(copy)) {
+    throw new AppError(400, 'bad_request', `${describe(where, validate.errors?.[0])} (the REST rule)`)
+  }
+  return copy as Static<S>
+}
