@@ -9,6 +9,7 @@ import { createAiService, createKnowledgeService } from './modules/knowledge/ind
 import { createMediaService } from './modules/media/index.ts'
 import { createMessagingService, createTemplateSends } from './modules/messaging/index.ts'
 import { createNewslettersService } from './modules/newsletters/index.ts'
+import { createPeopleService } from './modules/people/index.ts'
 import { createStatsService } from './modules/stats/index.ts'
 import { createTemplatesService, templateDecisions } from './modules/templates/index.ts'
 import { createWebhooksService } from './modules/webhooks/index.ts'
@@ -32,6 +33,7 @@ export function buildServices(deps: PlatformDeps) {
     templateStatuses: (accountId, updates) => templateDecisions(templates)(accountId, updates),
   })
   const templates = createTemplatesService(deps, { channels })
+  const people = createPeopleService(deps, { channels })
   const templateSends = createTemplateSends(deps, { contacts, channels, templates })
   const messaging = createMessagingService(deps, { contacts, channels, sends: templateSends })
   const consent = createConsentService(deps, { channels, contacts })
@@ -47,6 +49,7 @@ export function buildServices(deps: PlatformDeps) {
     inbox,
     channels,
     templates,
+    people,
     templateSends,
     messaging,
     consent,
