@@ -67,6 +67,12 @@ export function createPeopleService(deps: PeopleDeps, needs: PeopleNeeds) {
       removeMember(db, clock, { accountId: tenant.accountId, userId, actorRole: actorRole(tenant) }),
 
     // invitations
+    /** Whether the member acting may invite a person with this role (403 otherwise): only owners invite owners. */
+    mayInvite(tenant: TenantContext, role: Role): void {
+      if (actorRole(tenant) !== 'owner' && role === 'owner') {
+        throw new AppError(403, 'forbidden', 'Only an owner can change owners', { key: 'rolle_fehlt' })
+      }
+    },
     /** Invites a person by e-mail with a role and mails them the link. */
     async invite(tenant: TenantContext, input: { email: string; role: Role }) {
       const invited = await invite(db, clock, { accountId: tenant.accountId, ...input, actorRole: actorRole(tenant) })
@@ -95,6 +101,16 @@ export function createPeopleService(deps: PeopleDeps, needs: PeopleNeeds) {
     getKey: (tenant: TenantContext, id: string) => getKey(db, tenant.accountId, id),
     createKey: (tenant: TenantContext, input: { name: string; scopes: string[] }) =>
       createKey(db, { accountId: tenant.accountId, ...input }),
+    /** A new key, refused (403 apikey_scope_fehlt) when it would get a scope the caller lacks. */
+    createKeyWithin(tenant: TenantContext, input: { name: string; scopes: string[] }) {
+      const beyond = input.scopes.filter((s) => !(tenant.actor.scopes as string[]).includes(s))
+      if (beyond.length > 0) {
+        throw new AppError(403, 'forbidden', `A key cannot get scopes the caller lacks: ${beyond.join(', ')}`, {
+          key: 'apikey_scope_fehlt',
+        })
+      }
+      return createKey(db, { accountId: tenant.accountId, ...input })
+    },
     updateKey: (tenant: TenantContext, id: string, change: Parameters<typeof updateKey>[3]) =>
       updateKey(db, tenant.accountId, id, change),
     revokeKey: (tenant: TenantContext, id: string) => revokeKey(db, clock, tenant.accountId, id),
