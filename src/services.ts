@@ -15,6 +15,7 @@ import { createAiService, createKnowledgeService } from './modules/knowledge/ind
 import { createMediaService, type MediaUsageCheck } from './modules/media/index.ts'
 import { createMessagingService, createTemplateSends } from './modules/messaging/index.ts'
 import { createNewslettersService } from './modules/newsletters/index.ts'
+import { createPeopleService } from './modules/people/index.ts'
 import { createStatsService } from './modules/stats/index.ts'
 import {
   createTemplatesService,
@@ -161,6 +162,7 @@ export function buildServices(deps: PlatformDeps, mounted: readonly Reacting[] =
     channels,
     hooks: { usageChecks: reactions.templateUsage, optinApproved: reactions.optinTemplateApproved },
   })
+  const people = createPeopleService(deps, { channels })
   const templateSends = createTemplateSends(deps, { contacts, channels, templates })
   const messaging = createMessagingService(deps, { contacts, channels, sends: templateSends })
   const consent = createConsentService(deps, { channels, contacts })
@@ -177,6 +179,7 @@ export function buildServices(deps: PlatformDeps, mounted: readonly Reacting[] =
     inbox,
     channels,
     templates,
+    people,
     templateSends,
     messaging,
     consent,

@@ -1,19 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import { type Static, Type } from 'typebox'
-import { toPage } from '../../platform/http/pagination.ts'
-import type { PlatformDeps } from '../../platform/module.ts'
-import {
-  assignConversation,
-  closeConversation,
-  contactActivity,
-  getConversation,
-  getMessage,
-  markConversationRead,
-  reopenConversation,
-} from './inbox.manage.ts'
-import { inboxPage, unreadTotal } from './inbox.repository.ts'
+import { Type } from 'typebox'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import type { InboxServices } from './inbox.routes.ts'
 import { Conversation, HistoryMessage as ConversationMessage } from './inbox.schemas.ts'
-import { conversationView } from './inbox.service.ts'
+import type { InboxService } from './inbox.service.ts'
 
 const tags = ['app']
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
@@ -83,182 +73,150 @@ export const ActivityResponse = Type.Object(
   { title: 'ContactActivity' },
 )
 
+const operation = operationsUsing<InboxServices>()
+
+export const listInboxConversations = operation({
+  method: 'GET',
+  path: '/conversations',
+  mount: 'app',
+  scope: 'inbox:read',
+  operationId: 'listInboxConversations',
+  summary: 'The inbox: conversations by latest activity, with their contacts',
+  description:
+    'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
+  tags,
+  query: InboxQuery,
+  response: InboxResponse,
+  handle: ({ inbox }, { tenant, query }) =>
+    inbox.inbox(tenant, { limit: query.limit ?? 100, offset: query.offset ?? 0 }),
+})
+
+export const getConversation = operation({
+  method: 'GET',
+  path: '/conversations/{id}',
+  mount: 'app',
+  scope: 'inbox:read',
+  operationId: 'getConversation',
+  summary: 'One conversation',
+  description: 'Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.',
+  tags,
+  params: IdParams,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params }) => ({ conversation: await inbox.getConversation(tenant, params.id) }),
+})
+
+export const closeConversation = operation({
+  method: 'POST',
+  path: '/conversations/{id}/close',
+  mount: 'app',
+  scope: 'messages:write',
+  operationId: 'closeConversation',
+  summary: 'Close a conversation',
+  description: 'Needs messages:write. The customer’s next message opens it again.',
+  tags,
+  params: IdParams,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params }) => ({
+    conversation: await inbox.closeConversation(tenant, params.id),
+  }),
+})
+
+export const reopenConversation = operation({
+  method: 'POST',
+  path: '/conversations/{id}/reopen',
+  mount: 'app',
+  scope: 'messages:write',
+  operationId: 'reopenConversation',
+  summary: 'Reopen a closed conversation',
+  description: 'Needs messages:write.',
+  tags,
+  params: IdParams,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params }) => ({
+    conversation: await inbox.reopenConversation(tenant, params.id),
+  }),
+})
+
+export const assignConversation = operation({
+  method: 'PUT',
+  path: '/conversations/{id}/assignee',
+  mount: 'app',
+  scope: 'messages:write',
+  operationId: 'assignConversation',
+  summary: 'Assign a conversation to a team member, or to nobody',
+  description:
+    'Needs messages:write. member_id: an active member of this account (another account’s is 404, an invited one 400 member_not_active); null unassigns.',
+  tags,
+  params: IdParams,
+  body: AssignBody,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params, body }) => ({
+    conversation: await inbox.assignConversation(tenant, params.id, body.member_id),
+  }),
+})
+
+export const markConversationRead = operation({
+  method: 'POST',
+  path: '/conversations/{id}/read',
+  mount: 'app',
+  scope: 'messages:write',
+  operationId: 'markConversationRead',
+  summary: 'Mark a conversation read (unread_count 0)',
+  description: 'Needs messages:write.',
+  tags,
+  params: IdParams,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params }) => ({
+    conversation: await inbox.markConversationRead(tenant, params.id),
+  }),
+})
+
+export const getMessage = operation({
+  method: 'GET',
+  path: '/messages/{id}',
+  mount: 'app',
+  scope: 'inbox:read',
+  operationId: 'getMessage',
+  summary: 'One message',
+  description: 'Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.',
+  tags,
+  params: IdParams,
+  response: Type.Object({ message: MessageDetail }),
+  handle: async ({ inbox }, { tenant, params }) => ({ message: await inbox.getMessage(tenant, params.id) }),
+})
+
+export const listContactActivity = operation({
+  method: 'GET',
+  path: '/contacts/{id}/activity',
+  mount: 'app',
+  scope: ['contacts:read', 'inbox:read'],
+  operationId: 'listContactActivity',
+  summary: 'A contact’s activity, newest first',
+  description:
+    'Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.',
+  tags,
+  params: IdParams,
+  query: ActivityQuery,
+  response: ActivityResponse,
+  handle: ({ inbox }, { tenant, params, query }) => inbox.contactActivity(tenant, params.id, query.limit ?? 50),
+})
+
 /**
  * The inbox's web-app functions under /app: one conversation, closing, reopening, assigning and marking it read, one
  * message, a contact's activity. Reading needs inbox:read; changing a conversation's handling needs
  * messages:write (what a member who answers customers has).
  */
-export function inboxAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>) {
-  const db = deps.database.orm
+export function inboxAppRoutes(inbox: InboxService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get<{ Querystring: Static<typeof InboxQuery> }>(
-      '/conversations',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'listInboxConversations',
-          summary: 'The inbox: conversations by latest activity, with their contacts',
-          description:
-            'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
-          tags,
-          querystring: InboxQuery,
-          response: { 200: InboxResponse },
-        },
-      },
-      async (request) => {
-        const limit = request.query.limit ?? 100
-        const offset = request.query.offset ?? 0
-        const rows = await inboxPage(db, request.tenant.accountId, { limit, offset })
-        const page = toPage(rows, limit, offset)
-        const conversations = page.items.map(({ row, contact }) => {
-          const found = (typeof contact === 'string' ? JSON.parse(contact) : contact) as {
-            name: string
-            phone: string
-            email: string
-          } | null
-          const view = conversationView(row, found?.name ?? '')
-          return { ...view, contact: { id: row.contactId, name: '', phone: '', email: '', ...found } }
-        })
-        return {
-          conversations,
-          has_more: page.has_more,
-          unread_count: rows[0]?.unreadTotal ?? (await unreadTotal(db, request.tenant.accountId)),
-        }
-      },
-    )
-
-    app.get<{ Params: Static<typeof IdParams> }>(
-      '/conversations/:id',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'getConversation',
-          summary: 'One conversation',
-          description: 'Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.',
-          tags,
-          params: IdParams,
-          response: { 200: ConversationResponse },
-        },
-      },
-      async (request) => {
-        return { conversation: await getConversation(db, request.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.post<{ Params: Static<typeof IdParams> }>(
-      '/conversations/:id/close',
-      {
-        config: { scope: 'messages:write' },
-        schema: {
-          operationId: 'closeConversation',
-          summary: 'Close a conversation',
-          description: 'Needs messages:write. The customer’s next message opens it again.',
-          tags,
-          params: IdParams,
-          response: { 200: ConversationResponse },
-        },
-      },
-      async (request) => {
-        return {
-          conversation: await closeConversation(db, deps.clock, request.tenant.accountId, request.params.id),
-        }
-      },
-    )
-
-    app.post<{ Params: Static<typeof IdParams> }>(
-      '/conversations/:id/reopen',
-      {
-        config: { scope: 'messages:write' },
-        schema: {
-          operationId: 'reopenConversation',
-          summary: 'Reopen a closed conversation',
-          description: 'Needs messages:write.',
-          tags,
-          params: IdParams,
-          response: { 200: ConversationResponse },
-        },
-      },
-      async (request) => {
-        return { conversation: await reopenConversation(db, request.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof AssignBody> }>(
-      '/conversations/:id/assignee',
-      {
-        config: { scope: 'messages:write' },
-        schema: {
-          operationId: 'assignConversation',
-          summary: 'Assign a conversation to a team member, or to nobody',
-          description:
-            'Needs messages:write. member_id: an active member of this account (another account’s is 404, an invited one 400 member_not_active); null unassigns.',
-          tags,
-          params: IdParams,
-          body: AssignBody,
-          response: { 200: ConversationResponse },
-        },
-      },
-      async (request) => {
-        const { accountId } = request.tenant
-        return { conversation: await assignConversation(db, accountId, request.params.id, request.body.member_id) }
-      },
-    )
-
-    app.post<{ Params: Static<typeof IdParams> }>(
-      '/conversations/:id/read',
-      {
-        config: { scope: 'messages:write' },
-        schema: {
-          operationId: 'markConversationRead',
-          summary: 'Mark a conversation read (unread_count 0)',
-          description: 'Needs messages:write.',
-          tags,
-          params: IdParams,
-          response: { 200: ConversationResponse },
-        },
-      },
-      async (request) => {
-        return { conversation: await markConversationRead(db, request.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.get<{ Params: Static<typeof IdParams> }>(
-      '/messages/:id',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'getMessage',
-          summary: 'One message',
-          description: 'Needs inbox:read. With its delivery status, automated, ai and the provider’s error code.',
-          tags,
-          params: IdParams,
-          response: { 200: Type.Object({ message: MessageDetail }) },
-        },
-      },
-      async (request) => {
-        return { message: await getMessage(db, request.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof ActivityQuery> }>(
-      '/contacts/:id/activity',
-      {
-        config: { scope: ['contacts:read', 'inbox:read'] },
-        schema: {
-          operationId: 'listContactActivity',
-          summary: 'A contact’s activity, newest first',
-          description:
-            'Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.',
-          tags,
-          params: IdParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityResponse },
-        },
-      },
-      async (request) => {
-        const { accountId } = request.tenant
-        return contactActivity(db, accountId, request.params.id, request.query.limit ?? 50)
-      },
-    )
+    mountOperations(app, { inbox }, [
+      listInboxConversations,
+      getConversation,
+      closeConversation,
+      reopenConversation,
+      assignConversation,
+      markConversationRead,
+      getMessage,
+      listContactActivity,
+    ])
   }
 }

@@ -4,8 +4,9 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { consentHistory, contactNames, findContact } from '../contacts/index.ts'
-import { conversationView, messageView } from './inbox.service.ts'
 import { conversations, messages } from './inbox.tables.ts'
+import type { InboxServiceDeps, InboxTenant } from './inbox.types.ts'
+import { conversationView, messageView } from './inbox.views.ts'
 
 /**
  * What a person does with a conversation in the inbox beyond reading it (close, reopen, assign, mark read), one
@@ -141,4 +142,19 @@ export async function contactActivity(db: Db, accountId: string, contactId: stri
   })
   items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
   return { contact_id: contactId, items: items.slice(0, limit), truncated: items.length > limit }
+}
+
+/** Managing: one conversation or message, a conversation's handling (closed, assignee, read) and a contact's activity. */
+export function inboxManaging({ db, clock }: Pick<InboxServiceDeps, 'db' | 'clock'>) {
+  return {
+    getConversation: (tenant: InboxTenant, id: string) => getConversation(db, tenant.accountId, id),
+    closeConversation: (tenant: InboxTenant, id: string) => closeConversation(db, clock, tenant.accountId, id),
+    reopenConversation: (tenant: InboxTenant, id: string) => reopenConversation(db, tenant.accountId, id),
+    assignConversation: (tenant: InboxTenant, id: string, memberId: string | null) =>
+      assignConversation(db, tenant.accountId, id, memberId),
+    markConversationRead: (tenant: InboxTenant, id: string) => markConversationRead(db, tenant.accountId, id),
+    getMessage: (tenant: InboxTenant, id: string) => getMessage(db, tenant.accountId, id),
+    contactActivity: (tenant: InboxTenant, contactId: string, limit: number) =>
+      contactActivity(db, tenant.accountId, contactId, limit),
+  }
 }

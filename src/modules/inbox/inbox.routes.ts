@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import type { Static } from 'typebox'
 import { notFound } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { storedFileHeaders } from '../../platform/storage/serving.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import {
@@ -16,70 +16,70 @@ import type { InboxService } from './inbox.service.ts'
 
 const tags = ['inbox']
 
-export function inboxRoutes(service: InboxService) {
+/** The services the inbox's operations call. */
+export interface InboxServices {
+  inbox: InboxService
+}
+
+const operation = operationsUsing<InboxServices>()
+
+export const listConversations = operation({
+  method: 'GET',
+  path: '/inbox/conversations',
+  scope: 'inbox:read',
+  operationId: 'listConversations',
+  summary: 'List conversations',
+  description:
+    "Newest first: created_at descending, then id (the spec's order); `sort=last_message_at` (an addition) orders by the latest activity instead, then id. One conversation per contact and channel. An offset past the end is an empty page.",
+  tags,
+  query: ConversationsQuery,
+  response: ConversationPage,
+  async handle({ inbox }, { tenant, query }) {
+    const { items, ...page } = await inbox.listConversations(tenant, query)
+    return { conversations: items, ...page }
+  },
+})
+
+export const listConversationMessages = operation({
+  method: 'GET',
+  path: '/inbox/conversations/{id}/messages',
+  scope: 'inbox:read',
+  operationId: 'listConversationMessages',
+  summary: "A conversation's messages",
+  description:
+    'The newest `limit` messages, oldest first within the page; `offset` pages backwards from the newest end (offset 25 gives the 25 before those). 404 for a missing conversation or one of another account.',
+  tags,
+  params: ConversationParams,
+  query: HistoryQuery,
+  response: HistoryPage,
+  async handle({ inbox }, { tenant, params, query }) {
+    const { items, ...page } = await inbox.conversationMessages(tenant, params.id, query)
+    return { messages: items, ...page }
+  },
+})
+
+export const listMessages = operation({
+  method: 'GET',
+  path: '/messages',
+  scope: 'inbox:read',
+  operationId: 'listMessages',
+  summary: 'The account-wide message list',
+  description:
+    'Newest first: created_at descending, then id. The polling alternative to webhooks: created_at is strictly increasing per account in commit order, so polling with created_after = the newest created_at seen never misses a message, even one committed in the same millisecond.',
+  tags,
+  query: MessagesQuery,
+  response: MessagePage,
+  async handle({ inbox }, { tenant, query }) {
+    const direction = query.direction === 'in' || query.direction === 'inbound' ? 'inbound' : 'outbound'
+    const { items, ...page } = await inbox.listMessages(tenant, { ...query, direction })
+    return { messages: items, ...page }
+  },
+})
+
+/** The inbox's routes under /v1. */
+export function inboxRoutes(inbox: InboxService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get<{ Querystring: Static<typeof ConversationsQuery> }>(
-      '/inbox/conversations',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'listConversations',
-          summary: 'List conversations',
-          description:
-            "Newest first: created_at descending, then id (the spec's order); `sort=last_message_at` (an addition) orders by the latest activity instead, then id. One conversation per contact and channel. An offset past the end is an empty page.",
-          tags,
-          querystring: ConversationsQuery,
-          response: { 200: ConversationPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await service.listConversations(request.tenant, request.query)
-        return { conversations: items, ...page }
-      },
-    )
-
-    app.get<{ Params: Static<typeof ConversationParams>; Querystring: Static<typeof HistoryQuery> }>(
-      '/inbox/conversations/:id/messages',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'listConversationMessages',
-          summary: "A conversation's messages",
-          description:
-            'The newest `limit` messages, oldest first within the page; `offset` pages backwards from the newest end (offset 25 gives the 25 before those). 404 for a missing conversation or one of another account.',
-          tags,
-          params: ConversationParams,
-          querystring: HistoryQuery,
-          response: { 200: HistoryPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await service.conversationMessages(request.tenant, request.params.id, request.query)
-        return { messages: items, ...page }
-      },
-    )
-
-    app.get<{ Querystring: Static<typeof MessagesQuery> }>(
-      '/messages',
-      {
-        config: { scope: 'inbox:read' },
-        schema: {
-          operationId: 'listMessages',
-          summary: 'The account-wide message list',
-          description:
-            'Newest first: created_at descending, then id. The polling alternative to webhooks: created_at is strictly increasing per account in commit order, so polling with created_after = the newest created_at seen never misses a message, even one committed in the same millisecond.',
-          tags,
-          querystring: MessagesQuery,
-          response: { 200: MessagePage },
-        },
-      },
-      async (request) => {
-        const q = request.query
-        const direction = q.direction === 'in' || q.direction === 'inbound' ? 'inbound' : 'outbound'
-        const { items, ...page } = await service.listMessages(request.tenant, { ...q, direction })
-        return { messages: items, ...page }
-      },
-    )
+    mountOperations(app, { inbox }, [listConversations, listConversationMessages, listMessages])
   }
 }
 

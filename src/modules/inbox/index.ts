@@ -70,7 +70,7 @@ export const inboxModule: HeroldModule<{ inbox: InboxService }, { contactCleanup
   tools: inboxTools,
   routes: (_deps, { inbox }) => inboxRoutes(inbox),
   // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
-  appRoutes: (deps) => inboxAppRoutes(deps),
+  appRoutes: (_deps, { inbox }) => inboxAppRoutes(inbox),
   publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),
   jobs: ({ config }) => ({
     handlers: {

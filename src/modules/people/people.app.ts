@@ -1,15 +1,12 @@
-import { eq } from 'drizzle-orm'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify'
 import type { Static } from 'typebox'
-import { accounts } from '../../platform/auth/auth.tables.ts'
-import { users } from '../../platform/auth/people.tables.ts'
-import { clearedSessionCookie, csrfTokenFor, resolveSession, sessionCookie } from '../../platform/auth/sessions.ts'
+import { clearedSessionCookie, sessionCookie } from '../../platform/auth/sessions.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
-import { renewInvitation } from './people.invitations.ts'
-import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
-import { closePeopleMail, invitationMail, type PeopleMailChannels, resetMail, sendPeopleMail } from './people.mail.ts'
+import { closePeopleMail } from './people.mail.ts'
+import type { PeopleServices } from './people.routes.ts'
 import {
   AcceptBody,
   Accepted,
@@ -34,60 +31,165 @@ import {
   SignInBody,
   TokenParams,
 } from './people.schemas.ts'
-import {
-  acceptInvitation,
-  changePassword,
-  completePasswordReset,
-  completeSetup,
-  invitationInfo,
-  invite,
-  membershipsOf,
-  normalizeEmail,
-  removeMember,
-  revokeSession,
-  setRole,
-  signIn,
-  startPasswordReset,
-  usableToken,
-} from './people.service.ts'
+import type { PeopleService } from './people.service.ts'
 
 /** Sign-in attempts per minute from one address and for one e-mail address. */
 export const SIGN_IN_PER_ADDRESS = 10
 export const SIGN_IN_PER_ACCOUNT = 5
 
 const tags = ['app']
+const operation = operationsUsing<PeopleServices>()
+
+// API keys of the account (owners and admins)
+
+export const listApiKeys = operation({
+  method: 'GET',
+  path: '/keys',
+  mount: 'app',
+  permission: 'keys:manage',
+  operationId: 'listApiKeys',
+  summary: "The account's API keys (never their secrets)",
+  description:
+    'Every API key of the account with its name, prefix and scopes, revoked ones too; the secrets are never shown again.',
+  tags,
+  response: KeysResponse,
+  handle: async ({ people }, { tenant }) => ({ keys: await people.listKeys(tenant) }),
+})
+
+export const createApiKey = operation({
+  method: 'POST',
+  path: '/keys',
+  mount: 'app',
+  permission: 'keys:manage',
+  operationId: 'createApiKey',
+  summary: 'Create an API key; its secret is in this answer only',
+  description: 'Answers 201 with the key’s secret, shown this once; store it, Herold keeps only its hash.',
+  tags,
+  body: KeyBody,
+  status: 201,
+  response: KeyCreated,
+  handle: ({ people }, { tenant, body }) => people.createKey(tenant, body),
+})
+
+export const revokeApiKey = operation({
+  method: 'DELETE',
+  path: '/keys/{id}',
+  mount: 'app',
+  permission: 'keys:manage',
+  operationId: 'revokeApiKey',
+  summary: 'Revoke an API key (at once, on every process)',
+  description: 'The key stops working at once on every process; answers the revoked key.',
+  tags,
+  params: IdParams,
+  response: KeyResponse,
+  handle: async ({ people }, { tenant, params }) => ({ key: await people.revokeKey(tenant, params.id) }),
+})
+
+export const getApiKey = operation({
+  method: 'GET',
+  path: '/keys/{id}',
+  mount: 'app',
+  permission: 'keys:manage',
+  operationId: 'getApiKey',
+  summary: 'One API key (never its secret)',
+  description: 'The key’s name, prefix, scopes and whether it is revoked; its secret is never shown again.',
+  tags,
+  params: IdParams,
+  response: KeyResponse,
+  handle: async ({ people }, { tenant, params }) => ({ key: await people.getKey(tenant, params.id) }),
+})
+
+export const updateApiKey = operation({
+  method: 'PATCH',
+  path: '/keys/{id}',
+  mount: 'app',
+  permission: 'keys:manage',
+  operationId: 'updateApiKey',
+  summary: 'Rename an API key or narrow its scopes',
+  description:
+    'A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.',
+  tags,
+  params: IdParams,
+  body: KeyChangeBody,
+  response: KeyResponse,
+  handle: async ({ people }, { tenant, params, body }) => ({ key: await people.updateKey(tenant, params.id, body) }),
+})
+
+// Team management (owners and admins; owners alone touch owners)
+
+export const resendInvitation = operation({
+  method: 'POST',
+  path: '/team/invitations/{id}/resend',
+  mount: 'app',
+  permission: 'team:manage',
+  operationId: 'resendInvitation',
+  summary: 'Send an invitation again with a new link',
+  description:
+    'For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.',
+  tags,
+  params: IdParams,
+  response: InviteResponse,
+  handle: ({ people }, { tenant, params }) => people.resendInvitation(tenant, params.id),
+})
+
+export const inviteTeamMember = operation({
+  method: 'POST',
+  path: '/team/invitations',
+  mount: 'app',
+  permission: 'team:manage',
+  operationId: 'inviteTeamMember',
+  summary: 'Invite a person by e-mail',
+  description:
+    'The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.',
+  tags,
+  body: InviteBody,
+  status: 201,
+  response: InviteResponse,
+  handle: ({ people }, { tenant, body }) => people.invite(tenant, body),
+})
+
+export const changeTeamMemberRole = operation({
+  method: 'PATCH',
+  path: '/team/{id}',
+  mount: 'app',
+  permission: 'team:manage',
+  operationId: 'changeTeamMemberRole',
+  summary: "Change a member's role",
+  description: 'Sets the role of a member of the account; the account always keeps an owner.',
+  tags,
+  params: IdParams,
+  body: RoleBody,
+  response: MemberResponse,
+  handle: async ({ people }, { tenant, params, body }) => ({
+    member: await people.setRole(tenant, params.id, body.role),
+  }),
+})
+
+export const removeTeamMember = operation({
+  method: 'DELETE',
+  path: '/team/{id}',
+  mount: 'app',
+  permission: 'team:manage',
+  operationId: 'removeTeamMember',
+  summary: 'Remove a member from the account (their sessions end)',
+  description: 'The member leaves the account and their sessions end; the account always keeps an owner.',
+  tags,
+  params: IdParams,
+  response: MemberResponse,
+  handle: async ({ people }, { tenant, params }) => ({ member: await people.removeMember(tenant, params.id) }),
+})
 
 /**
  * People's routes under /app (sign-in, setup, invitations, resets, API keys, team management). Everything but the
  * sign-in family needs a session; every POST, PATCH and DELETE with a session needs its CSRF token (the platform's
- * /app plugin checks both, and `config.permission`).
+ * /app plugin checks both, and `config.permission`). The sign-in family sets or clears the session cookie, so it
+ * stays plain routes; the keys and team operations are shared with the tools.
  */
-export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels) {
-  const db = deps.database.orm
-  const { clock, config } = deps
-  const secure = config.publicUrl.startsWith('https://')
+export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter'>, people: PeopleService) {
+  const secure = deps.config.publicUrl.startsWith('https://')
   const limiter = deps.rateLimiter ?? memoryRateLimiter()
 
   const startSession = (reply: FastifyReply, token: string) => reply.header('set-cookie', sessionCookie(token, secure))
-
-  async function sessionView(token: string) {
-    const session = await resolveSession(db, clock, token)
-    const [user] = await db.select({ language: users.language }).from(users).where(eq(users.id, session.userId))
-    const language = (user?.language ?? session.tenant.account.language) === 'en' ? 'en' : 'de'
-    return {
-      user: { ...session.user, language },
-      account: {
-        id: session.tenant.accountId,
-        name: session.tenant.account.name,
-        language: session.tenant.account.language,
-        timezone: session.tenant.account.timezone,
-      },
-      role: session.role,
-      scopes: session.tenant.actor.scopes,
-      permissions: session.tenant.actor.permissions ?? [],
-      csrf_token: csrfTokenFor(token),
-    }
-  }
 
   async function limited(key: string, limit: number) {
     const rate = await limiter.consume(key, limit)
@@ -96,14 +198,6 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         headers: { 'retry-after': String(rate.resetSeconds) },
       })
     }
-  }
-
-  async function accountName(accountId: string): Promise<{ name: string; language: string }> {
-    const [row] = await db
-      .select({ name: accounts.name, language: accounts.language })
-      .from(accounts)
-      .where(eq(accounts.id, accountId))
-    return row ?? { name: '', language: 'de' }
   }
 
   /**
@@ -138,7 +232,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
           response: { 200: SessionResponse },
         },
       },
-      async (request) => sessionView(request.appSession!.token),
+      async (request) => people.sessionView(request.appSession!.token),
     )
 
     app.put<{ Body: Static<typeof LanguageBody> }>(
@@ -154,8 +248,8 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         },
       },
       async (request) => {
-        await db.update(users).set({ language: request.body.language }).where(eq(users.id, request.appSession!.userId))
-        return sessionView(request.appSession!.token)
+        await people.setLanguage(request.appSession!.userId, request.body.language)
+        return people.sessionView(request.appSession!.token)
       },
     )
 
@@ -177,14 +271,14 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         const email = request.body.email.trim().toLowerCase()
         await limited(`signin-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
         await limited(`signin-user:${email}`, SIGN_IN_PER_ACCOUNT)
-        const result = await signIn(db, clock, { email, password: request.body.password })
+        const result = await people.signIn({ email, password: request.body.password })
         if (!result) {
           throw new AppError(401, 'sign_in_failed', 'E-mail address or password is wrong', {
             key: 'anmeldung_fehlgeschlagen',
           })
         }
         startSession(reply, result.session.token)
-        return sessionView(result.session.token)
+        return people.sessionView(result.session.token)
       },
     )
 
@@ -199,7 +293,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         },
       },
       async (request, reply) => {
-        await revokeSession(db, clock, request.appSession!.sessionId)
+        await people.signOut(request.appSession!.sessionId)
         reply.header('set-cookie', clearedSessionCookie(secure)).code(204)
       },
     )
@@ -219,14 +313,14 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       },
       async (request, reply) => {
         const session = request.appSession!
-        const next = await changePassword(db, clock, {
+        const next = await people.changePassword({
           userId: session.userId,
           accountId: session.tenant.accountId,
           current: request.body.current_password,
           next: request.body.new_password,
         })
         startSession(reply, next.token)
-        return sessionView(next.token)
+        return people.sessionView(next.token)
       },
     )
 
@@ -245,13 +339,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         },
       },
       async (request) => {
-        const row = await usableToken(db, clock, 'setup', request.params.token)
-        if (!row?.accountId) {
-          throw new AppError(410, 'link_invalid', 'This link is invalid, was already used or has expired', {
-            key: 'link_ungueltig',
-          })
-        }
-        return { valid: true, account: await accountName(row.accountId) }
+        return people.setupLink(request.params.token)
       },
     )
 
@@ -271,9 +359,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       },
       async (request, reply) => {
         await limited(`setup-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
-        const result = await completeSetup(db, clock, request.body)
+        const result = await people.completeSetup(request.body)
         startSession(reply, result.session.token).code(201)
-        return sessionView(result.session.token)
+        return people.sessionView(result.session.token)
       },
     )
 
@@ -291,8 +379,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         },
       },
       async (request) => {
-        const info = await invitationInfo(db, clock, request.params.token)
-        return { ...info, account_name: (await accountName(info.account_id)).name }
+        return people.invitation(request.params.token)
       },
     )
 
@@ -311,9 +398,9 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       },
       async (request, reply) => {
         await limited(`accept-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
-        const result = await acceptInvitation(db, clock, request.body)
+        const result = await people.acceptInvitation(request.body)
         startSession(reply, result.session.token).code(201)
-        return sessionView(result.session.token)
+        return people.sessionView(result.session.token)
       },
     )
 
@@ -333,7 +420,7 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
       async (request, reply) => {
         let email: string
         try {
-          email = normalizeEmail(request.body.email)
+          email = people.normalizeEmail(request.body.email)
         } catch {
           reply.code(202)
           return { accepted: true }
@@ -342,25 +429,13 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         await limited(`reset-user:${email}`, SIGN_IN_PER_ACCOUNT)
         // the look-up, the link and the e-mail happen after the answer: its timing cannot tell who is a member
         inBackground(request.log, async () => {
-          const started = await startPasswordReset(db, clock, email)
-          if (!started) return
-          const language = started.user.language === 'en' ? 'en' : 'de'
-          const link = `${config.publicUrl}/reset/${started.token}`
-          const accountId = await firstMembership(started.user.id)
-          const sent = await sendPeopleMail(deps, channels, accountId, {
-            to: started.user.email,
-            ...resetMail(language, { link }),
-          })
+          const sent = await people.resetPassword(email)
           if (!sent) request.log.warn('a password-reset e-mail could not be sent: set HEROLD_SMTP_URL')
         })
         reply.code(202)
         return { accepted: true }
       },
     )
-
-    async function firstMembership(userId: string): Promise<string | null> {
-      return (await membershipsOf(db, userId)).find((m) => m.status === 'active')?.accountId ?? null
-    }
 
     app.post<{ Body: Static<typeof ResetCompleteBody> }>(
       '/password-reset/complete',
@@ -375,230 +450,22 @@ export function peopleAppRoutes(deps: PlatformDeps, channels: PeopleMailChannels
         },
       },
       async (request, reply) => {
-        await completePasswordReset(db, clock, request.body)
+        await people.completePasswordReset(request.body)
         reply.code(204)
       },
     )
 
-    // API keys of the account (owners and admins)
-    app.get(
-      '/keys',
-      {
-        config: { permission: 'keys:manage' },
-        schema: {
-          operationId: 'listApiKeys',
-          summary: "The account's API keys (never their secrets)",
-          description:
-            'Every API key of the account with its name, prefix and scopes, revoked ones too; the secrets are never shown again.',
-          tags,
-          response: { 200: KeysResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return { keys: await listKeys(db, session.tenant.accountId) }
-      },
-    )
-
-    app.post<{ Body: Static<typeof KeyBody> }>(
-      '/keys',
-      {
-        config: { permission: 'keys:manage' },
-        schema: {
-          operationId: 'createApiKey',
-          summary: 'Create an API key; its secret is in this answer only',
-          description: 'Answers 201 with the key’s secret, shown this once; store it, Herold keeps only its hash.',
-          tags,
-          body: KeyBody,
-          response: { 201: KeyCreated },
-        },
-      },
-      async (request, reply) => {
-        const session = request.appSession!
-        const created = await createKey(db, {
-          accountId: session.tenant.accountId,
-          name: request.body.name,
-          scopes: request.body.scopes,
-        })
-        reply.code(201)
-        return created
-      },
-    )
-
-    app.delete<{ Params: Static<typeof IdParams> }>(
-      '/keys/:id',
-      {
-        config: { permission: 'keys:manage' },
-        schema: {
-          operationId: 'revokeApiKey',
-          summary: 'Revoke an API key (at once, on every process)',
-          description: 'The key stops working at once on every process; answers the revoked key.',
-          tags,
-          params: IdParams,
-          response: { 200: KeyResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return { key: await revokeKey(db, clock, session.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.get<{ Params: Static<typeof IdParams> }>(
-      '/keys/:id',
-      {
-        config: { permission: 'keys:manage' },
-        schema: {
-          operationId: 'getApiKey',
-          summary: 'One API key (never its secret)',
-          description: 'The key’s name, prefix, scopes and whether it is revoked; its secret is never shown again.',
-          tags,
-          params: IdParams,
-          response: { 200: KeyResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return { key: await getKey(db, session.tenant.accountId, request.params.id) }
-      },
-    )
-
-    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof KeyChangeBody> }>(
-      '/keys/:id',
-      {
-        config: { permission: 'keys:manage' },
-        schema: {
-          operationId: 'updateApiKey',
-          summary: 'Rename an API key or narrow its scopes',
-          description:
-            'A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked. Takes effect at once on every process.',
-          tags,
-          params: IdParams,
-          body: KeyChangeBody,
-          response: { 200: KeyResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return { key: await updateKey(db, session.tenant.accountId, request.params.id, request.body) }
-      },
-    )
-
-    // Team management (owners and admins; owners alone touch owners)
-    app.post<{ Params: Static<typeof IdParams> }>(
-      '/team/invitations/:id/resend',
-      {
-        config: { permission: 'team:manage' },
-        schema: {
-          operationId: 'resendInvitation',
-          summary: 'Send an invitation again with a new link',
-          description:
-            'For a person still invited (the id is their member id): a new link valid 7 days goes out by e-mail and earlier links stop working; when no e-mail can be sent the answer carries invite_url. An active member is 409 already_member.',
-          tags,
-          params: IdParams,
-          response: { 200: InviteResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        const { member, token } = await renewInvitation(db, clock, {
-          accountId: session.tenant.accountId,
-          memberId: request.params.id,
-          actorRole: session.role,
-        })
-        const link = `${config.publicUrl}/invitations/${token}`
-        const language = session.tenant.account.language === 'en' ? 'en' : 'de'
-        const sent = await sendPeopleMail(deps, channels, session.tenant.accountId, {
-          to: member.email,
-          ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
-        })
-        return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
-      },
-    )
-
-    app.post<{ Body: Static<typeof InviteBody> }>(
-      '/team/invitations',
-      {
-        config: { permission: 'team:manage' },
-        schema: {
-          operationId: 'inviteTeamMember',
-          summary: 'Invite a person by e-mail',
-          description:
-            'The invitation link goes out by e-mail (server SMTP, else the account e-mail channel). When no e-mail can be sent, the answer carries `invite_url` so the inviter can pass it on.',
-          tags,
-          body: InviteBody,
-          response: { 201: InviteResponse },
-        },
-      },
-      async (request, reply) => {
-        const session = request.appSession!
-        const { member, token } = await invite(db, clock, {
-          accountId: session.tenant.accountId,
-          email: request.body.email,
-          role: request.body.role,
-          actorRole: session.role,
-        })
-        const link = `${config.publicUrl}/invitations/${token}`
-        const language = session.tenant.account.language === 'en' ? 'en' : 'de'
-        const sent = await sendPeopleMail(deps, channels, session.tenant.accountId, {
-          to: member.email,
-          ...invitationMail(language, { accountName: session.tenant.account.name, link, role: member.role }),
-        })
-        reply.code(201)
-        return { member, email_sent: sent, ...(sent ? {} : { invite_url: link }) }
-      },
-    )
-
-    app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleBody> }>(
-      '/team/:id',
-      {
-        config: { permission: 'team:manage' },
-        schema: {
-          operationId: 'changeTeamMemberRole',
-          summary: "Change a member's role",
-          description: 'Sets the role of a member of the account; the account always keeps an owner.',
-          tags,
-          params: IdParams,
-          body: RoleBody,
-          response: { 200: MemberResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return {
-          member: await setRole(db, {
-            accountId: session.tenant.accountId,
-            userId: request.params.id,
-            role: request.body.role,
-            actorRole: session.role,
-          }),
-        }
-      },
-    )
-
-    app.delete<{ Params: Static<typeof IdParams> }>(
-      '/team/:id',
-      {
-        config: { permission: 'team:manage' },
-        schema: {
-          operationId: 'removeTeamMember',
-          summary: 'Remove a member from the account (their sessions end)',
-          description: 'The member leaves the account and their sessions end; the account always keeps an owner.',
-          tags,
-          params: IdParams,
-          response: { 200: MemberResponse },
-        },
-      },
-      async (request) => {
-        const session = request.appSession!
-        return {
-          member: await removeMember(db, clock, {
-            accountId: session.tenant.accountId,
-            userId: request.params.id,
-            actorRole: session.role,
-          }),
-        }
-      },
-    )
+    // API keys and team management, shared with the tools
+    mountOperations(app, { people }, [
+      listApiKeys,
+      createApiKey,
+      revokeApiKey,
+      getApiKey,
+      updateApiKey,
+      resendInvitation,
+      inviteTeamMember,
+      changeTeamMemberRole,
+      removeTeamMember,
+    ])
   }
 }

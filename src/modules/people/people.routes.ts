@@ -1,35 +1,36 @@
 import type { FastifyInstance } from 'fastify'
-import type { Static } from 'typebox'
-import type { Db } from '../../platform/db/client.ts'
+import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { TeamPage, TeamQuery } from './people.schemas.ts'
-import { listMembers } from './people.service.ts'
+import type { PeopleService } from './people.service.ts'
+
+/** The services the people's operations call. */
+export interface PeopleServices {
+  people: PeopleService
+}
+
+const operation = operationsUsing<PeopleServices>()
 
 /** GET /v1/team: the calling account's members, oldest first; read only. */
-export function teamRoutes(db: Db) {
+export const listTeamMembers = operation({
+  method: 'GET',
+  path: '/team',
+  scope: 'team:read',
+  operationId: 'listTeamMembers',
+  summary: 'List team members',
+  description:
+    'The people of this account: invited and active members with their role and when they last used the web app. Oldest membership first. Read only: the team is managed in the web app.',
+  tags: ['team'],
+  query: TeamQuery,
+  response: TeamPage,
+  async handle({ people }, { tenant, query }) {
+    const { items, ...page } = await people.listMembers(tenant, query)
+    return { members: items, ...page }
+  },
+})
+
+/** The people's routes under /v1. */
+export function teamRoutes(people: PeopleService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get<{ Querystring: Static<typeof TeamQuery> }>(
-      '/team',
-      {
-        config: { scope: 'team:read' },
-        schema: {
-          operationId: 'listTeamMembers',
-          summary: 'List team members',
-          description:
-            'The people of this account: invited and active members with their role and when they last used the web app. Oldest membership first. Read only: the team is managed in the web app.',
-          tags: ['team'],
-          querystring: TeamQuery,
-          response: { 200: TeamPage },
-        },
-      },
-      async (request) => {
-        const { items, ...page } = await listMembers(
-          db,
-          request.tenant.accountId,
-          request.query.limit,
-          request.query.offset,
-        )
-        return { members: items, ...page }
-      },
-    )
+    mountOperations(app, { people }, [listTeamMembers])
   }
 }
