@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { accountCountry } from '../../platform/auth/countries.ts'
-import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
+import { AppError, badRequest } from '../../platform/http/errors.ts'
 import type { PlatformDeps } from '../../platform/module.ts'
 import {
   ConsentChange,
@@ -21,7 +21,6 @@ import {
   PREVIEW_ROWS,
 } from './contacts.app.schemas.ts'
 import { contactBulkRoutes } from './contacts.bulk.app.ts'
-import { consentHistory } from './contacts.consent.ts'
 import { CsvError, openCsv } from './contacts.csv.ts'
 import { fieldDefinitionsOf } from './contacts.fields-read.ts'
 import {
@@ -33,7 +32,6 @@ import {
   planColumns,
   readImportFormat,
 } from './contacts.import.ts'
-import { findContact } from './contacts.repository.ts'
 import { normalizePhone } from './contacts.rules.ts'
 import type { ContactsService } from './contacts.service.ts'
 
@@ -60,7 +58,7 @@ const ContactFormResult = Type.Object({
  */
 export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    await app.register(contactBulkRoutes(deps, service))
+    await app.register(contactBulkRoutes(service))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
 
@@ -120,21 +118,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       },
       async (request) => {
         const { id } = request.params as { id: string }
-        const { accountId } = request.tenant
-        const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-        if (!uuid.test(id) || !(await findContact(deps.database.orm, accountId, id))) throw notFound('contact')
-        const records = await consentHistory(deps.database.orm, accountId, id)
-        return {
-          history: records.map((r) => ({
-            channel: r.channel,
-            from: r.fromState,
-            to: r.toState,
-            source: r.source,
-            address: r.address,
-            evidence: r.evidence,
-            recorded_at: r.recordedAt.toISOString(),
-          })),
-        }
+        return { history: await service.bulk.consentHistory(request.tenant, id) }
       },
     )
 
