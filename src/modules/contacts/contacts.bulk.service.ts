@@ -1,6 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { getAccount } from '../../platform/auth/accounts.service.ts'
+import { accountCountry } from '../../platform/auth/countries.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
@@ -37,7 +39,16 @@ export function contactsBulkService(
   { db, clock, importBatch }: { db: Db; clock: Clock; importBatch: number },
   deleteOne: DeleteOne,
 ) {
+  /** Imports a CSV file as the web app's upload and `herold import contacts` do (contacts.import.ts). */
+  const importFile = (
+    tenant: ContactsTenant,
+    file: Omit<Parameters<typeof importContacts>[2], 'accountId' | 'batchSize'>,
+  ) => importContacts(db, clock, { ...file, accountId: tenant.accountId, batchSize: importBatch })
+
   return {
+    importFile,
+    /** the account's country, for phone numbers in national format (null: international only) */
+    accountCountry: async (tenant: ContactsTenant) => accountCountry(await getAccount(db, tenant.accountId)),
     /** the contact holding exactly this e-mail address or phone number; 404 when none */
     lookup: (tenant: ContactsTenant, address: { email?: string; phone?: string }) =>
       lookupContact(db, tenant.accountId, address),
@@ -82,7 +93,7 @@ export function contactsBulkService(
       try {
         const file = path.join(dir, 'contacts.csv')
         await writeFile(file, csv, 'utf8')
-        return await importContacts(db, clock, { accountId: tenant.accountId, file, format, batchSize: importBatch })
+        return await importFile(tenant, { file, format })
       } catch (error) {
         if (error instanceof ImportError) {
           throw new AppError(400, 'bad_request', error.message, { key: 'csv_invalid' })

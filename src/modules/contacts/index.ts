@@ -31,9 +31,9 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     },
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
   appRoutes:
-    (deps, { contacts }) =>
+    (_deps, { contacts }) =>
     async (app) => {
-      await contactsAppRoutes(deps, contacts)(app)
+      await contactsAppRoutes(contacts)(app)
       // the settings page manages the definitions through the same routes as /v1 (settings:write by role)
       await contactFieldsRoutes(contacts.fields, { app: true })(app)
     },
