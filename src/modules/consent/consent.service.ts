@@ -24,6 +24,7 @@ import {
   unfilledVariables,
   valueLanguage,
 } from '../templates/index.ts'
+import { consentRequests, optOutOfChat, startChatOptin, startEmailOptin } from './consent.optins.ts'
 import * as repo from './consent.repository.ts'
 import {
   cleanKeywords,
@@ -41,9 +42,15 @@ import {
   withUnsubscribe,
 } from './consent.rules.ts'
 
-export const CHAT_OPTIN_QUEUE = 'consent.chat_optin'
-export const STOP_CONFIRMATION_QUEUE = 'consent.stop_confirmation'
-export const EMAIL_OPTIN_QUEUE = 'consent.email_optin'
+export {
+  CHAT_OPTIN_QUEUE,
+  EMAIL_OPTIN_QUEUE,
+  optOutOfChat,
+  STOP_CONFIRMATION_QUEUE,
+  sendWaitingChatOptins,
+  startChatOptin,
+  startEmailOptin,
+} from './consent.optins.ts'
 /** a landing-page sign-up, applied after the page answered (the answer's timing tells nothing about the address) */
 export const LANDING_SIGNUP_QUEUE = 'consent.landing_signup'
 
@@ -132,79 +139,6 @@ function requiredText(field: string, value: string, max: number): string {
   if (text === '') throw badRequest(`${field} must not be empty (null restores the default)`, 'bad_request', { field })
   if (text.length > max) throw badRequest(`${field} has at most ${max} characters`, 'bad_request', { field })
   return text
-}
-
-/** Starts the chat double opt-in in `tx`: pending with its evidence, the confirmation template queued. */
-export async function startChatOptin(
-  tx: Db,
-  clock: Clock,
-  accountId: string,
-  contactId: string,
-  source: string,
-  evidence: Record<string, unknown>,
-): Promise<boolean> {
-  const contact = await consentSubject(tx, accountId, contactId, { lock: true })
-  if (!contact || contact.phone === '' || contact.optinChat === 'confirmed') return false
-  await recordOptinChange(tx, clock, { accountId, contactId, channel: 'chat', to: 'pending', source, evidence })
-  await repo.upsertChatRequest(tx, {
-    accountId,
-    contactId,
-    state: 'queued',
-    inboundMessageId: typeof evidence.message_id === 'string' ? evidence.message_id : null,
-    updatedAt: clock.now(),
-  })
-  await enqueue(tx, clock, { accountId, queue: CHAT_OPTIN_QUEUE, payload: { contact_id: contactId } })
-  return true
-}
-
-export async function startEmailOptin(
-  tx: Db,
-  clock: Clock,
-  accountId: string,
-  contactId: string,
-  source: string,
-  evidence: Record<string, unknown>,
-): Promise<boolean> {
-  const contact = await consentSubject(tx, accountId, contactId, { lock: true })
-  if (!contact || contact.email === '' || contact.optinEmail === 'confirmed') return false
-  await recordOptinChange(tx, clock, { accountId, contactId, channel: 'email', to: 'pending', source, evidence })
-  await enqueue(tx, clock, { accountId, queue: EMAIL_OPTIN_QUEUE, payload: { contact_id: contactId } })
-  return true
-}
-
-/**
- * The inbound listener (inside the message's transaction): a stop keyword opts out of chat and queues the
- * confirmation; a start keyword starts the double opt-in; the confirm button answering the sent template
- * confirms it.
- */
-/**
- * An opt-in confirmation template was approved (in `tx`, with the approval): the chat opt-ins that waited for one are
- * queued again; each job re-checks that its contact is still pending.
- */
-export async function sendWaitingChatOptins(tx: Db, clock: Clock, accountId: string): Promise<void> {
-  for (const contactId of await repo.requeueWaitingChatRequests(tx, accountId, clock.now())) {
-    await enqueue(tx, clock, { accountId, queue: CHAT_OPTIN_QUEUE, payload: { contact_id: contactId } })
-  }
-}
-
-/**
- * The one chat opt-out, for the stop keyword and the provider's opt-out (131050): opted_out with its consent record;
- * a pending double opt-in ends (its queued confirmation checks the state and sends nothing), and everything that
- * sends later checks the state. Only a stop keyword gets the short confirmation: after 131050 the customer
- * refused the business's messages at WhatsApp, which tells them itself, and a free text would mostly fail outside
- * the 24-hour window anyway.
- */
-export async function optOutOfChat(
-  tx: Db,
-  clock: Clock,
-  input: { accountId: string; contactId: string; source: string; evidence: Record<string, unknown> },
-): Promise<void> {
-  const { accountId, contactId } = input
-  await recordOptinChange(tx, clock, { ...input, channel: 'chat', to: 'opted_out' })
-  await repo.deleteChatRequest(tx, accountId, contactId)
-  if (input.source === 'inbound_keyword') {
-    await enqueue(tx, clock, { accountId, queue: STOP_CONFIRMATION_QUEUE, payload: { contact_id: contactId } })
-  }
 }
 
 /** Whether an inbound chat message is one of the account's start or stop keywords (nothing else may answer it). */
@@ -297,6 +231,7 @@ export function consentService(deps: ConsentServiceDeps) {
 
   return {
     unsubscribeUrl,
+    ...consentRequests({ db, clock }),
 
     async settings(tenant: ConsentTenant) {
       const settings = await settingsOf(tenant.accountId, tenant.account.language)

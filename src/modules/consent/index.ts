@@ -93,7 +93,7 @@ export const consentModule: HeroldModule<
   tools: consentTools,
   routes: (_deps, { consent }) => consentRoutes(consent),
   // the web app records a contact's opt-out and sends the opt-in request they asked for (/app/contacts/{id}/…)
-  appRoutes: (deps) => consentAppRoutes(deps),
+  appRoutes: (_deps, { consent }) => consentAppRoutes(consent),
   publicRoutes: (deps, { consent }) => {
     const limiter = deps.config.redisUrl
       ? redisRateLimiter(deps.config.redisUrl, PUBLIC_POSTS_PER_MINUTE, 60)

@@ -6,10 +6,7 @@ import { PassThrough, type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { getAccount } from '../../platform/auth/accounts.service.ts'
-import { accountCountry } from '../../platform/auth/countries.ts'
-import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
-import type { PlatformDeps } from '../../platform/module.ts'
+import { AppError, badRequest } from '../../platform/http/errors.ts'
 import {
   ConsentChange,
   CSV,
@@ -21,19 +18,14 @@ import {
   PREVIEW_ROWS,
 } from './contacts.app.schemas.ts'
 import { contactBulkRoutes } from './contacts.bulk.app.ts'
-import { consentHistory } from './contacts.consent.ts'
 import { CsvError, openCsv } from './contacts.csv.ts'
-import { fieldDefinitionsOf } from './contacts.fields-read.ts'
 import {
   ImportError,
   type ImportProgress,
   type ImportReport,
-  importBatchSize,
-  importContacts,
   planColumns,
   readImportFormat,
 } from './contacts.import.ts'
-import { findContact } from './contacts.repository.ts'
 import { normalizePhone } from './contacts.rules.ts'
 import type { ContactsService } from './contacts.service.ts'
 
@@ -58,9 +50,9 @@ const ContactFormResult = Type.Object({
  * The web app's contact import (under /app, with the session): the CSV as the request body, the answer a stream of
  * progress lines and the report. The rules are those of `herold import contacts` (contacts.import.ts).
  */
-export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
+export function contactsAppRoutes(service: ContactsService) {
   return async (app: FastifyInstance): Promise<void> => {
-    await app.register(contactBulkRoutes(deps, service))
+    await app.register(contactBulkRoutes(service))
     // the body stays a stream: it goes to a temporary file, not into memory
     app.addContentTypeParser(CSV, (_request, payload, done) => done(null, payload))
 
@@ -84,7 +76,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         const body = request.body as Static<typeof ContactFormBody>
         let phone = body.phone
         if (phone !== undefined && phone.trim() !== '') {
-          const country = accountCountry(await getAccount(deps.database.orm, request.tenant.accountId))
+          const country = await service.bulk.accountCountry(request.tenant)
           const stored = normalizePhone(phone, country)
           if (stored === null) {
             throw badRequest(
@@ -120,21 +112,7 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       },
       async (request) => {
         const { id } = request.params as { id: string }
-        const { accountId } = request.tenant
-        const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-        if (!uuid.test(id) || !(await findContact(deps.database.orm, accountId, id))) throw notFound('contact')
-        const records = await consentHistory(deps.database.orm, accountId, id)
-        return {
-          history: records.map((r) => ({
-            channel: r.channel,
-            from: r.fromState,
-            to: r.toState,
-            source: r.source,
-            address: r.address,
-            evidence: r.evidence,
-            recorded_at: r.recordedAt.toISOString(),
-          })),
-        }
+        return { history: await service.bulk.consentHistory(request.tenant, id) }
       },
     )
 
@@ -180,11 +158,10 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           if (!complete && records.length <= PREVIEW_ROWS + 1) records.pop()
           const [header, ...rest] = records
           if (!header) throw invalid('The file has no header line')
-          const definitions = await fieldDefinitionsOf(deps.database.orm, request.tenant.accountId)
+          const definitions = await service.bulk.fieldDefinitions(request.tenant)
           const { plan, toCreate } = planColumns(definitions, header, format)
           const created = new Set(toCreate.map((f) => f.key))
-          const account = await getAccount(deps.database.orm, request.tenant.accountId)
-          const country = format.country ?? accountCountry(account)
+          const country = format.country ?? (await service.bulk.accountCountry(request.tenant))
           const phoneColumn = plan.columns.indexOf('phone')
           const shown = rest.slice(0, PREVIEW_ROWS)
           return {
@@ -261,12 +238,10 @@ export function contactsAppRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
           firstProgress?.()
         }
         const { create_fields, ...format } = request.query as Static<typeof ImportQuery>
-        const running = importContacts(deps.database.orm, deps.clock, {
-          accountId: request.tenant.accountId,
+        const running = service.bulk.importFile(request.tenant, {
           file,
           format: { ...format, createFields: create_fields },
           onProgress,
-          batchSize: importBatchSize(deps.database.kind),
         })
         const finished = running.then(
           (report: ImportReport) => ({ report }),

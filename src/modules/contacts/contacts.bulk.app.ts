@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
-import type { PlatformDeps } from '../../platform/module.ts'
 import {
   BulkDeleteBody,
   BulkDeleteResponse,
@@ -22,23 +21,8 @@ import {
   TagInfo,
   TagParams,
 } from './contacts.app.schemas.ts'
-import {
-  BULK_DELETE_MAX,
-  BULK_MAX,
-  countMatching,
-  deleteMatching,
-  deleteTag,
-  EXPORT_MAX,
-  exportCsv,
-  getTag,
-  lookupContact,
-  renameTag,
-  tagMatching,
-  untagMatching,
-} from './contacts.bulk.ts'
+import { BULK_DELETE_MAX, BULK_MAX, EXPORT_MAX } from './contacts.bulk.ts'
 import { OPS_BY_TYPE, parseFieldConditionsParam } from './contacts.field-conditions.ts'
-import { fieldDefinitionsOf } from './contacts.fields-read.ts'
-import { contactLabels } from './contacts.repository.ts'
 import type { ContactsService } from './contacts.service.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -50,8 +34,8 @@ function filterOfQuery(query: Static<typeof ContactFilterQuery>) {
 }
 
 /** Looking contacts up, exporting them, tags account-wide, and bulk changes by filter (contacts.bulk.ts). */
-export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>, service: ContactsService) {
-  const db = deps.database.orm
+export function contactBulkRoutes(service: ContactsService) {
+  const { bulk } = service
   const tags = ['app']
   return async (app: FastifyInstance): Promise<void> => {
     app.get<{ Querystring: Static<typeof LabelsQuery> }>(
@@ -74,7 +58,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         if (bad !== undefined || ids.length > 100) {
           throw badRequest('ids: at most 100 contact ids (uuids), separated by commas', 'invalid_ids')
         }
-        return { contacts: await contactLabels(db, request.tenant.accountId, ids) }
+        return { contacts: await bulk.labels(request.tenant, ids) }
       },
     )
 
@@ -93,7 +77,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return { contact: await lookupContact(db, request.tenant.accountId, request.query) }
+        return { contact: await bulk.lookup(request.tenant, request.query) }
       },
     )
 
@@ -113,13 +97,10 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       },
       async (request, reply) => {
         const { limit, offset, ...filter } = request.query
-        const result = await exportCsv(
-          db,
-          request.tenant.accountId,
-          filterOfQuery(filter),
-          { limit: limit ?? EXPORT_MAX, offset: offset ?? 0 },
-          deps.clock.now(),
-        )
+        const result = await bulk.exportCsv(request.tenant, filterOfQuery(filter), {
+          limit: limit ?? EXPORT_MAX,
+          offset: offset ?? 0,
+        })
         return reply
           .header('content-type', 'text/csv; charset=utf-8')
           .header('content-disposition', 'attachment; filename="contacts.csv"')
@@ -142,7 +123,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        const definitions = await fieldDefinitionsOf(db, request.tenant.accountId)
+        const definitions = await bulk.fieldDefinitions(request.tenant)
         return {
           fields: definitions.map((d) => ({
             key: d.key,
@@ -171,7 +152,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
       },
       async (request) => {
         const filter = filterOfQuery(request.query)
-        return { matching: await countMatching(db, request.tenant.accountId, filter, deps.clock.now()) }
+        return { matching: await bulk.count(request.tenant, filter) }
       },
     )
 
@@ -189,7 +170,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return tagMatching(db, deps.clock, request.tenant.accountId, request.body.filter, request.body.tag)
+        return bulk.tagMatching(request.tenant, request.body.filter, request.body.tag)
       },
     )
 
@@ -207,7 +188,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return untagMatching(db, request.tenant.accountId, request.body.filter, request.body.tag, deps.clock.now())
+        return bulk.untagMatching(request.tenant, request.body.filter, request.body.tag)
       },
     )
 
@@ -225,7 +206,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return deleteMatching(db, service, request.tenant, request.body.filter, deps.clock.now())
+        return bulk.deleteMatching(request.tenant, request.body.filter)
       },
     )
 
@@ -244,7 +225,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return { tag: await getTag(db, request.tenant.accountId, request.params.tag) }
+        return { tag: await bulk.getTag(request.tenant, request.params.tag) }
       },
     )
 
@@ -264,7 +245,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return renameTag(db, request.tenant.accountId, request.params.tag, request.body.new_name)
+        return bulk.renameTag(request.tenant, request.params.tag, request.body.new_name)
       },
     )
 
@@ -282,7 +263,7 @@ export function contactBulkRoutes(deps: Pick<PlatformDeps, 'database' | 'clock'>
         },
       },
       async (request) => {
-        return deleteTag(db, request.tenant.accountId, request.params.tag)
+        return bulk.deleteTag(request.tenant, request.params.tag)
       },
     )
   }

@@ -1,9 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { Type } from 'typebox'
-import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
-import { ContactId, UUID } from '../../platform/tools/common.ts'
+import { badRequest, notFound } from '../../platform/http/errors.ts'
+import { ContactId } from '../../platform/tools/common.ts'
 import { obj, ok } from '../../platform/tools/outputs.ts'
 import { restRule } from '../../platform/tools/tool.ts'
 import {
@@ -18,23 +15,8 @@ import {
   TagInfo,
   TagParams as TagNameParams,
 } from './contacts.app.schemas.ts'
-import {
-  BULK_DELETE_MAX,
-  contactsWithTag,
-  countMatching,
-  deleteMatching,
-  deleteTag,
-  exportCsv,
-  getTag,
-  hasCriterion,
-  renameTag,
-  tagMatching,
-  untagMatching,
-} from './contacts.bulk.ts'
-import { consentHistory } from './contacts.consent.ts'
-import { ImportError, importBatchSize, importContacts } from './contacts.import.ts'
-import { findContact as findContactRow } from './contacts.repository.ts'
-import { db, defineTool, Filter, refuseSystemTag, TagName } from './contacts.tools.shared.ts'
+import { BULK_DELETE_MAX, hasCriterion } from './contacts.bulk.ts'
+import { defineTool, Filter, refuseSystemTag, TagName } from './contacts.tools.shared.ts'
 
 // The account-wide tools: export, tags by name, bulk changes by filter, the consent history, the CSV import.
 
@@ -61,13 +43,8 @@ export const exportContactsCsv = defineTool({
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
   }),
   async run(ctx, args) {
-    return exportCsv(
-      db(ctx),
-      ctx.tenant.accountId,
-      args.filter ?? {},
-      { limit: args.limit ?? 500, offset: args.offset ?? 0 },
-      ctx.platform.clock.now(),
-    )
+    const page = { limit: args.limit ?? 500, offset: args.offset ?? 0 }
+    return ctx.services.contacts.bulk.exportCsv(ctx.tenant, args.filter ?? {}, page)
   },
 })
 
@@ -82,7 +59,7 @@ export const getTagTool = defineTool({
   kind: 'read',
   input: Type.Object({ tag: TagName }),
   async run(ctx, args) {
-    return { tag: await getTag(db(ctx), ctx.tenant.accountId, args.tag) }
+    return { tag: await ctx.services.contacts.bulk.getTag(ctx.tenant, args.tag) }
   },
 })
 
@@ -100,13 +77,13 @@ export const renameTagTool = defineTool({
     restRule(RenameTagBody, { new_name: args.new_name }, 'body')
     refuseSystemTag(args.tag)
     refuseSystemTag(args.new_name)
-    const contacts = await contactsWithTag(db(ctx), ctx.tenant.accountId, args.tag.trim())
+    const contacts = await ctx.services.contacts.bulk.contactsWithTag(ctx.tenant, args.tag)
     if (contacts === 0) throw notFound('tag')
     return { action: `rename the tag ${args.tag} to ${args.new_name} on every contact`, contacts }
   },
   async run(ctx, args) {
     restRule(TagNameParams, { tag: args.tag }, 'path')
-    return renameTag(db(ctx), ctx.tenant.accountId, args.tag, args.new_name)
+    return ctx.services.contacts.bulk.renameTag(ctx.tenant, args.tag, args.new_name)
   },
 })
 
@@ -122,12 +99,12 @@ export const deleteTagTool = defineTool({
   input: Type.Object({ tag: TagName }),
   async preview(ctx, args) {
     refuseSystemTag(args.tag)
-    const contacts = await contactsWithTag(db(ctx), ctx.tenant.accountId, args.tag.trim())
+    const contacts = await ctx.services.contacts.bulk.contactsWithTag(ctx.tenant, args.tag)
     if (contacts === 0) throw notFound('tag')
     return { action: `remove the tag ${args.tag} from every contact`, contacts }
   },
   async run(ctx, args) {
-    return deleteTag(db(ctx), ctx.tenant.accountId, args.tag)
+    return ctx.services.contacts.bulk.deleteTag(ctx.tenant, args.tag)
   },
 })
 
@@ -144,11 +121,11 @@ export const tagContacts = defineTool({
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
     refuseSystemTag(args.tag)
-    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter, ctx.platform.clock.now())
+    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, args.filter)
     return { action: `add the tag ${args.tag} to every matching contact`, filter: args.filter, contacts: matching }
   },
   async run(ctx, args) {
-    return tagMatching(db(ctx), ctx.platform.clock, ctx.tenant.accountId, args.filter, args.tag)
+    return ctx.services.contacts.bulk.tagMatching(ctx.tenant, args.filter, args.tag)
   },
 })
 
@@ -165,16 +142,11 @@ export const untagContacts = defineTool({
   input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
   async preview(ctx, args) {
     refuseSystemTag(args.tag)
-    const matching = await countMatching(
-      db(ctx),
-      ctx.tenant.accountId,
-      { ...args.filter, tag: args.tag },
-      ctx.platform.clock.now(),
-    )
+    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, { ...args.filter, tag: args.tag })
     return { action: `remove the tag ${args.tag} from the matching contacts`, filter: args.filter, contacts: matching }
   },
   async run(ctx, args) {
-    return untagMatching(db(ctx), ctx.tenant.accountId, args.filter, args.tag, ctx.platform.clock.now())
+    return ctx.services.contacts.bulk.untagMatching(ctx.tenant, args.filter, args.tag)
   },
 })
 
@@ -189,7 +161,7 @@ export const deleteContacts = defineTool({
   input: Type.Object({ filter: Filter }),
   async preview(ctx, args) {
     if (!hasCriterion(args.filter)) throw badRequest('Give at least one filter criterion', 'filter_required')
-    const matching = await countMatching(db(ctx), ctx.tenant.accountId, args.filter, ctx.platform.clock.now())
+    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, args.filter)
     return {
       action: 'permanently delete every matching contact and everything personal about them',
       filter: args.filter,
@@ -199,7 +171,7 @@ export const deleteContacts = defineTool({
     }
   },
   async run(ctx, args) {
-    return deleteMatching(db(ctx), ctx.services.contacts, ctx.tenant, args.filter, ctx.platform.clock.now())
+    return ctx.services.contacts.bulk.deleteMatching(ctx.tenant, args.filter)
   },
 })
 
@@ -214,22 +186,7 @@ export const getContactConsentHistory = defineTool({
   kind: 'read',
   input: Type.Object({ contact_id: ContactId }),
   async run(ctx, args) {
-    const { accountId } = ctx.tenant
-    if (!UUID.test(args.contact_id) || !(await findContactRow(db(ctx), accountId, args.contact_id))) {
-      throw notFound('contact')
-    }
-    const records = await consentHistory(db(ctx), accountId, args.contact_id)
-    return {
-      history: records.map((r) => ({
-        channel: r.channel,
-        from: r.fromState,
-        to: r.toState,
-        source: r.source,
-        address: r.address,
-        evidence: r.evidence,
-        recorded_at: r.recordedAt.toISOString(),
-      })),
-    }
+    return { history: await ctx.services.contacts.bulk.consentHistory(ctx.tenant, args.contact_id) }
   },
 })
 
@@ -264,24 +221,7 @@ export const importContactsCsv = defineTool({
     ),
   }),
   async run(ctx, args) {
-    const dir = await mkdtemp(path.join(tmpdir(), 'herold-import-'))
-    try {
-      const file = path.join(dir, 'contacts.csv')
-      await writeFile(file, args.csv, 'utf8')
-      const report = await importContacts(db(ctx), ctx.platform.clock, {
-        accountId: ctx.tenant.accountId,
-        file,
-        format: { map: args.map, createFields: args.create_fields },
-        batchSize: importBatchSize(ctx.platform.database.kind),
-      })
-      return { ok: true, report }
-    } catch (error) {
-      if (error instanceof ImportError) {
-        throw new AppError(400, 'bad_request', error.message, { key: 'csv_invalid' })
-      }
-      throw error
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
+    const format = { map: args.map, createFields: args.create_fields }
+    return { ok: true, report: await ctx.services.contacts.bulk.importCsvText(ctx.tenant, args.csv, format) }
   },
 })

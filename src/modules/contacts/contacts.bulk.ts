@@ -22,7 +22,6 @@ import {
   normalizePhone,
   type OptinState,
 } from './contacts.rules.ts'
-import type { ContactsService } from './contacts.service.ts'
 import { type CustomFieldValue, contacts, contactTags } from './contacts.tables.ts'
 
 /**
@@ -263,7 +262,9 @@ export function hasCriterion(filter: ContactFilter): boolean {
  */
 export async function deleteMatching(
   db: Db,
-  service: Pick<ContactsService, 'delete'>,
+  service: {
+    delete: (tenant: ContactsTenant, id: string, options: { requestedByContact: boolean }) => Promise<unknown>
+  },
   tenant: ContactsTenant,
   filter: ContactFilter,
   now: Date,

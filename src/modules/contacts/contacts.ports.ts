@@ -56,6 +56,8 @@ export interface ContactsServiceDeps {
   db: Db
   clock: Clock
   deletion: ContactDeletionHooks
+  /** the CSV import's batch size on this kind of database (importBatchSize); default PostgreSQL's */
+  importBatch?: number
 }
 
 export interface ContactInput {

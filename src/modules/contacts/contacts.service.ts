@@ -5,6 +5,7 @@ import { emitSignals } from '../../platform/events/signals.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { timeOrderedId } from '../../platform/ids.ts'
+import { contactsBulkService } from './contacts.bulk.service.ts'
 import {
   assertFieldConditions,
   fieldConditionContext,
@@ -13,6 +14,7 @@ import {
 } from './contacts.field-conditions.ts'
 import { applyFieldChange, type FieldValueChange, sameFieldValues } from './contacts.fields.rules.ts'
 import { checkedFieldChange, contactFieldsService } from './contacts.fields.service.ts'
+import { importBatchSize } from './contacts.import.ts'
 import {
   type ContactInput,
   type ContactsServiceDeps,
@@ -164,9 +166,14 @@ export function contactsService(deps: ContactsServiceDeps) {
     return fieldConditionsSql(conditions, context, 'contacts')
   }
 
-  return {
+  const service = {
     /** the account's custom field definitions (/v1/contact-fields) */
     fields: contactFieldsService({ db, clock }),
+    /** the account-wide work: lookups, counts, tags by name, bulk changes by filter, export, consent history, import */
+    bulk: contactsBulkService(
+      { db, clock, importBatch: deps.importBatch ?? importBatchSize('postgres') },
+      (tenant, id, options): Promise<unknown> => service.delete(tenant, id, options),
+    ),
 
     async list(
       tenant: ContactsTenant,
@@ -482,6 +489,7 @@ export function contactsService(deps: ContactsServiceDeps) {
       return { tags: counts, checked: sample.length, capped: ids.length > TAG_COUNT_SAMPLE }
     },
   }
+  return service
 }
 
 export type ContactsService = ReturnType<typeof contactsService>

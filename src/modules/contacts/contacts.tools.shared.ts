@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
-import { type ToolContext, toolsUsing } from '../../platform/tools/tool.ts'
+import { toolsUsing } from '../../platform/tools/tool.ts'
 import { ContactFilterSchema } from './contacts.app.schemas.ts'
 import { ContactFieldSchema, FieldValueInput } from './contacts.fields.schemas.ts'
 import { isSystemTagName } from './contacts.rules.ts'
@@ -29,8 +29,6 @@ export const Acquisition = Type.Union(
     description: 'how the contact was acquired; default marketing',
   },
 )
-
-export const db = (ctx: ToolContext<Services>) => ctx.platform.database.orm
 
 export const Filter = Type.Object(ContactFilterSchema.properties, {
   additionalProperties: false,

@@ -14,7 +14,6 @@ import {
   tagContacts,
   untagContacts,
 } from './contacts.bulk.tools.ts'
-import { countMatching, lookupContact } from './contacts.bulk.ts'
 import {
   createContactField,
   deleteContactField,
@@ -37,7 +36,7 @@ import {
   UpdateBody,
   UpdatedResponse,
 } from './contacts.schemas.ts'
-import { Acquisition, db, defineTool, FieldsArgument, Filter } from './contacts.tools.shared.ts'
+import { Acquisition, defineTool, FieldsArgument, Filter } from './contacts.tools.shared.ts'
 
 export { IMPORT_TOOL_MAX_CHARS } from './contacts.bulk.tools.ts'
 
@@ -346,7 +345,7 @@ export const findContact = defineTool({
   async run(ctx, args) {
     const address = args.address.trim()
     const lookup = address.includes('@') ? { email: address } : { phone: address }
-    return { contact: await lookupContact(db(ctx), ctx.tenant.accountId, lookup) }
+    return { contact: await ctx.services.contacts.bulk.lookup(ctx.tenant, lookup) }
   },
 })
 
@@ -361,7 +360,7 @@ export const countContacts = defineTool({
   kind: 'read',
   input: Type.Object({ filter: Type.Optional(Filter) }),
   async run(ctx, args) {
-    return { matching: await countMatching(db(ctx), ctx.tenant.accountId, args.filter ?? {}, ctx.platform.clock.now()) }
+    return { matching: await ctx.services.contacts.bulk.count(ctx.tenant, args.filter ?? {}) }
   },
 })
 

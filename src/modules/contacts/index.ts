@@ -1,6 +1,7 @@
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { contactsAppRoutes } from './contacts.app.ts'
 import { contactFieldsRoutes } from './contacts.fields.routes.ts'
+import { importBatchSize } from './contacts.import.ts'
 import type { ContactDeletionHooks } from './contacts.ports.ts'
 import { contactsRoutes } from './contacts.routes.ts'
 import { type ContactsService, contactsService } from './contacts.service.ts'
@@ -14,7 +15,7 @@ export function createContactsService(
   { database, clock }: Pick<PlatformDeps, 'database' | 'clock'>,
   deletion: ContactDeletionHooks,
 ) {
-  return contactsService({ db: database.orm, clock, deletion })
+  return contactsService({ db: database.orm, clock, deletion, importBatch: importBatchSize(database.kind) })
 }
 
 export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
@@ -30,9 +31,9 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     },
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
   appRoutes:
-    (deps, { contacts }) =>
+    (_deps, { contacts }) =>
     async (app) => {
-      await contactsAppRoutes(deps, contacts)(app)
+      await contactsAppRoutes(contacts)(app)
       // the settings page manages the definitions through the same routes as /v1 (settings:write by role)
       await contactFieldsRoutes(contacts.fields, { app: true })(app)
     },
