@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox'
+import { CUSTOM_FIELD_TYPES } from './contacts.field-types.ts'
 import {
   DEFAULT_MAX_LENGTH,
   MAX_FIELDS,
@@ -7,7 +8,6 @@ import {
   MAX_OPTION_LENGTH,
   MAX_OPTIONS,
 } from './contacts.fields.rules.ts'
-import { CUSTOM_FIELD_TYPES } from './contacts.tables.ts'
 
 const FieldType = Type.Union(
   CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { obj, ok } from '../../platform/tools/outputs.ts'
 import { restRule } from '../../platform/tools/tool.ts'
+import { CUSTOM_FIELD_TYPES } from './contacts.field-types.ts'
 import { MAX_FIELDS } from './contacts.fields.rules.ts'
 import {
   CreateFieldBody,
@@ -9,7 +10,6 @@ import {
   FieldValueInput,
   UpdateFieldBody,
 } from './contacts.fields.schemas.ts'
-import { CUSTOM_FIELD_TYPES } from './contacts.tables.ts'
 import { defineTool } from './contacts.tools.shared.ts'
 
 // The custom field definitions' tools (the settings' fields).
