@@ -1,27 +1,27 @@
 // The joints of src/ and web/src (docs/architecture.md): no import circle, nothing imports upwards, a module reaches
-// another only through its index.ts, and the server and the web app meet only in src/shared/ (pure code both builds
+// another only through its index.ts, and the server and the web app meet only in src/common/ (pure code both builds
 // may load) and the generated API types. `npm run depcruise` checks them (in .ci/run after the lint). Tests may import
 // anything.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
-      name: 'shared-stands-alone',
+      name: 'common-stands-alone',
       severity: 'error',
       comment:
-        'src/shared/ is loaded by the server and by the web app in the browser: it imports nothing of either, and no Node module.',
-      from: { path: '^src/shared/' },
-      to: { pathNot: '^src/shared/' },
+        'src/common/ is loaded by the server and by the web app in the browser: it imports nothing of either, and no Node module.',
+      from: { path: '^src/common/' },
+      to: { pathNot: '^src/common/' },
     },
     {
       name: 'web-within-web',
       severity: 'error',
       comment:
-        'The web app imports its own files, src/shared/ and packages; the server reaches it only through the generated types in web/src/api/.',
+        'The web app imports its own files, src/common/ and packages; the server reaches it only through the generated types in web/src/api/.',
       from: { path: '^web/src/' },
       to: {
         dependencyTypesNot: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
-        pathNot: ['^web/src/', '^src/shared/'],
+        pathNot: ['^web/src/', '^src/common/'],
       },
     },
     {

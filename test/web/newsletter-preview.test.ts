@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { formatFieldValue } from '../../src/shared/field-format.ts'
+import { formatFieldValue } from '../../src/common/field-format.ts'
 import { type PreviewField, previewText } from '../../web/src/features/newsletters/preview.ts'
 
 // The console's newsletter preview writes a custom field as the server's message will: the same formatting, in the

@@ -155,7 +155,7 @@ export async function optinConfirmTemplateFor(
   }
 }
 
-export { formatFieldValue } from '../../shared/field-format.ts'
+export { formatFieldValue } from '../../common/field-format.ts'
 export {
   checkTemplate,
   isSendable,

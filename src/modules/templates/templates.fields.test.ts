@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { formatFieldValue } from '../../shared/field-format.ts'
+import { formatFieldValue } from '../../common/field-format.ts'
 import type { FieldDefinition } from '../contacts/index.ts'
 import { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
 import { renderTemplate, settableVariables, unfilledVariables, validateVariableValues } from './templates.variables.ts'

@@ -1,7 +1,7 @@
 // Custom fields in messages (issue 33) as pure functions: which texts need the account's fields, and how a stored
 // value becomes text in the contact's language. The values themselves are read by the caller (one read per batch).
 
-import { formatFieldValue } from '../../shared/field-format.ts'
+import { formatFieldValue } from '../../common/field-format.ts'
 import type { CustomFieldValue, FieldDefinition } from '../contacts/index.ts'
 import { CONTACT_VARIABLES, extractVariables, type TemplateTexts } from './templates.variables.ts'
 

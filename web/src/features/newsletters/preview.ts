@@ -1,5 +1,5 @@
 // the server's own formatting (a file that imports nothing), so the preview writes a field as the message will
-import { formatFieldValue } from '../../../../src/shared/field-format.ts'
+import { formatFieldValue } from '../../../../src/common/field-format.ts'
 
 /** A custom field as the preview needs it (GET /app/contact-fields). */
 export interface PreviewField {

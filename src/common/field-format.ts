@@ -1,4 +1,4 @@
-// How a custom field's value reads in a message, in the contact's language. Like everything in src/shared/ it imports
+// How a custom field's value reads in a message, in the contact's language. Like everything in src/common/ it imports
 // nothing, so two builds share it: the server's rendering (modules/templates/templates.fields.ts) and the web app's
 // newsletter preview (web/src/features/newsletters/preview.ts), which shows a message as the server will write it.
 
