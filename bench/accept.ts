@@ -14,25 +14,20 @@
  *   BENCH_EMBEDDED_ONLY=1 node bench/accept.ts  BENCH_POSTGRES_ONLY=1  BENCH_ROUNDS=5  BENCH_SECONDS=5  BENCH_SETTLE=0
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/accept.ts   to profile the server
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.ts'
-import { recordOptinChange } from '../src/modules/contacts/index.ts'
-import { insertSends } from '../src/modules/messaging/messaging.repository.ts'
-import { TEMPLATE_SEND_QUEUE } from '../src/modules/messaging/messaging.sends.ts'
-import { createAccount, createApiKey, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
-import { SCOPES } from '../src/platform/auth/scopes.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
-import { enqueue } from '../src/platform/jobs/jobs.ts'
 import { buildServices } from '../src/services.ts'
 import { childEnv, tempDataDir } from '../test/helpers/process.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 import { cpuTicks, settled, startHerold } from './herold.ts'
+import { queueSends, type Sender, seedSender } from './lib/sender.ts'
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -58,62 +53,21 @@ interface Run {
   cpuMs?: number
 }
 
-interface Ready {
-  accountId: string
-  key: string
-  templateId: string
-  contactIds: string[]
-}
+type Ready = Sender
 
 /** A plan without practical limits, an account with a key, a sandbox number, an approved template, confirmed contacts. */
 async function prepare(database: Database): Promise<Ready> {
   await migrate(database)
-  const db = database.orm
   const config = loadConfig({}, { databaseUrl: undefined, publicUrl: 'http://bench.herold', secretKey: SECRET_KEY })
-  const deps = { config, database, clock: systemClock }
-  const services = buildServices(deps)
-  const plan = `bench-accept-${Date.now()}`
-  await setPlan(db, {
-    name: plan,
-    contactsLimit: CONTACTS + 10,
-    messagesPerMonth: 100_000_000,
-    webhooksLimit: 1,
-    requestsPerMinute: 1_000_000,
-  })
-  const created = await createAccount(db, { name: 'bench', plan })
-  const account = await getAccount(db, created.id)
-  const tenant = { accountId: account.id, account }
-  const { key } = await createApiKey(db, { accountId: account.id, name: 'bench', scopes: [...SCOPES] })
-  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox' })
-  const templates = services.templates
-  const template = await templates.create(tenant, {
+  const services = buildServices({ config, database, clock: systemClock })
+  const sender = await seedSender(database.orm, services, {
+    contacts: CONTACTS,
     name: 'Bench order ready',
     content: 'Hallo {{name}}, deine Bestellung {{order}} liegt zur Abholung bereit.',
-    language: 'de',
   })
-  await templates.submit(tenant, template.id)
-  const rows = Array.from({ length: CONTACTS }, (_, i) => ({
-    id: randomUUID(),
-    phone: `+4915${String(100_000_000 + i)}`,
-    name: `Kunde ${i}`,
-  }))
-  await db.execute(sql`INSERT INTO contacts (account_id, id, name, phone, language, source, created_at)
-    SELECT ${account.id}::uuid, r.id::uuid, r.name, r.phone, 'de', 'bench', now()
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, name text, phone text)`)
-  for (const row of rows) {
-    await db.transaction((tx) =>
-      recordOptinChange(tx, systemClock, {
-        accountId: account.id,
-        contactId: row.id,
-        channel: 'chat',
-        to: 'confirmed',
-        source: 'bench',
-      }),
-    )
-  }
-  await db.execute(sql`ANALYZE`)
+  await database.orm.execute(sql`ANALYZE`)
   await services.close()
-  return { accountId: account.id, key, templateId: template.id, contactIds: rows.map((r) => r.id) }
+  return sender
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
@@ -122,30 +76,7 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 async function baseline(database: Database, ready: Ready): Promise<Run> {
   const db = database.orm
   let next = 0
-  const once = () => {
-    const now = systemClock.now()
-    const id = randomUUID()
-    const contactId = ready.contactIds[next++ % ready.contactIds.length]
-    return db.transaction(async (tx) => {
-      await insertSends(tx, [
-        {
-          accountId: ready.accountId,
-          id,
-          contactId,
-          templateId: ready.templateId,
-          variables: { order: `B-${next}` },
-          status: 'queued',
-          createdAt: now,
-          updatedAt: now,
-        },
-      ])
-      await enqueue(tx, systemClock, {
-        accountId: ready.accountId,
-        queue: TEMPLATE_SEND_QUEUE,
-        payload: { send_id: id },
-      })
-    })
-  }
+  const once = () => queueSends(db, ready, 1, (n) => ({ order: `B-${n}` }), 1, next++)
   const run = async (seconds: number) => {
     const latencies: number[] = []
     const until = performance.now() + seconds * 1000

@@ -6,15 +6,20 @@ import { freePort, listeningAt, runCli, startProcess, tempDataDir } from '../tes
 
 /** `herold serve` with env (and node's nodeArgs first); its log goes to a file, as an operator's would. */
 export async function startHerold(env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
+  // a worker serves no HTTP: it is ready once its metrics server (given a port here) is
+  const worker = env.HEROLD_ROLE === 'worker'
   return startProcess(
     process.execPath,
     [...nodeArgs, 'src/cli/main.ts', 'serve'],
-    { ...env, PORT: String(await freePort()) },
-    listeningAt,
+    { ...env, PORT: String(await freePort()), ...(worker ? { HEROLD_METRICS_PORT: String(await freePort()) } : {}) },
+    worker ? metricsAt : listeningAt,
     120_000,
     { logFile: path.join(tempDataDir(), 'herold.log') },
   )
 }
+
+/** The metrics address a worker prints when it is ready (`metrics: URL/metrics`). */
+const metricsAt = (output: string): string | null => /metrics: (http:\/\/\S+)\/metrics/.exec(output)?.[1] ?? null
 
 /** `herold …args --json` with env, its JSON answer; throws with the CLI's output when it fails. */
 export function heroldCli(env: NodeJS.ProcessEnv) {

@@ -24,17 +24,14 @@ import { availableParallelism } from 'node:os'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { loadConfig } from '../src/config.ts'
-import { recordOptinChange } from '../src/modules/contacts/index.ts'
 import { insertSends } from '../src/modules/messaging/messaging.repository.ts'
-import { TEMPLATE_SEND_QUEUE } from '../src/modules/messaging/messaging.sends.ts'
-import { createAccount, getAccount, setPlan } from '../src/platform/auth/accounts.service.ts'
 import { systemClock } from '../src/platform/clock.ts'
-import { openDatabase } from '../src/platform/db/client.ts'
+import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
-import { enqueue } from '../src/platform/jobs/jobs.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
 import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
+import { queueSends, type Sender, seedSender } from './lib/sender.ts'
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
@@ -46,6 +43,8 @@ const WORKERS = SERVER_DEFAULTS.workerConcurrency
 /** the database connections of the process: the server's own setting (HEROLD_DATABASE_POOL_SIZE, default 20) */
 const POOL = SERVER_DEFAULTS.databasePoolSize
 const BATCH = 1_000
+/** how many sends the minimal-writes baseline makes (at most as many as Herold sent) */
+const MINIMAL_SENDS = Number(process.env.BENCH_MINIMAL_SENDS ?? 20_000)
 const t0 = performance.now()
 const phase = (what: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}`)
 /** stop measuring after this many seconds (the rate is taken over the sends finished so far); default: until done */
@@ -97,6 +96,69 @@ async function freshDatabase(base: string | undefined): Promise<{ url: string | 
   return createScratchDatabase(base, 'herold_bench_sends')
 }
 
+/**
+ * The same-run baseline: the least a send needs, batched as Herold batches it. For `count` sends written queued
+ * beforehand (not measured), per batch of half the workers one transaction with one statement moving the batch's
+ * sends to `sent` and one inserting their outbound messages (into each contact's conversation); the CPU of this
+ * process and of the database's backends, and the statements, a send.
+ */
+async function minimalWrites(database: Database, sender: Sender, count: number, backends: () => Promise<number[]>) {
+  const now = systemClock.now()
+  const ids: string[] = []
+  for (let start = 0; start < count; start += BATCH) {
+    const rows = Array.from({ length: Math.min(BATCH, count - start) }, (_, i) => ({
+      accountId: sender.accountId,
+      id: randomUUID(),
+      contactId: sender.contactIds[(start + i) % sender.contactIds.length],
+      templateId: sender.templateId,
+      variables: { code: `M-${start + i}` },
+      status: 'queued' as const,
+      createdAt: now,
+      updatedAt: now,
+    }))
+    await database.orm.transaction((tx) => insertSends(tx, rows))
+    ids.push(...rows.map((row) => row.id))
+  }
+  const batch = Math.max(1, Math.ceil(WORKERS / 2))
+  const before = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
+  const cpuBefore = process.cpuUsage()
+  const started = performance.now()
+  let statementsBefore = statements
+  counting = true
+  for (let start = 0; start < ids.length; start += batch) {
+    const list = `{${ids.slice(start, start + batch).join(',')}}`
+    await database.orm.transaction(async (tx) => {
+      await tx.execute(sql`UPDATE template_sends SET status = 'sent', sent_at = now(), updated_at = now(),
+          message_id = gen_random_uuid(), provider_message_id = 'wamid.' || id
+        WHERE account_id = ${sender.accountId} AND id = ANY(${list}::uuid[])`)
+      await tx.execute(sql`INSERT INTO messages (account_id, id, conversation_id, contact_id, channel, direction, type,
+          text, provider_message_id, status, created_at)
+        SELECT s.account_id, s.message_id, coalesce(c.id, gen_random_uuid()), s.contact_id, 'chat', 'outbound',
+          'template', 'Hallo, dein Gutschein gilt bis Sonntag', s.provider_message_id, 'sent', clock_timestamp()
+        FROM template_sends s
+        LEFT JOIN conversations c ON c.account_id = s.account_id AND c.contact_id = s.contact_id AND c.channel = 'chat'
+        WHERE s.account_id = ${sender.accountId} AND s.id = ANY(${list}::uuid[])`)
+    })
+  }
+  counting = false
+  statementsBefore = statements - statementsBefore
+  const seconds = (performance.now() - started) / 1000
+  const nodeMs = (({ user, system }) => (user + system) / 1000)(process.cpuUsage(cpuBefore))
+  const after = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
+  const databaseMs = [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0)
+  const [written] = await database.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM messages m JOIN template_sends s ON s.account_id = m.account_id AND s.message_id = m.id
+     WHERE s.account_id = $1 AND s.id = ANY($2::uuid[])`,
+    [sender.accountId, `{${ids.join(',')}}`],
+  )
+  if (Number(written.n) !== count) console.log(`  (the baseline wrote ${written.n} messages for ${count} sends!)`)
+  const per = (ms: number) => (ms / count).toFixed(3)
+  console.log(
+    `  baseline, the minimal writes (${count} sends, batches of ${batch}: one status update and one message insert a batch): ${(count / seconds).toFixed(0)}/s, CPU a send: this process ${per(nodeMs)} ms${database.kind === 'postgres' ? `, the database's backends ${per(databaseMs)} ms, ${(statementsBefore / count).toFixed(2)} statements` : ''}`,
+  )
+  return { nodeMs: nodeMs / count, databaseMs: databaseMs / count }
+}
+
 async function main() {
   const fresh = await freshDatabase(process.env.DATABASE_URL || undefined)
   const databaseUrl = fresh.url
@@ -114,45 +176,16 @@ async function main() {
   const deps = { config, database, clock: systemClock }
   const services = buildServices(deps)
   const db = database.orm
-  const plan = `bench-${Date.now()}`
-  await setPlan(db, { name: plan, contactsLimit: CONTACTS + 10, messagesPerMonth: SENDS + 10, webhooksLimit: 1 })
-  const created = await createAccount(db, { name: 'bench', plan })
-  const account = await getAccount(db, created.id)
-  const tenant = { accountId: account.id, account }
-  await services.channels.connect(account.id, { channel: 'chat', provider: 'sandbox', messagesPerSecond: PACE })
-
-  const templates = services.templates
-  const template = await templates.create(tenant, {
+  const sender = await seedSender(db, services, {
+    contacts: CONTACTS,
+    pace: PACE,
+    messagesPerMonth: SENDS + 10,
     name: 'Bench offer',
     content: 'Hallo {{name}}, dein Gutschein {{code}} gilt bis Sonntag: https://shop.example.com/angebot',
-    language: 'de',
   })
-  await templates.submit(tenant, template.id)
-
-  const contactIds: string[] = []
-  for (let start = 0; start < CONTACTS; start += BATCH) {
-    const rows = Array.from({ length: Math.min(BATCH, CONTACTS - start) }, (_, i) => ({
-      id: randomUUID(),
-      phone: `+4915${String(100_000_000 + start + i)}`,
-      name: `Kunde ${start + i}`,
-    }))
-    await db.execute(sql`INSERT INTO contacts (account_id, id, name, phone, language, source, created_at)
-      SELECT ${account.id}::uuid, r.id::uuid, r.name, r.phone, 'de', 'bench', now()
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, name text, phone text)`)
-    for (const row of rows) {
-      await db.transaction((tx) =>
-        recordOptinChange(tx, systemClock, {
-          accountId: account.id,
-          contactId: row.id,
-          channel: 'chat',
-          to: 'confirmed',
-          source: 'bench',
-        }),
-      )
-      contactIds.push(row.id)
-    }
-  }
-
+  const { account, contactIds } = sender
+  const tenant = { accountId: account.id, account }
+  const template = { id: sender.templateId }
   phase(`${CONTACTS} confirmed contacts written`)
   // queueing through the service of POST /messages
   const sends = services.templateSends
@@ -168,27 +201,7 @@ async function main() {
   phase(`${ROUTE_SENDS} queued through the service`)
   // the rest: the route's two writes, 1,000 per transaction
   const bulkStarted = performance.now()
-  for (let start = ROUTE_SENDS; start < SENDS; start += BATCH) {
-    const now = systemClock.now()
-    const rows = Array.from({ length: Math.min(BATCH, SENDS - start) }, (_, i) => ({
-      accountId: account.id,
-      id: randomUUID(),
-      contactId: contactIds[(start + i) % contactIds.length],
-      templateId: template.id,
-      variables: { code: `G-${start + i}` },
-      status: 'queued' as const,
-      createdAt: now,
-      updatedAt: now,
-    }))
-    await db.transaction(async (tx) => {
-      await insertSends(tx, rows)
-      await enqueue(
-        tx,
-        systemClock,
-        rows.map((row) => ({ accountId: account.id, queue: TEMPLATE_SEND_QUEUE, payload: { send_id: row.id } })),
-      )
-    })
-  }
+  await queueSends(db, sender, SENDS - ROUTE_SENDS, (i) => ({ code: `G-${i}` }), BATCH, ROUTE_SENDS)
   const bulkSeconds = (performance.now() - bulkStarted) / 1000
 
   phase(`${SENDS - ROUTE_SENDS} queued in batches`)
@@ -204,11 +217,9 @@ async function main() {
   }
   // the database's CPU while sending: its backends serving this database (one per pooled connection)
   const backends = async () =>
-    (
-      await database.query<{ pid: number }>(
-        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-      )
-    ).map((r) => Number(r.pid))
+    (await database.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map(
+      (r) => Number(r.pid),
+    )
   const backendsBefore = database.kind === 'postgres' ? cpuOf(await backends()) : new Map<number, number>()
   const workers = jobRunnerFor(deps, moduleJobs(mountedModules, services), (message, error) =>
     console.error(message, error),
@@ -278,6 +289,11 @@ async function main() {
       console.log(`    ${(n / Math.max(sent, 1)).toFixed(3)}/send ${(ms / n).toFixed(1)} ms each  ${text}`)
     }
   }
+  const base = await minimalWrites(database, sender, Math.min(Math.max(sent, 1), MINIMAL_SENDS), backends)
+  const herold = (nodeCpuMs + databaseCpuMs) / Math.max(sent, 1)
+  console.log(
+    `  CPU a send, Herold and its database together: ${herold.toFixed(2)} ms against the minimal writes' ${(base.nodeMs + base.databaseMs).toFixed(2)} ms = ${(herold / Math.max(0.001, base.nodeMs + base.databaseMs)).toFixed(1)} ×`,
+  )
   console.log(`  configured pace of the number: ${PACE}/s`)
   console.log(`  ratio sends/s : pace = ${(rate / PACE).toFixed(2)}`)
   await services.close()

@@ -15,7 +15,8 @@ import { createAiService, createKnowledgeService } from './modules/knowledge/ind
 import { createMediaService, type MediaUsageCheck } from './modules/media/index.ts'
 import { createMessagingService, createTemplateSends } from './modules/messaging/index.ts'
 import { createNewslettersService } from './modules/newsletters/index.ts'
-import { createPeopleService } from './modules/people/index.ts'
+import { createPeopleService, type MemberLeft } from './modules/people/index.ts'
+import { createRepliesService } from './modules/replies/index.ts'
 import { createStatsService } from './modules/stats/index.ts'
 import {
   createTemplatesService,
@@ -45,6 +46,8 @@ export interface Reactions {
   chatOptOut: ChatOptOut
   /** inbox: provider statuses of outbound messages */
   messageStatus: MessageStatusListener
+  /** people: a member removed from the account or made a viewer, inside the transaction of the change */
+  memberLeft: MemberLeft
   /** templates: a template's uses; DELETE /templates/{id} is a 409 template_in_use while any */
   templateUsage: TemplateUsageCheck
   /** templates: an opt-in confirmation template approved, in the transaction that records it */
@@ -80,6 +83,7 @@ export const REACTION_ORDER: readonly string[] = [
   'webhooks',
   'media',
   'knowledge',
+  'replies',
 ]
 
 /** Who runs each kind of reaction, and when: the module (or platform part) that hands it to its service. */
@@ -89,6 +93,7 @@ export const REACTION_KINDS: { [K in keyof Reactions]: { runBy: string; when: st
   inbound: { runBy: 'inbox', when: 'an inbound message, in the transaction that stores it' },
   chatOptOut: { runBy: 'inbox', when: "a chat opt-out, the provider's (131050) or STOP (one)" },
   messageStatus: { runBy: 'inbox', when: 'provider statuses of outbound messages' },
+  memberLeft: { runBy: 'people', when: 'a member removed or made a viewer, in the transaction of the change' },
   templateUsage: { runBy: 'templates', when: 'DELETE /templates/{id}: `409 template_in_use` while any use' },
   optinTemplateApproved: { runBy: 'templates', when: 'an opt-in confirmation template approved' },
   mediaUsage: { runBy: 'media', when: 'DELETE /media/{id}: `409 media_in_use` while any use' },
@@ -162,7 +167,7 @@ export function buildServices(deps: PlatformDeps, mounted: readonly Reacting[] =
     channels,
     hooks: { usageChecks: reactions.templateUsage, optinApproved: reactions.optinTemplateApproved },
   })
-  const people = createPeopleService(deps, { channels })
+  const people = createPeopleService(deps, { channels, memberLeft: reactions.memberLeft })
   const templateSends = createTemplateSends(deps, { contacts, channels, templates })
   const messaging = createMessagingService(deps, { contacts, channels, sends: templateSends })
   const consent = createConsentService(deps, { channels, contacts })
@@ -192,6 +197,7 @@ export function buildServices(deps: PlatformDeps, mounted: readonly Reacting[] =
     knowledge: knowledge.service,
     ai: ai.service,
     stats: createStatsService(deps),
+    replies: createRepliesService(deps),
     async close() {
       await channels.close()
       for (const http of [automationsHttp, media.http, knowledge.http, ai.http]) await http.close()

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { loadConfig } from '../config.ts'
+import { modules } from '../modules/index.ts'
 import {
   createMember,
   getMember,
@@ -15,6 +16,7 @@ import type { Role } from '../platform/auth/people.tables.ts'
 import { issueToken, SETUP_TTL_MS } from '../platform/auth/user-tokens.ts'
 import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
+import { collectReactions } from '../services.ts'
 import { asCommand, type CommandIO, type DataCommand } from './command.ts'
 
 type Values = Record<string, string | boolean | undefined>
@@ -124,7 +126,12 @@ export function userCommands(): Record<string, DataCommand> {
         const userId = await memberId(database, accountId, str(values, 'email'))
         return {
           ...(await asCommand(() =>
-            removeMember(database.orm, systemClock, { accountId, userId, actorRole: 'owner' }),
+            removeMember(
+              database.orm,
+              systemClock,
+              { accountId, userId, actorRole: 'owner' },
+              collectReactions(modules).memberLeft,
+            ),
           )),
         }
       },
@@ -140,7 +147,13 @@ export function userCommands(): Record<string, DataCommand> {
         const userId = await memberId(database, accountId, str(values, 'email'))
         const next = role(values)
         return {
-          ...(await asCommand(() => setRole(database.orm, { accountId, userId, role: next, actorRole: 'owner' }))),
+          ...(await asCommand(() =>
+            setRole(
+              database.orm,
+              { accountId, userId, role: next, actorRole: 'owner' },
+              { clock: systemClock, memberLeft: collectReactions(modules).memberLeft },
+            ),
+          )),
         }
       },
       human: memberLine,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { type Json, McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { harnessPerFile } from '../../test/helpers/test-file.ts'
+import { createKey, type Harness } from '../../test/helpers/harness.ts'
+import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { mcpHarnessPerFile } from '../../test/helpers/mcp-file.ts'
 import { recordOptinChange } from '../modules/contacts/index.ts'
 
 // The tools for the web app's own functions (/app): consent history, CSV import, the template and follow-up checks,
@@ -10,18 +10,9 @@ import { recordOptinChange } from '../modules/contacts/index.ts'
 // the tool's outputSchema; the scopes and the account isolation of the /app routes.
 
 let harness: Harness
-const mcpClients = new McpClients()
-
-harnessPerFile({ mcp: mcpClients }, (created) => {
+const { mcp, account } = mcpHarnessPerFile((created) => {
   harness = created
 })
-
-const mcp = (token: string) => mcpClients.connect(token)
-
-async function account() {
-  const created = await createTestAccount(harness)
-  return { ...created, client: await mcp(created.key) }
-}
 
 test('consent history: every opt-in change with its source, oldest first; another account’s contact is a 404', async () => {
   const { accountId, client } = await account()

@@ -3,9 +3,9 @@ import { randomBytes, randomInt } from 'node:crypto'
 import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
-import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
-import { harnessPerFile } from '../../test/helpers/test-file.ts'
+import { createKey, type Harness } from '../../test/helpers/harness.ts'
+import { type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { mcpHarnessPerFile } from '../../test/helpers/mcp-file.ts'
 import { consentHistory, recordOptinChange } from '../modules/contacts/index.ts'
 import { createMember, invite } from '../modules/people/index.ts'
 
@@ -15,18 +15,12 @@ import { createMember, invite } from '../modules/people/index.ts'
 // account's ids are 404; a key without the scope is refused.
 
 let harness: Harness
-const mcpClients = new McpClients()
-
-harnessPerFile({ mcp: mcpClients }, (created) => {
-  harness = created
-})
-
-const mcp = (token: string) => mcpClients.connect(token)
-
-async function account() {
-  const created = await createTestAccount(harness, { plan: { requestsPerMinute: 10_000 } })
-  return { ...created, client: await mcp(created.key) }
-}
+const { mcp, account } = mcpHarnessPerFile(
+  (created) => {
+    harness = created
+  },
+  { account: { plan: { requestsPerMinute: 10_000 } } },
+)
 
 const phone = () => `+49151${randomInt(10_000_000, 99_999_999)}`
 

@@ -8,6 +8,7 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   type IdempotencyScope,
+  refuseClaim,
   releaseIdempotencyKey,
   requestFingerprint,
 } from '../platform/idempotency/idempotency.ts'
@@ -132,18 +133,7 @@ async function storedResult(runtime: ToolRuntime, scope: IdempotencyScope, finge
 }
 
 function replayOf(claim: Awaited<ReturnType<typeof claimIdempotencyKey>>): ToolOutcome {
-  if (claim.kind === 'mismatch') {
-    throw new AppError(
-      422,
-      'idempotency_key_mismatch',
-      'This idempotency_key was used with a different tool or different arguments',
-    )
-  }
-  if (claim.kind === 'in_progress') {
-    throw new AppError(409, 'idempotency_in_progress', 'The first call with this idempotency_key is still running', {
-      headers: { 'retry-after': '1' },
-    })
-  }
+  refuseClaim(claim, { key: 'idempotency_key', request: 'call', other: 'a different tool or different arguments' })
   if (claim.kind !== 'replay') throw new Error('unexpected idempotency claim')
   const body = JSON.parse(claim.body) as Record<string, unknown>
   if (claim.status >= 400) {

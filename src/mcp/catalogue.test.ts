@@ -134,6 +134,15 @@ const NOT_TOOLS: Record<string, string> = {
   'POST /app/sign-in': 'a person signs in in the browser; a tool caller is authenticated already',
   'POST /app/sign-out': 'ends the browser’s session',
   'GET /app/session': 'the browser’s session and CSRF token',
+  'GET /app/events': 'the console’s live stream of inbox changes (Server-Sent Events); tools answer one call each',
+  'GET /app/conversations/{id}/messages':
+    'the console’s thread with the internal notes in their place; a tool caller reads the messages with get_conversation_messages and the notes that concern it with list_mentions',
+  'POST /app/mentions/read':
+    'the console’s read flags of the signed-in member’s mentions (the unread badge); list_mentions shows read, an assistant has no badge to clear',
+  'GET /app/inbox/opening-state':
+    'the console’s closed banner; get_inbox_routing gives open_now with the opening hours',
+  'GET /app/conversations/{id}/routing':
+    'the console’s history of one conversation’s automatic assignments and away messages; get_conversation shows its assignee',
   'POST /app/contacts':
     'the web app’s contact form (national numbers read in the account’s country); assistants use create_contact as the spec defines it',
   'PUT /app/session/language': 'the web app’s interface language of the signed-in person',
@@ -160,8 +169,6 @@ const NOT_TOOLS: Record<string, string> = {
     'the settings page’s copy of PATCH /v1/contact-fields/{key} (update_contact_field)',
   'DELETE /app/contact-fields/{key}':
     'the settings page’s copy of DELETE /v1/contact-fields/{key} (delete_contact_field)',
-  'GET /app/conversations':
-    'the console’s inbox list with each contact’s name and the unread total; list_conversations',
   'GET /app/contacts/condition-fields':
     'the web app’s condition builders’ list of the custom fields with their ops; a tool caller reads the field definitions and is told by a refused condition which op fits',
 }

@@ -24,8 +24,16 @@ const ORDER = [
   'list_messages', 'simulate_inbound_message', 'get_channel_settings', 'get_coexistence', 'set_coexistence',
   'get_consent_settings', 'update_consent_settings',
   // handling conversations
-  'get_conversation', 'close_conversation', 'reopen_conversation', 'assign_conversation', 'mark_conversation_read',
-  'get_message', 'get_contact_activity',
+  'list_inbox', 'get_inbox_counts', 'get_conversation', 'close_conversation', 'reopen_conversation',
+  'snooze_conversation', 'assign_conversation', 'mark_conversation_read', 'get_message', 'get_contact_activity',
+  // the team's internal notes and @mentions
+  'add_conversation_note', 'list_mentions',
+  // the inbox's routing: automatic assignment, opening hours and the away message, members' availability
+  'get_inbox_routing', 'update_assignment_settings', 'update_opening_hours', 'list_member_availability',
+  'set_member_availability',
+  // saved replies: managed, rendered for a contact, sent
+  'list_saved_replies', 'get_saved_reply', 'create_saved_reply', 'update_saved_reply', 'delete_saved_reply',
+  'render_saved_reply', 'send_saved_reply',
   // templates and newsletters
   'filter_templates', 'get_template', 'create_template_with_options', 'update_template', 'submit_template',
   'delete_template', 'duplicate_template', 'preview_template', 'refresh_template_status', 'list_template_sends',

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { account, confirmedContact, domainToolsHarness, mcp, mcpClients } from '../../test/helpers/domain-tools.ts'
+import { type FileServer, startFileServer } from '../../test/helpers/files.ts'
 import { nextPhone } from '../../test/helpers/fixtures.ts'
 import { createKey, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
@@ -12,7 +11,7 @@ import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/
 
 let harness: Harness
 
-let files: Server
+let files: FileServer
 let filesBase: string
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
@@ -23,17 +22,15 @@ let prices = '# Preise\n\nEin Strauß Tulpen kostet 12 Euro.\n'
 
 before(async () => {
   harness = await domainToolsHarness()
-  files = createServer((request, response) => {
-    if (request.url === '/logo.png') response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
-    else if (request.url === '/prices.md') response.writeHead(200, { 'content-type': 'text/markdown' }).end(prices)
-    else response.writeHead(404).end()
+  files = await startFileServer({
+    '/logo.png': { type: 'image/png', body: PNG },
+    '/prices.md': { type: 'text/markdown', body: () => prices },
   })
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve))
-  filesBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`
+  filesBase = files.base
 })
 after(async () => {
   await mcpClients.close()
-  await new Promise((resolve) => files.close(resolve))
+  await files.close()
   await harness.close()
 })
 

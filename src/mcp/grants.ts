@@ -2,6 +2,7 @@ import { and, desc, eq, gt, isNull, max } from 'drizzle-orm'
 import { oauthAccessTokens } from '../platform/auth/auth.tables.ts'
 import { users } from '../platform/auth/people.tables.ts'
 import type { Clock } from '../platform/clock.ts'
+import { inAccount } from '../platform/db/account-rows.ts'
 import type { Db } from '../platform/db/client.ts'
 import { AppError } from '../platform/http/errors.ts'
 import { oauthClients, oauthGrants } from './mcp.tables.ts'
@@ -37,8 +38,9 @@ async function grantRows(db: Db, accountId: string, grantId?: string) {
       and(eq(oauthAccessTokens.accountId, oauthGrants.accountId), eq(oauthAccessTokens.grantId, oauthGrants.id)),
     )
     .where(
-      and(
-        eq(oauthGrants.accountId, accountId),
+      inAccount(
+        oauthGrants,
+        accountId,
         isNull(oauthGrants.revokedAt),
         ...(grantId ? [eq(oauthGrants.id, grantId)] : []),
       ),
@@ -86,8 +88,9 @@ export async function liveTokens(db: Db, clock: Clock, accountId: string, grantI
     .select({ id: oauthAccessTokens.id })
     .from(oauthAccessTokens)
     .where(
-      and(
-        eq(oauthAccessTokens.accountId, accountId),
+      inAccount(
+        oauthAccessTokens,
+        accountId,
         eq(oauthAccessTokens.grantId, grantId),
         gt(oauthAccessTokens.expiresAt, clock.now()),
       ),

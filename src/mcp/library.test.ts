@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
+import { type FileServer, startFileServer } from '../../test/helpers/files.ts'
 import { sandboxAccount } from '../../test/helpers/fixtures.ts'
 import { createHarness, type Harness } from '../../test/helpers/harness.ts'
 import { McpClients, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
@@ -11,7 +10,7 @@ import { createMember } from '../modules/people/index.ts'
 // the statistics, through the SDK's Client against a listening server; files come from a loopback HTTP server.
 
 let harness: Harness
-let files: Server
+let files: FileServer
 let filesBase: string
 const mcpClients = new McpClients()
 
@@ -24,18 +23,15 @@ const MARKDOWN = '# Lieferung\n\nWir liefern Blumen dienstags und freitags in ga
 before(async () => {
   harness = await createHarness({ config: { allowPrivateTargets: true } })
   await mcpClients.listen(harness)
-  files = createServer((request, response) => {
-    if (request.url === '/pixel.png') response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
-    else if (request.url === '/delivery.md') {
-      response.writeHead(200, { 'content-type': 'text/markdown' }).end(MARKDOWN)
-    } else response.writeHead(404).end()
+  files = await startFileServer({
+    '/pixel.png': { type: 'image/png', body: PNG },
+    '/delivery.md': { type: 'text/markdown', body: MARKDOWN },
   })
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve))
-  filesBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`
+  filesBase = files.base
 })
 after(async () => {
   await mcpClients.close()
-  await new Promise((resolve) => files.close(resolve))
+  await files.close()
   await harness.close()
 })
 

@@ -1,27 +1,24 @@
-import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../platform/auth/auth.tables.ts'
+import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountId, accountTable } from '../platform/auth/auth.tables.ts'
 import { users } from '../platform/auth/people.tables.ts'
-import { at } from '../platform/db/columns.ts'
+import { at, createdAt } from '../platform/db/columns.ts'
 
 /**
  * Confirm tokens of two-step tools (migration 0033): only the token's hash is kept; a token is bound to its account,
  * credential, tool and argument hash, expires, and is used once.
  */
-export const toolConfirmations = pgTable(
+export const toolConfirmations = accountTable(
   'tool_confirmations',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     tokenHash: text('token_hash').notNull(),
     credentialId: uuid('credential_id').notNull(),
     tool: text('tool').notNull(),
     argumentsHash: text('arguments_hash').notNull(),
     expiresAt: at('expires_at').notNull(),
     usedAt: at('used_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('tool_confirmations_token_uq').on(t.tokenHash),
     index('tool_confirmations_expires_idx').on(t.expiresAt),
   ],
@@ -32,24 +29,22 @@ export const oauthClients = pgTable('oauth_clients', {
   clientId: text('client_id').primaryKey(),
   clientName: text('client_name').notNull(),
   redirectUris: text('redirect_uris').array().notNull(),
-  createdAt: at('created_at').notNull().defaultNow(),
+  createdAt: createdAt(),
 })
 
 /** One approval: a member let a client act for an account with these scopes at this resource. */
-export const oauthGrants = pgTable(
+export const oauthGrants = accountTable(
   'oauth_grants',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     clientId: text('client_id').notNull(),
     scopes: text('scopes').array().notNull(),
     resource: text('resource').notNull(),
     /** the member who approved it (migration 0041): the tokens live only while they are an active member */
     userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     revokedAt: at('revoked_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_grants_id_uq').on(t.id)],
+  (t) => [uniqueIndex('oauth_grants_id_uq').on(t.id)],
 )
 
 export const oauthCodes = pgTable('oauth_codes', {
@@ -71,7 +66,7 @@ export const oauthRefreshTokens = pgTable(
     grantId: uuid('grant_id').notNull(),
     expiresAt: at('expires_at').notNull(),
     usedAt: at('used_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [index('oauth_refresh_tokens_grant_idx').on(t.accountId, t.grantId)],
 )

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { after, before, describe, test } from 'node:test'
-import { nextPhone, setOptin as recordOptin, sandboxAccount } from '../../test/helpers/fixtures.ts'
+import { contactWhoWrote, nextPhone, sandboxAccount } from '../../test/helpers/fixtures.ts'
 import {
   createHarness,
   createKey,
@@ -40,22 +40,10 @@ const confirmed = toolConfirmed
 let counter = 0
 const outbox = (accountId: string) => sandboxOutboxOf(harness.database.orm, accountId, 'chat')
 
-const setOptin = (account: TestAccount, contactId: string) => recordOptin(harness, account.accountId, contactId)
-
 /** A sandbox-connected account with a confirmed contact who wrote within the last 24 hours. */
 async function ready(name = 'Erika Mustermann') {
   const account = await sandboxAccount(harness, { messagesPerMonth: 100 })
-  const phone = nextPhone()
-  const created = await account.request({ method: 'POST', url: '/v1/contacts', payload: { name, phone } })
-  assert.equal(created.statusCode, 201, created.body)
-  const contactId = created.json().contact.id as string
-  const inbound = await account.request({
-    method: 'POST',
-    url: '/v1/sandbox/inbound',
-    payload: { from: phone, text: 'Hallo' },
-  })
-  assert.equal(inbound.statusCode, 200, inbound.body)
-  await setOptin(account, contactId)
+  const { contactId, phone } = await contactWhoWrote(harness, account, { name })
   return { account, contactId, phone, client: await connect(account.key) }
 }
 

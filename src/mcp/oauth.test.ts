@@ -27,6 +27,16 @@ const form = (url: string, fields: Record<string, string>) =>
     payload: new URLSearchParams(fields).toString(),
   })
 
+/** The code of an approval's redirect (`back`) exchanged for tokens, without a resource indicator. */
+const tokensFor = (back: URL, clientId: string, verifier: string) =>
+  form('/oauth/token', {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code') as string,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+  })
+
 async function register(): Promise<string> {
   const response = await harness.app.inject({
     method: 'POST',
@@ -236,13 +246,7 @@ test('the consent step under /app: session and CSRF token required, accounts of 
   assert.equal(approved.statusCode, 200, approved.body)
   const back = new URL(approved.json().redirect_to)
   assert.equal(back.origin + back.pathname, REDIRECT)
-  const tokens = await form('/oauth/token', {
-    grant_type: 'authorization_code',
-    code: back.searchParams.get('code') as string,
-    redirect_uri: REDIRECT,
-    client_id: clientId,
-    code_verifier: verifier,
-  })
+  const tokens = await tokensFor(back, clientId, verifier)
   assert.equal(tokens.statusCode, 200, tokens.body)
   assert.equal(tokens.json().scope, 'contacts:read', 'a viewer grants only what a viewer may')
   const client = await mcpWith(tokens.json().access_token)
@@ -252,13 +256,7 @@ test('the consent step under /app: session and CSRF token required, accounts of 
   // who leaves the account takes the assistant's access along (the tokens and the refresh token stop working)
   const forBakery = await decide(session, { account_id: bakery.accountId, decision: 'approve' })
   const bakeryBack = new URL(forBakery.json().redirect_to)
-  const bakeryTokens = await form('/oauth/token', {
-    grant_type: 'authorization_code',
-    code: bakeryBack.searchParams.get('code') as string,
-    redirect_uri: REDIRECT,
-    client_id: clientId,
-    code_verifier: verifier,
-  })
+  const bakeryTokens = await tokensFor(bakeryBack, clientId, verifier)
   assert.equal(bakeryTokens.statusCode, 200, bakeryTokens.body)
   const bakeryClient = await mcpWith(bakeryTokens.json().access_token)
   await toolOk(bakeryClient, 'create_contact', { name: 'Erika', email: 'erika@example.org' })

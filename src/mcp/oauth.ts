@@ -6,6 +6,7 @@ import { generateOAuthToken, hashSecret } from '../platform/auth/credentials.ts'
 import { memberships } from '../platform/auth/people.tables.ts'
 import { isScope, SCOPES, type Scope } from '../platform/auth/scopes.ts'
 import type { Clock } from '../platform/clock.ts'
+import { inAccount } from '../platform/db/account-rows.ts'
 import type { Db } from '../platform/db/client.ts'
 import type { RateLimiter } from '../platform/rate-limit/rate-limiter.ts'
 import { type ClientMetadataOptions, clientMetadataFetcher, isClientMetadataUrl } from './client-metadata.ts'
@@ -265,13 +266,7 @@ async function activeGrant(db: Db, accountId: string, grantId: string) {
     const [membership] = await db
       .select({ userId: memberships.userId })
       .from(memberships)
-      .where(
-        and(
-          eq(memberships.accountId, accountId),
-          eq(memberships.userId, grant.userId),
-          eq(memberships.status, 'active'),
-        ),
-      )
+      .where(inAccount(memberships, accountId, eq(memberships.userId, grant.userId), eq(memberships.status, 'active')))
     if (!membership) throw new OAuthError('invalid_grant', 'The member who approved this grant left the account')
   }
   return grant

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import { signedInMember } from '../../test/helpers/fixtures.ts'
 import { createKey, createTestAccount, type Harness } from '../../test/helpers/harness.ts'
-import { type Json, McpClients, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
+import { mcpHarnessPerFile } from '../../test/helpers/mcp-file.ts'
 import { approvedAssistantToken } from '../../test/helpers/oauth.ts'
-import { harnessPerFile } from '../../test/helpers/test-file.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
 
 // The team and credential tools: a member's permission decides (owners and admins), as on /app/team and /app/keys.
@@ -13,13 +13,9 @@ import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
 // outputSchema), and through POST /app/{tool_name} with sessions of other roles.
 
 let harness: Harness
-const mcpClients = new McpClients()
-
-harnessPerFile({ mcp: mcpClients }, (created) => {
+const { mcp } = mcpHarnessPerFile((created) => {
   harness = created
 })
-
-const mcp = (token: string) => mcpClients.connect(token)
 
 async function person(accountId: string, role: 'owner' | 'admin' | 'member' | 'viewer') {
   const email = `p${randomBytes(6).toString('hex')}@example.org`

@@ -10,6 +10,7 @@ import { mediaModule } from './media/index.ts'
 import { messagingModule } from './messaging/index.ts'
 import { newslettersModule } from './newsletters/index.ts'
 import { peopleModule } from './people/index.ts'
+import { repliesModule } from './replies/index.ts'
 import { statsModule } from './stats/index.ts'
 import { templatesModule } from './templates/index.ts'
 import { webhooksModule } from './webhooks/index.ts'
@@ -34,4 +35,5 @@ export const modules = [
   mediaModule,
   knowledgeModule,
   peopleModule,
+  repliesModule,
 ]

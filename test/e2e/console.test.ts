@@ -343,7 +343,12 @@ describe('the console', () => {
     await page.getByRole('radio', { name: 'Fixed time of day' }).check()
     await page.getByLabel('Time (HH:MM)').fill('09:30')
     await page.getByLabel('Time zone (such as Europe/Berlin)').fill('Europe/Vienna')
-    await page.getByRole('button', { name: 'Save' }).last().click()
+    // the follow-up timing's own Save (the routing sections below have theirs)
+    await page
+      .locator('form')
+      .filter({ has: page.getByLabel('Time (HH:MM)') })
+      .getByRole('button', { name: 'Save' })
+      .click()
     await page.getByText('Saved.').last().waitFor()
     await accessibleShot(page, 'settings')
 

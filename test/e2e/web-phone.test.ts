@@ -141,6 +141,20 @@ describe('the console on a phone and on a desktop', () => {
     await page.waitForFunction(`document.title === '(1) Herold'`)
     await checks.accessibleShot(page, 'phone inbox thread', 'phone-inbox-thread')
 
+    // an internal note from the phone: the Note switch, its composer in view, the note in the thread set apart
+    await page.getByRole('button', { name: 'Note', exact: true }).click()
+    const note = page.getByRole('textbox', { name: 'Internal note' })
+    const noteBox = await note.boundingBox()
+    assert.ok(
+      noteBox && noteBox.y + noteBox.height <= PHONE.height,
+      `the note box is in view: ${JSON.stringify(noteBox)}`,
+    )
+    await note.fill('Brezeln für morgen zurückgelegt.')
+    await page.getByRole('button', { name: 'Save note' }).click()
+    await thread.locator('li.internal-note', { hasText: 'Brezeln für morgen zurückgelegt.' }).waitFor()
+    await checks.accessibleShot(page, 'phone inbox note', 'phone-inbox-note')
+    await page.getByRole('button', { name: 'Reply', exact: true }).click()
+
     // a new message appears without a reload
     await page.evaluate('window.stayed = true')
     await inbound(CUSTOMER, 'Und zwei Laugenstangen, bitte.')

@@ -61,6 +61,13 @@ export async function createContact(account: TestAccount, body: Json = {}): Prom
 
 export const confirm = (account: TestAccount, contactId: string) => setOptin(harness, account.accountId, contactId)
 
+/** A new contact whose chat opt-in is confirmed; its id. */
+export async function confirmedContact(account: TestAccount): Promise<string> {
+  const contactId = await createContact(account)
+  await confirm(account, contactId)
+  return contactId
+}
+
 /** A new template of the account (named `prefix` and a number), as the API answers it. */
 export async function createTemplate(account: TestAccount, content: string, prefix = 'Danke'): Promise<Json> {
   const created = await account.request({
@@ -95,12 +102,17 @@ export async function active(account: TestAccount, payload: Json): Promise<Json>
   return { ...activated.json(), signing_secret: created.json().signing_secret }
 }
 
-/** Starts a run of an active automation for a contact (202); its id. */
-export async function trigger(account: TestAccount, automationId: string, contactId: string): Promise<string> {
+/** Starts a run of an active automation for a contact, with the trigger's `data` if given (202); its id. */
+export async function trigger(
+  account: TestAccount,
+  automationId: string,
+  contactId: string,
+  data?: Json,
+): Promise<string> {
   const started = await account.request({
     method: 'POST',
     url: `/v1/automations/${automationId}/trigger`,
-    payload: { contact_id: contactId },
+    payload: data === undefined ? { contact_id: contactId } : { contact_id: contactId, data },
   })
   assert.equal(started.statusCode, 202, started.body)
   return started.json().run_id as string

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { crc32, deflateSync } from 'node:zlib'
 
 // Files a test sends as media: real images, and hostile ones that run script wherever a browser lets them.
@@ -77,4 +79,28 @@ export function hostileFiles(tag: string): Array<{ name: string; mime: string; d
     mime,
     data: Buffer.from(wrap(attackScript(`${tag} ${name}`))),
   }))
+}
+
+/** A file a loopback file server answers: its content type and body (a function to change it between requests). */
+export type ServedFile = { type: string; body: Buffer | string | (() => Buffer | string) }
+
+export interface FileServer {
+  /** `http://127.0.0.1:<port>`; a path not in the server's files answers 404. */
+  base: string
+  close(): Promise<void>
+}
+
+/** An HTTP server on a loopback port that answers the given paths with their files and anything else with 404. */
+export async function startFileServer(files: Record<string, ServedFile>): Promise<FileServer> {
+  const server = createServer((request, response) => {
+    const file = Object.hasOwn(files, request.url ?? '') ? files[request.url ?? ''] : undefined
+    if (!file) return void response.writeHead(404).end()
+    const body = typeof file.body === 'function' ? file.body() : file.body
+    response.writeHead(200, { 'content-type': file.type }).end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+  }
 }

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomInt } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import { sql } from 'drizzle-orm'
 import { recordOptinChange } from '../../src/modules/contacts/index.ts'
 import { createMember } from '../../src/modules/people/index.ts'
 import type { Role } from '../../src/platform/auth/people.tables.ts'
+import { rows } from '../../src/platform/db/rows.ts'
 import { webAppBuilt } from '../../src/platform/http/web-app.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
 import { freePort } from './process.ts'
@@ -21,6 +23,13 @@ export function phoneSequence(prefix = '+4917'): () => string {
 }
 
 export const nextPhone = phoneSequence('+4917')
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
+export type Json = Record<string, any>
+
+let uniqueCounter = 0
+/** A string no other call in this test process (nor another process sharing the database) gives. */
+export const unique = () => `${process.pid}-${Date.now()}-${++uniqueCounter}`
 
 /** An account with a plan and its chat channel connected to the sandbox provider. */
 export async function sandboxAccount(
@@ -121,4 +130,96 @@ export async function signedInMember(
   const { accountId, role, email, password, name = 'M' } = member
   const user = await createMember(harness.database.orm, { accountId, email, name, password, role })
   return { id: user.id, ...(await signIn(harness, { email, password }, remoteAddress)) }
+}
+
+/** An /app request with a member's session: the cookie, and the CSRF token on every changing request. */
+export type AppCall = (
+  method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE',
+  url: string,
+  payload?: Json,
+) => Promise<{ status: number; body: Json }>
+
+/** A member of the account with this role, signed in to /app, and a call with their session. */
+export async function appMember(
+  harness: Harness,
+  account: { accountId: string },
+  { role = 'member', name = 'M' }: { role?: Role; name?: string } = {},
+): Promise<{ id: string; call: AppCall }> {
+  const signed = await signedInMember(harness, {
+    accountId: account.accountId,
+    email: `member-${unique()}@example.org`,
+    password: 'member password 12',
+    role,
+    name,
+  })
+  return {
+    id: signed.id,
+    async call(method, url, payload) {
+      const headers = method === 'GET' ? { cookie: signed.cookie } : signed.headers
+      const response = await harness.app.inject({
+        method,
+        url,
+        headers,
+        payload: method === 'GET' ? undefined : payload,
+      })
+      return { status: response.statusCode, body: response.json() as Json }
+    },
+  }
+}
+
+/**
+ * A contact created through REST who then wrote through the sandbox, the chat opt-in confirmed: a contact who wrote
+ * within 24 hours, with its conversation.
+ */
+export async function contactWhoWrote(
+  harness: Harness,
+  account: TestAccount,
+  { name = 'Erika Mustermann', email }: { name?: string; email?: string } = {},
+): Promise<{ contactId: string; phone: string; conversationId: string }> {
+  const phone = nextPhone()
+  const created = await account.request({
+    method: 'POST',
+    url: '/v1/contacts',
+    payload: { name, phone, ...(email ? { email } : {}) },
+  })
+  assert.equal(created.statusCode, 201, created.body)
+  const contactId = created.json().contact.id as string
+  await sandboxInbound(account, { from: phone, text: 'Hallo' })
+  await setOptin(harness, account.accountId, contactId)
+  const [conversation] = rows<{ id: string }>(
+    await harness.database.orm.execute(
+      sql`SELECT id FROM conversations WHERE account_id = ${account.accountId} AND contact_id = ${contactId}`,
+    ),
+  )
+  return { contactId, phone, conversationId: conversation.id }
+}
+
+/** The body of an /app answer below 300; otherwise the test fails with the status and body. */
+export async function succeeded(answer: ReturnType<AppCall>): Promise<Json> {
+  const { status, body } = await answer
+  assert.ok(status < 300, `${status} ${JSON.stringify(body)}`)
+  return body
+}
+
+/** A customer's message through the sandbox (with a profile name where given); the id of its conversation. */
+export async function inboundConversation(
+  harness: Harness,
+  account: TestAccount,
+  from: string,
+  text = 'Hallo?',
+  name?: string,
+): Promise<string> {
+  await sandboxInbound(account, { from, text, ...(name ? { name } : {}) })
+  return conversationWith(harness, account, from)
+}
+
+/** The id of the account's conversation with the contact of this phone number; the test fails when there is none. */
+export async function conversationWith(harness: Harness, account: TestAccount, phone: string): Promise<string> {
+  const found = rows<{ id: string }>(
+    await harness.database.orm.execute(sql`
+      SELECT c.id FROM conversations c JOIN contacts k ON k.account_id = c.account_id AND k.id = c.contact_id
+      WHERE c.account_id = ${account.accountId} AND k.phone = ${phone}`),
+  )
+  assert.ok(found[0], `no conversation for ${phone}`)
+  return found[0].id
 }

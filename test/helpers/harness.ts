@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
@@ -8,7 +8,12 @@ import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
 import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
-import { memoryRateLimiter, type RateLimiter, redisRateLimiter } from '../../src/platform/rate-limit/rate-limiter.ts'
+import {
+  memoryRateLimiter,
+  type RateLimiter,
+  REQUESTS_PER_MINUTE,
+  redisRateLimiter,
+} from '../../src/platform/rate-limit/rate-limiter.ts'
 import { buildServices, type MountedModule, moduleJobs, mountedModules, type Services } from '../../src/services.ts'
 import { createScratchDatabase } from './scratch-database.ts'
 
@@ -51,7 +56,12 @@ export async function createHarness(
     { databaseUrl, publicUrl: 'http://herold.test', secretKey: randomBytes(32).toString('base64'), ...options.config },
   )
   const redisUrl = process.env.HEROLD_TEST_REDIS_URL || undefined
-  const rateLimiter = options.rateLimiter ?? (redisUrl ? redisRateLimiter(redisUrl) : memoryRateLimiter())
+  // counters of this harness only: test files run side by side on one Redis, all signing in from 127.0.0.1
+  const rateLimiter =
+    options.rateLimiter ??
+    (redisUrl
+      ? redisRateLimiter(redisUrl, REQUESTS_PER_MINUTE, 60, `herold-test:${randomUUID()}:rl`)
+      : memoryRateLimiter())
   const mounted = [...mountedModules, ...(options.extraModules ?? [])]
   // the extra modules' reactions (a test's probe) are handed to the services like the application's own
   const services = buildServices({ config, database, clock, rateLimiter }, mounted)

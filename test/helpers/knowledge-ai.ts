@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { after, before } from 'node:test'
 import { drainJobs } from './fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from './harness.ts'
 
@@ -103,6 +104,27 @@ export async function aiHarness(ai: FakeAi): Promise<Harness> {
 }
 
 export const drain = () => drainJobs(harness)
+
+/**
+ * A fake endpoint and a harness (by default the one against it) made before the tests of the file or describe block
+ * and closed after them; `ready` receives both.
+ */
+export function withAiHarness(
+  ready: (harness: Harness, ai: FakeAi) => void,
+  make: (ai: FakeAi) => Promise<Harness> = aiHarness,
+): void {
+  let made: Harness | undefined
+  let fake: FakeAi | undefined
+  before(async () => {
+    fake = await startFakeAi()
+    made = await make(fake)
+    ready(made, fake)
+  })
+  after(async () => {
+    await made?.close()
+    await fake?.close()
+  })
+}
 
 /** A German account on the sandbox with the returns document and AI replies (and optionally tags) on. */
 export async function aiAccount(settings: Json = { replies_enabled: true }): Promise<TestAccount> {

@@ -10,6 +10,16 @@ export const HOUR = 3600_000
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 export type Json = Record<string, any>
 
+/** POST /v1/newsletters/{id}/schedule at `scheduledAt` (with an Idempotency-Key where given). */
+export function scheduleNewsletter(account: TestAccount, id: string, scheduledAt: string, key?: string) {
+  return account.request({
+    method: 'POST',
+    url: `/v1/newsletters/${id}/schedule`,
+    payload: { scheduled_at: scheduledAt },
+    ...(key ? { headers: { 'idempotency-key': key } } : {}),
+  })
+}
+
 export function newsletterHelpers(harness: () => Harness) {
   const nextPhone = phoneSequence('+4916')
   const deps = () => ({ config: harness().config, database: harness().database, clock: harness().clock })
@@ -68,17 +78,8 @@ export function newsletterHelpers(harness: () => Harness) {
 
   const inHours = (hours: number) => new Date(harness().clock.now().getTime() + hours * HOUR).toISOString()
 
-  function schedule(account: TestAccount, id: string, scheduledAt: string, key?: string) {
-    return account.request({
-      method: 'POST',
-      url: `/v1/newsletters/${id}/schedule`,
-      payload: { scheduled_at: scheduledAt },
-      ...(key ? { headers: { 'idempotency-key': key } } : {}),
-    })
-  }
-
   const status = async (account: TestAccount, id: string): Promise<Json> =>
     (await account.request({ method: 'GET', url: `/v1/newsletters/${id}/status` })).json()
 
-  return { deps, drain, sandboxAccount, contact, draft, inHours, schedule, status }
+  return { deps, drain, sandboxAccount, contact, draft, inHours, schedule: scheduleNewsletter, status }
 }

@@ -29,7 +29,7 @@ const verbs = new Set(
     'list get create update delete add remove submit duplicate refresh enable disable rotate test redeliver send ' +
     'simulate activate pause trigger cancel schedule preview check enroll stop set move upload search call look ' +
     'export count bulk rename mark assign close reopen request opt estimate ask sign change complete accept revoke ' +
-    'resend invite decide import'
+    'resend invite decide import stream render snooze'
   ).split(' '),
 )
 

@@ -2,11 +2,8 @@ import { operationTools } from '../../platform/tools/from-operation.ts'
 import { getAccount, getUsage, updateAccount } from './account.app.ts'
 import { type AccountServices, getMe } from './account.routes.ts'
 
-// Each tool stands for an operation of account.routes.ts or account.app.ts: its arguments, limits, scope and answer
-// are the operation's.
 const tool = operationTools<AccountServices>()
 
-/** In the order the tool server lists them. */
 export const accountTools = [
   tool(getMe, {
     name: 'get_account',
@@ -28,7 +25,6 @@ export const accountTools = [
   }),
   tool(getUsage, {
     name: 'get_usage',
-    title: 'Usage against the plan',
     description:
       'What the plan allows and how much is used: messages this month (in the account’s timezone), contacts and webhook subscriptions, each with used, limit and left, and the API rate limit.',
   }),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { signedInMember } from '../../../test/helpers/fixtures.ts'
+import { appMember, type Json } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
@@ -13,31 +13,12 @@ harnessPerFile((created) => {
   harness = created
 })
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
-type Json = Record<string, any>
 let counter = 0
 
 async function member(role: Role, account?: TestAccount) {
   const owned = account ?? (await createTestAccount(harness))
-  const email = `check-${process.pid}-${++counter}@example.org`
-  const { headers } = await signedInMember(harness, {
-    accountId: owned.accountId,
-    email,
-    password: 'check password 1',
-    role,
-  })
-  return {
-    account: owned,
-    async check(payload: unknown) {
-      const response = await harness.app.inject({
-        method: 'POST',
-        url: '/app/automations/check',
-        headers,
-        payload: payload as Json,
-      })
-      return { status: response.statusCode, body: response.json() as Json }
-    },
-  }
+  const { call } = await appMember(harness, owned, { role })
+  return { account: owned, check: (payload: unknown) => call('POST', '/app/automations/check', payload as Json) }
 }
 
 async function template(account: TestAccount): Promise<string> {

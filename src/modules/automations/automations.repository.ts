@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { accountRowFinder, inAccount, newestFirst, updateAccountRow } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordsetSql, rows } from '../../platform/db/rows.ts'
 import { countSends } from '../messaging/index.ts'
@@ -18,23 +19,11 @@ export async function insertAutomation(tx: Db, row: typeof automations.$inferIns
   await tx.insert(automations).values(row)
 }
 
-export async function findAutomation(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {
-  const query = db
-    .select()
-    .from(automations)
-    .where(and(eq(automations.accountId, accountId), eq(automations.id, id)))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row ?? null
-}
+export const findAutomation = accountRowFinder(automations)
 
 export async function listAutomations(db: Db, accountId: string, limit: number, offset: number) {
-  return db
-    .select()
-    .from(automations)
-    .where(eq(automations.accountId, accountId))
-    .orderBy(desc(automations.createdAt), desc(automations.id))
-    .limit(limit + 1)
-    .offset(offset)
+  const query = db.select().from(automations).where(inAccount(automations, accountId)).$dynamic()
+  return newestFirst(query, { at: automations.createdAt, id: automations.id }, { limit, offset })
 }
 
 export async function updateAutomation(
@@ -104,16 +93,8 @@ export async function deleteSource(tx: Db, accountId: string, automationId: stri
     .where(and(eq(automationSources.accountId, accountId), eq(automationSources.automationId, automationId)))
 }
 
-export async function updateSource(
-  tx: Db,
-  accountId: string,
-  id: string,
-  change: Partial<typeof automationSources.$inferInsert>,
-) {
-  await tx
-    .update(automationSources)
-    .set(change)
-    .where(and(eq(automationSources.accountId, accountId), eq(automationSources.id, id)))
+export function updateSource(tx: Db, accountId: string, id: string, change: Partial<SourceRow>) {
+  return updateAccountRow(tx, automationSources, accountId, id, change)
 }
 
 /** One more event at a source: counts and times in one statement. */
@@ -126,17 +107,16 @@ export async function countSourceEvent(tx: Db, accountId: string, id: string, at
 }
 
 export async function listSources(db: Db, accountId: string, limit: number, offset: number) {
-  return db
+  const query = db
     .select({ source: automationSources, automation: automations })
     .from(automationSources)
     .innerJoin(
       automations,
       and(eq(automations.accountId, automationSources.accountId), eq(automations.id, automationSources.automationId)),
     )
-    .where(eq(automationSources.accountId, accountId))
-    .orderBy(desc(automationSources.createdAt), desc(automationSources.id))
-    .limit(limit + 1)
-    .offset(offset)
+    .where(inAccount(automationSources, accountId))
+    .$dynamic()
+  return newestFirst(query, { at: automationSources.createdAt, id: automationSources.id }, { limit, offset })
 }
 
 export async function insertRuns(tx: Db, rows: Array<typeof automationRuns.$inferInsert>) {
@@ -164,14 +144,7 @@ export async function insertRuns(tx: Db, rows: Array<typeof automationRuns.$infe
       state text, source text, steps jsonb, data jsonb, created_at timestamptz)`)
 }
 
-export async function findRun(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {
-  const query = db
-    .select()
-    .from(automationRuns)
-    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.id, id)))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row ?? null
-}
+export const findRun = accountRowFinder(automationRuns)
 
 /**
  * A batch of an account's runs with their automations, the runs locked in id order (the order every batch takes
@@ -220,25 +193,16 @@ export async function writeRuns(tx: Db, accountId: string, list: RunRow[]) {
 }
 
 export async function listRuns(db: Db, accountId: string, automationId: string, limit: number, offset: number) {
-  return db
+  const query = db
     .select()
     .from(automationRuns)
-    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.automationId, automationId)))
-    .orderBy(desc(automationRuns.createdAt), desc(automationRuns.id))
-    .limit(limit + 1)
-    .offset(offset)
+    .where(inAccount(automationRuns, accountId, eq(automationRuns.automationId, automationId)))
+    .$dynamic()
+  return newestFirst(query, { at: automationRuns.createdAt, id: automationRuns.id }, { limit, offset })
 }
 
-export async function updateRun(
-  tx: Db,
-  accountId: string,
-  id: string,
-  change: Partial<typeof automationRuns.$inferInsert>,
-) {
-  await tx
-    .update(automationRuns)
-    .set(change)
-    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.id, id)))
+export function updateRun(tx: Db, accountId: string, id: string, change: Partial<RunRow>) {
+  return updateAccountRow(tx, automationRuns, accountId, id, change)
 }
 
 /** The runs that waited while their automation was paused: they go on (ids returned for their jobs). */
@@ -275,8 +239,9 @@ export async function calendarEvent(db: Db, accountId: string, sourceId: string,
     .select()
     .from(automationCalendarEvents)
     .where(
-      and(
-        eq(automationCalendarEvents.accountId, accountId),
+      inAccount(
+        automationCalendarEvents,
+        accountId,
         eq(automationCalendarEvents.sourceId, sourceId),
         eq(automationCalendarEvents.uid, uid),
       ),
@@ -300,8 +265,9 @@ export async function setCalendarRun(tx: Db, accountId: string, sourceId: string
     .update(automationCalendarEvents)
     .set({ runId })
     .where(
-      and(
-        eq(automationCalendarEvents.accountId, accountId),
+      inAccount(
+        automationCalendarEvents,
+        accountId,
         eq(automationCalendarEvents.sourceId, sourceId),
         eq(automationCalendarEvents.uid, uid),
       ),

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../../platform/http/errors.ts'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import type { RateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { BuildingBlocks, buildingBlocks } from './automations.blocks.ts'
@@ -47,10 +48,7 @@ export const listAutomations = operation({
   tags,
   query: ListQuery,
   response: AutomationPage,
-  async handle({ automations }, { tenant, query }) {
-    const { items, ...page } = await automations.list(tenant, query)
-    return { automations: items, ...page }
-  },
+  handle: async ({ automations }, { tenant, query }) => namedPage('automations', await automations.list(tenant, query)),
 })
 
 export const createAutomation = operation({
@@ -168,10 +166,8 @@ export const listAutomationRuns = operation({
   params: AutomationParams,
   query: ListQuery,
   response: RunPage,
-  async handle({ automations }, { tenant, params, query }) {
-    const { items, ...page } = await automations.runs(tenant, params.id, query)
-    return { runs: items, ...page }
-  },
+  handle: async ({ automations }, { tenant, params, query }) =>
+    namedPage('runs', await automations.runs(tenant, params.id, query)),
 })
 
 export const getAutomationRun = operation({
@@ -255,10 +251,8 @@ export const listAutomationWebhooks = operation({
   tags: ['automations', 'webhooks'],
   query: ListQuery,
   response: AutomationWebhookPage,
-  async handle({ automations }, { tenant, query }) {
-    const { items, ...page } = await automations.addresses(tenant, query)
-    return { automation_webhooks: items, ...page }
-  },
+  handle: async ({ automations }, { tenant, query }) =>
+    namedPage('automation_webhooks', await automations.addresses(tenant, query)),
 })
 
 export function automationsRoutes(automations: AutomationsService) {

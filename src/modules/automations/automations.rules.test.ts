@@ -120,23 +120,16 @@ describe('step checks', () => {
 
 describe('wait until a time of day', () => {
   test('the next 09:00 in Berlin, across the change to summer time', () => {
-    assert.equal(
-      nextTimeOfDay(new Date('2026-03-28T10:00:00Z'), '09:00', 'Europe/Berlin').toISOString(),
-      '2026-03-29T07:00:00.000Z',
-    )
-    assert.equal(
-      nextTimeOfDay(new Date('2026-03-29T06:59:00Z'), '09:00', 'Europe/Berlin').toISOString(),
-      '2026-03-29T07:00:00.000Z',
-    )
-    assert.equal(
-      nextTimeOfDay(new Date('2026-10-24T08:30:00Z'), '09:00', 'Europe/Berlin').toISOString(),
-      '2026-10-25T08:00:00.000Z',
-    )
-    // exactly the time of day: now, not tomorrow
-    assert.equal(
-      nextTimeOfDay(new Date('2026-03-29T07:00:00Z'), '09:00', 'Europe/Berlin').toISOString(),
-      '2026-03-29T07:00:00.000Z',
-    )
+    const cases = [
+      ['2026-03-28T10:00:00Z', '2026-03-29T07:00:00.000Z'],
+      ['2026-03-29T06:59:00Z', '2026-03-29T07:00:00.000Z'],
+      ['2026-10-24T08:30:00Z', '2026-10-25T08:00:00.000Z'],
+      // exactly the time of day: now, not tomorrow
+      ['2026-03-29T07:00:00Z', '2026-03-29T07:00:00.000Z'],
+    ]
+    for (const [now, next] of cases) {
+      assert.equal(nextTimeOfDay(new Date(now as string), '09:00', 'Europe/Berlin').toISOString(), next, `after ${now}`)
+    }
   })
 
   test('property: the result is at or after now, within 25 hours, and shows HH:MM on the zone’s clock', () => {

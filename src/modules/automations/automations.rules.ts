@@ -1,3 +1,4 @@
+import { wallClock } from '../../platform/wall-clock.ts'
 import type { FieldCondition } from '../contacts/index.ts'
 import type { Step, Trigger } from './automations.schemas.ts'
 
@@ -133,7 +134,10 @@ function fieldAt(data: Record<string, unknown>, path: string): unknown {
 }
 
 /** A branch condition answered from what the run has at hand (contact_field conditions are read from the database). */
-export type SubjectCondition = Exclude<Extract<Step, { type: 'branch' }>['condition'], { type: 'contact_field' }>
+export type SubjectCondition = Exclude<
+  Extract<Step, { type: 'branch' }>['condition'],
+  { type: 'contact_field' } | { type: 'within_opening_hours' }
+>
 
 export function conditionHolds(condition: SubjectCondition, subject: ConditionSubject) {
   if (condition.type === 'has_tag') return subject.tags.includes(condition.tag)
@@ -174,27 +178,12 @@ export function keywordMatches(text: string, keywords: string[]): boolean {
   })
 }
 
-function zonedParts(instant: Date, timezone: string) {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: timezone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(instant)
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value)
-  return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute') }
-}
-
 /** The instant of a wall-clock time in a zone (the later one in a repeated hour, shifted forward in a gap). */
 function zonedInstant(year: number, month: number, day: number, hour: number, minute: number, timezone: string) {
   const guess = Date.UTC(year, month - 1, day, hour, minute)
   let instant = guess
   for (let i = 0; i < 3; i++) {
-    const p = zonedParts(new Date(instant), timezone)
+    const p = wallClock(new Date(instant), timezone)
     const shown = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute)
     instant += guess - shown
   }
@@ -204,7 +193,7 @@ function zonedInstant(year: number, month: number, day: number, hour: number, mi
 /** The next instant at or after `now` at HH:MM in the zone (today when not yet past, else tomorrow). */
 export function nextTimeOfDay(now: Date, time: string, timezone: string): Date {
   const [hour, minute] = time.split(':').map(Number)
-  const today = zonedParts(now, timezone)
+  const today = wallClock(now, timezone)
   for (let dayOffset = 0; dayOffset <= 2; dayOffset++) {
     const date = new Date(Date.UTC(today.year, today.month - 1, today.day + dayOffset))
     const candidate = zonedInstant(

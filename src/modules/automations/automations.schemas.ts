@@ -111,10 +111,18 @@ const Condition = discriminated(
           "a condition on one of the contact's custom fields, read when the step runs: {field, op, value?, days?, ignore_year?} as in newsletter segments",
       },
     ),
+    Type.Object(
+      { type: Type.Literal('within_opening_hours') },
+      {
+        additionalProperties: false,
+        description:
+          "the account's opening hours (the inbox's, with days off and time zone) hold when the step runs; always true while opening hours are off",
+      },
+    ),
   ],
   {
     description:
-      "has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field)",
+      "has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs)",
   },
 )
 

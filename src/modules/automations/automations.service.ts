@@ -6,7 +6,7 @@ import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
 import { withGermanAliases } from '../../platform/http/serializer.ts'
 import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
-import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
+import { cancelQueuedJobs } from '../../platform/jobs/jobs.ts'
 import {
   contactForAutomation,
   fieldConditionProblems,
@@ -16,6 +16,7 @@ import {
 import { CONTACT_VARIABLES, type TemplatesService } from '../templates/index.ts'
 import * as repo from './automations.repository.ts'
 import { applySafetyRules, fieldConditionOf, type Step, stepProblems, type Trigger } from './automations.rules.ts'
+import { enqueueRunJobs } from './automations.start.ts'
 import {
   type AutomationsEngineDeps,
   automationsEngine,
@@ -267,15 +268,11 @@ export function automationsService(deps: AutomationsDeps) {
         const row = await repo.updateAutomation(tx, tenant.accountId, id, { status: 'active', updatedAt: now })
         if (!row) throw notFound('automation')
         const released = await repo.releasePausedRuns(tx, tenant.accountId, id, now)
-        await enqueue(
+        await enqueueRunJobs(
           tx,
           clock,
-          released.map((runId) => ({
-            accountId: tenant.accountId,
-            queue: RUN_QUEUE,
-            payload: { run_id: runId },
-            concurrencyKey: runId,
-          })),
+          tenant.accountId,
+          released.map((runId) => ({ id: runId })),
         )
         const source = await repo.sourceOf(tx, tenant.accountId, id)
         await engine.ensurePolling(tx, tenant.accountId, source)

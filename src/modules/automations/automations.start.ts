@@ -38,17 +38,23 @@ export async function startRuns(
     updatedAt: now,
   }))
   await repo.insertRuns(tx, rows)
-  await enqueue(
+  await enqueueRunJobs(tx, clock, automation.accountId, rows)
+  return rows.map((row) => row.id)
+}
+
+/** The next job of each run of an account (its steps' walk), in one statement: at `runAt` where given, else now. */
+export function enqueueRunJobs(tx: Db, clock: Clock, accountId: string, runs: Array<{ id: string; runAt?: Date }>) {
+  return enqueue(
     tx,
     clock,
-    rows.map((row) => ({
-      accountId: row.accountId,
+    runs.map((run) => ({
+      accountId,
       queue: RUN_QUEUE,
-      payload: { run_id: row.id },
-      concurrencyKey: row.id,
+      payload: { run_id: run.id },
+      runAt: run.runAt,
+      concurrencyKey: run.id,
     })),
   )
-  return rows.map((row) => row.id)
 }
 
 function signalStarts(automation: repo.AutomationRow, signal: Signal): boolean {

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
+import { accountRowKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 import type { RunLogEntry, Step, Trigger } from './automations.rules.ts'
 
@@ -9,11 +9,9 @@ export const RUN_STATES = ['running', 'waiting', 'completed', 'failed', 'cancell
 export type RunState = (typeof RUN_STATES)[number]
 
 /** An automation: one trigger and ordered steps; the steps are kept as the safety rules left them. */
-export const automations = pgTable(
+export const automations = accountTable(
   'automations',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     name: text('name').notNull(),
     status: text('status', { enum: AUTOMATION_STATUSES }).notNull(),
     intent: text('intent').notNull(),
@@ -28,7 +26,6 @@ export const automations = pgTable(
     ...timestamps(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     index('automations_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     index('automations_trigger_idx').on(t.accountId, t.triggerKind).where(sql`${t.status} = 'active'`),
   ],
@@ -54,7 +51,7 @@ export const automationSources = pgTable(
     createdAt: at('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     uniqueIndex('automation_sources_id_uq').on(t.id),
     uniqueIndex('automation_sources_automation_uq').on(t.accountId, t.automationId),
     foreignKey({
@@ -110,7 +107,7 @@ export const automationRuns = pgTable(
     finishedAt: at('finished_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     index('automation_runs_automation_idx').on(t.accountId, t.automationId, t.createdAt.desc(), t.id.desc()),
     index('automation_runs_contact_idx').on(t.accountId, t.contactId).where(sql`${t.contactId} IS NOT NULL`),
     index('automation_runs_paused_idx')

@@ -1,51 +1,28 @@
 import { Type } from 'typebox'
-import { ContactId, Uuid } from '../../platform/tools/common.ts'
+import { ContactId, idempotencyKey, Uuid } from '../../platform/tools/common.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import type { ContactsService } from '../contacts/index.ts'
 import { checkAutomation } from './automations.app.ts'
-import {
-  type AutomationsServices,
-  activateAutomation,
-  cancelAutomationRun,
-  createAutomation,
-  deleteAutomation,
-  duplicateAutomation,
-  getAutomation,
-  getAutomationRun,
-  getAutomationStatistics,
-  listAutomationBuildingBlocks,
-  listAutomationRuns,
-  listAutomations,
-  listAutomationWebhooks,
-  pauseAutomation,
-  triggerAutomation,
-  updateAutomation,
-} from './automations.routes.ts'
+import * as automations from './automations.routes.ts'
 
-// Each tool stands for an operation of automations.routes.ts or automations.app.ts: its arguments, limits, scope and
-// answer are the operation's; the spec's argument names (automation_id) are mapped onto the operation's fields.
-const tool = operationTools<AutomationsServices & { contacts: ContactsService }>()
-
+// the spec's tool arguments are uuids, where REST answers a malformed id with 404
 const AutomationId = Uuid('the automation id, from list_automations')
-const RunId = Uuid('the run id, from list_automation_runs')
-/** the spec's tool arguments are uuids, where REST answers a malformed id with 404 */
-const byAutomationId = { rename: { automation_id: 'id' }, schemas: { automation_id: AutomationId } }
-const byRunId = { rename: { automation_id: 'id' }, schemas: { automation_id: AutomationId, run_id: RunId } }
+const tool = operationTools<automations.AutomationsServices & { contacts: ContactsService }>({
+  id: { name: 'automation_id', schema: AutomationId },
+})
+const byRunId = { schemas: { run_id: Uuid('the run id, from list_automation_runs') } }
 
-/** In the order the tool server lists them. */
 export const automationsTools = [
-  tool(listAutomations, {
+  tool(automations.listAutomations, {
     name: 'list_automations',
-    title: 'List automations',
     description: 'Automations newest first with their status (draft, active, paused), trigger and steps.',
   }),
-  tool(getAutomation, {
+  tool(automations.getAutomation, {
     name: 'get_automation',
     title: 'Get an automation',
     description: 'One automation with its trigger, steps and status.',
-    ...byAutomationId,
   }),
-  tool(createAutomation, {
+  tool(automations.createAutomation, {
     name: 'create_automation',
     title: 'Create an automation',
     description:
@@ -53,46 +30,34 @@ export const automationsTools = [
     // the spec lists intent among the required arguments; its default fills it for REST
     required: ['intent'],
   }),
-  tool(updateAutomation, {
+  tool(automations.updateAutomation, {
     name: 'update_automation',
-    title: 'Change an automation',
     description: 'Change an automation’s name, intent, trigger or steps; the same safety rules as on creation apply.',
-    ...byAutomationId,
   }),
-  tool(activateAutomation, {
+  tool(automations.activateAutomation, {
     name: 'activate_automation',
-    title: 'Activate an automation',
     description: 'Make an automation live: from now on its trigger starts runs.',
-    ...byAutomationId,
     idempotent: true,
   }),
-  tool(pauseAutomation, {
+  tool(automations.pauseAutomation, {
     name: 'pause_automation',
-    title: 'Pause an automation',
     description: 'Stop an automation from starting new runs.',
-    ...byAutomationId,
     idempotent: true,
   }),
-  tool(triggerAutomation, {
+  tool(automations.triggerAutomation, {
     name: 'trigger_automation',
     title: 'Run an automation for a contact',
     description:
       'Start a run of an active automation for one contact, with optional trigger data for its conditions; its steps may send messages.',
-    rename: { automation_id: 'id' },
     schemas: {
-      automation_id: AutomationId,
       contact_id: ContactId,
       data: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 50 })),
     },
-    extra: {
-      idempotency_key: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', description: 'the same key replays' }),
-      ),
-    },
+    extra: idempotencyKey('the same key replays'),
     openWorld: true,
     async preview(ctx, { params, body }) {
-      const automation = await ctx.services.automations.get(ctx.tenant, (params as { id: string }).id)
-      const contact = await ctx.services.contacts.get(ctx.tenant, (body as { contact_id: string }).contact_id)
+      const automation = await ctx.services.automations.get(ctx.tenant, params.id)
+      const contact = await ctx.services.contacts.get(ctx.tenant, body.contact_id)
       return {
         action: 'start a run of an automation for one contact; its steps may send messages',
         recipients: 1,
@@ -101,45 +66,36 @@ export const automationsTools = [
       }
     },
   }),
-  tool(deleteAutomation, {
+  tool(automations.deleteAutomation, {
     name: 'delete_automation',
-    title: 'Delete an automation',
     description: 'Delete an automation with its runs.',
-    ...byAutomationId,
     async preview(ctx, { params }) {
-      const automation = await ctx.services.automations.get(ctx.tenant, (params as { id: string }).id)
-      return {
-        action: 'delete an automation and its runs',
-        automation: { id: automation.id, name: automation.name, status: automation.status },
-      }
+      const { id, name, status } = await ctx.services.automations.get(ctx.tenant, params.id)
+      return { action: 'delete an automation and its runs', automation: { id, name, status } }
     },
   }),
-  tool(listAutomationRuns, {
+  tool(automations.listAutomationRuns, {
     name: 'list_automation_runs',
-    title: 'Runs of an automation',
     description: 'The runs of an automation, newest first, with their state and current step.',
-    ...byAutomationId,
   }),
-  tool(getAutomationRun, {
+  tool(automations.getAutomationRun, {
     name: 'get_automation_run',
     title: 'One automation run',
     description: 'One run of an automation with its steps’ outcomes.',
     ...byRunId,
   }),
-  tool(listAutomationWebhooks, {
+  tool(automations.listAutomationWebhooks, {
     name: 'list_automation_webhooks',
-    title: 'Webhook addresses of automations',
     description:
       'The incoming webhook addresses of automations with a webhook trigger; each address contains its secret, so treat it as a password.',
   }),
-  tool(duplicateAutomation, {
+  tool(automations.duplicateAutomation, {
     name: 'duplicate_automation',
     title: 'Duplicate an automation',
     description:
       'Copy an automation into a new draft named "<name> (copy)" with the same intent, trigger and steps; it gets its own signing secret (shown once) and, with a webhook trigger, its own incoming address. Nothing runs until activate_automation.',
-    ...byAutomationId,
   }),
-  tool(cancelAutomationRun, {
+  tool(automations.cancelAutomationRun, {
     name: 'cancel_automation_run',
     title: 'Cancel an automation run',
     description:
@@ -147,18 +103,17 @@ export const automationsTools = [
     ...byRunId,
     idempotent: true,
   }),
-  tool(listAutomationBuildingBlocks, {
+  tool(automations.listAutomationBuildingBlocks, {
     name: 'list_automation_building_blocks',
     title: 'What automations can be built from',
     description:
       'Every intent, trigger (contact_created, optin_confirmed, tag_added, keyword, webhook, calendar, manual) and step type (send_template, send_text, wait, add_tag, remove_tag, branch, double_optin, webhook, notify_team, enroll_followup) with what it does and its fields and limits: read it before create_automation.',
   }),
-  tool(getAutomationStatistics, {
+  tool(automations.getAutomationStatistics, {
     name: 'get_automation_statistics',
     title: 'Statistics of an automation',
     description:
       'How one automation performs in the last 7, 30 or 90 days (or all): runs begun by their state now (running, waiting, completed, failed, cancelled) with the completion rate, by what started them, why runs failed, and the template sends of its runs by the furthest status reached.',
-    ...byAutomationId,
   }),
   tool(checkAutomation, {
     name: 'check_automation',

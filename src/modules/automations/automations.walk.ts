@@ -1,6 +1,6 @@
 import { type Account, getAccount } from '../../platform/auth/accounts.service.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { type ClaimedJob, completeJobs, enqueue, killJob, retryJob } from '../../platform/jobs/jobs.ts'
+import { type ClaimedJob, completeJobs, killJob, retryJob } from '../../platform/jobs/jobs.ts'
 import { backoffAfter } from '../../platform/jobs/runner.ts'
 import {
   type AutomationContact,
@@ -8,13 +8,13 @@ import {
   contactMeetsFieldConditions,
   contactsForAutomation,
 } from '../contacts/index.ts'
+import { withinOpeningHours } from '../inbox/index.ts'
 import {
   type AutomationsEngineDeps,
   type Calling,
   FINAL,
   type Pending,
   RUN_MAX_ATTEMPTS,
-  RUN_QUEUE,
   type Walk,
 } from './automations.ports.ts'
 import * as repo from './automations.repository.ts'
@@ -27,6 +27,7 @@ import {
   type RunLogEntry,
   type Step,
 } from './automations.rules.ts'
+import { enqueueRunJobs } from './automations.start.ts'
 
 /** A run that waits because sending is not possible now (account blocked or paused) tries again this much later. */
 const SENDING_BLOCKED_RETRY_MS = 5 * 60_000
@@ -98,6 +99,8 @@ export function runWalker(deps: AutomationsEngineDeps) {
     timezone: () => Promise<string>,
   ): Promise<boolean> => {
     const { condition } = step
+    // the inbox's opening hours, the same definition its away message uses
+    if (condition.type === 'within_opening_hours') return withinOpeningHours(tx, run.accountId, clock.now())
     if (condition.type === 'contact_field') {
       // a custom field is read when the step runs (one probe of the contact's row, only for this kind)
       return contactMeetsFieldConditions(tx, {
@@ -368,16 +371,11 @@ export function runWalker(deps: AutomationsEngineDeps) {
         walks.filter((w) => w.changed).map((w) => w.run),
       )
       const next = walks.filter((w) => w.nextJobAt)
-      await enqueue(
+      await enqueueRunJobs(
         tx,
         clock,
-        next.map((w) => ({
-          accountId,
-          queue: RUN_QUEUE,
-          payload: { run_id: w.run.id },
-          runAt: w.nextJobAt,
-          concurrencyKey: w.run.id,
-        })),
+        accountId,
+        next.map((w) => ({ id: w.run.id, runAt: w.nextJobAt as Date })),
       )
       for (const walk of walks.filter((w) => w.retryAt)) {
         await retryJob(tx, clock, walk.job, walk.retryAt!, walk.retryError ?? null)

@@ -2,7 +2,7 @@ import type { SignalListener } from '../../platform/events/signals.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { memoryRateLimiter, redisRateLimiter } from '../../platform/rate-limit/rate-limiter.ts'
 import { secretBoxFor } from '../../platform/secrets.ts'
-import { startChatOptin, startEmailOptin } from '../consent/index.ts'
+import { startOptin } from '../consent/index.ts'
 import type { ContactCleanup } from '../contacts/index.ts'
 import { enrollContact, sequenceExists } from '../followups/index.ts'
 import { queueAutomationTemplateSends } from '../messaging/index.ts'
@@ -44,10 +44,7 @@ export function createAutomationsService(deps: PlatformDeps, needs: AutomationsN
     checkUrl: checkSubscriptionUrl,
     sign: signatureHeader,
     newSecret: generateSigningSecret,
-    startOptin: (tx, clock, input) =>
-      input.channel === 'chat'
-        ? startChatOptin(tx, clock, input.accountId, input.contactId, 'automation', {})
-        : startEmailOptin(tx, clock, input.accountId, input.contactId, 'automation', {}),
+    startOptin: (tx, clock, input) => startOptin(tx, clock, { ...input, source: 'automation', evidence: {} }),
     queueTemplateSends: queueAutomationTemplateSends,
     userAgent: USER_AGENT,
     followups: { exists: sequenceExists, enroll: enrollContact },

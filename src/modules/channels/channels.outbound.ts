@@ -11,12 +11,14 @@ import type {
   ShownTemplate,
   TemplateSendInput,
 } from './channels.ports.ts'
-import type {
-  ChatProvider,
-  EmailProvider,
-  MappedError,
-  TemplateAtProvider,
-  TemplateMessage,
+import {
+  type ChatProvider,
+  type EmailProvider,
+  type MappedError,
+  mediaKindOf,
+  type TemplateAtProvider,
+  type TemplateMessage,
+  takesCaption,
 } from './channels.provider.ts'
 import * as repo from './channels.repository.ts'
 import { effectiveRate } from './pacer.ts'
@@ -38,7 +40,15 @@ export function channelOutbound(
     accountId: string,
     contactId: string,
     result: Awaited<ReturnType<ChatProvider['sendText']>>,
-    message: { type: string; text: string; automated?: boolean; ai?: boolean; template?: ShownTemplate | null },
+    message: {
+      type: string
+      text: string
+      automated?: boolean
+      ai?: boolean
+      template?: ShownTemplate | null
+      /** a media message: the file's public address and type, kept on the outbound message */
+      media?: { url: string; mime: string } | null
+    },
   ): Promise<SendOutcome> {
     const origin: SendOrigin = message.ai ? 'ai' : message.automated ? 'system' : 'conversation'
     countSends({ channel: 'chat', origin, outcome: result.ok ? 'sent' : 'failed', accountId })
@@ -55,6 +65,7 @@ export function channelOutbound(
         automated: message.automated,
         ai: message.ai,
         template: message.template ?? null,
+        media: message.media ?? null,
         failure: { errorCode: result.error.providerCode },
       })
       return { ...result, message: failed }
@@ -68,8 +79,27 @@ export function channelOutbound(
       automated: message.automated,
       ai: message.ai,
       template: message.template ?? null,
+      media: message.media ?? null,
     })
     return { ok: true, messageId: stored?.id ?? null, providerMessageId: result.providerMessageId, message: stored }
+  }
+
+  /**
+   * Free text to a contact through the connected number, paced per number; stored as an outbound message
+   * (`automated` for Herold's own messages such as the opt-out confirmation, `ai` for the built-in AI's replies).
+   */
+  async function sendText(
+    accountId: string,
+    input: { contactId: string; to: string; text: string },
+    options: { automated?: boolean; ai?: boolean } = {},
+  ): Promise<SendOutcome> {
+    await requireSendingPossible(accountId)
+    const chat = await connectedChat(accountId)
+    await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+    const result = await providerCall(chat.row.provider, 'sendText', () =>
+      chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() }),
+    )
+    return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
   }
 
   return {
@@ -78,22 +108,48 @@ export function channelOutbound(
       await connectedChat(accountId, (await repo.chatConnectionBatched(db, accountId)) ?? null)
     },
 
+    sendText,
+
     /**
-     * Free text to a contact through the connected number, paced per number; stored as an outbound message
-     * (`automated` for Herold's own messages such as the opt-out confirmation, `ai` for the built-in AI's replies).
+     * A file as a media message to a contact through the connected number (within the 24-hour window, like free
+     * text), the text as its caption; stored as an outbound message with the file's address and type. A kind without
+     * a caption (audio) goes after the text sent as free text; a refused text sends no file.
      */
-    async sendText(
+    async sendMedia(
       accountId: string,
-      input: { contactId: string; to: string; text: string },
-      options: { automated?: boolean; ai?: boolean } = {},
+      input: {
+        contactId: string
+        to: string
+        text: string
+        media: { url: string; mime: string; filename?: string | null }
+      },
     ): Promise<SendOutcome> {
+      const kind = mediaKindOf(input.media.mime)
+      if (input.text !== '' && !takesCaption(kind)) {
+        const text = await sendText(accountId, { contactId: input.contactId, to: input.to, text: input.text })
+        if (!text.ok) return text
+      }
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
       await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
-      const result = await providerCall(chat.row.provider, 'sendText', () =>
-        chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() }),
+      const caption = takesCaption(kind) ? input.text : ''
+      const result = await providerCall(chat.row.provider, 'sendMedia', () =>
+        chat.provider.sendMedia(chat.connection, {
+          to: input.to,
+          contactId: input.contactId,
+          kind,
+          url: input.media.url,
+          mime: input.media.mime,
+          filename: input.media.filename ?? null,
+          caption,
+          sendId: randomUUID(),
+        }),
       )
-      return afterSend(accountId, input.contactId, result, { type: 'text', text: input.text, ...options })
+      return afterSend(accountId, input.contactId, result, {
+        type: kind,
+        text: caption,
+        media: { url: input.media.url, mime: input.media.mime },
+      })
     },
 
     /**

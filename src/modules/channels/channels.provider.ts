@@ -62,6 +62,34 @@ export interface TemplateMessage {
   sendId: string
 }
 
+/** The kinds of media message a chat carries; which one a file goes as follows from its mime type (mediaKindOf). */
+export type OutboundMediaKind = 'image' | 'video' | 'audio' | 'document'
+
+/** One media message to one recipient: a file at a public address, with the text as caption where the kind takes one. */
+export interface MediaMessage {
+  /** E.164 */
+  to: string
+  contactId: string
+  kind: OutboundMediaKind
+  /** the file's public address (under HEROLD_PUBLIC_URL); the provider fetches it from there */
+  url: string
+  mime: string
+  /** shown for a document */
+  filename?: string | null
+  /** the caption; empty for none (audio takes none) */
+  caption: string
+  sendId: string
+}
+
+/** image/*, video/*, audio/* go as such; everything else (PDF, …) as a document. */
+export function mediaKindOf(mime: string): OutboundMediaKind {
+  const top = mime.split('/')[0]?.toLowerCase()
+  return top === 'image' || top === 'video' || top === 'audio' ? top : 'document'
+}
+
+/** WhatsApp shows a caption with images, videos and documents; audio messages carry none. */
+export const takesCaption = (kind: OutboundMediaKind) => kind !== 'audio'
+
 export type TemplateStatus = {
   status: 'APPROVED' | 'REJECTED' | 'PENDING' | 'PAUSED' | 'DISABLED'
   reason: string | null
@@ -129,6 +157,8 @@ export interface ChatProvider {
     connection: ChatConnection,
     input: { to: string; contactId: string; text: string; sendId: string },
   ): Promise<SendResult>
+  /** a media message within the 24-hour window, like free text */
+  sendMedia(connection: ChatConnection, input: MediaMessage): Promise<SendResult>
   sendTemplate(connection: ChatConnection, input: TemplateMessage): Promise<SendResult>
   submitTemplate(connection: ChatConnection, template: TemplateAtProvider): Promise<TemplateStatus>
   /** removes the template in this language (by providerTemplateId when known), not its other languages */

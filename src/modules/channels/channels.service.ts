@@ -46,6 +46,7 @@ export function channelsService(deps: ChannelsServiceDeps) {
     // what goes out: messages through the number, its templates at the provider, e-mail
     requireChatConnected: outbound.requireChatConnected,
     sendText: outbound.sendText,
+    sendMedia: outbound.sendMedia,
     sendTemplate: outbound.sendTemplate,
     sendTemplates: outbound.sendTemplates,
     submitTemplate: outbound.submitTemplate,

@@ -1,5 +1,5 @@
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
+import { accountId, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at } from '../../platform/db/columns.ts'
 
 export const CHANNELS = ['chat', 'email'] as const
@@ -52,20 +52,15 @@ export const conversationStarts = pgTable(
 )
 
 /** What the sandbox providers keep: sent chat messages and e-mails (readable), and templates with their decision. */
-export const sandboxOutbox = pgTable(
+export const sandboxOutbox = accountTable(
   'sandbox_outbox',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     channel: text('channel', { enum: CHANNELS }).notNull(),
     recipient: text('recipient').notNull(),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     createdAt: at('created_at').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('sandbox_outbox_created_idx').on(t.accountId, t.createdAt),
-  ],
+  (t) => [index('sandbox_outbox_created_idx').on(t.accountId, t.createdAt)],
 )
 
 export const sandboxTemplates = pgTable(

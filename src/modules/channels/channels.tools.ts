@@ -2,21 +2,12 @@ import { Type } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { getChatChannel } from './channels.app.ts'
-import {
-  type ChannelsServices,
-  getChannelSettings,
-  getCoexistenceSettings,
-  simulateInboundMessage,
-  updateCoexistenceSettings,
-} from './channels.routes.ts'
+import * as channels from './channels.routes.ts'
 
-// Each tool stands for an operation of channels.routes.ts or channels.app.ts: its arguments, limits, scope and answer
-// are the operation's.
-const tool = operationTools<ChannelsServices>()
+const tool = operationTools<channels.ChannelsServices>()
 
-/** In the order the tool server lists them. */
 export const channelsTools = [
-  tool(simulateInboundMessage, {
+  tool(channels.simulateInboundMessage, {
     name: 'simulate_inbound_message',
     title: 'Simulate a customer message (sandbox)',
     description:
@@ -25,16 +16,15 @@ export const channelsTools = [
     // the spec's tool takes no empty text
     schemas: { text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) },
     run(ctx, call) {
-      const body = call.body as { text?: string; button?: string }
+      const body = call.body
       if ((body.text === undefined) === (body.button === undefined)) {
         throw badRequest('Give exactly one of text or button')
       }
-      return simulateInboundMessage.handle(ctx.services, call as never) as Promise<Record<string, unknown>>
+      return channels.simulateInboundMessage.handle(ctx.services, call as never)
     },
   }),
-  tool(getChannelSettings, {
+  tool(channels.getChannelSettings, {
     name: 'get_channel_settings',
-    title: 'Channel state',
     description:
       'Per channel (chat, email): connected, provider and versand_moeglich (sending possible). While sending is not possible nothing goes out: no newsletters, follow-ups or automations.',
     // the tool answers in English only: REST adds the German aliases of each channel's state
@@ -42,15 +32,13 @@ export const channelsTools = [
       ...(await ctx.services.channels.channelsState(tenant.accountId, tenant.account)),
     }),
   }),
-  tool(getCoexistenceSettings, {
+  tool(channels.getCoexistenceSettings, {
     name: 'get_coexistence',
-    title: 'Coexistence state',
     description:
       'Whether the WhatsApp number is also used in the WhatsApp Business app (coexistence: sending is paced at 20 messages per second), and whether it can be turned on (a chat number is connected).',
   }),
-  tool(updateCoexistenceSettings, {
+  tool(channels.updateCoexistenceSettings, {
     name: 'set_coexistence',
-    title: 'Turn coexistence on or off',
     description: 'Turn coexistence on or off; turning it on needs a connected chat number.',
   }),
   tool(getChatChannel, {

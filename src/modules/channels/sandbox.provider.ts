@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
@@ -41,6 +42,9 @@ export function sandboxTemplateDecision(template: Pick<TemplateAtProvider, 'name
 export function insideServiceWindow(lastInboundAt: Date | null, now: Date): boolean {
   return lastInboundAt !== null && now.getTime() - lastInboundAt.getTime() < SERVICE_WINDOW_MS
 }
+
+/** A send the provider refuses, with the Cloud API's error code. */
+const refusal = (code: number, message: string) => ({ ok: false as const, error: mapWhatsAppError(code, message) })
 
 export interface SandboxDeps {
   db: Db
@@ -119,20 +123,15 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
         await enqueue(
           tx,
           clock,
-          [...ids].flatMap(([accountId, providerMessageIds]) => [
-            {
+          // delivered after 1 s, read after 2 s
+          [...ids].flatMap(([accountId, providerMessageIds]) =>
+            (['delivered', 'read'] as const).map((status, i) => ({
               accountId,
               queue: SANDBOX_STATUS_QUEUE,
-              payload: { providerMessageIds, status: 'delivered' },
-              runAt: new Date(now.getTime() + 1000),
-            },
-            {
-              accountId,
-              queue: SANDBOX_STATUS_QUEUE,
-              payload: { providerMessageIds, status: 'read' },
-              runAt: new Date(now.getTime() + 2000),
-            },
-          ]),
+              payload: { providerMessageIds, status },
+              runAt: new Date(now.getTime() + 1000 * (i + 1)),
+            })),
+          ),
         )
       })
       return rows.map((row) => `sandbox.${row.id}`)
@@ -171,41 +170,39 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
     return !row?.known && Number(row?.started ?? 0) >= limit
   }
 
+  /** Free text outside the 24-hour window: the Cloud API's refusal; null inside it. */
+  async function outsideWindow(accountId: string, contactId: string) {
+    if (insideServiceWindow(await deps.lastInboundAt(accountId, contactId), clock.now())) return null
+    return refusal(131047, 'Re-engagement message: more than 24 hours have passed since the customer last replied')
+  }
+
   const templateKey = (accountId: string, t: { name: string; language: string }) =>
-    and(
-      eq(sandboxTemplates.accountId, accountId),
-      eq(sandboxTemplates.name, t.name),
-      eq(sandboxTemplates.language, t.language),
-    )
+    inAccount(sandboxTemplates, accountId, eq(sandboxTemplates.name, t.name), eq(sandboxTemplates.language, t.language))
 
   return {
     name: 'sandbox',
     async sendText(c, input) {
-      const last = await deps.lastInboundAt(c.accountId, input.contactId)
-      if (!insideServiceWindow(last, clock.now())) {
-        return {
-          ok: false,
-          error: mapWhatsAppError(
-            131047,
-            'Re-engagement message: more than 24 hours have passed since the customer last replied',
-          ),
-        }
-      }
+      const closed = await outsideWindow(c.accountId, input.contactId)
+      if (closed) return closed
       return keep(c.accountId, input.to, { type: 'text', text: input.text, send_id: input.sendId })
+    },
+    async sendMedia(c, input) {
+      const closed = await outsideWindow(c.accountId, input.contactId)
+      if (closed) return closed
+      return keep(c.accountId, input.to, {
+        type: input.kind,
+        ...(input.caption ? { caption: input.caption } : {}),
+        media: { link: input.url, mime: input.mime, ...(input.filename ? { filename: input.filename } : {}) },
+        send_id: input.sendId,
+      })
     },
     async sendTemplate(c, input) {
       const status = await templateStatus({ accountId: c.accountId, name: input.name, language: input.language })
       if (status !== 'APPROVED') {
-        return { ok: false, error: mapWhatsAppError(132001, 'Template name does not exist in the translation') }
+        return refusal(132001, 'Template name does not exist in the translation')
       }
       if (c.dailyLimit !== null && (await beyondDailyLimit(c.accountId, input.to, c.dailyLimit))) {
-        return {
-          ok: false,
-          error: mapWhatsAppError(
-            131048,
-            'Spam rate limit hit: the number reached its limit of new conversations in 24 hours',
-          ),
-        }
+        return refusal(131048, 'Spam rate limit hit: the number reached its limit of new conversations in 24 hours')
       }
       return keep(c.accountId, input.to, {
         type: 'template',

@@ -13,6 +13,7 @@ import {
   type TemplateMessage,
   type TemplateStatus,
   type TemplateStatusUpdate,
+  takesCaption,
 } from './channels.provider.ts'
 
 /** X-Hub-Signature-256: `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the app secret. */
@@ -223,6 +224,16 @@ export function whatsAppCloudProvider(options: WhatsAppCloudOptions): ChatProvid
     name: 'whatsapp-cloud',
     sendText: (c, input) =>
       sendMessage(c, { to: toWaId(input.to), type: 'text', text: { body: input.text, preview_url: false } }),
+    sendMedia: (c, input) =>
+      sendMessage(c, {
+        to: toWaId(input.to),
+        type: input.kind,
+        [input.kind]: {
+          link: input.url,
+          ...(input.caption && takesCaption(input.kind) ? { caption: input.caption } : {}),
+          ...(input.kind === 'document' && input.filename ? { filename: input.filename } : {}),
+        },
+      }),
     sendTemplate: (c, input) =>
       sendMessage(c, {
         to: toWaId(input.to),

@@ -140,6 +140,13 @@ async function inboundMessages(account: TestAccount) {
   ).messages
 }
 
+/** A customer (`number`, international without +) writes first (`wamid`); `text` is sent back to them. */
+async function answerCustomer(account: TestAccount, wamid: string, number: string, text: string) {
+  await postWebhook(account, webhookBody(textMessage(wamid, number, 'Hallo')))
+  const [inbound] = await inboundMessages(account)
+  return channels().sendText(account.accountId, { contactId: inbound.contact_id, to: `+${number}`, text })
+}
+
 describe('whatsapp-cloud webhook', () => {
   test('the GET handshake answers hub.challenge only with the right verify token', async () => {
     const account = await cloudAccount()
@@ -239,13 +246,7 @@ describe('whatsapp-cloud webhook', () => {
 
   test('statuses arriving out of order never move backwards', async () => {
     const account = await cloudAccount()
-    await postWebhook(account, webhookBody(textMessage('wamid.WIN', '4917600000005', 'Hi')))
-    const [inbound] = await inboundMessages(account)
-    const sent = await channels().sendText(account.accountId, {
-      contactId: inbound.contact_id,
-      to: '+4917600000005',
-      text: 'Antwort',
-    })
+    const sent = await answerCustomer(account, 'wamid.WIN', '4917600000005', 'Antwort')
     assert.ok(sent.ok)
     const status = (s: string) => ({
       statuses: [{ id: sent.providerMessageId, status: s, timestamp: '1700000001', recipient_id: '4917600000005' }],
@@ -265,13 +266,7 @@ describe('whatsapp-cloud webhook', () => {
 describe('whatsapp-cloud sending', () => {
   test('free text goes to /{phone-number-id}/messages with the token and the number without +', async () => {
     const account = await cloudAccount()
-    await postWebhook(account, webhookBody(textMessage('wamid.S1', '4917600000006', 'Hallo')))
-    const [inbound] = await inboundMessages(account)
-    const result = await channels().sendText(account.accountId, {
-      contactId: inbound.contact_id,
-      to: '+4917600000006',
-      text: 'Guten Tag',
-    })
+    const result = await answerCustomer(account, 'wamid.S1', '4917600000006', 'Guten Tag')
     assert.ok(result.ok)
     const call = requests.filter((r) => r.path.endsWith('/messages')).at(-1)
     assert.equal(call?.authorization, `Bearer ${TOKEN}`)
@@ -282,6 +277,77 @@ describe('whatsapp-cloud sending', () => {
       type: 'text',
       text: { body: 'Guten Tag', preview_url: false },
     })
+  })
+
+  test('a media message: the file by its public link, the text as caption, a document with its filename', async () => {
+    const account = await cloudAccount()
+    await postWebhook(account, webhookBody(textMessage('wamid.M1', '4917600000016', 'Hallo')))
+    const [inbound] = await inboundMessages(account)
+    const to = { contactId: inbound.contact_id, to: '+4917600000016' }
+    const picture = await channels().sendMedia(account.accountId, {
+      ...to,
+      text: 'So finden Sie uns.',
+      media: { url: 'http://herold.test/public/media/acc/lageplan.png', mime: 'image/png', filename: 'lageplan.png' },
+    })
+    assert.ok(picture.ok)
+    const posted = () => requests.filter((r) => r.path.endsWith('/messages')).at(-1)
+    assert.equal(posted()?.authorization, `Bearer ${TOKEN}`)
+    assert.deepEqual(posted()?.body, {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '4917600000016',
+      type: 'image',
+      image: { link: 'http://herold.test/public/media/acc/lageplan.png', caption: 'So finden Sie uns.' },
+    })
+    assert.equal(picture.message?.type, 'image')
+    assert.equal(picture.message?.media_url, 'http://herold.test/public/media/acc/lageplan.png')
+    assert.equal(picture.message?.media_mime, 'image/png')
+
+    const pdf = await channels().sendMedia(account.accountId, {
+      ...to,
+      text: 'Unsere Preise',
+      media: { url: 'http://herold.test/public/media/acc/preise.pdf', mime: 'application/pdf', filename: 'preise.pdf' },
+    })
+    assert.ok(pdf.ok)
+    assert.deepEqual(posted()?.body, {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '4917600000016',
+      type: 'document',
+      document: {
+        link: 'http://herold.test/public/media/acc/preise.pdf',
+        caption: 'Unsere Preise',
+        filename: 'preise.pdf',
+      },
+    })
+
+    // audio takes no caption: the text goes first as free text, then the file
+    const before = requests.length
+    const voice = await channels().sendMedia(account.accountId, {
+      ...to,
+      text: 'Hören Sie mal',
+      media: { url: 'http://herold.test/public/media/acc/gruss.ogg', mime: 'audio/ogg' },
+    })
+    assert.ok(voice.ok)
+    assert.deepEqual(
+      requests.slice(before).map((r) => [r.body?.type, r.body?.text ?? r.body?.audio]),
+      [
+        ['text', { body: 'Hören Sie mal', preview_url: false }],
+        ['audio', { link: 'http://herold.test/public/media/acc/gruss.ogg' }],
+      ],
+    )
+
+    // outside the window the Cloud API refuses it as free text: stored as failed with its media
+    messageAnswers.push({ status: 400, body: { error: { message: 'Re-engagement message', code: 131047 } } })
+    const late = await channels().sendMedia(account.accountId, {
+      ...to,
+      text: '',
+      media: { url: 'http://herold.test/public/media/acc/film.mp4', mime: 'video/mp4' },
+    })
+    assert.equal(late.ok, false)
+    assert.deepEqual(posted()?.body?.video, { link: 'http://herold.test/public/media/acc/film.mp4' })
+    assert.equal(late.message?.status, 'failed')
+    assert.equal(late.message?.media_url, 'http://herold.test/public/media/acc/film.mp4')
   })
 
   test('provider errors are mapped: 131047 outside window, 130429/131049/131056 retry later, 131050 opts out', async () => {

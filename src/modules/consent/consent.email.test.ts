@@ -77,6 +77,24 @@ async function mailTo(address: string) {
 
 const pathOf = (url: string) => new URL(url).pathname
 
+/** GET on a link shows a form that posts; the contact's e-mail opt-in stays `optin`. */
+async function assertFormOnly(link: string, account: TestAccount, email: string, optin: string, message: string) {
+  const page = await harness.app.inject({ method: 'GET', url: pathOf(link) })
+  assert.equal(page.statusCode, 200)
+  assert.match(page.body, /<form method="post"/)
+  assert.equal((await contactByEmail(account, email))?.optin_email, optin, message)
+}
+
+/** A new address signed up through the landing page with consent; the confirmation link mailed to it. */
+async function signedUp(account: TestAccount): Promise<{ email: string; link: string }> {
+  const email = nextEmail()
+  await postForm(account.accountId, { email, consent: 'yes' })
+  await harness.jobs?.drain()
+  const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
+  assert.ok(link)
+  return { email, link }
+}
+
 describe('e-mail double opt-in from the landing page', () => {
   test('sign-up → pending → mail with link → GET shows a button → POST confirms, with evidence', async () => {
     const account = await smtpAccount()
@@ -97,10 +115,7 @@ describe('e-mail double opt-in from the landing page', () => {
     const link = mail.text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
     assert.ok(link, mail.text)
 
-    const shown = await harness.app.inject({ method: 'GET', url: pathOf(link) })
-    assert.equal(shown.statusCode, 200)
-    assert.match(shown.body, /<form method="post"/)
-    assert.equal((await contactByEmail(account, email))?.optin_email, 'pending', 'opening the link confirms nothing')
+    await assertFormOnly(link, account, email, 'pending', 'opening the link confirms nothing')
 
     const confirmed = await harness.app.inject({
       method: 'POST',
@@ -137,11 +152,7 @@ describe('e-mail double opt-in from the landing page', () => {
 
   test('an expired link or a made-up one confirms nothing', async () => {
     const account = await smtpAccount()
-    const email = nextEmail()
-    await postForm(account.accountId, { email, consent: 'yes' })
-    await harness.jobs?.drain()
-    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
-    assert.ok(link)
+    const { email, link } = await signedUp(account)
     const madeUp = await harness.app.inject({ method: 'POST', url: '/public/optin/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })
     assert.equal(madeUp.statusCode, 404)
     harness.clock.advance(8 * DAY)
@@ -290,11 +301,7 @@ describe('e-mail double opt-in from the landing page', () => {
 
   test('a signed-up contact can be deleted; its pending link goes with it', async () => {
     const account = await smtpAccount()
-    const email = nextEmail()
-    await postForm(account.accountId, { email, consent: 'yes' })
-    await harness.jobs?.drain()
-    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
-    assert.ok(link)
+    const { email, link } = await signedUp(account)
     const contact = await contactByEmail(account, email)
     const deleted = await account.request({ method: 'DELETE', url: `/v1/contacts/${contact?.id}` })
     assert.equal(deleted.statusCode, 200, deleted.body)
@@ -323,11 +330,7 @@ describe('e-mail double opt-in from the landing page', () => {
 
 describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
   async function confirmedEmailContact(account: TestAccount) {
-    const email = nextEmail()
-    await postForm(account.accountId, { email, consent: 'yes' })
-    await harness.jobs?.drain()
-    const link = (await mailTo(email)).text?.match(/http:\/\/herold\.test\/public\/optin\/\S+/)?.[0]
-    assert.ok(link)
+    const { email, link } = await signedUp(account)
     await harness.app.inject({ method: 'POST', url: pathOf(link) })
     const contact = await contactByEmail(account, email)
     assert.equal(contact?.optin_email, 'confirmed')
@@ -353,10 +356,7 @@ describe('marketing e-mail and one-click unsubscribe (RFC 8058)', () => {
     assert.ok(mail.text?.includes(url), 'the text carries the same link')
     assert.ok(String(mail.html).includes('/public/unsubscribe/'), 'the HTML carries the link')
 
-    const page = await harness.app.inject({ method: 'GET', url: pathOf(url) })
-    assert.equal(page.statusCode, 200)
-    assert.match(page.body, /<form method="post"/)
-    assert.equal((await contactByEmail(account, email))?.optin_email, 'confirmed', 'opening the page changes nothing')
+    await assertFormOnly(url, account, email, 'confirmed', 'opening the page changes nothing')
 
     const oneClick = await harness.app.inject({
       method: 'POST',

@@ -13,41 +13,39 @@ export const CHAT_OPTIN_QUEUE = 'consent.chat_optin'
 export const STOP_CONFIRMATION_QUEUE = 'consent.stop_confirmation'
 export const EMAIL_OPTIN_QUEUE = 'consent.email_optin'
 
-/** Starts the chat double opt-in in `tx`: pending with its evidence, the confirmation template queued. */
-export async function startChatOptin(
-  tx: Db,
-  clock: Clock,
-  accountId: string,
-  contactId: string,
-  source: string,
-  evidence: Record<string, unknown>,
-): Promise<boolean> {
-  const contact = await consentSubject(tx, accountId, contactId, { lock: true })
-  if (!contact || contact.phone === '' || contact.optinChat === 'confirmed') return false
-  await recordOptinChange(tx, clock, { accountId, contactId, channel: 'chat', to: 'pending', source, evidence })
-  await repo.upsertChatRequest(tx, {
-    accountId,
-    contactId,
-    state: 'queued',
-    inboundMessageId: typeof evidence.message_id === 'string' ? evidence.message_id : null,
-    updatedAt: clock.now(),
-  })
-  await enqueue(tx, clock, { accountId, queue: CHAT_OPTIN_QUEUE, payload: { contact_id: contactId } })
-  return true
+/** Where a double opt-in starts, and what shows the contact asked for it. */
+export interface OptinStart {
+  accountId: string
+  contactId: string
+  channel: 'chat' | 'email'
+  source: string
+  evidence: Record<string, unknown>
 }
 
-export async function startEmailOptin(
-  tx: Db,
-  clock: Clock,
-  accountId: string,
-  contactId: string,
-  source: string,
-  evidence: Record<string, unknown>,
-): Promise<boolean> {
+/**
+ * Starts the double opt-in on `start.channel` in `tx`: pending with its evidence, the confirmation queued (on chat
+ * with its request, which remembers the inbound message that asked). False when the contact has no address there or
+ * is confirmed already.
+ */
+export async function startOptin(tx: Db, clock: Clock, start: OptinStart): Promise<boolean> {
+  const { accountId, contactId, channel, evidence } = start
   const contact = await consentSubject(tx, accountId, contactId, { lock: true })
-  if (!contact || contact.email === '' || contact.optinEmail === 'confirmed') return false
-  await recordOptinChange(tx, clock, { accountId, contactId, channel: 'email', to: 'pending', source, evidence })
-  await enqueue(tx, clock, { accountId, queue: EMAIL_OPTIN_QUEUE, payload: { contact_id: contactId } })
+  if (!contact) return false
+  const [address, state] = channel === 'chat' ? [contact.phone, contact.optinChat] : [contact.email, contact.optinEmail]
+  if (address === '' || state === 'confirmed') return false
+  await recordOptinChange(tx, clock, { ...start, to: 'pending' })
+  if (channel === 'chat') {
+    const inboundMessageId = typeof evidence.message_id === 'string' ? evidence.message_id : null
+    await repo.upsertChatRequest(tx, {
+      accountId,
+      contactId,
+      state: 'queued',
+      inboundMessageId,
+      updatedAt: clock.now(),
+    })
+  }
+  const queue = channel === 'chat' ? CHAT_OPTIN_QUEUE : EMAIL_OPTIN_QUEUE
+  await enqueue(tx, clock, { accountId, queue, payload: { contact_id: contactId } })
   return true
 }
 
@@ -118,9 +116,7 @@ async function requestOptin(db: Db, clock: Clock, tenant: TenantContext, contact
   await optinRequestCheck(db, accountId, contactId, channel)
   const evidence = { ...actorOf(tenant), reason: 'requested_by_contact' }
   const started = await db.transaction((tx) =>
-    channel === 'chat'
-      ? startChatOptin(tx, clock, accountId, contactId, 'team_request', evidence)
-      : startEmailOptin(tx, clock, accountId, contactId, 'team_request', evidence),
+    startOptin(tx, clock, { accountId, contactId, channel, source: 'team_request', evidence }),
   )
   const after = await subject(db, accountId, contactId)
   return {

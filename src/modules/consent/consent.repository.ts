@@ -1,4 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
@@ -70,8 +71,9 @@ export async function claimChatRequest(
     .update(chatOptinRequests)
     .set({ ...change, state: 'sending', reason: null })
     .where(
-      and(
-        eq(chatOptinRequests.accountId, accountId),
+      inAccount(
+        chatOptinRequests,
+        accountId,
         eq(chatOptinRequests.contactId, contactId),
         eq(chatOptinRequests.state, 'queued'),
       ),

@@ -24,7 +24,7 @@ import {
   unfilledVariables,
   valueLanguage,
 } from '../templates/index.ts'
-import { consentRequests, optOutOfChat, startChatOptin, startEmailOptin } from './consent.optins.ts'
+import { consentRequests, optOutOfChat, startOptin } from './consent.optins.ts'
 import * as repo from './consent.repository.ts'
 import {
   cleanKeywords,
@@ -48,8 +48,7 @@ export {
   optOutOfChat,
   STOP_CONFIRMATION_QUEUE,
   sendWaitingChatOptins,
-  startChatOptin,
-  startEmailOptin,
+  startOptin,
 } from './consent.optins.ts'
 /** a landing-page sign-up, applied after the page answered (the answer's timing tells nothing about the address) */
 export const LANDING_SIGNUP_QUEUE = 'consent.landing_signup'
@@ -173,10 +172,8 @@ export async function consentOnInbound(
     return
   }
   if (intent.kind === 'start') {
-    await startChatOptin(tx, clock, accountId, contactId, 'inbound_keyword', {
-      message_id: message.messageId,
-      keyword: intent.keyword,
-    })
+    const evidence = { message_id: message.messageId, keyword: intent.keyword }
+    await startOptin(tx, clock, { accountId, contactId, channel: 'chat', source: 'inbound_keyword', evidence })
     return
   }
   const request = await repo.chatRequestOf(tx, accountId, contactId)
@@ -596,8 +593,9 @@ export function consentService(deps: ConsentServiceDeps) {
         submitted_at: text('submitted_at'),
       }
       await db.transaction(async (tx) => {
-        if (holders.phone) await startChatOptin(tx, clock, accountId, holders.phone, 'landing', proof)
-        if (holders.email) await startEmailOptin(tx, clock, accountId, holders.email, 'landing', proof)
+        const landing = { accountId, source: 'landing', evidence: proof }
+        if (holders.phone) await startOptin(tx, clock, { ...landing, contactId: holders.phone, channel: 'chat' })
+        if (holders.email) await startOptin(tx, clock, { ...landing, contactId: holders.email, channel: 'email' })
       })
     },
   }

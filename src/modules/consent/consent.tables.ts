@@ -1,6 +1,6 @@
 import { foreignKey, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { accountIdPrimaryKey, accountRowKey } from '../../platform/auth/auth.tables.ts'
+import { at, createdAt, updatedAt } from '../../platform/db/columns.ts'
 import { contacts } from '../contacts/contacts.tables.ts'
 
 /** An account's consent settings; a missing row or a null column means the default (consent.rules.ts). */
@@ -12,7 +12,7 @@ export const consentSettings = pgTable('consent_settings', {
   landingConsentText: text('landing_consent_text'),
   /** the landing page's logo: a file of the media library (its id, and its public address when it was chosen) */
   landingLogo: jsonb('landing_logo').$type<{ media_id: string; url: string }>(),
-  updatedAt: at('updated_at').notNull().defaultNow(),
+  updatedAt: updatedAt(),
 })
 
 export const CHAT_OPTIN_STATES = ['queued', 'sending', 'sent', 'no_template', 'failed'] as const
@@ -35,7 +35,7 @@ export const chatOptinRequests = pgTable(
     /** the outbound message of the confirmation template */
     messageId: uuid('message_id'),
     reason: text('reason'),
-    updatedAt: at('updated_at').notNull().defaultNow(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.contactId] }),
@@ -59,10 +59,10 @@ export const emailOptinTokens = pgTable(
     email: text('email').notNull(),
     expiresAt: at('expires_at').notNull(),
     usedAt: at('used_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     uniqueIndex('email_optin_tokens_hash_uq').on(t.tokenHash),
     foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }).onDelete(
       'cascade',

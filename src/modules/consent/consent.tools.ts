@@ -5,24 +5,18 @@ import { optOutOperation, requestOptinOperation } from './consent.app.ts'
 import type { ConsentServices } from './consent.routes.ts'
 import { getConsentSettingsOperation, updateConsentSettingsOperation } from './consent.routes.ts'
 
-// Each tool stands for an operation of consent.routes.ts or consent.app.ts: its arguments, limits, scope and answer
-// are the operation's; the spec's contact_id is the operation's path id.
-const tool = operationTools<ConsentServices & { contacts: ContactsService }>()
+const tool = operationTools<ConsentServices & { contacts: ContactsService }>({
+  id: { name: 'contact_id', schema: ContactId },
+})
 
-const byContactId = { rename: { contact_id: 'id' }, schemas: { contact_id: ContactId } }
-
-/** In the order the tool server lists them. */
 export const consentTools = [
   tool(requestOptinOperation, {
     name: 'request_contact_optin',
     title: 'Send a contact the double opt-in request',
     description:
       'The contact asked to receive messages: send them the double opt-in confirmation (chat: the approved opt-in confirmation template; e-mail: the confirmation link). The opt-in becomes pending; only the contact’s own confirmation makes it confirmed. Refused for a contact who opted out (409 contact_opted_out) or is confirmed already.',
-    ...byContactId,
     openWorld: true,
-    async preview({ services, tenant }, { params, body }) {
-      const { id } = params as { id: string }
-      const { channel } = body as { channel: 'chat' | 'email' }
+    async preview({ services, tenant }, { params: { id }, body: { channel } }) {
       const { contact, address, state } = await services.consent.optinRequestCheck(tenant.accountId, id, channel)
       return {
         action: `send the ${channel} double opt-in confirmation request`,
@@ -38,12 +32,9 @@ export const consentTools = [
     title: 'Record a contact’s opt-out',
     description:
       'The contact asked to stop receiving messages on a channel (by phone, letter, in person): their opt-in becomes opted_out with a consent record naming you, and nothing more is sent to them there. It cannot be undone through the API; only the contact opts in again.',
-    ...byContactId,
     kind: 'destructive',
     idempotent: true,
-    async preview({ services, tenant }, { params, body }) {
-      const { id } = params as { id: string }
-      const { channel } = body as { channel: 'chat' | 'email' }
+    async preview({ services, tenant }, { params: { id }, body: { channel } }) {
       const contact = await services.contacts.get(tenant, id)
       const now = channel === 'chat' ? contact.optin_chat : contact.optin_email
       return {
@@ -56,13 +47,11 @@ export const consentTools = [
   }),
   tool(getConsentSettingsOperation, {
     name: 'get_consent_settings',
-    title: 'Consent settings',
     description:
       'The start and stop keywords of the chat double opt-in and opt-out, the stop confirmation text, the landing page consent text and address, and whether an approved opt-in confirmation template exists.',
   }),
   tool(updateConsentSettingsOperation, {
     name: 'update_consent_settings',
-    title: 'Change the consent settings',
     description:
       'Change keywords and texts of the opt-in and opt-out; only given fields change, null restores a default. A keyword in both lists is refused. Never changes anyone’s opt-in.',
   }),

@@ -123,4 +123,4 @@ export const consentModule: HeroldModule<
 }
 
 export type { ConsentService } from './consent.service.ts'
-export { consentService, isConsentKeyword, startChatOptin, startEmailOptin } from './consent.service.ts'
+export { consentService, isConsentKeyword, startOptin } from './consent.service.ts'

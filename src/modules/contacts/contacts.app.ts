@@ -7,8 +7,8 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { AppError, badRequest } from '../../platform/http/errors.ts'
+import { mountOperations } from '../../platform/http/operation.ts'
 import {
-  ConsentChange,
   CSV,
   IMPORT_MAX_BYTES,
   ImportEvent,
@@ -17,7 +17,7 @@ import {
   PREVIEW_MAX_BYTES,
   PREVIEW_ROWS,
 } from './contacts.app.schemas.ts'
-import { contactBulkRoutes } from './contacts.bulk.app.ts'
+import { contactBulkRoutes, listContactConsentHistory } from './contacts.bulk.app.ts'
 import { CsvError, openCsv } from './contacts.csv.ts'
 import {
   ImportError,
@@ -95,26 +95,7 @@ export function contactsAppRoutes(service: ContactsService) {
       },
     )
 
-    app.get(
-      '/contacts/:id/consent-history',
-      {
-        config: { scope: 'contacts:read' },
-        schema: {
-          operationId: 'listContactConsentHistory',
-          summary: "A contact's consent history, oldest first",
-          description:
-            'Needs contacts:read. Every change of the chat and e-mail opt-in with its source, the address it was about ' +
-            "and its evidence (the contact page's audit view). Another account's contact, or none, is a 404.",
-          params: Type.Object({ id: Type.String() }),
-          tags: ['app'],
-          response: { 200: Type.Object({ history: Type.Array(ConsentChange) }) },
-        },
-      },
-      async (request) => {
-        const { id } = request.params as { id: string }
-        return { history: await service.bulk.consentHistory(request.tenant, id) }
-      },
-    )
+    mountOperations(app, { contacts: service }, [listContactConsentHistory])
 
     app.post(
       '/contacts/import/preview',

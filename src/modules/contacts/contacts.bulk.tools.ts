@@ -1,29 +1,20 @@
 import { Type } from 'typebox'
+import type { TenantContext } from '../../platform/auth/tenant.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { ContactId } from '../../platform/tools/common.ts'
 import { obj, ok } from '../../platform/tools/outputs.ts'
-import { restRule } from '../../platform/tools/tool.ts'
-import {
-  BulkDeleteResponse,
-  BulkTagResponse,
-  BulkUntagResponse,
-  ConsentChange,
-  DeleteTagResponse,
-  ImportReportSchema,
-  RenameTagBody,
-  RenameTagResponse,
-  TagInfo,
-  TagParams as TagNameParams,
-} from './contacts.app.schemas.ts'
+import { ImportReportSchema } from './contacts.app.schemas.ts'
+import * as bulk from './contacts.bulk.app.ts'
 import { BULK_DELETE_MAX, hasCriterion } from './contacts.bulk.ts'
-import { defineTool, Filter, refuseSystemTag, TagName } from './contacts.tools.shared.ts'
+import type { ContactsServices } from './contacts.routes.ts'
+import { defineTool, Filter, NewTag, refuseSystemTag, TagName, tool } from './contacts.tools.shared.ts'
 
 // The account-wide tools: export, tags by name, bulk changes by filter, the consent history, the CSV import.
 
 /** The largest CSV text a tool call takes (the web app uploads files up to 200 MB; an assistant pastes text). */
 export const IMPORT_TOOL_MAX_CHARS = 1_000_000
 
-export const exportContactsCsv = defineTool({
+const exportContactsCsv = defineTool({
   name: 'export_contacts_csv',
   title: 'Export contacts as CSV',
   description:
@@ -48,146 +39,99 @@ export const exportContactsCsv = defineTool({
   },
 })
 
-export const getTagTool = defineTool({
-  name: 'get_tag',
-  title: 'One tag with its contact count',
-  description:
-    'How many contacts carry a tag (every contact counted, unlike the sample of list_tags), under which origins (system, ki, manuell), and whether it is a system tag that cannot be changed. 404 when no contact has it.',
-  scope: 'contacts:read',
-  rest: 'GET /app/tags/{tag}',
-  output: obj({ tag: TagInfo }),
-  kind: 'read',
-  input: Type.Object({ tag: TagName }),
-  async run(ctx, args) {
-    return { tag: await ctx.services.contacts.bulk.getTag(ctx.tenant, args.tag) }
-  },
-})
+const tagArgument = { schemas: { tag: TagName } }
 
-export const renameTagTool = defineTool({
-  name: 'rename_tag',
-  title: 'Rename a tag on every contact',
-  description:
-    'Rename a tag on every contact that carries it, keeping each one’s origin; a contact with both names keeps one. System tags cannot be renamed or made (400 system_tag); the new name is at most 40 characters.',
-  scope: 'contacts:write',
-  rest: 'POST /app/tags/{tag}/rename',
-  output: RenameTagResponse,
-  kind: 'write',
-  input: Type.Object({ tag: TagName, new_name: Type.String({ minLength: 1, maxLength: 40 }) }),
-  async preview(ctx, args) {
-    restRule(RenameTagBody, { new_name: args.new_name }, 'body')
-    refuseSystemTag(args.tag)
-    refuseSystemTag(args.new_name)
-    const contacts = await ctx.services.contacts.bulk.contactsWithTag(ctx.tenant, args.tag)
-    if (contacts === 0) throw notFound('tag')
-    return { action: `rename the tag ${args.tag} to ${args.new_name} on every contact`, contacts }
-  },
-  async run(ctx, args) {
-    restRule(TagNameParams, { tag: args.tag }, 'path')
-    return ctx.services.contacts.bulk.renameTag(ctx.tenant, args.tag, args.new_name)
-  },
-})
+const bulkOperationTools = [
+  tool(bulk.getTag, {
+    name: 'get_tag',
+    title: 'One tag with its contact count',
+    description:
+      'How many contacts carry a tag (every contact counted, unlike the sample of list_tags), under which origins (system, ki, manuell), and whether it is a system tag that cannot be changed. 404 when no contact has it.',
+    ...tagArgument,
+  }),
+  tool(bulk.renameTag, {
+    name: 'rename_tag',
+    description:
+      'Rename a tag on every contact that carries it, keeping each one’s origin; a contact with both names keeps one. System tags cannot be renamed or made (400 system_tag); the new name is at most 40 characters.',
+    schemas: { tag: TagName, new_name: NewTag },
+    async preview(ctx, { params: { tag }, body: { new_name } }) {
+      refuseSystemTag(tag)
+      refuseSystemTag(new_name)
+      const contacts = await contactsWithTag(ctx.services, ctx.tenant, tag)
+      return { action: `rename the tag ${tag} to ${new_name} on every contact`, contacts }
+    },
+  }),
+  tool(bulk.deleteTag, {
+    name: 'delete_tag',
+    title: 'Delete a tag from every contact',
+    description:
+      'Remove a tag from every contact that carries it (the contacts stay). Automations and newsletter segments that use the tag no longer match anyone. System tags cannot be deleted (400 system_tag).',
+    ...tagArgument,
+    async preview(ctx, { params: { tag } }) {
+      refuseSystemTag(tag)
+      const contacts = await contactsWithTag(ctx.services, ctx.tenant, tag)
+      return { action: `remove the tag ${tag} from every contact`, contacts }
+    },
+  }),
+  tool(bulk.bulkTagContacts, {
+    name: 'tag_contacts',
+    description:
+      'Add a tag (origin manuell, at most 40 characters, never a system tag) to every contact matching the filter, at most 10,000 per call (has_more: call again); contacts with 30 tags are skipped. Automations waiting for the tag start for each newly tagged contact.',
+    schemas: { filter: Filter, tag: NewTag },
+    idempotent: true,
+    async preview(ctx, { body: { filter, tag } }) {
+      refuseSystemTag(tag)
+      const matching = await ctx.services.contacts.bulk.count(ctx.tenant, filter)
+      return { action: `add the tag ${tag} to every matching contact`, filter, contacts: matching }
+    },
+  }),
+  tool(bulk.bulkUntagContacts, {
+    name: 'untag_contacts',
+    description:
+      'Remove a tag from every contact matching the filter that carries it (never a system tag). To remove a tag from all contacts, delete_tag does the same with the tag alone.',
+    schemas: { filter: Filter, tag: NewTag },
+    kind: 'destructive',
+    idempotent: true,
+    async preview(ctx, { body: { filter, tag } }) {
+      refuseSystemTag(tag)
+      const matching = await ctx.services.contacts.bulk.count(ctx.tenant, { ...filter, tag })
+      return { action: `remove the tag ${tag} from the matching contacts`, filter, contacts: matching }
+    },
+  }),
+  tool(bulk.bulkDeleteContacts, {
+    name: 'delete_contacts',
+    description: `Permanently delete the contacts matching the filter (at least one criterion), each as delete_contact deletes one: conversations, messages, pending sends and automation runs removed, consent records anonymized. At most ${BULK_DELETE_MAX} per call (has_more: call again).`,
+    schemas: { filter: Filter },
+    kind: 'destructive',
+    async preview(ctx, { body: { filter } }) {
+      if (!hasCriterion(filter)) throw badRequest('Give at least one filter criterion', 'filter_required')
+      const matching = await ctx.services.contacts.bulk.count(ctx.tenant, filter)
+      return {
+        action: 'permanently delete every matching contact and everything personal about them',
+        filter,
+        contacts: matching,
+        deleted_by_this_call: Math.min(matching, BULK_DELETE_MAX),
+        keeps: ['consent records and events, anonymized'],
+      }
+    },
+  }),
+]
 
-export const deleteTagTool = defineTool({
-  name: 'delete_tag',
-  title: 'Delete a tag from every contact',
-  description:
-    'Remove a tag from every contact that carries it (the contacts stay). Automations and newsletter segments that use the tag no longer match anyone. System tags cannot be deleted (400 system_tag).',
-  scope: 'contacts:write',
-  rest: 'DELETE /app/tags/{tag}',
-  output: DeleteTagResponse,
-  kind: 'destructive',
-  input: Type.Object({ tag: TagName }),
-  async preview(ctx, args) {
-    refuseSystemTag(args.tag)
-    const contacts = await ctx.services.contacts.bulk.contactsWithTag(ctx.tenant, args.tag)
-    if (contacts === 0) throw notFound('tag')
-    return { action: `remove the tag ${args.tag} from every contact`, contacts }
-  },
-  async run(ctx, args) {
-    return ctx.services.contacts.bulk.deleteTag(ctx.tenant, args.tag)
-  },
-})
+/** How many contacts carry a tag; 404 when none does (what a two-step tag tool shows). */
+async function contactsWithTag(services: ContactsServices, tenant: TenantContext, tag: string) {
+  const contacts = await services.contacts.bulk.contactsWithTag(tenant, tag)
+  if (contacts === 0) throw notFound('tag')
+  return contacts
+}
 
-export const tagContacts = defineTool({
-  name: 'tag_contacts',
-  title: 'Tag every matching contact',
-  description:
-    'Add a tag (origin manuell, at most 40 characters, never a system tag) to every contact matching the filter, at most 10,000 per call (has_more: call again); contacts with 30 tags are skipped. Automations waiting for the tag start for each newly tagged contact.',
-  scope: 'contacts:write',
-  rest: 'POST /app/contacts/bulk/tag',
-  output: BulkTagResponse,
-  kind: 'write',
-  idempotent: true,
-  input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
-  async preview(ctx, args) {
-    refuseSystemTag(args.tag)
-    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, args.filter)
-    return { action: `add the tag ${args.tag} to every matching contact`, filter: args.filter, contacts: matching }
-  },
-  async run(ctx, args) {
-    return ctx.services.contacts.bulk.tagMatching(ctx.tenant, args.filter, args.tag)
-  },
-})
+export const bulkTools = [exportContactsCsv, ...bulkOperationTools]
 
-export const untagContacts = defineTool({
-  name: 'untag_contacts',
-  title: 'Remove a tag from every matching contact',
-  description:
-    'Remove a tag from every contact matching the filter that carries it (never a system tag). To remove a tag from all contacts, delete_tag does the same with the tag alone.',
-  scope: 'contacts:write',
-  rest: 'POST /app/contacts/bulk/untag',
-  output: BulkUntagResponse,
-  kind: 'destructive',
-  idempotent: true,
-  input: Type.Object({ filter: Filter, tag: Type.String({ minLength: 1, maxLength: 40 }) }),
-  async preview(ctx, args) {
-    refuseSystemTag(args.tag)
-    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, { ...args.filter, tag: args.tag })
-    return { action: `remove the tag ${args.tag} from the matching contacts`, filter: args.filter, contacts: matching }
-  },
-  async run(ctx, args) {
-    return ctx.services.contacts.bulk.untagMatching(ctx.tenant, args.filter, args.tag)
-  },
-})
-
-export const deleteContacts = defineTool({
-  name: 'delete_contacts',
-  title: 'Delete every matching contact',
-  description: `Permanently delete the contacts matching the filter (at least one criterion), each as delete_contact deletes one: conversations, messages, pending sends and automation runs removed, consent records anonymized. At most ${BULK_DELETE_MAX} per call (has_more: call again).`,
-  scope: 'contacts:delete',
-  rest: 'POST /app/contacts/bulk/delete',
-  output: BulkDeleteResponse,
-  kind: 'destructive',
-  input: Type.Object({ filter: Filter }),
-  async preview(ctx, args) {
-    if (!hasCriterion(args.filter)) throw badRequest('Give at least one filter criterion', 'filter_required')
-    const matching = await ctx.services.contacts.bulk.count(ctx.tenant, args.filter)
-    return {
-      action: 'permanently delete every matching contact and everything personal about them',
-      filter: args.filter,
-      contacts: matching,
-      deleted_by_this_call: Math.min(matching, BULK_DELETE_MAX),
-      keeps: ['consent records and events, anonymized'],
-    }
-  },
-  async run(ctx, args) {
-    return ctx.services.contacts.bulk.deleteMatching(ctx.tenant, args.filter)
-  },
-})
-
-export const getContactConsentHistory = defineTool({
+export const getContactConsentHistory = tool(bulk.listContactConsentHistory, {
   name: 'get_contact_consent_history',
   title: 'Consent history of a contact',
   description:
     'Every change of a contact’s chat and e-mail opt-in, oldest first: from and to state, the source (api, import, double_opt_in, inbound_message, ...), the address it was about and the evidence (keyword, confirmation link, request). The audit trail for questions about consent.',
-  scope: 'contacts:read',
-  rest: 'GET /app/contacts/{id}/consent-history',
-  output: obj({ history: Type.Array(ConsentChange) }),
-  kind: 'read',
-  input: Type.Object({ contact_id: ContactId }),
-  async run(ctx, args) {
-    return { history: await ctx.services.contacts.bulk.consentHistory(ctx.tenant, args.contact_id) }
-  },
+  id: { name: 'contact_id', schema: ContactId },
 })
 
 export const importContactsCsv = defineTool({

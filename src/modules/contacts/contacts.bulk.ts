@@ -9,7 +9,7 @@ import {
   fieldConditionContext,
   fieldConditionsSql,
 } from './contacts.field-conditions.ts'
-import { valueText } from './contacts.fields.rules.ts'
+import { CSV_ATTRIBUTES, valueText } from './contacts.fields.rules.ts'
 import { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
 import { type ContactsTenant, contactView } from './contacts.ports.ts'
 import * as repo from './contacts.repository.ts'
@@ -284,19 +284,6 @@ export async function deleteMatching(
   return { deleted, has_more: ids.length > BULK_DELETE_MAX }
 }
 
-const CSV_COLUMNS = [
-  'id',
-  'name',
-  'email',
-  'phone',
-  'optin_chat',
-  'optin_email',
-  'tags',
-  'language',
-  'source',
-  'created_at',
-] as const
-
 /** A CSV cell: quoted when needed; text a spreadsheet would run as a formula gets a leading apostrophe. */
 function cell(value: string, guard: boolean): string {
   const safe = guard && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
@@ -335,7 +322,7 @@ export async function exportCsv(
     shown.map((r) => r.id),
   )
   const definitions = await fieldDefinitionsOf(db, accountId)
-  const lines = [[...CSV_COLUMNS, ...definitions.map((d) => d.key)].join(',')]
+  const lines = [[...CSV_ATTRIBUTES, ...definitions.map((d) => d.key)].join(',')]
   for (const row of shown) {
     const view = contactView(
       row,

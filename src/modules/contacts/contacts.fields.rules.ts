@@ -17,11 +17,8 @@ export const MAX_OPTION_LENGTH = 100
 /** Numbers are stored as JSON numbers: beyond this a customer number loses digits (store it as text). */
 export const NUMBER_LIMIT = 1e15
 
-/**
- * The contact's own attributes as the API and the export name them: a field of that key would be shadowed on the
- * contact object, in a CSV export, or read back as the attribute.
- */
-export const CONTACT_ATTRIBUTES = [
+/** The attribute columns of a CSV export, in their order (the custom fields follow). */
+export const CSV_ATTRIBUTES = [
   'id',
   'name',
   'email',
@@ -31,10 +28,14 @@ export const CONTACT_ATTRIBUTES = [
   'tags',
   'language',
   'source',
-  'acquisition',
   'created_at',
-  'fields',
 ] as const
+
+/**
+ * The contact's own attributes as the API and the export name them: a field of that key would be shadowed on the
+ * contact object, in a CSV export, or read back as the attribute.
+ */
+export const CONTACT_ATTRIBUTES = [...CSV_ATTRIBUTES, 'acquisition', 'fields'] as const
 
 /** The variables templates, newsletters and follow-ups fill from the contact besides its custom fields. */
 export const BUILT_IN_VARIABLES = [

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
+import { findAccountRow } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { insertEventsSql } from '../../platform/events/events.ts'
 import { timeOrderedId } from '../../platform/ids.ts'
@@ -24,12 +25,7 @@ export async function findContact(
   id: string,
   options: { lock?: boolean } = {},
 ): Promise<ContactRow | undefined> {
-  const query = db
-    .select()
-    .from(contacts)
-    .where(and(eq(contacts.accountId, accountId), eq(contacts.id, id)))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row
+  return (await findAccountRow(db, contacts, accountId, id, options)) ?? undefined
 }
 
 /** Many contacts of an account by id, locked in id order with `lock` (a batch of automation steps). */
@@ -278,17 +274,22 @@ export async function findByAddresses(
   return [...found.values()]
 }
 
+/** A contact's id, name, addresses and opt-ins under their column names, for the JSON of a bulk statement. */
+const addressColumns = (r: Pick<ContactRow, 'id' | 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail'>) => ({
+  id: r.id,
+  name: r.name,
+  email: r.email,
+  phone: r.phone,
+  optin_chat: r.optinChat,
+  optin_email: r.optinEmail,
+})
+
 /** Bulk import: one multi-row INSERT; returns the ids inserted (a concurrent writer's address is skipped). */
 export async function insertContacts(db: Db, rows: Required<NewContactRow>[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set()
   const values = rows.map((r) => ({
     account_id: r.accountId,
-    id: r.id,
-    name: r.name,
-    email: r.email,
-    phone: r.phone,
-    optin_chat: r.optinChat,
-    optin_email: r.optinEmail,
+    ...addressColumns(r),
     language: r.language,
     source: r.source,
     acquisition: r.acquisition,
@@ -434,15 +435,7 @@ export async function updateContacts(
   rows: Array<Pick<ContactRow, 'id' | 'name' | 'email' | 'phone' | 'optinChat' | 'optinEmail' | 'fields'>>,
 ): Promise<void> {
   if (rows.length === 0) return
-  const values = rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    email: r.email,
-    phone: r.phone,
-    optin_chat: r.optinChat,
-    optin_email: r.optinEmail,
-    fields: r.fields,
-  }))
+  const values = rows.map((r) => ({ ...addressColumns(r), fields: r.fields }))
   await db.execute(sql`
     UPDATE ${contacts} SET name = v.name, email = v.email, phone = v.phone,
       optin_chat = v.optin_chat, optin_email = v.optin_email, fields = ${contacts.fields} || v.fields

@@ -13,6 +13,10 @@ import {
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { consentHistory, importContacts } from './index.ts'
 
+/** PATCH /v1/contacts/{id} with `payload`. */
+const patchContact = (account: TestAccount, id: string, payload: Record<string, unknown>) =>
+  account.request({ method: 'PATCH', url: `/v1/contacts/${id}`, payload })
+
 /** The account whose deletions the probe module's cleanup counts send jobs for (a later module's table). */
 let cleanupAccount: string | null = null
 
@@ -250,11 +254,7 @@ describe('no request of the API raises an opt-in', () => {
       const account = await createTestAccount(harness)
       const contact = await createContact(account, { email: 'o@example.com' })
       refused(await create(account, { email: 'o@example.com', name: 'U', upsert: true, ...extra }), extra)
-      const patch = await account.request({
-        method: 'PATCH',
-        url: `/v1/contacts/${contact.id}`,
-        payload: { name: 'P', ...extra },
-      })
+      const patch = await patchContact(account, contact.id, { name: 'P', ...extra })
       refused(patch, extra)
       const after = await getContact(account, contact.id)
       assert.equal(after.name, contact.name)
@@ -291,11 +291,7 @@ describe('PATCH /v1/contacts/{id}', () => {
   test('only given fields change', async () => {
     const account = await createTestAccount(harness)
     const contact = await createContact(account, { name: 'Carl', email: 'c@example.com', phone: '+4915166666666' })
-    const response = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${contact.id}`,
-      payload: { name: 'Carla' },
-    })
+    const response = await patchContact(account, contact.id, { name: 'Carla' })
     assert.equal(response.statusCode, 200)
     assert.equal(response.json().ok, true)
     assert.deepEqual(response.json().contact, { ...contact, name: 'Carla' })
@@ -304,14 +300,10 @@ describe('PATCH /v1/contacts/{id}', () => {
   test('email may be cleared with null while a phone remains; clearing both gives 400', async () => {
     const account = await createTestAccount(harness)
     const contact = await createContact(account, { email: 'c@example.com', phone: '+4915166666666' })
-    const cleared = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${contact.id}`,
-      payload: { email: null },
-    })
+    const cleared = await patchContact(account, contact.id, { email: null })
     assert.equal(cleared.statusCode, 200)
     assert.equal(cleared.json().contact.email, '')
-    const none = await account.request({ method: 'PATCH', url: `/v1/contacts/${contact.id}`, payload: { phone: null } })
+    const none = await patchContact(account, contact.id, { phone: null })
     assert.equal(none.statusCode, 400)
     assert.equal(none.json().error.key, 'email_or_phone_required')
     assert.equal((await getContact(account, contact.id)).phone, '+4915166666666')
@@ -321,11 +313,7 @@ describe('PATCH /v1/contacts/{id}', () => {
     const account = await createTestAccount(harness)
     const contact = await createContact(account, { email: 'c@example.com', phone: '+4915166666666' })
     await confirmBoth(account.accountId, contact.id)
-    const response = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${contact.id}`,
-      payload: { email: 'new@example.com' },
-    })
+    const response = await patchContact(account, contact.id, { email: 'new@example.com' })
     assert.equal(response.json().contact.optin_email, 'none')
     assert.equal(response.json().contact.optin_chat, 'confirmed')
     const history = await consentHistory(harness.database.orm, account.accountId, contact.id)
@@ -343,17 +331,9 @@ describe('PATCH /v1/contacts/{id}', () => {
     const account = await createTestAccount(harness)
     const contact = await createContact(account, { email: 'c@example.com', phone: '+4915166666666' })
     await confirmBoth(account.accountId, contact.id)
-    const same = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${contact.id}`,
-      payload: { phone: '+49 151 666-66666' },
-    })
+    const same = await patchContact(account, contact.id, { phone: '+49 151 666-66666' })
     assert.equal(same.json().contact.optin_chat, 'confirmed')
-    const changed = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${contact.id}`,
-      payload: { phone: '+4915177777777' },
-    })
+    const changed = await patchContact(account, contact.id, { phone: '+4915177777777' })
     assert.equal(changed.json().contact.optin_chat, 'none')
     assert.equal(changed.json().contact.optin_email, 'confirmed')
   })
@@ -362,20 +342,12 @@ describe('PATCH /v1/contacts/{id}', () => {
     const account = await createTestAccount(harness)
     const a = await createContact(account, { email: 'a@example.com', phone: '+4915188888888' })
     const b = await createContact(account, { email: 'b@example.com' })
-    const email = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${b.id}`,
-      payload: { email: 'a@example.com' },
-    })
+    const email = await patchContact(account, b.id, { email: 'a@example.com' })
     assert.equal(email.statusCode, 409)
     assert.equal(email.json().error.code, 'contact_exists')
     assert.equal(email.json().error.key, 'kontakt_email_doppelt')
     assert.equal(email.json().error.contact_id, a.id)
-    const phone = await account.request({
-      method: 'PATCH',
-      url: `/v1/contacts/${b.id}`,
-      payload: { phone: '+4915188888888' },
-    })
+    const phone = await patchContact(account, b.id, { phone: '+4915188888888' })
     assert.equal(phone.json().error.key, 'kontakt_nummer_doppelt')
     assert.equal((await getContact(account, b.id)).email, 'b@example.com')
   })

@@ -1,21 +1,27 @@
 import { Type } from 'typebox'
 import { badRequest } from '../../platform/http/errors.ts'
+import { operationTools } from '../../platform/tools/from-operation.ts'
 import { toolsUsing } from '../../platform/tools/tool.ts'
 import { ContactFilterSchema } from './contacts.app.schemas.ts'
 import { ContactFieldSchema, FieldValueInput } from './contacts.fields.schemas.ts'
+import type { ContactsServices } from './contacts.routes.ts'
 import { isSystemTagName } from './contacts.rules.ts'
 import { Contact, ContactTag, TagCount } from './contacts.schemas.ts'
-import type { ContactsService } from './contacts.service.ts'
 
-// What the contacts' tools share: their services, the schemas they name, the common arguments.
-
-/** The module services these tools call (the tool server hands them in). */
-export interface Services {
-  contacts: ContactsService
-}
+// What the contacts' tools share: the schemas they name, the common arguments.
 
 // the schemas its routes register (app.addSchema), named with Type.Ref in the outputs
-export const defineTool = toolsUsing<Services>([Contact, ContactTag, TagCount, ContactFieldSchema])
+const references = [Contact, ContactTag, TagCount, ContactFieldSchema]
+/**
+ * A tool that stands for an operation of contacts.routes.ts, contacts.bulk.app.ts or contacts.fields.routes.ts; the
+ * spec's contact_id is the operations' id.
+ */
+export const tool = operationTools<ContactsServices>({
+  references,
+  id: { name: 'contact_id', description: 'the contact id (uuid), from search_contacts or create_contact' },
+})
+/** A tool of its own (the CSV export and import, the consent history). */
+export const defineTool = toolsUsing<ContactsServices>(references)
 
 export const FieldsArgument = Type.Record(Type.String({ maxLength: 40 }), FieldValueInput, {
   maxProperties: 50,
@@ -23,12 +29,12 @@ export const FieldsArgument = Type.Record(Type.String({ maxLength: 40 }), FieldV
     'custom field values by key (list_contact_fields): a string for text, choice and date (YYYY-MM-DD), a number, true/false; null clears one; keys not given stay',
 })
 
-export const Acquisition = Type.Union(
-  [Type.Literal('marketing'), Type.Literal('automation'), Type.Literal('service')],
-  {
-    description: 'how the contact was acquired; default marketing',
-  },
-)
+/** A contact's name (never empty), and phone and e-mail where update_contact takes no null to clear them. */
+export const contactArguments = {
+  name: Type.String({ minLength: 1, maxLength: 120 }),
+  phone: Type.String({ maxLength: 40 }),
+  email: Type.String({ maxLength: 254 }),
+}
 
 export const Filter = Type.Object(ContactFilterSchema.properties, {
   additionalProperties: false,
@@ -37,9 +43,11 @@ export const Filter = Type.Object(ContactFilterSchema.properties, {
 })
 
 export const TagName = Type.String({ minLength: 1, maxLength: 60, description: 'the tag’s name as list_tags shows it' })
+/** A tag a tool adds, as the API takes it. */
+export const NewTag = Type.String({ minLength: 1, maxLength: 40 })
 
-export function refuseSystemTag(name: string): void {
+export function refuseSystemTag(name: string, change = 'changed'): void {
   if (isSystemTagName(name)) {
-    throw badRequest(`The system tag ${name} cannot be changed through the API`, 'system_tag', { tags: [name] })
+    throw badRequest(`The system tag ${name} cannot be ${change} through the API`, 'system_tag', { tags: [name] })
   }
 }

@@ -27,7 +27,7 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     (_deps, { contacts }) =>
     async (app) => {
       await contactsRoutes(contacts)(app)
-      await contactFieldsRoutes(contacts.fields)(app)
+      await contactFieldsRoutes(contacts)(app)
     },
   // the web app's CSV import, filters and bulk changes (/app/contacts/…)
   appRoutes:
@@ -35,7 +35,7 @@ export const contactsModule: HeroldModule<{ contacts: ContactsService }> = {
     async (app) => {
       await contactsAppRoutes(contacts)(app)
       // the settings page manages the definitions through the same routes as /v1 (settings:write by role)
-      await contactFieldsRoutes(contacts.fields, { app: true })(app)
+      await contactFieldsRoutes(contacts, { app: true })(app)
     },
 }
 

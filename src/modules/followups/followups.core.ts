@@ -61,9 +61,6 @@ export function enrollmentView(r: Record<string, unknown>) {
 export function followupsCore(deps: FollowupsDeps) {
   const { db } = deps
 
-  const activeRefusal = (what: string) =>
-    new AppError(409, 'followup_active', `Pause the sequence before ${what}`, { key: 'followup_active' })
-
   async function enrollmentRow(accountId: string, sequenceId: string, enrollmentId: string) {
     const row = await repo.findEnrollment(db, accountId, sequenceId, enrollmentId)
     if (!row) throw notFound('enrollment')
@@ -194,7 +191,6 @@ export function followupsCore(deps: FollowupsDeps) {
   }
 
   return {
-    activeRefusal,
     enrollmentRow,
     require,
     enrollmentCounts,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   EnrollBody,
@@ -41,10 +42,7 @@ export const listFollowups = operation({
   tags,
   query: ListQuery,
   response: FollowupPage,
-  async handle({ followups }, { tenant, query }) {
-    const { items, ...page } = await followups.list(tenant, query)
-    return { followups: items, ...page }
-  },
+  handle: async ({ followups }, { tenant, query }) => namedPage('followups', await followups.list(tenant, query)),
 })
 
 export const getFollowup = operation({
@@ -142,10 +140,8 @@ export const listFollowupEnrollments = operation({
   params: FollowupParams,
   query: EnrollmentsQuery,
   response: EnrollmentPage,
-  async handle({ followups }, { tenant, params, query }) {
-    const { items, ...page } = await followups.enrollments(tenant, params.id, query)
-    return { enrollments: items, ...page }
-  },
+  handle: async ({ followups }, { tenant, params, query }) =>
+    namedPage('enrollments', await followups.enrollments(tenant, params.id, query)),
 })
 
 export const enrollFollowupContact = operation({

@@ -1,4 +1,4 @@
-import { badRequest } from '../../platform/http/errors.ts'
+import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { checkTemplate, type TemplateIssue } from '../templates/index.ts'
 import type { DelayUnit } from './followups.tables.ts'
 import { SEND_TIME } from './followups.timing.ts'
@@ -19,8 +19,13 @@ export function checkSendTime(value: string | null | undefined, field: string) {
 
 export function checkSteps(steps: StepInput[]) {
   if (steps.length === 0) throw badRequest('A sequence needs at least one step')
-  if (steps.length > LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+  requireRoomForSteps(steps.length - 1)
   for (const [i, step] of steps.entries()) checkStep(step, `steps[${i}]`)
+}
+
+/** A sequence of this many steps takes one more (create's and addStep's rule, which its tool's preview checks too). */
+export function requireRoomForSteps(steps: number) {
+  if (steps >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
 }
 
 /** A step's own rules (text length, delay within its unit's limit, send time), as create and addStep check them. */
@@ -64,4 +69,25 @@ export function requireStepText(text: string, language: string, position: number
     'followup_template_invalid',
     { issues, position, template_key: 'template_not_submittable' },
   )
+}
+
+/** A step's change names something to change within the step's limits (updateStep's rules). */
+export function checkStepChange(change: Partial<StepInput>) {
+  if (change.text === undefined && change.delay === undefined && change.send_time === undefined) {
+    throw badRequest('Give text, delay or send_time')
+  }
+  checkStep(change, 'step')
+}
+
+/** 409 followup_active: an active sequence's trigger and steps change only once it is paused. */
+export const activeRefusal = (what: string) =>
+  new AppError(409, 'followup_active', `Pause the sequence before ${what}`, { key: 'followup_active' })
+
+/** The step a sequence may lose (removeStep's rules, which its tool's preview checks too): not active, not its last. */
+export function removableStep<T extends { id: string }>(status: string, steps: T[], stepId: string): T {
+  const step = steps.find((s) => s.id === stepId)
+  if (!step) throw notFound('follow-up step')
+  if (status === 'active') throw activeRefusal('removing a step')
+  if (steps.length === 1) throw badRequest('A sequence keeps at least one step', 'followup_last_step')
+  return step
 }

@@ -4,13 +4,13 @@ import { toPage } from '../../platform/http/pagination.ts'
 import type { FollowupsCore, FollowupsDeps, FollowupsTenant, SequenceInput } from './followups.core.ts'
 import { activateEnrollments, stopSequence } from './followups.enrollment.ts'
 import * as repo from './followups.repository.ts'
-import { checkSteps, LIMITS, requireStepText } from './followups.rules.ts'
+import { activeRefusal, checkSteps, LIMITS, requireStepText } from './followups.rules.ts'
 import type { SequenceStatus, SequenceTrigger } from './followups.tables.ts'
 
 /** Creating, listing, changing (activate, pause, rename), duplicating sequences and setting their trigger. */
 export function followupSequences(deps: FollowupsDeps, core: FollowupsCore) {
   const { db, clock } = deps
-  const { activeRefusal, require, enrollmentCounts, sequenceView, detail, submitQuietly, stepTemplate } = core
+  const { require, enrollmentCounts, sequenceView, detail, submitQuietly, stepTemplate } = core
   return {
     /** The CLI's (and later the web app's) create: a draft with its steps, each step's template made and submitted. */
     async create(tenant: FollowupsTenant, input: SequenceInput) {

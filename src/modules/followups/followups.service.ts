@@ -17,7 +17,7 @@ export {
   sequenceExists,
 } from './followups.enrollment.ts'
 export { FOLLOWUP_STEP_QUEUE } from './followups.repository.ts'
-export { checkStep, LIMITS, type StepInput } from './followups.rules.ts'
+export type { StepInput } from './followups.rules.ts'
 export { firstFutureStep, LATE_AFTER_MS, WAIT_RETRY_MS } from './followups.schedule.ts'
 
 /**

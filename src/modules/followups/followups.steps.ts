@@ -5,12 +5,20 @@ import type { FollowupsCore, FollowupsDeps, FollowupsTenant } from './followups.
 import { rescheduleNextSteps } from './followups.enrollment.ts'
 import * as repo from './followups.repository.ts'
 import { UUID } from './followups.repository.ts'
-import { checkStep, LIMITS, requireStepText, type StepInput } from './followups.rules.ts'
+import {
+  activeRefusal,
+  checkStep,
+  checkStepChange,
+  removableStep,
+  requireRoomForSteps,
+  requireStepText,
+  type StepInput,
+} from './followups.rules.ts'
 
 /** Adding, changing, removing and moving a sequence's steps (each step's template made, changed or deleted with it). */
 export function followupSteps(deps: FollowupsDeps, core: FollowupsCore) {
   const { db, clock } = deps
-  const { activeRefusal, require, detail, submitQuietly, stepTemplate } = core
+  const { require, detail, submitQuietly, stepTemplate } = core
   return {
     /**
      * The web app's add-a-step (POST /app/followups/{id}/steps): a new last step, its template made and submitted
@@ -21,7 +29,7 @@ export function followupSteps(deps: FollowupsDeps, core: FollowupsCore) {
       if (typeof input.text !== 'string' || input.delay === undefined) throw badRequest('Give text and delay')
       const sequence = await require(db, tenant.accountId, id)
       const before = await repo.stepsOf(db, tenant.accountId, id)
-      if (before.length >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+      requireRoomForSteps(before.length)
       const position = before.length + 1
       requireStepText(input.text, tenant.account.language, position)
       const templateId = await stepTemplate(tenant, id, position, input.text)
@@ -31,7 +39,7 @@ export function followupSteps(deps: FollowupsDeps, core: FollowupsCore) {
           await require(tx, tenant.accountId, id, 'update')
           // under the sequence's lock: two adds at once get positions one after the other
           const count = (await repo.stepsOf(tx, tenant.accountId, id)).length
-          if (count >= LIMITS.steps) throw badRequest(`A sequence has at most ${LIMITS.steps} steps`)
+          requireRoomForSteps(count)
           await repo.insertStep(tx, {
             accountId: tenant.accountId,
             id: randomUUID(),
@@ -62,10 +70,7 @@ export function followupSteps(deps: FollowupsDeps, core: FollowupsCore) {
       stepId: string,
       input: { text?: string; delay?: StepInput['delay']; send_time?: string | null },
     ) {
-      if (input.text === undefined && input.delay === undefined && input.send_time === undefined) {
-        throw badRequest('Give text, delay or send_time')
-      }
-      checkStep(input, 'step')
+      checkStepChange(input)
       const sequence = await require(db, tenant.accountId, id)
       const steps = UUID.test(stepId) ? await repo.stepsOf(db, tenant.accountId, id) : []
       const step = steps.find((s) => s.id === stepId)
@@ -125,10 +130,7 @@ export function followupSteps(deps: FollowupsDeps, core: FollowupsCore) {
       await db.transaction(async (tx) => {
         const row = await require(tx, tenant.accountId, id, 'update')
         const steps = await repo.stepsOf(tx, tenant.accountId, id)
-        const step = UUID.test(stepId) ? steps.find((s) => s.id === stepId) : undefined
-        if (!step) throw notFound('follow-up step')
-        if (row.status === 'active') throw activeRefusal('removing a step')
-        if (steps.length === 1) throw badRequest('A sequence keeps at least one step', 'followup_last_step')
+        const step = removableStep(row.status, steps, stepId)
         templateId = step.templateId
         await repo.deleteStep(tx, tenant.accountId, step)
         const order = steps.filter((s) => s.id !== step.id).map((s) => s.id)

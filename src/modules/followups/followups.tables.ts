@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
-import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { foreignKey, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountIdPrimaryKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 
 export const SEQUENCE_STATUSES = ['draft', 'paused', 'active'] as const
@@ -14,11 +14,9 @@ export type DelayUnit = (typeof DELAY_UNITS)[number]
 export type SequenceTrigger = { type: 'optin_confirmed' } | { type: 'tag_added'; tag: string }
 
 /** A follow-up sequence: timed template messages for every contact it enrolls. */
-export const followupSequences = pgTable(
+export const followupSequences = accountTable(
   'followup_sequences',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     name: text('name').notNull(),
     status: text('status', { enum: SEQUENCE_STATUSES }).notNull(),
     trigger: jsonb('trigger').$type<SequenceTrigger>().notNull(),
@@ -27,18 +25,15 @@ export const followupSequences = pgTable(
     ...timestamps(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     index('followup_sequences_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     index('followup_sequences_trigger_idx').on(t.accountId, t.triggerKind).where(sql`${t.status} = 'active'`),
   ],
 )
 
 /** A step: its text goes out as the marketing template `template_id` (the approval is the template's). */
-export const followupSteps = pgTable(
+export const followupSteps = accountTable(
   'followup_steps',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     sequenceId: uuid('sequence_id').notNull(),
     position: integer('position').notNull(),
     text: text('text').notNull(),
@@ -51,7 +46,6 @@ export const followupSteps = pgTable(
     ...timestamps(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('followup_steps_position_uq').on(t.accountId, t.sequenceId, t.position),
     index('followup_steps_template_idx').on(t.accountId, t.templateId).where(sql`${t.templateId} IS NOT NULL`),
     foreignKey({
@@ -74,11 +68,9 @@ export const followupSettings = pgTable('followup_settings', {
  * A contact in a sequence. While active, `next_position` is the step its job (`job_id`, due `next_due_at`) sends;
  * `base_at` is the time that step's delay counts from (the enrollment, or the previous step's time).
  */
-export const followupEnrollments = pgTable(
+export const followupEnrollments = accountTable(
   'followup_enrollments',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     sequenceId: uuid('sequence_id').notNull(),
     contactId: uuid('contact_id').notNull(),
     status: text('status', { enum: ENROLLMENT_STATUSES }).notNull(),
@@ -92,7 +84,6 @@ export const followupEnrollments = pgTable(
     updatedAt: at('updated_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('followup_enrollments_active_uq')
       .on(t.accountId, t.sequenceId, t.contactId)
       .where(sql`${t.status} = 'active'`),

@@ -1,3 +1,5 @@
+import { type WallClock, wallClock } from '../../platform/wall-clock.ts'
+
 /**
  * When a follow-up step is due, in the account's timezone (pure; property-tested over timezones and DST days).
  *
@@ -12,37 +14,11 @@
 
 export type DelayUnit = 'hours' | 'days'
 
-export interface LocalDateTime {
-  year: number
-  month: number
-  day: number
-  hour: number
-  minute: number
-  second: number
-  millisecond: number
-}
+/** A wall-clock time with its milliseconds. */
+export type LocalDateTime = Omit<WallClock, 'weekday'> & { millisecond: number }
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
-function formatter(timezone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timezone)
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    })
-    formatters.set(timezone, format)
-  }
-  return format
-}
 
 /** Whether `timezone` is an IANA name this runtime knows. */
 export function isTimezone(timezone: string): boolean {
@@ -60,18 +36,8 @@ export const SEND_TIME = /^([01]\d|2[0-3]):[0-5]\d$/
 
 /** The wall clock in `timezone` at an instant. */
 export function localParts(instantMs: number, timezone: string): LocalDateTime {
-  const parts = formatter(timezone).formatToParts(new Date(instantMs))
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value)
-  const ms = ((instantMs % 1000) + 1000) % 1000
-  return {
-    year: get('year'),
-    month: get('month'),
-    day: get('day'),
-    hour: get('hour') % 24,
-    minute: get('minute'),
-    second: get('second'),
-    millisecond: ms,
-  }
+  const { year, month, day, hour, minute, second } = wallClock(new Date(instantMs), timezone)
+  return { year, month, day, hour, minute, second, millisecond: ((instantMs % 1000) + 1000) % 1000 }
 }
 
 const wallMs = (l: LocalDateTime) => Date.UTC(l.year, l.month - 1, l.day, l.hour, l.minute, l.second, l.millisecond)

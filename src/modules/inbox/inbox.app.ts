@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { COUNT_CAP, SEARCH_MAX, VIEWS } from './inbox.lists.ts'
+import { notesOperations } from './inbox.notes.app.ts'
 import type { InboxServices } from './inbox.routes.ts'
+import { routingOperations } from './inbox.routing.app.ts'
 import { Conversation, HistoryMessage as ConversationMessage } from './inbox.schemas.ts'
 import type { InboxService } from './inbox.service.ts'
 
@@ -29,8 +32,49 @@ export const InboxQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
+    view: Type.Optional(
+      Type.Union(
+        VIEWS.map((v) => Type.Literal(v)),
+        {
+          description:
+            'mine: open and assigned to the signed-in member (a key without a member: 400 view_needs_member); unassigned: open and assigned to nobody; all: every open one; snoozed; closed. Without a view: every conversation whatever its status.',
+        },
+      ),
+    ),
+    q: Type.Optional(
+      Type.String({
+        maxLength: SEARCH_MAX,
+        description:
+          'search: the contact’s name or phone number, or the text of any message of the conversation, contains it (case-insensitive; % and _ are plain characters); combines with view',
+      }),
+    ),
   },
   { additionalProperties: false },
+)
+const Count = Type.Integer({ minimum: 0, maximum: COUNT_CAP })
+export const InboxCounts = Type.Object(
+  {
+    counts: Type.Object({
+      mine: Type.Union([Count, Type.Null()], { description: 'null when the caller is no member (a key)' }),
+      unassigned: Count,
+      all: Count,
+      snoozed: Count,
+      closed: Count,
+    }),
+  },
+  {
+    title: 'InboxCounts',
+    description: `How many conversations each view of GET /app/conversations holds; each count stops at ${COUNT_CAP} (shown as ${COUNT_CAP}+).`,
+  },
+)
+export const SnoozeBody = Type.Object(
+  {
+    until: Type.Optional(
+      Type.String({ format: 'date-time', description: 'when it opens again: in the future, at most a year ahead' }),
+    ),
+    until_reply: Type.Optional(Type.Literal(true, { description: 'true: snoozed until the customer writes' })),
+  },
+  { additionalProperties: false, title: 'SnoozeChoice' },
 )
 export const InboxResponse = Type.Object(
   {
@@ -81,14 +125,50 @@ export const listInboxConversations = operation({
   mount: 'app',
   scope: 'inbox:read',
   operationId: 'listInboxConversations',
-  summary: 'The inbox: conversations by latest activity, with their contacts',
+  summary: 'The inbox: conversations by latest activity, with their contacts; by view and search',
   description:
-    'Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
+    'Needs inbox:read. view: mine, unassigned, all (open ones), snoozed, closed; without a view every conversation whatever its status (as before views). q searches contact name, phone and message text, combined with the view. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.',
   tags,
   query: InboxQuery,
   response: InboxResponse,
   handle: ({ inbox }, { tenant, query }) =>
-    inbox.inbox(tenant, { limit: query.limit ?? 100, offset: query.offset ?? 0 }),
+    inbox.inbox(tenant, {
+      limit: query.limit ?? 100,
+      offset: query.offset ?? 0,
+      ...(query.view ? { view: query.view } : {}),
+      ...(query.q === undefined ? {} : { q: query.q }),
+    }),
+})
+
+export const getInboxCounts = operation({
+  method: 'GET',
+  path: '/inbox/counts',
+  mount: 'app',
+  scope: 'inbox:read',
+  operationId: 'getInboxCounts',
+  summary: 'How many conversations each view holds',
+  description: `Needs inbox:read. For the signed-in member: mine, unassigned, all (open ones), snoozed, closed; one statement, each count read from its view's index and stopping at ${COUNT_CAP}.`,
+  tags,
+  response: InboxCounts,
+  handle: ({ inbox }, { tenant }) => inbox.inboxCounts(tenant),
+})
+
+export const snoozeConversation = operation({
+  method: 'POST',
+  path: '/conversations/{id}/snooze',
+  mount: 'app',
+  scope: 'messages:write',
+  operationId: 'snoozeConversation',
+  summary: 'Snooze a conversation until a time or until the customer writes',
+  description:
+    'Needs messages:write. Body {until} (a time in the future) or {until_reply: true}, exactly one (400 snooze_choice, snooze_time_past, snooze_time_far, naming the field). Status snoozed: it opens again by itself at until, and at once when the customer writes. Snoozing again replaces the earlier snooze; close and reopen end it. Nothing is sent.',
+  tags,
+  params: IdParams,
+  body: SnoozeBody,
+  response: ConversationResponse,
+  handle: async ({ inbox }, { tenant, params, body }) => ({
+    conversation: await inbox.snoozeConversation(tenant, params.id, body),
+  }),
 })
 
 export const getConversation = operation({
@@ -98,7 +178,8 @@ export const getConversation = operation({
   scope: 'inbox:read',
   operationId: 'getConversation',
   summary: 'One conversation',
-  description: 'Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.',
+  description:
+    'Needs inbox:read. Its contact, last message, unread count, status (open, snoozed, closed) and assignee.',
   tags,
   params: IdParams,
   response: ConversationResponse,
@@ -112,7 +193,8 @@ export const closeConversation = operation({
   scope: 'messages:write',
   operationId: 'closeConversation',
   summary: 'Close a conversation',
-  description: 'Needs messages:write. The customer’s next message opens it again.',
+  description:
+    'Needs messages:write. The customer’s next message opens it again; a snoozed one closed loses its wake-up.',
   tags,
   params: IdParams,
   response: ConversationResponse,
@@ -127,8 +209,8 @@ export const reopenConversation = operation({
   mount: 'app',
   scope: 'messages:write',
   operationId: 'reopenConversation',
-  summary: 'Reopen a closed conversation',
-  description: 'Needs messages:write.',
+  summary: 'Reopen a closed or snoozed conversation',
+  description: 'Needs messages:write. A snooze ends (its wake-up is cancelled).',
   tags,
   params: IdParams,
   response: ConversationResponse,
@@ -203,7 +285,7 @@ export const listContactActivity = operation({
 
 /**
  * The inbox's web-app functions under /app: one conversation, closing, reopening, assigning and marking it read, one
- * message, a contact's activity. Reading needs inbox:read; changing a conversation's handling needs
+ * message, a contact's activity, internal notes and mentions (inbox.notes.app.ts). Reading needs inbox:read; changing a conversation's handling needs
  * messages:write (what a member who answers customers has).
  */
 export function inboxAppRoutes(inbox: InboxService) {
@@ -213,10 +295,14 @@ export function inboxAppRoutes(inbox: InboxService) {
       getConversation,
       closeConversation,
       reopenConversation,
+      snoozeConversation,
       assignConversation,
       markConversationRead,
+      getInboxCounts,
       getMessage,
       listContactActivity,
+      ...routingOperations,
+      ...notesOperations,
     ])
   }
 }

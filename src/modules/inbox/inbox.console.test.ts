@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { sandboxAccount, signedInMember } from '../../../test/helpers/fixtures.ts'
+import { type Json, sandboxAccount, signedInMember, unique } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
@@ -12,11 +12,6 @@ let harness: Harness
 harnessPerFile((created) => {
   harness = created
 })
-
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
-type Json = Record<string, any>
-let counter = 0
-const unique = () => `${process.pid}-${Date.now()}-${++counter}`
 
 async function member(account: TestAccount, role: Role = 'owner') {
   const { cookie, csrf } = await signedInMember(harness, {

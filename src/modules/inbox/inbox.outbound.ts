@@ -1,6 +1,8 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordsetSql } from '../../platform/db/rows.ts'
+import { batchClock, draftsJson } from './inbox.batch.ts'
 import { conversations } from './inbox.tables.ts'
 
 // Batch writes of the send pipeline (many outbound messages of one account at once). Every query filters on
@@ -40,8 +42,9 @@ export async function findOrCreateConversations(
       .select()
       .from(conversations)
       .where(
-        and(
-          eq(conversations.accountId, input.accountId),
+        inAccount(
+          conversations,
+          input.accountId,
           eq(conversations.channel, input.channel),
           inArray(conversations.contactId, existing),
         ),
@@ -81,33 +84,17 @@ export async function insertOutboundMessagesInOrder(
 ): Promise<Set<string>> {
   const { accountId, drafts } = input
   if (drafts.length === 0) return new Set()
-  const spread = drafts.length - 1
-  const now = input.now.toISOString()
-  const rows = JSON.stringify(
-    drafts.map((d, i) => ({
-      ord: i,
-      id: d.id,
-      conversation_id: d.conversationId,
-      contact_id: d.contactId,
-      type: d.type,
-      text: d.text,
-      provider_message_id: d.providerMessageId,
-      status: d.status,
-      error_code: d.errorCode,
-      automated: d.automated,
-      ai: d.ai,
-      template: d.template ?? null,
-      preview: d.preview,
-    })),
-  )
+  const { clock, draftAt } = batchClock(accountId, input.now, drafts.length)
+  const rows = draftsJson(drafts, (d) => ({
+    provider_message_id: d.providerMessageId,
+    status: d.status,
+    error_code: d.errorCode,
+    automated: d.automated,
+    ai: d.ai,
+    template: d.template ?? null,
+  }))
   const result = await tx.execute(sql`
-    WITH clock AS (
-      INSERT INTO message_clocks (account_id, last_at)
-      VALUES (${accountId}::uuid, ${now}::timestamptz + ${spread}::int * interval '1 millisecond')
-      ON CONFLICT (account_id) DO UPDATE
-        SET last_at = GREATEST(${now}::timestamptz, message_clocks.last_at + interval '1 millisecond')
-          + ${spread}::int * interval '1 millisecond'
-      RETURNING last_at
+    WITH clock AS (${clock}
     ), draft AS (
       SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(ord int, id uuid, conversation_id uuid, contact_id uuid,
         type text, text text, provider_message_id text, status text, error_code text, automated boolean, ai boolean,
@@ -117,7 +104,7 @@ export async function insertOutboundMessagesInOrder(
         media_mime, provider_message_id, status, error_code, automated, ai, template, created_at)
       SELECT ${accountId}::uuid, d.id, d.conversation_id, d.contact_id, ${input.channel}, 'outbound', d.type, d.text,
         '', '', d.provider_message_id, d.status, d.error_code, d.automated, d.ai, d.template,
-        clock.last_at - (${spread}::int - d.ord) * interval '1 millisecond'
+        ${draftAt}
       FROM draft d, clock
       ON CONFLICT DO NOTHING
       RETURNING id, conversation_id, created_at

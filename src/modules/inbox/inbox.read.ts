@@ -1,6 +1,8 @@
 import { notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { contactNames } from '../contacts/index.ts'
+import { inboxPage, searchText, type View, viewCounts } from './inbox.lists.ts'
+import { actorOf } from './inbox.live.ts'
 import * as repo from './inbox.repository.ts'
 import type { Channel, InboxServiceDeps, InboxTenant } from './inbox.types.ts'
 import { conversationView, historyView, messageView, UUID } from './inbox.views.ts'
@@ -10,10 +12,19 @@ export function inboxReading(deps: InboxServiceDeps) {
   const { db } = deps
 
   return {
-    /** The web app's inbox: conversations by latest activity with their contacts, and the account's unread total. */
-    async inbox(tenant: InboxTenant, page: { limit: number; offset: number }) {
+    /**
+     * The web app's inbox: a view's conversations (every one without a view) matching the search, by latest
+     * activity with their contacts, and the account's unread total.
+     */
+    async inbox(tenant: InboxTenant, page: { limit: number; offset: number; view?: View; q?: string }) {
       const { limit, offset } = page
-      const rows = await repo.inboxPage(db, tenant.accountId, { limit, offset })
+      const rows = await inboxPage(db, tenant.accountId, {
+        limit,
+        offset,
+        view: page.view,
+        q: searchText(page.q),
+        memberId: actorOf(tenant),
+      })
       const { items, has_more } = toPage(rows, limit, offset)
       const conversations = items.map(({ row, contact }) => {
         const found = (typeof contact === 'string' ? JSON.parse(contact) : contact) as {
@@ -29,6 +40,11 @@ export function inboxReading(deps: InboxServiceDeps) {
         has_more,
         unread_count: rows[0]?.unreadTotal ?? (await repo.unreadTotal(db, tenant.accountId)),
       }
+    },
+
+    /** How many conversations each view holds, for the member asking (mine: null for a key). */
+    async inboxCounts(tenant: InboxTenant) {
+      return { counts: await viewCounts(db, tenant.accountId, actorOf(tenant)) }
     },
 
     lastInboundAt: (accountId: string, contactId: string, channel: Channel) =>

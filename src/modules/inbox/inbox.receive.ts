@@ -5,6 +5,7 @@ import { handOnEvents, recordEvent } from '../../platform/events/events.ts'
 import { acceptsSql, emitSignals } from '../../platform/events/signals.ts'
 import { storeReceived } from '../../platform/storage/serving.ts'
 import { findOrCreateInboundContact, inboundContactsSql } from '../contacts/index.ts'
+import { publishInboxChanges } from './inbox.live.ts'
 import * as outbound from './inbox.outbound.ts'
 import * as repo from './inbox.repository.ts'
 import {
@@ -52,6 +53,7 @@ export function inboundReceiving(deps: InboxServiceDeps) {
         ofChannel.map((u) => u.providerMessageId),
       )
       const current = new Map(rows.map((r) => [r.providerMessageId, r]))
+      const byId = new Map(rows.map((r) => [r.id, r.conversationId]))
       const heard: Parameters<MessageStatusListener>[2] = []
       // the status changes are written together, one statement for the batch (the last change of a message wins:
       // a status only moves forward)
@@ -74,6 +76,16 @@ export function inboundReceiving(deps: InboxServiceDeps) {
         changed++
       }
       await outbound.setMessageStatuses(tx, accountId, [...changes.values()])
+      // one notification for the batch (a campaign's statuses come by the thousand), none when nothing moved
+      await publishInboxChanges(
+        tx,
+        accountId,
+        [...changes.values()].map((c) => ({
+          type: 'message_status',
+          conversation_id: byId.get(c.id) ?? '',
+          message_id: c.id,
+        })),
+      )
       if (heard.length > 0) for (const listener of deps.statusListeners ?? []) await listener(tx, accountId, heard)
     }
     return changed
@@ -236,6 +248,13 @@ export function inboundReceiving(deps: InboxServiceDeps) {
           clock,
           drafts.map((d) => ({ accountId, name: 'message.received' as const, contactId: d.contactId, data: d.data })),
           signalAccepts.read(known.preloaded[0]),
+        )
+        // the open consoles of the account hear of them at the commit (before the message clock is taken: the
+        // batch is stored whole or rolled back, and a rolled-back notification is never heard)
+        await publishInboxChanges(
+          tx,
+          accountId,
+          drafts.map((d) => ({ type: 'message', conversation_id: d.conversationId, message_id: d.id })),
         )
         const messages = await repo.insertInboundMessagesInOrder(tx, {
           accountId,

@@ -1,8 +1,10 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
 import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
+import { batchClock, draftsJson } from './inbox.batch.ts'
 import { conversations, messageClocks, messages } from './inbox.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -34,8 +36,9 @@ export async function findOrCreateConversation(
     .select()
     .from(conversations)
     .where(
-      and(
-        eq(conversations.accountId, row.accountId),
+      inAccount(
+        conversations,
+        row.accountId,
         eq(conversations.contactId, row.contactId),
         eq(conversations.channel, row.channel),
       ),
@@ -54,11 +57,7 @@ export async function messageByProviderId(
     .select()
     .from(messages)
     .where(
-      and(
-        eq(messages.accountId, accountId),
-        eq(messages.channel, channel),
-        eq(messages.providerMessageId, providerMessageId),
-      ),
+      inAccount(messages, accountId, eq(messages.channel, channel), eq(messages.providerMessageId, providerMessageId)),
     )
   return row
 }
@@ -133,32 +132,17 @@ export async function insertInboundMessagesInOrder(
 ): Promise<MessageRow[]> {
   const { accountId, drafts } = input
   if (drafts.length === 0) return []
-  const spread = drafts.length - 1
+  const { clock, draftAt } = batchClock(accountId, input.now, drafts.length)
   const now = input.now.toISOString()
-  const rows = JSON.stringify(
-    drafts.map((d, i) => ({
-      ord: i,
-      id: d.id,
-      conversation_id: d.conversationId,
-      contact_id: d.contactId,
-      type: d.type,
-      text: d.text,
-      media_url: d.mediaUrl,
-      media_mime: d.mediaMime,
-      provider_message_id: d.providerMessageId,
-      preview: d.preview,
-      event_id: d.eventId,
-      event_data: d.eventData,
-    })),
-  )
+  const rows = draftsJson(drafts, (d) => ({
+    media_url: d.mediaUrl,
+    media_mime: d.mediaMime,
+    provider_message_id: d.providerMessageId,
+    event_id: d.eventId,
+    event_data: d.eventData,
+  }))
   const result = await tx.execute(sql`
-    WITH clock AS (
-      INSERT INTO ${messageClocks} (account_id, last_at)
-      VALUES (${accountId}::uuid, ${now}::timestamptz + ${spread}::int * interval '1 millisecond')
-      ON CONFLICT (account_id) DO UPDATE
-        SET last_at = GREATEST(${now}::timestamptz, ${messageClocks}.last_at + interval '1 millisecond')
-          + ${spread}::int * interval '1 millisecond'
-      RETURNING last_at
+    WITH clock AS (${clock}
     ), draft AS (
       SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(ord int, id uuid, conversation_id uuid, contact_id uuid,
         type text, text text, media_url text, media_mime text, provider_message_id text, preview text, event_id uuid,
@@ -168,7 +152,7 @@ export async function insertInboundMessagesInOrder(
         media_mime, provider_message_id, status, error_code, automated, ai, template, created_at)
       SELECT ${accountId}::uuid, d.id, d.conversation_id, d.contact_id, ${input.channel}, 'inbound', d.type, d.text,
         d.media_url, d.media_mime, d.provider_message_id, NULL, NULL, false, false, NULL,
-        clock.last_at - (${spread}::int - d.ord) * interval '1 millisecond'
+        ${draftAt}
       FROM draft d, clock
       ON CONFLICT DO NOTHING
       RETURNING *
@@ -188,7 +172,9 @@ export async function insertInboundMessagesInOrder(
         unread_count = c.unread_count + touched.received,
         automated_only = false,
         status = 'open',
-        closed_at = NULL
+        closed_at = NULL,
+        snoozed_until = NULL,
+        snooze_until_reply = false
       FROM touched
       WHERE c.account_id = ${accountId}::uuid AND c.id = touched.conversation_id
       RETURNING c.id
@@ -235,7 +221,7 @@ export async function insertMessageInOrder(
   const event = options.event
   const dispatch = event
     ? enqueueSql(options.now, [{ accountId: row.accountId, ...event.dispatch }])
-    : { insert: sql`SELECT NULL::text AS queue WHERE false` }
+    : { insert: sql`SELECT NULL::text AS queue, NULL::uuid AS account_id WHERE false` }
   const eventInsert = event
     ? sql`INSERT INTO ${events} (account_id, id, name, contact_id, data, created_at)
       SELECT stored.account_id, ${event.id}::uuid, ${event.name}, stored.contact_id,
@@ -271,6 +257,8 @@ export async function insertMessageInOrder(
         unread_count = c.unread_count + CASE WHEN ${inbound} THEN 1 ELSE 0 END,
         status = CASE WHEN ${inbound} THEN 'open' ELSE c.status END,
         closed_at = CASE WHEN ${inbound} THEN NULL ELSE c.closed_at END,
+        snoozed_until = CASE WHEN ${inbound} THEN NULL ELSE c.snoozed_until END,
+        snooze_until_reply = c.snooze_until_reply AND NOT ${inbound},
         automated_only = c.automated_only AND NOT (${inbound} OR NOT ${automated}),
         needs_person = c.needs_person AND (${inbound} OR ${automated} OR ${row.ai ?? false}),
         needs_person_reason = CASE WHEN ${inbound} OR ${automated} OR ${row.ai ?? false}
@@ -313,11 +301,7 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
     .select({ at: conversations.lastInboundAt })
     .from(conversations)
     .where(
-      and(
-        eq(conversations.accountId, accountId),
-        eq(conversations.contactId, contactId),
-        eq(conversations.channel, channel),
-      ),
+      inAccount(conversations, accountId, eq(conversations.contactId, contactId), eq(conversations.channel, channel)),
     )
   return row?.at ?? null
 }
@@ -340,8 +324,9 @@ export async function listConversations(
     .select()
     .from(conversations)
     .where(
-      and(
-        eq(conversations.accountId, accountId),
+      inAccount(
+        conversations,
+        accountId,
         filter.channel ? eq(conversations.channel, filter.channel) : undefined,
         filter.needs_person === undefined ? undefined : eq(conversations.needsPerson, filter.needs_person),
       ),
@@ -349,30 +334,6 @@ export async function listConversations(
     .orderBy(desc(at), desc(conversations.id))
     .limit(filter.limit + 1)
     .offset(databaseOffset(filter.offset))
-}
-
-/**
- * The inbox page of the web app in one statement: the conversations by latest activity with each one's contact
- * (name, phone, e-mail) read beside it by primary key, so the list names people without a second round trip.
- */
-export async function inboxPage(db: Db, accountId: string, page: { limit: number; offset: number }) {
-  return db
-    .select({
-      row: conversations,
-      contact: sql<{ name: string; phone: string; email: string } | null>`(
-        SELECT json_build_object('name', ct.name, 'phone', ct.phone, 'email', ct.email)
-        FROM contacts ct WHERE ct.account_id = ${conversations.accountId} AND ct.id = ${conversations.contactId})`,
-      // the account's unread messages in every conversation, not only this page's: run once (no reference to the
-      // row), from the partial index of conversations with any
-      unreadTotal: sql<number>`(
-        SELECT coalesce(sum(u.unread_count), 0)::int FROM conversations u
-        WHERE u.account_id = ${accountId} AND u.unread_count > 0)`.mapWith(Number),
-    })
-    .from(conversations)
-    .where(eq(conversations.accountId, accountId))
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
-    .limit(page.limit + 1)
-    .offset(databaseOffset(page.offset))
 }
 
 /** The account's unread inbound messages over every conversation (the partial index holds those with any). */
@@ -473,8 +434,9 @@ export async function outboundByProviderIds(db: Db, accountId: string, channel: 
     .select()
     .from(messages)
     .where(
-      and(
-        eq(messages.accountId, accountId),
+      inAccount(
+        messages,
+        accountId,
         eq(messages.channel, channel),
         eq(messages.direction, 'outbound'),
         inArray(messages.providerMessageId, ids),

@@ -87,10 +87,15 @@ export const Conversation = Type.Object(
     needs_person_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, …',
     }),
-    status: Type.Union([Type.Literal('open'), Type.Literal('closed')], {
-      description: 'closed by a person; the customer’s next message opens it again',
+    status: Type.Union([Type.Literal('open'), Type.Literal('snoozed'), Type.Literal('closed')], {
+      description:
+        'closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again',
     }),
     closed_at: Type.Union([DateTime, Type.Null()]),
+    snoozed_until: Type.Union([DateTime, Type.Null()], {
+      description: 'snoozed until this time (then it opens again by itself); null otherwise',
+    }),
+    snooze_until_reply: Type.Boolean({ description: 'snoozed until the customer writes (no time)' }),
     assignee_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
       description: 'the team member (user id) who handles it; null: nobody',
     }),

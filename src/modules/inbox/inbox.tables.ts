@@ -1,16 +1,15 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountIdPrimaryKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at } from '../../platform/db/columns.ts'
 
+export const CONVERSATION_STATUSES = ['open', 'snoozed', 'closed'] as const
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const
 
 /** One conversation per contact and channel. */
-export const conversations = pgTable(
+export const conversations = accountTable(
   'conversations',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     contactId: uuid('contact_id').notNull(),
     channel: text('channel').notNull(),
     createdAt: at('created_at').notNull(),
@@ -25,19 +24,29 @@ export const conversations = pgTable(
     /** the built-in AI could not answer: a person should; a person's reply clears it */
     needsPerson: boolean('needs_person').notNull().default(false),
     needsPersonReason: text('needs_person_reason'),
-    /** closed by a person; the customer's next message opens it again */
-    status: text('status', { enum: ['open', 'closed'] })
-      .notNull()
-      .default('open'),
+    /**
+     * closed by a person, or snoozed (put away until `snoozed_until`, or until the customer writes); the customer's
+     * next message opens it again
+     */
+    status: text('status', { enum: CONVERSATION_STATUSES }).notNull().default('open'),
     closedAt: at('closed_at'),
+    /** snoozed: when it comes back by itself (a durable job, inbox.snooze.ts); null with snooze_until_reply */
+    snoozedUntil: at('snoozed_until'),
+    /** snoozed until the customer writes (no time) */
+    snoozeUntilReply: boolean('snooze_until_reply').notNull().default(false),
     /** the member (user id) who handles it; null: nobody */
     assigneeId: uuid('assignee_id'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('conversations_contact_channel_uq').on(t.accountId, t.contactId, t.channel),
     index('conversations_activity_idx').on(t.accountId, t.lastMessageAt, t.id),
     index('conversations_created_idx').on(t.accountId, t.createdAt, t.id),
+    // the views (inbox.views-query.ts): snoozed and closed by activity, and the open ones per assignee (mine,
+    // unassigned: assignee_id IS NULL) by activity; the counts read the same, each bounded
+    index('conversations_status_idx').on(t.accountId, t.status, t.lastMessageAt, t.id),
+    index('conversations_open_assignee_idx')
+      .on(t.accountId, t.assigneeId, t.lastMessageAt, t.id)
+      .where(sql`${t.status} = 'open'`),
     index('conversations_unread_idx').on(t.accountId, t.unreadCount).where(sql`${t.unreadCount} > 0`),
   ],
 )
@@ -49,11 +58,9 @@ export interface SentTemplate {
   buttons: Array<{ type: string; text: string; url?: string }>
 }
 
-export const messages = pgTable(
+export const messages = accountTable(
   'messages',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     conversationId: uuid('conversation_id').notNull(),
     contactId: uuid('contact_id').notNull(),
     channel: text('channel').notNull(),
@@ -75,7 +82,6 @@ export const messages = pgTable(
     createdAt: at('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('messages_provider_id_uq')
       .on(t.accountId, t.channel, t.providerMessageId)
       .where(sql`${t.providerMessageId} IS NOT NULL`),

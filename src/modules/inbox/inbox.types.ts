@@ -5,7 +5,8 @@ import type { Db } from '../../platform/db/client.ts'
 import type { Storage } from '../../platform/storage/storage.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
-export type InboxTenant = Pick<TenantContext, 'accountId'>
+/** the account, and who acts (a member's session names them in the live events) */
+export type InboxTenant = Pick<TenantContext, 'accountId'> & { actor?: Pick<TenantContext['actor'], 'userId'> }
 export type Channel = 'chat' | 'email'
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed'
 

@@ -66,6 +66,8 @@ export function conversationView(row: repo.ConversationRow, contactName: string)
     needs_person_reason: row.needsPersonReason,
     status: row.status,
     closed_at: row.closedAt ? row.closedAt.toISOString() : null,
+    snoozed_until: row.snoozedUntil ? row.snoozedUntil.toISOString() : null,
+    snooze_until_reply: row.snoozeUntilReply,
     assignee_id: row.assigneeId,
     created_at: row.createdAt.toISOString(),
     last_message_at: row.lastMessageAt.toISOString(),

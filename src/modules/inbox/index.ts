@@ -1,3 +1,4 @@
+import type { MemberLeft } from '../../platform/auth/member-left.ts'
 import { systemClock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
@@ -5,8 +6,12 @@ import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import { storageOf } from '../../platform/storage/storage.ts'
 import type { ContactCleanup } from '../contacts/index.ts'
 import { inboxAppRoutes } from './inbox.app.ts'
+import { AWAY_QUEUE, awayJob, type FreeTextSender } from './inbox.away.ts'
+import { unassignLeavingMember } from './inbox.leaving.ts'
+import { liveRoutes, publishInboxChanges } from './inbox.live.ts'
 import { deleteContactMessages, markForPerson } from './inbox.repository.ts'
 import { inboxRoutes, mediaRoutes } from './inbox.routes.ts'
+import { routingOnInbound } from './inbox.routing.ts'
 import {
   type ChatOptOut,
   type InboundListener,
@@ -14,6 +19,7 @@ import {
   inboxService,
   type MessageStatusListener,
 } from './inbox.service.ts'
+import { WAKE_QUEUE, wakeJob } from './inbox.snooze.ts'
 
 /**
  * What other modules react to in the inbox with, as the composition root collected their reactions: an inbound
@@ -64,16 +70,34 @@ async function deleteContactConversations(tx: Db, accountId: string, contactId: 
   return removed.counts
 }
 
-export const inboxModule: HeroldModule<{ inbox: InboxService }, { contactCleanup: ContactCleanup }> = {
+export const inboxModule: HeroldModule<
+  { inbox: InboxService; messaging: FreeTextSender },
+  { contactCleanup: ContactCleanup; inbound: InboundListener; memberLeft: MemberLeft }
+> = {
   name: 'inbox',
-  reactions: { contactCleanup: deleteContactConversations },
-  tools: inboxTools,
+  reactions: {
+    contactCleanup: deleteContactConversations,
+    // its own routing of a customer's message: automatic assignment and the away message (inbox.routing.ts)
+    inbound: routingOnInbound,
+    // a member removed or made a viewer: their conversations go back to nobody (inbox.leaving.ts)
+    memberLeft: unassignLeavingMember,
+  },
+  tools: [...inboxTools, ...routingTools],
   routes: (_deps, { inbox }) => inboxRoutes(inbox),
   // the web app's inbox functions (GET /app/conversations/{id}, close, reopen, assignee, read; messages; activity)
-  appRoutes: (_deps, { inbox }) => inboxAppRoutes(inbox),
+  // and GET /app/events, the live stream of the inbox's changes (inbox.live.ts)
+  appRoutes:
+    (deps, { inbox }) =>
+    async (app) => {
+      await app.register(inboxAppRoutes(inbox))
+      await app.register(liveRoutes(deps))
+    },
   publicRoutes: ({ config }) => mediaRoutes(storageOf(config)),
-  jobs: ({ config }) => ({
+  jobs: ({ config, database, clock }, { messaging }) => ({
     handlers: {
+      [AWAY_QUEUE]: { run: awayJob({ db: database.orm, clock, sender: messaging }), maxAttempts: 3 },
+      // a snoozed conversation's wake-up at its time (inbox.snooze.ts)
+      [WAKE_QUEUE]: { run: wakeJob({ db: database.orm, clock }) },
       [DELETE_MEDIA_QUEUE]: {
         async run(job) {
           const storage = storageOf(config)
@@ -95,8 +119,19 @@ export type {
   MessageStatusListener,
 } from './inbox.service.ts'
 
-import { inboxTools } from './inbox.tools.ts'
+import { inboxTools, routingTools } from './inbox.tools.ts'
 
+export { type InboxChange, publishInboxChanges } from './inbox.live.ts'
+/** A path that frees a member's room (snooze, member removal) hands the waiting conversations out in its transaction. */
+export { handOutWaitingConversations } from './inbox.routing.ts'
 export { inboxService, messageView, statusAdvances } from './inbox.service.ts'
-/** The knowledge module's AI marks a conversation it could not answer for a person. */
-export const markConversationForPerson = markForPerson
+/** Automations' branch condition "within opening hours", on the inbox's definition of them. */
+export { withinOpeningHours } from './inbox.settings.ts'
+/**
+ * The knowledge module's AI marks a conversation it could not answer for a person (inside its transaction; the
+ * account's open consoles hear of it at the commit).
+ */
+export async function markConversationForPerson(tx: Db, accountId: string, conversationId: string, reason: string) {
+  await markForPerson(tx, accountId, conversationId, reason)
+  await publishInboxChanges(tx, accountId, [{ type: 'conversation', conversation_id: conversationId }])
+}

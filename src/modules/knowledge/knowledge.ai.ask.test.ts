@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { nextPhone, signedInMember } from '../../../test/helpers/fixtures.ts'
+import { describe, test } from 'node:test'
+import { appMember, nextPhone } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import {
   aiAccount,
-  aiHarness,
   drain,
   type FakeAi,
   inbound,
   type Json,
   replies,
-  startFakeAi,
+  withAiHarness,
 } from '../../../test/helpers/knowledge-ai.ts'
 import type { Role } from '../../platform/auth/people.tables.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
@@ -22,34 +21,15 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   let harness: Harness
   let ai: FakeAi
 
-  before(async () => {
-    ai = await startFakeAi()
-    harness = await aiHarness(ai)
-  })
-  after(async () => {
-    await harness.close()
-    await ai.close()
+  withAiHarness((made, fake) => {
+    harness = made
+    ai = fake
   })
 
-  let signIns = 0
   /** A signed-in member of the account (session cookie and CSRF token), as the web app calls /app. */
   async function member(account: TestAccount, role: Role) {
-    const email = `ask-${process.pid}-${++signIns}@example.org`
-    const { headers } = await signedInMember(harness, {
-      accountId: account.accountId,
-      email,
-      password: 'ask password 1',
-      role,
-    })
-    return async (payload: unknown) => {
-      const response = await harness.app.inject({
-        method: 'POST',
-        url: '/app/knowledge/ask',
-        headers,
-        payload: payload as Json,
-      })
-      return { status: response.statusCode, body: response.json() as Json }
-    }
+    const { call } = await appMember(harness, account, { role })
+    return (payload: unknown) => call('POST', '/app/knowledge/ask', payload as Json)
   }
 
   /** Everything an ask must leave alone: conversations, messages, AI records, the settings' failure, jobs. */

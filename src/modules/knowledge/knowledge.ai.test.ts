@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { nextPhone, signedInMember } from '../../../test/helpers/fixtures.ts'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import {
   aiAccount,
-  aiHarness,
   conversation,
   drain,
   type FakeAi,
@@ -13,7 +12,7 @@ import {
   type Json,
   RETURNS,
   replies,
-  startFakeAi,
+  withAiHarness,
 } from '../../../test/helpers/knowledge-ai.ts'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
@@ -21,6 +20,8 @@ import { consentSubject, recordOptinChange } from '../contacts/index.ts'
 import { createAiService } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
+
+type AiServicePorts = Parameters<typeof aiService>[0]
 
 describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   let harness: Harness
@@ -45,14 +46,42 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     leaseToken: randomUUID(),
   })
   const deps = () => ({ config: harness.config, database: harness.database, clock: harness.clock })
+  /**
+   * The AI service against the fake endpoint with the real service's HTTP client and no quota, person marks, logging
+   * or tags, but for what `overrides` gives.
+   */
+  const serviceWith = (
+    real: ReturnType<typeof createAiService>,
+    overrides: Pick<AiServicePorts, 'sendText'> & Partial<AiServicePorts>,
+  ) =>
+    aiService({
+      db: harness.database.orm,
+      clock: harness.clock,
+      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
+      http: real.http,
+      account: (id) => getAccount(harness.database.orm, id),
+      contact: (db, id, contact) => consentSubject(db, id, contact),
+      quota: { reserve: async () => '2026-01', release: async () => {} },
+      markForPerson: async () => {},
+      logFailure: () => {},
+      tagNames: async () => [],
+      addTag: async () => false,
+      ...overrides,
+    })
+  /** A new contact of the account named `name`; its id. */
+  async function newContact(account: TestAccount, name: string): Promise<string> {
+    const created = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name, phone: nextPhone() },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    return created.json().contact.id as string
+  }
 
-  before(async () => {
-    ai = await startFakeAi()
-    harness = await aiHarness(ai)
-  })
-  after(async () => {
-    await harness.close()
-    await ai.close()
+  withAiHarness((made, fake) => {
+    harness = made
+    ai = fake
   })
 
   test('answered: the reply is written from the passages, sent with ai: true, and the passages are kept with it', async () => {
@@ -315,31 +344,15 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
   test('a send cut off by a crash is never repeated: the retried job ends it interrupted', async () => {
     const account = await aiAccount()
     ai.answer = () => ({ answer: 'Innerhalb von 30 Tagen.', passages: [1] })
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/contacts',
-      payload: { name: 'B', phone: nextPhone() },
-    })
-    const contactId = created.json().contact.id as string
+    const contactId = await newContact(account, 'B')
     const real = createAiService(deps(), harness.services)
     let sends = 0
     // the real service, except that the process "dies" inside the provider call (the reply may have gone out)
-    const crashing = aiService({
-      db: harness.database.orm,
-      clock: harness.clock,
-      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
-      http: real.http,
-      account: (id) => getAccount(harness.database.orm, id),
-      contact: (db, id, contact) => consentSubject(db, id, contact),
+    const crashing = serviceWith(real, {
       async sendText() {
         sends++
         throw new Error('worker killed during the provider call')
       },
-      quota: { reserve: async () => '2026-01', release: async () => {} },
-      markForPerson: async () => {},
-      logFailure: () => {},
-      tagNames: async () => [],
-      addTag: async () => false,
     })
     const job = replyJob(account.accountId, contactId, randomUUID())
     try {
@@ -357,12 +370,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
 
   test('a failed call is logged with the endpoint host, the model and the reason, never the key or the address', async (t) => {
     const account = await aiAccount()
-    const created = await account.request({
-      method: 'POST',
-      url: '/v1/contacts',
-      payload: { name: 'L', phone: nextPhone() },
-    })
-    const contactId = created.json().contact.id as string
+    const contactId = await newContact(account, 'L')
     const real = createAiService(deps(), harness.services)
     t.after(() => real.http.close())
     ai.mode = 'error500'
@@ -371,21 +379,12 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     })
     const logged: Json[] = []
     const marked: string[] = []
-    const service = aiService({
-      db: harness.database.orm,
-      clock: harness.clock,
-      endpoint: { url: ai.url, key: 'sk-test-key', model: 'herold-test-model' },
-      http: real.http,
-      account: (id) => getAccount(harness.database.orm, id),
-      contact: (db, id, contact) => consentSubject(db, id, contact),
+    const service = serviceWith(real, {
       sendText: async () => assert.fail('nothing is sent'),
-      quota: { reserve: async () => '2026-01', release: async () => {} },
       markForPerson: async (_db, _account, conversation, reason) => {
         marked.push(`${conversation}:${reason}`)
       },
       logFailure: (data) => logged.push(data),
-      tagNames: async () => [],
-      addTag: async () => false,
     })
     const conversationId = randomUUID()
     await service.reply(replyJob(account.accountId, contactId, conversationId))
@@ -436,15 +435,17 @@ describe('without an AI endpoint', () => {
   let harness: Harness
   let ai: FakeAi
 
-  before(async () => {
-    ai = await startFakeAi()
-    harness = await createHarness({ workers: true })
-    await harness.jobs!.stop()
-  })
-  after(async () => {
-    await harness.close()
-    await ai.close()
-  })
+  withAiHarness(
+    (made, fake) => {
+      harness = made
+      ai = fake
+    },
+    async () => {
+      const made = await createHarness({ workers: true })
+      await made.jobs!.stop()
+      return made
+    },
+  )
 
   test('nothing is called, nothing is replied, and the settings say why', async () => {
     const account = await createTestAccount(harness)

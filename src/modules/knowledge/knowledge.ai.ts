@@ -81,24 +81,16 @@ export async function aiOnInbound(
     text: message.text,
     received_at: clock.now().toISOString(),
   }
-  const jobs = []
+  const queues = [settings.repliesEnabled ? AI_REPLY_QUEUE : null, settings.tagsEnabled ? AI_TAGS_QUEUE : null]
   // one contact's replies run one at a time, so the per-contact rate holds
-  if (settings.repliesEnabled) {
-    jobs.push({
+  const jobs = queues
+    .filter((queue) => queue !== null)
+    .map((queue) => ({
       accountId: message.accountId,
-      queue: AI_REPLY_QUEUE,
+      queue,
       payload: { ...payload },
       concurrencyKey: message.contactId,
-    })
-  }
-  if (settings.tagsEnabled) {
-    jobs.push({
-      accountId: message.accountId,
-      queue: AI_TAGS_QUEUE,
-      payload: { ...payload },
-      concurrencyKey: message.contactId,
-    })
-  }
+    }))
   await enqueue(tx, clock, jobs)
 }
 
@@ -213,6 +205,14 @@ export function replyView(row: repo.AiReplyRow) {
 export function aiService(deps: AiServiceDeps) {
   const { db, clock, endpoint } = deps
   const unavailable = aiUnavailableReason(endpoint)
+
+  /** A job's inbound message, account and settings; null when the AI is unavailable or this part of it is off. */
+  async function openJob(job: ClaimedJob, part: 'repliesEnabled' | 'tagsEnabled') {
+    if (unavailable) return null
+    const settings = await repo.settingsOf(db, job.accountId)
+    if (!settings?.[part]) return null
+    return { input: job.payload as unknown as InboundJob, accountId: job.accountId, settings }
+  }
 
   /** One chat completion; a network error or a non-2xx answer throws (the job is retried). */
   async function complete(messages: ChatMessage[]): Promise<string> {
@@ -383,11 +383,9 @@ export function aiService(deps: AiServiceDeps) {
      * after a crash never sends twice (it ends `interrupted`).
      */
     async reply(job: ClaimedJob): Promise<void> {
-      const input = job.payload as unknown as InboundJob
-      const accountId = job.accountId
-      if (unavailable) return
-      const settings = await repo.settingsOf(db, accountId)
-      if (!settings?.repliesEnabled) return
+      const opened = await openJob(job, 'repliesEnabled')
+      if (!opened) return
+      const { input, accountId, settings } = opened
       const row = await db.transaction(async (tx) => {
         const claimed = await repo.claimReply(tx, {
           accountId,
@@ -485,11 +483,9 @@ export function aiService(deps: AiServiceDeps) {
 
     /** Job: tags for the inbound message, chosen by the model from the account's existing tags (origin ki). */
     async suggestTags(job: ClaimedJob): Promise<void> {
-      const input = job.payload as unknown as InboundJob
-      const accountId = job.accountId
-      if (unavailable) return
-      const settings = await repo.settingsOf(db, accountId)
-      if (!settings?.tagsEnabled) return
+      const opened = await openJob(job, 'tagsEnabled')
+      if (!opened) return
+      const { input, accountId } = opened
       const since = new Date(clock.now().getTime() - HOUR_MS)
       if ((await repo.tagSuggestionsSince(db, accountId, input.contact_id, since)) >= TAG_SUGGESTIONS_PER_HOUR) return
       const contact = await deps.contact(db, accountId, input.contact_id)

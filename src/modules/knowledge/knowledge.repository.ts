@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson, rows } from '../../platform/db/rows.ts'
 import type { Passage } from './knowledge.extract.ts'
@@ -267,8 +268,9 @@ export async function tagSuggestionsSince(db: Db, accountId: string, contactId: 
     .select({ n: sql<number>`count(*)::int` })
     .from(aiTagSuggestions)
     .where(
-      and(
-        eq(aiTagSuggestions.accountId, accountId),
+      inAccount(
+        aiTagSuggestions,
+        accountId,
         eq(aiTagSuggestions.contactId, contactId),
         gt(aiTagSuggestions.createdAt, since),
       ),

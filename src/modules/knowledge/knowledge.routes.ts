@@ -4,6 +4,7 @@ import type { Static } from 'typebox'
 import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import type { AiService } from './knowledge.ai.ts'
 import {
@@ -144,10 +145,7 @@ export const listKnowledgeDocuments = operation({
   tags,
   query: ListQuery,
   response: DocumentPage,
-  async handle({ knowledge }, { tenant, query }) {
-    const { items, ...page } = await knowledge.list(tenant, query)
-    return { documents: items, ...page }
-  },
+  handle: async ({ knowledge }, { tenant, query }) => namedPage('documents', await knowledge.list(tenant, query)),
 })
 
 export const getKnowledgeDocument = operation({
@@ -278,10 +276,7 @@ export const listAiReplies = operation({
   tags: ['knowledge'],
   query: AiReplyQuery,
   response: AiReplyPage,
-  async handle({ ai }, { tenant, query }) {
-    const { items, ...page } = await ai.listReplies(tenant, query)
-    return { ai_replies: items, ...page }
-  },
+  handle: async ({ ai }, { tenant, query }) => namedPage('ai_replies', await ai.listReplies(tenant, query)),
 })
 
 export function aiRoutes(services: KnowledgeServices) {

@@ -12,7 +12,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { accountId, accountIdPrimaryKey } from '../../platform/auth/auth.tables.ts'
+import { accountId, accountIdPrimaryKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
@@ -24,11 +24,9 @@ export const DOCUMENT_SOURCES = ['upload', 'url', 'base64'] as const
 export const SEARCH_CONFIGS = ['german', 'english', 'simple'] as const
 export type SearchConfig = (typeof SEARCH_CONFIGS)[number]
 
-export const knowledgeDocuments = pgTable(
+export const knowledgeDocuments = accountTable(
   'knowledge_documents',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     title: text('title').notNull(),
     filename: text('filename').notNull(),
     format: text('format', { enum: DOCUMENT_FORMATS }).notNull(),
@@ -42,10 +40,7 @@ export const knowledgeDocuments = pgTable(
     charCount: integer('char_count').notNull(),
     createdAt: at('created_at').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('knowledge_documents_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
-  ],
+  (t) => [index('knowledge_documents_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
 )
 
 /** A passage of a document: a few paragraphs under their heading, with its search vector (heading weighted A). */
@@ -105,11 +100,9 @@ export interface PromptPassage {
   used: boolean
 }
 
-export const aiReplies = pgTable(
+export const aiReplies = accountTable(
   'ai_replies',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     inboundMessageId: uuid('inbound_message_id').notNull(),
     contactId: uuid('contact_id').notNull(),
     conversationId: uuid('conversation_id'),
@@ -124,7 +117,6 @@ export const aiReplies = pgTable(
     ...timestamps(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     uniqueIndex('ai_replies_inbound_uq').on(t.accountId, t.inboundMessageId),
     index('ai_replies_contact_idx').on(t.accountId, t.contactId, t.createdAt),
     index('ai_replies_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),

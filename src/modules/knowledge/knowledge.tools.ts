@@ -1,33 +1,16 @@
-import { type Static, Type } from 'typebox'
+import { Type } from 'typebox'
 import { Uuid } from '../../platform/tools/common.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { toolsUsing } from '../../platform/tools/tool.ts'
 import { askKnowledge, listKnowledgeDocumentPassages } from './knowledge.app.ts'
-import {
-  deleteKnowledgeDocument,
-  getAiSettings,
-  getKnowledgeDocument,
-  type KnowledgeServices,
-  listAiReplies,
-  listKnowledgeDocuments,
-  refreshKnowledgeDocument,
-  searchKnowledge,
-  updateAiSettings,
-  updateKnowledgeDocument,
-} from './knowledge.routes.ts'
-import { type AiSettingsBody, DocumentResponse } from './knowledge.schemas.ts'
+import * as knowledge from './knowledge.routes.ts'
+import { DocumentResponse } from './knowledge.schemas.ts'
 
-// Each tool but the two that add a document stands for an operation of knowledge.routes.ts or knowledge.app.ts: its
-// arguments, limits, scope and answer are the operation's; the spec's document_id is mapped onto the operation's id.
-// Adding a document is a multipart or JSON upload route; its tools take a URL or a text and call the service.
-const tool = operationTools<KnowledgeServices>()
-const defineTool = toolsUsing<KnowledgeServices>()
-
-const byDocumentId = {
-  rename: { document_id: 'id' },
-  schemas: { document_id: Uuid('the knowledge document id, from list_knowledge_documents') },
-}
+// Adding a document is a multipart or JSON upload route (no operation); its tools take a URL or a text.
+const DocumentId = Uuid('the knowledge document id, from list_knowledge_documents')
+const tool = operationTools<knowledge.KnowledgeServices>({ id: { name: 'document_id', schema: DocumentId } })
+const defineTool = toolsUsing<knowledge.KnowledgeServices>()
 
 export const addKnowledgeFromUrl = defineTool({
   name: 'add_knowledge_document_from_url',
@@ -77,77 +60,64 @@ export const addKnowledgeFromText = defineTool({
   },
 })
 
-/** In the order the tool server lists them. */
 export const knowledgeTools = [
-  tool(listKnowledgeDocuments, {
+  tool(knowledge.listKnowledgeDocuments, {
     name: 'list_knowledge_documents',
-    title: 'List knowledge documents',
     description:
       'The documents the built-in AI answers customers from, newest first: title, file name, format, size, source and the number of indexed passages.',
   }),
-  tool(getKnowledgeDocument, {
+  tool(knowledge.getKnowledgeDocument, {
     name: 'get_knowledge_document',
     title: 'Get a knowledge document',
     description:
       'One knowledge document: title, file name, format, source (upload, url with its address, or text), passages, characters and size.',
-    ...byDocumentId,
   }),
-  tool(updateKnowledgeDocument, {
+  tool(knowledge.updateKnowledgeDocument, {
     name: 'rename_knowledge_document',
-    title: 'Rename a knowledge document',
     description:
       'Give a knowledge document a new title (1-300 characters): the built-in AI cites it by this title and search weighs it, so its passages are indexed again at once.',
-    ...byDocumentId,
   }),
-  tool(refreshKnowledgeDocument, {
+  tool(knowledge.refreshKnowledgeDocument, {
     name: 'refresh_knowledge_document',
     title: 'Fetch a knowledge document again',
     description:
       'Download a document that was added from an address again (an updated price list, FAQ page); when its content changed, its text is extracted again and its passages replaced (same id and title), else nothing changes.',
-    ...byDocumentId,
     idempotent: true,
     openWorld: true,
   }),
-  tool(searchKnowledge, {
+  tool(knowledge.searchKnowledge, {
     name: 'search_knowledge',
-    title: 'Search the knowledge documents',
     description:
       'Full-text search over the passages of the knowledge documents in the account’s language ("quoted phrases", OR and -word work); the best passages first with a snippet (matches in **bold**). match says whether passages hold every word (all), only some (any) or none.',
     describe: { q: 'words to find' },
   }),
   addKnowledgeFromUrl,
   addKnowledgeFromText,
-  tool(deleteKnowledgeDocument, {
+  tool(knowledge.deleteKnowledgeDocument, {
     name: 'delete_knowledge_document',
-    title: 'Delete a knowledge document',
     description: 'Delete a knowledge document and its passages: the built-in AI no longer answers from it.',
-    ...byDocumentId,
     idempotent: true,
     async preview(ctx, { tenant, params }) {
       return {
         action: 'delete a knowledge document and its passages',
-        document: await ctx.services.knowledge.summary(tenant, (params as { id: string }).id),
+        document: await ctx.services.knowledge.summary(tenant, params.id),
       }
     },
   }),
-  tool(getAiSettings, {
+  tool(knowledge.getAiSettings, {
     name: 'get_ai_settings',
     title: 'Get the AI settings',
     description:
       'Whether the built-in AI answers inbound chat messages from the knowledge documents and suggests tags, its per-contact hourly limit, and whether an AI endpoint is configured (and if not, why nothing is called).',
   }),
-  tool(updateAiSettings, {
+  tool(knowledge.updateAiSettings, {
     name: 'update_ai_settings',
     title: 'Change the AI settings',
     description:
       'Switch the built-in AI’s replies to customers (replies_enabled) and its tag suggestions (tags_enabled) on or off, and set how many replies one contact can get per hour (1-60).',
-    output: withOk(getAiSettings.response),
-    run: async (ctx, { tenant, body }) => ({
-      ok: true,
-      ...(await ctx.services.ai.updateSettings(tenant.accountId, body as Static<typeof AiSettingsBody>)),
-    }),
+    ok: true,
   }),
-  tool(listAiReplies, {
+  tool(knowledge.listAiReplies, {
     name: 'list_ai_replies',
     title: 'List the AI’s replies',
     description:
@@ -159,7 +129,6 @@ export const knowledgeTools = [
     title: 'Passages of a knowledge document',
     description:
       'A knowledge document’s passages in order, as the search indexes them and the built-in AI quotes them: position, PDF page, heading and text. Paged (limit 1-200, default 50).',
-    rename: byDocumentId.rename,
     schemas: { document_id: Uuid('the document id, from list_knowledge_documents') },
   }),
   tool(askKnowledge, {

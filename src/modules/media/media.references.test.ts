@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { png } from '../../../test/helpers/files.ts'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -174,11 +175,7 @@ describe('newsletters carry a header image from the media library', () => {
     assert.deepEqual(errorOf(blocked).used_by, [`newsletter Frühling (${id})`])
 
     const at = new Date(harness.clock.now().getTime() + HOUR).toISOString()
-    const scheduled = await account.request({
-      method: 'POST',
-      url: `/v1/newsletters/${id}/schedule`,
-      payload: { scheduled_at: at },
-    })
+    const scheduled = await scheduleNewsletter(account, id, at)
     assert.equal(scheduled.statusCode, 200, scheduled.body)
     const template = await account.request({
       method: 'GET',

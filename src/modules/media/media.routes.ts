@@ -6,6 +6,7 @@ import { installBase64JsonParser, liftedBase64 } from '../../platform/http/base6
 import { bodyBudgetError, largeBodies } from '../../platform/http/body-budget.ts'
 import { badRequest, errorResponses } from '../../platform/http/errors.ts'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { unknownFieldsMessage } from '../../platform/http/strict-input.ts'
 import { MAX_UPLOAD_BYTES } from './media.rules.ts'
 import {
@@ -59,10 +60,7 @@ export const listMedia = operation({
   tags,
   query: ListQuery,
   response: MediaPage,
-  async handle({ media }, { tenant, query }) {
-    const { items, ...page } = await media.list(tenant, query)
-    return { media: items, ...page }
-  },
+  handle: async ({ media }, { tenant, query }) => namedPage('media', await media.list(tenant, query)),
 })
 
 export const getMedia = operation({

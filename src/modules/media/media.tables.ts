@@ -1,5 +1,5 @@
-import { bigint, index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
+import { bigint, index, integer, text } from 'drizzle-orm/pg-core'
+import { accountTable } from '../../platform/auth/auth.tables.ts'
 import { at } from '../../platform/db/columns.ts'
 
 export const MEDIA_KINDS = ['image', 'video', 'document'] as const
@@ -8,11 +8,9 @@ export const MEDIA_USAGES = ['generic', 'landing', 'newsletter', 'template', 'lo
 export type MediaUsage = (typeof MEDIA_USAGES)[number]
 
 /** A file of the media library; its bytes are in the storage under storageKey. */
-export const media = pgTable(
+export const media = accountTable(
   'media',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     kind: text('kind', { enum: MEDIA_KINDS }).notNull(),
     usage: text('usage', { enum: MEDIA_USAGES }).notNull(),
     mime: text('mime').notNull(),
@@ -26,7 +24,6 @@ export const media = pgTable(
     createdAt: at('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     index('media_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     index('media_kind_created_idx').on(t.accountId, t.kind, t.createdAt.desc(), t.id.desc()),
   ],

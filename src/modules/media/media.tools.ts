@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Uuid } from '../../platform/tools/common.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { withOk } from '../../platform/tools/outputs.ts'
 import { toolsUsing } from '../../platform/tools/tool.ts'
@@ -6,15 +7,10 @@ import { deleteMedia, getMedia, listMedia, listMediaUsages, type MediaServices, 
 import { MediaItem, MediaResponse, Usage } from './media.schemas.ts'
 import type { MediaUsage } from './media.tables.ts'
 
-// Each tool but the upload stands for an operation of media.routes.ts: its arguments, limits, scope and answer are the
-// operation's. The schemas its routes register (app.addSchema) are named with Type.Ref in the outputs.
-const tool = operationTools<MediaServices>([MediaItem])
+// The schemas its routes register (app.addSchema) are named with Type.Ref in the outputs.
+const MediaId = Uuid('the media file id, from list_media or upload_media_from_url')
+const tool = operationTools<MediaServices>({ references: [MediaItem], id: { name: 'media_id', schema: MediaId } })
 const defineTool = toolsUsing<MediaServices>([MediaItem])
-
-const byMediaId = {
-  rename: { media_id: 'id' },
-  describe: { media_id: 'the media file id, from list_media or upload_media_from_url' },
-}
 
 // POST /media reads multipart or a large JSON body itself (no operation): this tool takes the URL form only
 const uploadMediaFromUrl = defineTool({
@@ -37,7 +33,6 @@ const uploadMediaFromUrl = defineTool({
   },
 })
 
-/** In the order the tool server lists them. */
 export const mediaTools = [
   tool(listMedia, {
     name: 'list_media',
@@ -49,18 +44,15 @@ export const mediaTools = [
     name: 'get_media',
     title: 'Get a media file',
     description: 'One media file: kind, usage, public url, type, size, image dimensions and file name.',
-    ...byMediaId,
   }),
   uploadMediaFromUrl,
   tool(deleteMedia, {
     name: 'delete_media',
-    title: 'Delete a media file',
     description:
       'Delete a file from the media library and its storage. A file still used by a template, newsletter or other content is refused (409 media_in_use, naming the users).',
-    ...byMediaId,
     idempotent: true,
     async preview(ctx, { tenant, params }) {
-      const media = await ctx.services.media.get(tenant, (params as { id: string }).id)
+      const media = await ctx.services.media.get(tenant, params.id)
       return { action: 'delete a media file permanently', media }
     },
   }),
@@ -69,13 +61,10 @@ export const mediaTools = [
     title: 'Rename a media file',
     description:
       'Change a media file’s name in the library (filename with its extension) or its usage; the stored file and its public address stay, so templates and newsletters using it are unaffected.',
-    ...byMediaId,
   }),
   tool(listMediaUsages, {
     name: 'list_media_usages',
-    title: 'Where a media file is used',
     description:
       'What refers to a media file by its id or address: templates and newsletters using it as header image, the landing page’s logo. While anything does, delete_media is refused.',
-    ...byMediaId,
   }),
 ]

@@ -62,10 +62,14 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
   }
 
   /** The contact's custom field values as text, read only when the template uses a custom field. */
-  async function customFieldsOf(tenant: SendsTenant, view: TemplateView, contact: Contact, keys: readonly string[]) {
+  async function customFieldsOf(
+    tenant: SendsTenant,
+    view: TemplateView,
+    contact: Contact,
+    definitions: readonly FieldDefinition[],
+  ) {
     const texts = templateTexts(view)
-    if (!extractVariables(texts).some((v) => keys.includes(v))) return {}
-    const definitions = await definitionsFor(tenant, view, {})
+    if (!extractVariables(texts).some((v) => definitions.some((d) => d.key === v))) return {}
     const own = await repo.contactFieldValues(db, tenant.accountId, contact.id)
     return customFieldTexts(definitions, own.fields, valueLanguage(own.language, view.language))
   }
@@ -76,9 +80,10 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
     view: TemplateView,
     contact: Contact,
     supplied: Record<string, string>,
-    keys: readonly string[],
+    definitions: readonly FieldDefinition[],
   ) {
     const texts = templateTexts(view)
+    const keys = definitions.map((d) => d.key)
     const invalid = validateVariableValues(texts, supplied, keys)
     if (invalid.length > 0) {
       throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
@@ -88,7 +93,7 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
     const rendered = renderTemplate({
       texts,
       language: view.language,
-      contact: { ...contactValues(contact), customFields: await customFieldsOf(tenant, view, contact, keys) },
+      contact: { ...contactValues(contact), customFields: await customFieldsOf(tenant, view, contact, definitions) },
       values: supplied,
       customFields: keys,
     })
@@ -120,7 +125,9 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       const refusal = templateRefusal(view)
       if (refusal) throw unprocessable(refusal.code, refusal.message)
       const supplied = input.template.variables ?? {}
-      const keys = (await definitionsFor(tenant, view, supplied)).map((d) => d.key)
+      // read once for the checks below and the contact's values (each read is a statement on PostgreSQL)
+      const definitions = await definitionsFor(tenant, view, supplied)
+      const keys = definitions.map((d) => d.key)
       const invalid = validateVariableValues(templateTexts(view), supplied, keys)
       if (invalid.length > 0) {
         throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
@@ -136,7 +143,7 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       await requireChatConnected(tenant.accountId)
       const recipient = recipientRefusal(contact)
       if (recipient) throw conflict(recipient.code, recipient.message)
-      await checkVariables(tenant, view, contact, supplied, keys)
+      await checkVariables(tenant, view, contact, supplied, definitions)
       const now = clock.now()
       const id = randomUUID()
       const committed = await commit({

@@ -12,6 +12,7 @@ import {
 import { defineField, setFieldValues } from '../../../test/helpers/custom-fields.ts'
 import { nextPhone, sandboxAccount, setOptin } from '../../../test/helpers/fixtures.ts'
 import type { TestAccount } from '../../../test/helpers/harness.ts'
+import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import type { CustomFieldValue } from '../contacts/index.ts'
 
 // Custom fields in messages (issue 33): `{{key}}` of an account's field is filled from the contact in a template send,
@@ -99,6 +100,21 @@ async function sendsByContact(account: TestAccount, origin: string) {
 
 const skippedForField = { status: 'skipped', reason: 'field_missing', detail: 'customer_no' }
 const sent = { status: 'sent', reason: null, detail: null }
+
+/** Erika and Max were sent their own customer numbers from `origin`; Ole, who has none, was skipped naming the field. */
+async function assertTwoSentOneSkipped(
+  account: TestAccount,
+  origin: string,
+  { erika, max, ole }: Record<string, string>,
+) {
+  const sends = await sendsByContact(account, origin)
+  assert.deepEqual(sends.get(erika), sent)
+  assert.deepEqual(sends.get(max), sent)
+  assert.deepEqual(sends.get(ole), skippedForField)
+  const texts = await sentTexts(account)
+  assert.deepEqual(texts.get(erika), ['Hallo Erika, deine Kundennummer ist K-1. Bis bald!'])
+  assert.deepEqual(texts.get(max), ['Hallo Max, deine Kundennummer ist K-2. Bis bald!'])
+}
 
 describe('a template send (POST /v1/messages) with a custom field', () => {
   test("{{customer_no}} is filled from the contact's value; a contact without one is a 422 naming it, nothing queued", async () => {
@@ -308,11 +324,7 @@ describe('campaign sends with a custom field: the contact without a value is ski
     assert.equal((await preview(ole)).text, null)
     assert.deepEqual((await preview(ole)).missing_variables, ['customer_no'])
     const at = new Date(harness.clock.now().getTime() + HOUR).toISOString()
-    const scheduled = await account.request({
-      method: 'POST',
-      url: `/v1/newsletters/${id}/schedule`,
-      payload: { scheduled_at: at },
-    })
+    const scheduled = await scheduleNewsletter(account, id, at)
     assert.equal(scheduled.statusCode, 200, scheduled.body)
     await drain()
     harness.clock.advance(HOUR + 1000)
@@ -352,13 +364,7 @@ describe('campaign sends with a custom field: the contact without a value is ski
     assert.equal(activated.statusCode, 200, activated.body)
     harness.clock.advance(2 * HOUR + 1000)
     await drain()
-    const sends = await sendsByContact(account, 'followup')
-    assert.deepEqual(sends.get(erika), sent)
-    assert.deepEqual(sends.get(max), sent)
-    assert.deepEqual(sends.get(ole), skippedForField)
-    const texts = await sentTexts(account)
-    assert.deepEqual(texts.get(erika), ['Hallo Erika, deine Kundennummer ist K-1. Bis bald!'])
-    assert.deepEqual(texts.get(max), ['Hallo Max, deine Kundennummer ist K-2. Bis bald!'])
+    await assertTwoSentOneSkipped(account, 'followup', { erika, max, ole })
     const step = (await account.request({ method: 'GET', url: `/v1/followups/${sequence.id}` })).json().followup
       .steps[0]
     assert.equal(step.counts.sent, 2)
@@ -399,13 +405,7 @@ describe('campaign sends with a custom field: the contact without a value is ski
       assert.equal(started.statusCode, 202, started.body)
     }
     await drain()
-    const sends = await sendsByContact(account, 'automation')
-    assert.deepEqual(sends.get(erika), sent)
-    assert.deepEqual(sends.get(max), sent)
-    assert.deepEqual(sends.get(ole), skippedForField)
-    const texts = await sentTexts(account)
-    assert.deepEqual(texts.get(erika), ['Hallo Erika, deine Kundennummer ist K-1. Bis bald!'])
-    assert.deepEqual(texts.get(max), ['Hallo Max, deine Kundennummer ist K-2. Bis bald!'])
+    await assertTwoSentOneSkipped(account, 'automation', { erika, max, ole })
     // the run's send record says why
     const runs = (await account.request({ method: 'GET', url: `/v1/automations/${automationId}/runs` })).json().runs
     const oleRun = runs.find((r: Json) => r.contact_id === ole)

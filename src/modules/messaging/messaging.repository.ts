@@ -1,5 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
+import { accountRowFinder } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql } from '../../platform/db/rows.ts'
@@ -73,11 +74,7 @@ export function insertQueuedSendsSql(rows: NewTemplateSendRow[]): SQL {
     RETURNING id`
 }
 
-export async function findSend(db: Db, accountId: string, id: string, options: { lock?: boolean } = {}) {
-  const query = db.select().from(templateSends).where(bySend(accountId, id))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row ?? null
-}
+export const findSend = accountRowFinder(templateSends)
 
 /** Updates a send; with `token` only while that attempt still holds it. Returns the row, or null when not matched. */
 export async function updateSend(

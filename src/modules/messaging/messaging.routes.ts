@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { Static } from 'typebox'
+import { Type } from 'typebox'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { Message } from '../inbox/index.ts'
 import { SendBody, SendId, SendQueued, SendRecord, sendErrors } from './messaging.schemas.ts'
@@ -29,33 +29,35 @@ export const getSend = operation({
   handle: ({ messaging }, { tenant, params }) => messaging.sendRecord(tenant, params.id),
 })
 
-// POST /messages stays a route: it answers 201 with the sent message or 202 with the queued send
+export const sendMessage = operation({
+  method: 'POST',
+  path: '/messages',
+  scope: 'messages:write',
+  idempotent: true,
+  operationId: 'sendMessage',
+  summary: 'Send a free-text message or queue a template message to a contact',
+  description:
+    'Exactly one of text or template. Free text is checked in this order: contact (404), account blocked, sending paused (403 subscription_locked), monthly quota (403 limit_reached), chat number connected (409 chat_not_connected), contact phone (409 contact_no_phone), opt-out (409 contact_opted_out), chat opt-in confirmed (409 contact_not_optin); then sent at once: 201 with the stored message; a provider refusal (such as outside the 24-hour service window) gives 502 send_failed and stores the message as failed. ' +
+    'A template is checked at once in this order: contact (404), template (404 when missing or of another account), 422 template_not_chat, 422 template_not_sendable (opt-in confirmation and system templates), 422 template_not_approved, the given variables (422 invalid_variables), sending paused (403 subscription_locked), monthly quota (403 limit_reached; checked, not yet used), chat number (409 chat_not_connected), contact phone, opt-out and opt-in (409), and last the values of contact variables (422 invalid_variables when the contact has none, such as {{email}} without an e-mail address). Then it is queued: 202 with send_id. A template works at any time, also outside the 24-hour window. Right before sending the worker checks opt-out, opt-in, the account and the template again and reserves the quota unit atomically; a send no longer allowed ends skipped with a reason (GET /sends/{id}). Links in variable values become tracked short links. ' +
+    'Each sent message counts against the monthly quota (calendar month in the account timezone).',
+  tags,
+  body: SendBody,
+  response: Type.Union([Message, SendQueued]),
+  // 201 with the sent message or 202 with the queued send
+  statusOf: { responses: { 201: Message, 202: SendQueued }, of: (answer) => (isQueued(answer) ? 202 : 201) },
+  errors: sendErrors,
+  async handle({ messaging }, { tenant, body }) {
+    const result = await messaging.send(tenant, body)
+    return result.queued ?? result.sent
+  },
+})
+
+/** Whether POST /messages queued a template send (202 with send_id) rather than sending at once (201). */
+export const isQueued = (answer: object): answer is { send_id: string } => 'send_id' in answer
+
 export function messagingRoutes(service: MessagingService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post<{ Body: Static<typeof SendBody> }>(
-      '/messages',
-      {
-        config: { scope: 'messages:write', idempotent: true },
-        schema: {
-          operationId: 'sendMessage',
-          summary: 'Send a free-text message or queue a template message to a contact',
-          description:
-            'Exactly one of text or template. Free text is checked in this order: contact (404), account blocked, sending paused (403 subscription_locked), monthly quota (403 limit_reached), chat number connected (409 chat_not_connected), contact phone (409 contact_no_phone), opt-out (409 contact_opted_out), chat opt-in confirmed (409 contact_not_optin); then sent at once: 201 with the stored message; a provider refusal (such as outside the 24-hour service window) gives 502 send_failed and stores the message as failed. ' +
-            'A template is checked at once in this order: contact (404), template (404 when missing or of another account), 422 template_not_chat, 422 template_not_sendable (opt-in confirmation and system templates), 422 template_not_approved, the given variables (422 invalid_variables), sending paused (403 subscription_locked), monthly quota (403 limit_reached; checked, not yet used), chat number (409 chat_not_connected), contact phone, opt-out and opt-in (409), and last the values of contact variables (422 invalid_variables when the contact has none, such as {{email}} without an e-mail address). Then it is queued: 202 with send_id. A template works at any time, also outside the 24-hour window. Right before sending the worker checks opt-out, opt-in, the account and the template again and reserves the quota unit atomically; a send no longer allowed ends skipped with a reason (GET /sends/{id}). Links in variable values become tracked short links. ' +
-            'Each sent message counts against the monthly quota (calendar month in the account timezone).',
-          tags,
-          body: SendBody,
-          response: { 201: Message, 202: SendQueued, ...sendErrors },
-        },
-      },
-      async (request, reply) => {
-        const result = await service.send(request.tenant, request.body)
-        if (result.queued) return reply.code(202).send(result.queued)
-        return reply.code(201).send(result.sent)
-      },
-    )
-
-    mountOperations(app, { messaging: service }, [getSend])
+    mountOperations(app, { messaging: service }, [sendMessage, getSend])
   }
 }
 

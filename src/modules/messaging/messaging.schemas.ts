@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { errorResponses } from '../../platform/http/errors.ts'
+import type { ErrorStatus } from '../../platform/http/errors.ts'
 
 export const SendBody = Type.Object(
   {
@@ -27,14 +27,14 @@ export const SendBody = Type.Object(
 )
 
 /** The error responses of POST /messages beyond the platform's shared ones, each with its codes. */
-export const sendErrors = errorResponses({
+export const sendErrors: Partial<Record<ErrorStatus, string>> = {
   400: 'bad_request: not exactly one of text and template',
   403: 'subscription_locked: sending is paused; limit_reached (key message_quota): the monthly message quota is used up',
   404: 'not_found: the contact or the template is missing or belongs to another account',
   409: 'chat_not_connected: no chat number connected; contact_no_phone: the contact has no phone number; contact_opted_out: the contact opted out; contact_not_optin: chat opt-in not confirmed',
   422: 'template_not_chat: the template is an e-mail template; template_not_sendable: opt-in confirmation or system template; template_not_approved: provider status not approved; invalid_variables: the message names each variable, and `variables` lists {name, problem} (problems: unknown, from_contact, missing, not_a_string, empty, too_long, line_break, tab, control_character, four_spaces, placeholder, no_value: a contact variable the contact has no value for)',
   502: 'send_failed (free text only): the provider refused the message (key outside_window: outside the 24-hour service window, 131047; opted_out; retry_later; failed), with provider_code and message_id of the stored failed message. Does not guarantee that nothing was sent.',
-})
+}
 
 export const SendQueued = Type.Object(
   {

@@ -21,7 +21,7 @@ export interface MessagingServiceDeps {
   db: Db
   clock: Clock
   contacts: Pick<ContactsService, 'get'>
-  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendText'>
+  channels: Pick<ChannelsService, 'requireChatConnected' | 'sendText' | 'sendMedia'>
   /** utm_source of tracked links (HEROLD_SERVICE_NAME) */
   serviceName: string
   /** HEROLD_PUBLIC_URL: the base of short links */
@@ -31,6 +31,8 @@ export interface MessagingServiceDeps {
 }
 
 export const MAX_TEXT_LENGTH = 4000
+/** WhatsApp's longest media caption */
+export const MAX_CAPTION_LENGTH = 1024
 
 /** 72 random bits: short links cannot be guessed or enumerated. */
 export const newLinkId = () => randomBytes(9).toString('base64url')
@@ -39,6 +41,11 @@ export interface SendInput {
   contact_id: string
   text?: string
   template?: { id: string; variables?: Record<string, string> }
+  /**
+   * a file sent with the text (a saved reply's media; not part of POST /messages): one media message, the text its
+   * caption
+   */
+  media?: { url: string; mime: string; filename?: string | null }
 }
 
 const conflict = (code: string, message: string) => new AppError(409, code, message)
@@ -60,9 +67,10 @@ export function messagingService(deps: MessagingServiceDeps) {
     /**
      * POST /messages with free text: the checks in the spec's order, one unit of the monthly quota reserved,
      * then sent at once. The unit goes back when a check failed or the provider refused (nothing was sent); an
-     * unexpected failure during the provider call keeps it, since the message may have gone out.
+     * unexpected failure during the provider call keeps it, since the message may have gone out. `automated`: Herold's
+     * own message (the inbox's away message), stored as such.
      */
-    async send(tenant: MessagingTenant, input: SendInput): Promise<SendResult> {
+    async send(tenant: MessagingTenant, input: SendInput, options: { automated?: boolean } = {}): Promise<SendResult> {
       if ((input.text === undefined) === (input.template === undefined)) {
         throw badRequest('Send exactly one of text or template')
       }
@@ -71,6 +79,13 @@ export function messagingService(deps: MessagingServiceDeps) {
       }
       if (input.text === undefined) throw badRequest('Send exactly one of text or template')
       const contact = await deps.contacts.get(tenant, input.contact_id)
+      if (input.media && input.text.length > MAX_CAPTION_LENGTH) {
+        throw badRequest(
+          `A text sent with a file is its caption: at most ${MAX_CAPTION_LENGTH} characters`,
+          'caption_too_long',
+          { field: 'text', max_length: MAX_CAPTION_LENGTH },
+        )
+      }
       if (tenant.account.sendingPaused) {
         throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
       }
@@ -86,17 +101,24 @@ export function messagingService(deps: MessagingServiceDeps) {
           serviceName: deps.serviceName,
           medium: 'chat',
           publicUrl: deps.publicUrl,
-          maxLength: MAX_TEXT_LENGTH,
+          maxLength: input.media ? MAX_CAPTION_LENGTH : MAX_TEXT_LENGTH,
           newId: newLinkId,
         })
         // stored before the send: a short link works from the moment the customer can see it
         await repo.insertLinks(db, tenant.accountId, contact.id, tracked.links, clock.now())
         handedToProvider = true
-        outcome = await deps.channels.sendText(tenant.accountId, {
-          contactId: contact.id,
-          to: contact.phone,
-          text: tracked.text,
-        })
+        outcome = input.media
+          ? await deps.channels.sendMedia(tenant.accountId, {
+              contactId: contact.id,
+              to: contact.phone,
+              text: tracked.text,
+              media: input.media,
+            })
+          : await deps.channels.sendText(
+              tenant.accountId,
+              { contactId: contact.id, to: contact.phone, text: tracked.text },
+              options.automated ? { automated: true } : {},
+            )
       } catch (error) {
         // AppErrors of sendText come from its own checks, before the provider is called
         if (!handedToProvider || error instanceof AppError) await releaseUnit(db, tenant.accountId, month)

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
+import { accountId, accountRowKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 
 /**
@@ -32,7 +32,7 @@ export const trackedLinks = pgTable(
     createdAt: at('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     uniqueIndex('tracked_links_id_uq').on(t.id),
     index('tracked_links_newsletter_idx').on(t.accountId, t.newsletterId).where(sql`${t.newsletterId} IS NOT NULL`),
   ],
@@ -68,11 +68,9 @@ export type SendOrigin = (typeof SEND_ORIGINS)[number]
  * messaging.sends.ts). The caller's variable values are kept, not the rendered text: the worker renders with the
  * contact as it is at send time.
  */
-export const templateSends = pgTable(
+export const templateSends = accountTable(
   'template_sends',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     contactId: uuid('contact_id').notNull(),
     templateId: uuid('template_id').notNull(),
     variables: jsonb('variables').$type<Record<string, string>>().notNull().default({}),
@@ -104,7 +102,6 @@ export const templateSends = pgTable(
     originId: uuid('origin_id'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     index('template_sends_origin_idx').on(t.accountId, t.originId, t.status).where(sql`${t.originId} IS NOT NULL`),
     index('template_sends_contact_idx').on(t.accountId, t.contactId),
     index('template_sends_message_idx').on(t.accountId, t.messageId).where(sql`${t.messageId} IS NOT NULL`),

@@ -66,6 +66,15 @@ async function outboundMessages(account: TestAccount) {
 const thisMonth = (account: TestAccount) =>
   usedIn(harness.database.orm, account.accountId, monthIn(harness.clock.now(), 'Europe/Berlin'))
 
+/** A send refused with `status` and its key: nothing went out and no quota unit is spent. */
+async function assertRefused(account: TestAccount, response: SendResponse, status: number, key: string) {
+  assert.equal(response.statusCode, status, response.body)
+  assert.deepEqual(errorOf(response), { ...errorOf(response), code: key, key })
+  assert.deepEqual(await sentTexts(account.accountId), [])
+  assert.equal(await thisMonth(account), 0)
+}
+type SendResponse = Awaited<ReturnType<typeof send>>
+
 describe('POST /messages free text', () => {
   test('a confirmed contact inside the window gets the text at once: 201 with the stored message', async () => {
     const { account, contactId } = await readyToSend()
@@ -133,14 +142,7 @@ describe('POST /messages free text', () => {
     const { account, contactId } = await readyToSend()
     await pauseSending(harness.database.orm, account.accountId)
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
-    assert.equal(response.statusCode, 403, response.body)
-    assert.deepEqual(errorOf(response), {
-      ...errorOf(response),
-      code: 'subscription_locked',
-      key: 'subscription_locked',
-    })
-    assert.deepEqual(await sentTexts(account.accountId), [])
-    assert.equal(await thisMonth(account), 0)
+    await assertRefused(account, response, 403, 'subscription_locked')
   })
 
   test('a used-up monthly quota gives 403 limit_reached (key message_quota)', async () => {
@@ -165,20 +167,14 @@ describe('POST /messages free text', () => {
     const { account } = await readyToSend()
     const contactId = await createdContactId(account, { name: 'Mail only', email: `m${++phoneCounter}@example.com` })
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
-    assert.equal(response.statusCode, 409, response.body)
-    assert.deepEqual(errorOf(response), { ...errorOf(response), code: 'contact_no_phone', key: 'contact_no_phone' })
-    assert.deepEqual(await sentTexts(account.accountId), [])
-    assert.equal(await thisMonth(account), 0)
+    await assertRefused(account, response, 409, 'contact_no_phone')
   })
 
   test('an opted-out contact gives 409 contact_opted_out', async () => {
     const { account, contactId } = await readyToSend()
     await setOptin(harness, account.accountId, contactId, 'opted_out')
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
-    assert.equal(response.statusCode, 409, response.body)
-    assert.deepEqual(errorOf(response), { ...errorOf(response), code: 'contact_opted_out', key: 'contact_opted_out' })
-    assert.deepEqual(await sentTexts(account.accountId), [])
-    assert.equal(await thisMonth(account), 0)
+    await assertRefused(account, response, 409, 'contact_opted_out')
   })
 
   test('a contact whose chat opt-in is not confirmed gives 409 contact_not_optin', async () => {
@@ -187,10 +183,7 @@ describe('POST /messages free text', () => {
     const contactId = await createdContactId(account, { name: 'Neu', phone })
     await customerWrites(account, phone)
     const response = await send(account, { contact_id: contactId, text: 'Hallo' })
-    assert.equal(response.statusCode, 409, response.body)
-    assert.deepEqual(errorOf(response), { ...errorOf(response), code: 'contact_not_optin', key: 'contact_not_optin' })
-    assert.deepEqual(await sentTexts(account.accountId), [])
-    assert.equal(await thisMonth(account), 0)
+    await assertRefused(account, response, 409, 'contact_not_optin')
   })
 
   test('the checks run in order: paused sending wins over a missing number and a missing opt-in', async () => {

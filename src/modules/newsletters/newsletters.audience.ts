@@ -1,5 +1,6 @@
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
+import { sendRecordView } from '../../platform/http/statistics.ts'
 import { checkFieldConditions, fieldDefinitionsOf } from '../contacts/index.ts'
 import {
   customFieldTexts,
@@ -108,22 +109,6 @@ export async function listRecipients(
   query: { status?: string; limit: number; offset: number },
 ) {
   const row = await repo.requireNewsletter(deps.db, tenant.accountId, id)
-  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
   const page = toPage(await repo.listRecipients(deps.db, row, query), query.limit, query.offset)
-  return {
-    ...page,
-    items: page.items.map((r) => ({
-      send_id: String(r.id),
-      contact_id: String(r.contact_id),
-      status: String(r.status),
-      reason: (r.reason as string | null) ?? null,
-      reason_detail: (r.reason_detail as string | null) ?? null,
-      sent_at: date(r.sent_at),
-      delivered_at: date(r.delivered_at),
-      read_at: date(r.read_at),
-      failed_at: date(r.failed_at),
-      skipped_at: date(r.skipped_at),
-      created_at: date(r.created_at) as Date,
-    })),
-  }
+  return { ...page, items: page.items.map(sendRecordView) }
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { phoneSequence } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
+import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -64,11 +65,7 @@ function suite(publicUrl: string) {
     })
     assert.equal(patched.statusCode, 200, patched.body)
     const at = new Date(h().clock.now().getTime() + HOUR).toISOString()
-    const scheduled = await owner.request({
-      method: 'POST',
-      url: `/v1/newsletters/${id}/schedule`,
-      payload: { scheduled_at: at },
-    })
+    const scheduled = await scheduleNewsletter(owner, id, at)
     assert.equal(scheduled.statusCode, 200, scheduled.body)
     h().clock.advance(HOUR + 1000)
     await drain()

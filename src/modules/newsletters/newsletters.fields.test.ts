@@ -8,6 +8,7 @@ import {
   signedInMember,
 } from '../../../test/helpers/fixtures.ts'
 import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { recordOptinChange } from '../contacts/index.ts'
 
@@ -200,11 +201,7 @@ describe('newsletter segments by custom field', () => {
     assert.equal((await patchSegment(account, newsletter.id, segment)).statusCode, 200)
     // scheduled for the 31st: then 30 December is past and 2 January within the week
     const at = new Date('2026-12-31T08:00:00Z')
-    const scheduled = await account.request({
-      method: 'POST',
-      url: `/v1/newsletters/${newsletter.id}/schedule`,
-      payload: { scheduled_at: at.toISOString() },
-    })
+    const scheduled = await scheduleNewsletter(account, newsletter.id, at.toISOString())
     assert.equal(scheduled.statusCode, 200, scheduled.body)
     harness.clock.set(new Date(at.getTime() + 1000))
     await drainJobs(harness)

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { requireScope } from '../../platform/auth/authenticate.ts'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import {
   CheckResponse,
   ClickPage,
@@ -40,10 +41,7 @@ export const listNewsletters = operation({
   tags,
   query: ListQuery,
   response: NewsletterPage,
-  async handle({ newsletters }, { tenant, query }) {
-    const { items, ...page } = await newsletters.list(tenant, query)
-    return { newsletters: items, ...page }
-  },
+  handle: async ({ newsletters }, { tenant, query }) => namedPage('newsletters', await newsletters.list(tenant, query)),
 })
 
 export const createNewsletter = operation({
@@ -220,10 +218,8 @@ export const listNewsletterRecipients = operation({
   params: NewsletterParams,
   query: RecipientsQuery,
   response: RecipientPage,
-  async handle({ newsletters }, { tenant, params, query }) {
-    const { items, ...page } = await newsletters.recipients(tenant, params.id, query)
-    return { recipients: items, ...page }
-  },
+  handle: async ({ newsletters }, { tenant, params, query }) =>
+    namedPage('recipients', await newsletters.recipients(tenant, params.id, query)),
 })
 
 export const listNewsletterClicks = operation({
@@ -238,10 +234,8 @@ export const listNewsletterClicks = operation({
   params: NewsletterParams,
   query: ClicksQuery,
   response: ClickPage,
-  async handle({ newsletters }, { tenant, params, query }) {
-    const { items, ...page } = await newsletters.clicks(tenant, params.id, query)
-    return { clicks: items, ...page }
-  },
+  handle: async ({ newsletters }, { tenant, params, query }) =>
+    namedPage('clicks', await newsletters.clicks(tenant, params.id, query)),
 })
 
 export const getNewsletterStatistics = operation({

@@ -1,5 +1,5 @@
-import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
+import { index, jsonb, text, uuid } from 'drizzle-orm/pg-core'
+import { accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 import type { StoredFieldCondition } from '../contacts/contacts.tables.ts'
 
@@ -54,11 +54,9 @@ export interface NewsletterSegment {
   fields?: StoredFieldCondition[]
 }
 
-export const newsletters = pgTable(
+export const newsletters = accountTable(
   'newsletters',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     name: text('name').notNull(),
     subject: text('subject').notNull(),
     content: text('content').notNull(),
@@ -86,8 +84,5 @@ export const newsletters = pgTable(
     finishedAt: at('finished_at'),
     ...timestamps(),
   },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('newsletters_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
-  ],
+  (t) => [index('newsletters_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
 )

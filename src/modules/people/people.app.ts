@@ -189,7 +189,11 @@ export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter
   const secure = deps.config.publicUrl.startsWith('https://')
   const limiter = deps.rateLimiter ?? memoryRateLimiter()
 
-  const startSession = (reply: FastifyReply, token: string) => reply.header('set-cookie', sessionCookie(token, secure))
+  /** The session cookie on the answer (200, or 201 for a new member) and the session it starts as its body. */
+  const signedIn = (reply: FastifyReply, token: string, status: 200 | 201 = 200) => {
+    reply.header('set-cookie', sessionCookie(token, secure)).code(status)
+    return people.sessionView(token)
+  }
 
   async function limited(key: string, limit: number) {
     const rate = await limiter.consume(key, limit)
@@ -277,8 +281,7 @@ export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter
             key: 'anmeldung_fehlgeschlagen',
           })
         }
-        startSession(reply, result.session.token)
-        return people.sessionView(result.session.token)
+        return signedIn(reply, result.session.token)
       },
     )
 
@@ -319,8 +322,7 @@ export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter
           current: request.body.current_password,
           next: request.body.new_password,
         })
-        startSession(reply, next.token)
-        return people.sessionView(next.token)
+        return signedIn(reply, next.token)
       },
     )
 
@@ -360,8 +362,7 @@ export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter
       async (request, reply) => {
         await limited(`setup-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
         const result = await people.completeSetup(request.body)
-        startSession(reply, result.session.token).code(201)
-        return people.sessionView(result.session.token)
+        return signedIn(reply, result.session.token, 201)
       },
     )
 
@@ -399,8 +400,7 @@ export function peopleAppRoutes(deps: Pick<PlatformDeps, 'config' | 'rateLimiter
       async (request, reply) => {
         await limited(`accept-ip:${request.ip}`, SIGN_IN_PER_ADDRESS)
         const result = await people.acceptInvitation(request.body)
-        startSession(reply, result.session.token).code(201)
-        return people.sessionView(result.session.token)
+        return signedIn(reply, result.session.token, 201)
       },
     )
 

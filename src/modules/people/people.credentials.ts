@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { hash, verify } from '@node-rs/argon2'
-import { and, eq, gt, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm'
 import { hashSecret } from '../../platform/auth/credentials.ts'
 import { memberships, ROLES, type Role, users, userTokens } from '../../platform/auth/people.tables.ts'
 import type { TokenKind } from '../../platform/auth/user-tokens.ts'
 import type { Clock } from '../../platform/clock.ts'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
 
@@ -92,6 +93,20 @@ export async function usableToken(
 
 export async function useToken(db: Db, clock: Clock, row: TokenRow): Promise<void> {
   await db.update(userTokens).set({ usedAt: clock.now() }).where(eq(userTokens.tokenHash, row.tokenHash))
+}
+
+/** Ends a member's unused invite links, all but the one whose token hash is `keep` (a renewed invitation's). */
+export async function endInviteLinks(
+  db: Db,
+  clock: Clock,
+  member: { accountId: string; userId: string; keep?: string },
+): Promise<void> {
+  const keep = member.keep ? ne(userTokens.tokenHash, member.keep) : undefined
+  const open = [eq(userTokens.userId, member.userId), eq(userTokens.kind, 'invite'), isNull(userTokens.usedAt), keep]
+  await db
+    .update(userTokens)
+    .set({ usedAt: clock.now() })
+    .where(inAccount(userTokens, member.accountId, ...open))
 }
 
 export const invalidLink = () =>

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, isNull, ne } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { hashSecret } from '../../platform/auth/credentials.ts'
-import { memberships, type Role, users, userTokens } from '../../platform/auth/people.tables.ts'
+import { memberships, type Role, users } from '../../platform/auth/people.tables.ts'
 import { createSession } from '../../platform/auth/sessions.ts'
 import { issueToken } from '../../platform/auth/user-tokens.ts'
 import type { Clock } from '../../platform/clock.ts'
@@ -10,6 +10,7 @@ import { AppError } from '../../platform/http/errors.ts'
 import {
   checkName,
   checkPassword,
+  endInviteLinks,
   hashPassword,
   INVITE_TTL_MS,
   invalid,
@@ -155,17 +156,10 @@ export async function renewInvitation(
     role: member.role,
     actorRole: input.actorRole,
   })
-  await db
-    .update(userTokens)
-    .set({ usedAt: clock.now() })
-    .where(
-      and(
-        eq(userTokens.accountId, input.accountId),
-        eq(userTokens.userId, input.memberId),
-        eq(userTokens.kind, 'invite'),
-        isNull(userTokens.usedAt),
-        ne(userTokens.tokenHash, hashSecret(renewed.token)),
-      ),
-    )
+  await endInviteLinks(db, clock, {
+    accountId: input.accountId,
+    userId: input.memberId,
+    keep: hashSecret(renewed.token),
+  })
   return renewed
 }

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto'
-import { and, desc, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { Static } from 'typebox'
+import { insertApiKey, keysOfAccount } from '../../platform/auth/accounts.service.ts'
 import { apiKeys } from '../../platform/auth/auth.tables.ts'
 import { credentialsChangedHere } from '../../platform/auth/credential-cache.ts'
-import { generateApiKey } from '../../platform/auth/credentials.ts'
 import { isScope, type Scope } from '../../platform/auth/scopes.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -28,12 +27,7 @@ export function keyView(k: typeof apiKeys.$inferSelect): Static<typeof KeyView> 
 
 /** Every key of the account, newest first, revoked ones too (never their secrets). */
 export async function listKeys(db: Db, accountId: string): Promise<Array<Static<typeof KeyView>>> {
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(eq(apiKeys.accountId, accountId))
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-  return rows.map(keyView)
+  return (await keysOfAccount(db, accountId)).map(keyView)
 }
 
 /** A new key with these scopes (400 naming unknown ones); its secret is answered once. */
@@ -44,19 +38,8 @@ export async function createKey(
   const unknown = input.scopes.filter((s) => !isScope(s))
   if (unknown.length > 0) throw new AppError(400, 'bad_request', `unknown scope(s): ${unknown.join(', ')}`)
   const scopes = [...new Set(input.scopes)] as Scope[]
-  const secret = generateApiKey()
-  const [row] = await db
-    .insert(apiKeys)
-    .values({
-      accountId: input.accountId,
-      id: randomUUID(),
-      name: input.name.trim() || 'key',
-      prefix: secret.prefix,
-      keyHash: secret.hash,
-      scopes,
-    })
-    .returning()
-  return { key: keyView(row), secret: secret.key }
+  const { row, key } = await insertApiKey(db, { accountId: input.accountId, name: input.name.trim() || 'key', scopes })
+  return { key: keyView(row), secret: key }
 }
 
 /** One key of the account; another account's key is 404. */

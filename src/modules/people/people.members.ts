@@ -1,12 +1,15 @@
-import { and, asc, count, eq, isNull, ne } from 'drizzle-orm'
-import { memberships, type Role, users, userTokens } from '../../platform/auth/people.tables.ts'
-import type { Clock } from '../../platform/clock.ts'
+import { and, asc, count, eq, ne } from 'drizzle-orm'
+import type { MemberLeft } from '../../platform/auth/member-left.ts'
+import { memberships, type Role, users } from '../../platform/auth/people.tables.ts'
+import { type Clock, systemClock } from '../../platform/clock.ts'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import { databaseOffset, type Page, toPage } from '../../platform/http/pagination.ts'
-
-import { invalid, isRole } from './people.credentials.ts'
+import { endInviteLinks, invalid, isRole } from './people.credentials.ts'
 import { revokeUserSessions } from './people.sessions.ts'
+
+export type { MemberLeft }
 
 export interface MemberView {
   id: string
@@ -75,8 +78,9 @@ async function activeOwners(db: Db, accountId: string, except: string): Promise<
     .select({ n: count() })
     .from(memberships)
     .where(
-      and(
-        eq(memberships.accountId, accountId),
+      inAccount(
+        memberships,
+        accountId,
         eq(memberships.role, 'owner'),
         eq(memberships.status, 'active'),
         ne(memberships.userId, except),
@@ -102,9 +106,11 @@ export function assertMayManage(actorRole: Role, target: Role, next?: Role): voi
   }
 }
 
+/** Changes a member's role; one made a viewer has left the answering (`memberLeft`, in the same transaction). */
 export async function setRole(
   db: Db,
-  input: { accountId: string; userId: string; role: Role; actorRole: Role },
+  input: { accountId: string; userId: string; role: Role; actorRole: Role; actorId?: string | null },
+  reactions: { clock: Clock; memberLeft: readonly MemberLeft[] } = { clock: systemClock, memberLeft: [] },
 ): Promise<MemberView> {
   if (!isRole(input.role)) throw invalid('role must be owner, admin, member or viewer')
   return db.transaction(async (tx) => {
@@ -116,15 +122,24 @@ export async function setRole(
       .update(memberships)
       .set({ role: input.role })
       .where(and(eq(memberships.accountId, input.accountId), eq(memberships.userId, input.userId)))
+    if (member.role !== 'viewer' && input.role === 'viewer') {
+      const left = { accountId: input.accountId, userId: input.userId, actorId: input.actorId ?? null }
+      for (const react of reactions.memberLeft)
+        await react(tx, reactions.clock, { ...left, reason: 'member_role_changed' })
+    }
     return { ...member, role: input.role }
   })
 }
 
-/** Removes a member from an account: their sessions in it end at once; the user stays for other accounts. */
+/**
+ * Removes a member from an account: their sessions in it end at once; the user stays for other accounts. What they
+ * held goes back (`memberLeft`), in the same transaction.
+ */
 export async function removeMember(
   db: Db,
   clock: Clock,
-  input: { accountId: string; userId: string; actorRole: Role },
+  input: { accountId: string; userId: string; actorRole: Role; actorId?: string | null },
+  memberLeft: readonly MemberLeft[] = [],
 ): Promise<MemberView> {
   return db.transaction(async (tx) => {
     const member = await getMember(tx, input.accountId, input.userId)
@@ -134,17 +149,9 @@ export async function removeMember(
       .delete(memberships)
       .where(and(eq(memberships.accountId, input.accountId), eq(memberships.userId, input.userId)))
     await revokeUserSessions(tx, clock, input.userId, { accountId: input.accountId })
-    await tx
-      .update(userTokens)
-      .set({ usedAt: clock.now() })
-      .where(
-        and(
-          eq(userTokens.accountId, input.accountId),
-          eq(userTokens.userId, input.userId),
-          eq(userTokens.kind, 'invite'),
-          isNull(userTokens.usedAt),
-        ),
-      )
+    await endInviteLinks(tx, clock, input)
+    const left = { accountId: input.accountId, userId: input.userId, actorId: input.actorId ?? null }
+    for (const react of memberLeft) await react(tx, clock, { ...left, reason: 'member_removed' })
     return member
   })
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { TeamPage, TeamQuery } from './people.schemas.ts'
 import type { PeopleService } from './people.service.ts'
 
@@ -22,10 +23,7 @@ export const listTeamMembers = operation({
   tags: ['team'],
   query: TeamQuery,
   response: TeamPage,
-  async handle({ people }, { tenant, query }) {
-    const { items, ...page } = await people.listMembers(tenant, query)
-    return { members: items, ...page }
-  },
+  handle: async ({ people }, { tenant, query }) => namedPage('members', await people.listMembers(tenant, query)),
 })
 
 /** The people's routes under /v1. */

@@ -6,7 +6,7 @@ import { normalizeEmail, usableToken } from './people.credentials.ts'
 import { acceptInvitation, invitationInfo, invite, pendingInvitation, renewInvitation } from './people.invitations.ts'
 import { createKey, getKey, listKeys, revokeKey, updateKey } from './people.keys.ts'
 import { invitationMail, type PeopleMailChannels, resetMail, sendPeopleMail } from './people.mail.ts'
-import { getMember, listMembers, membershipsOf, removeMember, setRole } from './people.members.ts'
+import { getMember, listMembers, type MemberLeft, membershipsOf, removeMember, setRole } from './people.members.ts'
 import {
   accountSummary,
   changePassword,
@@ -24,6 +24,8 @@ export type PeopleDeps = Pick<PlatformDeps, 'database' | 'clock' | 'config'>
 export interface PeopleNeeds {
   /** the account's e-mail channel, the way out for invitations and resets when the server has no SMTP settings */
   channels: PeopleMailChannels
+  /** what other modules do when a member is removed or made a viewer, in that transaction (`reactions.memberLeft`) */
+  memberLeft?: readonly MemberLeft[]
 }
 
 /** The role of the member acting; only a member (a web-app session or an assistant they signed in) manages the team. */
@@ -62,9 +64,24 @@ export function createPeopleService(deps: PeopleDeps, needs: PeopleNeeds) {
       listMembers(db, tenant.accountId, page.limit, page.offset),
     getMember: (tenant: TenantContext, userId: string) => getMember(db, tenant.accountId, userId),
     setRole: (tenant: TenantContext, userId: string, role: Role) =>
-      setRole(db, { accountId: tenant.accountId, userId, role, actorRole: actorRole(tenant) }),
+      setRole(
+        db,
+        {
+          accountId: tenant.accountId,
+          userId,
+          role,
+          actorRole: actorRole(tenant),
+          actorId: tenant.actor.userId ?? null,
+        },
+        { clock, memberLeft: needs.memberLeft ?? [] },
+      ),
     removeMember: (tenant: TenantContext, userId: string) =>
-      removeMember(db, clock, { accountId: tenant.accountId, userId, actorRole: actorRole(tenant) }),
+      removeMember(
+        db,
+        clock,
+        { accountId: tenant.accountId, userId, actorRole: actorRole(tenant), actorId: tenant.actor.userId ?? null },
+        needs.memberLeft ?? [],
+      ),
 
     // invitations
     /** Whether the member acting may invite a person with this role (403 otherwise): only owners invite owners. */

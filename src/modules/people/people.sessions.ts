@@ -7,6 +7,7 @@ import { issueToken } from '../../platform/auth/user-tokens.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { publishSessionsEnded } from '../../platform/live/publish.ts'
 
 import {
   checkName,
@@ -80,10 +81,14 @@ export async function signIn(
 }
 
 export async function revokeSession(db: Db, clock: Clock, sessionId: string): Promise<void> {
-  await db
-    .update(sessions)
-    .set({ revokedAt: clock.now() })
-    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)))
+  await db.transaction(async (tx) => {
+    await tx
+      .update(sessions)
+      .set({ revokedAt: clock.now() })
+      .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)))
+    // its live streams (the console's GET /app/events) close on every process at the commit
+    await publishSessionsEnded(tx, { sessionId })
+  })
 }
 
 /** Ends every session of a user (password changed or reset), optionally in one account only. */
@@ -103,6 +108,8 @@ export async function revokeUserSessions(
         options.accountId ? eq(sessions.accountId, options.accountId) : undefined,
       ),
     )
+  // their live streams close on every process at the commit of the caller's transaction
+  await publishSessionsEnded(db, { userId, ...(options.accountId ? { accountId: options.accountId } : {}) })
 }
 
 /** Changes a password after checking the current one; every session ends and a new one starts for this browser. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { simpleParser } from 'mailparser'
+import { unique } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, json } from '../../../test/helpers/harness.ts'
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.ts'
 import { issueToken, SETUP_TTL_MS } from '../../platform/auth/user-tokens.ts'
@@ -22,8 +23,6 @@ after(async () => {
   await smtp.close()
 })
 
-let counter = 0
-const unique = () => `${process.pid}-${Date.now()}-${++counter}`
 const nextEmail = () => `person-${unique()}@example.org`
 // every test signs in from its own address, so the per-address limit of one test never touches another
 let addresses = 0
@@ -64,13 +63,13 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
   assert.equal(json<{ error: { code: string } }>(response).error.code, code, response.body)
 }
 
+/** A first-start setup link's token for the account. */
+const setupToken = (accountId: string) =>
+  issueToken(harness.database.orm, harness.clock, { kind: 'setup', ttlMs: SETUP_TTL_MS, accountId })
+
 async function setupOwner() {
   const account = await createTestAccount(harness)
-  const token = await issueToken(harness.database.orm, harness.clock, {
-    kind: 'setup',
-    ttlMs: SETUP_TTL_MS,
-    accountId: account.accountId,
-  })
+  const token = await setupToken(account.accountId)
   const owner = new Browser()
   const email = nextEmail()
   const created = await owner.request('POST', '/app/setup', { token, name: 'Olga Owner', email, password: PASSWORD })
@@ -116,11 +115,7 @@ async function inviteAndAccept(owner: Browser, role: string) {
 describe('first-start setup link', () => {
   test('creates the owner once, signs them in with an HTTP-only SameSite=Lax cookie, and is used up', async () => {
     const account = await createTestAccount(harness)
-    const token = await issueToken(harness.database.orm, harness.clock, {
-      kind: 'setup',
-      ttlMs: SETUP_TTL_MS,
-      accountId: account.accountId,
-    })
+    const token = await setupToken(account.accountId)
     const browser = new Browser()
     assert.equal((await browser.request('GET', `/app/setup/${token}`)).statusCode, 200)
     const email = nextEmail()
@@ -145,11 +140,7 @@ describe('first-start setup link', () => {
 
   test('an expired setup link and a short password are refused', async () => {
     const account = await createTestAccount(harness)
-    const token = await issueToken(harness.database.orm, harness.clock, {
-      kind: 'setup',
-      ttlMs: SETUP_TTL_MS,
-      accountId: account.accountId,
-    })
+    const token = await setupToken(account.accountId)
     const short = await new Browser().request('POST', '/app/setup', {
       token,
       name: 'O',

@@ -1,36 +1,21 @@
 import { Type } from 'typebox'
-import type { Role } from '../../platform/auth/people.tables.ts'
 import { SCOPES } from '../../platform/auth/scopes.ts'
 import { paging, Uuid } from '../../platform/tools/common.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { toolsUsing } from '../../platform/tools/tool.ts'
-import {
-  changeTeamMemberRole,
-  createApiKey,
-  getApiKey,
-  inviteTeamMember,
-  listApiKeys,
-  removeTeamMember,
-  resendInvitation,
-  revokeApiKey,
-  updateApiKey,
-} from './people.app.ts'
+import * as people from './people.app.ts'
 import { listTeamMembers, type PeopleServices } from './people.routes.ts'
 import { MemberResponse } from './people.schemas.ts'
 
-// Each tool but get_team_member stands for an operation of people.routes.ts or people.app.ts: its arguments, limits,
-// permission and answer are the operation's; the spec's argument names (member_id, key_id) are mapped onto `id`.
 // The tools need the team:read scope besides the operation's permission.
-const tool = operationTools<PeopleServices>()
+const tool = operationTools<PeopleServices>({ scope: 'team:read' })
 const defineTool = toolsUsing<PeopleServices>()
 
 const byMemberId = {
-  scope: 'team:read' as const,
   rename: { member_id: 'id' },
   describe: { member_id: 'the member’s id (the user id), from list_team_members' },
 }
 const byKeyId = {
-  scope: 'team:read' as const,
   rename: { key_id: 'id' },
   describe: { key_id: 'the key’s id, from list_api_keys' },
 }
@@ -42,13 +27,10 @@ const Scopes = (description: string) =>
     uniqueItems: true,
     description,
   })
-const id = (params: unknown) => (params as { id: string }).id
 
-/** In the order the tool server lists them. */
 export const peopleTools = [
   tool(listTeamMembers, {
     name: 'list_team_members',
-    title: 'List team members',
     description:
       'The people of this account, oldest membership first: name, e-mail, role (owner, admin, member, viewer), whether they accepted the invitation (active) and when they last used the web app. Read only: the team is managed in the web app.',
     // the tool's paging, as before the operation: an offset of at most 100000
@@ -66,17 +48,16 @@ export const peopleTools = [
     input: Type.Object({ member_id: Uuid('the member’s id (the user id), from list_team_members') }),
     run: async (ctx, args) => ({ member: await ctx.services.people.getMember(ctx.tenant, args.member_id) }),
   }),
-  tool(inviteTeamMember, {
+  tool(people.inviteTeamMember, {
     name: 'invite_team_member',
     title: 'Invite a person to the team',
     description:
       'Invite a person by e-mail with a role: they get an invitation link by e-mail and appear as invited until they accept (when no e-mail can be sent, the answer carries invite_url to pass on). Admins invite admins, members and viewers; only owners invite owners. Someone already active here answers already_member.',
-    scope: 'team:read',
     openWorld: true,
     describe: role,
     schemas: { email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }) },
     async preview(ctx, { body }) {
-      const { email, role } = body as { email: string; role: Role }
+      const { email, role } = body
       ctx.services.people.mayInvite(ctx.tenant, role)
       return {
         action: 'invite a person to this account: an invitation e-mail goes out',
@@ -86,7 +67,7 @@ export const peopleTools = [
       }
     },
   }),
-  tool(changeTeamMemberRole, {
+  tool(people.changeTeamMemberRole, {
     name: 'change_team_member_role',
     title: 'Change a team member’s role',
     description:
@@ -94,7 +75,7 @@ export const peopleTools = [
     ...byMemberId,
     describe: { ...byMemberId.describe, ...role },
   }),
-  tool(removeTeamMember, {
+  tool(people.removeTeamMember, {
     name: 'remove_team_member',
     title: 'Remove a team member',
     description:
@@ -103,10 +84,10 @@ export const peopleTools = [
     idempotent: true,
     preview: async (ctx, { params }) => ({
       action: 'remove a member from this account; their sessions and the assistants they signed in stop working',
-      member: await ctx.services.people.getMember(ctx.tenant, id(params)),
+      member: await ctx.services.people.getMember(ctx.tenant, params.id),
     }),
   }),
-  tool(resendInvitation, {
+  tool(people.resendInvitation, {
     name: 'resend_invitation',
     title: 'Send an invitation again',
     description:
@@ -114,7 +95,7 @@ export const peopleTools = [
     ...byMemberId,
     openWorld: true,
     async preview(ctx, { params }) {
-      const member = await ctx.services.people.pendingInvitation(ctx.tenant, id(params))
+      const member = await ctx.services.people.pendingInvitation(ctx.tenant, params.id)
       return {
         action: 'send the invitation again: a new link goes out by e-mail, earlier links stop working',
         to: { email: member.email, role: member.role },
@@ -122,41 +103,37 @@ export const peopleTools = [
       }
     },
   }),
-  tool(listApiKeys, {
+  tool(people.listApiKeys, {
     name: 'list_api_keys',
     title: 'List API keys',
     description:
       'The account’s API keys newest first, revoked ones too: name, prefix (the key’s first characters), scopes, created_at and revoked_at. Never their secrets.',
-    scope: 'team:read',
   }),
-  tool(getApiKey, {
+  tool(people.getApiKey, {
     name: 'get_api_key',
     title: 'Get an API key',
     description:
       'One API key of the account: name, prefix (its first characters, to recognize it), scopes, created_at and revoked_at. Never its secret.',
     ...byKeyId,
   }),
-  tool(createApiKey, {
+  tool(people.createApiKey, {
     name: 'create_api_key',
     title: 'Create an API key',
     description:
       'Create an API key with a name and scopes for a program that uses the REST API. The secret is in this answer only (store it now; it cannot be shown again). A key never gets a scope the caller lacks.',
-    scope: 'team:read',
     describe: { name: 'what the key is for' },
     schemas: { scopes: Scopes('the REST scopes the key carries') },
     // an assistant's key never gets a scope the assistant lacks
-    run: (ctx, { tenant, body }) =>
-      ctx.services.people.createKeyWithin(tenant, body as { name: string; scopes: string[] }),
+    run: (ctx, { tenant, body }) => ctx.services.people.createKeyWithin(tenant, body),
   }),
-  tool(updateApiKey, {
+  tool(people.updateApiKey, {
     name: 'update_api_key',
-    title: 'Rename an API key or narrow its scopes',
     description:
       'Rename an API key, or take scopes away from it (the program using it loses them at once). A key never gains a scope after it was issued (403 apikey_scope_erweiterung: create a new key instead); a revoked key is 409 key_revoked.',
     ...byKeyId,
     schemas: { scopes: Type.Optional(Scopes('the scopes the key keeps: a subset of its own')) },
   }),
-  tool(revokeApiKey, {
+  tool(people.revokeApiKey, {
     name: 'revoke_api_key',
     title: 'Revoke an API key',
     description:
@@ -164,7 +141,7 @@ export const peopleTools = [
     ...byKeyId,
     idempotent: true,
     async preview(ctx, { params }) {
-      const key = await ctx.services.people.getKey(ctx.tenant, id(params))
+      const key = await ctx.services.people.getKey(ctx.tenant, params.id)
       return {
         action: key.revoked_at
           ? 'nothing: this key is revoked already'

@@ -1,10 +1,8 @@
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { getStats, type StatsServices } from './stats.routes.ts'
 
-// The tool stands for GET /stats: its argument, limits, scope and answer are the operation's.
 const tool = operationTools<StatsServices>()
 
-/** In the order the tool server lists them. */
 export const statsTools = [
   tool(getStats, {
     name: 'get_statistics',

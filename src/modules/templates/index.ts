@@ -1,4 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
+import { inAccount } from '../../platform/db/account-rows.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import type { HeroldModule, PlatformDeps } from '../../platform/module.ts'
 import type { ChannelsService, TemplateStatusUpdate } from '../channels/index.ts'
@@ -22,8 +23,9 @@ const templateMediaUses: MediaUsageCheck = async (db, accountId, item) => {
     .select({ id: templates.id, name: templates.name })
     .from(templates)
     .where(
-      and(
-        eq(templates.accountId, accountId),
+      inAccount(
+        templates,
+        accountId,
         sql`(${templates.headerMedia}->>'media_id' = ${item.id} OR ${templates.headerMedia}->>'url' = ${item.url})`,
       ),
     )
@@ -187,6 +189,7 @@ export {
   contactVariables,
   extractVariables,
   invalidVariablesMessage,
+  placeholders,
   remainingPlaceholders,
   renderTemplate,
   settableVariables,

@@ -1,4 +1,5 @@
 import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm'
+import { accountRowFinder, inAccount, newestFirst } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { isUuidKey, perTick } from '../../platform/db/per-tick.ts'
 import { templates } from './templates.tables.ts'
@@ -15,16 +16,7 @@ export async function insertTemplate(tx: Db, row: NewTemplateRow): Promise<Templ
   return created
 }
 
-export async function findTemplate(
-  db: Db,
-  accountId: string,
-  id: string,
-  options: { lock?: boolean } = {},
-): Promise<TemplateRow | null> {
-  const query = db.select().from(templates).where(byTemplate(accountId, id))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row ?? null
-}
+export const findTemplate = accountRowFinder(templates)
 
 /** findTemplate for the requests of one turn of the event loop in one statement (POST /messages with a template). */
 export const findTemplateBatched = (db: Db, accountId: string, id: string) =>
@@ -75,14 +67,23 @@ export function listTemplates(
   limit: number,
   offset: number,
 ): Promise<TemplateRow[]> {
-  return db
+  const query = db
     .select()
     .from(templates)
     .where(and(...filterClauses(accountId, filter)))
-    .orderBy(desc(templates.createdAt), desc(templates.id))
-    .limit(limit + 1)
-    .offset(offset)
+    .$dynamic()
+  return newestFirst(query, { at: templates.createdAt, id: templates.id }, { limit, offset })
 }
+
+/** The account's chat templates of this provider name in this language (the provider knows them by that pair). */
+const chatTemplatesNamed = (accountId: string, name: { providerName: string; language: string }) =>
+  inAccount(
+    templates,
+    accountId,
+    eq(templates.providerName, name.providerName),
+    eq(templates.language, name.language),
+    eq(templates.channel, 'chat'),
+  )
 
 /** Whether another chat template of the account has this provider name in this language. */
 export async function providerNameTaken(
@@ -93,15 +94,7 @@ export async function providerNameTaken(
   const rows = await db
     .select({ id: templates.id })
     .from(templates)
-    .where(
-      and(
-        eq(templates.accountId, accountId),
-        eq(templates.providerName, template.providerName),
-        eq(templates.language, template.language),
-        eq(templates.channel, 'chat'),
-        ne(templates.id, template.id),
-      ),
-    )
+    .where(and(chatTemplatesNamed(accountId, template), ne(templates.id, template.id)))
     .limit(1)
   return rows.length > 0
 }
@@ -139,14 +132,7 @@ export async function findByProviderRef(
   const [row] = await db
     .select()
     .from(templates)
-    .where(
-      and(
-        eq(templates.accountId, accountId),
-        eq(templates.providerName, ref.providerName),
-        eq(templates.language, ref.language),
-        eq(templates.channel, 'chat'),
-      ),
-    )
+    .where(chatTemplatesNamed(accountId, ref))
     .orderBy(desc(templates.updatedAt))
     .limit(1)
   return row ?? null
@@ -158,8 +144,9 @@ export function approvedOptinConfirmTemplates(db: Db, accountId: string): Promis
     .select()
     .from(templates)
     .where(
-      and(
-        eq(templates.accountId, accountId),
+      inAccount(
+        templates,
+        accountId,
         eq(templates.channel, 'chat'),
         eq(templates.purpose, 'optin_confirm'),
         eq(templates.providerStatus, 'approved'),

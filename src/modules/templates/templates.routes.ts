@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import { StatisticsQuery } from '../../platform/http/statistics.ts'
 import {
   CreateBody,
@@ -48,10 +49,7 @@ export const listTemplates = operation({
   tags,
   query: ListQuery,
   response: ListResponse,
-  async handle({ templates }, { tenant, query }) {
-    const { items, ...page } = await templates.list(tenant, query)
-    return { templates: items, ...page }
-  },
+  handle: async ({ templates }, { tenant, query }) => namedPage('templates', await templates.list(tenant, query)),
 })
 
 export const createTemplate = operation({
@@ -220,10 +218,8 @@ export const listTemplateSends = operation({
   params: TemplateId,
   query: SendsQuery,
   response: SendsPage,
-  async handle({ templates }, { tenant, params, query }) {
-    const { items, ...page } = await templates.sends(tenant, params.id, query)
-    return { sends: items, ...page }
-  },
+  handle: async ({ templates }, { tenant, params, query }) =>
+    namedPage('sends', await templates.sends(tenant, params.id, query)),
 })
 
 export const getTemplateStatistics = operation({

@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { toPage } from '../../platform/http/pagination.ts'
-import { rangeStart, type StatisticsRange, sendFunnel } from '../../platform/http/statistics.ts'
+import { rangeStart, type StatisticsRange, sendFunnel, sendRecordView } from '../../platform/http/statistics.ts'
 import type { TemplatesTenant } from './templates.ports.ts'
 import * as repo from './templates.repository.ts'
 
@@ -26,26 +26,13 @@ export function templateSendsListing(deps: { db: Db; clock: Clock }) {
           ${query.origin ? sql`AND origin = ${query.origin}` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1} OFFSET ${query.offset}`)
       const list = (result as unknown as { rows: Array<Record<string, unknown>> }).rows
-      const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
       const page = toPage(list, query.limit, query.offset)
-      return {
-        ...page,
-        items: page.items.map((r) => ({
-          send_id: String(r.id),
-          contact_id: String(r.contact_id),
-          status: String(r.status),
-          reason: (r.reason as string | null) ?? null,
-          reason_detail: (r.reason_detail as string | null) ?? null,
-          origin: String(r.origin),
-          origin_id: (r.origin_id as string | null) ?? null,
-          created_at: date(r.created_at) as Date,
-          sent_at: date(r.sent_at),
-          delivered_at: date(r.delivered_at),
-          read_at: date(r.read_at),
-          failed_at: date(r.failed_at),
-          skipped_at: date(r.skipped_at),
-        })),
-      }
+      const items = page.items.map((r) => ({
+        ...sendRecordView(r),
+        origin: String(r.origin),
+        origin_id: (r.origin_id as string | null) ?? null,
+      }))
+      return { ...page, items }
     },
 
     /** GET /templates/{id}/statistics: its sends in the range by the furthest status reached, and by origin. */

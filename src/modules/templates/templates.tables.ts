@@ -1,6 +1,6 @@
-import { boolean, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { boolean, index, jsonb, text } from 'drizzle-orm/pg-core'
+import { accountTable } from '../../platform/auth/auth.tables.ts'
+import { at, createdAt, updatedAt } from '../../platform/db/columns.ts'
 import { CHANNELS, type HeaderMedia, PURPOSES, TEMPLATE_STATES, type TemplateButton } from './templates.check.ts'
 
 /**
@@ -8,11 +8,9 @@ import { CHANNELS, type HeaderMedia, PURPOSES, TEMPLATE_STATES, type TemplateBut
  * submitted and again after any content change of a chat template. `provider_name` is derived from `name`
  * (templates.check.ts providerName) and, with `language`, identifies the template at the provider.
  */
-export const templates = pgTable(
+export const templates = accountTable(
   'templates',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     name: text('name').notNull(),
     providerName: text('provider_name').notNull(),
     content: text('content').notNull(),
@@ -33,11 +31,10 @@ export const templates = pgTable(
     system: boolean('system').notNull().default(false),
     submittedAt: at('submitted_at'),
     providerStatusAt: at('provider_status_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
-    updatedAt: at('updated_at').notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     // ascending: a backward scan serves ORDER BY created_at DESC, id DESC
     index('templates_created_idx').on(t.accountId, t.createdAt, t.id),
     index('templates_provider_name_idx').on(t.accountId, t.providerName, t.language),

@@ -1,44 +1,27 @@
 import { Type } from 'typebox'
+import { Uuid } from '../../platform/tools/common.ts'
 import { operationTools } from '../../platform/tools/from-operation.ts'
 import { checkTemplate, previewTemplate } from './templates.app.ts'
-import {
-  createTemplate,
-  deleteTemplate,
-  duplicateTemplate,
-  getTemplate,
-  getTemplateStatistics,
-  listTemplateSends,
-  listTemplates,
-  listTemplateUsages,
-  refreshTemplate,
-  submitTemplate,
-  type TemplatesServices,
-  templateSchemas,
-  updateTemplate,
-} from './templates.routes.ts'
+import * as templates from './templates.routes.ts'
 import type { TemplatesService } from './templates.service.ts'
 
-// Each tool stands for an operation of templates.routes.ts or templates.app.ts: its arguments, limits, scope and
-// answer are the operation's; the spec's argument names (template_id, text) are mapped onto the operation's fields.
-const tool = operationTools<TemplatesServices>(templateSchemas)
-
-const byTemplateId = {
-  rename: { template_id: 'id' },
-  describe: { template_id: 'the template id, from list_templates' },
-}
+const TemplateId = Uuid('the template id, from list_templates')
+const tool = operationTools<templates.TemplatesServices>({
+  references: templates.templateSchemas,
+  id: { name: 'template_id', schema: TemplateId },
+})
 
 /** What a two-step tool shows of the template it will act on. */
-async function templateAt(templates: TemplatesService, tenant: Parameters<TemplatesService['get']>[0], id: string) {
-  const { name, language, purpose, content, state, provider_status, submittable, issues } = await templates.get(
+async function templateAt(service: TemplatesService, tenant: Parameters<TemplatesService['get']>[0], id: string) {
+  const { name, language, purpose, content, state, provider_status, submittable, issues } = await service.get(
     tenant,
     id,
   )
   return { template: { id, name, language, purpose, content, state, provider_status }, submittable, issues }
 }
 
-/** In the order the tool server lists them. */
 export const templatesTools = [
-  tool(listTemplates, {
+  tool(templates.listTemplates, {
     name: 'list_templates',
     title: 'List templates',
     description:
@@ -46,7 +29,7 @@ export const templatesTools = [
     pick: [],
     fixed: { query: { limit: 100, offset: 0 } },
   }),
-  tool(createTemplate, {
+  tool(templates.createTemplate, {
     name: 'create_template',
     title: 'Create a template',
     description:
@@ -55,7 +38,6 @@ export const templatesTools = [
     rename: { text: 'content' },
     // the spec's limits of this tool's arguments
     schemas: {
-      name: Type.String({ minLength: 1, maxLength: 120 }),
       text: Type.String({ minLength: 1, maxLength: 1024, description: 'the message text' }),
       language: Type.Optional(
         Type.String({ minLength: 2, maxLength: 10, description: 'such as de or en_US; default the account language' }),
@@ -63,54 +45,49 @@ export const templatesTools = [
     },
     fixed: { body: { channel: 'chat' } },
   }),
-  tool(listTemplates, {
+  tool(templates.listTemplates, {
     name: 'filter_templates',
     title: 'Find templates',
     description:
       'Templates newest first, filtered by channel (chat, email), state (draft, pending, approved, rejected, paused, disabled) or sendable, with paging.',
   }),
-  tool(getTemplate, {
+  tool(templates.getTemplate, {
     name: 'get_template',
     title: 'Get a template',
     description:
       'One template with its state, provider status, whether it can be submitted (submittable) and the issues that stop it, in English.',
-    ...byTemplateId,
   }),
-  tool(createTemplate, {
+  tool(templates.createTemplate, {
     name: 'create_template_with_options',
     title: 'Create a template (all options)',
     description:
       'Create a draft template with every option of the API: channel chat or email (email needs a subject), purpose (marketing, utility, optin_confirm), language, up to 20 buttons (QUICK_REPLY or URL, text at most 25 characters) and a header image. Nothing goes to the provider.',
   }),
-  tool(updateTemplate, {
+  tool(templates.updateTemplate, {
     name: 'update_template',
     title: 'Change a template',
     description:
       'Change a template’s name, content, subject, language, buttons or header image; only given fields change. Any content change of a chat template resets its provider status: it must be submitted again.',
-    ...byTemplateId,
   }),
-  tool(submitTemplate, {
+  tool(templates.submitTemplate, {
     name: 'submit_template',
     title: 'Submit a template for approval',
     description:
       'Submit a chat template to WhatsApp for approval. The deterministic check runs first: a template with issues is not submitted (400 with the reasons). Already at the provider: already true.',
-    ...byTemplateId,
     idempotent: true,
     openWorld: true,
     preview: async (ctx, { params }) => ({
       action: 'submit a template to the provider (WhatsApp) for approval',
-      ...(await templateAt(ctx.services.templates, ctx.tenant, (params as { id: string }).id)),
+      ...(await templateAt(ctx.services.templates, ctx.tenant, params.id)),
     }),
   }),
-  tool(deleteTemplate, {
+  tool(templates.deleteTemplate, {
     name: 'delete_template',
-    title: 'Delete a template',
     description:
       'Delete a template, also at the provider when it is known there. Refused (template_in_use) while a follow-up step or an automation uses it.',
-    ...byTemplateId,
     openWorld: true,
     async preview(ctx, { params }) {
-      const { template } = await templateAt(ctx.services.templates, ctx.tenant, (params as { id: string }).id)
+      const { template } = await templateAt(ctx.services.templates, ctx.tenant, params.id)
       const { id, name, language, state, provider_status } = template
       return {
         action: 'delete a template (also at the provider)',
@@ -118,54 +95,44 @@ export const templatesTools = [
       }
     },
   }),
-  tool(duplicateTemplate, {
+  tool(templates.duplicateTemplate, {
     name: 'duplicate_template',
     title: 'Duplicate a template',
     description:
       'Copy a template into a new draft named "<name> copy" with the same content, channel, purpose, language, buttons and header image; the copy is not submitted (submit_template does that). System templates cannot be copied.',
-    ...byTemplateId,
   }),
   tool(previewTemplate, {
     name: 'preview_template',
     title: 'Preview a template for a contact',
     description:
       'The template’s text and URL buttons as one contact would get them: contact variables ({{name}}, {{email}}, …) from the contact, the others from variables (checked as send_template checks them). Variables without a value are listed and text is null. Needs contacts:read as well. Sends nothing.',
-    rename: { template_id: 'id' },
-    describe: {
-      template_id: 'the template id, from list_templates',
-      contact_id: 'the contact id (uuid), from search_contacts or create_contact',
-    },
+    describe: { contact_id: 'the contact id (uuid), from search_contacts or create_contact' },
     kind: 'read',
   }),
-  tool(refreshTemplate, {
+  tool(templates.refreshTemplate, {
     name: 'refresh_template_status',
     title: 'Refresh a template’s provider status',
     description:
       'Ask the provider (WhatsApp) for a submitted template’s status now instead of waiting for its webhook or the next poll, and record it: approved, rejected (with the reason), pending, paused, disabled. Answers whether it changed.',
-    ...byTemplateId,
     idempotent: true,
     openWorld: true,
   }),
-  tool(listTemplateSends, {
+  tool(templates.listTemplateSends, {
     name: 'list_template_sends',
     title: 'List a template’s sends',
     description:
       'The send records of one template, newest first: contact, status (queued, sending, sent, delivered, read, failed, skipped) with its reason, origin (api, newsletter, followup, automation) and the times. Filter by status or origin; page with limit and offset.',
-    ...byTemplateId,
   }),
-  tool(listTemplateUsages, {
+  tool(templates.listTemplateUsages, {
     name: 'list_template_usages',
-    title: 'Where a template is used',
     description:
       'The follow-up steps and automations that send a template; while any does, delete_template is refused. Check it before changing or deleting a template.',
-    ...byTemplateId,
   }),
-  tool(getTemplateStatistics, {
+  tool(templates.getTemplateStatistics, {
     name: 'get_template_statistics',
     title: 'Statistics of a template',
     description:
       'How one template performs in the last 7, 30 or 90 days (or all): its sends by the furthest status reached (sent, delivered, read, failed, skipped, still queued), delivery and read rate, and how many came from the API, newsletters, follow-ups and automations.',
-    ...byTemplateId,
   }),
   tool(checkTemplate, {
     name: 'check_template',

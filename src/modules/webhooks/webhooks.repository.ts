@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
+import { accountRowFinder, inAccount, newestFirst } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { enqueueSelectSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
@@ -47,25 +48,11 @@ export function listSubscriptions(
   limit: number,
   offset: number,
 ): Promise<SubscriptionRow[]> {
-  return db
-    .select()
-    .from(webhookSubscriptions)
-    .where(eq(webhookSubscriptions.accountId, accountId))
-    .orderBy(desc(webhookSubscriptions.createdAt), desc(webhookSubscriptions.id))
-    .limit(limit + 1)
-    .offset(offset)
+  const query = db.select().from(webhookSubscriptions).where(inAccount(webhookSubscriptions, accountId)).$dynamic()
+  return newestFirst(query, { at: webhookSubscriptions.createdAt, id: webhookSubscriptions.id }, { limit, offset })
 }
 
-export async function findSubscription(
-  db: Db,
-  accountId: string,
-  id: string,
-  options: { lock?: boolean } = {},
-): Promise<SubscriptionRow | null> {
-  const query = db.select().from(webhookSubscriptions).where(bySubscription(accountId, id))
-  const [row] = options.lock ? await query.for('update') : await query
-  return row ?? null
-}
+export const findSubscription = accountRowFinder(webhookSubscriptions)
 
 export async function deleteSubscription(tx: Db, accountId: string, id: string): Promise<boolean> {
   const rows = await tx
@@ -110,15 +97,13 @@ export function listAttempts(
   limit: number,
   offset: number,
 ): Promise<AttemptRow[]> {
-  return db
+  const query = db
     .select()
     .from(webhookDeliveryAttempts)
-    .where(
-      and(eq(webhookDeliveryAttempts.accountId, accountId), eq(webhookDeliveryAttempts.subscriptionId, subscriptionId)),
-    )
-    .orderBy(desc(webhookDeliveryAttempts.attemptedAt), desc(webhookDeliveryAttempts.id))
-    .limit(limit + 1)
-    .offset(offset)
+    .where(inAccount(webhookDeliveryAttempts, accountId, eq(webhookDeliveryAttempts.subscriptionId, subscriptionId)))
+    .$dynamic()
+  const by = { at: webhookDeliveryAttempts.attemptedAt, id: webhookDeliveryAttempts.id }
+  return newestFirst(query, by, { limit, offset })
 }
 
 export async function findEvent(db: Db, accountId: string, eventId: string): Promise<EventRow | null> {
@@ -135,8 +120,9 @@ export function subscribersOf(db: Db, accountId: string, eventName: string): Pro
     .select()
     .from(webhookSubscriptions)
     .where(
-      and(
-        eq(webhookSubscriptions.accountId, accountId),
+      inAccount(
+        webhookSubscriptions,
+        accountId,
         eq(webhookSubscriptions.status, 'enabled'),
         sql`${eventName} = ANY(${webhookSubscriptions.events})`,
       ),
@@ -224,8 +210,9 @@ export async function dropPendingDeliveries(
     .update(webhookDeliveries)
     .set({ state: 'dropped', nextAttemptAt: null, finishedAt: at })
     .where(
-      and(
-        eq(webhookDeliveries.accountId, accountId),
+      inAccount(
+        webhookDeliveries,
+        accountId,
         eq(webhookDeliveries.subscriptionId, subscriptionId),
         inArray(webhookDeliveries.state, ['pending']),
       ),
@@ -393,8 +380,9 @@ export function attemptsOfDelivery(db: Db, accountId: string, subscriptionId: st
     .select()
     .from(webhookDeliveryAttempts)
     .where(
-      and(
-        eq(webhookDeliveryAttempts.accountId, accountId),
+      inAccount(
+        webhookDeliveryAttempts,
+        accountId,
         eq(webhookDeliveryAttempts.subscriptionId, subscriptionId),
         eq(webhookDeliveryAttempts.deliveryId, deliveryId),
       ),
@@ -409,11 +397,7 @@ export async function restartDelivery(tx: Db, accountId: string, id: string, now
     .update(webhookDeliveries)
     .set({ state: 'pending', attempts: 0, nextAttemptAt: now, finishedAt: null })
     .where(
-      and(
-        eq(webhookDeliveries.accountId, accountId),
-        eq(webhookDeliveries.id, id),
-        ne(webhookDeliveries.state, 'pending'),
-      ),
+      inAccount(webhookDeliveries, accountId, eq(webhookDeliveries.id, id), ne(webhookDeliveries.state, 'pending')),
     )
     .returning()
   return row ?? null

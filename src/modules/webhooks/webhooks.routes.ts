@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
+import { namedPage } from '../../platform/http/pagination.ts'
 import {
   CreateSubscriptionBody,
   DeletedSubscription,
@@ -59,10 +60,8 @@ export const listWebhookSubscriptions = operation({
   tags,
   query: ListQuery,
   response: SubscriptionPage,
-  async handle({ webhooks }, { tenant, query }) {
-    const { items, ...page } = await webhooks.list(tenant, query)
-    return { webhook_subscriptions: items, ...page }
-  },
+  handle: async ({ webhooks }, { tenant, query }) =>
+    namedPage('webhook_subscriptions', await webhooks.list(tenant, query)),
 })
 
 export const getWebhookSubscription = operation({
@@ -138,10 +137,8 @@ export const listWebhookSubscriptionDeliveries = operation({
   params: SubscriptionParams,
   query: ListQuery,
   response: DeliveryAttemptPage,
-  async handle({ webhooks }, { tenant, params, query }) {
-    const { items, ...page } = await webhooks.deliveries(tenant, params.id, query)
-    return { deliveries: items, ...page }
-  },
+  handle: async ({ webhooks }, { tenant, params, query }) =>
+    namedPage('deliveries', await webhooks.deliveries(tenant, params.id, query)),
 })
 
 export const listWebhookEventTypes = operation({

@@ -1,5 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import net from 'node:net'
+import { EVENT_NAMES, type EventName } from '../../platform/events/events.ts'
+import { badRequest } from '../../platform/http/errors.ts'
 import { isPublicAddress } from '../../platform/outbound-http.ts'
 
 /** Section 6: failed deliveries are retried after these delays, 7 attempts in all. */
@@ -8,6 +10,15 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 /** Section 6: this many failed attempts in a row disable the subscription. */
 export const MAX_CONSECUTIVE_FAILURES = 25
 export const USER_AGENT = 'Service-Webhooks/1.0'
+
+/** The event a test delivery sends (the one asked for, else the subscription's first): one the subscription receives. */
+export function testEventOf(events: readonly string[], asked?: string): EventName {
+  const name = (asked ?? events[0]) as EventName
+  if (!EVENT_NAMES.includes(name) || !events.includes(name)) {
+    throw badRequest(`The subscription does not receive ${name}`, 'event_not_subscribed')
+  }
+  return name
+}
 
 /** A new signing secret: 32 random bytes (256 bits), hex, with a recognisable prefix. The whole string is the key. */
 export function generateSigningSecret(): string {

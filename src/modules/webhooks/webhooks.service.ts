@@ -3,13 +3,19 @@ import type { Static } from 'typebox'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { EVENT_NAMES, type EventName, recordTestEvent } from '../../platform/events/events.ts'
+import { type EventName, recordTestEvent } from '../../platform/events/events.ts'
 import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
 import * as repository from './webhooks.repository.ts'
-import { checkSubscriptionUrl, deliveryBody, generateSigningSecret, wireEventId } from './webhooks.rules.ts'
+import {
+  checkSubscriptionUrl,
+  deliveryBody,
+  generateSigningSecret,
+  testEventOf,
+  wireEventId,
+} from './webhooks.rules.ts'
 import type {
   CreateSubscriptionBody,
   Delivery,
@@ -45,12 +51,19 @@ export function subscriptionView(row: repository.SubscriptionRow): SubscriptionV
   }
 }
 
+/** The event a delivery or attempt carries, as the API names it. */
+function eventOf(row: { eventName: string; eventId: string }) {
+  return {
+    event_id: wireEventId({ name: row.eventName, id: row.eventId }),
+    event: row.eventName as DeliveryView['event'],
+  }
+}
+
 function attemptView(row: repository.AttemptRow): DeliveryAttemptView {
   return {
     id: row.id,
     delivery_id: row.deliveryId,
-    event_id: wireEventId({ name: row.eventName, id: row.eventId }),
-    event: row.eventName as DeliveryAttemptView['event'],
+    ...eventOf(row),
     attempt: row.attempt,
     attempted_at: row.attemptedAt.toISOString(),
     duration_ms: row.durationMs,
@@ -167,8 +180,7 @@ export function webhooksService(deps: WebhooksServiceDeps) {
     return {
       id: row.id,
       subscription_id: row.subscriptionId,
-      event_id: wireEventId({ name: row.eventName, id: row.eventId }),
-      event: row.eventName as DeliveryView['event'],
+      ...eventOf(row),
       state: row.state,
       attempts: row.attempts,
       next_attempt_at: row.nextAttemptAt ? row.nextAttemptAt.toISOString() : null,
@@ -274,10 +286,7 @@ export function webhooksService(deps: WebhooksServiceDeps) {
         if (subscription.status !== 'enabled') {
           throw new AppError(409, 'subscription_disabled', 'The subscription is disabled: enable it first')
         }
-        const name = eventName ?? (subscription.events[0] as EventName)
-        if (!EVENT_NAMES.includes(name) || !subscription.events.includes(name)) {
-          throw badRequest(`The subscription does not receive ${name}`, 'event_not_subscribed')
-        }
+        const name = testEventOf(subscription.events, eventName)
         const now = clock.now()
         const eventId = randomUUID()
         await recordTestEvent(tx, {

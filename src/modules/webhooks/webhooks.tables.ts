@@ -1,12 +1,10 @@
-import { boolean, foreignKey, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../../platform/auth/auth.tables.ts'
-import { at } from '../../platform/db/columns.ts'
+import { boolean, foreignKey, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { accountRowKey, accountTable } from '../../platform/auth/auth.tables.ts'
+import { at, createdAt } from '../../platform/db/columns.ts'
 
-export const webhookSubscriptions = pgTable(
+export const webhookSubscriptions = accountTable(
   'webhook_subscriptions',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     url: text('url').notNull(),
     events: text('events').array().notNull(),
     /** the signing secret, AES-256-GCM sealed (platform/secrets.ts); an HMAC key must stay readable */
@@ -18,12 +16,9 @@ export const webhookSubscriptions = pgTable(
     disabledAt: at('disabled_at'),
     /** failed attempts since the last success, over all events; 25 disables the subscription */
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('webhook_subscriptions_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
-  ],
+  (t) => [index('webhook_subscriptions_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
 )
 
 /** One event owed to one subscription: pending until it succeeds, its attempts run out, or it is dropped. */
@@ -40,11 +35,11 @@ export const webhookDeliveries = pgTable(
       .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: at('next_attempt_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
     finishedAt: at('finished_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     // a re-run dispatch job cannot owe the same event twice
     uniqueIndex('webhook_deliveries_event_uq').on(t.accountId, t.subscriptionId, t.eventId),
     foreignKey({
@@ -76,7 +71,7 @@ export const webhookDeliveryAttempts = pgTable(
     nextAttemptAt: at('next_attempt_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    accountRowKey(t),
     index('webhook_delivery_attempts_list_idx').on(t.accountId, t.subscriptionId, t.attemptedAt.desc(), t.id.desc()),
     foreignKey({
       columns: [t.accountId, t.subscriptionId],

@@ -193,29 +193,39 @@ export async function createApiKey(
   await getAccount(db, input.accountId)
   const name = input.name.trim()
   if (name.length === 0 || name.length > 120) throw new AdminError('key name must be 1 to 120 characters')
+  const { row, key } = await insertApiKey(db, { ...input, name })
+  return { ...keyView(row), key }
+}
+
+/** Stores a new key of the account; its secret (`key`) exists only in the answer. */
+export async function insertApiKey(db: Db, input: { accountId: string; name: string; scopes: Scope[] }) {
   const secret = generateApiKey()
   const [row] = await db
     .insert(apiKeys)
     .values({
       accountId: input.accountId,
       id: randomUUID(),
-      name,
+      name: input.name,
       prefix: secret.prefix,
       keyHash: secret.hash,
       scopes: input.scopes,
     })
     .returning()
-  return { ...keyView(row), key: secret.key }
+  return { row, key: secret.key }
 }
 
 export async function listApiKeys(db: Db, accountId: string): Promise<KeyView[]> {
   await getAccount(db, accountId)
-  const rows = await db
+  return (await keysOfAccount(db, accountId)).map(keyView)
+}
+
+/** Every key of the account, newest first, revoked ones too. */
+export function keysOfAccount(db: Db, accountId: string) {
+  return db
     .select()
     .from(apiKeys)
     .where(eq(apiKeys.accountId, accountId))
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-  return rows.map(keyView)
 }
 
 export async function revokeApiKey(db: Db, id: string): Promise<KeyView> {

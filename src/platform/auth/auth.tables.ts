@@ -1,5 +1,18 @@
-import { sql } from 'drizzle-orm'
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { type BuildExtraConfigColumns, sql } from 'drizzle-orm'
+import {
+  type AnyPgColumn,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  type PgColumnBuilderBase,
+  type PgTableExtraConfigValue,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
 import { at, createdAt } from '../db/columns.ts'
 
 export const plans = pgTable('plans', {
@@ -38,17 +51,32 @@ export const accountId = () =>
     .notNull()
     .references(() => accounts.id, { onDelete: 'cascade' })
 
+/** account_id and id, the columns of a row an account owns; the table's key is accountRowKey. */
+export const accountRow = () => ({ accountId: accountId(), id: uuid('id').notNull() })
+type AccountRowColumns = ReturnType<typeof accountRow>
+
+/** The primary key (account_id, id) of a table of account rows: an id is looked up within its account. */
+export const accountRowKey = (t: { accountId: AnyPgColumn; id: AnyPgColumn }) =>
+  primaryKey({ columns: [t.accountId, t.id] })
+
+/** A table of rows an account owns: account_id and id come first and are its key (accountRowKey). */
+export function accountTable<N extends string, C extends Record<string, PgColumnBuilderBase>>(
+  name: N,
+  columns: C,
+  extraConfig?: (t: BuildExtraConfigColumns<N, AccountRowColumns & C, 'pg'>) => PgTableExtraConfigValue[],
+) {
+  return pgTable(name, { ...accountRow(), ...columns }, (t) => [accountRowKey(t), ...(extraConfig?.(t) ?? [])])
+}
+
 /** account_id as the key of a table with one row per account, deleted with it. */
 export const accountIdPrimaryKey = () =>
   uuid('account_id')
     .primaryKey()
     .references(() => accounts.id, { onDelete: 'cascade' })
 
-export const apiKeys = pgTable(
+export const apiKeys = accountTable(
   'api_keys',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     name: text('name').notNull(),
     prefix: text('prefix').notNull(),
     keyHash: text('key_hash').notNull(),
@@ -56,19 +84,13 @@ export const apiKeys = pgTable(
     createdAt: createdAt(),
     revokedAt: at('revoked_at'),
   },
-  (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    uniqueIndex('api_keys_hash_uq').on(t.keyHash),
-    uniqueIndex('api_keys_id_uq').on(t.id),
-  ],
+  (t) => [uniqueIndex('api_keys_hash_uq').on(t.keyHash), uniqueIndex('api_keys_id_uq').on(t.id)],
 )
 
 /** Access tokens of the tool server's OAuth flow; the REST API refuses them. */
-export const oauthAccessTokens = pgTable(
+export const oauthAccessTokens = accountTable(
   'oauth_access_tokens',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     tokenHash: text('token_hash').notNull(),
     scopes: text('scopes').array().notNull(),
     expiresAt: at('expires_at').notNull(),
@@ -76,7 +98,7 @@ export const oauthAccessTokens = pgTable(
     grantId: uuid('grant_id'),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('oauth_access_tokens_hash_uq').on(t.tokenHash)],
+  (t) => [uniqueIndex('oauth_access_tokens_hash_uq').on(t.tokenHash)],
 )
 
 /** Process-wide facts that must survive restarts (for example: the first-start key was printed). */

@@ -1,5 +1,5 @@
 import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { at } from '../db/columns.ts'
+import { at, createdAt } from '../db/columns.ts'
 import { accountId, accounts } from './auth.tables.ts'
 
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const
@@ -13,7 +13,7 @@ export const users = pgTable('users', {
   passwordHash: text('password_hash'),
   language: text('language'),
   passwordChangedAt: at('password_changed_at'),
-  createdAt: at('created_at').notNull().defaultNow(),
+  createdAt: createdAt(),
 })
 
 export const memberships = pgTable(
@@ -26,7 +26,7 @@ export const memberships = pgTable(
     role: text('role', { enum: ROLES }).notNull(),
     status: text('status', { enum: ['invited', 'active'] }).notNull(),
     lastActiveAt: at('last_active_at'),
-    createdAt: at('created_at').notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.userId] }),

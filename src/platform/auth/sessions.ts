@@ -72,6 +72,8 @@ export async function createSession(
 
 export interface ResolvedSession {
   sessionId: string
+  /** when the session ends by itself (a live stream closes then) */
+  expiresAt: Date
   userId: string
   role: Role
   tenant: TenantContext
@@ -124,6 +126,7 @@ export async function resolveSession(db: Db, clock: Clock, token: string): Promi
   }
   return {
     sessionId: row.session.id,
+    expiresAt: row.session.expiresAt,
     userId: row.user.id,
     role: row.role,
     user: row.user,

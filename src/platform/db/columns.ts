@@ -8,5 +8,8 @@ export const at = (name: string) => timestamp(name, { withTimezone: true, mode: 
 /** created_at, set by the database when the row is inserted. */
 export const createdAt = () => at('created_at').notNull().defaultNow()
 
+/** updated_at, set by the database when the row is inserted and by the writer when it changes it. */
+export const updatedAt = () => at('updated_at').notNull().defaultNow()
+
 /** created_at and updated_at, both set by the writer. */
 export const timestamps = () => ({ createdAt: at('created_at').notNull(), updatedAt: at('updated_at').notNull() })

@@ -1,13 +1,11 @@
-import { index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../auth/auth.tables.ts'
+import { index, jsonb, text, uuid } from 'drizzle-orm/pg-core'
+import { accountTable } from '../auth/auth.tables.ts'
 import { createdAt } from '../db/columns.ts'
 
 /** The outbox: every domain event, written in the same transaction as the change it reports. */
-export const events = pgTable(
+export const events = accountTable(
   'events',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     /** `contact.created`, `message.received`, `conversation.created` */
     name: text('name').notNull(),
     /** the contact the event is about, so a contact's deletion can anonymize its events */
@@ -16,7 +14,6 @@ export const events = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     index('events_contact_idx').on(t.accountId, t.contactId),
     index('events_created_idx').on(t.accountId, t.createdAt),
   ],

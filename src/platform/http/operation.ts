@@ -7,8 +7,9 @@ import { type ErrorStatus, errorResponses } from './errors.ts'
 import { withGermanAliases } from './serializer.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+export type SuccessStatus = 200 | 201 | 202 | 204
 
-type StaticOf<T> = T extends TSchema ? Static<T> : undefined
+export type StaticOf<T> = T extends TSchema ? Static<T> : undefined
 
 /** What an operation's handler receives, from a REST request or from a tool call's arguments alike. */
 export interface OperationCall<P = unknown, Q = unknown, B = unknown> {
@@ -50,14 +51,24 @@ export interface Operation<
   params?: P
   query?: Q
   body?: B
-  /** the success status, 200 unless said */
-  status?: 200 | 201 | 202
+  /** the success status, 200 unless said; 204 sends no body (a tool still gets the handler's answer) */
+  status?: SuccessStatus
+  /**
+   * where the status depends on the answer (201 created, 200 found; 201 sent, 202 queued): the answer each status
+   * gives, and which status an answer gets
+   */
+  statusOf?: { responses: Partial<Record<SuccessStatus, TSchema>>; of(answer: object): SuccessStatus }
   /** the success answer */
   response: R
   /** the documented failures, as errorResponses takes them */
   errors?: Partial<Record<ErrorStatus, string>>
-  /** English fields of the answer that REST also gives under their deprecated German names (withGermanAliases) */
+  /**
+   * English fields of the answer that REST also gives under their deprecated German names (withGermanAliases);
+   * `tags.origin`: the field origin of each item of tags (or of the object tags)
+   */
   germanAliases?: string[]
+  /** REST only: the answer as JSON text the database wrote, sent as it is; null: the handler's answer */
+  json?(services: S, call: OperationCall<StaticOf<P>, StaticOf<Q>, StaticOf<B>>): Promise<string | null>
   /** the answer, before the serializer writes it by `response` (dates become strings, as on every route) */
   handle(services: S, call: OperationCall<StaticOf<P>, StaticOf<Q>, StaticOf<B>>): Promise<object>
 }
@@ -108,14 +119,37 @@ export function mountOperations<S>(app: FastifyInstance, services: S, operations
         ...(operation.params ? { params: operation.params } : {}),
         ...(operation.query ? { querystring: operation.query } : {}),
         ...(operation.body ? { body: operation.body } : {}),
-        response: { ...(operation.errors ? errorResponses(operation.errors) : {}), [status]: operation.response },
+        response: {
+          ...(operation.errors ? errorResponses(operation.errors) : {}),
+          ...(operation.statusOf?.responses ?? { [status]: operation.response }),
+        },
       },
       handler: async (request, reply) => {
         const { tenant, params, query, body } = request
-        const answer = await operation.handle(services, { tenant, params, query, body })
+        const call = { tenant, params, query, body } as OperationCall<never, never, never>
+        const json = operation.json ? await operation.json(services, call) : null
+        if (json !== null) return reply.code(status).type('application/json; charset=utf-8').send(json)
+        const answer = await operation.handle(services, call)
+        const code = operation.statusOf ? operation.statusOf.of(answer) : status
+        if (code === 204) return reply.code(204).send()
         const aliases = operation.germanAliases
-        return reply.code(status).send(aliases ? withGermanAliases(answer as Record<string, unknown>, aliases) : answer)
+        return reply.code(code).send(aliases ? aliased(answer as Record<string, unknown>, aliases) : answer)
       },
     })
   }
+}
+
+/** The answer with the German aliases of `fields`, a dotted one (`tags.origin`) on each item of its first part. */
+function aliased(answer: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+  const out = withGermanAliases(
+    answer,
+    fields.filter((field) => !field.includes('.')),
+  )
+  for (const field of new Set(fields.filter((f) => f.includes('.')).map((f) => f.split('.')[0] as string))) {
+    const inner = fields.filter((f) => f.startsWith(`${field}.`)).map((f) => f.slice(field.length + 1))
+    const value = out[field]
+    if (Array.isArray(value)) out[field] = value.map((item) => aliased(item, inner))
+    else if (value !== null && typeof value === 'object') out[field] = aliased(value as Record<string, unknown>, inner)
+  }
+  return out
 }

@@ -60,3 +60,8 @@ export function toPage<T>(rows: T[], limit: number, offset: number): Page<T> {
     next_offset: hasMore ? offset + limit : null,
   }
 }
+
+/** A page as the API answers it, its items under the list's name: `{ newsletters: [...], limit, offset, has_more, … }`. */
+export function namedPage<K extends string, P extends { items: unknown[] }>(name: K, { items, ...page }: P) {
+  return { [name]: items, ...page } as Record<K, P['items']> & Omit<P, 'items'>
+}

@@ -21,6 +21,7 @@ import {
   completeIdempotencyKey,
   type IdempotencyScope,
   isValidIdempotencyKey,
+  refuseClaim,
   releaseIdempotencyKey,
   requestFingerprint,
 } from '../idempotency/idempotency.ts'
@@ -128,23 +129,11 @@ export const pipeline = fp<PipelineOptions>(
         scope,
         requestFingerprint(request.method, request.url, request.body),
       )
-      if (claim.kind === 'mismatch') {
-        throw new AppError(
-          422,
-          'idempotency_key_mismatch',
-          'This Idempotency-Key was used with a different body, path or query string',
-        )
-      }
-      if (claim.kind === 'in_progress') {
-        throw new AppError(
-          409,
-          'idempotency_in_progress',
-          'The first request with this Idempotency-Key is still running',
-          {
-            headers: { 'retry-after': '1' },
-          },
-        )
-      }
+      refuseClaim(claim, {
+        key: 'Idempotency-Key',
+        request: 'request',
+        other: 'a different body, path or query string',
+      })
       if (claim.kind === 'replay') {
         request.idempotency = { scope, replayed: true }
         reply.headers(claim.headers).header('idempotent-replayed', 'true').code(claim.status)

@@ -57,3 +57,22 @@ export function sendFunnel(byStatus: Record<string, number>) {
     read_rate: rate(read, delivered),
   }
 }
+
+const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string))
+
+/** A template_sends row read by raw SQL (snake_case columns) as the send-record lists answer it. */
+export function sendRecordView(r: Record<string, unknown>) {
+  return {
+    send_id: String(r.id),
+    contact_id: String(r.contact_id),
+    status: String(r.status),
+    reason: (r.reason as string | null) ?? null,
+    reason_detail: (r.reason_detail as string | null) ?? null,
+    created_at: dateOrNull(r.created_at) as Date,
+    sent_at: dateOrNull(r.sent_at),
+    delivered_at: dateOrNull(r.delivered_at),
+    read_at: dateOrNull(r.read_at),
+    failed_at: dateOrNull(r.failed_at),
+    skipped_at: dateOrNull(r.skipped_at),
+  }
+}

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { and, eq, isNull, lte } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
+import { AppError } from '../http/errors.ts'
 import { idempotencyKeys } from './idempotency.tables.ts'
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -41,6 +42,26 @@ export type Claim =
   | { kind: 'replay'; status: number; headers: Record<string, string>; body: string }
   | { kind: 'in_progress' }
   | { kind: 'mismatch' }
+
+/**
+ * A claim the caller cannot go on with: 422 when the key came with another request, 409 while the first one runs.
+ * `words` name the key and its requests as the caller sees them (Idempotency-Key and requests, or a tool's arguments).
+ */
+export function refuseClaim(claim: Claim, words: { key: string; request: string; other: string }): void {
+  if (claim.kind === 'mismatch') {
+    throw new AppError(422, 'idempotency_key_mismatch', `This ${words.key} was used with ${words.other}`)
+  }
+  if (claim.kind === 'in_progress') {
+    throw new AppError(
+      409,
+      'idempotency_in_progress',
+      `The first ${words.request} with this ${words.key} is still running`,
+      {
+        headers: { 'retry-after': '1' },
+      },
+    )
+  }
+}
 
 /**
  * Claims the key by inserting first (a unique key decides, never a read-then-write). A second caller sees the

@@ -1,18 +1,16 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, jsonb, pgTable, primaryKey, smallint, text, uuid } from 'drizzle-orm/pg-core'
-import { accountId } from '../auth/auth.tables.ts'
-import { at } from '../db/columns.ts'
+import { accountId, accountTable } from '../auth/auth.tables.ts'
+import { at, createdAt, updatedAt } from '../db/columns.ts'
 
 /**
  * Durable background work, written in the same transaction as the change that causes it. A job is `queued`
  * until a worker claims it (`running`, with a lease in `locked_until`); finished jobs are deleted, jobs that
  * failed past their retries stay as `dead` for inspection.
  */
-export const jobs = pgTable(
+export const jobs = accountTable(
   'jobs',
   {
-    accountId: accountId(),
-    id: uuid('id').notNull(),
     queue: text('queue').notNull(),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     /** jobs sharing a key (for example one webhook subscription) run at most N at a time */
@@ -28,11 +26,10 @@ export const jobs = pgTable(
     leaseToken: uuid('lease_token'),
     lockedUntil: at('locked_until'),
     lastError: text('last_error'),
-    createdAt: at('created_at').notNull().defaultNow(),
-    updatedAt: at('updated_at').notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
     // The claim scans across accounts by design (one queue for every tenant); these are the exceptions to
     // "account_id leads every index".
     index('jobs_ready_idx').on(t.queue, t.runAt).where(sql`state = 'queued'`),

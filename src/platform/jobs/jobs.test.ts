@@ -1,76 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
-import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { deferred, jobsKit, withinMs } from '../../../test/helpers/jobs.ts'
 import type { Db } from '../db/client.ts'
-import {
-  type ClaimedJob,
-  claimJobs,
-  completeJob,
-  completeJobs,
-  enqueue,
-  extendLeases,
-  type JobRow,
-  LeaseLostError,
-  toClaimed,
-} from './jobs.ts'
-import { type JobHandlers, JobRunner } from './runner.ts'
+import { type ClaimedJob, claimJobs, completeJob, completeJobs, enqueue, extendLeases, LeaseLostError } from './jobs.ts'
 
-let harness: Harness
-let accountId: string
-
-before(async () => {
-  harness = await createHarness()
-  accountId = (await createTestAccount(harness)).accountId
-})
-after(() => harness.close())
-
-/** Jobs enqueued in a transaction of their own, at the harness's time. */
-const enqueueNow = (jobs: Parameters<typeof enqueue>[2]) =>
-  harness.database.orm.transaction((tx) => enqueue(tx, harness.clock, jobs))
-
-const queueName = (label: string) => `test.${label}.${Math.random().toString(36).slice(2, 8)}`
-
-/** `n` jobs enqueued in one transaction and claimed at once (a lease of 30 s). */
-async function enqueueAndClaim(queue: string, n: number, perKey: number): Promise<ClaimedJob[]> {
-  await enqueueNow(Array.from({ length: n }, () => ({ accountId, queue, payload: {} })))
-  const claimed = await claimJobs(harness.database.orm, harness.clock, { queue, limit: n, perKey, leaseMs: 30_000 })
-  assert.equal(claimed.length, n)
-  return claimed
-}
-
-function runner(handlers: JobHandlers, options: { concurrency?: number; leaseMs?: number; pollMs?: number } = {}) {
-  return new JobRunner({
-    database: harness.database,
-    clock: harness.clock,
-    handlers,
-    concurrency: options.concurrency ?? 8,
-    leaseMs: options.leaseMs ?? 30_000,
-    pollMs: options.pollMs ?? 60_000,
-  })
-}
-
-async function jobRows(queue: string) {
-  const result = await harness.database.query<{ state: string; attempts: number; last_error: string | null }>(
-    'SELECT state, attempts, last_error FROM jobs WHERE queue = $1',
-    [queue],
-  )
-  return result
-}
-
-function deferred<T = void>() {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
-const withinMs = <T>(promise: Promise<T>, ms: number, what: string) =>
-  Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()),
-  ])
+const kit = jobsKit()
+const { enqueueNow, queueName, enqueueAndClaim, runner, jobRows } = kit
 
 describe('durable jobs', () => {
   test("the safety net finds what no NOTIFY announced: a job written without one and a dead worker's lease, by its look", async () => {
@@ -90,13 +26,13 @@ describe('durable jobs', () => {
     )
     await jobs.start()
     try {
-      const past = new Date(harness.clock.now().getTime() - 1000).toISOString()
+      const past = new Date(kit.harness.clock.now().getTime() - 1000).toISOString()
       // written by plain SQL: no pg_notify, so only the safety net's look can find them
-      await harness.database.query(
+      await kit.harness.database.query(
         `INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at, state, lease_token, locked_until)
          VALUES ($1, gen_random_uuid(), $2, '{"name":"unannounced"}', $3, $3, 'queued', NULL, NULL),
                 ($1, gen_random_uuid(), $2, '{"name":"orphaned"}', $3, $3, 'running', gen_random_uuid(), $3)`,
-        [accountId, queue, past],
+        [kit.accountId, queue, past],
       )
       await withinMs(both.promise, 30_000, 'both jobs run')
       assert.deepEqual(ran.sort(), ['orphaned', 'unannounced'])
@@ -114,7 +50,7 @@ describe('durable jobs', () => {
     await jobs.start()
     try {
       await new Promise((r) => setTimeout(r, 50))
-      await enqueueNow({ accountId, queue, payload: {} })
+      await enqueueNow({ accountId: kit.accountId, queue, payload: {} })
       const committedAt = Date.now()
       const startedAt = await withinMs(ran.promise, 30_000, 'job start')
       assert.ok(startedAt >= committedAt)
@@ -126,8 +62,8 @@ describe('durable jobs', () => {
   test('a job enqueued in a rolled-back transaction never exists', async () => {
     const queue = queueName('rollback')
     await assert.rejects(
-      harness.database.orm.transaction(async (tx) => {
-        await enqueue(tx, harness.clock, { accountId, queue, payload: {} })
+      kit.harness.database.orm.transaction(async (tx) => {
+        await enqueue(tx, kit.harness.clock, { accountId: kit.accountId, queue, payload: {} })
         throw new Error('the change failed')
       }),
     )
@@ -138,14 +74,19 @@ describe('durable jobs', () => {
     const queue = queueName('fanout')
     const count = 12_000
     await enqueueNow(
-      Array.from({ length: count }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: `k${i % 3}` })),
+      Array.from({ length: count }, (_, i) => ({
+        accountId: kit.accountId,
+        queue,
+        payload: { i },
+        concurrencyKey: `k${i % 3}`,
+      })),
     )
-    const [row] = await harness.database.query<{ n: number; keys: number }>(
+    const [row] = await kit.harness.database.query<{ n: number; keys: number }>(
       "SELECT count(*)::int AS n, count(DISTINCT concurrency_key)::int AS keys FROM jobs WHERE queue = $1 AND state = 'queued'",
       [queue],
     )
     assert.deepEqual(row, { n: count, keys: 3 })
-    await harness.database.query('DELETE FROM jobs WHERE queue = $1', [queue])
+    await kit.harness.database.query('DELETE FROM jobs WHERE queue = $1', [queue])
   })
 
   test('completeJobs finishes a batch, or nothing of it when one lease was lost', async () => {
@@ -153,11 +94,11 @@ describe('durable jobs', () => {
     const claimed = await enqueueAndClaim(queue, 3, 1)
     const stale = { ...claimed[0], leaseToken: crypto.randomUUID() }
     await assert.rejects(
-      harness.database.orm.transaction((tx) => completeJobs(tx, [stale, claimed[1], claimed[2]])),
+      kit.harness.database.orm.transaction((tx) => completeJobs(tx, [stale, claimed[1], claimed[2]])),
       LeaseLostError,
     )
     assert.equal((await jobRows(queue)).length, 3, 'the failed batch finished none')
-    await harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
+    await kit.harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
     assert.deepEqual(await jobRows(queue), [])
   })
 
@@ -167,7 +108,7 @@ describe('durable jobs', () => {
     const jobs = runner({ [queue]: { run: async (job) => void seen.push(job.payload) } })
     await jobs.start()
     try {
-      await enqueueNow({ accountId, queue, payload: { n: 1 } })
+      await enqueueNow({ accountId: kit.accountId, queue, payload: { n: 1 } })
       await jobs.drain()
       assert.deepEqual(seen, [{ n: 1 }])
       assert.deepEqual(await jobRows(queue), [])
@@ -188,7 +129,7 @@ describe('durable jobs', () => {
     await jobs.start()
     try {
       for (const n of [1, 2]) {
-        await enqueueNow({ accountId, queue, payload: { n } })
+        await enqueueNow({ accountId: kit.accountId, queue, payload: { n } })
         await jobs.drain()
       }
       assert.deepEqual(seen, [
@@ -202,8 +143,13 @@ describe('durable jobs', () => {
 
   test('a job whose worker died is claimed again once its lease expires', async () => {
     const queue = queueName('lease')
-    await enqueueNow({ accountId, queue, payload: {} })
-    const [dead] = await claimJobs(harness.database.orm, harness.clock, { queue, limit: 1, perKey: 1, leaseMs: 30_000 })
+    await enqueueNow({ accountId: kit.accountId, queue, payload: {} })
+    const [dead] = await claimJobs(kit.harness.database.orm, kit.harness.clock, {
+      queue,
+      limit: 1,
+      perKey: 1,
+      leaseMs: 30_000,
+    })
     assert.ok(dead, 'the first worker claimed the job')
     const runs: ClaimedJob[] = []
     const jobs = runner({ [queue]: { run: async (job) => void runs.push(job) } })
@@ -211,12 +157,12 @@ describe('durable jobs', () => {
     try {
       await jobs.drain()
       assert.equal(runs.length, 0, 'not while the lease holds')
-      harness.clock.advance(30_001)
+      kit.harness.clock.advance(30_001)
       await jobs.drain()
       assert.equal(runs.length, 1)
       assert.equal(runs[0].attempts, 2)
       await assert.rejects(
-        harness.database.orm.transaction((tx) => completeJob(tx, dead)),
+        kit.harness.database.orm.transaction((tx) => completeJob(tx, dead)),
         LeaseLostError,
         'the dead worker can no longer finish the job',
       )
@@ -228,17 +174,22 @@ describe('durable jobs', () => {
   test("claims without a reap made at once (one statement each on PostgreSQL) never exceed a key's limit nor take a job twice", async () => {
     const queue = queueName('claim-at-once')
     await enqueueNow(
-      Array.from({ length: 40 }, (_, i) => ({ accountId, queue, payload: { i }, concurrencyKey: i % 2 ? 'a' : 'b' })),
+      Array.from({ length: 40 }, (_, i) => ({
+        accountId: kit.accountId,
+        queue,
+        payload: { i },
+        concurrencyKey: i % 2 ? 'a' : 'b',
+      })),
     )
     const claims = await Promise.all(
       Array.from({ length: 8 }, () =>
-        claimJobs(harness.database.orm, harness.clock, {
+        claimJobs(kit.harness.database.orm, kit.harness.clock, {
           queue,
           limit: 10,
           perKey: 3,
           leaseMs: 30_000,
           reap: false,
-          exclusive: harness.database.kind === 'postgres',
+          exclusive: kit.harness.database.kind === 'postgres',
         }),
       ),
     )
@@ -246,7 +197,7 @@ describe('durable jobs', () => {
     assert.equal(new Set(claimed.map((job) => job.id)).size, claimed.length, 'no job twice')
     assert.equal(claimed.filter((job) => job.concurrencyKey === 'a').length, 3)
     assert.equal(claimed.filter((job) => job.concurrencyKey === 'b').length, 3)
-    const running = await harness.database.query<{ n: number }>(
+    const running = await kit.harness.database.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND state = 'running'",
       [queue],
     )
@@ -257,12 +208,12 @@ describe('durable jobs', () => {
     skip: !process.env.HEROLD_TEST_DATABASE_URL && 'PostgreSQL only: the embedded database has one connection',
   }, async () => {
     const queue = queueName('claim-lock')
-    await enqueueNow({ accountId, queue, payload: {} })
+    await enqueueNow({ accountId: kit.accountId, queue, payload: {} })
     let claimed = false
     let claim: Promise<ClaimedJob[]> | null = null
-    await harness.database.orm.transaction(async (tx) => {
+    await kit.harness.database.orm.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(727002, hashtext(${queue}))`)
-      claim = claimJobs(harness.database.orm, harness.clock, {
+      claim = claimJobs(kit.harness.database.orm, kit.harness.clock, {
         queue,
         limit: 1,
         perKey: 1,
@@ -294,18 +245,18 @@ describe('durable jobs', () => {
     const [held, free] = claimed
     const leaseOf = async (job: ClaimedJob) =>
       (
-        await harness.database.query<{ until: Date }>(
+        await kit.harness.database.query<{ until: Date }>(
           'SELECT locked_until AS until FROM jobs WHERE account_id = $1 AND id = $2',
           [job.accountId, job.id],
         )
       )[0].until.getTime()
     const before = { held: await leaseOf(held), free: await leaseOf(free) }
-    harness.clock.advance(5_000)
+    kit.harness.clock.advance(5_000)
     // a handler finishing the first job: its row is locked until the transaction ends
-    await harness.database.orm.transaction(async (tx) => {
+    await kit.harness.database.orm.transaction(async (tx) => {
       await completeJobs(tx, [held])
       let renewed = false
-      const renewal = extendLeases(harness.database.orm, harness.clock, claimed, 30_000).then(() => {
+      const renewal = extendLeases(kit.harness.database.orm, kit.harness.clock, claimed, 30_000).then(() => {
         renewed = true
       })
       while (!renewed) {
@@ -316,7 +267,7 @@ describe('durable jobs', () => {
       await renewal
     })
     assert.equal(await leaseOf(free), before.free + 5_000, 'the other lease was renewed')
-    const rows = await harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1 AND id = $2', [
+    const rows = await kit.harness.database.query('SELECT 1 FROM jobs WHERE account_id = $1 AND id = $2', [
       held.accountId,
       held.id,
     ])
@@ -338,18 +289,18 @@ describe('durable jobs', () => {
     })
     await jobs.start()
     try {
-      await enqueueNow({ accountId, queue, payload: {} })
+      await enqueueNow({ accountId: kit.accountId, queue, payload: {} })
       await jobs.drain()
       assert.equal(calls, 1)
       await jobs.drain()
       assert.equal(calls, 1, 'not before the backoff')
-      harness.clock.advance(5_000)
+      kit.harness.clock.advance(5_000)
       await jobs.drain()
       assert.equal(calls, 2)
-      harness.clock.advance(10_000)
+      kit.harness.clock.advance(10_000)
       await jobs.drain()
       assert.equal(calls, 3)
-      harness.clock.advance(24 * 3600_000)
+      kit.harness.clock.advance(24 * 3600_000)
       await jobs.drain()
       assert.equal(calls, 3)
       assert.deepEqual(await jobRows(queue), [{ state: 'dead', attempts: 3, last_error: 'boom 3' }])
@@ -381,9 +332,11 @@ describe('durable jobs', () => {
     )
     await jobs.start()
     try {
-      await enqueueNow(Array.from({ length: 40 }, () => ({ accountId, queue, payload: {}, concurrencyKey: 'slow' })))
+      await enqueueNow(
+        Array.from({ length: 40 }, () => ({ accountId: kit.accountId, queue, payload: {}, concurrencyKey: 'slow' })),
+      )
       await new Promise((r) => setTimeout(r, 100))
-      await enqueueNow({ accountId, queue, payload: {}, concurrencyKey: 'fast' })
+      await enqueueNow({ accountId: kit.accountId, queue, payload: {}, concurrencyKey: 'fast' })
       const enqueuedAt = Date.now()
       const fastAt = await withinMs(fastDone.promise, 30_000, 'the other key')
       assert.ok(fastAt >= enqueuedAt)
@@ -415,7 +368,7 @@ describe('durable jobs', () => {
     )
     await jobs.start()
     try {
-      await enqueueNow(Array.from({ length: 20 }, (_, i) => ({ accountId, queue, payload: { i } })))
+      await enqueueNow(Array.from({ length: 20 }, (_, i) => ({ accountId: kit.accountId, queue, payload: { i } })))
       await jobs.drain()
       assert.equal(peak, 3)
       assert.deepEqual(await jobRows(queue), [])
@@ -439,189 +392,9 @@ describe('durable jobs', () => {
     })
     await jobs.start()
     try {
-      await enqueueNow({ accountId, queue, payload: {} })
+      await enqueueNow({ accountId: kit.accountId, queue, payload: {} })
       await jobs.drain()
       assert.deepEqual(await jobRows(queue), [])
-    } finally {
-      await jobs.stop()
-    }
-  })
-
-  test('a batch handler gets the due jobs of a claim together, never more than the concurrency allows', async () => {
-    const queue = queueName('batch')
-    const batches: number[][] = []
-    const jobs = runner(
-      {
-        [queue]: {
-          run: async () => assert.fail('a batch queue runs its jobs through runBatch'),
-          runBatch: async (claimed, context) => {
-            batches.push(claimed.map((job) => Number(job.payload.n)))
-            // the first one is settled in the handler's own transaction, the rest are completed by the runner
-            await context.db.transaction((tx: Db) => completeJob(tx, claimed[0]))
-            context.settled(claimed[0])
-          },
-        },
-      },
-      { concurrency: 6 },
-    )
-    await enqueueNow(Array.from({ length: 10 }, (_, n) => ({ accountId, queue, payload: { n } })))
-    await jobs.start()
-    try {
-      await jobs.drain()
-      assert.deepEqual(
-        batches.flat().sort((a, b) => a - b),
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-      )
-      assert.ok(
-        batches.every((b) => b.length >= 1 && b.length <= 3),
-        `half the concurrency: ${JSON.stringify(batches)}`,
-      )
-      assert.ok(
-        batches.some((b) => b.length > 1),
-        'jobs claimed together run together',
-      )
-      assert.deepEqual(await jobRows(queue), [])
-    } finally {
-      await jobs.stop()
-    }
-  })
-
-  /** Writes one job of `queue` per given job, already claimed by the writer (running, its own lease), as followups do. */
-  async function writeClaimed(db: Db, queue: string, from: ClaimedJob[], leaseMs: number): Promise<ClaimedJob[]> {
-    const until = new Date(harness.clock.now().getTime() + leaseMs).toISOString()
-    const result = await db.execute(sql`INSERT INTO jobs (account_id, id, queue, payload, run_at, created_at, state,
-        lease_token, locked_until, attempts)
-      SELECT ${accountId}::uuid, gen_random_uuid(), ${queue}, jsonb_build_object('n', n), now(), now(), 'running',
-        gen_random_uuid(), ${until}::timestamptz, 1
-      FROM unnest(${`{${from.map((j) => Number(j.payload.n)).join(',')}}`}::int[]) AS n
-      RETURNING account_id, id, queue, payload, concurrency_key, attempts, run_at, created_at, lease_token`)
-    return (result as unknown as { rows: JobRow[] }).rows.map(toClaimed)
-  }
-
-  test('jobs a batch writes already claimed and hands off run in this process, in the slots it frees', async () => {
-    const first = queueName('handoff-first')
-    const second = queueName('handoff-second')
-    const ranSecond: ClaimedJob[] = []
-    let most = 0
-    const jobs: JobRunner = runner(
-      {
-        [first]: {
-          run: async () => assert.fail('runs as a batch'),
-          runBatch: async (claimed, context) => {
-            const next = await context.db.transaction(async (tx: Db) => {
-              await completeJobs(tx, claimed)
-              return writeClaimed(tx, second, claimed, context.leaseMs)
-            })
-            for (const job of claimed) context.settled(job)
-            context.handOff(next)
-          },
-        },
-        [second]: {
-          run: async () => assert.fail('runs as a batch'),
-          runBatch: async (claimed) => {
-            most = Math.max(most, jobs.inFlight)
-            ranSecond.push(...claimed)
-          },
-        },
-      },
-      { concurrency: 4 },
-    )
-    await enqueueNow(Array.from({ length: 12 }, (_, n) => ({ accountId, queue: first, payload: { n } })))
-    await jobs.start()
-    try {
-      await jobs.drain()
-      assert.deepEqual(
-        ranSecond.map((job) => Number(job.payload.n)).sort((a, b) => a - b),
-        Array.from({ length: 12 }, (_, n) => n),
-      )
-      // never claimed: the attempt and the lease are the ones written with them
-      assert.ok(ranSecond.every((job) => job.attempts === 1))
-      assert.ok(most <= 4, `never more than the concurrency in flight: ${most}`)
-      assert.deepEqual(await jobRows(first), [])
-      assert.deepEqual(await jobRows(second), [], 'the handed-off jobs were completed')
-    } finally {
-      await jobs.stop()
-    }
-  })
-
-  test('a job handed off but never run (its runner stopped) is claimed again when its lease runs out', async () => {
-    const queue = queueName('handoff-orphan')
-    const [written] = await harness.database.orm.transaction((tx) =>
-      writeClaimed(tx, queue, [{ payload: { n: 7 } } as unknown as ClaimedJob], 5_000),
-    )
-    assert.equal(written.attempts, 1)
-    assert.deepEqual(
-      await claimJobs(harness.database.orm, harness.clock, { queue, limit: 5, perKey: 1, leaseMs: 30_000, reap: true }),
-      [],
-    )
-    harness.clock.advance(6_000)
-    const again = await claimJobs(harness.database.orm, harness.clock, {
-      queue,
-      limit: 5,
-      perKey: 1,
-      leaseMs: 30_000,
-      reap: true,
-    })
-    assert.deepEqual(
-      again.map((job) => [job.id, job.attempts]),
-      [[written.id, 2]],
-    )
-    assert.notEqual(again[0].leaseToken, written.leaseToken)
-    await harness.database.orm.transaction((tx) => completeJob(tx, again[0]))
-  })
-
-  test('a starved process does not reap the jobs it still runs; another process does', async () => {
-    const queue = queueName('held-reap')
-    const [written] = await harness.database.orm.transaction((tx) =>
-      writeClaimed(tx, queue, [{ payload: { n: 8 } } as unknown as ClaimedJob], 5_000),
-    )
-    harness.clock.advance(6_000)
-    const options = { queue, limit: 5, perKey: 1, leaseMs: 30_000, reap: true }
-    // the process that holds the lease (its renewal late) claims again: its own job stays running under its lease
-    assert.deepEqual(
-      await claimJobs(harness.database.orm, harness.clock, { ...options, held: [written.leaseToken] }),
-      [],
-    )
-    await harness.database.orm.transaction((tx) => completeJob(tx, written))
-    const [second] = await harness.database.orm.transaction((tx) =>
-      writeClaimed(tx, queue, [{ payload: { n: 9 } } as unknown as ClaimedJob], 5_000),
-    )
-    harness.clock.advance(6_000)
-    // a process that holds other leases only puts it back and takes it
-    const taken = await claimJobs(harness.database.orm, harness.clock, { ...options, held: [written.leaseToken] })
-    assert.deepEqual(
-      taken.map((job) => [job.id, job.attempts]),
-      [[second.id, 2]],
-    )
-    await harness.database.orm.transaction((tx) => completeJob(tx, taken[0]))
-  })
-
-  test('a batch handler that throws leaves its unsettled jobs to be retried, its settled ones done', async () => {
-    const queue = queueName('batch-throw')
-    const jobs = runner({
-      [queue]: {
-        run: async () => {},
-        batchMax: 4,
-        runBatch: async (claimed, context) => {
-          const first = claimed.find((job) => job.payload.n === 0)
-          if (first) {
-            await context.db.transaction((tx: Db) => completeJob(tx, first))
-            context.settled(first)
-          }
-          throw new Error('provider down')
-        },
-      },
-    })
-    await enqueueNow(Array.from({ length: 3 }, (_, n) => ({ accountId, queue, payload: { n } })))
-    await jobs.start()
-    try {
-      await jobs.drain()
-      const left = await jobRows(queue)
-      assert.equal(left.length, 2)
-      for (const row of left) {
-        assert.equal(row.state, 'queued')
-        assert.equal(row.last_error, 'provider down')
-      }
     } finally {
       await jobs.stop()
     }

@@ -66,9 +66,7 @@ export async function enqueue(tx: Db, clock: Clock, input: EnqueueInput | Enqueu
   if (list.length === 0) return []
   const { ids, insert } = enqueueSql(clock.now(), list)
   // the insert and one NOTIFY per queue in one statement
-  await tx.execute(sql`
-    WITH added AS (${insert})
-    SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (SELECT DISTINCT queue FROM added) q`)
+  await tx.execute(sql`WITH added AS (${insert}) SELECT ${notifyJobsSql('added')} AS notified`)
   return ids
 }
 
@@ -99,13 +97,30 @@ export function enqueueSql(now: Date, list: EnqueueInput[]): { ids: string[]; in
       FROM jsonb_to_recordset(${rowsJson}::jsonb)
         AS r(account_id uuid, id uuid, queue text, payload jsonb, concurrency_key text, run_at timestamptz,
           priority smallint)
-      RETURNING queue`,
+      RETURNING queue, account_id`,
   }
 }
 
-/** A scalar expression that sends the NOTIFY of every queue in `cte` (a CTE over enqueueSql's insert). */
+/**
+ * A scalar expression that sends the NOTIFY of every queue in `cte` (a CTE over enqueueSql's or enqueueSelectSql's
+ * insert). The payload is the queue and, when the jobs belong to at most NOTIFY_ACCOUNTS_MAX accounts, their ids
+ * (`queue account account…`, see parseJobsNotice): a runner claims a newcomer's work at once and lets an account's
+ * stream of work gather behind its running batch.
+ */
 export function notifyJobsSql(cte: string): SQL {
-  return sql`(SELECT count(pg_notify(${JOBS_CHANNEL}, q.queue)) FROM (SELECT DISTINCT queue FROM ${sql.identifier(cte)}) q)`
+  return sql`(SELECT count(pg_notify(${JOBS_CHANNEL}, q.notice)) FROM (
+    SELECT CASE WHEN count(DISTINCT account_id) <= ${NOTIFY_ACCOUNTS_MAX}
+      THEN queue || ' ' || string_agg(DISTINCT account_id::text, ' ') ELSE queue END AS notice
+    FROM ${sql.identifier(cte)} GROUP BY queue) q)`
+}
+
+/** A NOTIFY names at most this many accounts (a payload must stay under 8,000 bytes); more, and it names none. */
+export const NOTIFY_ACCOUNTS_MAX = 100
+
+/** A NOTIFY on JOBS_CHANNEL read: its queue, and the accounts whose work it announces (undefined: not named). */
+export function parseJobsNotice(payload: string): { queue: string; accounts?: string[] } {
+  const [queue, ...accounts] = payload.split(' ')
+  return accounts.length > 0 ? { queue, accounts } : { queue }
 }
 
 export interface JobRow {
@@ -394,7 +409,7 @@ export function enqueueSelectSql(
       ${input.keyed ? sql`j.concurrency_key` : sql`NULL`}, ${at}, ${at},
       ${input.priority ?? 0}::smallint
     FROM (${input.select}) j
-    RETURNING queue`
+    RETURNING queue, account_id`
 }
 
 /** How many jobs of the account wait queued in the queue, counted up to `upTo` (an index probe, not a count of all). */

@@ -23,55 +23,46 @@ export function configureMetrics(options: { perAccount: boolean }): void {
   perAccount = options.perAccount
 }
 
-const httpDuration = new client.Histogram({
-  name: `${PREFIX}http_request_duration_seconds`,
-  help: 'HTTP requests by route pattern (never the raw URL) and status class',
-  labelNames: ['method', 'route', 'status_class'] as const,
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  registers: [registry],
-})
+/** A counter of this process's registry, `herold_` before its name. */
+const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+  new client.Counter({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] })
 
-const sends = new client.Counter({
-  name: `${PREFIX}sends_total`,
-  help: 'Outbound messages by channel, origin and outcome (sent, failed, skipped, retried)',
-  labelNames: ['channel', 'origin', 'outcome', 'account_id'] as const,
-  registers: [registry],
-})
+/** A histogram of this process's registry, `herold_` before its name. */
+const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+  new client.Histogram({ name: `${PREFIX}${name}`, help, labelNames, buckets, registers: [registry] })
 
-const webhookDeliveries = new client.Counter({
-  name: `${PREFIX}webhook_deliveries_total`,
-  help: 'Webhook delivery attempts by outcome (delivered, failed, retried, disabled)',
-  labelNames: ['outcome', 'account_id'] as const,
-  registers: [registry],
-})
-
-const webhookLag = new client.Histogram({
-  name: `${PREFIX}webhook_first_attempt_lag_seconds`,
-  help: "Time from the event's commit to the first delivery attempt of a webhook",
-  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-  registers: [registry],
-})
-
-const inbound = new client.Counter({
-  name: `${PREFIX}inbound_messages_total`,
-  help: 'Inbound messages stored, by channel',
-  labelNames: ['channel', 'account_id'] as const,
-  registers: [registry],
-})
-
-const providerErrors = new client.Counter({
-  name: `${PREFIX}provider_errors_total`,
-  help: "Errors of channel providers by provider and the provider's code (unreachable: no answer)",
-  labelNames: ['provider', 'code'] as const,
-  registers: [registry],
-})
-
-const jobRuns = new client.Counter({
-  name: `${PREFIX}job_runs_total`,
-  help: 'Jobs run by this process by queue and outcome (completed, failed, lost)',
-  labelNames: ['queue', 'outcome'] as const,
-  registers: [registry],
-})
+const httpDuration = histogram(
+  'http_request_duration_seconds',
+  'HTTP requests by route pattern (never the raw URL) and status class',
+  ['method', 'route', 'status_class'],
+  [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+)
+const sends = counter(
+  'sends_total',
+  'Outbound messages by channel, origin and outcome (sent, failed, skipped, retried)',
+  ['channel', 'origin', 'outcome', 'account_id'],
+)
+const webhookDeliveries = counter(
+  'webhook_deliveries_total',
+  'Webhook delivery attempts by outcome (delivered, failed, retried, disabled)',
+  ['outcome', 'account_id'],
+)
+const webhookLag = histogram(
+  'webhook_first_attempt_lag_seconds',
+  "Time from the event's commit to the first delivery attempt of a webhook",
+  [],
+  [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+)
+const inbound = counter('inbound_messages_total', 'Inbound messages stored, by channel', ['channel', 'account_id'])
+const providerErrors = counter(
+  'provider_errors_total',
+  "Errors of channel providers by provider and the provider's code (unreachable: no answer)",
+  ['provider', 'code'],
+)
+const jobRuns = counter('job_runs_total', 'Jobs run by this process by queue and outcome (completed, failed, lost)', [
+  'queue',
+  'outcome',
+])
 
 /** A per-account label when the operator asked for one. */
 function withAccount<T extends Record<string, string>>(labels: T, accountId: string | undefined): T {

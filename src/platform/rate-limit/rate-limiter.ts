@@ -100,8 +100,17 @@ export function memoryRateLimiter(
   }
 }
 
-/** Shared across API processes; if Redis fails, each process falls back to counting in memory. */
-export function redisRateLimiter(url: string, points = REQUESTS_PER_MINUTE, durationSeconds = 60): RateLimiter {
+/**
+ * Shared across API processes; if Redis fails, each process falls back to counting in memory. Counters are kept under
+ * `namespace` (`herold:rl` in every process of an installation); test processes sharing one Redis each pass their own,
+ * or their sign-ins from 127.0.0.1 would count against one another.
+ */
+export function redisRateLimiter(
+  url: string,
+  points = REQUESTS_PER_MINUTE,
+  durationSeconds = 60,
+  namespace = 'herold:rl',
+): RateLimiter {
   // ioredis (about 450 KB of modules) loads only where Redis is configured, not in every embedded server
   const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient }
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
@@ -111,7 +120,7 @@ export function redisRateLimiter(url: string, points = REQUESTS_PER_MINUTE, dura
       new RateLimiterRedis({
         storeClient: redis,
         // the limit is part of the key: a plan change starts a fresh window instead of misreading the old count
-        keyPrefix: `herold:rl:${p}`,
+        keyPrefix: `${namespace}:${p}`,
         points: p,
         duration: durationSeconds,
         insuranceLimiter: new RateLimiterMemory({ points: p, duration: durationSeconds }),

@@ -17,3 +17,10 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /** The days a statistics tool covers, as the REST statistics operations take them. */
 export const StatisticsRange = Type.Optional(StatisticsQuery.properties.range)
+
+/** The spec's idempotency_key (printable ASCII): the same key replays the first result, as Idempotency-Key does. */
+export const idempotencyKey = (description: string) => ({
+  idempotency_key: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', description }),
+  ),
+})

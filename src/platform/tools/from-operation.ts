@@ -2,7 +2,8 @@ import { type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { requireScope } from '../auth/authenticate.ts'
 import type { Permission } from '../auth/roles.ts'
 import type { Scope } from '../auth/scopes.ts'
-import { type AnyOperation, type OperationCall, restName } from '../http/operation.ts'
+import { type AnyOperation, type Operation, type OperationCall, restName, type StaticOf } from '../http/operation.ts'
+import { withOk } from './outputs.ts'
 import { defineTool, operationRule, type Tool, type ToolContext, type ToolKind } from './tool.ts'
 
 type Source = 'params' | 'query' | 'body'
@@ -11,14 +12,17 @@ const SOURCES: Source[] = ['params', 'query', 'body']
 /**
  * A tool that stands for an operation: its name and words for an assistant, and how its arguments map onto the
  * operation's fields. Everything else (the scope, the argument schemas and their limits, the answer, the REST name) is
- * the operation's, so a rule exists once.
+ * the operation's, so a rule exists once. Its title is the operation's summary where that says it for an assistant too.
  */
-export interface OperationToolDefinition<S> {
+export interface OperationToolDefinition<S, C extends OperationCall = OperationCall> {
   name: string
-  title: string
+  /** the operation's summary unless said */
+  title?: string
   description: string
   /** the tool's argument name for an operation field where the spec names it differently: `{ template_id: 'id' }` */
   rename?: Record<string, string>
+  /** the spec's argument for the operation's path `id`, as the module's (ModuleTools) but for this tool only */
+  id?: IdArgument
   /** a description of an argument for an assistant (by the tool's argument name), where the field's own is not enough */
   describe?: Record<string, string>
   /** only these operation fields become arguments (by the operation's field name) */
@@ -47,14 +51,12 @@ export interface OperationToolDefinition<S> {
   rest?: string
   /** the answer, where the tool's differs from the operation's */
   output?: TObject
+  /** the answer is the operation's with ok: true, as the spec's write tools answer */
+  ok?: true
   /** makes the tool two-step: what the call will do, computed without changing anything */
-  preview?: (
-    ctx: ToolContext<S>,
-    call: OperationCall,
-    extra: Record<string, unknown>,
-  ) => Promise<Record<string, unknown>>
-  /** what the call does, where it is more than the operation's handler */
-  run?: (ctx: ToolContext<S>, call: OperationCall, extra: Record<string, unknown>) => Promise<Record<string, unknown>>
+  preview?: (ctx: ToolContext<S>, call: C, extra: Record<string, unknown>) => Promise<Record<string, unknown>>
+  /** what the call does, where it is more than the operation's handler (an answer as a handler's) */
+  run?: (ctx: ToolContext<S>, call: C, extra: Record<string, unknown>) => Promise<object>
 }
 
 const propertiesOf = (schema: TSchema | undefined): TProperties =>
@@ -67,10 +69,56 @@ function requiredOf(schema: TSchema): TSchema {
   return required as TSchema
 }
 
-/** The tools of a module whose operations call the services `S`; `references` as toolsUsing takes them. */
-export function operationTools<S>(references?: TSchema[]) {
-  return (operation: AnyOperation<S>, definition: OperationToolDefinition<S>): Tool<S> =>
-    operationTool(operation, definition, references)
+/** The call an operation's handler receives, typed by its schemas: what a tool's preview and run get. */
+type CallOf<O> =
+  O extends Operation<infer _S, infer P, infer Q, infer B>
+    ? OperationCall<StaticOf<P>, StaticOf<Q>, StaticOf<B>>
+    : OperationCall
+
+/**
+ * The spec's argument for an operation's path `id` (`followup_id`): its own schema where the spec gives one (a uuid,
+ * where REST answers a malformed id with 404), else the path's with this description.
+ */
+export type IdArgument = { name: string; schema: TSchema } | { name: string; description: string }
+
+/** What holds for every tool of a module. */
+export interface ModuleTools {
+  /** the schemas its routes register, as toolsUsing takes them */
+  references?: TSchema[]
+  /** the spec's argument for an operation's path `id` where a tool does not rename `id` */
+  id?: IdArgument
+  /** the scope of every tool that does not name its own (people's tools need team:read besides a permission) */
+  scope?: Scope
+}
+
+/**
+ * The tools of a module whose operations call the services `S`; `references` as toolsUsing takes them. Each tool stands
+ * for an operation of the module's routes or app operations: its arguments, limits, scope and answer are the
+ * operation's, the spec's argument names (`template_id`) are mapped onto its fields, and where the spec gives other
+ * limits (`schemas`) the operation's rule is still checked. A module's tools are listed in the order the tool server
+ * lists them.
+ */
+export function operationTools<S>(module: TSchema[] | ModuleTools = {}) {
+  const { references, id, scope } = Array.isArray(module) ? { references: module } : module
+  return <O extends AnyOperation<S>>(operation: O, definition: OperationToolDefinition<S, CallOf<O>>): Tool<S> => {
+    const general = { scope, ...(definition as unknown as OperationToolDefinition<S>) }
+    const ownId = general.id ?? id
+    return operationTool(operation, ownId ? withModuleId(operation, general, ownId) : general, references)
+  }
+}
+
+/** The definition with the module's argument for the path `id`, where the operation has one the tool takes as is. */
+function withModuleId<S>(
+  operation: AnyOperation<S>,
+  definition: OperationToolDefinition<S>,
+  id: IdArgument,
+): OperationToolDefinition<S> {
+  const { rename = {}, schemas, describe, pick, omit } = definition
+  const taken = !Object.values(rename).includes('id') && (pick?.includes('id') ?? true) && !omit?.includes('id')
+  if (!taken || !('id' in propertiesOf(operation.params))) return definition
+  const named = { ...definition, rename: { [id.name]: 'id', ...rename } }
+  if ('schema' in id) return { ...named, schemas: { [id.name]: id.schema, ...schemas } }
+  return { ...named, describe: { [id.name]: id.description, ...describe } }
 }
 
 function operationTool<S>(
@@ -139,13 +187,13 @@ function operationTool<S>(
   const { preview, run } = definition
   const tool = defineTool<S, TObject>({
     name: definition.name,
-    title: definition.title,
+    title: definition.title ?? operation.summary,
     description: definition.description,
     scope,
     permission: definition.permission ?? operation.permission,
     rest: definition.rest ?? restName(operation),
     input: Type.Object({ ...properties, ...definition.extra }),
-    output: definition.output ?? (operation.response as TObject),
+    output: definition.output ?? (definition.ok ? withOk(operation.response) : (operation.response as TObject)),
     kind: definition.kind ?? (method === 'GET' ? 'read' : method === 'DELETE' ? 'destructive' : 'write'),
     idempotent: definition.idempotent ?? (method === 'PUT' || method === 'PATCH'),
     openWorld: definition.openWorld,
@@ -155,9 +203,10 @@ function operationTool<S>(
           return preview(ctx, call, extra)
         }
       : undefined,
-    run: (ctx, args) => {
+    run: async (ctx, args) => {
       const { call, extra } = callOf(ctx, args)
-      return run ? run(ctx, call, extra) : (operation.handle(ctx.services, call) as Promise<Record<string, unknown>>)
+      const answer = run ? await run(ctx, call, extra) : ((await operation.handle(ctx.services, call)) as object)
+      return definition.ok ? { ok: true, ...answer } : (answer as Record<string, unknown>)
     },
   })
   return { ...tool, references }

@@ -259,14 +259,19 @@ export function validateArguments(tool: Tool, args: unknown): Record<string, unk
  * The REST rule behind a tool decides where it is stricter than the tool (a 60-character tag against the API's 40):
  * the value is checked against the REST operation's own schema and its error answered.
  */
-export function restRule<S extends TSchema>(schema: S, value: unknown, where: string): Static<S> {
-  refuseDeepNesting(value, where)
-  const copy = structuredClone(value)
-  const validate = validatorOf(restCompiled, restAjv, schema)
-  if (!validate(copy)) {
-    throw new AppError(400, 'bad_request', `${describe(where, validate.errors?.[0])} (the REST rule)`)
+export const restRule = ruleOf(restCompiled, restAjv)
+
+/** A check of a value against a schema by one Ajv: the checked copy, or 400 naming the field as REST would. */
+function ruleOf(cache: WeakMap<TSchema, ValidateFunction>, instance: Ajv) {
+  return <S extends TSchema>(schema: S, value: unknown, where: string): Static<S> => {
+    refuseDeepNesting(value, where)
+    const copy = structuredClone(value)
+    const validate = validatorOf(cache, instance, schema)
+    if (!validate(copy)) {
+      throw new AppError(400, 'bad_request', `${describe(where, validate.errors?.[0])} (the REST rule)`)
+    }
+    return copy as Static<S>
   }
-  return copy as Static<S>
 }
 
 // an operation's own rule on what a tool hands it: the value holds only the operation's fields, so nothing is
@@ -282,12 +287,4 @@ addFormats(operationAjv)
 const operationCompiled = new WeakMap<TSchema, ValidateFunction>()
 
 /** Checks a value a tool hands an operation against the operation's schema; 400 naming the field, as REST would. */
-export function operationRule<S extends TSchema>(schema: S, value: unknown, where: string): Static<S> {
-  refuseDeepNesting(value, where)
-  const copy = structuredClone(value)
-  const validate = validatorOf(operationCompiled, operationAjv, schema)
-  if (!validate(copy)) {
-    throw new AppError(400, 'bad_request', `${describe(where, validate.errors?.[0])} (the REST rule)`)
-  }
-  return copy as Static<S>
-}
+export const operationRule = ruleOf(operationCompiled, operationAjv)

@@ -452,8 +452,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The inbox: conversations by latest activity, with their contacts
-         * @description Needs inbox:read. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.
+         * The inbox: conversations by latest activity, with their contacts; by view and search
+         * @description Needs inbox:read. view: mine, unassigned, all (open ones), snoozed, closed; without a view every conversation whatever its status (as before views). q searches contact name, phone and message text, combined with the view. Latest activity first, then id. Each conversation as in GET /v1/inbox/conversations, its contact with name, phone (E.164) and e-mail, so the list can name a person without a name by their number; unread_count is the account’s total over every conversation. One statement.
          */
         get: operations["listInboxConversations"];
         put?: never;
@@ -473,7 +473,7 @@ export interface paths {
         };
         /**
          * One conversation
-         * @description Needs inbox:read. Its contact, last message, unread count, status (open, closed) and assignee.
+         * @description Needs inbox:read. Its contact, last message, unread count, status (open, snoozed, closed) and assignee.
          */
         get: operations["getConversation"];
         put?: never;
@@ -495,7 +495,7 @@ export interface paths {
         put?: never;
         /**
          * Close a conversation
-         * @description Needs messages:write. The customer’s next message opens it again.
+         * @description Needs messages:write. The customer’s next message opens it again; a snoozed one closed loses its wake-up.
          */
         post: operations["closeConversation"];
         delete?: never;
@@ -514,10 +514,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Reopen a closed conversation
-         * @description Needs messages:write.
+         * Reopen a closed or snoozed conversation
+         * @description Needs messages:write. A snooze ends (its wake-up is cancelled).
          */
         post: operations["reopenConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/snooze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Snooze a conversation until a time or until the customer writes
+         * @description Needs messages:write. Body {until} (a time in the future) or {until_reply: true}, exactly one (400 snooze_choice, snooze_time_past, snooze_time_far, naming the field). Status snoozed: it opens again by itself at until, and at once when the customer writes. Snoozing again replaces the earlier snooze; close and reopen end it. Nothing is sent.
+         */
+        post: operations["snoozeConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -564,6 +584,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/inbox/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many conversations each view holds
+         * @description Needs inbox:read. For the signed-in member: mine, unassigned, all (open ones), snoozed, closed; one statement, each count read from its view's index and stopping at 10000.
+         */
+        get: operations["getInboxCounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/messages/{id}": {
         parameters: {
             query?: never;
@@ -596,6 +636,230 @@ export interface paths {
          * @description Needs contacts:read and inbox:read. Its messages in and out, every opt-in change, its creation; at most limit items.
          */
         get: operations["listContactActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/inbox/routing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Automatic assignment, opening hours and the away message
+         * @description Needs inbox:read. With whether the business is open now and, when closed, its next opening.
+         */
+        get: operations["getInboxRouting"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/inbox/routing/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set automatic assignment
+         * @description Needs settings:write. mode round_robin assigns a new conversation, or a customer’s message in an unassigned one, to the available member with fewer than limit open conversations who has waited longest; with nobody free it waits in a queue handed out as members get room.
+         */
+        patch: operations["updateAssignmentSettings"];
+        trace?: never;
+    };
+    "/app/inbox/routing/hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set opening hours, days off and the away message
+         * @description Needs settings:write. weekly replaces every weekday’s ranges (ranges must not overlap, from before to); days_off replaces the list. Outside the hours a customer’s message gets the away message once per interval_minutes (chat, a free text in the 24-hour window, through the same checks as POST /messages, stored as automated). 400 invalid_timezone, invalid_opening_hours, away_message_missing.
+         */
+        patch: operations["updateOpeningHours"];
+        trace?: never;
+    };
+    "/app/inbox/opening-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the business is open now
+         * @description Needs inbox:read. The inbox shows a banner while the business is closed.
+         */
+        get: operations["getOpeningState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/inbox/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who takes conversations now
+         * @description Needs inbox:read. Every active member who may answer (not viewers): available or away, open conversations, last automatic assignment; me is the calling member.
+         */
+        get: operations["listMemberAvailability"];
+        /**
+         * Set a member available or away
+         * @description Needs messages:write. Without member_id: the calling member’s own state; another member’s needs settings:write. An available member with room takes waiting conversations at once; an away member gets no new automatic assignments. 400 member_not_active (invited or a viewer), member_id_required (a call that is no member’s own).
+         */
+        put: operations["setMemberAvailability"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/routing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the routing did with a conversation
+         * @description Needs inbox:read. Its automatic assignments (to whom, why: round_robin at once, queue when a member got room; the member whose action caused it) and its away messages (queued, sent, skipped or failed with the reason), newest first.
+         */
+        get: operations["getConversationRouting"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write an internal note on a conversation
+         * @description Needs messages:write (a viewer cannot). Visible to the team only: never sent to the customer and never in /v1’s message lists. `@Display Name` or `@local-part` of a current member’s e-mail address mentions them (an unknown @word stays text); they find it in GET /app/mentions. The account’s open consoles hear a `note` change. 400 note_empty.
+         */
+        post: operations["addConversationNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/conversations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation’s thread: messages and internal notes by time
+         * @description Needs inbox:read. The newest `limit` items (kind message or note), oldest first within the page; `offset` pages backwards from the newest end. A message as in GET /v1/inbox/conversations/{id}/messages; a note with its author and mentions.
+         */
+        get: operations["listConversationThread"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/mentions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The notes that mention the signed-in member, newest first
+         * @description Needs inbox:read. The calling member’s (a call that is no member’s, an API key’s, has none). Each with its conversation, the contact’s name, an excerpt, the author and whether the member marked it read; unread_count counts all the member’s unread mentions.
+         */
+        get: operations["listMentions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/mentions/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark the signed-in member’s mentions read
+         * @description Needs inbox:read and a member (only their own mentions change; an API key gets 400 member_required). note_ids: these (ids that are no mention of theirs are passed over); without: all of them.
+         */
+        post: operations["markMentionsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inbox’s changes as they happen (Server-Sent Events)
+         * @description Needs inbox:read. `text/event-stream` of the signed-in member’s account: `inbox` events (data `{changes: [{type, conversation_id, message_id?, actor_id?}]}`, type one of message, message_status, conversation, note, assignment, status, read) each with an `id`; `resync` (refetch everything), `ready` (data `{resumed}`: true when the events missed after Last-Event-ID were replayed) and `end` (data `{reason}`: signed_out, expired, shutdown). A comment every 25 s. Reconnect with the Last-Event-ID header to get what was missed; an id this server no longer knows gets `resync`. At most 10 streams per member (429 too_many_streams).
+         */
+        get: operations["streamInboxEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1178,6 +1442,98 @@ export interface paths {
          * @description Sets the role of a member of the account; the account always keeps an owner.
          */
         patch: operations["changeTeamMemberRole"];
+        trace?: never;
+    };
+    "/app/saved-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s saved replies
+         * @description Needs inbox:read. By code; q finds a part of the code (with or without the slash) or of the title.
+         */
+        get: operations["listSavedReplies"];
+        put?: never;
+        /**
+         * Save a reply
+         * @description Needs messages:write. 409 saved_reply_code_taken: another saved reply of the account has the code (taken_code); 409 saved_reply_limit_reached: the account has 500. 400 saved_reply_unknown_variable: a variable no contact can fill (not name, full_name, email, phone or a custom field key), each named in variables. 404 media_not_found: media_id is no file of the account’s media library.
+         */
+        post: operations["createSavedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/saved-replies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One saved reply
+         * @description Needs inbox:read.
+         */
+        get: operations["getSavedReply"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved reply
+         * @description Needs messages:write. Messages sent with it stay as they are.
+         */
+        delete: operations["deleteSavedReply"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a saved reply
+         * @description Needs messages:write. Only the fields given change; media_id null removes the file. 409 saved_reply_code_taken, 400 saved_reply_unknown_variable and 404 media_not_found as for POST.
+         */
+        patch: operations["updateSavedReply"];
+        trace?: never;
+    };
+    "/app/saved-replies/{id}/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A saved reply’s text for one contact
+         * @description Needs inbox:read. Nothing is sent. The variables are filled from the contact as a template’s are: name is the first name (the language’s fallback without a name), custom fields their value or default in the contact’s language. A variable the contact has no value for is 422 invalid_variables naming it in variables; the text is never given with an empty value. 400 conversation_or_contact: not exactly one of conversation_id and contact_id; 404 for another account’s saved reply, conversation or contact.
+         */
+        post: operations["renderSavedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/saved-replies/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a saved reply with its file
+         * @description Needs messages:write. The reply’s text rendered for the contact (as render does; text replaces it) is sent as POST /messages sends free text: same checks and errors, within the 24-hour window. A reply with a media file goes as one media message (image, video or document) with the text as its caption (400 caption_too_long over 1024 characters); the stored message keeps media_url and media_mime. 409 saved_reply_media_missing (key media_not_found): the file is no longer in the media library, nothing is sent. 422 invalid_variables, 400 conversation_or_contact and 404 as for render.
+         */
+        post: operations["sendSavedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/app/oauth/authorization": {
@@ -2659,6 +3015,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                view?: "mine" | "unassigned" | "all" | "snoozed" | "closed";
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -2704,10 +3062,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -2780,10 +3145,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -2853,10 +3225,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -2926,10 +3305,112 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
+                            /**
+                             * Format: uuid
+                             * @description the team member (user id) who handles it; null: nobody
+                             */
+                            assignee_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    snoozeConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description when it opens again: in the future, at most a year ahead
+                     */
+                    until?: string;
+                    /**
+                     * @description true: snoozed until the customer writes
+                     * @enum {boolean}
+                     */
+                    until_reply?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Conversation */
+                        conversation: {
+                            /** Format: uuid */
+                            id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** Format: uuid */
+                            contact_id: string;
+                            channel: string;
+                            last_message: {
+                                /** @description the last message, at most 120 characters; `[image]` and the like for media without text */
+                                preview: string;
+                                direction: ("inbound" | "outbound") | null;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                            /** @description only automated campaign messages so far, without a real customer reaction */
+                            automated_only: boolean;
+                            /** @description inbound messages not yet read in the inbox */
+                            unread_count: number;
+                            /** @description the built-in AI could not answer the last question from the knowledge documents (or may not reply): a person should; cleared by the next reply that is neither automated nor written by the AI */
+                            needs_person: boolean;
+                            /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
+                            needs_person_reason: string | null;
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
+                            /** Format: date-time */
+                            closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -3009,10 +3490,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -3082,10 +3570,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -3095,6 +3590,44 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             last_message_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInboxCounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        counts: {
+                            /** @description null when the caller is no member (a key) */
+                            mine: number | null;
+                            unassigned: number;
+                            all: number;
+                            snoozed: number;
+                            closed: number;
                         };
                     };
                 };
@@ -3224,6 +3757,912 @@ export interface operations {
                         /** @description more happened than limit items show */
                         truncated: boolean;
                     };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInboxRouting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assignment: {
+                            /** @description off (default): nobody is assigned by Herold; round_robin: a new conversation goes to the next member */
+                            mode: "off" | "round_robin";
+                            /** @description open conversations per member */
+                            limit: number;
+                        };
+                        hours: {
+                            /** @description false: no opening hours, the business counts as open at all times */
+                            enabled: boolean;
+                            /** @description IANA time zone the hours are in */
+                            timezone: string;
+                            /** WeeklyHours */
+                            weekly: {
+                                /** @description the day’s opening ranges; none: closed all day */
+                                mon: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                tue: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                wed: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                thu: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                fri: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sat: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sun: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                            };
+                            days_off: string[];
+                        };
+                        away: {
+                            enabled: boolean;
+                            message: string;
+                            /** @description a conversation gets the away message at most once in this many minutes (default 720: 12 hours) */
+                            interval_minutes: number;
+                        };
+                        open_now: boolean;
+                        /**
+                         * Format: date-time
+                         * @description when closed: the next opening (within two weeks)
+                         */
+                        opens_at: string | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAssignmentSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description off (default): nobody is assigned by Herold; round_robin: a new conversation goes to the next member */
+                    mode?: "off" | "round_robin";
+                    /** @description open conversations per member */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assignment: {
+                            /** @description off (default): nobody is assigned by Herold; round_robin: a new conversation goes to the next member */
+                            mode: "off" | "round_robin";
+                            /** @description open conversations per member */
+                            limit: number;
+                        };
+                        hours: {
+                            /** @description false: no opening hours, the business counts as open at all times */
+                            enabled: boolean;
+                            /** @description IANA time zone the hours are in */
+                            timezone: string;
+                            /** WeeklyHours */
+                            weekly: {
+                                /** @description the day’s opening ranges; none: closed all day */
+                                mon: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                tue: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                wed: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                thu: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                fri: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sat: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sun: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                            };
+                            days_off: string[];
+                        };
+                        away: {
+                            enabled: boolean;
+                            message: string;
+                            /** @description a conversation gets the away message at most once in this many minutes (default 720: 12 hours) */
+                            interval_minutes: number;
+                        };
+                        open_now: boolean;
+                        /**
+                         * Format: date-time
+                         * @description when closed: the next opening (within two weeks)
+                         */
+                        opens_at: string | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOpeningHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled?: boolean;
+                    timezone?: string;
+                    /** @description a weekday left out is closed */
+                    weekly?: {
+                        /** @description the day’s opening ranges; none: closed all day */
+                        mon?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        tue?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        wed?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        thu?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        fri?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        sat?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                        /** @description the day’s opening ranges; none: closed all day */
+                        sun?: {
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            from: string;
+                            /** @description local wall-clock time HH:MM (00:00–24:00) */
+                            to: string;
+                        }[];
+                    };
+                    days_off?: string[];
+                    away_enabled?: boolean;
+                    away_message?: string;
+                    /** @description a conversation gets the away message at most once in this many minutes (default 720: 12 hours) */
+                    away_interval_minutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assignment: {
+                            /** @description off (default): nobody is assigned by Herold; round_robin: a new conversation goes to the next member */
+                            mode: "off" | "round_robin";
+                            /** @description open conversations per member */
+                            limit: number;
+                        };
+                        hours: {
+                            /** @description false: no opening hours, the business counts as open at all times */
+                            enabled: boolean;
+                            /** @description IANA time zone the hours are in */
+                            timezone: string;
+                            /** WeeklyHours */
+                            weekly: {
+                                /** @description the day’s opening ranges; none: closed all day */
+                                mon: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                tue: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                wed: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                thu: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                fri: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sat: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                                /** @description the day’s opening ranges; none: closed all day */
+                                sun: {
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    from: string;
+                                    /** @description local wall-clock time HH:MM (00:00–24:00) */
+                                    to: string;
+                                }[];
+                            };
+                            days_off: string[];
+                        };
+                        away: {
+                            enabled: boolean;
+                            message: string;
+                            /** @description a conversation gets the away message at most once in this many minutes (default 720: 12 hours) */
+                            interval_minutes: number;
+                        };
+                        open_now: boolean;
+                        /**
+                         * Format: date-time
+                         * @description when closed: the next opening (within two weeks)
+                         */
+                        opens_at: string | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOpeningState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hours_enabled: boolean;
+                        /** @description true also when no opening hours are set */
+                        open_now: boolean;
+                        /** Format: date-time */
+                        opens_at: string | null;
+                        timezone: string;
+                        away_enabled: boolean;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMemberAvailability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        members: {
+                            /** Format: uuid */
+                            member_id: string;
+                            name: string;
+                            email: string;
+                            /** @description takes automatically assigned conversations */
+                            available: boolean;
+                            open_conversations: number;
+                            /**
+                             * Format: date-time
+                             * @description the last automatic assignment
+                             */
+                            last_assigned_at: string | null;
+                        }[];
+                        /** MemberAvailability */
+                        me: {
+                            /** Format: uuid */
+                            member_id: string;
+                            name: string;
+                            email: string;
+                            /** @description takes automatically assigned conversations */
+                            available: boolean;
+                            open_conversations: number;
+                            /**
+                             * Format: date-time
+                             * @description the last automatic assignment
+                             */
+                            last_assigned_at: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setMemberAvailability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    available: boolean;
+                    /**
+                     * Format: uuid
+                     * @description default: the calling member
+                     */
+                    member_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** MemberAvailability */
+                        member: {
+                            /** Format: uuid */
+                            member_id: string;
+                            name: string;
+                            email: string;
+                            /** @description takes automatically assigned conversations */
+                            available: boolean;
+                            open_conversations: number;
+                            /**
+                             * Format: date-time
+                             * @description the last automatic assignment
+                             */
+                            last_assigned_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConversationRouting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assignments: {
+                            /** Format: uuid */
+                            assignee_id: string | null;
+                            reason: string;
+                            /** Format: uuid */
+                            actor_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        away_messages: {
+                            state: string;
+                            reason: string | null;
+                            /** Format: uuid */
+                            message_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the note, 1–4000 characters */
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** ConversationNote */
+                        note: {
+                            /** @enum {string} */
+                            kind: "note";
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            body: string;
+                            /**
+                             * NoteMember
+                             * @description the member who wrote it; null: an API key or an assistant acting for no member
+                             */
+                            author: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description display name, else e-mail address */
+                                name: string;
+                            } | null;
+                            /** @description the members its @mentions named when it was written */
+                            mentions: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description display name, else e-mail address */
+                                name: string;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConversationThread: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: ({
+                            /** @enum {string} */
+                            kind: "message";
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            /** Format: uuid */
+                            contact_id: string;
+                            /** @description `chat`, `email`, and others */
+                            channel: string;
+                            direction: "inbound" | "outbound";
+                            /** @description `text` or a media type: image, video, audio, document, sticker, location, button, … */
+                            type: string;
+                            text: string;
+                            /** @description Herold's own address of the media file; empty when none */
+                            media_url: string;
+                            media_mime: string;
+                            /** @description outbound delivery status (never moves backwards); null for inbound messages */
+                            status: ("sent" | "delivered" | "read" | "failed") | null;
+                            /**
+                             * MessageTemplate
+                             * @description an outbound template message: which template it was and its buttons; null otherwise
+                             */
+                            template: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the template's name in Herold */
+                                name: string;
+                                buttons: {
+                                    /** @description QUICK_REPLY or URL */
+                                    type: string;
+                                    /** @description the label the customer saw (the opt-in confirm button, a link) */
+                                    text: string;
+                                    url?: string;
+                                }[];
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description strictly increasing per account in commit order: polling with created_after = the newest created_at seen never misses a message
+                             */
+                            created_at: string;
+                            /** @description an automated campaign message (broadcast, follow-up, automation, opt-in) */
+                            automated: boolean;
+                            /** @description the reply was written by the built-in AI */
+                            ai: boolean;
+                        } | {
+                            /** @enum {string} */
+                            kind: "note";
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            body: string;
+                            /**
+                             * NoteMember
+                             * @description the member who wrote it; null: an API key or an assistant acting for no member
+                             */
+                            author: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description display name, else e-mail address */
+                                name: string;
+                            } | null;
+                            /** @description the members its @mentions named when it was written */
+                            mentions: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description display name, else e-mail address */
+                                name: string;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        })[];
+                        limit: number;
+                        offset: number;
+                        has_more: boolean;
+                        next_offset: number | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMentions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mentions: {
+                            /** Format: uuid */
+                            note_id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            contact: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** @description the note’s first 160 characters */
+                            excerpt: string;
+                            /** NoteMember */
+                            author: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description display name, else e-mail address */
+                                name: string;
+                            } | null;
+                            read: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** @description the member’s unread mentions, not only this page’s */
+                        unread_count: number;
+                        limit: number;
+                        offset: number;
+                        has_more: boolean;
+                        next_offset: number | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markMentionsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    note_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description mentions marked read now */
+                        marked: number;
+                        unread_count: number;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamInboxEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description an error: {"error": {"code", "key", "message"}} */
@@ -3476,7 +4915,7 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         type: "branch";
-                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                         condition: {
                             /** @enum {string} */
                             type: "has_tag";
@@ -3507,6 +4946,9 @@ export interface operations {
                             days?: number;
                             /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                             ignore_year?: boolean;
+                        } | {
+                            /** @enum {string} */
+                            type: "within_opening_hours";
                         };
                         /** @description the index (0-based) of a later step to continue at, or end */
                         then_goto?: number | "end";
@@ -3607,7 +5049,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -3638,6 +5080,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -5320,6 +6765,459 @@ export interface operations {
             };
         };
     };
+    listSavedReplies: {
+        parameters: {
+            query?: {
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        saved_replies: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description without the slash */
+                            code: string;
+                            title: string;
+                            text: string;
+                            /** @description the variables of the text, in order of first appearance */
+                            variables: string[];
+                            /** SavedReplyMedia */
+                            media: {
+                                /** Format: uuid */
+                                media_id: string;
+                                url: string;
+                                mime_type: string;
+                                /** @description image, video or document */
+                                kind: string;
+                                filename: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the short code typed after a slash in the reply box: lowercase letters, digits, - and _ (1–32) */
+                    code: string;
+                    title: string;
+                    /** @description the reply; {{name}} (first name), {{full_name}}, {{email}}, {{phone}} and {{<custom field key>}} are filled from the contact */
+                    text: string;
+                    /**
+                     * Format: uuid
+                     * @description a file of the account’s media library
+                     */
+                    media_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description without the slash */
+                        code: string;
+                        title: string;
+                        text: string;
+                        /** @description the variables of the text, in order of first appearance */
+                        variables: string[];
+                        /** SavedReplyMedia */
+                        media: {
+                            /** Format: uuid */
+                            media_id: string;
+                            url: string;
+                            mime_type: string;
+                            /** @description image, video or document */
+                            kind: string;
+                            filename: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description without the slash */
+                        code: string;
+                        title: string;
+                        text: string;
+                        /** @description the variables of the text, in order of first appearance */
+                        variables: string[];
+                        /** SavedReplyMedia */
+                        media: {
+                            /** Format: uuid */
+                            media_id: string;
+                            url: string;
+                            mime_type: string;
+                            /** @description image, video or document */
+                            kind: string;
+                            filename: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the short code typed after a slash in the reply box: lowercase letters, digits, - and _ (1–32) */
+                    code?: string;
+                    title?: string;
+                    /** @description the reply; {{name}} (first name), {{full_name}}, {{email}}, {{phone}} and {{<custom field key>}} are filled from the contact */
+                    text?: string;
+                    /**
+                     * Format: uuid
+                     * @description a file of the account’s media library
+                     */
+                    media_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description without the slash */
+                        code: string;
+                        title: string;
+                        text: string;
+                        /** @description the variables of the text, in order of first appearance */
+                        variables: string[];
+                        /** SavedReplyMedia */
+                        media: {
+                            /** Format: uuid */
+                            media_id: string;
+                            url: string;
+                            mime_type: string;
+                            /** @description image, video or document */
+                            kind: string;
+                            filename: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renderSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description for this conversation’s contact
+                     */
+                    conversation_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description for this contact
+                     */
+                    contact_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        saved_reply_id: string;
+                        /** Format: uuid */
+                        contact_id: string;
+                        /** @description the text with every variable filled */
+                        text: string;
+                        /** SavedReplyMedia */
+                        media: {
+                            /** Format: uuid */
+                            media_id: string;
+                            url: string;
+                            mime_type: string;
+                            /** @description image, video or document */
+                            kind: string;
+                            filename: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description for this conversation’s contact
+                     */
+                    conversation_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description for this contact
+                     */
+                    contact_id?: string;
+                    /** @description the text to send instead of the rendered one (the reply box’s text after editing); at most 1024 characters when the reply has a file */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true: the message went out */
+                        sent: boolean;
+                        /** Message */
+                        message: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            conversation_id: string;
+                            /** Format: uuid */
+                            contact_id: string;
+                            /** @description `chat`, `email`, and others */
+                            channel: string;
+                            direction: "inbound" | "outbound";
+                            /** @description `text` or a media type: image, video, audio, document, sticker, location, button, … */
+                            type: string;
+                            text: string;
+                            /** @description Herold's own address of the media file; empty when none */
+                            media_url: string;
+                            media_mime: string;
+                            /** @description outbound delivery status (never moves backwards); null for inbound messages */
+                            status: ("sent" | "delivered" | "read" | "failed") | null;
+                            /**
+                             * MessageTemplate
+                             * @description an outbound template message: which template it was and its buttons; null otherwise
+                             */
+                            template: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the template's name in Herold */
+                                name: string;
+                                buttons: {
+                                    /** @description QUICK_REPLY or URL */
+                                    type: string;
+                                    /** @description the label the customer saw (the opt-in confirm button, a link) */
+                                    text: string;
+                                    url?: string;
+                                }[];
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description strictly increasing per account in commit order: polling with created_after = the newest created_at seen never misses a message
+                             */
+                            created_at: string;
+                        };
+                        /** @description the text sent (the caption of the file when there is one) */
+                        text: string;
+                        /**
+                         * SavedReplyMedia
+                         * @description the file sent with the text; null when the reply has none
+                         */
+                        media: {
+                            /** Format: uuid */
+                            media_id: string;
+                            url: string;
+                            mime_type: string;
+                            /** @description image, video or document */
+                            kind: string;
+                            filename: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description an error: {"error": {"code", "key", "message"}} */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getOAuthAuthorization: {
         parameters: {
             query: {
@@ -5435,7 +7333,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "list_inbox" | "get_inbox_counts" | "get_conversation" | "close_conversation" | "reopen_conversation" | "snooze_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "add_conversation_note" | "list_mentions" | "get_inbox_routing" | "update_assignment_settings" | "update_opening_hours" | "list_member_availability" | "set_member_availability" | "list_saved_replies" | "get_saved_reply" | "create_saved_reply" | "update_saved_reply" | "delete_saved_reply" | "render_saved_reply" | "send_saved_reply" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
             };
             cookie?: never;
         };

@@ -6586,10 +6586,17 @@ export interface operations {
                             needs_person: boolean;
                             /** @description why: no_passages, not_answered, rate_limited, quota_used_up, send_failed, … */
                             needs_person_reason: string | null;
-                            /** @description closed by a person; the customer’s next message opens it again */
-                            status: "open" | "closed";
+                            /** @description closed or snoozed by a person; a snoozed one opens again at snoozed_until, and the customer’s next message opens either again */
+                            status: "open" | "snoozed" | "closed";
                             /** Format: date-time */
                             closed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description snoozed until this time (then it opens again by itself); null otherwise
+                             */
+                            snoozed_until: string | null;
+                            /** @description snoozed until the customer writes (no time) */
+                            snooze_until_reply: boolean;
                             /**
                              * Format: uuid
                              * @description the team member (user id) who handles it; null: nobody
@@ -8081,7 +8088,7 @@ export interface operations {
                             } | {
                                 /** @enum {string} */
                                 type: "branch";
-                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                                /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                                 condition: {
                                     /** @enum {string} */
                                     type: "has_tag";
@@ -8112,6 +8119,9 @@ export interface operations {
                                     days?: number;
                                     /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                     ignore_year?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "within_opening_hours";
                                 };
                                 /** @description the index (0-based) of a later step to continue at, or end */
                                 then_goto?: number | "end";
@@ -8305,7 +8315,7 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         type: "branch";
-                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                         condition: {
                             /** @enum {string} */
                             type: "has_tag";
@@ -8336,6 +8346,9 @@ export interface operations {
                             days?: number;
                             /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                             ignore_year?: boolean;
+                        } | {
+                            /** @enum {string} */
+                            type: "within_opening_hours";
                         };
                         /** @description the index (0-based) of a later step to continue at, or end */
                         then_goto?: number | "end";
@@ -8455,7 +8468,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -8486,6 +8499,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -8702,7 +8718,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -8733,6 +8749,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -9020,7 +9039,7 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         type: "branch";
-                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                        /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                         condition: {
                             /** @enum {string} */
                             type: "has_tag";
@@ -9051,6 +9070,9 @@ export interface operations {
                             days?: number;
                             /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                             ignore_year?: boolean;
+                        } | {
+                            /** @enum {string} */
+                            type: "within_opening_hours";
                         };
                         /** @description the index (0-based) of a later step to continue at, or end */
                         then_goto?: number | "end";
@@ -9170,7 +9192,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -9201,6 +9223,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -9424,7 +9449,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -9455,6 +9480,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -9660,7 +9688,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -9691,6 +9719,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -10290,7 +10321,7 @@ export interface operations {
                         } | {
                             /** @enum {string} */
                             type: "branch";
-                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, or contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field) */
+                            /** @description has_tag {tag}, optin {channel, state}, field {field: a dotted path into the trigger data, equals: a value}, contact_field {field: a custom field's key, op, value?, days?, ignore_year?} (the contact's custom field), or within_opening_hours {} (the business is open when the step runs) */
                             condition: {
                                 /** @enum {string} */
                                 type: "has_tag";
@@ -10321,6 +10352,9 @@ export interface operations {
                                 days?: number;
                                 /** @description within_next_days only: compare month and day, the year ignored (birthdays, anniversaries; a 29 February counts on 28 February in other years) */
                                 ignore_year?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "within_opening_hours";
                             };
                             /** @description the index (0-based) of a later step to continue at, or end */
                             then_goto?: number | "end";
@@ -16904,7 +16938,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the tool’s name */
-                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_conversation" | "close_conversation" | "reopen_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "list_inbox" | "get_inbox_counts" | "get_conversation" | "close_conversation" | "reopen_conversation" | "snooze_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "add_conversation_note" | "list_mentions" | "get_inbox_routing" | "update_assignment_settings" | "update_opening_hours" | "list_member_availability" | "set_member_availability" | "list_saved_replies" | "get_saved_reply" | "create_saved_reply" | "update_saved_reply" | "delete_saved_reply" | "render_saved_reply" | "send_saved_reply" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
             };
             cookie?: never;
         };

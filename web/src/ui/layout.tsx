@@ -2,6 +2,8 @@ import { useMutation, useQuery } from '@tanstack/react-query'
 import { Link, Navigate, Outlet, useNavigate } from '@tanstack/react-router'
 import { type ReactNode, useEffect, useRef } from 'react'
 import { app, call } from '../api/client.ts'
+import { useLiveInbox, usePolling } from '../features/inbox/live.ts'
+import { AvailabilityToggle } from '../features/routing/availability-toggle.tsx'
 import { fill, I18nProvider, useI18n, useWords } from './i18n.tsx'
 import { inboxPageQuery } from './inbox-query.ts'
 import { type SessionShape, useSession, useSetSession } from './session.ts'
@@ -52,10 +54,14 @@ export const PLACES: ReadonlyArray<{ group: keyof NavWords; places: readonly Pla
   },
 ]
 
-/** The unread inbound messages of the inbox's first page, asked every 10 s; the tab's title shows them. */
+/**
+ * The unread inbound messages of the inbox's first page, kept fresh by the live stream (opened here, once per page)
+ * or, while it is down, asked every 10 s; the tab's title shows them.
+ */
 function useUnread(session: SessionShape | null): number {
   const allowed = session?.scopes.includes('inbox:read') ?? false
-  const inbox = useQuery({ ...inboxPageQuery, enabled: allowed, refetchInterval: 10_000 })
+  useLiveInbox(allowed)
+  const inbox = useQuery({ ...inboxPageQuery, enabled: allowed, refetchInterval: usePolling(10_000) })
   const w = useWords(navWords)
   const unread = allowed ? (inbox.data?.unread_count ?? 0) : 0
   useEffect(() => {
@@ -181,6 +187,7 @@ function SignedInFrame({ session, children }: { session: SessionShape; children:
         </Link>
         <Places session={session} unread={unread} id="sidebar" />
         <div className="sidebar-foot">
+          <AvailabilityToggle />
           <SignOutButton />
         </div>
       </aside>
@@ -205,6 +212,7 @@ function SignedInFrame({ session, children }: { session: SessionShape; children:
           </button>
         </div>
         <Places session={session} unread={unread} onPick={closeDrawer} id="drawer" />
+        <AvailabilityToggle />
         <p>
           <SignOutButton />
         </p>

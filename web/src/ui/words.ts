@@ -221,6 +221,7 @@ const de = {
     optin: 'Einwilligung',
     field: 'Feld der Auslöser-Daten',
     contact_field: 'eigenes Feld des Kontakts',
+    within_opening_hours: 'innerhalb der Öffnungszeiten',
   },
   runState: {
     running: 'läuft',
@@ -360,6 +361,7 @@ const en: EnumTables = {
     optin: 'opt-in',
     field: 'field of the trigger data',
     contact_field: 'custom field of the contact',
+    within_opening_hours: 'within opening hours',
   },
   runState: {
     running: 'running',

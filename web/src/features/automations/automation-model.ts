@@ -46,7 +46,13 @@ export const INTENTS = [
   'reminder',
   'other',
 ] as const satisfies readonly Intent[]
-export const CONDITIONS = ['has_tag', 'optin', 'field', 'contact_field'] as const satisfies readonly Condition['type'][]
+export const CONDITIONS = [
+  'has_tag',
+  'optin',
+  'field',
+  'contact_field',
+  'within_opening_hours',
+] as const satisfies readonly Condition['type'][]
 export const CHANNELS = ['chat', 'email'] as const satisfies readonly Channel[]
 export const OPTIN_STATES = ['confirmed', 'pending', 'none', 'opted_out'] as const satisfies readonly Extract<
   Condition,
@@ -106,6 +112,8 @@ export function defaultCondition(type: Condition['type']): Condition {
       return { type, field: '', equals: '' }
     case 'contact_field':
       return { type, field: '', op: 'equals' }
+    case 'within_opening_hours':
+      return { type }
   }
 }
 

@@ -528,6 +528,21 @@ export function Builder({
  * A branch on one of the contact's custom fields: edited as text (a number being typed stays as typed), handed on as
  * the API's condition once complete, and as far as it goes before (the check names what is missing).
  */
+/** The ops of a contact_field condition, as the generated API type names them. */
+const CONTACT_FIELD_OPS: readonly string[] = [
+  'equals',
+  'not_equals',
+  'is_set',
+  'is_empty',
+  'before',
+  'after',
+  'within_next_days',
+  'greater_than',
+  'less_than',
+] satisfies Extract<Condition, { type: 'contact_field' }>['op'][]
+const isContactFieldOp = (op: string): op is Extract<Condition, { type: 'contact_field' }>['op'] =>
+  CONTACT_FIELD_OPS.includes(op)
+
 function ContactFieldCondition({
   label,
   condition,
@@ -546,8 +561,8 @@ function ContactFieldCondition({
       fields={fields}
       onChange={(next) => {
         setDraft(next)
-        const op = (next.op === 'anniversary' ? 'within_next_days' : next.op) as FieldCondition['op']
-        onChange(conditionOf(next, fields) ?? { field: next.field, op })
+        const op = next.op === 'anniversary' ? 'within_next_days' : next.op
+        onChange(conditionOf(next, fields) ?? { field: next.field, op: isContactFieldOp(op) ? op : condition.op })
       }}
     />
   )

@@ -7,8 +7,14 @@ import { contactLabel } from '../../ui/contact.tsx'
 import { fill, useEnum, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { SessionShape } from '../../ui/session.ts'
+import { AwayBanner } from '../routing/away-banner.tsx'
 import { sendableTemplatesQuery } from '../templates/queries.ts'
-import { conversationsQuery, messagesKey, messagesQuery } from './queries.ts'
+import { usePolling } from './live.ts'
+import { ComposerSwitch, MentionsEntry, NoteComposer, NoteItem, type ThreadItem, threadQuery } from './notes.tsx'
+import { conversationsQuery, messagesKey } from './queries.ts'
+import { type AttachedFile, AttachedNotice, MessageFile, useSavedReplyPicker } from './saved-replies.tsx'
+import { ConversationActions, conversationQuery } from './snooze.tsx'
+import { EmptyView, inboxViewQuery, useInboxView, ViewTabs } from './views.tsx'
 import { errors, words } from './words.ts'
 
 // The inbox: conversations (newest activity first) and one conversation's thread, with a free-text reply while the
@@ -21,13 +27,15 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
   const say = useEnum()
   const { language } = useI18n()
   const [hideAutomated, setHideAutomated] = useState(false)
-  const list = useQuery({
-    ...conversationsQuery,
-    refetchInterval: 5000,
-  })
+  const views = useInboxView()
+  const polling = usePolling(5000)
+  const list = useQuery({ ...inboxViewQuery(views.view, views.q), refetchInterval: polling })
   const all = list.data?.conversations ?? []
   const shown = all.filter((c) => !hideAutomated || !c.automated_only)
-  const current = all.find((c) => c.id === id)
+  // the open conversation, also when the view no longer lists it (snoozed, closed, assigned away)
+  const listed = all.find((c) => c.id === id)
+  const single = useQuery({ ...conversationQuery(id ?? ''), enabled: id !== undefined && !listed })
+  const current = listed ?? single.data?.conversation
   return (
     <main className="inbox" data-open={id ? 'thread' : 'list'}>
       <section className="inbox-list" aria-labelledby="conversations-title">
@@ -37,6 +45,15 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
             <span className="badge count">{fill(w.unread, { count: String(list.data?.unread_count) })}</span>
           )}
         </div>
+        <AwayBanner />
+        <MentionsEntry />
+        <ViewTabs
+          view={views.view}
+          onView={views.setView}
+          typed={views.typed}
+          onType={views.setTyped}
+          refetchInterval={polling}
+        />
         <h2 id="conversations-title" className="visually-hidden">
           {w.conversations}
         </h2>
@@ -45,7 +62,8 @@ export function InboxPage({ id, session }: { id?: string; session: SessionShape 
           {w.hideAutomated}
         </label>
         <PageError error={list.error} words={{}} />
-        {list.data && shown.length === 0 && (
+        {list.data && shown.length === 0 && (views.view !== 'all' || views.q) && <EmptyView q={views.q} />}
+        {list.data && shown.length === 0 && views.view === 'all' && !views.q && (
           <div className="empty">
             <p>{w.none}</p>
             <p>
@@ -126,10 +144,13 @@ function Thread({
   const queryClient = useQueryClient()
   const [limit, setLimit] = useState(50)
   const messages = useQuery({
-    ...messagesQuery(id, limit),
-    refetchInterval: 3000,
+    ...threadQuery(id, limit),
+    refetchInterval: usePolling(3000),
   })
-  const list = messages.data?.messages ?? []
+  // the thread holds the team's internal notes too (notes.tsx)
+  const items = messages.data?.items ?? []
+  const list = items.filter((m): m is Extract<ThreadItem, { kind: 'message' }> => m.kind === 'message')
+  const [mode, setMode] = useState<'reply' | 'note'>('reply')
   const contactId = knownContact ?? list[0]?.contact_id
   const lastInbound = [...list].reverse().find((m) => m.direction === 'inbound')
   const windowEnd = lastInbound ? new Date(new Date(lastInbound.created_at).getTime() + DAY_MS) : null
@@ -152,7 +173,7 @@ function Thread({
   }, [canWrite, unread, newestInbound, markAsRead])
   // the newest message in view, as a chat shows it
   const newest = useRef<HTMLLIElement>(null)
-  const lastId = list.at(-1)?.id
+  const lastId = items.at(-1)?.id
   useEffect(() => {
     if (lastId) newest.current?.scrollIntoView({ block: 'end' })
   }, [lastId])
@@ -172,6 +193,7 @@ function Thread({
           )}
         </h2>
       </div>
+      <ConversationActions id={id} session={session} />
       <PageError error={messages.error} words={e} />
       {messages.data?.has_more && (
         <button type="button" className="secondary" onClick={() => setLimit((n) => Math.min(200, n + 50))}>
@@ -179,18 +201,23 @@ function Thread({
         </button>
       )}
       <ol className="thread" aria-label={w.thread}>
-        {list.map((m, i) => (
-          <li key={m.id} className={m.direction} ref={i === list.length - 1 ? newest : undefined}>
-            <span className="muted">
-              {m.direction === 'inbound' ? w.inbound : w.outbound} · {formatTime(m.created_at, language, '')}
-              {m.automated && ` · ${w.automated}`}
-              {m.ai && ` · ${w.ai}`}
-              {m.template && ` · ${w.template} ${m.template.name}`}
-              {m.status && ` · ${w[`status_${m.status}`]}`}
-            </span>
-            <p>{m.text || `[${m.type}]`}</p>
-          </li>
-        ))}
+        {items.map((m, i) =>
+          m.kind === 'note' ? (
+            <NoteItem key={m.id} note={m} last={i === items.length - 1 ? newest : undefined} />
+          ) : (
+            <li key={m.id} className={m.direction} ref={i === items.length - 1 ? newest : undefined}>
+              <span className="muted">
+                {m.direction === 'inbound' ? w.inbound : w.outbound} · {formatTime(m.created_at, language, '')}
+                {m.automated && ` · ${w.automated}`}
+                {m.ai && ` · ${w.ai}`}
+                {m.template && ` · ${w.template} ${m.template.name}`}
+                {m.status && ` · ${w[`status_${m.status}`]}`}
+              </span>
+              {m.media_url && <MessageFile url={m.media_url} mime={m.media_mime} type={m.type} />}
+              {(m.text || !m.media_url) && <p>{m.text || `[${m.type}]`}</p>}
+            </li>
+          ),
+        )}
       </ol>
       <div className="composer">
         {messages.data && (
@@ -204,9 +231,13 @@ function Thread({
           </p>
         )}
         {!canWrite && <p>{w.readOnly}</p>}
-        {canWrite && contactId && open && <Reply contactId={contactId} onSent={refresh} />}
-        {canWrite && contactId && messages.data && !open && <TemplateSend contactId={contactId} onSent={refresh} />}
-        {canWrite && contactId && open && (
+        {canWrite && <ComposerSwitch mode={mode} onChange={setMode} />}
+        {canWrite && mode === 'note' && <NoteComposer conversationId={id} onSaved={refresh} />}
+        {canWrite && mode === 'reply' && contactId && open && <Reply contactId={contactId} onSent={refresh} />}
+        {canWrite && mode === 'reply' && contactId && messages.data && !open && (
+          <TemplateSend contactId={contactId} onSent={refresh} />
+        )}
+        {canWrite && mode === 'reply' && contactId && open && (
           <details>
             <summary>{w.useTemplate}</summary>
             <TemplateSend contactId={contactId} onSent={refresh} />
@@ -221,18 +252,49 @@ function Reply({ contactId, onSent }: { contactId: string; onSent: () => void })
   const w = useWords(words)
   const e = useWords(errors)
   const [text, setText] = useState('')
+  // typing / at the start opens the saved replies (saved-replies.tsx); a picked reply's file goes with the text
+  const [file, setFile] = useState<AttachedFile | null>(null)
+  const picker = useSavedReplyPicker({
+    text,
+    contactId,
+    onInsert: (inserted, attached) => {
+      setText(inserted)
+      setFile(attached)
+    },
+  })
   const send = useMutation({
-    mutationFn: () => call(v1.POST('/v1/messages', { body: { contact_id: contactId, text } })),
+    mutationFn: async (): Promise<void> => {
+      if (file) {
+        await call(
+          app.POST('/app/saved-replies/{id}/send', {
+            params: { path: { id: file.savedReplyId } },
+            body: { contact_id: contactId, text },
+          }),
+        )
+      } else {
+        await call(v1.POST('/v1/messages', { body: { contact_id: contactId, text } }))
+      }
+    },
     onSuccess: () => {
       setText('')
+      setFile(null)
       onSent()
     },
   })
   return (
     <form onSubmit={handleSubmit(() => send.mutate())}>
+      {picker.list}
+      {file && <AttachedNotice file={file} onRemove={() => setFile(null)} />}
       <div className="reply">
         <Field label={w.reply}>
-          <textarea required maxLength={4000} rows={2} value={text} onChange={(event) => setText(event.target.value)} />
+          <textarea
+            required
+            maxLength={file ? 1024 : 4000}
+            rows={2}
+            value={text}
+            onChange={(event) => setText(event.target.value)}
+            onKeyDown={picker.keys}
+          />
         </Field>
         <button type="submit" disabled={send.isPending || text.trim() === ''}>
           {w.send}

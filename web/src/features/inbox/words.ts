@@ -92,6 +92,9 @@ export const errors = {
     limit_reached: 'Das Monatskontingent ist aufgebraucht.',
     subscription_locked: 'Der Versand ist für dieses Konto angehalten.',
     forbidden: 'Das erlaubt Ihre Rolle nicht.',
+    media_not_found:
+      'Die Datei dieser gespeicherten Antwort gibt es in der Mediathek nicht mehr. Es wurde nichts gesendet.',
+    caption_too_long: 'Mit einer Datei darf der Text höchstens 1024 Zeichen lang sein.',
   },
   en: {
     contact_not_optin: 'This person has not agreed to chat messages: free text is not allowed.',
@@ -105,5 +108,7 @@ export const errors = {
     limit_reached: "The month's quota is used up.",
     subscription_locked: 'Sending is paused for this account.',
     forbidden: 'Your role does not allow this.',
+    media_not_found: 'The file of this saved reply is no longer in the media library. Nothing was sent.',
+    caption_too_long: 'With a file the text may be at most 1024 characters long.',
   },
 }

@@ -6,6 +6,8 @@ import { fill, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
+import { SavedRepliesSettings } from '../replies/saved-replies-settings.tsx'
+import { RoutingSettings } from '../routing/routing-settings.tsx'
 import { CustomFields } from './custom-fields.tsx'
 import { accountQuery, channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
 import { errors, words } from './words.ts'
@@ -31,6 +33,8 @@ export function SettingsPage({ session }: { session: SessionShape }) {
       <Country canWrite={canWrite} />
       <FollowupTiming canWrite={canWrite} />
       <CustomFields canWrite={canWrite} />
+      <RoutingSettings canWrite={canWrite} />
+      <SavedRepliesSettings canWrite={session.scopes.includes('messages:write')} />
     </main>
   )
 }
