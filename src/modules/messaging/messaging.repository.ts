@@ -3,7 +3,7 @@ import { accounts } from '../../platform/auth/auth.tables.ts'
 import { accountRowFinder } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
-import { recordsetSql } from '../../platform/db/rows.ts'
+import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -55,16 +55,10 @@ export async function insertSends(tx: Db, rows: Array<typeof templateSends.$infe
  * rows in one JSON parameter, no limit of bound parameters on a large group.
  */
 export function insertQueuedSendsSql(rows: NewTemplateSendRow[]): SQL {
-  const json = JSON.stringify(
-    rows.map((row) => ({
-      account_id: row.accountId,
-      id: row.id,
-      contact_id: row.contactId,
-      template_id: row.templateId,
-      variables: row.variables ?? {},
-      created_at: row.createdAt.toISOString(),
-      updated_at: row.updatedAt.toISOString(),
-    })),
+  const json = recordsJson(
+    rows,
+    ['accountId', 'id', 'contactId', 'templateId', 'variables', 'createdAt', 'updatedAt'],
+    { variables: {} },
   )
   return sql`INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, created_at, updated_at)
     SELECT r.account_id, r.id, r.contact_id, r.template_id, r.variables, 'queued', r.created_at, r.updated_at
@@ -124,18 +118,16 @@ export async function setSendStatuses(
   >,
 ): Promise<void> {
   if (sends.length === 0) return
-  const rows = JSON.stringify(
-    sends.map((s) => ({
-      id: s.id,
-      status: s.status,
-      reason: s.reason,
-      error_code: s.errorCode,
-      delivered_at: s.deliveredAt?.toISOString() ?? null,
-      read_at: s.readAt?.toISOString() ?? null,
-      failed_at: s.failedAt?.toISOString() ?? null,
-      updated_at: s.updatedAt.toISOString(),
-    })),
-  )
+  const rows = recordsJson(sends, [
+    'id',
+    'status',
+    'reason',
+    'errorCode',
+    'deliveredAt',
+    'readAt',
+    'failedAt',
+    'updatedAt',
+  ])
   await tx.execute(sql`
     UPDATE template_sends s SET status = r.status, reason = r.reason, error_code = r.error_code,
       delivered_at = r.delivered_at, read_at = r.read_at, failed_at = r.failed_at, updated_at = r.updated_at
