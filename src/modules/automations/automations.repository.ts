@@ -1,5 +1,11 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
-import { accountRowFinder, inAccount, newestFirst, updateAccountRow } from '../../platform/db/account-rows.ts'
+import {
+  accountRowFinder,
+  inAccount,
+  newestFirst,
+  ofContact,
+  updateAccountRow,
+} from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordsetSql, recordsJson, rows } from '../../platform/db/rows.ts'
 import { countSends } from '../messaging/index.ts'
@@ -207,11 +213,9 @@ export async function releasePausedRuns(tx: Db, accountId: string, automationId:
 export async function deleteContactRuns(tx: Db, accountId: string, contactId: string): Promise<number> {
   const rows = await tx
     .delete(automationRuns)
-    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.contactId, contactId)))
+    .where(ofContact(automationRuns, accountId, contactId))
     .returning({ id: automationRuns.id })
-  await tx
-    .delete(automationCalendarEvents)
-    .where(and(eq(automationCalendarEvents.accountId, accountId), eq(automationCalendarEvents.contactId, contactId)))
+  await tx.delete(automationCalendarEvents).where(ofContact(automationCalendarEvents, accountId, contactId))
   return rows.length
 }
 

@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { inAccount, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
@@ -86,14 +86,12 @@ export async function chatRequestOf(db: Db, accountId: string, contactId: string
   const [row] = await db
     .select()
     .from(chatOptinRequests)
-    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+    .where(ofContact(chatOptinRequests, accountId, contactId))
   return row ?? null
 }
 
 export async function deleteChatRequest(db: Db, accountId: string, contactId: string): Promise<void> {
-  await db
-    .delete(chatOptinRequests)
-    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+  await db.delete(chatOptinRequests).where(ofContact(chatOptinRequests, accountId, contactId))
 }
 
 export async function countChatRequests(db: Db, accountId: string, state: ChatOptinRequestRow['state']) {

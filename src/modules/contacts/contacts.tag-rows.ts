@@ -1,4 +1,5 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
+import { ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordsetSql } from '../../platform/db/rows.ts'
 import type { ContactTag, TagOrigin } from './contacts.rules.ts'
@@ -57,7 +58,7 @@ export async function deleteTagsOf(
 export async function deleteAllTags(db: Db, accountId: string, contactId: string): Promise<number> {
   const rows = await db
     .delete(contactTags)
-    .where(and(eq(contactTags.accountId, accountId), eq(contactTags.contactId, contactId)))
+    .where(ofContact(contactTags, accountId, contactId))
     .returning({ name: contactTags.name })
   return rows.length
 }

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { inAccount, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
@@ -462,11 +462,11 @@ export async function setMessageStatus(
 export async function deleteContactMessages(db: Db, accountId: string, contactId: string) {
   const removedMessages = await db
     .delete(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
+    .where(ofContact(messages, accountId, contactId))
     .returning({ id: messages.id, mediaUrl: messages.mediaUrl })
   const removedConversations = await db
     .delete(conversations)
-    .where(and(eq(conversations.accountId, accountId), eq(conversations.contactId, contactId)))
+    .where(ofContact(conversations, accountId, contactId))
     .returning({ id: conversations.id })
   return {
     counts: { messages: removedMessages.length, conversations: removedConversations.length },

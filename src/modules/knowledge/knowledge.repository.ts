@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { inAccount, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson, rows } from '../../platform/db/rows.ts'
 import type { Passage } from './knowledge.extract.ts'
@@ -294,11 +294,11 @@ export async function updateTagSuggestion(
 export async function deleteContactAiRecords(tx: Db, accountId: string, contactId: string) {
   const replies = await tx
     .delete(aiReplies)
-    .where(and(eq(aiReplies.accountId, accountId), eq(aiReplies.contactId, contactId)))
+    .where(ofContact(aiReplies, accountId, contactId))
     .returning({ id: aiReplies.id })
   const tags = await tx
     .delete(aiTagSuggestions)
-    .where(and(eq(aiTagSuggestions.accountId, accountId), eq(aiTagSuggestions.contactId, contactId)))
+    .where(ofContact(aiTagSuggestions, accountId, contactId))
     .returning({ id: aiTagSuggestions.inboundMessageId })
   return { ai_replies: replies.length, ai_tag_suggestions: tags.length }
 }

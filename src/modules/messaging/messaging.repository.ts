@@ -1,6 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
-import { accountRowFinder } from '../../platform/db/account-rows.ts'
+import { accountRowFinder, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
@@ -31,11 +31,11 @@ export async function insertClick(db: Db, click: typeof linkClicks.$inferInsert)
 export async function deleteContactLinks(db: Db, accountId: string, contactId: string) {
   const clicks = await db
     .delete(linkClicks)
-    .where(and(eq(linkClicks.accountId, accountId), eq(linkClicks.contactId, contactId)))
+    .where(ofContact(linkClicks, accountId, contactId))
     .returning({ linkId: linkClicks.linkId })
   const links = await db
     .delete(trackedLinks)
-    .where(and(eq(trackedLinks.accountId, accountId), eq(trackedLinks.contactId, contactId)))
+    .where(ofContact(trackedLinks, accountId, contactId))
     .returning({ id: trackedLinks.id })
   return { link_clicks: clicks.length, tracked_links: links.length }
 }
@@ -99,7 +99,7 @@ export async function sendsByMessageIds(tx: Db, accountId: string, messageIds: s
 export async function deleteContactSends(db: Db, accountId: string, contactId: string) {
   const removed = await db
     .delete(templateSends)
-    .where(and(eq(templateSends.accountId, accountId), eq(templateSends.contactId, contactId)))
+    .where(ofContact(templateSends, accountId, contactId))
     .returning({ status: templateSends.status })
   return { send_jobs: removed.filter((r) => r.status === 'queued').length }
 }

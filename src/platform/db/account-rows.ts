@@ -13,6 +13,10 @@ export const inAccount = (table: { accountId: Column }, accountId: string, ...co
 export const accountRowById = (table: { accountId: Column; id: Column }, accountId: string, id: string) =>
   inAccount(table, accountId, eq(table.id, id))
 
+/** The rows of `accountId` in `table` about the contact `contactId`. */
+export const ofContact = (table: { accountId: Column; contactId: Column }, accountId: string, contactId: string) =>
+  inAccount(table, accountId, eq(table.contactId, contactId))
+
 /**
  * A page of `query` newest first by `at` (then id), from `offset`, with one row more than `limit` so the caller can
  * tell whether more exist. `query` is a select made `$dynamic()`.

@@ -1,5 +1,6 @@
-import { and, eq, type SQL, sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
+import { ofContact } from '../db/account-rows.ts'
 import type { Db } from '../db/client.ts'
 import { timeOrderedId } from '../ids.ts'
 import { enqueue } from '../jobs/jobs.ts'
@@ -115,7 +116,7 @@ export async function anonymizeContactEvents(tx: Db, accountId: string, contactI
   const rows = await tx
     .update(events)
     .set({ contactId: null, data: { anonymized: true } })
-    .where(and(eq(events.accountId, accountId), eq(events.contactId, contactId)))
+    .where(ofContact(events, accountId, contactId))
     .returning({ id: events.id })
   return rows.length
 }
