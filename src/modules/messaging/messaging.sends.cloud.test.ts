@@ -2,9 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { cloudChatAccount, cloudNumber, postCloudWebhook } from '../../../test/helpers/cloud-account.ts'
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { recordOptinChange } from '../contacts/index.ts'
+import { nextPhone, setOptin } from '../../../test/helpers/fixtures.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 
 /** A fake Graph API on loopback: it records each request and answers POST …/messages like the Cloud API. */
 interface GraphRequest {
@@ -67,15 +66,7 @@ async function cloudSetup(template: Record<string, unknown> = {}) {
     payload: { name: 'Erika Muster', phone },
   })
   const contactId = created.json().contact.id as string
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
+  await setOptin(harness, account.accountId, contactId)
   const response = await account.request({
     method: 'POST',
     url: '/v1/templates',
