@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { cloudChatAccount, cloudNumber, postCloudWebhook } from '../../../test/helpers/cloud-account.ts'
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { hubSignature, parseCloudWebhook, verifyHubSignature } from './whatsapp-cloud.provider.ts'
 

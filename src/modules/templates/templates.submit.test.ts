@@ -14,7 +14,7 @@ type Json = Record<string, any>
  * answers with the status set in `decisions` (default PENDING), and can be told to fail.
  */
 const NUMBER = cloudNumber('submit', '10900000001', '9900112233', '+4930123499')
-const { accessToken: TOKEN, phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA } = NUMBER
+const { accessToken: TOKEN, wabaId: WABA } = NUMBER
 
 interface GraphRequest {
   method: string
