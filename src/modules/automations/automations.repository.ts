@@ -1,9 +1,9 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import {
   accountRowFinder,
+  deleteContactRows,
   inAccount,
   newestFirst,
-  ofContact,
   updateAccountRow,
 } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -211,12 +211,9 @@ export async function releasePausedRuns(tx: Db, accountId: string, automationId:
 }
 
 export async function deleteContactRuns(tx: Db, accountId: string, contactId: string): Promise<number> {
-  const rows = await tx
-    .delete(automationRuns)
-    .where(ofContact(automationRuns, accountId, contactId))
-    .returning({ id: automationRuns.id })
-  await tx.delete(automationCalendarEvents).where(ofContact(automationCalendarEvents, accountId, contactId))
-  return rows.length
+  const runs = await deleteContactRows(tx, automationRuns, accountId, contactId)
+  await deleteContactRows(tx, automationCalendarEvents, accountId, contactId)
+  return runs
 }
 
 /** The automations whose steps send this template (DELETE /templates/{id} answers 409 while any does). */

@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { inAccount, ofContact } from '../../platform/db/account-rows.ts'
+import { ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
@@ -70,14 +70,7 @@ export async function claimChatRequest(
   const claimed = await db
     .update(chatOptinRequests)
     .set({ ...change, state: 'sending', reason: null })
-    .where(
-      inAccount(
-        chatOptinRequests,
-        accountId,
-        eq(chatOptinRequests.contactId, contactId),
-        eq(chatOptinRequests.state, 'queued'),
-      ),
-    )
+    .where(ofContact(chatOptinRequests, accountId, contactId, eq(chatOptinRequests.state, 'queued')))
     .returning({ contactId: chatOptinRequests.contactId })
   return claimed.length > 0
 }

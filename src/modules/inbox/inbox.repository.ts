@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
-import { inAccount, ofContact } from '../../platform/db/account-rows.ts'
+import { deleteContactRows, inAccount, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
@@ -300,9 +300,7 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
   const [row] = await db
     .select({ at: conversations.lastInboundAt })
     .from(conversations)
-    .where(
-      inAccount(conversations, accountId, eq(conversations.contactId, contactId), eq(conversations.channel, channel)),
-    )
+    .where(ofContact(conversations, accountId, contactId, eq(conversations.channel, channel)))
   return row?.at ?? null
 }
 
@@ -464,12 +462,11 @@ export async function deleteContactMessages(db: Db, accountId: string, contactId
     .delete(messages)
     .where(ofContact(messages, accountId, contactId))
     .returning({ id: messages.id, mediaUrl: messages.mediaUrl })
-  const removedConversations = await db
-    .delete(conversations)
-    .where(ofContact(conversations, accountId, contactId))
-    .returning({ id: conversations.id })
   return {
-    counts: { messages: removedMessages.length, conversations: removedConversations.length },
+    counts: {
+      messages: removedMessages.length,
+      conversations: await deleteContactRows(db, conversations, accountId, contactId),
+    },
     mediaUrls: removedMessages.map((m) => m.mediaUrl).filter((url) => url !== ''),
   }
 }

@@ -1,6 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
-import { accountRowFinder, ofContact } from '../../platform/db/account-rows.ts'
+import { accountRowFinder, deleteContactRows, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
@@ -29,15 +29,10 @@ export async function insertClick(db: Db, click: typeof linkClicks.$inferInsert)
 
 /** DELETE /contacts/{id}: the contact's short links and their clicks go with it. */
 export async function deleteContactLinks(db: Db, accountId: string, contactId: string) {
-  const clicks = await db
-    .delete(linkClicks)
-    .where(ofContact(linkClicks, accountId, contactId))
-    .returning({ linkId: linkClicks.linkId })
-  const links = await db
-    .delete(trackedLinks)
-    .where(ofContact(trackedLinks, accountId, contactId))
-    .returning({ id: trackedLinks.id })
-  return { link_clicks: clicks.length, tracked_links: links.length }
+  return {
+    link_clicks: await deleteContactRows(db, linkClicks, accountId, contactId),
+    tracked_links: await deleteContactRows(db, trackedLinks, accountId, contactId),
+  }
 }
 
 export type TemplateSendRow = typeof templateSends.$inferSelect
