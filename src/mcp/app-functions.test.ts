@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { setOptin } from '../../test/helpers/fixtures.ts'
 import { createKey, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, toolConfirmed, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { mcpHarnessPerFile } from '../../test/helpers/mcp-file.ts'
-import { recordOptinChange } from '../modules/contacts/index.ts'
 
 // The tools for the web app's own functions (/app): consent history, CSV import, the template and follow-up checks,
 // adding a follow-up step, a document's passages. Through the SDK's Client, so every answer is validated against
@@ -20,9 +20,7 @@ test('consent history: every opt-in change with its source, oldest first; anothe
   const { contact } = await toolOk(client, 'create_contact', { name: 'Erika', phone: '+4915112340001' })
   assert.deepEqual((await toolOk(client, 'get_contact_consent_history', { contact_id: contact.id })).history, [])
   for (const to of ['confirmed', 'opted_out'] as const) {
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, { accountId, contactId: contact.id, channel: 'chat', to, source: 'test' }),
-    )
+    await setOptin(harness, accountId, contact.id, to)
   }
   const { history } = await toolOk(client, 'get_contact_consent_history', { contact_id: contact.id })
   assert.deepEqual(

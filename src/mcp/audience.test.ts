@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { randomBytes, randomInt } from 'node:crypto'
 import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { signedInMember } from '../../test/helpers/fixtures.ts'
+import { setOptin, signedInMember } from '../../test/helpers/fixtures.ts'
 import { createKey, type Harness } from '../../test/helpers/harness.ts'
 import { type Json, toolFails, toolOk } from '../../test/helpers/mcp-client.ts'
 import { mcpHarnessPerFile } from '../../test/helpers/mcp-file.ts'
-import { consentHistory, recordOptinChange } from '../modules/contacts/index.ts'
+import { consentHistory } from '../modules/contacts/index.ts'
 import { createMember, invite } from '../modules/people/index.ts'
 
 // The audience and inbox tools: looking contacts up, counting, exporting, tags account-wide, bulk changes, the
@@ -62,15 +62,7 @@ test('count_contacts and export_contacts_csv: by tag and opt-in, every contact; 
   const a = await contact(client, { name: '=HYPERLINK("x")', email: 'a@example.org' }, ['vip', 'berlin'])
   await contact(client, { name: 'Ben', email: 'b@example.org' }, ['vip'])
   await contact(client, { name: 'Cem', phone: phone() })
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId,
-      contactId: a.id,
-      channel: 'email',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
+  await setOptin(harness, accountId, a.id, 'confirmed', 'email')
   assert.equal((await toolOk(client, 'count_contacts', {})).matching, 3)
   assert.equal((await toolOk(client, 'count_contacts', { filter: { tag: 'vip' } })).matching, 2)
   assert.equal(

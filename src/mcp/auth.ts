@@ -6,10 +6,12 @@ import { hashSecret, OAUTH_TOKEN_PREFIX } from '../platform/auth/credentials.ts'
 import { memberships, type Role } from '../platform/auth/people.tables.ts'
 import { ROLE_PERMISSIONS, ROLE_SCOPES } from '../platform/auth/roles.ts'
 import { SCOPES, type Scope } from '../platform/auth/scopes.ts'
+import { activeMembership } from '../platform/auth/sessions.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Db } from '../platform/db/client.ts'
 import { AppError } from '../platform/http/errors.ts'
 import type { ToolCaller } from '../platform/tools/tool.ts'
+import { grantTokens } from './grants.ts'
 import { oauthGrants } from './mcp.tables.ts'
 
 /**
@@ -90,18 +92,8 @@ async function loadOAuthToken(db: Db, hash: string, now: Date) {
     .from(oauthAccessTokens)
     .innerJoin(accounts, eq(accounts.id, oauthAccessTokens.accountId))
     .innerJoin(plans, eq(plans.name, accounts.plan))
-    .leftJoin(
-      oauthGrants,
-      and(eq(oauthGrants.accountId, oauthAccessTokens.accountId), eq(oauthGrants.id, oauthAccessTokens.grantId)),
-    )
-    .leftJoin(
-      memberships,
-      and(
-        eq(memberships.accountId, oauthGrants.accountId),
-        eq(memberships.userId, oauthGrants.userId),
-        eq(memberships.status, 'active'),
-      ),
-    )
+    .leftJoin(oauthGrants, grantTokens)
+    .leftJoin(memberships, activeMembership(oauthGrants.accountId, oauthGrants.userId))
     .where(
       and(
         eq(oauthAccessTokens.tokenHash, hash),

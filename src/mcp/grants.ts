@@ -22,6 +22,12 @@ export interface ConnectedAssistant {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** Joins an access token and the grant it was issued under. */
+export const grantTokens = and(
+  eq(oauthAccessTokens.accountId, oauthGrants.accountId),
+  eq(oauthAccessTokens.grantId, oauthGrants.id),
+)
+
 async function grantRows(db: Db, accountId: string, grantId?: string) {
   return db
     .select({
@@ -33,10 +39,7 @@ async function grantRows(db: Db, accountId: string, grantId?: string) {
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.clientId, oauthGrants.clientId))
     .leftJoin(users, eq(users.id, oauthGrants.userId))
-    .leftJoin(
-      oauthAccessTokens,
-      and(eq(oauthAccessTokens.accountId, oauthGrants.accountId), eq(oauthAccessTokens.grantId, oauthGrants.id)),
-    )
+    .leftJoin(oauthAccessTokens, grantTokens)
     .where(
       inAccount(
         oauthGrants,

@@ -1,7 +1,13 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
-import { accountRowFinder, inAccount, newestFirst, updateAccountRow } from '../../platform/db/account-rows.ts'
+import {
+  accountRowFinder,
+  deleteContactRows,
+  inAccount,
+  newestFirst,
+  updateAccountRow,
+} from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { recordsetSql, rows } from '../../platform/db/rows.ts'
+import { recordsetSql, recordsJson, rows } from '../../platform/db/rows.ts'
 import { countSends } from '../messaging/index.ts'
 import {
   automationCalendarEvents,
@@ -122,18 +128,10 @@ export async function listSources(db: Db, accountId: string, limit: number, offs
 export async function insertRuns(tx: Db, rows: Array<typeof automationRuns.$inferInsert>) {
   if (rows.length === 0) return
   // one JSON parameter for a whole batch (an import can start thousands of runs in one transaction)
-  const json = JSON.stringify(
-    rows.map((r) => ({
-      account_id: r.accountId,
-      id: r.id,
-      automation_id: r.automationId,
-      contact_id: r.contactId ?? null,
-      state: r.state,
-      source: r.source,
-      steps: r.steps,
-      data: r.data ?? {},
-      created_at: (r.createdAt as Date).toISOString(),
-    })),
+  const json = recordsJson(
+    rows,
+    ['accountId', 'id', 'automationId', 'contactId', 'state', 'source', 'steps', 'data', 'createdAt'],
+    { data: {} },
   )
   await tx.execute(sql`
     INSERT INTO automation_runs (account_id, id, automation_id, contact_id, state, source, steps, data, created_at,
@@ -167,19 +165,17 @@ export async function lockRuns(tx: Db, accountId: string, ids: string[]) {
 /** The whole state of many runs of an account, written in one statement (a batch of steps). */
 export async function writeRuns(tx: Db, accountId: string, list: RunRow[]) {
   if (list.length === 0) return
-  const json = JSON.stringify(
-    list.map((r) => ({
-      id: r.id,
-      log: r.log,
-      step_index: r.stepIndex,
-      state: r.state,
-      wait_until: r.waitUntil?.toISOString() ?? null,
-      wait_reason: r.waitReason,
-      reason: r.reason,
-      finished_at: r.finishedAt?.toISOString() ?? null,
-      updated_at: r.updatedAt.toISOString(),
-    })),
-  )
+  const json = recordsJson(list, [
+    'id',
+    'log',
+    'stepIndex',
+    'state',
+    'waitUntil',
+    'waitReason',
+    'reason',
+    'finishedAt',
+    'updatedAt',
+  ])
   await tx.execute(sql`UPDATE automation_runs r SET log = u.log, step_index = u.step_index, state = u.state,
       wait_until = u.wait_until, wait_reason = u.wait_reason, reason = u.reason, finished_at = u.finished_at,
       updated_at = u.updated_at
@@ -215,14 +211,9 @@ export async function releasePausedRuns(tx: Db, accountId: string, automationId:
 }
 
 export async function deleteContactRuns(tx: Db, accountId: string, contactId: string): Promise<number> {
-  const rows = await tx
-    .delete(automationRuns)
-    .where(and(eq(automationRuns.accountId, accountId), eq(automationRuns.contactId, contactId)))
-    .returning({ id: automationRuns.id })
-  await tx
-    .delete(automationCalendarEvents)
-    .where(and(eq(automationCalendarEvents.accountId, accountId), eq(automationCalendarEvents.contactId, contactId)))
-  return rows.length
+  const runs = await deleteContactRows(tx, automationRuns, accountId, contactId)
+  await deleteContactRows(tx, automationCalendarEvents, accountId, contactId)
+  return runs
 }
 
 /** The automations whose steps send this template (DELETE /templates/{id} answers 409 while any does). */
@@ -234,18 +225,20 @@ export async function automationsUsingTemplate(db: Db, accountId: string, templa
   return rows<{ name: string }>(result).map((r) => r.name)
 }
 
+/** A calendar event of a source by its uid in the calendar. */
+const calendarEventKey = (accountId: string, sourceId: string, uid: string) =>
+  inAccount(
+    automationCalendarEvents,
+    accountId,
+    eq(automationCalendarEvents.sourceId, sourceId),
+    eq(automationCalendarEvents.uid, uid),
+  )
+
 export async function calendarEvent(db: Db, accountId: string, sourceId: string, uid: string) {
   const [row] = await db
     .select()
     .from(automationCalendarEvents)
-    .where(
-      inAccount(
-        automationCalendarEvents,
-        accountId,
-        eq(automationCalendarEvents.sourceId, sourceId),
-        eq(automationCalendarEvents.uid, uid),
-      ),
-    )
+    .where(calendarEventKey(accountId, sourceId, uid))
     .for('update')
   return row ?? null
 }
@@ -264,14 +257,7 @@ export async function setCalendarRun(tx: Db, accountId: string, sourceId: string
   await tx
     .update(automationCalendarEvents)
     .set({ runId })
-    .where(
-      inAccount(
-        automationCalendarEvents,
-        accountId,
-        eq(automationCalendarEvents.sourceId, sourceId),
-        eq(automationCalendarEvents.uid, uid),
-      ),
-    )
+    .where(calendarEventKey(accountId, sourceId, uid))
 }
 
 const createdSince = (since: Date | null) =>

@@ -73,19 +73,11 @@ describe('sandbox chat provider', () => {
 
   test('templates are approved or rejected by the documented rule; only approved ones are sent', async () => {
     const account = await sandboxAccount()
-    const good = await channels().submitTemplate(account.accountId, {
-      name: 'welcome_1',
-      language: 'de',
-      category: 'UTILITY',
-      content: 'Hallo {{1}}, danke für Ihre Nachricht.',
-    })
+    const submitGerman = (name: string, category: 'UTILITY' | 'MARKETING', content: string) =>
+      channels().submitTemplate(account.accountId, { name, language: 'de', category, content })
+    const good = await submitGerman('welcome_1', 'UTILITY', 'Hallo {{1}}, danke für Ihre Nachricht.')
     assert.equal(good.status, 'APPROVED')
-    const bad = await channels().submitTemplate(account.accountId, {
-      name: 'ends_with_variable',
-      language: 'de',
-      category: 'MARKETING',
-      content: 'Ihr Code: {{1}}',
-    })
+    const bad = await submitGerman('ends_with_variable', 'MARKETING', 'Ihr Code: {{1}}')
     assert.equal(bad.status, 'REJECTED')
     assert.deepEqual(await channels().readTemplate(account.accountId, { name: 'welcome_1', language: 'de' }), {
       status: 'APPROVED',

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { cloudChatAccount, cloudNumber, postCloudWebhook } from '../../../test/helpers/cloud-account.ts'
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
 import { consentHistory } from '../contacts/index.ts'
 import { hubSignature, parseCloudWebhook, verifyHubSignature } from './whatsapp-cloud.provider.ts'
 
@@ -14,11 +15,8 @@ interface GraphRequest {
   body: Record<string, unknown> | null
 }
 
-const TOKEN = 'EAAG-test-token'
-const APP_SECRET = 'test-app-secret'
-const VERIFY = 'verify-token-123'
-const PHONE_NUMBER_ID = '109876543210'
-const WABA = '2233445566'
+const NUMBER = cloudNumber('test', '109876543210', '2233445566')
+const { accessToken: TOKEN, verifyToken: VERIFY, phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA } = NUMBER
 const IMAGE = Buffer.from('ffd8ffe000104a464946', 'hex')
 
 let graph: FakeGraph
@@ -83,20 +81,7 @@ graphHarnessPerFile(startGraph, (created) => {
 
 const channels = () => harness.services.channels
 
-async function cloudAccount(): Promise<TestAccount> {
-  const account = await createTestAccount(harness)
-  await channels().connect(account.accountId, {
-    channel: 'chat',
-    provider: 'whatsapp-cloud',
-    address: '+4930123456',
-    phoneNumberId: PHONE_NUMBER_ID,
-    wabaId: WABA,
-    accessToken: TOKEN,
-    appSecret: APP_SECRET,
-    verifyToken: VERIFY,
-  })
-  return account
-}
+const cloudAccount = (): Promise<TestAccount> => cloudChatAccount(harness, NUMBER)
 
 function webhookBody(value: Record<string, unknown>) {
   return {
@@ -125,13 +110,7 @@ const textMessage = (id: string, from: string, body: string) => ({
 })
 
 async function postWebhook(account: TestAccount, body: unknown, signature?: string) {
-  const raw = JSON.stringify(body)
-  return harness.app.inject({
-    method: 'POST',
-    url: `/hooks/whatsapp-cloud/${account.accountId}`,
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature ?? hubSignature(APP_SECRET, raw) },
-    payload: raw,
-  })
+  return postCloudWebhook(harness, account, NUMBER, JSON.stringify(body), signature)
 }
 
 async function inboundMessages(account: TestAccount) {
@@ -197,12 +176,7 @@ describe('whatsapp-cloud webhook', () => {
     const account = await cloudAccount()
     // spacing JSON.stringify would not reproduce
     const raw = `{ "object": "whatsapp_business_account",  "entry": ${JSON.stringify(webhookBody(textMessage('wamid.RAW', '4917600000002', 'raw')).entry)} }`
-    const response = await harness.app.inject({
-      method: 'POST',
-      url: `/hooks/whatsapp-cloud/${account.accountId}`,
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature(APP_SECRET, raw) },
-      payload: raw,
-    })
+    const response = await postCloudWebhook(harness, account, NUMBER, raw)
     assert.equal(response.statusCode, 200, response.body)
     assert.equal((await inboundMessages(account))[0].text, 'raw')
   })

@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson } from '../../platform/db/rows.ts'
 import { chatOptinRequests, consentSettings, emailOptinTokens } from './consent.tables.ts'
@@ -70,14 +70,7 @@ export async function claimChatRequest(
   const claimed = await db
     .update(chatOptinRequests)
     .set({ ...change, state: 'sending', reason: null })
-    .where(
-      inAccount(
-        chatOptinRequests,
-        accountId,
-        eq(chatOptinRequests.contactId, contactId),
-        eq(chatOptinRequests.state, 'queued'),
-      ),
-    )
+    .where(ofContact(chatOptinRequests, accountId, contactId, eq(chatOptinRequests.state, 'queued')))
     .returning({ contactId: chatOptinRequests.contactId })
   return claimed.length > 0
 }
@@ -86,14 +79,12 @@ export async function chatRequestOf(db: Db, accountId: string, contactId: string
   const [row] = await db
     .select()
     .from(chatOptinRequests)
-    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+    .where(ofContact(chatOptinRequests, accountId, contactId))
   return row ?? null
 }
 
 export async function deleteChatRequest(db: Db, accountId: string, contactId: string): Promise<void> {
-  await db
-    .delete(chatOptinRequests)
-    .where(and(eq(chatOptinRequests.accountId, accountId), eq(chatOptinRequests.contactId, contactId)))
+  await db.delete(chatOptinRequests).where(ofContact(chatOptinRequests, accountId, contactId))
 }
 
 export async function countChatRequests(db: Db, accountId: string, state: ChatOptinRequestRow['state']) {

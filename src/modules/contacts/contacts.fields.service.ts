@@ -23,22 +23,6 @@ import { type ContactField, contactFields, contacts } from './contacts.tables.ts
 
 type FieldRow = ContactField
 
-/** A definition as the API shows it. */
-export function fieldView(row: FieldRow) {
-  return {
-    key: row.key,
-    label: row.label,
-    type: row.type,
-    options: row.options ?? null,
-    default: row.defaultValue ?? null,
-    max_length: row.maxLength ?? null,
-    position: row.position,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  }
-}
-export type FieldView = ReturnType<typeof fieldView>
-
 const definitionOf = (row: FieldRow): FieldDefinition => ({
   key: row.key,
   label: row.label,
@@ -47,6 +31,20 @@ const definitionOf = (row: FieldRow): FieldDefinition => ({
   defaultValue: row.defaultValue ?? null,
   maxLength: row.maxLength ?? null,
 })
+
+/** A definition as the API shows it: the definition, its place and its times. */
+export function fieldView(row: FieldRow) {
+  const { defaultValue, maxLength, ...definition } = definitionOf(row)
+  return {
+    ...definition,
+    default: defaultValue,
+    max_length: maxLength,
+    position: row.position,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+export type FieldView = ReturnType<typeof fieldView>
 
 /** Definition changes of one account take turns (the limit of 50, a type change and the contact writes it checks). */
 async function lockDefinitions(tx: Db, accountId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
-import { findAccountRow } from '../../platform/db/account-rows.ts'
+import { findAccountRow, ofContact, updateContactRows } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { insertEventsSql } from '../../platform/events/events.ts'
 import { timeOrderedId } from '../../platform/ids.ts'
@@ -205,18 +205,14 @@ export async function consentRecordsOf(db: Db, accountId: string, contactId: str
   return db
     .select()
     .from(consentRecords)
-    .where(and(eq(consentRecords.accountId, accountId), eq(consentRecords.contactId, contactId)))
+    .where(ofContact(consentRecords, accountId, contactId))
     .orderBy(consentRecords.recordedAt)
 }
 
 /** GDPR: the records stay (the business must show what happened) without the contact, address or evidence. */
 export async function anonymizeConsentRecords(db: Db, accountId: string, contactId: string): Promise<number> {
-  const rows = await db
-    .update(consentRecords)
-    .set({ contactId: null, address: null, evidence: { anonymized: true } })
-    .where(and(eq(consentRecords.accountId, accountId), eq(consentRecords.contactId, contactId)))
-    .returning({ id: consentRecords.id })
-  return rows.length
+  const change = { contactId: null, address: null, evidence: { anonymized: true } }
+  return updateContactRows(db, consentRecords, accountId, contactId, change)
 }
 
 export async function setOptin(

@@ -35,6 +35,9 @@ export const Contact = Type.Object(
   { $id: 'Contact', title: 'Contact' },
 )
 
+/** The fields of a `contact.created` event's data, in order: the contact's own, without `acquisition`. */
+export const CONTACT_EVENT_FIELDS = Object.keys(Contact.properties).filter((key) => key !== 'acquisition')
+
 export const ContactTag = Type.Object(
   {
     name: Type.String(),

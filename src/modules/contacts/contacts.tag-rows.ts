@@ -1,4 +1,5 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
+import { deleteContactRows, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { recordsetSql } from '../../platform/db/rows.ts'
 import type { ContactTag, TagOrigin } from './contacts.rules.ts'
@@ -30,14 +31,7 @@ export async function insertTags(
 export async function deleteTag(db: Db, accountId: string, contactId: string, name: string): Promise<number> {
   const rows = await db
     .delete(contactTags)
-    .where(
-      and(
-        eq(contactTags.accountId, accountId),
-        eq(contactTags.contactId, contactId),
-        eq(contactTags.name, name),
-        ne(contactTags.origin, 'system'),
-      ),
-    )
+    .where(ofContact(contactTags, accountId, contactId, eq(contactTags.name, name), ne(contactTags.origin, 'system')))
     .returning({ name: contactTags.name })
   return rows.length
 }
@@ -55,11 +49,7 @@ export async function deleteTagsOf(
 }
 
 export async function deleteAllTags(db: Db, accountId: string, contactId: string): Promise<number> {
-  const rows = await db
-    .delete(contactTags)
-    .where(and(eq(contactTags.accountId, accountId), eq(contactTags.contactId, contactId)))
-    .returning({ name: contactTags.name })
-  return rows.length
+  return deleteContactRows(db, contactTags, accountId, contactId)
 }
 
 export async function countTags(

@@ -66,6 +66,7 @@ export type {
 /** The contacts the account holds, as counted against the plan's limit. */
 export { contactCount, findContact } from './contacts.repository.ts'
 export { normalizePhone } from './contacts.rules.ts'
+export { CONTACT_EVENT_FIELDS } from './contacts.schemas.ts'
 export { type ContactsService, contactsService } from './contacts.service.ts'
 
 import { contactsTools } from './contacts.tools.ts'

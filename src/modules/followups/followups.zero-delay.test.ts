@@ -66,6 +66,16 @@ async function activate(account: TestAccount, id: string): Promise<Json> {
   return response.json().followup
 }
 
+/** A sandbox account with an active sequence of these step delays (hours), and a contact enrolled by opting in. */
+async function enrolledContact(delays: number[]) {
+  const account = await sandboxAccount()
+  const sequence = await create(account, sequenceOf(delays))
+  await activate(account, sequence.id)
+  const id = await contact(account)
+  await confirm(account, id)
+  return { account, sequence, id }
+}
+
 type SendRow = { position: number; status: string; reason: string | null }
 
 /** The follow-up send records of a contact by step position (delivered and read count as sent). */
@@ -116,11 +126,7 @@ describe('follow-ups: a zero-delay step', () => {
   })
 
   test('a later step with delay 0 goes right after the step before it', async () => {
-    const account = await sandboxAccount()
-    const sequence = await create(account, sequenceOf([2, 0]))
-    await activate(account, sequence.id)
-    const id = await contact(account)
-    await confirm(account, id)
+    const { account, sequence, id } = await enrolledContact([2, 0])
     harness.clock.advance(2 * HOUR)
     await drain()
     assert.deepEqual(await sendsOf(account, id), sent(1, 2))
@@ -145,11 +151,7 @@ describe('follow-ups: a zero-delay step', () => {
   })
 
   test('reactivation: a paused enrollment whose step time is exactly the reactivation instant goes on', async () => {
-    const account = await sandboxAccount()
-    const sequence = await create(account, sequenceOf([2]))
-    await activate(account, sequence.id)
-    const id = await contact(account)
-    await confirm(account, id)
+    const { account, sequence, id } = await enrolledContact([2])
     const paused = await account.request({
       method: 'PATCH',
       url: `/v1/followups/${sequence.id}`,
@@ -164,11 +166,7 @@ describe('follow-ups: a zero-delay step', () => {
   })
 
   test('a delay edited to 0 makes a waiting step go now', async () => {
-    const account = await sandboxAccount()
-    const sequence = await create(account, sequenceOf([5]))
-    await activate(account, sequence.id)
-    const id = await contact(account)
-    await confirm(account, id)
+    const { account, sequence, id } = await enrolledContact([5])
     await drain()
     assert.deepEqual(await sendsOf(account, id), [])
     const response = await account.request({

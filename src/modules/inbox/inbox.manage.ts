@@ -1,6 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { memberships } from '../../platform/auth/people.tables.ts'
 import type { Clock } from '../../platform/clock.ts'
+import { ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { badRequest, notFound } from '../../platform/http/errors.ts'
 import { consentHistory, contactNames, findContact } from '../contacts/index.ts'
@@ -219,7 +220,7 @@ export async function contactActivity(db: Db, accountId: string, contactId: stri
   const rows = await db
     .select()
     .from(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
+    .where(ofContact(messages, accountId, contactId))
     .orderBy(desc(messages.createdAt), desc(messages.id))
     .limit(limit)
   const items: ActivityItem[] = rows.map((m) => ({

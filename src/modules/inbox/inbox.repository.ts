@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { deleteContactRows, inAccount, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { databaseOffset } from '../../platform/http/pagination.ts'
@@ -300,9 +300,7 @@ export async function lastInboundAt(db: Db, accountId: string, contactId: string
   const [row] = await db
     .select({ at: conversations.lastInboundAt })
     .from(conversations)
-    .where(
-      inAccount(conversations, accountId, eq(conversations.contactId, contactId), eq(conversations.channel, channel)),
-    )
+    .where(ofContact(conversations, accountId, contactId, eq(conversations.channel, channel)))
   return row?.at ?? null
 }
 
@@ -462,14 +460,13 @@ export async function setMessageStatus(
 export async function deleteContactMessages(db: Db, accountId: string, contactId: string) {
   const removedMessages = await db
     .delete(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.contactId, contactId)))
+    .where(ofContact(messages, accountId, contactId))
     .returning({ id: messages.id, mediaUrl: messages.mediaUrl })
-  const removedConversations = await db
-    .delete(conversations)
-    .where(and(eq(conversations.accountId, accountId), eq(conversations.contactId, contactId)))
-    .returning({ id: conversations.id })
   return {
-    counts: { messages: removedMessages.length, conversations: removedConversations.length },
+    counts: {
+      messages: removedMessages.length,
+      conversations: await deleteContactRows(db, conversations, accountId, contactId),
+    },
     mediaUrls: removedMessages.map((m) => m.mediaUrl).filter((url) => url !== ''),
   }
 }

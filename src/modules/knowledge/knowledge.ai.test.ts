@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
-import { nextPhone, signedInMember } from '../../../test/helpers/fixtures.ts'
+import { nextPhone, setOptin, signedInMember } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import {
   aiAccount,
@@ -16,7 +16,7 @@ import {
 } from '../../../test/helpers/knowledge-ai.ts'
 import { getAccount } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { consentSubject, recordOptinChange } from '../contacts/index.ts'
+import { consentSubject } from '../contacts/index.ts'
 import { createAiService } from './index.ts'
 import { parseReplyDecision, parseTagSuggestion } from './knowledge.ai.rules.ts'
 import { AI_REPLY_QUEUE, AI_TAGS_QUEUE, aiService } from './knowledge.ai.ts'
@@ -167,15 +167,7 @@ describe('the built-in AI against an OpenAI-compatible endpoint', () => {
     )
 
     // a person answers through POST /messages: the mark goes
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: item.contact_id,
-        channel: 'chat',
-        to: 'confirmed',
-        source: 'test',
-      }),
-    )
+    await setOptin(harness, account.accountId, item.contact_id)
     const sent = await account.request({
       method: 'POST',
       url: '/v1/messages',

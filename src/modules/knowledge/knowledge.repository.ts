@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
-import { inAccount } from '../../platform/db/account-rows.ts'
+import { deleteContactRows, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { rowAsJsonSql, rowFromJson, rows } from '../../platform/db/rows.ts'
 import type { Passage } from './knowledge.extract.ts'
@@ -267,14 +267,7 @@ export async function tagSuggestionsSince(db: Db, accountId: string, contactId: 
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(aiTagSuggestions)
-    .where(
-      inAccount(
-        aiTagSuggestions,
-        accountId,
-        eq(aiTagSuggestions.contactId, contactId),
-        gt(aiTagSuggestions.createdAt, since),
-      ),
-    )
+    .where(ofContact(aiTagSuggestions, accountId, contactId, gt(aiTagSuggestions.createdAt, since)))
   return Number(row?.n ?? 0)
 }
 
@@ -292,15 +285,10 @@ export async function updateTagSuggestion(
 
 /** DELETE /contacts/{id}: the AI's records about the contact go with it. */
 export async function deleteContactAiRecords(tx: Db, accountId: string, contactId: string) {
-  const replies = await tx
-    .delete(aiReplies)
-    .where(and(eq(aiReplies.accountId, accountId), eq(aiReplies.contactId, contactId)))
-    .returning({ id: aiReplies.id })
-  const tags = await tx
-    .delete(aiTagSuggestions)
-    .where(and(eq(aiTagSuggestions.accountId, accountId), eq(aiTagSuggestions.contactId, contactId)))
-    .returning({ id: aiTagSuggestions.inboundMessageId })
-  return { ai_replies: replies.length, ai_tag_suggestions: tags.length }
+  return {
+    ai_replies: await deleteContactRows(tx, aiReplies, accountId, contactId),
+    ai_tag_suggestions: await deleteContactRows(tx, aiTagSuggestions, accountId, contactId),
+  }
 }
 
 /** A document's passages in order (the web app's document view); undefined when the document is not the account's. */

@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { png } from '../../../test/helpers/files.ts'
-import { phoneSequence } from '../../../test/helpers/fixtures.ts'
+import { phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely in tests
 type Json = Record<string, any>
@@ -131,15 +130,7 @@ describe('newsletters carry a header image from the media library', () => {
       url: '/v1/contacts',
       payload: { name: 'Erika Muster', phone: nextPhone() },
     })
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: contact.json().contact.id,
-        channel: 'chat',
-        to: 'confirmed',
-        source: 'test',
-      }),
-    )
+    await setOptin(harness, account.accountId, contact.json().contact.id)
     const image = await uploaded(account, png(8, 8), 'tulpen.png', 'image/png')
     const other = await createTestAccount(harness)
     const foreign = await other.request({

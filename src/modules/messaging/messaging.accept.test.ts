@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
-import { nextPhone, sandboxAccount } from '../../../test/helpers/fixtures.ts'
+import { nextPhone, sandboxAccount, setOptin } from '../../../test/helpers/fixtures.ts'
 import { type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 
 // Template sends accepted together (POST /v1/messages at once): their reads are batched and their records and jobs
 // committed as a group (messaging.sends.ts commitSends). These tests fire bursts and check every send on its own.
@@ -30,15 +29,7 @@ async function contactWith(account: TestAccount, optin: 'confirmed' | 'opted_out
   assert.equal(response.statusCode, 201, response.body)
   const id = json<{ contact: { id: string } }>(response).contact.id
   if (optin) {
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: id,
-        channel: 'chat',
-        to: optin,
-        source: 'test',
-      }),
-    )
+    await setOptin(harness, account.accountId, id, optin)
   }
   return id
 }

@@ -1,9 +1,9 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { accounts } from '../../platform/auth/auth.tables.ts'
-import { accountRowFinder } from '../../platform/db/account-rows.ts'
+import { accountRowFinder, deleteContactRows, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
-import { recordsetSql } from '../../platform/db/rows.ts'
+import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -29,15 +29,10 @@ export async function insertClick(db: Db, click: typeof linkClicks.$inferInsert)
 
 /** DELETE /contacts/{id}: the contact's short links and their clicks go with it. */
 export async function deleteContactLinks(db: Db, accountId: string, contactId: string) {
-  const clicks = await db
-    .delete(linkClicks)
-    .where(and(eq(linkClicks.accountId, accountId), eq(linkClicks.contactId, contactId)))
-    .returning({ linkId: linkClicks.linkId })
-  const links = await db
-    .delete(trackedLinks)
-    .where(and(eq(trackedLinks.accountId, accountId), eq(trackedLinks.contactId, contactId)))
-    .returning({ id: trackedLinks.id })
-  return { link_clicks: clicks.length, tracked_links: links.length }
+  return {
+    link_clicks: await deleteContactRows(db, linkClicks, accountId, contactId),
+    tracked_links: await deleteContactRows(db, trackedLinks, accountId, contactId),
+  }
 }
 
 export type TemplateSendRow = typeof templateSends.$inferSelect
@@ -55,16 +50,10 @@ export async function insertSends(tx: Db, rows: Array<typeof templateSends.$infe
  * rows in one JSON parameter, no limit of bound parameters on a large group.
  */
 export function insertQueuedSendsSql(rows: NewTemplateSendRow[]): SQL {
-  const json = JSON.stringify(
-    rows.map((row) => ({
-      account_id: row.accountId,
-      id: row.id,
-      contact_id: row.contactId,
-      template_id: row.templateId,
-      variables: row.variables ?? {},
-      created_at: row.createdAt.toISOString(),
-      updated_at: row.updatedAt.toISOString(),
-    })),
+  const json = recordsJson(
+    rows,
+    ['accountId', 'id', 'contactId', 'templateId', 'variables', 'createdAt', 'updatedAt'],
+    { variables: {} },
   )
   return sql`INSERT INTO template_sends (account_id, id, contact_id, template_id, variables, status, created_at, updated_at)
     SELECT r.account_id, r.id, r.contact_id, r.template_id, r.variables, 'queued', r.created_at, r.updated_at
@@ -105,7 +94,7 @@ export async function sendsByMessageIds(tx: Db, accountId: string, messageIds: s
 export async function deleteContactSends(db: Db, accountId: string, contactId: string) {
   const removed = await db
     .delete(templateSends)
-    .where(and(eq(templateSends.accountId, accountId), eq(templateSends.contactId, contactId)))
+    .where(ofContact(templateSends, accountId, contactId))
     .returning({ status: templateSends.status })
   return { send_jobs: removed.filter((r) => r.status === 'queued').length }
 }
@@ -124,18 +113,16 @@ export async function setSendStatuses(
   >,
 ): Promise<void> {
   if (sends.length === 0) return
-  const rows = JSON.stringify(
-    sends.map((s) => ({
-      id: s.id,
-      status: s.status,
-      reason: s.reason,
-      error_code: s.errorCode,
-      delivered_at: s.deliveredAt?.toISOString() ?? null,
-      read_at: s.readAt?.toISOString() ?? null,
-      failed_at: s.failedAt?.toISOString() ?? null,
-      updated_at: s.updatedAt.toISOString(),
-    })),
-  )
+  const rows = recordsJson(sends, [
+    'id',
+    'status',
+    'reason',
+    'errorCode',
+    'deliveredAt',
+    'readAt',
+    'failedAt',
+    'updatedAt',
+  ])
   await tx.execute(sql`
     UPDATE template_sends s SET status = r.status, reason = r.reason, error_code = r.error_code,
       delivered_at = r.delivered_at, read_at = r.read_at, failed_at = r.failed_at, updated_at = r.updated_at

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { cloudChatAccount, cloudNumber, postCloudWebhook } from '../../../test/helpers/cloud-account.ts'
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
-import { nextPhone } from '../../../test/helpers/fixtures.ts'
-import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
-import { hubSignature } from '../channels/whatsapp-cloud.provider.ts'
-import { recordOptinChange } from '../contacts/index.ts'
+import { nextPhone, setOptin } from '../../../test/helpers/fixtures.ts'
+import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 
 /** A fake Graph API on loopback: it records each request and answers POST …/messages like the Cloud API. */
 interface GraphRequest {
@@ -13,10 +12,8 @@ interface GraphRequest {
   body: Record<string, unknown> | null
 }
 
-const TOKEN = 'EAAG-sends-token'
-const APP_SECRET = 'sends-app-secret'
-const PHONE_NUMBER_ID = '100200300400'
-const WABA = '500600700'
+const NUMBER = cloudNumber('sends', '100200300400', '500600700')
+const { accessToken: TOKEN, phoneNumberId: PHONE_NUMBER_ID, wabaId: WABA } = NUMBER
 
 let graph: FakeGraph
 const requests: GraphRequest[] = []
@@ -61,17 +58,7 @@ async function drain() {
 
 /** An account on whatsapp-cloud, a confirmed contact named Erika, and an approved template. */
 async function cloudSetup(template: Record<string, unknown> = {}) {
-  const account = await createTestAccount(harness)
-  await harness.services.channels.connect(account.accountId, {
-    channel: 'chat',
-    provider: 'whatsapp-cloud',
-    address: '+4930123456',
-    phoneNumberId: PHONE_NUMBER_ID,
-    wabaId: WABA,
-    accessToken: TOKEN,
-    appSecret: APP_SECRET,
-    verifyToken: 'verify',
-  })
+  const account = await cloudChatAccount(harness, NUMBER)
   const phone = nextPhone()
   const created = await account.request({
     method: 'POST',
@@ -79,15 +66,7 @@ async function cloudSetup(template: Record<string, unknown> = {}) {
     payload: { name: 'Erika Muster', phone },
   })
   const contactId = created.json().contact.id as string
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: 'chat',
-      to: 'confirmed',
-      source: 'test',
-    }),
-  )
+  await setOptin(harness, account.accountId, contactId)
   const response = await account.request({
     method: 'POST',
     url: '/v1/templates',
@@ -136,12 +115,7 @@ async function statusWebhook(account: TestAccount, statuses: Array<Record<string
       },
     ],
   })
-  const response = await harness.app.inject({
-    method: 'POST',
-    url: `/hooks/whatsapp-cloud/${account.accountId}`,
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature(APP_SECRET, raw) },
-    payload: raw,
-  })
+  const response = await postCloudWebhook(harness, account, NUMBER, raw)
   assert.equal(response.statusCode, 200, response.body)
 }
 

@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { createdContactId } from '../../../test/helpers/contacts.ts'
 import { phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { type SendSetupOptions, sendSetup } from '../../../test/helpers/messaging.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
@@ -25,21 +26,8 @@ const channels = () => harness.services.channels
 let counter = 0
 const nextPhone = phoneSequence('+4916')
 
-interface Setup {
-  account: TestAccount
-  contactId: string
-  phone: string
-}
-
 /** A sandbox-connected account and a confirmed contact who never wrote (so outside any 24-hour window). */
-async function readyToSend(options: { messagesPerMonth?: number; connect?: boolean; name?: string } = {}) {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: options.messagesPerMonth ?? 100 } })
-  if (options.connect !== false) await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-  const phone = nextPhone()
-  const contactId = await createdContactId(account, { name: options.name ?? 'Erika Mustermann', phone })
-  await setOptin(harness, account.accountId, contactId, 'confirmed')
-  return { account, contactId, phone } satisfies Setup
-}
+const readyToSend = (options: SendSetupOptions = {}) => sendSetup(harness, nextPhone(), options)
 
 const CONTENT = 'Hallo {{name}}, dein Code ist {{code}}. Bis bald!'
 

@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm'
 import { createdContactId } from '../../../test/helpers/contacts.ts'
 import { phoneSequence, setOptin } from '../../../test/helpers/fixtures.ts'
 import { createTestAccount, type Harness, json, type TestAccount } from '../../../test/helpers/harness.ts'
+import { type SendSetup, type SendSetupOptions, sendSetup } from '../../../test/helpers/messaging.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { blockAccount, pauseSending } from '../../platform/auth/accounts.service.ts'
 import { sandboxOutboxOf } from '../channels/index.ts'
@@ -17,15 +18,8 @@ harnessPerFile({ config: { allowPrivateTargets: true }, workers: true }, (create
 })
 
 const DAY = 24 * 60 * 60 * 1000
-const channels = () => harness.services.channels
 let phoneCounter = 0
 const nextPhone = phoneSequence('+4915')
-
-interface Setup {
-  account: TestAccount
-  contactId: string
-  phone: string
-}
 
 async function customerWrites(account: TestAccount, phone: string) {
   const response = await account.request({
@@ -37,17 +31,8 @@ async function customerWrites(account: TestAccount, phone: string) {
 }
 
 /** A sandbox-connected account and a contact with confirmed chat opt-in inside the 24-hour window. */
-async function readyToSend(options: { messagesPerMonth?: number; connect?: boolean } = {}): Promise<Setup> {
-  const account = await createTestAccount(harness, { plan: { messagesPerMonth: options.messagesPerMonth ?? 100 } })
-  if (options.connect !== false) {
-    await channels().connect(account.accountId, { channel: 'chat', provider: 'sandbox' })
-  }
-  const phone = nextPhone()
-  const contactId = await createdContactId(account, { name: 'Erika', phone })
-  if (options.connect !== false) await customerWrites(account, phone)
-  await setOptin(harness, account.accountId, contactId, 'confirmed')
-  return { account, contactId, phone }
-}
+const readyToSend = (options: SendSetupOptions = {}): Promise<SendSetup> =>
+  sendSetup(harness, nextPhone(), { name: 'Erika', writesFirst: true, ...options })
 
 const send = (account: TestAccount, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   account.request({ method: 'POST', url: '/v1/messages', payload, headers })

@@ -5,12 +5,12 @@ import {
   drainJobs,
   sandboxAccount as fixtureAccount,
   phoneSequence,
+  setOptin,
   signedInMember,
 } from '../../../test/helpers/fixtures.ts'
 import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 import { scheduleNewsletter } from '../../../test/helpers/newsletters.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 
 // Newsletter segments by custom field (issue 33): the estimate, the preview's "would receive" and the fan-out select
 // exactly the contacts whose fields match, AND with the tags; a condition that does not fit the account's fields is a
@@ -38,15 +38,7 @@ async function contact(
   const id = response.json().contact.id as string
   await setFieldValues(harness.database.orm, account.accountId, id, fields)
   if (options.confirmed !== false) {
-    await harness.database.orm.transaction((tx) =>
-      recordOptinChange(tx, harness.clock, {
-        accountId: account.accountId,
-        contactId: id,
-        channel: 'chat',
-        to: 'confirmed',
-        source: 'test',
-      }),
-    )
+    await setOptin(harness, account.accountId, id)
   }
   for (const tag of options.tags ?? []) {
     const added = await account.request({ method: 'POST', url: `/v1/contacts/${id}/tags`, payload: { tag } })

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
-import { nextPhone } from '../../../test/helpers/fixtures.ts'
+import { nextPhone, setOptin } from '../../../test/helpers/fixtures.ts'
 import { createKey, createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
-import { recordOptinChange } from '../contacts/index.ts'
 
 let harness: Harness
 
@@ -24,15 +23,7 @@ async function contact(account: TestAccount): Promise<{ id: string; phone: strin
 }
 
 async function optin(account: TestAccount, contactId: string, to: 'confirmed' | 'opted_out', channel = 'chat') {
-  await harness.database.orm.transaction((tx) =>
-    recordOptinChange(tx, harness.clock, {
-      accountId: account.accountId,
-      contactId,
-      channel: channel as 'chat' | 'email',
-      to,
-      source: 'test',
-    }),
-  )
+  await setOptin(harness, account.accountId, contactId, to, channel as 'chat' | 'email')
 }
 
 async function inbound(account: TestAccount, phone: string, text = 'Hallo') {
@@ -263,15 +254,7 @@ describe('GET /stats', () => {
     assert.equal(activated.statusCode, 200, activated.body)
     for (let i = 0; i < 3; i++) {
       const c = await contact(account)
-      await harness.database.orm.transaction((tx) =>
-        recordOptinChange(tx, harness.clock, {
-          accountId: account.accountId,
-          contactId: c.id,
-          channel: 'chat',
-          to: 'confirmed',
-          source: 'test',
-        }),
-      )
+      await setOptin(harness, account.accountId, c.id)
       const tagged = await account.request({
         method: 'POST',
         url: `/v1/contacts/${c.id}/tags`,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { beforeEach, describe, test } from 'node:test'
+import { cloudChatAccount, cloudNumber } from '../../../test/helpers/cloud-account.ts'
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { createTestAccount, type Harness, type TestAccount } from '../../../test/helpers/harness.ts'
 import { TEMPLATE_POLL_INTERVAL_MS } from './index.ts'
@@ -12,9 +13,8 @@ type Json = Record<string, any>
  * A fake Graph API on loopback for the message_templates edge: it keeps what was submitted by (name, language),
  * answers with the status set in `decisions` (default PENDING), and can be told to fail.
  */
-const TOKEN = 'EAAG-submit-token'
-const PHONE_NUMBER_ID = '10900000001'
-const WABA = '9900112233'
+const NUMBER = cloudNumber('submit', '10900000001', '9900112233', '+4930123499')
+const { accessToken: TOKEN, wabaId: WABA } = NUMBER
 
 interface GraphRequest {
   method: string
@@ -87,20 +87,8 @@ beforeEach(() => {
 
 const channels = () => harness.services.channels
 
-async function cloudAccount(options: Parameters<typeof createTestAccount>[1] = {}): Promise<TestAccount> {
-  const account = await createTestAccount(harness, options)
-  await channels().connect(account.accountId, {
-    channel: 'chat',
-    provider: 'whatsapp-cloud',
-    address: '+4930123499',
-    phoneNumberId: PHONE_NUMBER_ID,
-    wabaId: WABA,
-    accessToken: TOKEN,
-    appSecret: 'submit-app-secret',
-    verifyToken: 'submit-verify',
-  })
-  return account
-}
+const cloudAccount = (options: Parameters<typeof createTestAccount>[1] = {}): Promise<TestAccount> =>
+  cloudChatAccount(harness, NUMBER, options)
 
 async function sandboxAccount(options: Parameters<typeof createTestAccount>[1] = {}): Promise<TestAccount> {
   const account = await createTestAccount(harness, options)

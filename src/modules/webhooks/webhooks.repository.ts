@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm'
 import { accounts, plans } from '../../platform/auth/auth.tables.ts'
 import { accountRowFinder, inAccount, newestFirst } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { recordsJson } from '../../platform/db/rows.ts'
 import { events } from '../../platform/events/events.tables.ts'
 import { enqueueSelectSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
 import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions } from './webhooks.tables.ts'
@@ -351,22 +352,20 @@ export interface SucceededAttempt {
  * attempt on its own.
  */
 export async function recordSuccesses(tx: Db, attempts: SucceededAttempt[], now: Date): Promise<Set<string>> {
-  const input = JSON.stringify(
-    attempts.map((a) => ({
-      account_id: a.accountId,
-      job_id: a.jobId,
-      lease_token: a.leaseToken,
-      attempt_id: a.attemptId,
-      delivery_id: a.deliveryId,
-      subscription_id: a.subscriptionId,
-      event_id: a.eventId,
-      event_name: a.eventName,
-      attempt: a.attempt,
-      attempted_at: a.attemptedAt.toISOString(),
-      duration_ms: a.durationMs,
-      status_code: a.statusCode,
-    })),
-  )
+  const input = recordsJson(attempts, [
+    'accountId',
+    'jobId',
+    'leaseToken',
+    'attemptId',
+    'deliveryId',
+    'subscriptionId',
+    'eventId',
+    'eventName',
+    'attempt',
+    'attemptedAt',
+    'durationMs',
+    'statusCode',
+  ])
   // herold_record_webhook_successes (migration 0010_batched_delivery) keeps its plan across calls
   const result = await tx.execute(
     sql`SELECT id FROM herold_record_webhook_successes(${input}::jsonb, ${now.toISOString()}::timestamptz) AS id`,

@@ -8,6 +8,7 @@ import { AppError, badRequest, notFound } from '../../platform/http/errors.ts'
 import { type Page, toPage } from '../../platform/http/pagination.ts'
 import { cancelQueuedJobs, enqueue } from '../../platform/jobs/jobs.ts'
 import type { SecretBox } from '../../platform/secrets.ts'
+import { CONTACT_EVENT_FIELDS } from '../contacts/index.ts'
 import * as repository from './webhooks.repository.ts'
 import {
   checkSubscriptionUrl,
@@ -80,19 +81,7 @@ export const EVENT_TYPES: Array<{ name: EventName; description: string; data_fie
   {
     name: 'contact.created',
     description: 'a contact was created (API, import, landing page, or a first inbound message)',
-    data_fields: [
-      'id',
-      'name',
-      'email',
-      'phone',
-      'optin_chat',
-      'optin_email',
-      'tags',
-      'language',
-      'source',
-      'fields',
-      'created_at',
-    ],
+    data_fields: CONTACT_EVENT_FIELDS,
   },
   {
     name: 'message.received',

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+import { and, type Column, eq, gt, isNull, lt } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/client.ts'
 import { AppError } from '../http/errors.ts'
@@ -82,6 +82,10 @@ export interface ResolvedSession {
 
 const unauthorized = () => new AppError(401, 'unauthorized', 'Your session has ended; sign in again')
 
+/** Joins the membership of the user in the account named by these columns, when it is active. */
+export const activeMembership = (accountId: Column, userId: Column) =>
+  and(eq(memberships.accountId, accountId), eq(memberships.userId, userId), eq(memberships.status, 'active'))
+
 /**
  * A session cookie to its member: the session must be unrevoked and unexpired and its membership active; the role
  * is read on every request, so a changed role or a removal takes effect at once.
@@ -100,14 +104,7 @@ export async function resolveSession(db: Db, clock: Clock, token: string): Promi
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .innerJoin(
-      memberships,
-      and(
-        eq(memberships.accountId, sessions.accountId),
-        eq(memberships.userId, sessions.userId),
-        eq(memberships.status, 'active'),
-      ),
-    )
+    .innerJoin(memberships, activeMembership(sessions.accountId, sessions.userId))
     .innerJoin(accounts, eq(accounts.id, sessions.accountId))
     .innerJoin(plans, eq(plans.name, accounts.plan))
     .where(and(eq(sessions.tokenHash, hashSecret(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))

@@ -1,4 +1,4 @@
-import { and, type Column, desc, eq, type SQL } from 'drizzle-orm'
+import { and, type Column, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { PgSelect, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { Db } from './client.ts'
 
@@ -12,6 +12,14 @@ export const inAccount = (table: { accountId: Column }, accountId: string, ...co
 /** The row `id` of `accountId` in `table`. */
 export const accountRowById = (table: { accountId: Column; id: Column }, accountId: string, id: string) =>
   inAccount(table, accountId, eq(table.id, id))
+
+/** The rows of `accountId` in `table` about the contact `contactId` that also meet `conditions`. */
+export const ofContact = (
+  table: { accountId: Column; contactId: Column },
+  accountId: string,
+  contactId: string,
+  ...conditions: (SQL | undefined)[]
+) => inAccount(table, accountId, eq(table.contactId, contactId), ...conditions)
 
 /**
  * A page of `query` newest first by `at` (then id), from `offset`, with one row more than `limit` so the caller can
@@ -63,4 +71,36 @@ export async function updateAccountRow<T extends AccountTable>(
     .update(table)
     .set(change)
     .where(accountRowById(table, accountId, id))
+}
+
+type ContactTable = PgTable & { accountId: Column; contactId: Column }
+
+/** Deletes the rows about the contact `contactId` in `table` (DELETE /contacts/{id}); how many went. */
+export async function deleteContactRows<T extends ContactTable>(
+  tx: Db,
+  table: T,
+  accountId: string,
+  contactId: string,
+): Promise<number> {
+  const removed = await tx
+    .delete(table as PgTable)
+    .where(ofContact(table, accountId, contactId))
+    .returning({ one: sql`1` })
+  return removed.length
+}
+
+/** Sets `change` on the rows about the contact `contactId` in `table` (GDPR anonymization); how many. */
+export async function updateContactRows<T extends ContactTable>(
+  tx: Db,
+  table: T,
+  accountId: string,
+  contactId: string,
+  change: PgUpdateSetSource<T>,
+): Promise<number> {
+  const changed = await tx
+    .update(table)
+    .set(change)
+    .where(ofContact(table, accountId, contactId))
+    .returning({ one: sql`1` })
+  return changed.length
 }

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
 import { openOwnDatabase, rowsReadSoFar } from '../../../test/helpers/own-database.ts'
 import type { Database, Db } from './client.ts'
-import { recordsetSql, rows } from './rows.ts'
+import { recordsetSql, recordsJson, rows } from './rows.ts'
 
 /**
  * A batch's rows joined to a table by its key read the batch's rows, whatever the table's statistics say (none yet,
@@ -74,5 +74,19 @@ describe('recordsetSql: a batch joined by its key', () => {
 
   test('an alias that is not a plain name is refused', () => {
     assert.throws(() => recordsetSql('[]', 0, 'r; DROP TABLE x', 'id uuid'), /not a plain alias/)
+  })
+})
+
+describe('recordsJson: rows for jsonb_to_recordset', () => {
+  test('snake_case columns, dates as ISO strings, a missing value as its default or null, nothing else', () => {
+    const at = new Date('2026-01-02T03:04:05.678Z')
+    const list = [
+      { id: 'a', stepIndex: 2, waitUntil: at, data: undefined, extra: 'x' },
+      { id: 'b', stepIndex: 0, waitUntil: null, data: { k: 1 }, extra: 'y' },
+    ]
+    assert.deepEqual(JSON.parse(recordsJson(list, ['id', 'stepIndex', 'waitUntil', 'data'], { data: {} })), [
+      { id: 'a', step_index: 2, wait_until: '2026-01-02T03:04:05.678Z', data: {} },
+      { id: 'b', step_index: 0, wait_until: null, data: { k: 1 } },
+    ])
   })
 })

@@ -26,6 +26,25 @@ export function rowFromJson<T extends Table>(table: T, value: unknown): T['$infe
 }
 
 /**
+ * Rows as one JSON array for jsonb_to_recordset: the named properties under their snake_case column names, a
+ * missing one as its default or null (dates become ISO strings through JSON).
+ */
+export function recordsJson<T extends object, K extends keyof T & string>(
+  list: readonly T[],
+  keys: readonly K[],
+  defaults: { [P in K]?: unknown } = {},
+): string {
+  const columns = keys.map((key) => [key, key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] as const)
+  return JSON.stringify(
+    list.map((row) => {
+      const record: Record<string, unknown> = {}
+      for (const [key, column] of columns) record[column] = row[key] ?? defaults[key] ?? null
+      return record
+    }),
+  )
+}
+
+/**
  * The rows of a JSON array as a relation to join a table with:
  * `(SELECT * FROM jsonb_to_recordset(json) AS alias(columns) LIMIT count) AS alias`, `count` being the array's length.
  * The LIMIT is the planner's estimate of its rows; jsonb_to_recordset's own is always 100. Against 100 rows, and a

@@ -1,5 +1,6 @@
-import { and, eq, type SQL, sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
+import { updateContactRows } from '../db/account-rows.ts'
 import type { Db } from '../db/client.ts'
 import { timeOrderedId } from '../ids.ts'
 import { enqueue } from '../jobs/jobs.ts'
@@ -112,12 +113,7 @@ export async function recordTestEvent(
 
 /** GDPR: the events about a deleted contact stay (they happened) but lose every personal field. */
 export async function anonymizeContactEvents(tx: Db, accountId: string, contactId: string): Promise<number> {
-  const rows = await tx
-    .update(events)
-    .set({ contactId: null, data: { anonymized: true } })
-    .where(and(eq(events.accountId, accountId), eq(events.contactId, contactId)))
-    .returning({ id: events.id })
-  return rows.length
+  return updateContactRows(tx, events, accountId, contactId, { contactId: null, data: { anonymized: true } })
 }
 
 /** Appends many events in one statement (bulk imports); same rules as recordEvent. */
