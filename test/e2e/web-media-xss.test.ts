@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import nodemailer from 'nodemailer'
 import type { Page } from 'playwright-core'
+import { pageTrue } from '../helpers/browser.ts'
 import { type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { attackScript, hostileFiles, png } from '../helpers/files.ts'
 import type { TestAccount } from '../helpers/harness.ts'
@@ -171,7 +172,7 @@ describe('stored files opened by a signed-in owner run no script', () => {
       route.fulfill({ contentType: 'text/html', body: `<!doctype html><img alt="png" src="${url}">` }),
     )
     await probe.goto(`${rig.base}${PROBE}`)
-    await probe.waitForFunction('document.images[0] && document.images[0].complete')
+    await pageTrue(probe, 'document.images[0] && document.images[0].complete')
     assert.equal(await probe.evaluate('document.images[0].naturalWidth'), 40)
     await probe.close()
   })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
 import type { Page } from 'playwright-core'
+import { pageTrue } from '../helpers/browser.ts'
 import { CONSOLE_PAGES, type ConsoleRig, startConsole } from '../helpers/console.ts'
 import { setOptin } from '../helpers/fixtures.ts'
 import type { TestAccount } from '../helpers/harness.ts'
@@ -138,7 +139,7 @@ describe('the console on a phone and on a desktop', () => {
     await page.getByRole('button', { name: 'Send', exact: true }).click()
     await thread.getByText('Ja, ab 7 Uhr!').waitFor()
     // reading the thread marked it read: the title counts only the other customer's message
-    await page.waitForFunction(`document.title === '(1) Herold'`)
+    await pageTrue(page, `document.title === '(1) Herold'`)
     await checks.accessibleShot(page, 'phone inbox thread', 'phone-inbox-thread')
 
     // an internal note from the phone: the Note switch, its composer in view, the note in the thread set apart
@@ -173,7 +174,7 @@ describe('the console on a phone and on a desktop', () => {
     await inbound(CUSTOMER, 'Bis morgen!')
     await row.getByText('Bis morgen!').waitFor()
     await row.getByText('1 unread').waitFor()
-    await page.waitForFunction(`document.title === '(2) Herold'`)
+    await pageTrue(page, `document.title === '(2) Herold'`)
     assert.equal(await page.evaluate('window.stayed'), true, 'no reload')
 
     // the customer who wrote 25 hours ago: the template picker with its variable takes the reply's place

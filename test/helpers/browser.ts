@@ -70,3 +70,16 @@ export async function browserWithPage(locale = 'en-US'): Promise<{ browser: Brow
   const browser = await launchBrowser()
   return { browser, page: await openPage(browser, locale) }
 }
+
+/**
+ * Waits until `expression` is true in the page, asking from outside it (as page.evaluate does) every 50 ms, for up to
+ * 30 s as Playwright's waitForFunction would. waitForFunction with a string polls by evaluating it inside the page,
+ * which the console's CSP (no 'unsafe-eval') refuses whenever the first look finds it still false.
+ */
+export async function pageTrue(page: Page, expression: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > until) throw new Error(`still false after ${timeoutMs} ms: ${expression}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
