@@ -86,5 +86,10 @@ export {
   parseFieldConditionsParam,
   todayIn,
 } from './contacts.field-conditions.ts'
-export { type FieldDefinition, fieldDefinitionsOf } from './contacts.fields-read.ts'
+export {
+  type FieldDefinition,
+  fieldDefinitionsFromJson,
+  fieldDefinitionsJsonSql,
+  fieldDefinitionsOf,
+} from './contacts.fields-read.ts'
 export type { CustomFieldType, CustomFieldValue } from './contacts.tables.ts'

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
-import { NotifiedCache } from '../../platform/db/notified-cache.ts'
+import { isUuidKey } from '../../platform/db/per-tick.ts'
 import { AppError, notFound } from '../../platform/http/errors.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueueSql, notifyJobsSql } from '../../platform/jobs/jobs.ts'
@@ -10,18 +10,18 @@ import type { FieldDefinition } from '../contacts/index.ts'
 import {
   customFieldTexts,
   extractVariables,
-  fieldDefinitionsBatched,
   invalidVariablesMessage,
   mayUseCustomFields,
   renderTemplate,
   type TemplateView,
   templateTexts,
+  templateView,
   unfilledVariables,
   validateVariableValues,
   valueLanguage,
 } from '../templates/index.ts'
-import { type Contact, type SendsTenant, TEMPLATE_SEND_QUEUE, type TemplateSendsDeps } from './messaging.ports.ts'
-import { hasUnitLeft, monthIn } from './messaging.quota.ts'
+import { type SendsTenant, TEMPLATE_SEND_QUEUE, type TemplateSendsDeps } from './messaging.ports.ts'
+import { monthIn } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
 import { contactValues, recipientRefusal, sendView, templateRefusal, UUID } from './messaging.rules.ts'
 
@@ -33,67 +33,29 @@ const conflict = (code: string, message: string) => new AppError(409, code, mess
 export function sendAcceptance(deps: TemplateSendsDeps) {
   const { db, clock } = deps
 
-  // notified by migration 0056's triggers on templates and channel_connections
-  const views = new NotifiedCache<TemplateView>(deps.database, 'herold_send_checks')
-  const chatNumbers = new NotifiedCache<true>(deps.database, 'herold_send_checks')
-  // notified by migration 0063's trigger on contact_fields
-  const fieldDefinitions = new NotifiedCache<FieldDefinition[]>(deps.database, 'herold_send_checks')
-  const template = (tenant: SendsTenant, id: string) =>
-    views.get(`${tenant.accountId}/${id}`, () =>
-      deps.templates.view({ accountId: tenant.accountId, account: { language: tenant.account.language } }, id),
-    )
-  // 409 chat_not_connected is thrown, never kept
-  const requireChatConnected = (accountId: string) =>
-    chatNumbers.get(accountId, async () => {
-      await deps.channels.requireChatConnected(accountId)
-      return true
-    })
-
   // the accepted sends of requests that arrive together: one transaction, one commit (see commitSends)
   const commit = groupCommit((rows: repo.NewTemplateSendRow[]) => commitSends(db, clock, rows))
 
-  /**
-   * The account's custom field definitions when they matter to this send: the template may use one, or the caller
-   * passed values (a custom field's name among them is refused as coming from the contact). Else none, unread.
-   */
-  function definitionsFor(tenant: SendsTenant, view: TemplateView, supplied: Record<string, string>) {
-    if (!mayUseCustomFields(templateTexts(view)) && Object.keys(supplied).length === 0) return []
-    return fieldDefinitions.get(tenant.accountId, () => fieldDefinitionsBatched(db, tenant.accountId))
-  }
-
-  /** The contact's custom field values as text, read only when the template uses a custom field. */
-  async function customFieldsOf(
-    tenant: SendsTenant,
-    view: TemplateView,
-    contact: Contact,
-    definitions: readonly FieldDefinition[],
-  ) {
+  /** The contact's custom field values as text, when the template uses a custom field. */
+  function customFieldsOf(view: TemplateView, contact: repo.CheckedContact, definitions: readonly FieldDefinition[]) {
     const texts = templateTexts(view)
     if (!extractVariables(texts).some((v) => definitions.some((d) => d.key === v))) return {}
-    const own = await repo.contactFieldValues(db, tenant.accountId, contact.id)
-    return customFieldTexts(definitions, own.fields, valueLanguage(own.language, view.language))
+    return customFieldTexts(definitions, contact.fields, valueLanguage(contact.language, view.language))
   }
 
   /** 422 invalid_variables naming every variable, from the caller's values and then from the contact's data. */
-  async function checkVariables(
-    tenant: SendsTenant,
+  function checkVariables(
     view: TemplateView,
-    contact: Contact,
+    contact: repo.CheckedContact,
     supplied: Record<string, string>,
     definitions: readonly FieldDefinition[],
   ) {
     const texts = templateTexts(view)
     const keys = definitions.map((d) => d.key)
-    const invalid = validateVariableValues(texts, supplied, keys)
-    if (invalid.length > 0) {
-      throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
-        variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })),
-      })
-    }
     const rendered = renderTemplate({
       texts,
       language: view.language,
-      contact: { ...contactValues(contact), customFields: await customFieldsOf(tenant, view, contact, definitions) },
+      contact: { ...contactValues(contact), customFields: customFieldsOf(view, contact, definitions) },
       values: supplied,
       customFields: keys,
     })
@@ -110,25 +72,41 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
   return {
     /**
      * POST /messages with a template: every check at once, then the send record (queued) and its job in one
-     * transaction. Order: the contact (404), the template (404, 422 template_not_chat, template_not_sendable,
-     * template_not_approved), the caller's variables (422 invalid_variables), sending paused (403
-     * subscription_locked), the monthly quota (403 limit_reached; checked, not reserved), the chat number (409
-     * chat_not_connected), the recipient (409 contact_no_phone, contact_opted_out, contact_not_optin), and last the
-     * contact's own values for contact variables (422 invalid_variables when one would stay empty).
+     * transaction. What the checks read is one statement for the requests of a turn (repo.sendChecks). Order: the
+     * contact (404), the template (404, 422 template_not_chat, template_not_sendable, template_not_approved), the
+     * caller's variables (422 invalid_variables), sending paused (403 subscription_locked), the monthly quota (403
+     * limit_reached; checked, not reserved), the chat number (409 chat_not_connected), the recipient (409
+     * contact_no_phone, contact_opted_out, contact_not_optin), and last the contact's own values for contact
+     * variables (422 invalid_variables when one would stay empty).
      */
     async queue(
       tenant: SendsTenant,
       input: { contact_id: string; template: { id: string; variables?: Record<string, string> } },
     ) {
-      const contact = await deps.contacts.get(tenant, input.contact_id)
-      const view = await template(tenant, input.template.id)
+      if (!isUuidKey(input.contact_id)) throw notFound('contact')
+      const found = await repo.sendChecks(db, {
+        accountId: tenant.accountId,
+        contactId: input.contact_id,
+        templateId: isUuidKey(input.template.id) ? input.template.id : null,
+        month: monthIn(clock.now(), tenant.account.timezone),
+      })
+      const contact = found.contact
+      if (!contact) throw notFound('contact')
+      if (!found.template) throw notFound('template')
+      // the account's field keys belong to the view when the template may use one (as GET /templates shows it)
+      const mayUseFields = mayUseCustomFields(templateTexts(found.template))
+      const view = templateView(found.template, mayUseFields ? found.definitions.map((d) => d.key) : [])
       const refusal = templateRefusal(view)
       if (refusal) throw unprocessable(refusal.code, refusal.message)
       const supplied = input.template.variables ?? {}
-      // read once for the checks below and the contact's values (each read is a statement on PostgreSQL)
-      const definitions = await definitionsFor(tenant, view, supplied)
-      const keys = definitions.map((d) => d.key)
-      const invalid = validateVariableValues(templateTexts(view), supplied, keys)
+      // the definitions matter when the template may use one, or the caller passed values (a custom field's name
+      // among them is refused as coming from the contact)
+      const definitions = mayUseFields || Object.keys(supplied).length > 0 ? found.definitions : []
+      const invalid = validateVariableValues(
+        templateTexts(view),
+        supplied,
+        definitions.map((d) => d.key),
+      )
       if (invalid.length > 0) {
         throw unprocessable('invalid_variables', invalidVariablesMessage(invalid), {
           variables: invalid.map((i) => ({ name: i.variable, problem: i.problem })),
@@ -137,13 +115,13 @@ export function sendAcceptance(deps: TemplateSendsDeps) {
       if (tenant.account.sendingPaused) {
         throw new AppError(403, 'subscription_locked', 'Sending is paused for this account')
       }
-      if (!(await hasUnitLeft(db, tenant.accountId, monthIn(clock.now(), tenant.account.timezone)))) {
+      if (!found.unitLeft) {
         throw new AppError(403, 'limit_reached', 'The monthly message quota is used up', { key: 'message_quota' })
       }
-      await requireChatConnected(tenant.accountId)
+      if (!found.chatConnected) throw conflict('chat_not_connected', 'No chat number is connected')
       const recipient = recipientRefusal(contact)
       if (recipient) throw conflict(recipient.code, recipient.message)
-      await checkVariables(tenant, view, contact, supplied, definitions)
+      checkVariables(view, contact, supplied, definitions)
       const now = clock.now()
       const id = randomUUID()
       const committed = await commit({

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql } from '../../platform/db/rows.ts'
@@ -91,6 +91,11 @@ export async function usedIn(db: Db, accountId: string, month: string): Promise<
     .where(and(eq(messageQuota.accountId, accountId), eq(messageQuota.month, month)))
   return row?.used ?? 0
 }
+
+/** Whether a unit of the month is still free, as an SQL boolean of an account id and a month (both SQL). */
+export const unitLeftSql = (accountId: SQL, month: SQL) =>
+  sql`(COALESCE((SELECT q.used FROM message_quota q WHERE q.account_id = ${accountId} AND q.month = ${month}), 0)
+    < COALESCE((SELECT p.messages_per_month FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ${accountId}), 0))`
 
 /**
  * Whether a unit of the month is still free; a check only (POST /messages of a template), nothing is reserved. The

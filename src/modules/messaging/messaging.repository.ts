@@ -3,7 +3,10 @@ import { accounts } from '../../platform/auth/auth.tables.ts'
 import { accountRowFinder, deleteContactRows, ofContact } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
-import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
+import { recordsetSql, recordsJson, rows } from '../../platform/db/rows.ts'
+import { type FieldDefinition, fieldDefinitionsFromJson, fieldDefinitionsJsonSql } from '../contacts/index.ts'
+import { type TemplateRow, templateAsJsonSql, templateFromJson } from '../templates/index.ts'
+import { unitLeftSql } from './messaging.quota.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -245,25 +248,71 @@ export async function insertLinksOf(
   await db.insert(trackedLinks).values(links.map((link) => ({ accountId, ...link, createdAt: now })))
 }
 
-type FieldValues = { language: string; fields: Record<string, unknown> | null }
+/** The contact as POST /messages checks and renders it. */
+export type CheckedContact = {
+  id: string
+  name: string
+  email: string
+  phone: string
+  optin_chat: string
+  language: string
+  fields: Record<string, unknown> | null
+}
+
+/** Everything POST /messages with a template checks, as one statement reads it (sendChecks). */
+export type SendChecks = {
+  contact: CheckedContact | null
+  template: TemplateRow | null
+  definitions: FieldDefinition[]
+  unitLeft: boolean
+  chatConnected: boolean
+}
+
+export type SendCheckKey = { accountId: string; contactId: string; templateId: string | null; month: string }
 
 /**
- * A contact's language and custom field values (POST /messages with a template that uses a custom field); the
- * lookups of one turn of the event loop are one statement (perTick).
+ * What POST /messages with a template checks before it writes (the contact, the template, the account's custom field
+ * definitions, a unit of the month's quota left, a connected chat number), for the requests of one turn of the event
+ * loop in one statement: read one by one they were five statements a turn, each a round trip on the server's busy
+ * thread. Every lookup is by the key's account. A template id that is no uuid reads as no template.
  */
-export const contactFieldValues = (db: Db, accountId: string, contactId: string): Promise<FieldValues> =>
-  fieldValuesPerTick(db, { accountId, contactId })
-
-const fieldValuesPerTick = perTick(
-  async (db, keys: readonly { accountId: string; contactId: string }[]): Promise<FieldValues[]> => {
-    const result = await db.execute(sql`SELECT k.at, c.language, c.fields
-      FROM unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.contactId))}::uuid[])
-        WITH ORDINALITY AS k(account_id, id, at)
-      JOIN contacts c ON c.account_id = k.account_id AND c.id = k.id`)
-    const found: FieldValues[] = keys.map(() => ({ language: '', fields: {} }))
-    for (const row of (result as unknown as { rows: Array<FieldValues & { at: number | string }> }).rows) {
-      found[Number(row.at) - 1] = { language: row.language, fields: row.fields }
+export const sendChecks = perTick(async (db, keys: readonly SendCheckKey[]): Promise<SendChecks[]> => {
+  const result = await db.execute(sql`
+    SELECT k.at,
+      (SELECT json_build_object('id', c.id, 'name', c.name, 'email', c.email, 'phone', c.phone,
+          'optin_chat', c.optin_chat, 'language', c.language, 'fields', c.fields)
+        FROM contacts c WHERE c.account_id = k.account_id AND c.id = k.contact_id) AS contact,
+      ${templateAsJsonSql(sql`k.account_id`, sql`k.template_id`)} AS template,
+      ${fieldDefinitionsJsonSql(sql`k.account_id`)} AS definitions,
+      ${unitLeftSql(sql`k.account_id`, sql`k.month`)} AS unit_left,
+      EXISTS (SELECT 1 FROM channel_connections cc
+        WHERE cc.account_id = k.account_id AND cc.channel = 'chat' AND cc.status = 'connected') AS chat_connected
+    FROM unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.contactId))}::uuid[],
+        ${sql.param(keys.map((k) => k.templateId))}::uuid[], ${sql.param(keys.map((k) => k.month))}::text[])
+      WITH ORDINALITY AS k(account_id, contact_id, template_id, month, at)`)
+  const found: SendChecks[] = keys.map(() => ({
+    contact: null,
+    template: null,
+    definitions: [],
+    unitLeft: false,
+    chatConnected: false,
+  }))
+  type Row = {
+    at: number | string
+    contact: unknown
+    template: unknown
+    definitions: unknown
+    unit_left: boolean
+    chat_connected: boolean
+  }
+  for (const row of rows<Row>(result)) {
+    found[Number(row.at) - 1] = {
+      contact: (typeof row.contact === 'string' ? JSON.parse(row.contact) : row.contact) as CheckedContact | null,
+      template: templateFromJson(row.template),
+      definitions: fieldDefinitionsFromJson(row.definitions),
+      unitLeft: row.unit_left === true,
+      chatConnected: row.chat_connected === true,
     }
-    return found
-  },
-)
+  }
+  return found
+})

@@ -172,6 +172,7 @@ export {
   templateVariables,
 } from './templates.check.ts'
 export { customFieldTexts, mayUseCustomFields, valueLanguage } from './templates.fields.ts'
+export { type TemplateRow, templateAsJsonSql, templateFromJson } from './templates.repository.ts'
 export type {
   OptinTemplateApproved,
   ProviderFailure,
@@ -197,6 +198,6 @@ export {
   validateVariableValues,
   valueProblem,
 } from './templates.variables.ts'
-export { fieldDefinitionsBatched } from './templates.view.ts'
+export { fieldDefinitionsBatched, templateView } from './templates.view.ts'
 
 import { templatesTools } from './templates.tools.ts'

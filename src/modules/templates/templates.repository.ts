@@ -2,6 +2,7 @@ import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm'
 import { accountRowFinder, inAccount, newestFirst } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { isUuidKey, perTick } from '../../platform/db/per-tick.ts'
+import { rowFromJson } from '../../platform/db/rows.ts'
 import { templates } from './templates.tables.ts'
 
 // Every query here filters on account_id; a repository never decides a rule.
@@ -36,6 +37,15 @@ const templatesByIds = perTick(
     return found
   },
 )
+
+/**
+ * A template of the account as one jsonb value inside another module's statement (`k` the caller's key relation, its
+ * columns SQL of the account id and template id); templateFromJson turns it back into the row.
+ */
+export const templateAsJsonSql = (accountId: SQL, id: SQL) =>
+  sql`(SELECT to_jsonb(t) FROM ${templates} t WHERE t.account_id = ${accountId} AND t.id = ${id})`
+
+export const templateFromJson = (value: unknown): TemplateRow | null => rowFromJson(templates, value)
 
 export interface ListFilter {
   channel?: 'chat' | 'email'
