@@ -169,6 +169,13 @@ export async function recheckSends(db: Db, accountId: string, ids: string[]) {
         FROM contacts c WHERE c.account_id = ${templateSends.accountId} AND c.id = ${templateSends.contactId})`,
       chatConnected: sql<boolean | null>`(SELECT cc.status = 'connected' FROM channel_connections cc
         WHERE cc.account_id = ${templateSends.accountId} AND cc.channel = 'chat')`,
+      // each template of the batch once (on its first send), and the account's field definitions once (on the first
+      // send): read here, they are not three more statements a batch
+      template: sql<unknown>`CASE WHEN row_number() OVER (PARTITION BY ${templateSends.templateId}
+        ORDER BY ${templateSends.id}) = 1
+        THEN ${templateAsJsonSql(sql`${templateSends.accountId}`, sql`${templateSends.templateId}`)} END`,
+      definitions: sql<unknown>`CASE WHEN row_number() OVER (ORDER BY ${templateSends.id}) = 1
+        THEN ${fieldDefinitionsJsonSql(sql`${templateSends.accountId}`)} END`,
     })
     .from(templateSends)
     .innerJoin(accounts, eq(accounts.id, templateSends.accountId))

@@ -3,14 +3,16 @@ import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../p
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import { countSends } from '../../platform/metrics/metrics.ts'
 import type { BatchSendOutcome } from '../channels/index.ts'
-import { type FieldDefinition, fieldDefinitionsOf } from '../contacts/index.ts'
+import { fieldDefinitionsFromJson } from '../contacts/index.ts'
 import {
   customFieldTexts,
   mayUseCustomFields,
   renderTemplate,
   type TemplateView,
+  templateFromJson,
   templateTexts,
   templateVariables,
+  templateView,
   valueLanguage,
 } from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
@@ -29,11 +31,6 @@ import {
 
 const RATE_LIMIT_BACKOFF_MS = 30_000
 const MAX_VARIABLE_LENGTH = 1024
-
-const nullWhenNotFound = (error: unknown) => {
-  if (error instanceof AppError && error.status === 404) return null
-  throw error
-}
 
 /** Delivering queued template sends: the worker's jobs, checked again, sent at the number's pace and recorded. */
 export function sendDelivery(deps: TemplateSendsDeps) {
@@ -125,39 +122,40 @@ export function sendDelivery(deps: TemplateSendsDeps) {
   /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
   async function recheckBatch(accountId: string, ids: string[]) {
     const rows = await repo.recheckSends(db, accountId, ids)
-    const views = new Map<string, TemplateView | null>()
-    // the account's custom field definitions, read once for the batch when a template may use one
-    let definitions: FieldDefinition[] | null = null
-    const fieldsOf = async (view: TemplateView, contact: NonNullable<(typeof rows)[number]['contact']>) => {
+    // the account's custom field definitions and each template of the batch, read with the sends (recheckSends)
+    const definitions = fieldDefinitionsFromJson(rows.find((row) => row.definitions != null)?.definitions ?? [])
+    const keys = definitions.map((d) => d.key)
+    const views = new Map<string, TemplateView>()
+    for (const row of rows) {
+      const template = templateFromJson(row.template)
+      if (!template) continue
+      views.set(template.id, templateView(template, mayUseCustomFields(templateTexts(template)) ? keys : []))
+    }
+    const fieldsOf = (view: TemplateView, contact: NonNullable<(typeof rows)[number]['contact']>) => {
       if (!mayUseCustomFields(templateTexts(view))) return { texts: {}, keys: [] }
-      definitions ??= await fieldDefinitionsOf(db, accountId)
       const language = valueLanguage(contact.language, view.language)
-      return { texts: customFieldTexts(definitions, contact.fields, language), keys: definitions.map((d) => d.key) }
+      return { texts: customFieldTexts(definitions, contact.fields, language), keys }
     }
     const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
     for (const row of rows) {
       const { send, account, contact } = row
-      const result = (async (): Promise<Checked | null> => {
+      const result = ((): Checked | null => {
         if (send.status !== 'queued') return null
         if (account.status === 'blocked') return { skip: 'account_blocked' }
         if (account.sendingPaused) return { skip: 'subscription_locked' }
         if (!contact) return { skip: 'contact_deleted' }
         const refusal = recipientRefusal(contact)
         if (refusal) return { skip: refusal.code }
-        if (!views.has(send.templateId)) {
-          const tenant = { accountId, account: { language: account.language } }
-          views.set(send.templateId, await deps.templates.get(tenant, send.templateId).catch(nullWhenNotFound))
-        }
         const view = views.get(send.templateId)
         if (!view) return { skip: 'template_deleted' }
         const templateIssue = templateRefusal(view)
         if (templateIssue) return { skip: templateIssue.code }
         if (!row.chatConnected) return { skip: 'chat_not_connected' }
-        const rendered = renderForSend(view, contact, send.variables, await fieldsOf(view, contact))
+        const rendered = renderForSend(view, contact, send.variables, fieldsOf(view, contact))
         if (!rendered.ok) return { skip: rendered.reason, detail: rendered.detail }
         return { view, rendered, phone: contact.phone }
       })()
-      checked.set(send.id, { send, timezone: account.timezone, checked: await result })
+      checked.set(send.id, { send, timezone: account.timezone, checked: result })
     }
     return checked
   }
