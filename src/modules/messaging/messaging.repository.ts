@@ -281,10 +281,12 @@ export type SendCheckKey = { accountId: string; contactId: string; templateId: s
  * What POST /messages with a template checks before it writes (the contact, the template, the account's custom field
  * definitions, a unit of the month's quota left, a connected chat number), for the requests of one turn of the event
  * loop in one statement: read one by one they were five statements a turn, each a round trip on the server's busy
- * thread. Every lookup is by the key's account. A template id that is no uuid reads as no template.
+ * thread. Grouped (perTick): while one such statement is on its way, the requests arriving meanwhile wait to go
+ * together in the next. Every lookup is by the key's account. A template id that is no uuid reads as no template.
  */
-export const sendChecks = perTick(async (db, keys: readonly SendCheckKey[]): Promise<SendChecks[]> => {
-  const result = await db.execute(sql`
+export const sendChecks = perTick(
+  async (db, keys: readonly SendCheckKey[]): Promise<SendChecks[]> => {
+    const result = await db.execute(sql`
     SELECT k.at,
       (SELECT json_build_object('id', c.id, 'name', c.name, 'email', c.email, 'phone', c.phone,
           'optin_chat', c.optin_chat, 'language', c.language, 'fields', c.fields)
@@ -297,29 +299,31 @@ export const sendChecks = perTick(async (db, keys: readonly SendCheckKey[]): Pro
     FROM unnest(${sql.param(keys.map((k) => k.accountId))}::uuid[], ${sql.param(keys.map((k) => k.contactId))}::uuid[],
         ${sql.param(keys.map((k) => k.templateId))}::uuid[], ${sql.param(keys.map((k) => k.month))}::text[])
       WITH ORDINALITY AS k(account_id, contact_id, template_id, month, at)`)
-  const found: SendChecks[] = keys.map(() => ({
-    contact: null,
-    template: null,
-    definitions: [],
-    unitLeft: false,
-    chatConnected: false,
-  }))
-  type Row = {
-    at: number | string
-    contact: unknown
-    template: unknown
-    definitions: unknown
-    unit_left: boolean
-    chat_connected: boolean
-  }
-  for (const row of rows<Row>(result)) {
-    found[Number(row.at) - 1] = {
-      contact: (typeof row.contact === 'string' ? JSON.parse(row.contact) : row.contact) as CheckedContact | null,
-      template: templateFromJson(row.template),
-      definitions: fieldDefinitionsFromJson(row.definitions),
-      unitLeft: row.unit_left === true,
-      chatConnected: row.chat_connected === true,
+    const found: SendChecks[] = keys.map(() => ({
+      contact: null,
+      template: null,
+      definitions: [],
+      unitLeft: false,
+      chatConnected: false,
+    }))
+    type Row = {
+      at: number | string
+      contact: unknown
+      template: unknown
+      definitions: unknown
+      unit_left: boolean
+      chat_connected: boolean
     }
-  }
-  return found
-})
+    for (const row of rows<Row>(result)) {
+      found[Number(row.at) - 1] = {
+        contact: (typeof row.contact === 'string' ? JSON.parse(row.contact) : row.contact) as CheckedContact | null,
+        template: templateFromJson(row.template),
+        definitions: fieldDefinitionsFromJson(row.definitions),
+        unitLeft: row.unit_left === true,
+        chatConnected: row.chat_connected === true,
+      }
+    }
+    return found
+  },
+  { grouped: true },
+)
