@@ -9,6 +9,7 @@ import * as repo from './channels.repository.ts'
 import {
   type ConversationClaim,
   claimConversation,
+  claimConversations as claimConversationsOf,
   DAILY_LIMIT_TIERS,
   dailyWindow,
   MAX_DAILY_LIMIT,
@@ -214,11 +215,7 @@ export function channelConnections(
     async claimConversations(tx: Db, accountId: string, contactIds: string[]): Promise<ConversationClaim[]> {
       const row = await repo.connectionOf(tx, accountId, 'chat')
       const limit = row?.status === 'connected' ? row.dailyLimit : null
-      const claims: ConversationClaim[] = []
-      for (const contactId of contactIds) {
-        claims.push(await claimConversation(tx, { accountId, contactId, limit, now: clock.now() }))
-      }
-      return claims
+      return claimConversationsOf(tx, { accountId, contactIds, limit, now: clock.now() })
     },
 
     /**
