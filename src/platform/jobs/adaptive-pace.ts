@@ -56,9 +56,9 @@ export async function lowerPace(
 export async function recoverPace(tx: Db, input: { accountId: string; lane: string; now: Date }): Promise<void> {
   const now = stamp(input.now)
   const quiet = sql`(extract(epoch FROM ${now} - greatest(changed_at, last_refusal_at)) * 1000)`
-  const steps = sql`floor(${quiet} / ${RECOVERY_STEP_MS})`
+  const steps = sql`floor(${quiet} / ${RECOVERY_STEP_MS}::float8)`
   const raised = sql`least(full_per_second,
-    per_second + ${steps}::int * greatest(1, ceil(full_per_second * ${RECOVERY_SHARE})::int))`
+    per_second + ${steps}::int * greatest(1, ceil(full_per_second * ${RECOVERY_SHARE}::float8)::int))`
   await tx.execute(sql`UPDATE job_paces SET
       per_second = ${raised},
       changed_at = CASE WHEN ${raised} >= full_per_second THEN NULL ELSE ${now} END,
@@ -66,7 +66,7 @@ export async function recoverPace(tx: Db, input: { accountId: string; lane: stri
       reduced_reason = CASE WHEN ${raised} >= full_per_second THEN NULL ELSE reduced_reason END,
       reduced_at = CASE WHEN ${raised} >= full_per_second THEN NULL ELSE reduced_at END
     WHERE account_id = ${input.accountId} AND lane = ${input.lane} AND full_per_second IS NOT NULL
-      AND ${quiet} >= ${RECOVERY_STEP_MS}`)
+      AND ${quiet} >= ${RECOVERY_STEP_MS}::float8`)
 }
 
 type LaneRow = {
