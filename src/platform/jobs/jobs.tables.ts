@@ -66,5 +66,8 @@ export const jobPaces = pgTable(
     /** the last lowering or recovery step */
     changedAt: at('changed_at'),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.lane] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.lane] }),
+    index('job_paces_lowered_idx').on(t.reducedAt, t.accountId, t.lane).where(sql`full_per_second IS NOT NULL`),
+  ],
 )
