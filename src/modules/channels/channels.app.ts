@@ -21,8 +21,8 @@ export const ChatStatus = Type.Object(
           description:
             'messages per second the number sends at now: below messages_per_second after throughput refusals (130429), recovering step by step; null without a connected number',
         }),
-        lowered_reason: Type.Union([Type.Literal('throughput_refused'), Type.Null()], {
-          description: 'why the pace is lower; null at full pace',
+        lowered_reason: Type.Union([Type.String(), Type.Null()], {
+          description: 'why the pace is lower: throughput_refused (the provider answered 130429); null at full pace',
         }),
         lowered_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
         last_refusal_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
