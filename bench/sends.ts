@@ -36,6 +36,8 @@ import { queueSends, type Sender, seedSender } from './lib/sender.ts'
 const SENDS = Number(process.env.BENCH_SENDS ?? 100_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
+/** BENCH_REFUSE_ABOVE=N: the sandbox refuses above N a second (130429), so the adaptive pace is seen at work */
+const REFUSE_ABOVE = process.env.BENCH_REFUSE_ABOVE ? Number(process.env.BENCH_REFUSE_ABOVE) : undefined
 const ROUTE_SENDS = Math.min(SENDS, Number(process.env.BENCH_ROUTE_SENDS ?? 1_000))
 /** the server's own settings, so the figures are what `herold serve` gets (HEROLD_WORKER_CONCURRENCY, HEROLD_DATABASE_POOL_SIZE) */
 const SERVER_DEFAULTS = loadConfig(process.env)
@@ -179,6 +181,7 @@ async function main() {
   const sender = await seedSender(db, services, {
     contacts: CONTACTS,
     pace: PACE,
+    ...(REFUSE_ABOVE === undefined ? {} : { refuseAbove: REFUSE_ABOVE }),
     messagesPerMonth: SENDS + 10,
     name: 'Bench offer',
     content: 'Hallo {{name}}, dein Gutschein {{code}} gilt bis Sonntag: https://shop.example.com/angebot',
@@ -266,6 +269,19 @@ async function main() {
   console.log(
     `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
   )
+  if (REFUSE_ABOVE !== undefined) {
+    const [refused] = await database.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND error_code = '130429'",
+      [account.id],
+    )
+    const [pace] = await database.query<{ per_second: number; reduced_reason: string | null }>(
+      "SELECT per_second, reduced_reason FROM job_paces WHERE account_id = $1 AND lane = 'chat'",
+      [account.id],
+    )
+    console.log(
+      `  the sandbox refusing above ${REFUSE_ABOVE}/s: ${refused?.n ?? 0} sends refused once or more (130429) and sent on a retry; the pace at the end ${pace?.per_second}/s of ${PACE}${pace?.reduced_reason ? ` (${pace.reduced_reason})` : ''}`,
+    )
+  }
   const perSend = (ms: number) => (ms / Math.max(sent, 1)).toFixed(2)
   console.log(
     `  CPU per sent message: this process ${perSend(nodeCpuMs)} ms (its main thread ${perSend(threadCpuMs)} ms)${database.kind === 'postgres' ? `, the database's backends ${perSend(databaseCpuMs)} ms` : ''} (the machine has ${availableParallelism()} cores)`,

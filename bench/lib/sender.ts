@@ -28,6 +28,8 @@ export interface SenderOptions {
   contacts: number
   /** the sandbox number's pace, messages a second (omitted: the connection's default) */
   pace?: number
+  /** the sandbox refuses (130429) the number's messages beyond this many a second (adaptive pace); default never */
+  refuseAbove?: number
   /** the plan's monthly messages (default: 100,000,000) */
   messagesPerMonth?: number
   /** the template's text; its variables other than the contact's come from the caller */
@@ -55,6 +57,7 @@ export async function seedSender(db: Db, services: Services, options: SenderOpti
     channel: 'chat',
     provider: 'sandbox',
     ...(options.pace === undefined ? {} : { messagesPerSecond: options.pace }),
+    ...(options.refuseAbove === undefined ? {} : { sandboxRefuseAbove: options.refuseAbove }),
   })
   const template = await services.templates.create(tenant, {
     name: options.name ?? 'Bench template',

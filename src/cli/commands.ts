@@ -437,7 +437,7 @@ function channelCommands(): Record<string, DataCommand> {
   return {
     'channels connect': {
       usage:
-        '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--daily-limit N|unlimited] [--smtp-url URL --from ADDRESS]',
+        '--account ID --provider sandbox|whatsapp-cloud|smtp [--channel chat|email] [--phone-number-id --waba-id --access-token --app-secret --verify-token --display-phone] [--messages-per-second N] [--daily-limit N|unlimited] [--sandbox-refuse-above N] [--smtp-url URL --from ADDRESS]',
       example:
         'herold channels connect --account "$ACCOUNT_ID" --provider sandbox\nherold channels connect --account "$ACCOUNT_ID" --channel email --provider smtp \\\n  --smtp-url smtp://user:pass@mail.example.org:587 --from news@example.org',
       summary: 'Connect a chat number or an e-mail channel; credentials are stored encrypted',
@@ -457,6 +457,11 @@ function channelCommands(): Record<string, DataCommand> {
           description:
             "chat: new conversations per 24 hours, WhatsApp's tier (250, 1000, 10000, 100000) or unlimited (default)",
         },
+        'sandbox-refuse-above': {
+          type: 'string',
+          description:
+            'chat sandbox: refuse messages beyond N a second like the Cloud API (130429), to see the pace adapt',
+        },
         'smtp-url': { type: 'string', description: 'smtp: smtp://user:password@host:port' },
         from: { type: 'string', description: 'email: the sender address' },
       },
@@ -466,6 +471,7 @@ function channelCommands(): Record<string, DataCommand> {
         const rate = optStr(values, 'messages-per-second')
         const daily = optStr(values, 'daily-limit')
         const dailyLimit = daily === undefined || daily === 'unlimited' ? null : Number(daily)
+        const refuseAbove = optStr(values, 'sandbox-refuse-above')
         if (dailyLimit !== null && !Number.isInteger(dailyLimit)) {
           throw new AdminError('--daily-limit must be a whole number or unlimited')
         }
@@ -483,6 +489,7 @@ function channelCommands(): Record<string, DataCommand> {
               smtpUrl: optStr(values, 'smtp-url'),
               messagesPerSecond: rate === undefined ? undefined : Number(rate),
               dailyLimit,
+              sandboxRefuseAbove: refuseAbove === undefined ? null : Number(refuseAbove),
             }),
           ),
         )

@@ -1,5 +1,6 @@
 import { systemClock } from '../platform/clock.ts'
 import type { Database } from '../platform/db/client.ts'
+import { loweredPaces } from '../platform/jobs/adaptive-pace.ts'
 import { readQueueDepths } from '../platform/metrics/scrape.ts'
 import { listProcesses } from '../platform/processes/processes.ts'
 import type { DataCommand, Result } from './command.ts'
@@ -25,7 +26,7 @@ async function lastHourSends(database: Database, since: Date) {
 async function read(database: Database): Promise<Result> {
   const now = systemClock.now()
   const hourAgo = new Date(now.getTime() - 3600_000)
-  const [processes, queues, sends, disabled, atLimit, paused] = await Promise.all([
+  const [processes, queues, sends, disabled, atLimit, paused, lowered] = await Promise.all([
     listProcesses(database, systemClock),
     readQueueDepths(database, systemClock),
     lastHourSends(database, hourAgo),
@@ -44,6 +45,7 @@ async function read(database: Database): Promise<Result> {
     database.query<{ id: string; name: string }>(
       `SELECT id, name FROM accounts WHERE sending_paused ORDER BY created_at DESC LIMIT ${LIST_LIMIT + 1}`,
     ),
+    loweredPaces(database.orm, LIST_LIMIT + 1),
   ])
   const total = (status: string) => sends.filter((s) => s.status === status).reduce((sum, s) => sum + s.n, 0)
   const reasons = new Map<string, number>()
@@ -79,6 +81,18 @@ async function read(database: Database): Promise<Result> {
     ),
     numbers_at_daily_limit: cut(atLimit.map((a) => ({ account_id: a.account_id, limit: a.limit, used: a.used }))),
     sending_paused_accounts: cut(paused),
+    // adaptive pace: numbers (lanes) below the pace they are set to, since and why
+    paces_lowered: cut(
+      lowered.map((p) => ({
+        account_id: p.accountId,
+        lane: p.lane,
+        per_second: p.perSecond,
+        full_per_second: p.fullPerSecond,
+        reason: p.reducedReason,
+        since: p.reducedAt?.toISOString() ?? null,
+        last_refusal_at: p.lastRefusalAt?.toISOString() ?? null,
+      })),
+    ),
   }
 }
 
@@ -130,6 +144,12 @@ function human(r: Result): string {
       (n) => `account ${n.account_id}: ${n.used} of ${n.limit} new conversations in 24 hours`,
     ),
     ...section(
+      'Numbers sending below their pace',
+      r.paces_lowered as Listed<Result>,
+      (p) =>
+        `account ${p.account_id}: ${p.per_second} of ${p.full_per_second} messages a second, ${p.reason} since ${p.since ?? '?'}, last refusal ${p.last_refusal_at ?? '?'}`,
+    ),
+    ...section(
       'Accounts with sending paused',
       r.sending_paused_accounts as Listed<Result>,
       (a) => `${a.id}  ${a.name}`,
@@ -140,7 +160,7 @@ function human(r: Result): string {
 export const statusCommand: DataCommand = {
   usage: '',
   summary:
-    "Show what runs: processes and roles, queue depths and lag, the last hour's sends and failures by reason, disabled webhook subscriptions, numbers at their daily limit, accounts with sending paused",
+    "Show what runs: processes and roles, queue depths and lag, the last hour's sends and failures by reason, disabled webhook subscriptions, numbers at their daily limit, numbers sending below their pace (after throughput refusals), accounts with sending paused",
   example: 'herold status\nherold status --json | jq .queues',
   run: (database) => read(database),
   human,

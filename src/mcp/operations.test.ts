@@ -211,6 +211,8 @@ test('get_chat_channel_status: not connected, then the sandbox number with its d
   assert.equal(status.provider, 'sandbox')
   assert.equal(status.sending_possible, true)
   assert.equal(status.daily_limit.used_last_24h, 0)
+  assert.equal(none.pace.current, null)
+  assert.deepEqual(status.pace, { current: 80, lowered_reason: null, lowered_since: null, last_refusal_at: null })
   const narrow = await mcp(await createKey(harness, accountId, ['inbox:read']))
   await toolFails(narrow, 'get_chat_channel_status', {}, 'forbidden', 'apikey_scope_fehlt')
 })

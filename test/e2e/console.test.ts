@@ -330,6 +330,8 @@ describe('the console', () => {
     // the box follows the server's answer
     await page.getByRole('checkbox', { name: /^The number is also used in the WhatsApp Business app/ }).click()
     await page.getByText('Pace in effect: 20 messages per second.').waitFor()
+    // the number's sending pace as every process claims it (lower after throughput refusals)
+    await page.getByTestId('sending-pace').getByText('20 messages per second', { exact: true }).waitFor()
 
     await page.getByLabel('Stop keywords (comma-separated)').fill('STOP, Abmelden, Los')
     await page.getByLabel('Start keywords (comma-separated)').fill('START, Anmelden, Los')

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test'
 import { statusCommand } from '../../src/cli/status.command.ts'
 import { pauseSending } from '../../src/platform/auth/accounts.service.ts'
 import { TestClock } from '../../src/platform/clock.ts'
+import { lowerPace } from '../../src/platform/jobs/adaptive-pace.ts'
 import { registerProcess } from '../../src/platform/processes/processes.ts'
 import { phoneSequence, setOptin } from '../helpers/fixtures.ts'
 import { createHarness, createTestAccount, type Harness } from '../helpers/harness.ts'
@@ -65,6 +66,18 @@ describe('herold status on the database (both databases)', () => {
     const paused = await createTestAccount(harness, { name: `Paused ${process.pid}` })
     await pauseSending(harness.database.orm, paused.accountId)
 
+    // two throughput refusals in a row lower the number's pace once (80 a second, now half)
+    await harness.database.orm.transaction(async (tx) => {
+      const refusal = {
+        accountId: account.accountId,
+        lane: 'chat',
+        reason: 'throughput_refused',
+        now: harness.clock.now(),
+      } as const
+      await lowerPace(tx, refusal)
+      await lowerPace(tx, refusal)
+    })
+
     const stopLive = await registerProcess(harness.database, new TestClock(), { role: 'worker', url: null })
     const longAgo = new TestClock()
     longAgo.advance(-5 * 60_000)
@@ -98,6 +111,19 @@ describe('herold status on the database (both databases)', () => {
         [paused.accountId],
       )
 
+      const at = harness.clock.now().toISOString()
+      assert.deepEqual(result.paces_lowered.items, [
+        {
+          account_id: account.accountId,
+          lane: 'chat',
+          per_second: 40,
+          full_per_second: 80,
+          reason: 'throughput_refused',
+          since: at,
+          last_refusal_at: at,
+        },
+      ])
+
       const text = statusCommand.human(result)
       assert.match(text, /^Herold status at /)
       assert.match(text, /^ {2}worker .*no HTTP {2}up \d+ s, seen \d+ s ago$/m)
@@ -108,6 +134,13 @@ describe('herold status on the database (both databases)', () => {
       assert.match(text, new RegExp(`^ {2}${subscriptionId} \\(account ${account.accountId}\\): manual since `, 'm'))
       assert.match(text, new RegExp(`^ {2}account ${account.accountId}: 1 of 1 new conversations in 24 hours$`, 'm'))
       assert.match(text, new RegExp(`^ {2}${paused.accountId} {2}Paused ${process.pid}$`, 'm'))
+      assert.match(
+        text,
+        new RegExp(
+          `^ {2}account ${account.accountId}: 40 of 80 messages a second, throughput_refused since ${at}`,
+          'm',
+        ),
+      )
     } finally {
       await stopLive()
       await stopDead()

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { lowerPace } from '../../src/platform/jobs/adaptive-pace.ts'
 import { startMetricsServer } from '../../src/platform/metrics/endpoint.ts'
 import { configureMetrics } from '../../src/platform/metrics/metrics.ts'
 import { phoneSequence, sandboxAccount, setOptin } from '../helpers/fixtures.ts'
@@ -204,6 +205,34 @@ describe('GET /metrics', () => {
     } finally {
       configureMetrics({ perAccount: false })
     }
+  })
+
+  test('a number below its pace after a throughput refusal: counted by lane and reason, per account its current and full pace', async () => {
+    const { account } = await readyToSend(0)
+    const lowered = (samples: Sample[]) =>
+      value(samples, 'herold_paces_lowered', { lane: 'chat', reason: 'throughput_refused' })
+    const before = lowered((await scrape()).samples)
+    await harness.database.orm.transaction((tx) =>
+      lowerPace(tx, {
+        accountId: account.accountId,
+        lane: 'chat',
+        reason: 'throughput_refused',
+        now: harness.clock.now(),
+      }),
+    )
+    configureMetrics({ perAccount: true })
+    try {
+      const { samples, types } = await scrape()
+      assert.equal(types.get('herold_paces_lowered'), 'gauge')
+      assert.equal(lowered(samples) - before, 1)
+      const pace = (kind: string) =>
+        value(samples, 'herold_pace_messages_per_second', { account_id: account.accountId, pace: kind })
+      assert.deepEqual([pace('current'), pace('full')], [40, 80])
+    } finally {
+      configureMetrics({ perAccount: false })
+    }
+    const { samples } = await scrape()
+    assert.ok(!samples.some((s) => s.labels.account_id === account.accountId), 'per account only when asked for')
   })
 
   test('without HEROLD_METRICS_TOKEN only loopback reads it: another address gets the 404 of a missing route', async () => {

@@ -44,6 +44,7 @@ export function channelAccess(deps: Pick<ChannelsServiceDeps, 'db' | 'secrets' |
       phoneNumberId: row.phoneNumberId,
       wabaId: row.wabaId,
       dailyLimit: row.dailyLimit,
+      sandboxRefuseAbove: row.provider === 'sandbox' ? row.sandboxRefuseAbove : null,
       credentials,
     }
   }

@@ -14,7 +14,21 @@ export const ChatStatus = Type.Object(
     sending_possible: Type.Boolean({ description: 'connected and sending not paused (versand_moeglich)' }),
     sending_paused: Type.Boolean(),
     coexistence: Type.Boolean({ description: 'the number is also used in the WhatsApp Business app' }),
-    messages_per_second: Type.Union([Type.Integer(), Type.Null()]),
+    messages_per_second: Type.Union([Type.Integer(), Type.Null()], { description: 'the pace set for the number' }),
+    pace: Type.Object(
+      {
+        current: Type.Union([Type.Integer(), Type.Null()], {
+          description:
+            'messages per second the number sends at now: below messages_per_second after throughput refusals (130429), recovering step by step; null without a connected number',
+        }),
+        lowered_reason: Type.Union([Type.String(), Type.Null()], {
+          description: 'why the pace is lower: throughput_refused (the provider answered 130429); null at full pace',
+        }),
+        lowered_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        last_refusal_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      },
+      { description: 'adaptive pace: the provider refusing for throughput lowers it for every process' },
+    ),
     daily_limit: Type.Object({
       limit: Type.Union([Type.Integer(), Type.Null()], {
         description: 'different customers the number may start conversations with per 24 hours; null: unlimited',
@@ -41,7 +55,7 @@ export const getChatChannel = operation({
   operationId: 'getChatChannel',
   summary: 'The chat number: connection, pace and daily limit',
   description:
-    'Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',
+    'Needs settings:read. Provider and number, whether sending is possible, messages per second (set, and current with why it is lower), and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.',
   tags: ['app'],
   response: ChatStatus,
   handle: ({ channels }, { tenant }) => channels.chatStatus(tenant.accountId, tenant.account),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Account } from '../../platform/auth/accounts.service.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { badRequest } from '../../platform/http/errors.ts'
+import { paceOf } from '../../platform/jobs/adaptive-pace.ts'
 import { setPace } from '../../platform/jobs/jobs.ts'
 import type { ChannelAccess } from './channels.access.ts'
 import type { ChannelName, ChannelsServiceDeps, ConnectInput, EmailCredentials } from './channels.ports.ts'
@@ -67,6 +68,15 @@ export function channelConnections(
     if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_DAILY_LIMIT)) {
       throw badRequest(`the daily limit must be 1 to ${MAX_DAILY_LIMIT}, or unlimited`)
     }
+    const refuseAbove = input.sandboxRefuseAbove
+    if (refuseAbove !== undefined && refuseAbove !== null) {
+      if (input.channel !== 'chat' || input.provider !== 'sandbox') {
+        throw badRequest('only the chat sandbox can be told to refuse for throughput')
+      }
+      if (!Number.isInteger(refuseAbove) || refuseAbove < 1 || refuseAbove > MAX_MESSAGES_PER_SECOND) {
+        throw badRequest(`the sandbox's refusal rate must be 1 to ${MAX_MESSAGES_PER_SECOND} messages per second`)
+      }
+    }
   }
 
   /** The number's pace where every worker's claim of template sends sees it (platform/jobs setPace). */
@@ -102,6 +112,7 @@ export function channelConnections(
           coexistence: false,
           messagesPerSecond: input.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND,
           dailyLimit: input.channel === 'chat' ? (input.dailyLimit ?? null) : null,
+          sandboxRefuseAbove: input.sandboxRefuseAbove ?? null,
           connectedAt: clock.now(),
           disconnectedAt: null,
         })
@@ -158,7 +169,10 @@ export function channelConnections(
     async chatStatus(accountId: string, account: Pick<Account, 'sendingPaused'>) {
       const row = await repo.connectionOf(db, accountId, 'chat')
       const connected = row?.status === 'connected'
-      const window = await dailyWindow(db, { accountId, limit: connected ? row.dailyLimit : null, now: clock.now() })
+      const [window, pace] = await Promise.all([
+        dailyWindow(db, { accountId, limit: connected ? row.dailyLimit : null, now: clock.now() }),
+        connected ? paceOf(db, { accountId, lane: CHAT_LANE }) : null,
+      ])
       return {
         connected,
         provider: connected ? row.provider : null,
@@ -169,6 +183,12 @@ export function channelConnections(
         sending_paused: account.sendingPaused,
         coexistence: connected ? row.coexistence : false,
         messages_per_second: connected ? effectiveRate(row.messagesPerSecond, row.coexistence) : null,
+        pace: {
+          current: pace?.perSecond ?? null,
+          lowered_reason: pace?.reducedReason ?? null,
+          lowered_since: pace?.reducedAt?.toISOString() ?? null,
+          last_refusal_at: pace?.lastRefusalAt?.toISOString() ?? null,
+        },
         daily_limit: {
           limit: window.limit,
           tier: window.limit === null ? null : (DAILY_LIMIT_TIERS.find((t) => t >= (window.limit as number)) ?? null),

@@ -30,6 +30,8 @@ export interface ConnectInput {
   messagesPerSecond?: number
   /** new conversations per rolling 24 hours (WhatsApp's tier); null or omitted = unlimited */
   dailyLimit?: number | null
+  /** sandbox only: refuse (130429) the number's messages beyond this many in one second; null or omitted = never */
+  sandboxRefuseAbove?: number | null
 }
 
 export interface ChannelsServiceDeps {

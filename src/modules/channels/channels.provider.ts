@@ -13,6 +13,8 @@ export interface ChatConnection {
   wabaId: string
   /** new conversations per rolling 24 hours; null = unlimited (the sandbox enforces it as WhatsApp does) */
   dailyLimit: number | null
+  /** sandbox only: it refuses for throughput (130429) beyond this many messages in one second; null = never */
+  sandboxRefuseAbove: number | null
   credentials: ChatCredentials
 }
 
@@ -200,6 +202,11 @@ export interface EmailProvider {
   send(message: EmailMessage): Promise<SendResult>
   close?(): Promise<void>
 }
+
+/** The Cloud API's refusal for the number's throughput: the number's pace goes down (adaptive pace). */
+export const THROUGHPUT_REFUSED = '130429'
+/** The Cloud API's refusal for too many messages to one customer (pair rate): only that send waits. */
+export const PAIR_RATE_REFUSED = '131056'
 
 /** Provider error mapping shared by the WhatsApp-shaped providers (sandbox and whatsapp-cloud). */
 export function mapWhatsAppError(code: string | number, message: string): MappedError {

@@ -28,6 +28,8 @@ export const channelConnections = pgTable(
     messagesPerSecond: integer('messages_per_second').notNull().default(80),
     /** new conversations this number may start per rolling 24 hours (WhatsApp's tier); null = unlimited */
     dailyLimit: integer('daily_limit'),
+    /** sandbox only: it refuses (130429) the number's messages beyond this many in one second; null = never */
+    sandboxRefuseAbove: integer('sandbox_refuse_above'),
     connectedAt: at('connected_at').notNull(),
     disconnectedAt: at('disconnected_at'),
   },

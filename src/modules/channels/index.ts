@@ -147,7 +147,7 @@ export const channelsModule: HeroldModule<
   }),
 }
 
-export type { TemplateStatusUpdate } from './channels.provider.ts'
+export { PAIR_RATE_REFUSED, type TemplateStatusUpdate, THROUGHPUT_REFUSED } from './channels.provider.ts'
 export type { BatchSendOutcome, ChannelsService, ConnectInput, SendOutcome } from './channels.service.ts'
 export { CHAT_LANE } from './pacer.ts'
 export { sandboxOutboxOf } from './sandbox.provider.ts'

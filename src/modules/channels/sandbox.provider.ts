@@ -3,9 +3,11 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../platform/clock.ts'
 import { inAccount } from '../../platform/db/account-rows.ts'
 import type { Db } from '../../platform/db/client.ts'
+import { rows } from '../../platform/db/rows.ts'
 import { groupCommit } from '../../platform/jobs/group-commit.ts'
 import { enqueue } from '../../platform/jobs/jobs.ts'
 import {
+  type ChatConnection,
   type ChatProvider,
   type EmailProvider,
   type InboundBatch,
@@ -102,7 +104,8 @@ export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${rando
  * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s (durable jobs, on
  * the injectable clock, one job per batch of messages sent together); templates are decided by
  * sandboxTemplateDecision; a template to a customer beyond the number's daily limit of new conversations fails with
- * 131048 (spam rate limit), a throughput refusal.
+ * 131048 (spam rate limit), a throughput refusal. A number connected with a refusal rate (sandboxRefuseAbove) answers
+ * 130429 to its messages beyond that many in one second, counted over every process (adaptive pace).
  */
 export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
   const { db, clock } = deps
@@ -110,16 +113,32 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
   /**
    * Messages sent at the same time (a batch of the send worker) are kept together: one insert into the outbox and,
    * per account, one delivered and one read job naming all of them, in one transaction. The simulation so costs a
-   * few statements per batch, less than the sends it follows.
+   * few statements per batch, less than the sends it follows. A number told to refuse above a rate (throughput)
+   * admits, under a lock of the account, only what its outbox of the last second leaves room for; the rest is
+   * refused (null), so every process together sees the Cloud API's limit.
    */
   const keepAll = groupCommit(
-    async (batch: Array<{ accountId: string; recipient: string; payload: Record<string, unknown> }>) => {
+    async (
+      batch: Array<{
+        accountId: string
+        recipient: string
+        payload: Record<string, unknown>
+        refuseAbove: number | null
+      }>,
+    ) => {
       const now = clock.now()
-      const rows = batch.map((b) => ({ ...b, id: randomUUID(), channel: 'chat' as const, createdAt: now }))
-      const ids = new Map<string, string[]>()
-      for (const row of rows) ids.set(row.accountId, [...(ids.get(row.accountId) ?? []), `sandbox.${row.id}`])
-      await db.transaction(async (tx) => {
-        await tx.insert(sandboxOutbox).values(rows)
+      const outbox = batch.map(({ refuseAbove: _r, ...b }) => ({
+        ...b,
+        id: randomUUID(),
+        channel: 'chat' as const,
+        createdAt: now,
+      }))
+      return db.transaction(async (tx) => {
+        const admitted = await admitThroughput(tx, batch, now)
+        const kept = outbox.filter((_, at) => admitted[at])
+        const ids = new Map<string, string[]>()
+        for (const row of kept) ids.set(row.accountId, [...(ids.get(row.accountId) ?? []), `sandbox.${row.id}`])
+        if (kept.length > 0) await tx.insert(sandboxOutbox).values(kept)
         await enqueue(
           tx,
           clock,
@@ -133,13 +152,45 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
             })),
           ),
         )
+        return outbox.map((row, at) => (admitted[at] ? `sandbox.${row.id}` : null))
       })
-      return rows.map((row) => `sandbox.${row.id}`)
     },
   )
 
-  async function keep(accountId: string, recipient: string, payload: Record<string, unknown>) {
-    const providerMessageId = await keepAll({ accountId, recipient, payload })
+  /** Which messages of the batch the numbers' throughput admits (all, for a number not told to refuse). */
+  async function admitThroughput(
+    tx: Db,
+    batch: Array<{ accountId: string; refuseAbove: number | null }>,
+    now: Date,
+  ): Promise<boolean[]> {
+    const admitted = batch.map(() => true)
+    const limited = new Map<string, number>()
+    for (const b of batch) if (b.refuseAbove !== null) limited.set(b.accountId, b.refuseAbove)
+    for (const [accountId, refuseAbove] of limited) {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`herold_sandbox_rate:${accountId}`}, 0))`)
+      const since = new Date(now.getTime() - 1000).toISOString()
+      const [row] = rows<{ n: number }>(
+        await tx.execute(sql`SELECT count(*)::int AS n FROM sandbox_outbox WHERE account_id = ${accountId}
+          AND channel = 'chat' AND created_at > ${since}::timestamptz`),
+      )
+      let room = refuseAbove - Number(row?.n ?? 0)
+      for (const [at, b] of batch.entries()) {
+        if (b.accountId !== accountId) continue
+        admitted[at] = room > 0
+        room--
+      }
+    }
+    return admitted
+  }
+
+  async function keep(c: ChatConnection, recipient: string, payload: Record<string, unknown>) {
+    const providerMessageId = await keepAll({
+      accountId: c.accountId,
+      recipient,
+      payload,
+      refuseAbove: c.sandboxRefuseAbove,
+    })
+    if (providerMessageId === null) return refusal(130429, 'Rate limit hit: the number sent more than its throughput')
     return { ok: true as const, providerMessageId }
   }
 
@@ -184,12 +235,12 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
     async sendText(c, input) {
       const closed = await outsideWindow(c.accountId, input.contactId)
       if (closed) return closed
-      return keep(c.accountId, input.to, { type: 'text', text: input.text, send_id: input.sendId })
+      return keep(c, input.to, { type: 'text', text: input.text, send_id: input.sendId })
     },
     async sendMedia(c, input) {
       const closed = await outsideWindow(c.accountId, input.contactId)
       if (closed) return closed
-      return keep(c.accountId, input.to, {
+      return keep(c, input.to, {
         type: input.kind,
         ...(input.caption ? { caption: input.caption } : {}),
         media: { link: input.url, mime: input.mime, ...(input.filename ? { filename: input.filename } : {}) },
@@ -204,7 +255,7 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
       if (c.dailyLimit !== null && (await beyondDailyLimit(c.accountId, input.to, c.dailyLimit))) {
         return refusal(131048, 'Spam rate limit hit: the number reached its limit of new conversations in 24 hours')
       }
-      return keep(c.accountId, input.to, {
+      return keep(c, input.to, {
         type: 'template',
         name: input.name,
         language: input.language,

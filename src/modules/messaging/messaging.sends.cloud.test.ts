@@ -4,6 +4,8 @@ import { cloudChatAccount, cloudNumber, postCloudWebhook } from '../../../test/h
 import { type FakeGraph, graphHarnessPerFile, startFakeGraph } from '../../../test/helpers/fake-graph.ts'
 import { nextPhone, setOptin } from '../../../test/helpers/fixtures.ts'
 import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
+import { paceOf } from '../../platform/jobs/adaptive-pace.ts'
+import { CHAT_LANE } from '../channels/index.ts'
 
 /** A fake Graph API on loopback: it records each request and answers POST …/messages like the Cloud API. */
 interface GraphRequest {
@@ -19,6 +21,8 @@ let graph: FakeGraph
 const requests: GraphRequest[] = []
 /** the next answers to POST …/messages, in order; default: success */
 const messageAnswers: Array<{ status: number; body: unknown }> = []
+/** recipients (as the Graph API writes them, no +) the Graph API refuses for the pair rate (131056) */
+const pairLimited = new Set<string>()
 let wamidCounter = 0
 
 async function startGraph(): Promise<FakeGraph> {
@@ -26,6 +30,11 @@ async function startGraph(): Promise<FakeGraph> {
     requests.push({ method, path: url.pathname, body })
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 190, message: 'token' } })
     if (method === 'POST' && url.pathname === `/v21.0/${PHONE_NUMBER_ID}/messages`) {
+      if (pairLimited.has(String(body?.to))) {
+        return send(400, {
+          error: { code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' },
+        })
+      }
       const answer = messageAnswers.shift()
       if (answer) return send(answer.status, answer.body)
       return send(200, { messaging_product: 'whatsapp', messages: [{ id: `wamid.SENDS${++wamidCounter}` }] })
@@ -211,6 +220,80 @@ describe('template sends through the WhatsApp Cloud API (fake Graph server)', ()
     const record = await getSend(account, sendId)
     assert.equal(record.status, 'sent')
     assert.equal(sentFor(sendId).length, 2, 'refused once, sent once')
+  })
+
+  test("a throughput refusal (130429) halves the number's pace where every process claims; it recovers step by step while sends succeed", async () => {
+    const { account, contactId, templateId } = await cloudSetup()
+    const pace = () => paceOf(harness.database.orm, { accountId: account.accountId, lane: CHAT_LANE })
+    const chatPace = async () =>
+      (await harness.services.channels.chatStatus(account.accountId, { sendingPaused: false })).pace
+    messageAnswers.push({ status: 400, body: { error: { code: 130429, message: 'Rate limit hit' } } })
+    const refused = await queue(account, contactId, templateId, { rabatt: '5 %' })
+    await drain()
+    const lowered = await pace()
+    assert.equal(lowered?.perSecond, 40, 'half of the 80 a second the number is set to')
+    assert.equal(lowered?.fullPerSecond, 80)
+    assert.equal(lowered?.reducedReason, 'throughput_refused')
+    const shown = await chatPace()
+    assert.equal(shown.current, 40)
+    assert.equal(shown.lowered_reason, 'throughput_refused')
+    assert.equal(shown.lowered_since, harness.clock.now().toISOString())
+
+    // the refused send comes back a second later, at the lower pace; one step of recovery needs 2 s without refusal
+    harness.clock.advance(1_000)
+    await drain()
+    assert.equal((await getSend(account, refused)).status, 'sent')
+    assert.equal(sentFor(refused).length, 2, 'refused once, sent once')
+    assert.equal((await pace())?.perSecond, 40)
+
+    harness.clock.advance(2_000)
+    await queue(account, contactId, templateId, { rabatt: '6 %' })
+    await drain()
+    assert.equal((await pace())?.perSecond, 48, 'one step: a tenth of the full pace')
+
+    harness.clock.advance(30_000)
+    await queue(account, contactId, templateId, { rabatt: '7 %' })
+    await drain()
+    const full = await pace()
+    assert.equal(full?.perSecond, 80)
+    assert.equal(full?.reducedReason, null)
+    assert.equal((await chatPace()).lowered_since, null)
+  })
+
+  test("a pair-rate refusal (131056) delays only that customer's send; the pace and other customers go on", async () => {
+    const { account, contactId, phone, templateId } = await cloudSetup()
+    const other = await account.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: { name: 'Max', phone: nextPhone() },
+    })
+    const otherId = other.json().contact.id as string
+    await setOptin(harness, account.accountId, otherId)
+    pairLimited.add(phone.slice(1))
+    const delayed = await queue(account, contactId, templateId, { rabatt: '5 %' })
+    const first = await queue(account, otherId, templateId, { rabatt: '5 %' })
+    await drain()
+    const waiting = await getSend(account, delayed)
+    assert.equal(waiting.status, 'queued')
+    assert.equal(waiting.error_code, '131056')
+    assert.equal((await getSend(account, first)).status, 'sent')
+    const pace = await paceOf(harness.database.orm, { accountId: account.accountId, lane: CHAT_LANE })
+    assert.equal(pace?.perSecond, 80, 'the number keeps its pace')
+    assert.equal(pace?.reducedReason, null)
+
+    // seconds later the other customer's next message goes out; this customer's still waits
+    harness.clock.advance(5_000)
+    const second = await queue(account, otherId, templateId, { rabatt: '6 %' })
+    await drain()
+    assert.equal((await getSend(account, second)).status, 'sent')
+    assert.equal((await getSend(account, delayed)).status, 'queued')
+    assert.equal(sentFor(delayed).length, 1)
+
+    pairLimited.delete(phone.slice(1))
+    harness.clock.advance(30_000)
+    await drain()
+    assert.equal((await getSend(account, delayed)).status, 'sent')
+    assert.equal(sentFor(delayed).length, 2, 'refused once, sent once')
   })
 
   test('a refusal ends failed with the provider code; 131050 marks the contact opted out', async () => {

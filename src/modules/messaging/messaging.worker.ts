@@ -1,8 +1,10 @@
+import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
+import { lowerPace, RECOVERY_STEP_MS, recoverPace } from '../../platform/jobs/adaptive-pace.ts'
 import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
 import { countSends } from '../../platform/metrics/metrics.ts'
-import type { BatchSendOutcome } from '../channels/index.ts'
+import { type BatchSendOutcome, CHAT_LANE, THROUGHPUT_REFUSED } from '../channels/index.ts'
 import { fieldDefinitionsFromJson } from '../contacts/index.ts'
 import {
   customFieldTexts,
@@ -30,11 +32,32 @@ import {
 } from './messaging.rules.ts'
 
 const RATE_LIMIT_BACKOFF_MS = 30_000
+/** a send refused for the number's throughput comes back soon: the lowered pace of the claim spaces it */
+const THROUGHPUT_BACKOFF_MS = 1_000
 const MAX_VARIABLE_LENGTH = 1024
 
 /** Delivering queued template sends: the worker's jobs, checked again, sent at the number's pace and recorded. */
 export function sendDelivery(deps: TemplateSendsDeps) {
   const { db, clock } = deps
+  /**
+   * When this process next looks whether an account's lowered pace recovers (adaptive-pace.ts): at most once per half
+   * recovery step per account, so sends at full pace cost no statement of their own.
+   */
+  const nextRecoveryLook = new Map<string, number>()
+
+  /** The number's pace after a batch's results, in the transaction that records them. */
+  async function adaptPace(tx: Db, accountId: string, list: ResultRecord[]) {
+    const now = clock.now()
+    if (list.some((r) => r.throughputRefused)) {
+      await lowerPace(tx, { accountId, lane: CHAT_LANE, reason: 'throughput_refused', now })
+      nextRecoveryLook.set(accountId, 0)
+      return
+    }
+    if (!list.some((r) => r.patch.status === 'sent') || (nextRecoveryLook.get(accountId) ?? 0) > now.getTime()) return
+    if (nextRecoveryLook.size >= 10_000) nextRecoveryLook.clear()
+    nextRecoveryLook.set(accountId, now.getTime() + RECOVERY_STEP_MS / 2)
+    await recoverPace(tx, { accountId, lane: CHAT_LANE, now })
+  }
 
   /**
    * Renders for the provider: link addresses in the caller's values become tracked short links (the approved text
@@ -211,6 +234,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
           tx,
           list.filter((r) => !r.retryAt).map((r) => r.job),
         )
+        await adaptPace(tx, accountId, list)
       })
     const outcomeOf = (r: ResultRecord) => ({
       origin: r.send.origin,
@@ -366,6 +390,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     release: boolean
     retryAt?: Date
     retryError: string | null
+    /** the provider refused for the number's throughput (130429): its pace goes down */
+    throughputRefused?: boolean
   }
 
   /** What a send's provider result writes (the same rules as one send at a time). */
@@ -401,12 +427,16 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       }
     }
     const error = result.error
+    const throughputRefused = error.providerCode === THROUGHPUT_REFUSED
     if (error.kind === 'retry_later' && send.attempts + 1 < MAX_RATE_LIMITED_ATTEMPTS) {
+      // a pair-rate refusal (131056) and the others wait long: only this send, other recipients go on
+      const backoff = throughputRefused ? THROUGHPUT_BACKOFF_MS : RATE_LIMIT_BACKOFF_MS
       return {
         send,
         job,
         release: true,
-        retryAt: new Date(now.getTime() + RATE_LIMIT_BACKOFF_MS * 2 ** send.attempts),
+        throughputRefused,
+        retryAt: new Date(now.getTime() + backoff * 2 ** send.attempts),
         retryError: `${error.providerCode}: ${error.message}`,
         patch: { status: 'queued', attemptToken: null, quotaMonth: null, errorCode: error.providerCode, reason: null },
       }
@@ -416,6 +446,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       job,
       release: true,
       retryError: null,
+      throughputRefused,
       patch: {
         status: 'failed',
         reason:

@@ -56,6 +56,18 @@ export const jobPaces = pgTable(
     perSecond: integer('per_second').notNull(),
     /** -infinity until the lane's first claim: the claim reads it as now */
     tat: at('tat').notNull().default(sql`'-infinity'`),
+    /** while lowered (adaptive-pace.ts): the pace the lane recovers to; null at full pace, like the four below */
+    fullPerSecond: integer('full_per_second'),
+    /** why the pace is lower: `throughput_refused` (the provider answered 130429) */
+    reducedReason: text('reduced_reason'),
+    /** since when it is lower (the first lowering of this spell) */
+    reducedAt: at('reduced_at'),
+    lastRefusalAt: at('last_refusal_at'),
+    /** the last lowering or recovery step */
+    changedAt: at('changed_at'),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.lane] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.lane] }),
+    index('job_paces_lowered_idx').on(t.reducedAt, t.accountId, t.lane).where(sql`full_per_second IS NOT NULL`),
+  ],
 )

@@ -373,7 +373,8 @@ export async function cancelQueuedJobs(
 /**
  * Sets the pace of an account's lane (messages per second, for every worker process together), or removes it (null):
  * claims of queues on that lane then take the account's jobs only as fast as it allows. A changed pace keeps the
- * lane's place in time.
+ * lane's place in time, and a lane lowered after refusals (adaptive-pace.ts) stays lowered: the new pace is what it
+ * recovers to.
  */
 export async function setPace(
   tx: Db,
@@ -385,7 +386,10 @@ export async function setPace(
   }
   await tx.execute(sql`
     INSERT INTO job_paces (account_id, lane, per_second) VALUES (${input.accountId}, ${input.lane}, ${input.perSecond})
-    ON CONFLICT (account_id, lane) DO UPDATE SET per_second = EXCLUDED.per_second`)
+    ON CONFLICT (account_id, lane) DO UPDATE SET
+      per_second = CASE WHEN job_paces.full_per_second IS NULL THEN EXCLUDED.per_second
+        ELSE least(job_paces.per_second, EXCLUDED.per_second) END,
+      full_per_second = CASE WHEN job_paces.full_per_second IS NULL THEN NULL ELSE EXCLUDED.per_second END`)
 }
 
 /**

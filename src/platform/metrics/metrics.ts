@@ -64,6 +64,9 @@ const jobRuns = counter('job_runs_total', 'Jobs run by this process by queue and
   'outcome',
 ])
 
+/** Whether the operator asked for per-account labels (HEROLD_METRICS_PER_ACCOUNT). */
+export const metricsPerAccount = (): boolean => perAccount
+
 /** A per-account label when the operator asked for one. */
 function withAccount<T extends Record<string, string>>(labels: T, accountId: string | undefined): T {
   return perAccount && accountId ? { ...labels, account_id: accountId } : labels

@@ -1,6 +1,9 @@
+import { sql } from 'drizzle-orm'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/client.ts'
-import { addScrapeSource, gauge } from './metrics.ts'
+import { rows } from '../db/rows.ts'
+import { loweredPaces } from '../jobs/adaptive-pace.ts'
+import { addScrapeSource, gauge, metricsPerAccount } from './metrics.ts'
 
 /** Queue depths are counted up to this many jobs per queue and state: an index probe, never a count of a million. */
 export const QUEUE_COUNT_CAP = 10_000
@@ -25,6 +28,38 @@ const poolConnections = () =>
     'Database connections of this process by state (total, idle, max) and callers waiting for one (waiting)',
     ['state'],
   )
+
+const pacesLowered = () =>
+  gauge(
+    'herold_paces_lowered',
+    'Paced lanes (a chat number: lane chat) sending below their set pace, by reason (throughput_refused: the provider answered 130429)',
+    ['lane', 'reason'],
+  )
+const paceRate = () =>
+  gauge(
+    'herold_pace_messages_per_second',
+    'With HEROLD_METRICS_PER_ACCOUNT: the pace of each lowered lane, current and full (what it recovers to)',
+    ['lane', 'account_id', 'pace'],
+  )
+
+/** How many lanes run below their pace by lane and reason; per account (at most 100 lanes) when asked for. */
+async function watchPaces(database: Database): Promise<void> {
+  const counted = rows<{ lane: string; reason: string | null; n: number }>(
+    await database.orm.execute(sql`SELECT lane, reduced_reason AS reason, count(*)::int AS n FROM job_paces
+      WHERE full_per_second IS NOT NULL GROUP BY 1, 2`),
+  )
+  const lowered = pacesLowered()
+  lowered.reset()
+  lowered.set({ lane: 'chat', reason: 'throughput_refused' }, 0)
+  for (const c of counted) lowered.set({ lane: c.lane, reason: c.reason ?? 'unknown' }, Number(c.n))
+  const rate = paceRate()
+  rate.reset()
+  if (!metricsPerAccount()) return
+  for (const p of await loweredPaces(database.orm, 100)) {
+    rate.set({ lane: p.lane, account_id: p.accountId, pace: 'current' }, p.perSecond)
+    rate.set({ lane: p.lane, account_id: p.accountId, pace: 'full' }, p.fullPerSecond)
+  }
+}
 
 /**
  * Queues with queued or running jobs, read by a skip scan over the claim's indexes (one probe per queue), plus the
@@ -94,6 +129,7 @@ export function watchDatabase(database: Database, clock: Clock, knownQueues = ()
     connections.set({ state: 'idle' }, pool.idle)
     connections.set({ state: 'max' }, pool.max)
     connections.set({ state: 'waiting' }, pool.waiting)
+    await watchPaces(database)
     const depths = await readQueueDepths(database, clock, knownQueues())
     const jobs = queueJobs()
     const due = oldestDue()

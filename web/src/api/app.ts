@@ -877,7 +877,7 @@ export interface paths {
         };
         /**
          * The chat number: connection, pace and daily limit
-         * @description Needs settings:read. Provider and number, whether sending is possible, messages per second, and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.
+         * @description Needs settings:read. Provider and number, whether sending is possible, messages per second (set, and current with why it is lower), and the daily limit tier with the customers reached in the last 24 hours and when the window has room again.
          */
         get: operations["getChatChannel"];
         put?: never;
@@ -4706,7 +4706,19 @@ export interface operations {
                         sending_paused: boolean;
                         /** @description the number is also used in the WhatsApp Business app */
                         coexistence: boolean;
+                        /** @description the pace set for the number */
                         messages_per_second: number | null;
+                        /** @description adaptive pace: the provider refusing for throughput lowers it for every process */
+                        pace: {
+                            /** @description messages per second the number sends at now: below messages_per_second after throughput refusals (130429), recovering step by step; null without a connected number */
+                            current: number | null;
+                            /** @description why the pace is lower: throughput_refused (the provider answered 130429); null at full pace */
+                            lowered_reason: string | null;
+                            /** Format: date-time */
+                            lowered_since: string | null;
+                            /** Format: date-time */
+                            last_refusal_at: string | null;
+                        };
                         daily_limit: {
                             /** @description different customers the number may start conversations with per 24 hours; null: unlimited */
                             limit: number | null;

@@ -1,15 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
 import { app, call, v1 } from '../../api/client.ts'
-import { Field, handleSubmit, TextField } from '../../ui/components.tsx'
-import { fill, useWords } from '../../ui/i18n.tsx'
+import { Field, formatTime, handleSubmit, TextField } from '../../ui/components.tsx'
+import { fill, useI18n, useWords } from '../../ui/i18n.tsx'
 import { PageError } from '../../ui/page-error.tsx'
 import type { Answer } from '../../ui/query.ts'
 import type { SessionShape } from '../../ui/session.ts'
 import { SavedRepliesSettings } from '../replies/saved-replies-settings.tsx'
 import { RoutingSettings } from '../routing/routing-settings.tsx'
 import { CustomFields } from './custom-fields.tsx'
-import { accountQuery, channelsQuery, coexistenceQuery, consentSettingsQuery, followupTimingQuery } from './queries.ts'
+import {
+  accountQuery,
+  channelsQuery,
+  chatChannelQuery,
+  coexistenceQuery,
+  consentSettingsQuery,
+  followupTimingQuery,
+} from './queries.ts'
 import { errors, words } from './words.ts'
 
 // Settings: the channels' state (connecting a number is the CLI's job), coexistence, consent keywords and the
@@ -44,12 +51,14 @@ function Channels({ canWrite }: { canWrite: boolean }) {
   const e = useWords(errors)
   const queryClient = useQueryClient()
   const channels = useQuery(channelsQuery)
+  const chat = useQuery(chatChannelQuery)
   const coexistence = useQuery(coexistenceQuery)
   const change = useMutation({
     mutationFn: (enabled: boolean) => call(v1.PATCH('/v1/settings/coexistence', { body: { enabled } })),
     onSuccess: (result) => {
       queryClient.setQueryData(coexistenceQuery.queryKey, result)
       void queryClient.invalidateQueries({ queryKey: channelsQuery.queryKey })
+      void queryClient.invalidateQueries({ queryKey: chatChannelQuery.queryKey })
     },
   })
   const c = channels.data
@@ -69,6 +78,7 @@ function Channels({ canWrite }: { canWrite: boolean }) {
           <dd>{state(c.email)}</dd>
           <dt>{w.canSend}</dt>
           <dd>{c.versand_moeglich ? w.yes : w.no}</dd>
+          {chat.data?.connected && <SendingPace chat={chat.data} />}
         </dl>
       )}
       {c?.sending_paused && <p>{w.sendingPaused}</p>}
@@ -92,6 +102,24 @@ function Channels({ canWrite }: { canWrite: boolean }) {
         </>
       )}
     </section>
+  )
+}
+
+/** The number's pace: as set, or lower (and since when, and why) after throughput refusals. */
+function SendingPace({ chat }: { chat: NonNullable<Answer<typeof chatChannelQuery>> }) {
+  const w = useWords(words)
+  const { language } = useI18n()
+  const { current, lowered_reason, lowered_since } = chat.pace
+  const full = chat.messages_per_second ?? 0
+  return (
+    <>
+      <dt>{w.sendingPace}</dt>
+      <dd data-testid="sending-pace">
+        {lowered_reason && current !== null
+          ? fill(w.paceLowered, { current, full, since: formatTime(lowered_since, language, '–') })
+          : fill(w.paceFull, { rate: current ?? full })}
+      </dd>
+    </>
   )
 }
 

@@ -15,6 +15,10 @@ export const words = {
       'Die Nummer wird auch in der WhatsApp-Business-App genutzt (Versand dann höchstens 20 Nachrichten pro Sekunde)',
     coexistenceUnavailable: 'Erst verfügbar, wenn eine Chat-Nummer verbunden ist.',
     pace: 'Aktuelles Tempo: {rate} Nachrichten pro Sekunde.',
+    sendingPace: 'Versandtempo',
+    paceFull: '{rate} Nachrichten pro Sekunde',
+    paceLowered:
+      'gesenkt auf {current} von {full} Nachrichten pro Sekunde seit {since}: WhatsApp hat Nachrichten wegen des Durchsatzes der Nummer abgelehnt (130429). Das Tempo steigt schrittweise wieder, solange nichts abgelehnt wird.',
     consent: 'Einwilligung',
     startKeywords: 'Start-Stichwörter (durch Komma getrennt)',
     stopKeywords: 'Stopp-Stichwörter (durch Komma getrennt)',
@@ -55,6 +59,10 @@ export const words = {
       'The number is also used in the WhatsApp Business app (sending then at most 20 messages per second)',
     coexistenceUnavailable: 'Available once a chat number is connected.',
     pace: 'Pace in effect: {rate} messages per second.',
+    sendingPace: 'Sending pace',
+    paceFull: '{rate} messages per second',
+    paceLowered:
+      "lowered to {current} of {full} messages per second since {since}: WhatsApp refused messages for the number's throughput (130429). The pace rises again step by step while nothing is refused.",
     consent: 'Consent',
     startKeywords: 'Start keywords (comma-separated)',
     stopKeywords: 'Stop keywords (comma-separated)',
