@@ -4,6 +4,7 @@ import { accountRowFinder, deleteContactRows, ofContact } from '../../platform/d
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql, recordsJson } from '../../platform/db/rows.ts'
+import type { Protection } from './messaging.protection.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
 export async function insertLinks(
@@ -166,10 +167,38 @@ export async function recheckSends(db: Db, accountId: string, ids: string[]) {
         FROM contacts c WHERE c.account_id = ${templateSends.accountId} AND c.id = ${templateSends.contactId})`,
       chatConnected: sql<boolean | null>`(SELECT cc.status = 'connected' FROM channel_connections cc
         WHERE cc.account_id = ${templateSends.accountId} AND cc.channel = 'chat')`,
+      protection: sql<Protection | null>`(SELECT json_build_object('capEnabled', ss.cap_enabled,
+          'capMessages', ss.cap_messages, 'capWindowHours', ss.cap_window_hours, 'quietEnabled', ss.quiet_enabled,
+          'quietFrom', ss.quiet_from, 'quietTo', ss.quiet_to)
+        FROM sending_settings ss WHERE ss.account_id = ${templateSends.accountId})`,
     })
     .from(templateSends)
     .innerJoin(accounts, eq(accounts.id, templateSends.accountId))
     .where(and(eq(templateSends.accountId, accountId), inArray(templateSends.id, ids)))
+}
+
+/**
+ * The frequency cap's count for a batch's contacts, in one statement over the capped index: per contact, the
+ * campaign marketing sends that went to the provider at or after `since` and may have reached the contact (a
+ * refused one, or one sent back to the queue, did not).
+ */
+export async function cappedSince(tx: Db, accountId: string, contactIds: string[], since: Date) {
+  const counts = new Map<string, number>()
+  if (contactIds.length === 0) return counts
+  const result = await tx.execute(sql`SELECT contact_id, count(*)::int AS n FROM template_sends
+    WHERE account_id = ${accountId}::uuid AND contact_id = ANY(${sql.param([...new Set(contactIds)])}::uuid[])
+      AND capped_at >= ${since.toISOString()}::timestamptz AND status NOT IN ('queued', 'skipped')
+      AND NOT (status = 'failed' AND reason IN ('provider_refused', 'contact_opted_out', 'rate_limited'))
+    GROUP BY contact_id`)
+  for (const row of rowsOf<{ contact_id: string; n: number }>(result)) counts.set(String(row.contact_id), Number(row.n))
+  return counts
+}
+
+/** Counts these sends for the frequency cap from `at` on (they go to the provider now); a wait's detail is cleared. */
+export async function markCapped(tx: Db, accountId: string, ids: string[], at: Date): Promise<void> {
+  if (ids.length === 0) return
+  await tx.execute(sql`UPDATE template_sends SET capped_at = ${at.toISOString()}::timestamptz, reason_detail = NULL
+    WHERE account_id = ${accountId}::uuid AND id = ANY(${sql.param(ids)}::uuid[])`)
 }
 
 /** The sends of a batch, locked (in id order, so concurrent batches lock alike). */

@@ -81,3 +81,55 @@ export const SendRecord = Type.Object(
 )
 
 export const SendId = Type.Object({ id: Type.String({ description: 'the send_id of POST /messages' }) })
+
+const QuietTime = (what: string) =>
+  Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: `${what}, HH:MM (00:00–23:59)` })
+
+/** GET/PATCH /settings/sending: the frequency cap and quiet hours (docs/sending.md). */
+export const SendingSettings = Type.Object(
+  {
+    frequency_cap: Type.Object({
+      enabled: Type.Boolean({
+        description:
+          'whether a contact gets at most max_messages marketing messages of newsletters, follow-ups and automations in any window of window_hours; a capped send is skipped with reason frequency_capped',
+      }),
+      max_messages: Type.Integer({ minimum: 1, maximum: 100 }),
+      window_hours: Type.Integer({ minimum: 1, maximum: 720, description: 'the rolling window, in hours' }),
+    }),
+    quiet_hours: Type.Object({
+      enabled: Type.Boolean({
+        description:
+          'whether marketing messages of newsletters, follow-ups and automations wait while it is between from and to for the contact (their custom field timezone, else their phone number’s country, else the account’s timezone); the send stays queued with reason quiet_hours',
+      }),
+      from: QuietTime('when the quiet hours begin, local time of the contact'),
+      to: QuietTime('when they end; earlier than from: over midnight'),
+    }),
+  },
+  { title: 'SendingSettings' },
+)
+
+export const SendingSettingsBody = Type.Object(
+  {
+    frequency_cap: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          max_messages: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          window_hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720 })),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
+    quiet_hours: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          from: Type.Optional(QuietTime('when the quiet hours begin')),
+          to: Type.Optional(QuietTime('when they end')),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'SendingSettingsBody' },
+)

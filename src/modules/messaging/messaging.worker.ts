@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { AppError } from '../../platform/http/errors.ts'
 import { type ClaimedJob, completeJobs, LeaseLostError, retryJob } from '../../platform/jobs/jobs.ts'
 import type { BatchContext, JobContext } from '../../platform/jobs/runner.ts'
@@ -15,6 +16,14 @@ import {
 } from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
 import { type ContactValues, MAX_RATE_LIMITED_ATTEMPTS, type TemplateSendsDeps } from './messaging.ports.ts'
+import {
+  cappedIndexes,
+  contactZone,
+  DEFAULT_PROTECTION,
+  isProtected,
+  type Protection,
+  quietUntil,
+} from './messaging.protection.ts'
 import { monthIn, releaseUnits, reserveUnitsAndMarkSending } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
 import {
@@ -119,8 +128,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
 
   type Rendered = Extract<ReturnType<typeof renderForSend>, { ok: true }>
   type Checked =
-    | { skip: string; detail?: string }
-    | { skip?: undefined; view: TemplateView; rendered: Rendered; phone: string }
+    | { skip: string; detail?: string; until?: Date }
+    | { skip?: undefined; view: TemplateView; rendered: Rendered; phone: string; protect: boolean }
 
   /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
   async function recheckBatch(accountId: string, ids: string[]) {
@@ -134,9 +143,14 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       const language = valueLanguage(contact.language, view.language)
       return { texts: customFieldTexts(definitions, contact.fields, language), keys: definitions.map((d) => d.key) }
     }
-    const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
+    const checked = new Map<
+      string,
+      { send: repo.TemplateSendRow; timezone: string; protection: Protection; checked: Checked | null }
+    >()
+    const now = clock.now()
     for (const row of rows) {
       const { send, account, contact } = row
+      const protection = row.protection ?? DEFAULT_PROTECTION
       const result = (async (): Promise<Checked | null> => {
         if (send.status !== 'queued') return null
         if (account.status === 'blocked') return { skip: 'account_blocked' }
@@ -155,9 +169,16 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         if (!row.chatConnected) return { skip: 'chat_not_connected' }
         const rendered = renderForSend(view, contact, send.variables, await fieldsOf(view, contact))
         if (!rendered.ok) return { skip: rendered.reason, detail: rendered.detail }
-        return { view, rendered, phone: contact.phone }
+        const protect = isProtected(send.origin, view)
+        if (protect && protection.quietEnabled) {
+          const window = { from: protection.quietFrom, to: protection.quietTo }
+          const until = quietUntil(now, window, contactZone(contact, account.timezone))
+          // the wait's end is the detail, so a newsletter can say when it resumes
+          if (until) return { skip: 'quiet_hours', until, detail: until.toISOString() }
+        }
+        return { view, rendered, phone: contact.phone, protect }
       })()
-      checked.set(send.id, { send, timezone: account.timezone, checked: await result })
+      checked.set(send.id, { send, timezone: account.timezone, protection, checked: await result })
     }
     return checked
   }
@@ -273,7 +294,10 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       ) => {
         const waitUntil = waitingAllowedUntil(send, reason)
         if (waitUntil !== null && retryAt.getTime() < waitUntil) {
-          patches.push({ id: send.id, patch: { reason, updatedAt: now } })
+          patches.push({
+            id: send.id,
+            patch: { reason, ...(detail !== null ? { reasonDetail: detail } : {}), updatedAt: now },
+          })
           waiting.push({ job, retryAt, reason })
           return
         }
@@ -282,7 +306,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
           patch: {
             status: 'skipped',
             reason: waitUntil !== null ? 'late' : reason,
-            ...(detail !== null && waitUntil === null ? { reasonDetail: detail } : {}),
+            reasonDetail: waitUntil === null ? detail : null,
             skippedAt: now,
             updatedAt: now,
           },
@@ -303,17 +327,29 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         const check = checked.get(send.id)?.checked
         if (send.status !== 'queued' || !check) continue
         if (check.skip !== undefined) {
-          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS), check.detail ?? null)
+          const retryAt = check.until ?? new Date(now.getTime() + SEND_WAIT_RETRY_MS)
+          waitOrSkip(send, job, check.skip, retryAt, check.detail ?? null)
           continue
         }
         candidates.push({ send, job, checked: check })
       }
+      const protection = checked.values().next().value?.protection ?? DEFAULT_PROTECTION
+      const capped = await frequencyCapped(tx, accountId, candidates, protection, now)
+      const admitted = candidates.filter(({ send, job }, at) => {
+        if (!capped.has(at)) return true
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: 'frequency_capped', skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+        return false
+      })
       const claims = await deps.channels.claimConversations(
         tx,
         accountId,
-        candidates.map((c) => c.send.contactId),
+        admitted.map((c) => c.send.contactId),
       )
-      const claimed = candidates.filter(({ send, job }, at) => {
+      const claimed = admitted.filter(({ send, job }, at) => {
         const claim = claims[at]
         if (!claim.ok) waitOrSkip(send, job, 'daily_limit_reached', claim.resumesAt)
         return claim.ok
@@ -335,6 +371,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         ended.push(job)
       }
       const going = claimed.filter(({ send }) => marked.has(send.id))
+      const counted = going.filter((g) => g.checked.protect).map((g) => g.send.id)
+      await repo.markCapped(tx, accountId, counted, now)
       await repo.insertLinksOf(
         tx,
         accountId,
@@ -358,6 +396,28 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     for (const job of settled) context.settled(job)
     countOutcomes(accountId, decided)
     return prepared
+  }
+
+  /**
+   * The indexes of the candidates the frequency cap refuses. Under a transaction-scoped lock per account, taken
+   * before the daily limit's, so two batches for the same contact in different processes never both pass: the
+   * second counts the first's sends once it commits (their capped_at is written in the same transaction).
+   */
+  async function frequencyCapped(
+    tx: Parameters<Parameters<typeof db.transaction>[0]>[0],
+    accountId: string,
+    candidates: Array<{ send: repo.TemplateSendRow; checked: Prepared['checked'] }>,
+    protection: Protection,
+    now: Date,
+  ): Promise<Set<number>> {
+    const protectedAt = candidates.flatMap((c, at) => (c.checked.protect ? [at] : []))
+    if (!protection.capEnabled || protectedAt.length === 0) return new Set()
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`herold_cap:${accountId}`}, 0))`)
+    const contactIds = protectedAt.map((at) => candidates[at].send.contactId)
+    const since = new Date(now.getTime() - protection.capWindowHours * 3600_000)
+    const sent = await repo.cappedSince(tx, accountId, contactIds, since)
+    const refused = cappedIndexes(contactIds, sent, protection.capMessages)
+    return new Set([...refused].map((i) => protectedAt[i]))
   }
 
   type ResultRecord = {
