@@ -20,9 +20,9 @@ const ORDER = [
   // the audience: lookup, counts, export, tags account-wide, bulk changes, consent requests
   'find_contact', 'count_contacts', 'export_contacts_csv', 'get_tag', 'rename_tag', 'delete_tag', 'tag_contacts',
   'untag_contacts', 'delete_contacts', 'request_contact_optin', 'record_contact_opt_out',
-  // messages, the sandbox, channel and consent settings
+  // messages, the sandbox, channel, consent and sending settings
   'list_messages', 'simulate_inbound_message', 'get_channel_settings', 'get_coexistence', 'set_coexistence',
-  'get_consent_settings', 'update_consent_settings',
+  'get_consent_settings', 'update_consent_settings', 'get_sending_settings', 'update_sending_settings',
   // handling conversations
   'list_inbox', 'get_inbox_counts', 'get_conversation', 'close_conversation', 'reopen_conversation',
   'snooze_conversation', 'assign_conversation', 'mark_conversation_read', 'get_message', 'get_contact_activity',

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import { sendingSettings } from '../../src/modules/messaging/messaging.tables.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
@@ -109,6 +110,8 @@ export async function createTestAccount(
     scopes?: Scope[]
     name?: string
     plan?: { contacts?: number; messagesPerMonth?: number; webhooks?: number; requestsPerMinute?: number }
+    /** 'defaults': a new account's frequency cap (on) instead of the cap off */
+    protection?: 'defaults'
   } = {},
 ): Promise<TestAccount> {
   let plan: string | undefined
@@ -124,6 +127,13 @@ export async function createTestAccount(
   }
   const account = await createAccount(harness.database.orm, { name: options.name ?? 'Test account', plan })
   harness.accountIds.push(account.id)
+  // tests start as the accounts that existed before the frequency cap (migration 0081): cap and quiet hours off;
+  // the tests of those rules switch them on (createTestAccount's protection: 'defaults' keeps a new account's)
+  if (options.protection !== 'defaults') {
+    await harness.database.orm
+      .insert(sendingSettings)
+      .values({ accountId: account.id, capEnabled: false, quietEnabled: false })
+  }
   const key = await createApiKey(harness.database.orm, {
     accountId: account.id,
     name: 'test key',

@@ -6,6 +6,7 @@ import { perTick } from '../../platform/db/per-tick.ts'
 import { recordsetSql, recordsJson, rows } from '../../platform/db/rows.ts'
 import { type FieldDefinition, fieldDefinitionsFromJson, fieldDefinitionsJsonSql } from '../contacts/index.ts'
 import { type TemplateRow, templateAsJsonSql, templateFromJson } from '../templates/index.ts'
+import type { Protection } from './messaging.protection.ts'
 import { unitLeftSql } from './messaging.quota.ts'
 import { linkClicks, templateSends, trackedLinks } from './messaging.tables.ts'
 
@@ -176,10 +177,38 @@ export async function recheckSends(db: Db, accountId: string, ids: string[]) {
         THEN ${templateAsJsonSql(sql`${templateSends.accountId}`, sql`${templateSends.templateId}`)} END`,
       definitions: sql<unknown>`CASE WHEN row_number() OVER (ORDER BY ${templateSends.id}) = 1
         THEN ${fieldDefinitionsJsonSql(sql`${templateSends.accountId}`)} END`,
+      protection: sql<Protection | null>`(SELECT json_build_object('capEnabled', ss.cap_enabled,
+          'capMessages', ss.cap_messages, 'capWindowHours', ss.cap_window_hours, 'quietEnabled', ss.quiet_enabled,
+          'quietFrom', ss.quiet_from, 'quietTo', ss.quiet_to)
+        FROM sending_settings ss WHERE ss.account_id = ${templateSends.accountId})`,
     })
     .from(templateSends)
     .innerJoin(accounts, eq(accounts.id, templateSends.accountId))
     .where(and(eq(templateSends.accountId, accountId), inArray(templateSends.id, ids)))
+}
+
+/**
+ * The frequency cap's count for a batch's contacts, in one statement over the capped index: per contact, the
+ * campaign marketing sends that went to the provider at or after `since` and may have reached the contact (a
+ * refused one, or one sent back to the queue, did not).
+ */
+export async function cappedSince(tx: Db, accountId: string, contactIds: string[], since: Date) {
+  const counts = new Map<string, number>()
+  if (contactIds.length === 0) return counts
+  const result = await tx.execute(sql`SELECT contact_id, count(*)::int AS n FROM template_sends
+    WHERE account_id = ${accountId}::uuid AND contact_id = ANY(${sql.param([...new Set(contactIds)])}::uuid[])
+      AND capped_at >= ${since.toISOString()}::timestamptz AND status NOT IN ('queued', 'skipped')
+      AND NOT (status = 'failed' AND reason IN ('provider_refused', 'contact_opted_out', 'rate_limited'))
+    GROUP BY contact_id`)
+  for (const row of rowsOf<{ contact_id: string; n: number }>(result)) counts.set(String(row.contact_id), Number(row.n))
+  return counts
+}
+
+/** Counts these sends for the frequency cap from `at` on (they go to the provider now); a wait's detail is cleared. */
+export async function markCapped(tx: Db, accountId: string, ids: string[], at: Date): Promise<void> {
+  if (ids.length === 0) return
+  await tx.execute(sql`UPDATE template_sends SET capped_at = ${at.toISOString()}::timestamptz, reason_detail = NULL
+    WHERE account_id = ${accountId}::uuid AND id = ANY(${sql.param(ids)}::uuid[])`)
 }
 
 /** The sends of a batch, locked (in id order, so concurrent batches lock alike). */

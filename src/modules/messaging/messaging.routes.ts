@@ -2,7 +2,15 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { mountOperations, operationsUsing } from '../../platform/http/operation.ts'
 import { Message } from '../inbox/index.ts'
-import { SendBody, SendId, SendQueued, SendRecord, sendErrors } from './messaging.schemas.ts'
+import {
+  SendBody,
+  SendId,
+  SendingSettings,
+  SendingSettingsBody,
+  SendQueued,
+  SendRecord,
+  sendErrors,
+} from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
@@ -57,9 +65,42 @@ export const isQueued = (answer: object): answer is { send_id: string } => 'send
 
 export function messagingRoutes(service: MessagingService) {
   return async (app: FastifyInstance): Promise<void> => {
-    mountOperations(app, { messaging: service }, [sendMessage, getSend])
+    mountOperations(app, { messaging: service }, [
+      sendMessage,
+      getSend,
+      getSendingSettingsOperation,
+      updateSendingSettingsOperation,
+    ])
   }
 }
+
+export const getSendingSettingsOperation = operation({
+  method: 'GET',
+  path: '/settings/sending',
+  scope: 'settings:read',
+  operationId: 'getSendingSettings',
+  summary: 'Frequency cap and quiet hours',
+  description:
+    'How many marketing messages of newsletters, follow-up steps and automations a contact gets at most in a rolling window (a capped send is skipped with reason frequency_capped), and the quiet hours in the contact’s time zone in which such sends wait (reason quiet_hours). Utility templates, opt-in confirmations and POST /messages sends are never capped or held. A new account starts with 1 message per 16 hours and quiet hours off.',
+  tags: ['settings'],
+  response: SendingSettings,
+  handle: ({ messaging }, { tenant }) => messaging.sendingSettings(tenant),
+})
+
+export const updateSendingSettingsOperation = operation({
+  method: 'PATCH',
+  path: '/settings/sending',
+  scope: 'settings:write',
+  operationId: 'updateSendingSettings',
+  summary: 'Change the frequency cap and quiet hours',
+  description:
+    'Only given fields change; the change applies to every send checked from now on (sends already waiting for the quiet hours to end go at their time and are checked again then). 400 key quiet_hours_invalid when from and to would be the same.',
+  tags: ['settings'],
+  body: SendingSettingsBody,
+  response: SendingSettings,
+  errors: { 400: 'bad_request: an unknown field, a value out of range; quiet_hours_invalid: from equals to' },
+  handle: ({ messaging }, { tenant, body }) => messaging.updateSendingSettings(tenant, body),
+})
 
 /** The short links of tracked texts: redirect at once, count the click. */
 export function linkRoutes(service: MessagingService) {

@@ -119,6 +119,8 @@ export const WAIT_REASONS: ReadonlySet<string> = new Set([
   'account_blocked',
   'chat_not_connected',
   'daily_limit_reached',
+  // a campaign's marketing send in the contact's quiet hours (messaging.protection.ts): it goes when they end
+  'quiet_hours',
 ])
 
 /** How long a send of each origin waits for sending to be possible again; `api` sends never wait (null). */

@@ -47,7 +47,7 @@ export const SendQueued = Type.Object(
 const at = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
 
 export const SEND_REASONS =
-  'skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out)'
+  'skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), frequency_capped (the contact had as many marketing messages of newsletters, follow-ups and automations in the account’s window as GET /settings/sending allows), late (a campaign send that waited longer than it may), provider_unreachable; queued while a campaign send waits: subscription_locked, account_blocked, chat_not_connected, daily_limit_reached, quiet_hours (the contact’s quiet hours; reason_detail is when they end); failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out)'
 
 export const SendRecord = Type.Object(
   {
@@ -81,3 +81,55 @@ export const SendRecord = Type.Object(
 )
 
 export const SendId = Type.Object({ id: Type.String({ description: 'the send_id of POST /messages' }) })
+
+const QuietTime = (what: string) =>
+  Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: `${what}, HH:MM (00:00–23:59)` })
+
+/** GET/PATCH /settings/sending: the frequency cap and quiet hours (docs/sending.md). */
+export const SendingSettings = Type.Object(
+  {
+    frequency_cap: Type.Object({
+      enabled: Type.Boolean({
+        description:
+          'whether a contact gets at most max_messages marketing messages of newsletters, follow-ups and automations in any window of window_hours; a capped send is skipped with reason frequency_capped',
+      }),
+      max_messages: Type.Integer({ minimum: 1, maximum: 100 }),
+      window_hours: Type.Integer({ minimum: 1, maximum: 720, description: 'the rolling window, in hours' }),
+    }),
+    quiet_hours: Type.Object({
+      enabled: Type.Boolean({
+        description:
+          'whether marketing messages of newsletters, follow-ups and automations wait while it is between from and to for the contact (their custom field timezone, else their phone number’s country, else the account’s timezone); the send stays queued with reason quiet_hours',
+      }),
+      from: QuietTime('when the quiet hours begin, local time of the contact'),
+      to: QuietTime('when they end; earlier than from: over midnight'),
+    }),
+  },
+  { title: 'SendingSettings' },
+)
+
+export const SendingSettingsBody = Type.Object(
+  {
+    frequency_cap: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          max_messages: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          window_hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720 })),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
+    quiet_hours: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          from: Type.Optional(QuietTime('when the quiet hours begin')),
+          to: Type.Optional(QuietTime('when they end')),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'SendingSettingsBody' },
+)

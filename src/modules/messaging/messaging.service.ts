@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Static } from 'typebox'
 import type { TenantContext } from '../../platform/auth/tenant.ts'
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
@@ -8,7 +9,9 @@ import type { ContactsService } from '../contacts/index.ts'
 import { trackLinks } from './messaging.links.ts'
 import { monthIn, releaseUnit, reserveUnit } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
+import type { SendingSettingsBody } from './messaging.schemas.ts'
 import type { TemplateSends } from './messaging.sends.ts'
+import { sendingSettingsService } from './messaging.settings.ts'
 
 export type MessagingTenant = Pick<TenantContext, 'accountId' | 'account'>
 
@@ -63,7 +66,16 @@ export function messagingService(deps: MessagingServiceDeps) {
     }
   }
 
+  const protection = sendingSettingsService({ db, clock })
+
   return {
+    /** GET /settings/sending: the frequency cap and quiet hours. */
+    sendingSettings: (tenant: MessagingTenant) => protection.get(tenant.accountId),
+
+    /** PATCH /settings/sending: only the given fields change. */
+    updateSendingSettings: (tenant: MessagingTenant, change: Static<typeof SendingSettingsBody>) =>
+      protection.update(tenant.accountId, change),
+
     /**
      * POST /messages with free text: the checks in the spec's order, one unit of the monthly quota reserved,
      * then sent at once. The unit goes back when a check failed or the provider refused (nothing was sent); an

@@ -1,6 +1,17 @@
 import { sql } from 'drizzle-orm'
-import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { accountId, accountRowKey, accountTable } from '../../platform/auth/auth.tables.ts'
+import {
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { accountId, accountIdPrimaryKey, accountRowKey, accountTable } from '../../platform/auth/auth.tables.ts'
 import { at, timestamps } from '../../platform/db/columns.ts'
 
 /**
@@ -100,6 +111,8 @@ export const templateSends = accountTable(
     origin: text('origin', { enum: SEND_ORIGINS }).notNull().default('api'),
     /** the newsletter, follow-up step or automation run that queued it (null for `api`) */
     originId: uuid('origin_id'),
+    /** when a campaign's marketing send went to the provider: what the frequency cap counts (migration 0082) */
+    cappedAt: at('capped_at'),
   },
   (t) => [
     index('template_sends_origin_idx').on(t.accountId, t.originId, t.status).where(sql`${t.originId} IS NOT NULL`),
@@ -111,5 +124,23 @@ export const templateSends = accountTable(
       .where(sql`${t.status} = 'queued' AND ${t.reason} IS NOT NULL`),
     // the sends by their outcome's time, per account: herold status's last hour (migration 0068)
     index('template_sends_outcome_idx').on(t.accountId, sql`(coalesce(${t.failedAt}, ${t.skippedAt}, ${t.sentAt}))`),
+    // a batch's contacts' marketing sends since T, for the frequency cap (migration 0082)
+    index('template_sends_capped_idx').on(t.accountId, t.contactId, t.cappedAt).where(sql`${t.cappedAt} IS NOT NULL`),
   ],
 )
+
+/**
+ * The frequency cap and quiet hours of an account (migration 0081). An account without a row has the defaults of a
+ * new account (messaging.protection.ts); the accounts that existed before got a row with both off.
+ */
+export const sendingSettings = pgTable('sending_settings', {
+  accountId: accountIdPrimaryKey(),
+  capEnabled: boolean('cap_enabled').notNull().default(true),
+  capMessages: integer('cap_messages').notNull().default(1),
+  capWindowHours: integer('cap_window_hours').notNull().default(16),
+  quietEnabled: boolean('quiet_enabled').notNull().default(false),
+  /** local wall-clock time `HH:MM` of the contact */
+  quietFrom: text('quiet_from').notNull().default('20:00'),
+  quietTo: text('quiet_to').notNull().default('08:00'),
+  updatedAt: at('updated_at').notNull().defaultNow(),
+})

@@ -6,7 +6,14 @@ import { operationRule, type ToolContext } from '../../platform/tools/tool.ts'
 import type { ContactsService } from '../contacts/index.ts'
 import { Message } from '../inbox/index.ts'
 import type { TemplatesService } from '../templates/index.ts'
-import { getSend, isQueued, type MessagingServices, sendMessage } from './messaging.routes.ts'
+import {
+  getSend,
+  getSendingSettingsOperation,
+  isQueued,
+  type MessagingServices,
+  sendMessage,
+  updateSendingSettingsOperation,
+} from './messaging.routes.ts'
 import { SendBody } from './messaging.schemas.ts'
 
 /** The module services these tools call (the tool server hands them in). */
@@ -118,5 +125,15 @@ export const messagingTools = [
       'The status of a template send made by send_template: queued, sent, delivered, read, failed or skipped (with reason).',
     // the spec's tool takes a uuid (REST answers 404 for any other id)
     id: { name: 'send_id', schema: Uuid('the send_id answered by send_template') },
+  }),
+  tool(getSendingSettingsOperation, {
+    name: 'get_sending_settings',
+    description:
+      'The frequency cap (at most max_messages marketing messages per contact in window_hours, across newsletters, follow-ups and automations) and the quiet hours (from–to in the contact’s time zone, when marketing sends wait).',
+  }),
+  tool(updateSendingSettingsOperation, {
+    name: 'update_sending_settings',
+    description:
+      'Change the frequency cap or the quiet hours; only given fields change. Applies to every marketing send of newsletters, follow-ups and automations checked from now on; utility and opt-in messages and POST /messages sends are never capped or held.',
   }),
 ]

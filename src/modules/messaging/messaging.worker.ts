@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import type { Db } from '../../platform/db/client.ts'
 import { AppError } from '../../platform/http/errors.ts'
 import { lowerPace, RECOVERY_STEP_MS, recoverPace } from '../../platform/jobs/adaptive-pace.ts'
@@ -19,6 +20,14 @@ import {
 } from '../templates/index.ts'
 import { trackLinks } from './messaging.links.ts'
 import { type ContactValues, MAX_RATE_LIMITED_ATTEMPTS, type TemplateSendsDeps } from './messaging.ports.ts'
+import {
+  cappedIndexes,
+  contactZone,
+  DEFAULT_PROTECTION,
+  isProtected,
+  type Protection,
+  quietUntil,
+} from './messaging.protection.ts'
 import { monthIn, releaseUnits, reserveUnitsAndMarkSending } from './messaging.quota.ts'
 import * as repo from './messaging.repository.ts'
 import {
@@ -139,8 +148,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
 
   type Rendered = Extract<ReturnType<typeof renderForSend>, { ok: true }>
   type Checked =
-    | { skip: string; detail?: string }
-    | { skip?: undefined; view: TemplateView; rendered: Rendered; phone: string }
+    | { skip: string; detail?: string; until?: Date }
+    | { skip?: undefined; view: TemplateView; rendered: Rendered; phone: string; protect: boolean }
 
   /** The checks right before a send, for a batch of one account: the reason to skip, or what to send, per send. */
   async function recheckBatch(accountId: string, ids: string[]) {
@@ -159,9 +168,14 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       const language = valueLanguage(contact.language, view.language)
       return { texts: customFieldTexts(definitions, contact.fields, language), keys }
     }
-    const checked = new Map<string, { send: repo.TemplateSendRow; timezone: string; checked: Checked | null }>()
+    const checked = new Map<
+      string,
+      { send: repo.TemplateSendRow; timezone: string; protection: Protection; checked: Checked | null }
+    >()
+    const now = clock.now()
     for (const row of rows) {
       const { send, account, contact } = row
+      const protection = row.protection ?? DEFAULT_PROTECTION
       const result = ((): Checked | null => {
         if (send.status !== 'queued') return null
         if (account.status === 'blocked') return { skip: 'account_blocked' }
@@ -176,9 +190,16 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         if (!row.chatConnected) return { skip: 'chat_not_connected' }
         const rendered = renderForSend(view, contact, send.variables, fieldsOf(view, contact))
         if (!rendered.ok) return { skip: rendered.reason, detail: rendered.detail }
-        return { view, rendered, phone: contact.phone }
+        const protect = isProtected(send.origin, view)
+        if (protect && protection.quietEnabled) {
+          const window = { from: protection.quietFrom, to: protection.quietTo }
+          const until = quietUntil(now, window, contactZone(contact, account.timezone))
+          // the wait's end is the detail, so a newsletter can say when it resumes
+          if (until) return { skip: 'quiet_hours', until, detail: until.toISOString() }
+        }
+        return { view, rendered, phone: contact.phone, protect }
       })()
-      checked.set(send.id, { send, timezone: account.timezone, checked: result })
+      checked.set(send.id, { send, timezone: account.timezone, protection, checked: result })
     }
     return checked
   }
@@ -295,7 +316,10 @@ export function sendDelivery(deps: TemplateSendsDeps) {
       ) => {
         const waitUntil = waitingAllowedUntil(send, reason)
         if (waitUntil !== null && retryAt.getTime() < waitUntil) {
-          patches.push({ id: send.id, patch: { reason, updatedAt: now } })
+          patches.push({
+            id: send.id,
+            patch: { reason, ...(detail !== null ? { reasonDetail: detail } : {}), updatedAt: now },
+          })
           waiting.push({ job, retryAt, reason })
           return
         }
@@ -304,7 +328,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
           patch: {
             status: 'skipped',
             reason: waitUntil !== null ? 'late' : reason,
-            ...(detail !== null && waitUntil === null ? { reasonDetail: detail } : {}),
+            reasonDetail: waitUntil === null ? detail : null,
             skippedAt: now,
             updatedAt: now,
           },
@@ -325,17 +349,29 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         const check = checked.get(send.id)?.checked
         if (send.status !== 'queued' || !check) continue
         if (check.skip !== undefined) {
-          waitOrSkip(send, job, check.skip, new Date(now.getTime() + SEND_WAIT_RETRY_MS), check.detail ?? null)
+          const retryAt = check.until ?? new Date(now.getTime() + SEND_WAIT_RETRY_MS)
+          waitOrSkip(send, job, check.skip, retryAt, check.detail ?? null)
           continue
         }
         candidates.push({ send, job, checked: check })
       }
+      const protection = checked.values().next().value?.protection ?? DEFAULT_PROTECTION
+      const capped = await frequencyCapped(tx, accountId, candidates, protection, now)
+      const admitted = candidates.filter(({ send, job }, at) => {
+        if (!capped.has(at)) return true
+        patches.push({
+          id: send.id,
+          patch: { status: 'skipped', reason: 'frequency_capped', skippedAt: now, updatedAt: now },
+        })
+        ended.push(job)
+        return false
+      })
       const claims = await deps.channels.claimConversations(
         tx,
         accountId,
-        candidates.map((c) => c.send.contactId),
+        admitted.map((c) => c.send.contactId),
       )
-      const claimed = candidates.filter(({ send, job }, at) => {
+      const claimed = admitted.filter(({ send, job }, at) => {
         const claim = claims[at]
         if (!claim.ok) waitOrSkip(send, job, 'daily_limit_reached', claim.resumesAt)
         return claim.ok
@@ -357,6 +393,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
         ended.push(job)
       }
       const going = claimed.filter(({ send }) => marked.has(send.id))
+      const counted = going.filter((g) => g.checked.protect).map((g) => g.send.id)
+      await repo.markCapped(tx, accountId, counted, now)
       await repo.insertLinksOf(
         tx,
         accountId,
@@ -380,6 +418,28 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     for (const job of settled) context.settled(job)
     countOutcomes(accountId, decided)
     return prepared
+  }
+
+  /**
+   * The indexes of the candidates the frequency cap refuses. Under a transaction-scoped lock per account, taken
+   * before the daily limit's, so two batches for the same contact in different processes never both pass: the
+   * second counts the first's sends once it commits (their capped_at is written in the same transaction).
+   */
+  async function frequencyCapped(
+    tx: Parameters<Parameters<typeof db.transaction>[0]>[0],
+    accountId: string,
+    candidates: Array<{ send: repo.TemplateSendRow; checked: Prepared['checked'] }>,
+    protection: Protection,
+    now: Date,
+  ): Promise<Set<number>> {
+    const protectedAt = candidates.flatMap((c, at) => (c.checked.protect ? [at] : []))
+    if (!protection.capEnabled || protectedAt.length === 0) return new Set()
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`herold_cap:${accountId}`}, 0))`)
+    const contactIds = protectedAt.map((at) => candidates[at].send.contactId)
+    const since = new Date(now.getTime() - protection.capWindowHours * 3600_000)
+    const sent = await repo.cappedSince(tx, accountId, contactIds, since)
+    const refused = cappedIndexes(contactIds, sent, protection.capMessages)
+    return new Set([...refused].map((i) => protectedAt[i]))
   }
 
   type ResultRecord = {

@@ -272,20 +272,25 @@ export async function feedSends(
  * of all the newsletter's sends, which at a million recipients cost seconds of the database every 5 s.
  */
 export async function openAndWaiting(db: Db, accountId: string, id: string) {
-  const result = await db.execute(sql`SELECT o.open, w.waiting, w.reason
+  const result = await db.execute(sql`SELECT o.open, w.waiting, w.reason, w.quiet_until
     FROM (SELECT EXISTS (SELECT 1 FROM template_sends WHERE account_id = ${accountId} AND origin_id = ${id}
       AND status IN ('queued', 'sending')) AS open) o,
-    (SELECT count(*)::int AS waiting, max(reason) AS reason FROM template_sends
+    (SELECT count(*)::int AS waiting, max(reason) AS reason,
+        min(reason_detail) FILTER (WHERE reason = 'quiet_hours') AS quiet_until FROM template_sends
       WHERE account_id = ${accountId} AND origin_id = ${id} AND status = 'queued' AND reason IS NOT NULL
         AND reason IN (${sql.join(
           [...WAIT_REASONS].map((r) => sql`${r}`),
           sql`, `,
         )})) w`)
-  const counted = rows<{ open: boolean | string; waiting: number; reason: string | null }>(result)[0]
+  const counted = rows<{ open: boolean | string; waiting: number; reason: string | null; quiet_until: string | null }>(
+    result,
+  )[0]
   return {
     open: counted?.open === true || counted?.open === 't',
     waiting: Number(counted?.waiting ?? 0),
     reason: counted?.reason ?? null,
+    // the earliest end of a waiting send's quiet hours (its reason_detail, an ISO instant)
+    quietUntil: counted?.quiet_until ? new Date(counted.quiet_until) : null,
   }
 }
 

@@ -200,7 +200,7 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
       const id = String(job.payload.newsletter_id)
       const row = await repo.findNewsletter(db, accountId, id)
       if (row?.status !== 'sending' || (row.phase !== 'sending' && row.phase !== 'waiting_for_sending')) return
-      const { open, waiting, reason } = await repo.openAndWaiting(db, accountId, id)
+      const { open, waiting, reason, quietUntil } = await repo.openAndWaiting(db, accountId, id)
       // at the daily limit it resumes by itself when the oldest conversation leaves the 24-hour window
       const daily = waiting > 0 && reason === 'daily_limit_reached' ? await deps.dailyWindow(accountId) : null
       const room = await db.transaction(async (tx) => {
@@ -218,7 +218,10 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
           const { cursor: feedCursor, room } = await feed(tx, fresh, null)
           const fed = feedCursor !== fresh.feedCursor ? { feedCursor } : {}
           if (waiting > 0) {
-            const resumesAt = daily?.resumesAt ?? new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
+            const resumesAt =
+              daily?.resumesAt ??
+              (reason === 'quiet_hours' ? quietUntil : null) ??
+              new Date(clock.now().getTime() + SEND_WAIT_RETRY_MS)
             await save(tx, fresh, { phase: 'waiting_for_sending', stopReason: reason, resumesAt, ...fed })
           } else if (fresh.phase !== 'sending') {
             await save(tx, fresh, { phase: 'sending', stopReason: null, resumesAt: null, ...fed })
@@ -227,7 +230,8 @@ export function newsletterDelivery(deps: NewsletterDeliveryDeps) {
           }
           await enqueueProgress(tx, accountId, id)
           await completeJob(tx, job)
-          return waiting > 0 ? 0 : room
+          // quiet hours hold each contact's sends, not the newsletter: the others (other time zones) still go
+          return waiting > 0 && reason !== 'quiet_hours' ? 0 : room
         }
         await completeJob(tx, job)
         return 0

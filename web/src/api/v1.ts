@@ -844,6 +844,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settings/sending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Frequency cap and quiet hours
+         * @description How many marketing messages of newsletters, follow-up steps and automations a contact gets at most in a rolling window (a capped send is skipped with reason frequency_capped), and the quiet hours in the contact’s time zone in which such sends wait (reason quiet_hours). Utility templates, opt-in confirmations and POST /messages sends are never capped or held. A new account starts with 1 message per 16 hours and quiet hours off.
+         *
+         *     Scope: `settings:read`.
+         */
+        get: operations["getSendingSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the frequency cap and quiet hours
+         * @description Only given fields change; the change applies to every send checked from now on (sends already waiting for the quiet hours to end go at their time and are checked again then). 400 key quiet_hours_invalid when from and to would be the same.
+         *
+         *     Scope: `settings:write`.
+         */
+        patch: operations["updateSendingSettings"];
+        trace?: never;
+    };
     "/v1/settings/consent": {
         parameters: {
             query?: never;
@@ -7613,7 +7641,7 @@ export interface operations {
                         send_id: string;
                         /** @description moves forward only: queued → sent → delivered → read; failed or skipped end it */
                         status: "queued" | "sent" | "delivered" | "read" | "failed" | "skipped";
-                        /** @description why it was skipped or failed. skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), provider_unreachable; failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out) */
+                        /** @description why it was skipped or failed. skipped: account_blocked, subscription_locked, contact_deleted, contact_no_phone, contact_opted_out, contact_not_optin, template_deleted, template_not_chat, template_not_sendable, template_not_approved, chat_not_connected, field_missing (a custom field the template uses has no value for the contact and no default; reason_detail names it), placeholder_remains (nothing is sent while a placeholder would remain, such as {{email}} for a contact without e-mail; reason_detail names it), limit_reached (the monthly quota, reserved right before the send), frequency_capped (the contact had as many marketing messages of newsletters, follow-ups and automations in the account’s window as GET /settings/sending allows), late (a campaign send that waited longer than it may), provider_unreachable; queued while a campaign send waits: subscription_locked, account_blocked, chat_not_connected, daily_limit_reached, quiet_hours (the contact’s quiet hours; reason_detail is when they end); failed: provider_refused (error_code is the provider code), contact_opted_out (the provider reports an opt-out, 131050), rate_limited (throughput refusals kept on after retries), provider_failed (a failed status after sending), interrupted (the worker stopped during the provider call: the send is never repeated, since it may have gone out), provider_error (the provider call broke off; it may have gone out) */
                         reason: string | null;
                         /** @description deprecated German alias of reason */
                         grund: string | null;
@@ -7694,6 +7722,221 @@ export interface operations {
             };
             /** @description not_found: missing or belonging to another account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (never carries internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description status_unavailable: the account status could not be checked; retry in a minute */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSendingSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        frequency_cap: {
+                            /** @description whether a contact gets at most max_messages marketing messages of newsletters, follow-ups and automations in any window of window_hours; a capped send is skipped with reason frequency_capped */
+                            enabled: boolean;
+                            max_messages: number;
+                            /** @description the rolling window, in hours */
+                            window_hours: number;
+                        };
+                        quiet_hours: {
+                            /** @description whether marketing messages of newsletters, follow-ups and automations wait while it is between from and to for the contact (their custom field timezone, else their phone number’s country, else the account’s timezone); the send stays queued with reason quiet_hours */
+                            enabled: boolean;
+                            /** @description when the quiet hours begin, local time of the contact, HH:MM (00:00–23:59) */
+                            from: string;
+                            /** @description when they end; earlier than from: over midnight, HH:MM (00:00–23:59) */
+                            to: string;
+                        };
+                    };
+                };
+            };
+            /** @description bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing or invalid API key or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: over the requests per minute of this key; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (never carries internals) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description status_unavailable: the account status could not be checked; retry in a minute */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSendingSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    frequency_cap?: {
+                        enabled?: boolean;
+                        max_messages?: number;
+                        window_hours?: number;
+                    };
+                    quiet_hours?: {
+                        enabled?: boolean;
+                        /** @description when the quiet hours begin, HH:MM (00:00–23:59) */
+                        from?: string;
+                        /** @description when they end, HH:MM (00:00–23:59) */
+                        to?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        frequency_cap: {
+                            /** @description whether a contact gets at most max_messages marketing messages of newsletters, follow-ups and automations in any window of window_hours; a capped send is skipped with reason frequency_capped */
+                            enabled: boolean;
+                            max_messages: number;
+                            /** @description the rolling window, in hours */
+                            window_hours: number;
+                        };
+                        quiet_hours: {
+                            /** @description whether marketing messages of newsletters, follow-ups and automations wait while it is between from and to for the contact (their custom field timezone, else their phone number’s country, else the account’s timezone); the send stays queued with reason quiet_hours */
+                            enabled: boolean;
+                            /** @description when the quiet hours begin, local time of the contact, HH:MM (00:00–23:59) */
+                            from: string;
+                            /** @description when they end; earlier than from: over midnight, HH:MM (00:00–23:59) */
+                            to: string;
+                        };
+                    };
+                };
+            };
+            /** @description bad_request: an unknown field, a value out of range; quiet_hours_invalid: from equals to; bad_request: the path, query or body does not match the schema (the message names the field; unknown fields are refused, each named in unknown_fields) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing or invalid API key or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden (key apikey_scope_fehlt): the key lacks the scope; account_blocked: the account is blocked; csrf_invalid (key csrf_token_ungueltig): a change by a web-app session without its X-CSRF-Token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not JSON */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16938,7 +17181,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the tool’s name */
-                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "list_inbox" | "get_inbox_counts" | "get_conversation" | "close_conversation" | "reopen_conversation" | "snooze_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "add_conversation_note" | "list_mentions" | "get_inbox_routing" | "update_assignment_settings" | "update_opening_hours" | "list_member_availability" | "set_member_availability" | "list_saved_replies" | "get_saved_reply" | "create_saved_reply" | "update_saved_reply" | "delete_saved_reply" | "render_saved_reply" | "send_saved_reply" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
+                tool_name: "search_contacts" | "get_contact" | "create_contact" | "update_contact" | "add_contact_tag" | "send_message" | "send_template" | "get_send_status" | "list_conversations" | "get_conversation_messages" | "list_newsletters" | "schedule_newsletter" | "list_templates" | "create_template" | "get_account" | "list_contacts" | "upsert_contact" | "clear_contact_field" | "add_contact_tags" | "remove_contact_tag" | "list_tags" | "delete_contact" | "list_contact_fields" | "create_contact_field" | "update_contact_field" | "delete_contact_field" | "find_contact" | "count_contacts" | "export_contacts_csv" | "get_tag" | "rename_tag" | "delete_tag" | "tag_contacts" | "untag_contacts" | "delete_contacts" | "request_contact_optin" | "record_contact_opt_out" | "list_messages" | "simulate_inbound_message" | "get_channel_settings" | "get_coexistence" | "set_coexistence" | "get_consent_settings" | "update_consent_settings" | "get_sending_settings" | "update_sending_settings" | "list_inbox" | "get_inbox_counts" | "get_conversation" | "close_conversation" | "reopen_conversation" | "snooze_conversation" | "assign_conversation" | "mark_conversation_read" | "get_message" | "get_contact_activity" | "add_conversation_note" | "list_mentions" | "get_inbox_routing" | "update_assignment_settings" | "update_opening_hours" | "list_member_availability" | "set_member_availability" | "list_saved_replies" | "get_saved_reply" | "create_saved_reply" | "update_saved_reply" | "delete_saved_reply" | "render_saved_reply" | "send_saved_reply" | "filter_templates" | "get_template" | "create_template_with_options" | "update_template" | "submit_template" | "delete_template" | "duplicate_template" | "preview_template" | "refresh_template_status" | "list_template_sends" | "list_template_usages" | "create_newsletter" | "get_newsletter" | "update_newsletter" | "delete_newsletter" | "cancel_newsletter" | "get_newsletter_status" | "duplicate_newsletter" | "update_newsletter_content" | "preview_newsletter" | "estimate_newsletter_recipients" | "list_newsletter_recipients" | "list_newsletter_clicks" | "get_newsletter_statistics" | "check_newsletter" | "list_automations" | "get_automation" | "create_automation" | "update_automation" | "activate_automation" | "pause_automation" | "trigger_automation" | "delete_automation" | "list_automation_runs" | "get_automation_run" | "list_automation_webhooks" | "create_webhook_subscription" | "list_webhook_subscriptions" | "get_webhook_subscription" | "delete_webhook_subscription" | "enable_webhook_subscription" | "rotate_webhook_secret" | "list_webhook_deliveries" | "list_webhook_event_types" | "update_webhook_subscription" | "disable_webhook_subscription" | "send_test_webhook_event" | "get_webhook_delivery" | "redeliver_webhook_delivery" | "duplicate_automation" | "cancel_automation_run" | "list_automation_building_blocks" | "list_followups" | "get_followup" | "create_followup" | "activate_followup" | "pause_followup" | "rename_followup" | "update_followup_step" | "get_followup_timing" | "update_followup_timing" | "list_followup_enrollments" | "enroll_contact_in_followup" | "stop_followup_enrollment" | "duplicate_followup" | "set_followup_trigger" | "remove_followup_step" | "move_followup_step" | "list_media" | "get_media" | "upload_media_from_url" | "delete_media" | "update_media" | "list_media_usages" | "list_knowledge_documents" | "get_knowledge_document" | "rename_knowledge_document" | "refresh_knowledge_document" | "search_knowledge" | "add_knowledge_document_from_url" | "add_knowledge_document_from_text" | "delete_knowledge_document" | "get_ai_settings" | "update_ai_settings" | "list_ai_replies" | "list_team_members" | "get_statistics" | "get_template_statistics" | "get_followup_statistics" | "get_automation_statistics" | "get_contact_consent_history" | "import_contacts_csv" | "check_template" | "check_followup_step_text" | "add_followup_step" | "get_knowledge_document_passages" | "ask_knowledge_test_question" | "check_automation" | "get_team_member" | "invite_team_member" | "change_team_member_role" | "remove_team_member" | "resend_invitation" | "list_api_keys" | "get_api_key" | "create_api_key" | "update_api_key" | "revoke_api_key" | "list_connected_assistants" | "disconnect_assistant" | "get_account_settings" | "update_account_settings" | "get_usage" | "get_chat_channel_status";
             };
             cookie?: never;
         };

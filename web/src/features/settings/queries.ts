@@ -14,4 +14,6 @@ export const followupTimingQuery = apiQuery(['settings', 'followup-timing'], () 
   v1.GET('/v1/settings/followup-timing'),
 )
 
+export const sendingSettingsQuery = apiQuery(['settings', 'sending'], () => v1.GET('/v1/settings/sending'))
+
 export const accountQuery = apiQuery(['settings', 'account'], () => app.GET('/app/account'))

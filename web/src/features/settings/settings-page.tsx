@@ -16,6 +16,7 @@ import {
   coexistenceQuery,
   consentSettingsQuery,
   followupTimingQuery,
+  sendingSettingsQuery,
 } from './queries.ts'
 import { errors, words } from './words.ts'
 
@@ -39,6 +40,7 @@ export function SettingsPage({ session }: { session: SessionShape }) {
       <Consent canWrite={canWrite} />
       <Country canWrite={canWrite} />
       <FollowupTiming canWrite={canWrite} />
+      <SendingProtection canWrite={canWrite} />
       <CustomFields canWrite={canWrite} />
       <RoutingSettings canWrite={canWrite} />
       <SavedRepliesSettings canWrite={session.scopes.includes('messages:write')} />
@@ -265,6 +267,93 @@ function TimingForm({ data, canWrite }: { data: TimingData; canWrite: boolean })
         onChange={setTimezone}
       />
       {data.steps.length > 0 && <p>{fill(w.stepTimes, { count: String(data.steps.length) })}</p>}
+    </SaveForm>
+  )
+}
+
+/** The frequency cap and quiet hours of marketing sends. */
+function SendingProtection({ canWrite }: { canWrite: boolean }) {
+  const w = useWords(words)
+  const e = useWords(errors)
+  const protection = useQuery(sendingSettingsQuery)
+  return (
+    <section aria-labelledby="protection-title">
+      <h2 id="protection-title">{w.protection}</h2>
+      <p>{w.protectionHelp}</p>
+      <PageError error={protection.error} words={e} />
+      {protection.data && (
+        <ProtectionForm key={JSON.stringify(protection.data)} data={protection.data} canWrite={canWrite} />
+      )}
+    </section>
+  )
+}
+
+type ProtectionData = Answer<typeof sendingSettingsQuery>
+
+function ProtectionForm({ data, canWrite }: { data: ProtectionData; canWrite: boolean }) {
+  const w = useWords(words)
+  const queryClient = useQueryClient()
+  const [capOn, setCapOn] = useState(data.frequency_cap.enabled)
+  const [messages, setMessages] = useState(String(data.frequency_cap.max_messages))
+  const [hours, setHours] = useState(String(data.frequency_cap.window_hours))
+  const [quietOn, setQuietOn] = useState(data.quiet_hours.enabled)
+  const [from, setFrom] = useState(data.quiet_hours.from)
+  const [to, setTo] = useState(data.quiet_hours.to)
+  const save = useMutation({
+    mutationFn: () =>
+      call(
+        v1.PATCH('/v1/settings/sending', {
+          body: {
+            frequency_cap: { enabled: capOn, max_messages: Number(messages), window_hours: Number(hours) },
+            quiet_hours: { enabled: quietOn, from, to },
+          },
+        }),
+      ),
+    // the form keeps what was typed; the next visit reads the stored settings
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: sendingSettingsQuery.queryKey, refetchType: 'none' })
+    },
+  })
+  const time = '([01][0-9]|2[0-3]):[0-5][0-9]'
+  return (
+    <SaveForm save={save} canWrite={canWrite}>
+      <label className="check">
+        <input type="checkbox" checked={capOn} disabled={!canWrite} onChange={(ev) => setCapOn(ev.target.checked)} />
+        {w.capEnabled}
+      </label>
+      <TextField
+        label={w.capMessages}
+        type="number"
+        min={1}
+        max={100}
+        required
+        value={messages}
+        readOnly={!canWrite}
+        onChange={setMessages}
+      />
+      <TextField
+        label={w.capWindow}
+        type="number"
+        min={1}
+        max={720}
+        required
+        value={hours}
+        readOnly={!canWrite}
+        onChange={setHours}
+      />
+      <p>{w.capNote}</p>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={quietOn}
+          disabled={!canWrite}
+          onChange={(ev) => setQuietOn(ev.target.checked)}
+        />
+        {w.quietEnabled}
+      </label>
+      <TextField label={w.quietFrom} required pattern={time} value={from} readOnly={!canWrite} onChange={setFrom} />
+      <TextField label={w.quietTo} required pattern={time} value={to} readOnly={!canWrite} onChange={setTo} />
+      <p>{w.quietNote}</p>
     </SaveForm>
   )
 }

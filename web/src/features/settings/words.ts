@@ -42,6 +42,18 @@ export const words = {
     save: 'Speichern',
     saved: 'Gespeichert.',
     readOnly: 'Ihre Rolle erlaubt hier nur Lesen.',
+    protection: 'Versandschutz',
+    protectionHelp:
+      'Gilt für Marketing-Vorlagen aus Newslettern, Follow-ups und Automationen. Service-Vorlagen, Einwilligungsbestätigungen und Sendungen über die API werden nie begrenzt oder zurückgehalten.',
+    capEnabled: 'Höchstzahl an Marketing-Nachrichten pro Kontakt',
+    capMessages: 'Höchstens so viele Nachrichten',
+    capWindow: 'in so vielen Stunden',
+    capNote: 'Eine Nachricht darüber hinaus wird übersprungen (Grund: frequency_capped).',
+    quietEnabled: 'Ruhezeiten (in der Zeitzone des Kontakts)',
+    quietFrom: 'Ruhezeit ab (HH:MM)',
+    quietTo: 'Ruhezeit bis (HH:MM)',
+    quietNote:
+      'Marketing-Nachrichten warten bis zum Ende der Ruhezeit (Grund: quiet_hours). Zeitzone: das eigene Feld „timezone“ des Kontakts, sonst das Land seiner Telefonnummer, sonst die des Kontos.',
   },
   en: {
     title: 'Settings',
@@ -85,6 +97,18 @@ export const words = {
     save: 'Save',
     saved: 'Saved.',
     readOnly: 'Your role can only read here.',
+    protection: 'Sending protection',
+    protectionHelp:
+      'Applies to marketing templates of newsletters, follow-ups and automations. Utility templates, opt-in confirmations and sends through the API are never capped or held.',
+    capEnabled: 'Limit marketing messages per contact',
+    capMessages: 'At most this many messages',
+    capWindow: 'in this many hours',
+    capNote: 'A message beyond it is skipped (reason frequency_capped).',
+    quietEnabled: 'Quiet hours (in the contact’s time zone)',
+    quietFrom: 'Quiet from (HH:MM)',
+    quietTo: 'Quiet until (HH:MM)',
+    quietNote:
+      'Marketing messages wait until the quiet hours end (reason quiet_hours). Time zone: the contact’s custom field “timezone”, else their phone number’s country, else the account’s.',
   },
 }
 
@@ -94,12 +118,14 @@ export const errors = {
     coexistence_unavailable: 'Koexistenz braucht eine verbundene Chat-Nummer.',
     chat_not_connected: 'Es ist keine Chat-Nummer verbunden.',
     forbidden: 'Das erlaubt Ihre Rolle nicht.',
+    quiet_hours_invalid: 'Beginn und Ende der Ruhezeit müssen sich unterscheiden.',
   },
   en: {
     keywords_overlap: 'A keyword cannot be a start and a stop keyword at once.',
     coexistence_unavailable: 'Coexistence needs a connected chat number.',
     chat_not_connected: 'No chat number is connected.',
     forbidden: 'Your role does not allow this.',
+    quiet_hours_invalid: 'The quiet hours must begin and end at different times.',
   },
 }
 
