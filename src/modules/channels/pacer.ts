@@ -1,10 +1,15 @@
 import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { bookSlot, PACE_GUARD } from '../../platform/jobs/jobs.ts'
 
 /** Coexistence (the number also in use in the WhatsApp Business app) allows 20 messages per second. */
 export const COEXISTENCE_MESSAGES_PER_SECOND = 20
 export const DEFAULT_MESSAGES_PER_SECOND = 80
 export const MAX_MESSAGES_PER_SECOND = 1000
-/** The paced lane (platform/jobs setPace) of an account's chat number: its template sends are claimed at its pace. */
+/**
+ * The paced lane (platform/jobs setPace) of an account's chat number, for every process together: its template sends
+ * are claimed with a slot each on it, and every other message of the number books its slot on it (createPacer).
+ */
 export const CHAT_LANE = 'chat'
 
 export function effectiveRate(messagesPerSecond: number, coexistence: boolean): number {
@@ -13,25 +18,36 @@ export function effectiveRate(messagesPerSecond: number, coexistence: boolean): 
 }
 
 /**
- * Outbound pacing per business number in this process, as a generic cell rate algorithm (a token bucket holding one
- * second of sends): `reserve` books the next slot and answers how long to wait before sending. Template sends are
- * already claimed at the number's pace for all worker processes together (the CHAT_LANE pace of the job claim), so
- * for them this never waits; it spaces the messages sent outside the claim (free text, consent messages, AI replies).
+ * The pace of a chat number's messages sent outside the job claim (free text, media, consent messages, AI replies).
+ * `pace` books the message's slot on the account's CHAT_LANE in the database (platform/jobs bookSlot: one UPDATE that
+ * moves the lane past it) and waits for it: the same lane the claim of template sends books its slots on, so all the
+ * number's messages, from every API and worker process, keep one pace together. An interactive message waits behind
+ * the slots already booked (at most PACE_WINDOW_MS of the claim's and those of other interactive messages), never
+ * behind a campaign's queued sends. A chat connection without a lane row (none is expected: connecting sets it) falls
+ * back to a pacer in this process, a generic cell rate algorithm with the same burst (`reserve`).
  */
-export function createPacer(clock: Clock) {
+export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number } = {}) {
   const theoretical = new Map<string, number>()
+  const burstMs = lane.burstMs ?? 0
+  const waitFor = async (slot: Date) => {
+    const wait = slot.getTime() - clock.now().getTime()
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
   return {
-    /** milliseconds the caller must wait before this send; the slot is booked either way */
+    /** the in-process fallback: milliseconds the caller must wait before this send; the slot is booked either way */
     reserve(number: string, perSecond: number): number {
       const now = clock.now().getTime()
-      const interval = 1000 / perSecond
-      const burst = 1000 - interval
-      const tat = Math.max(theoretical.get(number) ?? now, now)
-      const wait = Math.max(0, tat - burst - now)
+      const interval = (1000 * PACE_GUARD) / perSecond
+      const tat = Math.max(theoretical.get(number) ?? -Infinity, now - burstMs)
       theoretical.set(number, tat + interval)
-      return wait
+      return Math.max(0, tat - now)
     },
-    async pace(number: string, perSecond: number): Promise<void> {
+    /** waits until `slot` (a claimed job's slotAt): a message sends no earlier than its slot */
+    waitFor,
+    /** books this message's slot on the account's chat lane (every process's) and waits for it */
+    async pace(accountId: string, number: string, perSecond: number): Promise<void> {
+      const slot = lane.db ? await bookSlot(lane.db, clock, { accountId, lane: CHAT_LANE, burstMs }) : null
+      if (slot) return waitFor(slot)
       const wait = this.reserve(number, perSecond)
       if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
     },
