@@ -1,13 +1,12 @@
--- Paced slots (issue 50, "No second over the pace"; docs/architecture.md, "Pacing"). A claim of a paced lane no longer
--- hands its worker a window of messages to send at once: every claimed job gets its own slot, `slot_at`, the moment
--- its message may leave, one interval of the lane apart (1 / per_second, widened by p_guard), and the worker sends no
--- message before its slot. The lane's `tat` is the slot after the last one booked; an idle lane starts at now (less
--- the operator's burst, p_burst_ms: the bucket's size in time of the pace, 0 by default). Messages sent outside the
--- claim (free text, consent messages, AI replies) book their slot on the same row with one UPDATE (channels pacer.ts).
--- The claim books slots at most p_window_ms ahead of now and holds at most p_inflight_ms of the lane's pace running,
--- booked slots waiting included.
-ALTER TABLE "jobs" ADD COLUMN IF NOT EXISTS "slot_at" timestamptz;
---> statement-breakpoint
+-- Paced slots (issue 50, "No second over the pace"; docs/architecture.md, "Pacing"). A paced lane's claim no longer
+-- hands its worker a window of messages to send at once. Every message of the lane books its own slot on the lane's
+-- row right before it leaves (platform/jobs bookSlots: one UPDATE for a batch, its slots one interval apart), and
+-- waits for it: the template sends of the claim as well as free text, consent messages and AI replies, from every
+-- process. The interval is 1 / per_second widened by p_guard; an idle lane's next slot is now, less the operator's
+-- burst (p_burst_ms, 0 by default). The claim books nothing: it takes a lane's jobs only while the lane's booked slots
+-- reach less than p_window_ms ahead of now, and holds at most p_inflight_ms of the lane's pace running (the jobs
+-- waiting for their slots included), so an interactive message waits behind that much at most, never behind the
+-- queued backlog.
 DROP FUNCTION IF EXISTS herold_claim_fair_locked(text, int, int, timestamptz, timestamptz, text, int, int);
 --> statement-breakpoint
 DROP FUNCTION IF EXISTS herold_claim_fair(text, int, int, timestamptz, timestamptz, text, int, int);
@@ -25,7 +24,6 @@ AS $$
 DECLARE
   v_accounts uuid[];
   v_ids uuid[];
-  v_ranks int[];
   v_queued text := 'queued';
 BEGIN
   WITH RECURSIVE keys AS (
@@ -101,7 +99,7 @@ BEGIN
       row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.id) AS rn,
       coalesce(i.n, 0) AS running,
       -- the slots from the lane's next one up to p_window_ms ahead of now (one at least: a lane slower than one
-      -- message a window), each p_guard / per_second apart
+      -- message a window), each p_guard / per_second apart; booked by the messages as they leave, not here
       CASE WHEN pc.account_id IS NULL THEN NULL
         ELSE floor((greatest(p_window_ms, 1000.0 * p_guard / pc.per_second) - extract(epoch FROM pc.tat - p_now) * 1000)
           * pc.per_second / (1000.0 * p_guard))
@@ -110,7 +108,7 @@ BEGIN
       -- would cost their round trips per message (an idle lane has its whole window)
       CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second / 10.0)) END AS step,
       -- a paced lane holds at most p_inflight_ms of its pace running, the jobs waiting for their slots included: a
-      -- lane at 1,000/s holds 400 of the workers' slots, not all of them, so a quiet account's message finds one
+      -- lane at 1,000/s holds 500 of the workers' slots, not all of them, so a quiet account's message finds one
       CASE WHEN pc.account_id IS NULL THEN NULL ELSE greatest(1, floor(pc.per_second * p_inflight_ms / 1000.0)) END
         AS cap
     FROM candidates c
@@ -118,44 +116,24 @@ BEGIN
     LEFT JOIN paced pc ON pc.account_id = c.account_id
   ),
   picked AS (
-    SELECT r.account_id, r.id, r.rn FROM ranked r
+    SELECT r.account_id, r.id FROM ranked r
     WHERE r.room IS NULL OR (r.rn <= r.room AND r.room >= r.step AND r.running + r.rn <= r.cap)
     ORDER BY r.running + r.rn, r.priority, r.run_at, r.id
     LIMIT p_limit
   )
-  SELECT array_agg(p.account_id), array_agg(p.id), array_agg(p.rn::int) INTO v_accounts, v_ids, v_ranks
-  FROM picked p;
+  SELECT array_agg(p.account_id), array_agg(p.id) INTO v_accounts, v_ids FROM picked p;
   IF v_ids IS NULL THEN
     RETURN;
   END IF;
-  -- The picked jobs of an account are its first by (priority, due time): ranks 1..n (the order of `picked` keeps each
-  -- account's ranks in sequence), so the interactive ones get the first slots. Each lane that got jobs moves its tat
-  -- past their slots, and each job's slot is its rank's from the lane's next slot as this UPDATE finds it: read under
-  -- the row's lock, so a slot booked outside the claim meanwhile (pacer.ts) is never booked twice.
-  --
   -- The picked jobs by primary key, one probe each. Their state is compared with v_queued, a variable: in this
   -- function's generic plan it is a parameter, so no partial index on `state = 'queued'` can serve the statement and
   -- the plan is the primary key's probes (or a scan of a table too small to matter). With the literal, statistics
   -- that say the queue is empty (analyzed before it filled) made a partial index look empty, and the join read every
   -- queued job of the table through it to find the dozen picked.
   RETURN QUERY
-  WITH got AS (
-    SELECT a.account_id, count(*)::int AS n FROM unnest(v_accounts) AS a(account_id) GROUP BY a.account_id
-  ),
-  lanes AS (
-    UPDATE job_paces p
-    SET tat = greatest(p.tat, p_now - make_interval(secs => p_burst_ms / 1000.0))
-      + make_interval(secs => got.n * p_guard / p.per_second)
-    FROM got
-    WHERE p_lane IS NOT NULL AND p.lane = p_lane AND p.account_id = got.account_id
-    RETURNING p.account_id, p.tat - make_interval(secs => got.n * p_guard / p.per_second) AS first_slot,
-      p_guard / p.per_second AS interval_s
-  )
   UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
-    locked_until = p_until, updated_at = p_now,
-    slot_at = l.first_slot + make_interval(secs => (p.rn - 1) * l.interval_s)
-  FROM unnest(v_accounts, v_ids, v_ranks) AS p(account_id, id, rn)
-  LEFT JOIN lanes l ON l.account_id = p.account_id
+    locked_until = p_until, updated_at = p_now
+  FROM unnest(v_accounts, v_ids) AS p(account_id, id)
   WHERE jobs.account_id = p.account_id AND jobs.id = p.id AND jobs.state = v_queued
   RETURNING jobs.*;
 END

@@ -201,8 +201,8 @@ export function channelOutbound(
 
     /**
      * sendTemplate for many messages of one account (a batch of the send worker): the account and the number are
-     * checked once, every message waits for its slot (the one its job's claim booked on the number's lane, or one
-     * it books) and the provider calls run as their slots come, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
+     * checked once, the messages book their slots on the number's lane together (one statement) and each provider call
+     * runs at its message's slot, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
      * no number) answers `thrown` with its AppError for every message: none reached the provider.
      */
     async sendTemplates(
@@ -222,10 +222,12 @@ export function channelOutbound(
       }
       const chat = connected.value
       const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
+      // the batch's slots on the number's lane, booked together as it is about to leave
+      const slots = await deps.pacer.slots(accountId, chat.row.phoneNumberId, rate, inputs.length)
+      const bookedAt = clock.now()
       const results = await Promise.all(
-        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, slotAt, ...message }) => {
-          if (slotAt) await deps.pacer.waitFor(slotAt)
-          else await deps.pacer.pace(accountId, chat.row.phoneNumberId, rate)
+        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, ...message }, at) => {
+          await deps.pacer.leave(accountId, chat.row.phoneNumberId, rate, slots[at], bookedAt)
           const sentAt = clock.now()
           return providerCall(chat.row.provider, 'sendTemplate', () =>
             chat.provider.sendTemplate(chat.connection, message),

@@ -77,11 +77,6 @@ export type TemplateSendInput = Omit<TemplateMessage, 'sendId'> & {
   shown?: ShownTemplate
   /** a campaign's message (broadcast, follow-up, automation): the conversation stays automated_only */
   automated?: boolean
-  /**
-   * the slot its job's claim booked on the number's lane (ClaimedJob.slotAt): it leaves no earlier; absent, it books
-   * a slot of its own as a message outside the claim does
-   */
-  slotAt?: Date
 }
 
 export interface EmailCredentials {

@@ -95,7 +95,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
    * twice; a refused one is skipped (a campaign's send waits while sending is impossible for the moment); the
    * others claim their place in the number's daily limit, reserve their quota units together (one statement; the
    * ones without a unit are skipped with limit_reached) and move to `sending` with their attempt's token. Only
-   * then is the provider called, each message at its slot (the one its claim booked on the number's lane), and the results are recorded
+   * then is the provider called, each message at its own slot on the number's lane (booked together), and the results
+   * are recorded
    * together. Refusals end `failed` (unit released); throughput refusals go back to `queued` and retry later.
    */
   async function deliverBatch(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
@@ -175,12 +176,12 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     const going = open ? await prepare(accountId, jobOf, checked, context) : []
     if (going.length === 0) return
     const month = going[0].month
+    // the batch's messages take its slots on the number's lane in order: the interactive ones first
+    going.sort((x, y) => (x.job.priority ?? 0) - (y.job.priority ?? 0))
     const results = await deps.channels.sendTemplates(
       accountId,
-      going.map(({ send, job, checked: c }) => ({
+      going.map(({ send, checked: c }) => ({
         contactId: send.contactId,
-        // the slot its claim booked on the number's lane: it leaves no earlier (no second over the pace)
-        ...(job.slotAt ? { slotAt: job.slotAt } : {}),
         to: c.phone,
         name: c.view.provider_name,
         language: c.view.language,

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { busiestSecond } from '../../../test/helpers/jobs.ts'
 import { isBulkWork } from '../db/work-priority.ts'
 import {
-  bookSlot,
+  bookSlots,
   type ClaimedJob,
   claimJobs,
   completeJobs,
@@ -11,6 +12,7 @@ import {
   enqueue,
   PACE_GUARD,
   PACE_IN_FLIGHT_MS,
+  PACE_LEAD_MS,
   PACE_WINDOW_MS,
   setPace,
 } from './jobs.ts'
@@ -40,16 +42,6 @@ const many = (accountId: string, queue: string, n: number, extra: Partial<Enqueu
 
 const claim = (queue: string, limit: number, lane: string | null = null) =>
   claimJobs(harness.database.orm, harness.clock, { queue, limit, perKey: 1, leaseMs: 30_000, lane })
-
-/** the most of `times` (milliseconds, sorted) in any window [t, t + 1 s) */
-export function busiestSecond(times: number[]): number {
-  let most = 0
-  for (let end = 0, start = 0; end < times.length; end++) {
-    while (times[end] - times[start] >= 1000) start++
-    most = Math.max(most, end - start + 1)
-  }
-  return most
-}
 
 const countBy = (jobs: Array<{ accountId: string }>) => {
   const counts = new Map<string, number>()
@@ -98,191 +90,131 @@ describe('fair claims', () => {
     assert.equal(rest.length, 50, 'the bulk jobs follow, every one of them')
   })
 
-  /** Claims of a paced lane whose jobs finish at once (nothing stays in flight): the jobs each claim took. */
-  async function claimFinishing(queue: string, lane: string, limit = 400, burstMs = 0): Promise<ClaimedJob[]> {
-    const claimed = await claimJobs(harness.database.orm, harness.clock, {
-      queue,
-      limit,
-      perKey: 1,
-      leaseMs: 30_000,
-      lane,
-      burstMs,
-    })
+  /** Claims of a paced lane whose jobs finish at once (nothing stays in flight): how many each claim took. */
+  async function claimFinishing(queue: string, lane: string, limit = 400): Promise<number> {
+    const claimed = await claim(queue, limit, lane)
     await harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
-    return claimed
-  }
-
-  /** claimFinishing until a claim takes nothing: every job taken */
-  async function claimAll(queue: string, lane: string, burstMs = 0): Promise<ClaimedJob[]> {
-    const taken: ClaimedJob[] = []
-    for (let got = await claimFinishing(queue, lane, 400, burstMs); got.length > 0; ) {
-      taken.push(...got)
-      got = await claimFinishing(queue, lane, 400, burstMs)
-    }
-    return taken
+    return claimed.length
   }
 
   const now = () => harness.clock.now().getTime()
-  /** the slots a lane at `rate` has within PACE_WINDOW_MS of now (JS dates hold milliseconds: a slot may be 1 ms early) */
+  /** the interval of a lane's slots at `rate` */
   const interval = (rate: number) => (1000 * PACE_GUARD) / rate
-  /** the jobs' slots in time order */
-  const slotsOf = (jobs: ClaimedJob[]) => jobs.map((job) => job.slotAt?.getTime() ?? Number.NaN).sort((x, y) => x - y)
   const pace = (lane: string, perSecond: number | null, accountId = big) =>
     harness.database.orm.transaction((tx) => setPace(tx, { accountId, lane, perSecond }))
+  const book = async (lane: string, count: number, burstMs = 0) => {
+    const slots = await bookSlots(harness.database.orm, harness.clock, { accountId: big, lane, count, burstMs })
+    return slots === null ? null : slots.map((slot) => slot.getTime())
+  }
 
-  test('each claimed job of a paced lane gets its own slot, one interval after the last; the rest stays queued', async () => {
-    const queue = queueName('slots')
-    const lane = `lane-${queue}`
+  test('booked slots follow one another one interval apart, from now on an idle lane, for every caller together', async () => {
+    const lane = `lane-${queueName('book')}`
     await pace(lane, 200)
-    await add(many(big, queue, 400))
-    await add(many(small, queue, 3))
     const start = now()
-    const first = await claimFinishing(queue, lane)
-    assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
-    assert.ok(
-      first.filter((job) => job.accountId === small).every((job) => job.slotAt === undefined),
-      'and its jobs have no slot',
-    )
-    const taken = [...first.filter((job) => job.accountId === big), ...(await claimAll(queue, lane))]
-    const perWindow = Math.floor(PACE_WINDOW_MS / interval(200))
-    assert.equal(taken.length, perWindow, 'the slots within the window ahead, then nothing until time passes')
-    slotsOf(taken).forEach((slot, k) => {
-      assert.ok(Math.abs(slot - (start + k * interval(200))) < 1, `slot ${k}: ${slot - start} ms after now`)
+    const first = (await book(lane, 5)) ?? []
+    const second = (await book(lane, 1)) ?? []
+    const slots = [...first, ...second]
+    slots.forEach((slot, k) => {
+      // whole milliseconds, rounded up: never before the booked time, at most a millisecond after
+      const booked = start + PACE_LEAD_MS + k * interval(200)
+      assert.ok(slot >= booked && slot < booked + 1, `slot ${k}: ${slot - start} ms after now`)
     })
-    harness.clock.advance(50)
-    assert.equal((await claimFinishing(queue, lane)).length, 0, 'less room than a step of a tenth of a second')
-    harness.clock.advance(60)
-    const next = await claimFinishing(queue, lane)
-    const lastSlot = start + perWindow * interval(200)
-    assert.equal(next.length, Math.floor((PACE_WINDOW_MS - (lastSlot - now())) / interval(200)))
-    assert.ok(Math.abs(slotsOf(next)[0] - lastSlot) < 1, 'the next claim goes on where the last one ended')
     harness.clock.advance(5_000)
-    const afterIdle = await claimFinishing(queue, lane)
-    assert.ok(Math.abs(slotsOf(afterIdle)[0] - now()) < 1, 'after an idle spell: from now, no burst of the past')
-    assert.equal(afterIdle.length, perWindow, 'one window ahead, not the pause')
-    // the same queue claimed without its lane is not paced
-    const unpaced = await claim(queue, 20, null)
-    assert.equal(unpaced.length, 20)
-    assert.ok(unpaced.every((job) => job.slotAt === undefined))
+    const [afterIdle] = (await book(lane, 1)) ?? []
+    assert.ok(afterIdle - now() - PACE_LEAD_MS <= 1, 'after an idle spell: from now, not from the past (no burst)')
+    assert.equal(await book(`lane-${queueName('none')}`, 1), null, 'no lane, no slot')
   })
 
-  test("an account's jobs sent one at a time take the first slots of its claim, before its bulk jobs", async () => {
-    const queue = queueName('slot-priority')
-    const lane = `lane-${queue}`
-    await pace(lane, 100)
-    await add(many(big, queue, 30, { priority: 1, runAt: new Date(now() - 60_000) }))
-    const singles = await add(many(big, queue, 2))
-    const claimed = await claimFinishing(queue, lane)
-    const bySlot = [...claimed].sort((x, y) => (x.slotAt?.getTime() ?? 0) - (y.slotAt?.getTime() ?? 0))
-    assert.deepEqual(
-      bySlot
-        .slice(0, 2)
-        .map((job) => job.id)
-        .sort(),
-      [...singles].sort(),
-    )
+  test("the operator's burst lets an idle lane book that much of its pace in the past; then the pace", async () => {
+    const lane = `lane-${queueName('burst')}`
+    await pace(lane, 40)
+    const start = now()
+    const slots = (await book(lane, 20, 250)) ?? []
+    assert.ok(Math.abs(slots[0] - (start + PACE_LEAD_MS - 250)) <= 1, 'the first slot a quarter second earlier')
+    const due = slots.filter((slot) => slot <= start).length
+    assert.equal(due, Math.ceil((250 - PACE_LEAD_MS) / interval(40)), 'due at once')
+    const [next] = (await book(lane, 1, 250)) ?? []
+    assert.ok(Math.abs(next - slots[19] - interval(40)) <= 1, 'then one interval after the last')
   })
 
-  test('a paced lane holds at most PACE_IN_FLIGHT_MS of its pace running; finished jobs free its place', async () => {
-    const queue = queueName('inflight-cap')
-    const lane = `lane-${queue}`
-    await pace(lane, 1_000)
-    await add(many(big, queue, 900))
-    const cap = (1_000 * PACE_IN_FLIGHT_MS) / 1000
-    const perWindow = Math.floor(PACE_WINDOW_MS / interval(1_000))
-    const first = await claim(queue, 256, lane)
-    assert.equal(first.length, perWindow, 'of 256 free slots it takes the slots of its window')
-    harness.clock.advance(PACE_WINDOW_MS)
-    const second = await claim(queue, 256, lane)
-    assert.equal(second.length, perWindow, 'the next window, while the first is still running')
-    harness.clock.advance(PACE_WINDOW_MS)
-    assert.equal((await claim(queue, 256, lane)).length, cap - 2 * perWindow, 'up to its share of running jobs')
-    assert.deepEqual(await claim(queue, 256, lane), [], 'its pace has room, its share of slots does not')
-    await add(many(small, queue, 1))
-    assert.deepEqual(
-      [...countBy(await claim(queue, 256, lane))],
-      [[small, 1]],
-      "another account's message takes a free slot at once",
-    )
-    await harness.database.orm.transaction((tx) => completeJobs(tx, first.slice(0, 150)))
-    assert.equal((await claim(queue, 256, lane)).length, 150, 'finished jobs free their place')
-  })
-
-  test("slots booked outside the claim and the claim's never meet: no 1-second window holds more than the pace", async () => {
-    const queue = queueName('shared-lane')
-    const lane = `lane-${queue}`
+  test('no 1-second window of a lane holds more slots than its pace, however its bookings interleave', async () => {
+    const lane = `lane-${queueName('window')}`
     const rate = 40
     await pace(lane, rate)
-    await add(many(big, queue, 300))
-    await add(many(big, queue, 20, { priority: 1 }))
     const slots: number[] = []
     let seed = 7
     const random = () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
       return seed / 2 ** 31
     }
-    for (let turn = 0; turn < 400 && slots.length < 400; turn++) {
+    for (let turn = 0; turn < 150; turn++) {
       const at = now()
-      if (random() < 0.3) {
-        const slot = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane })
-        assert.ok(slot && slot.getTime() >= at - 1, 'a booked slot is never in the past')
-        slots.push(slot.getTime())
-      }
-      const claimed = await claimFinishing(queue, lane)
-      for (const slot of slotsOf(claimed)) assert.ok(slot >= at - 1, 'a claimed slot is never in the past')
-      slots.push(...slotsOf(claimed))
-      harness.clock.advance(Math.floor(random() * 120))
+      // a batch of the claim's messages or a single free-text message, as they come
+      const booked = (await book(lane, random() < 0.5 ? 1 : 1 + Math.floor(random() * 10))) ?? []
+      for (const slot of booked) assert.ok(slot >= at, 'a booked slot is never in the past')
+      slots.push(...booked)
+      harness.clock.advance(Math.floor(random() * 150))
     }
     slots.sort((x, y) => x - y)
     for (let k = 1; k < slots.length; k++) {
-      assert.ok(
-        slots[k] - slots[k - 1] >= interval(rate) - 1,
-        `slots ${k - 1} and ${k} ${slots[k] - slots[k - 1]} ms apart`,
-      )
+      assert.ok(slots[k] - slots[k - 1] >= interval(rate) - 1, `slots ${k - 1} and ${k} too close`)
     }
     assert.ok(busiestSecond(slots) <= rate, `busiest second: ${busiestSecond(slots)}`)
-    assert.ok(slots.length >= 300, `${slots.length} slots`)
   })
 
-  test("the operator's burst lets an idle lane start that much of its pace in the past; a busy one keeps its pace", async () => {
-    const queue = queueName('burst')
+  test('a paced lane is claimed only while its booked slots leave room; the rest stays queued, not holding a slot', async () => {
+    const queue = queueName('paced')
     const lane = `lane-${queue}`
-    await pace(lane, 40)
-    await add(many(big, queue, 100))
-    const start = now()
-    const first = await claimFinishing(queue, lane, 400, 250)
-    assert.ok(Math.abs(slotsOf(first)[0] - (start - 250)) < 1, 'the first slot a quarter second in the past')
-    assert.equal(
-      first.length,
-      Math.min(Math.floor((PACE_WINDOW_MS + 250) / interval(40)), (40 * PACE_IN_FLIGHT_MS) / 1000),
-      'the window and the burst, up to its share of running jobs',
-    )
-    assert.equal(slotsOf(first).filter((slot) => slot <= start).length, Math.ceil(250 / interval(40)), 'due at once')
-    const booked = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane, burstMs: 250 })
-    assert.ok(booked && Math.abs(booked.getTime() - (slotsOf(first).at(-1) ?? 0) - interval(40)) < 1, 'then the pace')
-    const other = `lane-${queue}-other`
-    await pace(other, 40)
-    const idle = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane: other, burstMs: 250 })
-    assert.equal(idle?.getTime(), start - 250, 'an idle lane books from the burst too')
+    await pace(lane, 200)
+    await add(many(big, queue, 400))
+    await add(many(small, queue, 3))
+    const first = await claim(queue, 200, lane)
+    const perWindow = Math.floor(PACE_WINDOW_MS / interval(200))
+    assert.equal(countBy(first).get(big), perWindow, 'the slots within the window ahead')
+    assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
+    await harness.database.orm.transaction((tx) => completeJobs(tx, first))
+    // the claimed messages left: their slots are booked
+    await book(lane, perWindow)
+    assert.equal(await claimFinishing(queue, lane), 0, 'its window is booked: nothing until time passes')
+    harness.clock.advance(50)
+    assert.equal(await claimFinishing(queue, lane), 0, 'less room than a step of a tenth of a second')
+    harness.clock.advance(100)
+    const booked = PACE_LEAD_MS + perWindow * interval(200) - 150
+    assert.equal(await claimFinishing(queue, lane), Math.floor((PACE_WINDOW_MS - booked) / interval(200)))
+    // the same queue claimed without its lane is not paced
+    assert.equal((await claim(queue, 20, null)).length, 20)
   })
 
-  test('a changed pace spaces the next slots; a removed pace frees the lane; no lane, no slot', async () => {
+  test('a paced lane holds at most PACE_IN_FLIGHT_MS of its pace running; finished jobs free its place', async () => {
+    const queue = queueName('inflight-cap')
+    const lane = `lane-${queue}`
+    await pace(lane, 1_000)
+    await add(many(big, queue, 1_200))
+    const cap = (1_000 * PACE_IN_FLIGHT_MS) / 1000
+    let running = 0
+    for (let n = (await claim(queue, 256, lane)).length; n > 0; n = (await claim(queue, 256, lane)).length) {
+      running += n
+    }
+    assert.equal(running, cap, 'claims take its jobs up to its share of running jobs')
+    await add(many(small, queue, 1))
+    assert.deepEqual(
+      [...countBy(await claim(queue, 256, lane))],
+      [[small, 1]],
+      "another account's message takes a free slot at once",
+    )
+  })
+
+  test('a changed pace applies to the next claim and booking; a removed pace frees the lane', async () => {
     const queue = queueName('repace')
     const lane = `lane-${queue}`
     await pace(lane, 2)
-    await add(many(big, queue, 60))
-    assert.equal((await claimAll(queue, lane)).length, 1, 'a lane slower than its window: one slot at least')
+    await add(many(big, queue, 30))
+    assert.equal(await claimFinishing(queue, lane), 1, 'a lane slower than its window: one at least')
     await pace(lane, 20)
-    harness.clock.advance(1_000)
-    const faster = await claimAll(queue, lane)
-    assert.equal(faster.length, Math.floor(PACE_WINDOW_MS / interval(20)))
-    const [x, y] = slotsOf(faster)
-    assert.ok(Math.abs(y - x - interval(20)) < 1, 'slots at the new pace')
+    const [x, y] = (await book(lane, 2)) ?? []
+    assert.ok(Math.abs(y - x - interval(20)) <= 1, 'slots at the new pace')
     await pace(lane, null)
-    const rest = await claim(queue, 60, lane)
-    assert.equal(rest.length, 60 - 1 - faster.length, 'no pace: the rest at once')
-    assert.ok(rest.every((job) => job.slotAt === undefined))
-    assert.equal(await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane }), null)
+    assert.equal((await claim(queue, 30, lane)).length, 29, 'no pace: the rest at once')
   })
 
   test('keyed jobs keep their per-key limit among accounts', async () => {

@@ -40,11 +40,6 @@ export interface ClaimedJob {
   /** the W3C traceparent of the span that enqueued it (tracing on): its run's span links to it */
   traceparent?: string
   /**
-   * A job of a paced lane: the slot its claim booked for it on the lane (claimJobs), the moment its message may leave
-   * and not before (the handler waits for it). Absent: not paced.
-   */
-  slotAt?: Date
-  /**
    * What the claim read beside the job for its handler (JobHandler.claimAlso), and `since`: performance.now() when the
    * claim's statement began, so the handler knows which commits its read may have missed.
    */
@@ -139,8 +134,6 @@ export interface JobRow {
   created_at: Date | string
   lease_token: string
   priority?: number | string
-  /** the slot the claim booked on the job's paced lane (0079_paced_slots) */
-  slot_at?: Date | string | null
   /** the claim's `also` column (claimJobs' `also`) */
   also?: unknown
 }
@@ -152,7 +145,6 @@ export function toClaimed(row: JobRow): ClaimedJob {
   if (traceparent !== undefined) delete payload[TRACE_KEY]
   return {
     ...(typeof traceparent === 'string' ? { traceparent } : {}),
-    ...(row.slot_at ? { slotAt: new Date(row.slot_at) } : {}),
     accountId: row.account_id,
     id: row.id,
     queue: row.queue,
@@ -174,30 +166,35 @@ function claimedFrom(row: JobRow, since: number | undefined): ClaimedJob {
 }
 
 /**
- * How far ahead of now a paced lane's claim books slots (docs/architecture.md, "Pacing"): a worker holds its lane's
- * next fifth of a second, so its messages leave on time however long a claim and its checks take; an interactive
- * message booked meanwhile waits behind at most these slots, never behind the queued backlog.
+ * How far ahead a paced lane's booked slots may reach for its claim to take more of its jobs (docs/architecture.md,
+ * "Pacing"): the lane's jobs are claimed while less than this much of its pace is booked ahead of now.
  */
-export const PACE_WINDOW_MS = 200
+export const PACE_WINDOW_MS = 500
 /**
  * What a paced lane may hold running, in time of its pace, the jobs waiting for their slots included: a lane at 1,000
- * messages a second holds 400 of the workers' slots, not all of them, so a quiet account's message finds a free one.
+ * messages a second holds 500 of the workers' slots, not all of them, so a quiet account's message finds a free one.
+ * It also bounds how far ahead its slots are booked, and so how long an interactive message of the number waits.
  */
-export const PACE_IN_FLIGHT_MS = 400
+export const PACE_IN_FLIGHT_MS = 1_000
 /**
  * The slots of a lane are 1 / pace apart, widened by this factor: a message leaves a few milliseconds after its slot
  * (timers, a busy process), and with slots exactly 1 / pace apart one message late by more than the next one second
  * later made a window of pace + 1. 2.5 % (25 ms a second) absorbs those delays; the lane sends at 97.6 % of its pace.
  */
 export const PACE_GUARD = 1.025
+/**
+ * An idle lane's next slot is this far ahead of the booking's now, not now: the booking statement takes a few
+ * milliseconds to answer (more on a busy database), and a first slot already past when it arrived made its message
+ * late, close to the slots another process booked right after.
+ */
+export const PACE_LEAD_MS = 25
 
 /**
  * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in
  * flight goes first (then its jobs by priority and due time), so one account's backlog lengthens only its own wait.
- * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the lane has slots within PACE_WINDOW_MS from
- * now and up to PACE_IN_FLIGHT_MS of its pace in flight; each taken job gets its own slot (`slotAt`, PACE_GUARD / pace
- * after the previous one, an account's interactive jobs first) and the lane's next slot moves past them. The rest
- * stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
+ * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the lane has free slots within PACE_WINDOW_MS
+ * of now and up to PACE_IN_FLIGHT_MS of its pace in flight; their messages book their slots as they leave
+ * (bookSlots). The rest stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
  * (their worker died) are put back first. Keyed jobs are found key by key (a skip scan over the distinct keys with
  * queued work, then at most the key's free slots from each), unkeyed ones account by account (a skip scan over the
  * accounts with queued work), so thousands of jobs waiting on one busy key or account cost an index probe, not a scan.
@@ -242,7 +239,7 @@ export async function claimJobs(
   const nowSql = sql`${now.toISOString()}::timestamptz`
   const queue = options.queue
   const columns = sql`c.account_id, c.id, c.queue, c.payload, c.concurrency_key, c.attempts, c.run_at, c.created_at,
-    c.lease_token, c.priority, c.slot_at${options.also ? sql`, w.also` : sql``}`
+    c.lease_token, c.priority${options.also ? sql`, w.also` : sql``}`
   const joined = options.also ? sql`c LEFT JOIN LATERAL (${options.also}) w ON true` : sql`c`
   const since = options.also ? performance.now() : undefined
   const claim = async (tx: Db) => {
@@ -413,25 +410,32 @@ export async function setPace(
 }
 
 /**
- * Books the next slot of an account's paced lane for a message sent outside the job claim (free text, a consent
- * message, an AI reply), in one statement: the lane's next slot (now, less `burstMs`, for an idle lane) is the
- * message's, and the lane moves one interval (PACE_GUARD / pace) past it, for every process together. The caller
- * sends no earlier than the answered slot; null: the account has no such lane.
+ * Books the next `count` slots of an account's paced lane for messages about to leave, in one statement, for every
+ * process together: the lane's next slot (an idle lane's is PACE_LEAD_MS from now, less `burstMs`) is the first, the others follow one
+ * interval (PACE_GUARD / pace) apart, and the lane moves past the last. Each message leaves no earlier than its slot.
+ * null: the account has no such lane.
  */
-export async function bookSlot(
+export async function bookSlots(
   db: Db,
   clock: Clock,
-  input: { accountId: string; lane: string; burstMs?: number },
-): Promise<Date | null> {
+  input: { accountId: string; lane: string; count?: number; burstMs?: number },
+): Promise<Date[] | null> {
+  const count = input.count ?? 1
+  if (count < 1) return []
   const now = sql`${clock.now().toISOString()}::timestamptz`
+  const span = sql`make_interval(secs => ${count}::int * ${PACE_GUARD}::float8 / per_second)`
   const result = await db.execute(sql`
     UPDATE job_paces
-    SET tat = greatest(tat, ${now} - make_interval(secs => ${Math.round(input.burstMs ?? 0)}::int / 1000.0))
-      + make_interval(secs => ${PACE_GUARD}::float8 / per_second)
+    SET tat = greatest(tat, ${now} + make_interval(secs => ${PACE_LEAD_MS - Math.round(input.burstMs ?? 0)}::int / 1000.0))
+      + ${span}
     WHERE account_id = ${input.accountId} AND lane = ${input.lane}
-    RETURNING tat - make_interval(secs => ${PACE_GUARD}::float8 / per_second) AS slot`)
-  const slot = rows<{ slot: Date | string }>(result)[0]?.slot
-  return slot === undefined ? null : new Date(slot)
+    RETURNING extract(epoch FROM tat - ${span}) * 1000 AS first_ms, per_second`)
+  const row = rows<{ first_ms: number | string; per_second: number | string }>(result)[0]
+  if (!row) return null
+  const first = Number(row.first_ms)
+  const interval = (1000 * PACE_GUARD) / Number(row.per_second)
+  // in whole milliseconds, rounded up: none before its booked time
+  return Array.from({ length: count }, (_, k) => new Date(Math.ceil(first + k * interval)))
 }
 
 /**
