@@ -31,6 +31,11 @@ const ConfigSchema = Type.Object({
    * paced at 1,000 messages a second needs about 256 sends in flight (docs/sending.md)
    */
   workerConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
+  /**
+   * the burst a chat number may send at once after an idle spell, in milliseconds of its pace (0, the default: none,
+   * no 1-second window over the pace; 250 at 80/s lets 20 messages go at once on top of the second's own)
+   */
+  paceBurstMs: Type.Integer({ minimum: 0, maximum: 1000 }),
   /** PostgreSQL connections one process keeps at most (the embedded database has one) */
   databasePoolSize: Type.Integer({ minimum: 1, maximum: 500 }),
   /** how long a claimed job stays with its worker without a heartbeat before another worker takes it */
@@ -95,6 +100,7 @@ const variableOf: Record<string, string> = {
   secretKey: 'HEROLD_SECRET_KEY',
   whatsappGraphUrl: 'HEROLD_WHATSAPP_GRAPH_URL',
   workerConcurrency: 'HEROLD_WORKER_CONCURRENCY',
+  paceBurstMs: 'HEROLD_PACE_BURST_MS',
   databasePoolSize: 'HEROLD_DATABASE_POOL_SIZE',
   jobLeaseSeconds: 'HEROLD_JOB_LEASE_SECONDS',
   retentionDays: 'HEROLD_RETENTION_DAYS',
@@ -200,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ).replace(/\/+$/, ''),
     workerConcurrency:
       overrides.workerConcurrency ?? parseInteger('HEROLD_WORKER_CONCURRENCY', env.HEROLD_WORKER_CONCURRENCY, 256),
+    paceBurstMs: overrides.paceBurstMs ?? parseInteger('HEROLD_PACE_BURST_MS', env.HEROLD_PACE_BURST_MS, 0),
     databasePoolSize:
       overrides.databasePoolSize ?? parseInteger('HEROLD_DATABASE_POOL_SIZE', env.HEROLD_DATABASE_POOL_SIZE, 20),
     jobLeaseSeconds:

@@ -74,3 +74,13 @@ export const withinMs = <T>(promise: Promise<T>, ms: number, what: string) =>
     promise,
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()),
   ])
+
+/** the most of `times` (milliseconds, sorted) in any window [t, t + 1 s) */
+export function busiestSecond(times: number[]): number {
+  let most = 0
+  for (let end = 0, start = 0; end < times.length; end++) {
+    while (times[end] - times[start] >= 1000) start++
+    most = Math.max(most, end - start + 1)
+  }
+  return most
+}

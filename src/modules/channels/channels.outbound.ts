@@ -95,7 +95,11 @@ export function channelOutbound(
   ): Promise<SendOutcome> {
     await requireSendingPossible(accountId)
     const chat = await connectedChat(accountId)
-    await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+    await deps.pacer.pace(
+      accountId,
+      chat.row.phoneNumberId,
+      effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence),
+    )
     const result = await providerCall(chat.row.provider, 'sendText', () =>
       chat.provider.sendText(chat.connection, { ...input, sendId: randomUUID() }),
     )
@@ -131,7 +135,11 @@ export function channelOutbound(
       }
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
-      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      await deps.pacer.pace(
+        accountId,
+        chat.row.phoneNumberId,
+        effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence),
+      )
       const caption = takesCaption(kind) ? input.text : ''
       const result = await providerCall(chat.row.provider, 'sendMedia', () =>
         chat.provider.sendMedia(chat.connection, {
@@ -170,7 +178,11 @@ export function channelOutbound(
     ): Promise<SendOutcome | { ok: false; error: MappedError; message: null }> {
       await requireSendingPossible(accountId)
       const chat = await connectedChat(accountId)
-      await deps.pacer.pace(chat.row.phoneNumberId, effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence))
+      await deps.pacer.pace(
+        accountId,
+        chat.row.phoneNumberId,
+        effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence),
+      )
       const { contactId, shown, ...message } = input
       const result = await providerCall(chat.row.provider, 'sendTemplate', () =>
         chat.provider.sendTemplate(chat.connection, { ...message, sendId: input.sendId ?? randomUUID() }),
@@ -189,8 +201,8 @@ export function channelOutbound(
 
     /**
      * sendTemplate for many messages of one account (a batch of the send worker): the account and the number are
-     * checked once, every message waits for its own slot of the number's pacer and the provider calls run at the
-     * same time, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
+     * checked once, every message waits for its slot (the one its job's claim booked on the number's lane, or one
+     * it books) and the provider calls run as their slots come, and the outbound messages are stored together (inbox recordOutboundMany). A failed check (paused,
      * no number) answers `thrown` with its AppError for every message: none reached the provider.
      */
     async sendTemplates(
@@ -211,12 +223,14 @@ export function channelOutbound(
       const chat = connected.value
       const rate = effectiveRate(chat.row.messagesPerSecond, chat.row.coexistence)
       const results = await Promise.all(
-        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, ...message }) => {
-          await deps.pacer.pace(chat.row.phoneNumberId, rate)
+        inputs.map(async ({ contactId: _contact, shown: _shown, automated: _automated, slotAt, ...message }) => {
+          if (slotAt) await deps.pacer.atSlot(accountId, chat.row.phoneNumberId, rate, slotAt)
+          else await deps.pacer.pace(accountId, chat.row.phoneNumberId, rate)
+          const sentAt = clock.now()
           return providerCall(chat.row.provider, 'sendTemplate', () =>
             chat.provider.sendTemplate(chat.connection, message),
           ).then(
-            (result) => ({ result }),
+            (result) => ({ result, sentAt }),
             (error: unknown) => ({ thrown: error }),
           )
         }),
@@ -250,8 +264,9 @@ export function channelOutbound(
       return results.map((done, at): BatchSendOutcome => {
         if (!('result' in done)) return { ok: false, thrown: done.thrown }
         const messageId = messageIds.get(at) ?? null
-        if (done.result.ok) return { ok: true, messageId, providerMessageId: done.result.providerMessageId }
-        return { ok: false, error: done.result.error, messageId }
+        const { sentAt } = done
+        if (done.result.ok) return { ok: true, messageId, providerMessageId: done.result.providerMessageId, sentAt }
+        return { ok: false, error: done.result.error, messageId, sentAt }
       })
     },
 

@@ -62,10 +62,13 @@ export type SendOutcome =
   | { ok: true; messageId: string | null; providerMessageId: string; message: StoredMessage }
   | { ok: false; error: MappedError; message: StoredMessage }
 
-/** One message of sendTemplates: as sendTemplate, the stored message by id; `thrown` when the send threw. */
+/**
+ * One message of sendTemplates: as sendTemplate, the stored message by id; `thrown` when the send threw. `sentAt`: when
+ * its provider call began (its slot reached), for the send record.
+ */
 export type BatchSendOutcome =
-  | { ok: true; messageId: string | null; providerMessageId: string }
-  | { ok: false; error: MappedError; messageId: string | null }
+  | { ok: true; messageId: string | null; providerMessageId: string; sentAt?: Date }
+  | { ok: false; error: MappedError; messageId: string | null; sentAt?: Date }
   | { ok: false; thrown: unknown }
 
 export type TemplateSendInput = Omit<TemplateMessage, 'sendId'> & {
@@ -76,6 +79,11 @@ export type TemplateSendInput = Omit<TemplateMessage, 'sendId'> & {
   shown?: ShownTemplate
   /** a campaign's message (broadcast, follow-up, automation): the conversation stays automated_only */
   automated?: boolean
+  /**
+   * the slot its job's claim booked on the number's lane (ClaimedJob.slotAt): it leaves no earlier; absent, it books
+   * a slot of its own as a message outside the claim does
+   */
+  slotAt?: Date
 }
 
 export interface EmailCredentials {

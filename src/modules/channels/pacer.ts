@@ -1,10 +1,16 @@
 import type { Clock } from '../../platform/clock.ts'
+import type { Db } from '../../platform/db/client.ts'
+import { perTick } from '../../platform/db/per-tick.ts'
+import { bookSlots, PACE_GUARD, PACE_LATE_MS } from '../../platform/jobs/jobs.ts'
 
 /** Coexistence (the number also in use in the WhatsApp Business app) allows 20 messages per second. */
 export const COEXISTENCE_MESSAGES_PER_SECOND = 20
 export const DEFAULT_MESSAGES_PER_SECOND = 80
 export const MAX_MESSAGES_PER_SECOND = 1000
-/** The paced lane (platform/jobs setPace) of an account's chat number: its template sends are claimed at its pace. */
+/**
+ * The paced lane (platform/jobs setPace) of an account's chat number, for every process together: its template sends
+ * are claimed with a slot each on it, and every other message of the number books its slot on it (createPacer).
+ */
 export const CHAT_LANE = 'chat'
 
 export function effectiveRate(messagesPerSecond: number, coexistence: boolean): number {
@@ -13,29 +19,67 @@ export function effectiveRate(messagesPerSecond: number, coexistence: boolean): 
 }
 
 /**
- * Outbound pacing per business number in this process, as a generic cell rate algorithm (a token bucket holding one
- * second of sends): `reserve` books the next slot and answers how long to wait before sending. Template sends are
- * already claimed at the number's pace for all worker processes together (the CHAT_LANE pace of the job claim), so
- * for them this never waits; it spaces the messages sent outside the claim (free text, consent messages, AI replies).
+ * The pace of a chat number's messages sent outside the job claim (free text, media, consent messages, AI replies).
+ * `pace` books the message's slot on the account's CHAT_LANE in the database (platform/jobs bookSlots: one UPDATE for the
+ * messages of a turn, which moves the lane past them) and waits for it: the same lane the claim of template sends books its slots on, so all the
+ * number's messages, from every API and worker process, keep one pace together. An interactive message waits behind
+ * the slots already booked (at most PACE_WINDOW_MS of the claim's and those of other interactive messages), never
+ * behind a campaign's queued sends. A chat connection without a lane row (none is expected: connecting sets it) falls
+ * back to a pacer in this process, a generic cell rate algorithm with the same burst (`reserve`).
  */
-export function createPacer(clock: Clock) {
+export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number } = {}) {
   const theoretical = new Map<string, number>()
-  return {
-    /** milliseconds the caller must wait before this send; the slot is booked either way */
+  const burstMs = lane.burstMs ?? 0
+  // the messages of a turn (or, while a booking is on its way, of the turns until it is answered) book together
+  const book = perTick(
+    (db: Db, accountIds: readonly string[]) => bookSlots(db, clock, { lane: CHAT_LANE, burstMs }, accountIds),
+    { grouped: true, maxBatchSize: 1_000 },
+  )
+  const waitFor = async (slot: Date) => {
+    const wait = slot.getTime() - clock.now().getTime()
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+  /** waits for `slot`; false when this process got there more than PACE_LATE_MS after it (the slot is spent) */
+  const reached = async (slot: Date) => {
+    await waitFor(slot)
+    return clock.now().getTime() - slot.getTime() <= PACE_LATE_MS
+  }
+  const pacer = {
+    /** the in-process fallback: milliseconds the caller must wait before this send; the slot is booked either way */
     reserve(number: string, perSecond: number): number {
       const now = clock.now().getTime()
-      const interval = 1000 / perSecond
-      const burst = 1000 - interval
-      const tat = Math.max(theoretical.get(number) ?? now, now)
-      const wait = Math.max(0, tat - burst - now)
+      const interval = (1000 * PACE_GUARD) / perSecond
+      const tat = Math.max(theoretical.get(number) ?? -Infinity, now - burstMs)
       theoretical.set(number, tat + interval)
-      return wait
+      return Math.max(0, tat - now)
     },
-    async pace(number: string, perSecond: number): Promise<void> {
-      const wait = this.reserve(number, perSecond)
+    /**
+     * Books this message's slot on the account's chat lane (every process's) and waits for it. A slot reached more
+     * than PACE_LATE_MS late (a busy process) is given up and a new one booked: sent late, the message would crowd the
+     * second of the slots after it, which the lane has already given out.
+     */
+    async pace(accountId: string, number: string, perSecond: number): Promise<void> {
+      for (let booking = 1; lane.db; booking++) {
+        const slot = await book(lane.db, accountId)
+        if (!slot) break
+        if ((await reached(slot)) || booking === MAX_BOOKINGS) return
+      }
+      const wait = pacer.reserve(number, perSecond)
       if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
     },
+    /**
+     * Waits for the slot a claimed job got on the lane (ClaimedJob.slotAt); reached too late, the message books a new
+     * one as `pace` does.
+     */
+    async atSlot(accountId: string, number: string, perSecond: number, slot: Date): Promise<void> {
+      if (await reached(slot)) return
+      await pacer.pace(accountId, number, perSecond)
+    },
   }
+  return pacer
 }
+
+/** a message late for its slot books again, at most this many times in all (then it goes at the last one reached) */
+const MAX_BOOKINGS = 3
 
 export type Pacer = ReturnType<typeof createPacer>

@@ -124,7 +124,7 @@ export function sendDelivery(deps: TemplateSendsDeps) {
    * twice; a refused one is skipped (a campaign's send waits while sending is impossible for the moment); the
    * others claim their place in the number's daily limit, reserve their quota units together (one statement; the
    * ones without a unit are skipped with limit_reached) and move to `sending` with their attempt's token. Only
-   * then is the provider called, for all of them at once within the number's pacer, and the results are recorded
+   * then is the provider called, each message at its slot (the one its claim booked on the number's lane), and the results are recorded
    * together. Refusals end `failed` (unit released); throughput refusals go back to `queued` and retry later.
    */
   async function deliverBatch(jobs: ClaimedJob[], context: Pick<BatchContext, 'settled'>) {
@@ -219,8 +219,10 @@ export function sendDelivery(deps: TemplateSendsDeps) {
     const month = going[0].month
     const results = await deps.channels.sendTemplates(
       accountId,
-      going.map(({ send, checked: c }) => ({
+      going.map(({ send, job, checked: c }) => ({
         contactId: send.contactId,
+        // the slot its claim booked on the number's lane: it leaves no earlier (no second over the pace)
+        ...(job.slotAt ? { slotAt: job.slotAt } : {}),
         to: c.phone,
         name: c.view.provider_name,
         language: c.view.language,
@@ -481,7 +483,8 @@ export function sendDelivery(deps: TemplateSendsDeps) {
           reason: null,
           messageId: result.messageId,
           providerMessageId: result.providerMessageId,
-          sentAt: now,
+          // when its provider call began, at its slot (the batch's results are written together, later)
+          sentAt: result.sentAt ?? now,
           quotaMonth: null,
         },
       }

@@ -3,11 +3,13 @@ import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
 import { isBulkWork } from '../db/work-priority.ts'
 import {
+  bookSlot,
   type ClaimedJob,
   claimJobs,
   completeJobs,
   type EnqueueInput,
   enqueue,
+  PACE_GUARD,
   PACE_IN_FLIGHT_MS,
   PACE_WINDOW_MS,
   setPace,
@@ -38,6 +40,16 @@ const many = (accountId: string, queue: string, n: number, extra: Partial<Enqueu
 
 const claim = (queue: string, limit: number, lane: string | null = null) =>
   claimJobs(harness.database.orm, harness.clock, { queue, limit, perKey: 1, leaseMs: 30_000, lane })
+
+/** the most of `times` (milliseconds, sorted) in any window [t, t + 1 s) */
+export function busiestSecond(times: number[]): number {
+  let most = 0
+  for (let end = 0, start = 0; end < times.length; end++) {
+    while (times[end] - times[start] >= 1000) start++
+    most = Math.max(most, end - start + 1)
+  }
+  return most
+}
 
 const countBy = (jobs: Array<{ accountId: string }>) => {
   const counts = new Map<string, number>()
@@ -86,50 +98,105 @@ describe('fair claims', () => {
     assert.equal(rest.length, 50, 'the bulk jobs follow, every one of them')
   })
 
-  /** Claims of a paced lane whose jobs finish at once (nothing stays in flight): how many each claim took. */
-  async function claimFinishing(queue: string, lane: string, limit = 400): Promise<number> {
-    const claimed = await claim(queue, limit, lane)
+  /** Claims of a paced lane whose jobs finish at once (nothing stays in flight): the jobs each claim took. */
+  async function claimFinishing(queue: string, lane: string, limit = 400, burstMs = 0): Promise<ClaimedJob[]> {
+    const claimed = await claimJobs(harness.database.orm, harness.clock, {
+      queue,
+      limit,
+      perKey: 1,
+      leaseMs: 30_000,
+      lane,
+      burstMs,
+    })
     await harness.database.orm.transaction((tx) => completeJobs(tx, claimed))
-    return claimed.length
+    return claimed
   }
 
-  test('a paced lane is claimed only as far as its pace allows; the rest stays queued, not holding a slot', async () => {
-    const queue = queueName('paced')
+  /** claimFinishing until a claim takes nothing: every job taken */
+  async function claimAll(queue: string, lane: string, burstMs = 0): Promise<ClaimedJob[]> {
+    const taken: ClaimedJob[] = []
+    for (let got = await claimFinishing(queue, lane, 400, burstMs); got.length > 0; ) {
+      taken.push(...got)
+      got = await claimFinishing(queue, lane, 400, burstMs)
+    }
+    return taken
+  }
+
+  const now = () => harness.clock.now().getTime()
+  /** the slots a lane at `rate` has within PACE_WINDOW_MS of now (JS dates hold milliseconds: a slot may be 1 ms early) */
+  const interval = (rate: number) => (1000 * PACE_GUARD) / rate
+  /** the jobs' slots in time order */
+  const slotsOf = (jobs: ClaimedJob[]) => jobs.map((job) => job.slotAt?.getTime() ?? Number.NaN).sort((x, y) => x - y)
+  const pace = (lane: string, perSecond: number | null, accountId = big) =>
+    harness.database.orm.transaction((tx) => setPace(tx, { accountId, lane, perSecond }))
+
+  test('each claimed job of a paced lane gets its own slot, one interval after the last; the rest stays queued', async () => {
+    const queue = queueName('slots')
     const lane = `lane-${queue}`
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 10 }))
-    await add(many(big, queue, 100))
+    await pace(lane, 200)
+    await add(many(big, queue, 400))
     await add(many(small, queue, 3))
-    const first = await claim(queue, 50, lane)
-    assert.equal(countBy(first).get(big), 2, '200 ms of the pace in flight at most')
+    const start = now()
+    const first = await claimFinishing(queue, lane)
     assert.equal(countBy(first).get(small), 3, 'an unpaced account beside it is not held back')
-    await harness.database.orm.transaction((tx) => completeJobs(tx, first))
-    const perWindow = (10 * PACE_WINDOW_MS) / 1000
-    let taken = countBy(first).get(big) ?? 0
-    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
-    assert.equal(taken, perWindow, 'one window of the pace, then nothing until time passes')
-    harness.clock.advance(150)
-    assert.equal(await claimFinishing(queue, lane), 1, 'a tenth of a second of the pace')
-    harness.clock.advance(1_000)
-    taken = 0
-    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
-    assert.equal(taken, perWindow, 'after a pause: one window, not the pause')
-    const [row] = await harness.database.query<{ queued: number }>(
-      `SELECT count(*)::int AS queued FROM jobs WHERE queue = $1 AND account_id = $2 AND state = 'queued'`,
-      [queue, big],
+    assert.ok(
+      first.filter((job) => job.accountId === small).every((job) => job.slotAt === undefined),
+      'and its jobs have no slot',
     )
-    assert.equal(row.queued, 100 - 2 * perWindow - 1)
+    const taken = [...first.filter((job) => job.accountId === big), ...(await claimAll(queue, lane))]
+    const perWindow = Math.floor(PACE_WINDOW_MS / interval(200))
+    assert.equal(taken.length, perWindow, 'the slots within the window ahead, then nothing until time passes')
+    slotsOf(taken).forEach((slot, k) => {
+      assert.ok(Math.abs(slot - (start + k * interval(200))) < 1, `slot ${k}: ${slot - start} ms after now`)
+    })
+    harness.clock.advance(50)
+    assert.equal((await claimFinishing(queue, lane)).length, 0, 'less room than a step of a tenth of a second')
+    harness.clock.advance(60)
+    const next = await claimFinishing(queue, lane)
+    const lastSlot = start + perWindow * interval(200)
+    assert.equal(next.length, Math.floor((PACE_WINDOW_MS - (lastSlot - now())) / interval(200)))
+    assert.ok(Math.abs(slotsOf(next)[0] - lastSlot) < 1, 'the next claim goes on where the last one ended')
+    harness.clock.advance(5_000)
+    const afterIdle = await claimFinishing(queue, lane)
+    assert.ok(Math.abs(slotsOf(afterIdle)[0] - now()) < 1, 'after an idle spell: from now, no burst of the past')
+    assert.equal(afterIdle.length, perWindow, 'one window ahead, not the pause')
     // the same queue claimed without its lane is not paced
-    assert.equal((await claim(queue, 20, null)).length, 20)
+    const unpaced = await claim(queue, 20, null)
+    assert.equal(unpaced.length, 20)
+    assert.ok(unpaced.every((job) => job.slotAt === undefined))
   })
 
-  test('a paced lane holds at most 200 ms of its pace in flight; finished jobs free its place', async () => {
+  test("an account's jobs sent one at a time take the first slots of its claim, before its bulk jobs", async () => {
+    const queue = queueName('slot-priority')
+    const lane = `lane-${queue}`
+    await pace(lane, 100)
+    await add(many(big, queue, 30, { priority: 1, runAt: new Date(now() - 60_000) }))
+    const singles = await add(many(big, queue, 2))
+    const claimed = await claimFinishing(queue, lane)
+    const bySlot = [...claimed].sort((x, y) => (x.slotAt?.getTime() ?? 0) - (y.slotAt?.getTime() ?? 0))
+    assert.deepEqual(
+      bySlot
+        .slice(0, 2)
+        .map((job) => job.id)
+        .sort(),
+      [...singles].sort(),
+    )
+  })
+
+  test('a paced lane holds at most PACE_IN_FLIGHT_MS of its pace running; finished jobs free its place', async () => {
     const queue = queueName('inflight-cap')
     const lane = `lane-${queue}`
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 1_000 }))
-    await add(many(big, queue, 600))
+    await pace(lane, 1_000)
+    await add(many(big, queue, 900))
     const cap = (1_000 * PACE_IN_FLIGHT_MS) / 1000
+    const perWindow = Math.floor(PACE_WINDOW_MS / interval(1_000))
     const first = await claim(queue, 256, lane)
-    assert.equal(first.length, cap, 'of 256 free slots it takes its 200')
+    assert.equal(first.length, perWindow, 'of 256 free slots it takes the slots of its window')
+    harness.clock.advance(PACE_WINDOW_MS)
+    const second = await claim(queue, 256, lane)
+    assert.equal(second.length, perWindow, 'the next window, while the first is still running')
+    harness.clock.advance(PACE_WINDOW_MS)
+    assert.equal((await claim(queue, 256, lane)).length, cap - 2 * perWindow, 'up to its share of running jobs')
     assert.deepEqual(await claim(queue, 256, lane), [], 'its pace has room, its share of slots does not')
     await add(many(small, queue, 1))
     assert.deepEqual(
@@ -137,39 +204,85 @@ describe('fair claims', () => {
       [[small, 1]],
       "another account's message takes a free slot at once",
     )
-    await harness.database.orm.transaction((tx) => completeJobs(tx, first.slice(0, 50)))
-    assert.equal((await claim(queue, 256, lane)).length, 50, 'finished jobs free their place')
+    await harness.database.orm.transaction((tx) => completeJobs(tx, first.slice(0, 150)))
+    assert.equal((await claim(queue, 256, lane)).length, 150, 'finished jobs free their place')
   })
 
-  test('a busy lane is claimed in steps of at least a tenth of a second of its pace, an idle one at once', async () => {
-    const queue = queueName('steps')
+  test("slots booked outside the claim and the claim's never meet: no 1-second window holds more than the pace", async () => {
+    const queue = queueName('shared-lane')
     const lane = `lane-${queue}`
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 200 }))
-    await add(many(big, queue, 400))
-    let taken = 0
-    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
-    assert.equal(taken, (200 * PACE_WINDOW_MS) / 1000, 'idle: the whole window')
-    harness.clock.advance(50)
-    assert.equal(await claimFinishing(queue, lane), 0, '10 messages of room: less than a step of 20')
-    harness.clock.advance(60)
-    assert.equal(await claimFinishing(queue, lane), 22, '110 ms of the pace')
+    const rate = 40
+    await pace(lane, rate)
+    await add(many(big, queue, 300))
+    await add(many(big, queue, 20, { priority: 1 }))
+    const slots: number[] = []
+    let seed = 7
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    for (let turn = 0; turn < 400 && slots.length < 400; turn++) {
+      const at = now()
+      if (random() < 0.3) {
+        const slot = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane })
+        assert.ok(slot && slot.getTime() >= at - 1, 'a booked slot is never in the past')
+        slots.push(slot.getTime())
+      }
+      const claimed = await claimFinishing(queue, lane)
+      for (const slot of slotsOf(claimed)) assert.ok(slot >= at - 1, 'a claimed slot is never in the past')
+      slots.push(...slotsOf(claimed))
+      harness.clock.advance(Math.floor(random() * 120))
+    }
+    slots.sort((x, y) => x - y)
+    for (let k = 1; k < slots.length; k++) {
+      assert.ok(
+        slots[k] - slots[k - 1] >= interval(rate) - 1,
+        `slots ${k - 1} and ${k} ${slots[k] - slots[k - 1]} ms apart`,
+      )
+    }
+    assert.ok(busiestSecond(slots) <= rate, `busiest second: ${busiestSecond(slots)}`)
+    assert.ok(slots.length >= 300, `${slots.length} slots`)
   })
 
-  test('a changed pace applies to the next claim; a removed pace frees the lane', async () => {
+  test("the operator's burst lets an idle lane start that much of its pace in the past; a busy one keeps its pace", async () => {
+    const queue = queueName('burst')
+    const lane = `lane-${queue}`
+    await pace(lane, 40)
+    await add(many(big, queue, 100))
+    const start = now()
+    const first = await claimFinishing(queue, lane, 400, 250)
+    assert.ok(Math.abs(slotsOf(first)[0] - (start - 250)) < 1, 'the first slot a quarter second in the past')
+    assert.equal(
+      first.length,
+      Math.min(Math.floor((PACE_WINDOW_MS + 250) / interval(40)), (40 * PACE_IN_FLIGHT_MS) / 1000),
+      'the window and the burst, up to its share of running jobs',
+    )
+    assert.equal(slotsOf(first).filter((slot) => slot <= start).length, Math.ceil(250 / interval(40)), 'due at once')
+    const booked = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane, burstMs: 250 })
+    assert.ok(booked && Math.abs(booked.getTime() - (slotsOf(first).at(-1) ?? 0) - interval(40)) < 1, 'then the pace')
+    const other = `lane-${queue}-other`
+    await pace(other, 40)
+    const idle = await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane: other, burstMs: 250 })
+    assert.equal(idle?.getTime(), start - 250, 'an idle lane books from the burst too')
+  })
+
+  test('a changed pace spaces the next slots; a removed pace frees the lane; no lane, no slot', async () => {
     const queue = queueName('repace')
     const lane = `lane-${queue}`
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 2 }))
-    await add(many(big, queue, 30))
-    assert.equal((await claimFinishing(queue, lane)) + (await claimFinishing(queue, lane)), 2, 'a second of 2/s')
-    assert.equal(await claimFinishing(queue, lane), 0)
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: 20 }))
+    await pace(lane, 2)
+    await add(many(big, queue, 60))
+    assert.equal((await claimAll(queue, lane)).length, 1, 'a lane slower than its window: one slot at least')
+    await pace(lane, 20)
     harness.clock.advance(1_000)
-    // the lane's place in time is kept (1 s of the old pace booked ahead), the new pace fills the next second
-    let taken = 0
-    for (let n = await claimFinishing(queue, lane); n > 0; n = await claimFinishing(queue, lane)) taken += n
-    assert.equal(taken, 20)
-    await harness.database.orm.transaction((tx) => setPace(tx, { accountId: big, lane, perSecond: null }))
-    assert.equal((await claim(queue, 30, lane)).length, 8, 'no pace: the rest at once')
+    const faster = await claimAll(queue, lane)
+    assert.equal(faster.length, Math.floor(PACE_WINDOW_MS / interval(20)))
+    const [x, y] = slotsOf(faster)
+    assert.ok(Math.abs(y - x - interval(20)) < 1, 'slots at the new pace')
+    await pace(lane, null)
+    const rest = await claim(queue, 60, lane)
+    assert.equal(rest.length, 60 - 1 - faster.length, 'no pace: the rest at once')
+    assert.ok(rest.every((job) => job.slotAt === undefined))
+    assert.equal(await bookSlot(harness.database.orm, harness.clock, { accountId: big, lane }), null)
   })
 
   test('keyed jobs keep their per-key limit among accounts', async () => {

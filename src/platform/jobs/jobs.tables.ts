@@ -26,6 +26,8 @@ export const jobs = accountTable(
     leaseToken: uuid('lease_token'),
     lockedUntil: at('locked_until'),
     lastError: text('last_error'),
+    /** a claimed job of a paced lane: the slot its claim booked, when its message may leave (0083_paced_slots) */
+    slotAt: at('slot_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -45,8 +47,9 @@ export const jobs = accountTable(
 )
 
 /**
- * The pace of an account's lane (its chat number), where every worker process sees it: the claim takes only what the
- * lane may send within the next moment and moves `tat` (the theoretical arrival time of its next message) forward.
+ * The pace of an account's lane (its chat number), where every worker process sees it: the claim books a slot for each
+ * job it takes and moves `tat` (the lane's next free slot) past them; a message sent outside the claim books its slot
+ * on the same row (platform/jobs bookSlot).
  */
 export const jobPaces = pgTable(
   'job_paces',
@@ -54,7 +57,7 @@ export const jobPaces = pgTable(
     accountId: accountId(),
     lane: text('lane').notNull(),
     perSecond: integer('per_second').notNull(),
-    /** -infinity until the lane's first claim: the claim reads it as now */
+    /** the lane's next free slot; -infinity until the first booking: a booking reads a past one as now */
     tat: at('tat').notNull().default(sql`'-infinity'`),
     /** while lowered (adaptive-pace.ts): the pace the lane recovers to; null at full pace, like the four below */
     fullPerSecond: integer('full_per_second'),

@@ -40,6 +40,11 @@ export interface ClaimedJob {
   /** the W3C traceparent of the span that enqueued it (tracing on): its run's span links to it */
   traceparent?: string
   /**
+   * A job of a paced lane: the slot its claim booked for it on the lane (claimJobs), the moment its message may leave
+   * and not before (the handler waits for it). Absent: not paced.
+   */
+  slotAt?: Date
+  /**
    * What the claim read beside the job for its handler (JobHandler.claimAlso), and `since`: performance.now() when the
    * claim's statement began, so the handler knows which commits its read may have missed.
    */
@@ -134,6 +139,8 @@ export interface JobRow {
   created_at: Date | string
   lease_token: string
   priority?: number | string
+  /** the slot the claim booked on the job's paced lane (0083_paced_slots) */
+  slot_at?: Date | string | null
   /** the claim's `also` column (claimJobs' `also`) */
   also?: unknown
 }
@@ -145,6 +152,7 @@ export function toClaimed(row: JobRow): ClaimedJob {
   if (traceparent !== undefined) delete payload[TRACE_KEY]
   return {
     ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    ...(row.slot_at ? { slotAt: new Date(row.slot_at) } : {}),
     accountId: row.account_id,
     id: row.id,
     queue: row.queue,
@@ -165,20 +173,37 @@ function claimedFrom(row: JobRow, since: number | undefined): ClaimedJob {
   return job
 }
 
-/** How far ahead a paced lane's claim takes messages: what it may send within the next second (its pacer's burst). */
-export const PACE_WINDOW_MS = 1_000
 /**
- * What a paced lane may hold in flight, in time of its pace: a lane at 1,000 messages a second holds 200 of a worker's
- * slots, not all of them, so a quiet account's message finds a free one.
+ * How far ahead of now a paced lane's claim books slots (docs/architecture.md, "Pacing"): a worker holds its lane's
+ * next fifth of a second, so its messages leave on time however long a claim and its checks take; an interactive
+ * message booked meanwhile waits behind at most these slots, never behind the queued backlog.
  */
-export const PACE_IN_FLIGHT_MS = 200
+export const PACE_WINDOW_MS = 200
+/**
+ * What a paced lane may hold running, in time of its pace, the jobs waiting for their slots included: a lane at 1,000
+ * messages a second holds 400 of the workers' slots, not all of them, so a quiet account's message finds a free one.
+ */
+export const PACE_IN_FLIGHT_MS = 400
+/**
+ * The slots of a lane are 1 / pace apart, widened by this factor: a message leaves a few milliseconds after its slot
+ * (timers, a busy process), and with slots exactly 1 / pace apart one message late by more than the next one second
+ * later made a window of pace + 1. 2.5 % (25 ms a second) absorbs those delays; the lane sends at 97.6 % of its pace.
+ */
+export const PACE_GUARD = 1.025
+/**
+ * A message that reaches its slot more than this late (a busy process, a slow turn of its event loop) does not go at
+ * it: with PACE_GUARD's 25 ms a second of room, a message later than that would crowd the second of the slots after
+ * it. It books a new slot instead (channels pacer.ts).
+ */
+export const PACE_LATE_MS = 10
 
 /**
  * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in
  * flight goes first (then its jobs by priority and due time), so one account's backlog lengthens only its own wait.
- * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the account's pace allows within PACE_WINDOW_MS
- * and up to PACE_IN_FLIGHT_MS of its pace in flight:
- * the rest stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
+ * Jobs of a paced lane (`lane`, see setPace) are taken only as far as the lane has slots within PACE_WINDOW_MS from
+ * now and up to PACE_IN_FLIGHT_MS of its pace in flight; each taken job gets its own slot (`slotAt`, PACE_GUARD / pace
+ * after the previous one, an account's interactive jobs first) and the lane's next slot moves past them. The rest
+ * stays queued for a later claim instead of holding a worker's slot while it waits. Jobs whose lease ran out
  * (their worker died) are put back first. Keyed jobs are found key by key (a skip scan over the distinct keys with
  * queued work, then at most the key's free slots from each), unkeyed ones account by account (a skip scan over the
  * accounts with queued work), so thousands of jobs waiting on one busy key or account cost an index probe, not a scan.
@@ -206,6 +231,11 @@ export async function claimJobs(
     /** the paced lane of the queue's jobs (job_paces.lane); null or absent: unpaced */
     lane?: string | null
     /**
+     * The burst a paced lane may send at once after an idle spell, in time of its pace (HEROLD_PACE_BURST_MS; default
+     * 0: none, its first slot is now and the next ones one interval apart)
+     */
+    burstMs?: number
+    /**
      * A read for the handler in the claim's own statement (JobHandler.claimAlso): a SELECT of one column `also` over
      * the claimed job `c`, joined LATERAL; each job then carries it as `also`. One statement instead of a claim and
      * a read of what the jobs are about.
@@ -218,7 +248,7 @@ export async function claimJobs(
   const nowSql = sql`${now.toISOString()}::timestamptz`
   const queue = options.queue
   const columns = sql`c.account_id, c.id, c.queue, c.payload, c.concurrency_key, c.attempts, c.run_at, c.created_at,
-    c.lease_token, c.priority${options.also ? sql`, w.also` : sql``}`
+    c.lease_token, c.priority, c.slot_at${options.also ? sql`, w.also` : sql``}`
   const joined = options.also ? sql`c LEFT JOIN LATERAL (${options.also}) w ON true` : sql`c`
   const since = options.also ? performance.now() : undefined
   const claim = async (tx: Db) => {
@@ -234,7 +264,7 @@ export async function claimJobs(
       SELECT ${columns}
       FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int) ${joined}`)
+        ${PACE_IN_FLIGHT_MS}::int, ${Math.round(options.burstMs ?? 0)}::int, ${PACE_GUARD}::float8) ${joined}`)
     return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   if (options.reap === false && options.exclusive !== false) {
@@ -244,7 +274,7 @@ export async function claimJobs(
       SELECT ${columns}
       FROM herold_claim_fair_locked(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int) ${joined}`)
+        ${PACE_IN_FLIGHT_MS}::int, ${Math.round(options.burstMs ?? 0)}::int, ${PACE_GUARD}::float8) ${joined}`)
     return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)
@@ -390,6 +420,57 @@ export async function setPace(
       per_second = CASE WHEN job_paces.full_per_second IS NULL THEN EXCLUDED.per_second
         ELSE least(job_paces.per_second, EXCLUDED.per_second) END,
       full_per_second = CASE WHEN job_paces.full_per_second IS NULL THEN NULL ELSE EXCLUDED.per_second END`)
+}
+
+/**
+ * Books the next slot of an account's paced lane for a message sent outside the job claim (free text, a consent
+ * message, an AI reply), in one statement: the lane's next slot (now, less `burstMs`, for an idle lane) is the
+ * message's, and the lane moves one interval (PACE_GUARD / pace) past it, for every process together. The caller
+ * sends no earlier than the answered slot; null: the account has no such lane.
+ */
+export async function bookSlot(
+  db: Db,
+  clock: Clock,
+  input: { accountId: string; lane: string; burstMs?: number },
+): Promise<Date | null> {
+  const [slot] = await bookSlots(db, clock, input, [input.accountId])
+  return slot
+}
+
+/**
+ * bookSlot for many messages at once (one per entry of `accountIds`, an account named as often as it has messages),
+ * in one statement: each account's lane moves past all its messages, which get consecutive slots in their order.
+ */
+export async function bookSlots(
+  db: Db,
+  clock: Clock,
+  input: { lane: string; burstMs?: number },
+  accountIds: readonly string[],
+): Promise<Array<Date | null>> {
+  const now = sql`${clock.now().toISOString()}::timestamptz`
+  const result = await db.execute(sql`
+    WITH want AS (
+      SELECT a.account_id, count(*)::int AS n FROM unnest(${`{${accountIds.join(',')}}`}::uuid[]) AS a(account_id)
+      GROUP BY a.account_id
+    )
+    UPDATE job_paces p
+    SET tat = greatest(p.tat, ${now} - make_interval(secs => ${Math.round(input.burstMs ?? 0)}::int / 1000.0))
+      + make_interval(secs => want.n * ${PACE_GUARD}::float8 / p.per_second)
+    FROM want
+    WHERE p.account_id = want.account_id AND p.lane = ${input.lane}
+    RETURNING p.account_id, p.tat - make_interval(secs => want.n * ${PACE_GUARD}::float8 / p.per_second) AS first_slot,
+      1000.0 * ${PACE_GUARD}::float8 / p.per_second AS interval_ms`)
+  const lanes = new Map<string, { next: number; intervalMs: number }>()
+  for (const row of rows<{ account_id: string; first_slot: Date | string; interval_ms: number | string }>(result)) {
+    lanes.set(row.account_id, { next: new Date(row.first_slot).getTime(), intervalMs: Number(row.interval_ms) })
+  }
+  return accountIds.map((accountId) => {
+    const lane = lanes.get(accountId)
+    if (!lane) return null
+    const slot = new Date(Math.ceil(lane.next))
+    lane.next += lane.intervalMs
+    return slot
+  })
 }
 
 /**

@@ -91,6 +91,8 @@ export interface JobRunnerOptions {
   concurrency: number
   /** how long a claim holds a job before another worker may take it; renewed while the job runs */
   leaseMs: number
+  /** a paced lane's burst after an idle spell, in milliseconds of its pace (HEROLD_PACE_BURST_MS; default 0) */
+  paceBurstMs?: number
   /** the fallback poll, for a NOTIFY that never arrived */
   pollMs?: number
   /** how long work enqueued in a batch queue gathers while a batch of it runs (default BATCH_GATHER_MS) */
@@ -174,7 +176,13 @@ export class JobRunner {
   readonly #gathering = new Map<string, NodeJS.Timeout>()
 
   constructor(options: JobRunnerOptions) {
-    this.#options = { pollMs: 10_000, vacuumEvery: JOBS_VACUUM_EVERY, gatherMs: BATCH_GATHER_MS, ...options }
+    this.#options = {
+      pollMs: 10_000,
+      paceBurstMs: 0,
+      vacuumEvery: JOBS_VACUUM_EVERY,
+      gatherMs: BATCH_GATHER_MS,
+      ...options,
+    }
     this.#queues = Object.keys(options.handlers)
   }
 
@@ -313,6 +321,7 @@ export class JobRunner {
           held: reap ? [...this.#running.keys()] : undefined,
           exclusive: this.#options.database.kind === 'postgres',
           lane: handler.lane ?? null,
+          burstMs: this.#options.paceBurstMs,
           also: handler.claimAlso,
         })
         if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
@@ -564,6 +573,7 @@ export function jobRunnerFor<D extends RunnerDeps>(
     handlers: Object.assign({}, ...parts.map((p) => p.handlers)),
     concurrency: deps.config.workerConcurrency,
     leaseMs: deps.config.jobLeaseSeconds * 1000,
+    paceBurstMs: deps.config.paceBurstMs,
     log,
   })
   return {
