@@ -30,6 +30,7 @@ import { type Database, openDatabase } from '../src/platform/db/client.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { jobRunnerFor } from '../src/platform/jobs/runner.ts'
 import { buildServices, moduleJobs, mountedModules } from '../src/services.ts'
+import { busiestSecond } from '../test/helpers/jobs.ts'
 import { createScratchDatabase } from '../test/helpers/scratch-database.ts'
 import { queueSends, type Sender, seedSender } from './lib/sender.ts'
 
@@ -269,6 +270,14 @@ async function main() {
   console.log(
     `  sent through the sandbox: ${sent} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)} sends/s${left > 0 ? ` (stopped after BENCH_SEND_SECONDS, ${left} still queued)` : ''}`,
   )
+  // the number's busiest 1-second window of sends, by when each provider call began (sent_at): at most the pace
+  const sentAt = await database.query<{ at: number }>(
+    `SELECT (extract(epoch FROM sent_at) * 1000)::float8 AS at FROM template_sends
+     WHERE account_id = $1 AND sent_at IS NOT NULL ORDER BY sent_at`,
+    [account.id],
+  )
+  const busiest = busiestSecond(sentAt.map((r) => Number(r.at)))
+  console.log(`  busiest 1-second window of sent_at: ${busiest} sends = ${(busiest / PACE).toFixed(2)} × the pace`)
   if (REFUSE_ABOVE !== undefined) {
     const [refused] = await database.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM template_sends WHERE account_id = $1 AND error_code = '130429'",

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.ts'
 import type { Db } from '../../platform/db/client.ts'
 import { perTick } from '../../platform/db/per-tick.ts'
-import { bookSlots, PACE_GUARD, PACE_LATE_MS } from '../../platform/jobs/jobs.ts'
+import { bookSlots, PACE_GUARD, PACE_LATE_MS, PACE_TICK_MS } from '../../platform/jobs/jobs.ts'
 
 /** Coexistence (the number also in use in the WhatsApp Business app) allows 20 messages per second. */
 export const COEXISTENCE_MESSAGES_PER_SECOND = 20
@@ -35,14 +35,31 @@ export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number } = 
     (db: Db, accountIds: readonly string[]) => bookSlots(db, clock, { lane: CHAT_LANE, burstMs }, accountIds),
     { grouped: true, maxBatchSize: 1_000 },
   )
-  const waitFor = async (slot: Date) => {
-    const wait = slot.getTime() - clock.now().getTime()
-    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
+  // One timer per tick of PACE_TICK_MS, shared by the messages whose slots fall in it: they leave together, in one turn
+  // of the event loop, so what a provider call writes (the sandbox's outbox, the statuses after it) is written for
+  // them together, as it was when a claim's messages all left at once.
+  const ticks = new Map<number, Promise<void>>()
+  const tickOf = (slot: Date) => Math.floor(slot.getTime() / PACE_TICK_MS) * PACE_TICK_MS
+  const waitFor = (slot: Date): Promise<void> => {
+    const at = tickOf(slot)
+    const wait = at - clock.now().getTime()
+    if (wait < 1) return Promise.resolve()
+    let tick = ticks.get(at)
+    if (!tick) {
+      tick = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          ticks.delete(at)
+          resolve()
+        }, wait),
+      )
+      ticks.set(at, tick)
+    }
+    return tick
   }
-  /** waits for `slot`; false when this process got there more than PACE_LATE_MS after it (the slot is spent) */
+  /** waits for `slot`'s tick; false when this process got there more than PACE_LATE_MS after it (the slot is spent) */
   const reached = async (slot: Date) => {
     await waitFor(slot)
-    return clock.now().getTime() - slot.getTime() <= PACE_LATE_MS
+    return clock.now().getTime() - tickOf(slot) <= PACE_LATE_MS
   }
   const pacer = {
     /** the in-process fallback: milliseconds the caller must wait before this send; the slot is booked either way */

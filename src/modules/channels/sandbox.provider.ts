@@ -107,6 +107,11 @@ export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${rando
  * 131048 (spam rate limit), a throughput refusal. A number connected with a refusal rate (sandboxRefuseAbove) answers
  * 130429 to its messages beyond that many in one second, counted over every process (adaptive pace).
  */
+/** the sandbox's statuses come due on steps of this many milliseconds (keepAll) */
+const STATUS_STEP_MS = 100
+/** how long the sandbox's answer to a send takes at least: what came meanwhile is kept together (keepAll) */
+const SANDBOX_GATHER_MS = 20
+
 export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
   const { db, clock } = deps
 
@@ -142,19 +147,24 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
         await enqueue(
           tx,
           clock,
-          // delivered after 1 s, read after 2 s
+          // delivered after about 1 s, read after about 2 s, at the next STATUS_STEP_MS: the messages of a paced
+          // number leave a few at a time, and their statuses come due together, a claim and a transaction for a
+          // tenth of a second's messages instead of one for each tick's few (as the Cloud API's webhooks also come)
           [...ids].flatMap(([accountId, providerMessageIds]) =>
             (['delivered', 'read'] as const).map((status, i) => ({
               accountId,
               queue: SANDBOX_STATUS_QUEUE,
               payload: { providerMessageIds, status },
-              runAt: new Date(now.getTime() + 1000 * (i + 1)),
+              runAt: new Date(Math.ceil((now.getTime() + 1000 * (i + 1)) / STATUS_STEP_MS) * STATUS_STEP_MS),
             })),
           ),
         )
         return outbox.map((row, at) => (admitted[at] ? `sandbox.${row.id}` : null))
       })
     },
+    // a paced number's messages leave a few at a time (a tick of its slots); the sandbox answers after
+    // SANDBOX_GATHER_MS, as a provider across the network would, and keeps what came meanwhile in one transaction
+    { gatherMs: SANDBOX_GATHER_MS },
   )
 
   /** Which messages of the batch the numbers' throughput admits (all, for a number not told to refuse). */
