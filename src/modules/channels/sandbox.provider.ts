@@ -101,7 +101,7 @@ export function sandboxInboundBatch(input: SandboxInbound, id = `sandbox.${rando
 
 /**
  * chat `sandbox`: WhatsApp's behaviour without WhatsApp. Free text outside the 24-hour window fails with
- * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s (durable jobs, on
+ * 131047 like the Cloud API; a sent message reports delivered after 1 s and read after 2 s, rounded down to a tenth of a second (durable jobs, on
  * the injectable clock, one job per batch of messages sent together); templates are decided by
  * sandboxTemplateDecision; a template to a customer beyond the number's daily limit of new conversations fails with
  * 131048 (spam rate limit), a throughput refusal. A number connected with a refusal rate (sandboxRefuseAbove) answers
@@ -147,15 +147,15 @@ export function sandboxChatProvider(deps: SandboxDeps): ChatProvider {
         await enqueue(
           tx,
           clock,
-          // delivered after about 1 s, read after about 2 s, at the next STATUS_STEP_MS: the messages of a paced
-          // number leave a few at a time, and their statuses come due together, a claim and a transaction for a
-          // tenth of a second's messages instead of one for each tick's few (as the Cloud API's webhooks also come)
+          // delivered after 1 s and read after 2 s, each rounded down to a step of STATUS_STEP_MS: a paced number's
+          // messages leave a few at a time, and so their statuses come due together, one claim and transaction for a
+          // tenth of a second's messages instead of one for each few (the Cloud API's webhooks also come in batches)
           [...ids].flatMap(([accountId, providerMessageIds]) =>
             (['delivered', 'read'] as const).map((status, i) => ({
               accountId,
               queue: SANDBOX_STATUS_QUEUE,
               payload: { providerMessageIds, status },
-              runAt: new Date(Math.ceil((now.getTime() + 1000 * (i + 1)) / STATUS_STEP_MS) * STATUS_STEP_MS),
+              runAt: new Date(Math.floor((now.getTime() + 1000 * (i + 1)) / STATUS_STEP_MS) * STATUS_STEP_MS),
             })),
           ),
         )

@@ -4,12 +4,16 @@ import { drainJobs, nextPhone, sandboxAccount, setOptin } from '../../../test/he
 import type { Harness, TestAccount } from '../../../test/helpers/harness.ts'
 import { harnessPerFile } from '../../../test/helpers/test-file.ts'
 import { paceOf } from '../../platform/jobs/adaptive-pace.ts'
+import { PACE_GUARD, PACE_WINDOW_MS } from '../../platform/jobs/jobs.ts'
 import { CHAT_LANE, sandboxOutboxOf } from '../channels/index.ts'
 
 let harness: Harness
 harnessPerFile({ drainOnly: true }, (created) => {
   harness = created
 })
+
+/** the sends one claim takes of a number at 40 a second: the slots of PACE_WINDOW_MS */
+const ONE_CLAIM = Math.floor((PACE_WINDOW_MS * 40) / (1000 * PACE_GUARD))
 
 /** An account on the sandbox at 40 a second, refusing above `refuseAbove` a second, with `n` confirmed contacts. */
 async function refusingSandbox(refuseAbove: number, n: number) {
@@ -66,14 +70,15 @@ const statuses = (account: TestAccount, sendIds: string[]) =>
 
 describe('the sandbox refusing for throughput, and the adaptive pace', () => {
   test('beyond its rate in one second the sandbox answers 130429; the pace halves and every send goes out once', async () => {
-    const { account, contactIds, templateId } = await refusingSandbox(3, 8)
+    // as many as one claim books slots for at 40 a second (PACE_WINDOW_MS of them), so all go in the same second
+    const { account, contactIds, templateId } = await refusingSandbox(3, ONE_CLAIM)
     const sendIds = await queueAll(account, contactIds, templateId)
     await drainJobs(harness)
     const first = await statuses(account, sendIds)
     assert.equal(first.filter((s) => s.status === 'sent').length, 3, 'three in the second, the rest refused')
     assert.deepEqual(
       first.filter((s) => s.status === 'queued').map((s) => s.error_code),
-      Array(5).fill('130429'),
+      Array(ONE_CLAIM - 3).fill('130429'),
     )
     const pace = await paceOf(harness.database.orm, { accountId: account.accountId, lane: CHAT_LANE })
     assert.equal(pace?.perSecond, 20)
@@ -88,7 +93,7 @@ describe('the sandbox refusing for throughput, and the adaptive pace', () => {
     const final = await statuses(account, sendIds)
     assert.deepEqual(
       final.map((s) => wentOut(s.status)),
-      Array(8).fill(true),
+      Array(ONE_CLAIM).fill(true),
     )
     const outbox = await sandboxOutboxOf(harness.database.orm, account.accountId, 'chat')
     assert.deepEqual(outbox.map((row) => String(row.payload.send_id)).sort(), [...sendIds].sort(), 'each once')
