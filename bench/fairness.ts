@@ -184,7 +184,8 @@ try {
 
   /**
    * Where the sends' time went, medians: accepted (the call until the send record's commit time), waiting for the
-   * worker (until the message was recorded by the provider call) and recorded (until `sent_at`).
+   * worker and the number's slot (until `sent_at`, when the provider call began) and answered and stored (until the
+   * outbound message's row).
    */
   async function stagesOf(queued: Array<{ accountId: string; id: string; at: number }>) {
     const at = new Map(queued.map((q) => [q.id, q.at]))
@@ -204,8 +205,8 @@ try {
     const done = rows.filter((r) => r.message_at && r.sent_at)
     return (
       `accepted ${median(done.map((r) => time(r.created_at) - (at.get(r.id) as number)))} ms, ` +
-      `to the provider call ${median(done.map((r) => time(r.message_at as string) - time(r.created_at)))} ms, ` +
-      `recorded ${median(done.map((r) => time(r.sent_at as string) - time(r.message_at as string)))} ms (medians)`
+      `to the provider call ${median(done.map((r) => time(r.sent_at as string) - time(r.created_at)))} ms, ` +
+      `answered and stored ${median(done.map((r) => time(r.message_at as string) - time(r.sent_at as string)))} ms (medians)`
     )
   }
 

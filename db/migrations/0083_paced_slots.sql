@@ -106,9 +106,12 @@ BEGIN
         ELSE floor((greatest(p_window_ms, 1000.0 * p_guard / pc.per_second) - extract(epoch FROM pc.tat - p_now) * 1000)
           * pc.per_second / (1000.0 * p_guard))
       END AS room,
-      -- a busy lane is claimed in steps of a tenth of a second of its pace at least: claims of a message or two each
-      -- would cost their round trips per message (an idle lane has its whole window)
-      CASE WHEN pc.account_id IS NULL THEN 0 ELSE greatest(1, floor(pc.per_second / 10.0)) END AS step,
+      -- a busy lane is claimed in steps of almost half its window at least (the slots of p_window_ms / 2 less one):
+      -- claims of a message or two each would cost their round trips per message (an idle lane has its whole window).
+      -- The runner claims again when a claim's last slot is less than half the window ahead (JobRunner #paceNext):
+      -- one slot less than that is sure to have room then.
+      CASE WHEN pc.account_id IS NULL THEN 0
+        ELSE greatest(1, floor(pc.per_second * p_window_ms / (2000.0 * p_guard)) - 1) END AS step,
       -- a paced lane holds at most p_inflight_ms of its pace running, the jobs waiting for their slots included: a
       -- lane at 1,000/s holds 400 of the workers' slots, not all of them, so a quiet account's message finds one
       CASE WHEN pc.account_id IS NULL THEN NULL ELSE greatest(1, floor(pc.per_second * p_inflight_ms / 1000.0)) END

@@ -150,7 +150,11 @@ describe('fair claims', () => {
       assert.ok(Math.abs(slot - (start + k * interval(200))) < 1, `slot ${k}: ${slot - start} ms after now`)
     })
     harness.clock.advance(50)
-    assert.equal((await claimFinishing(queue, lane)).length, 0, 'less room than a step of a tenth of a second')
+    assert.equal(
+      (await claimFinishing(queue, lane)).length,
+      0,
+      'less room than a step (the slots of half the window, less one)',
+    )
     harness.clock.advance(60)
     const next = await claimFinishing(queue, lane)
     const lastSlot = start + perWindow * interval(200)

@@ -179,6 +179,8 @@ export class JobRunner {
   readonly #gathering = new Map<string, NodeJS.Timeout>()
   /** paced queues: the timer that claims again when their lane has room for its next step (#paceNext) */
   readonly #paceTimers = new Map<string, NodeJS.Timeout>()
+  /** paced queues: per account with slots booked here, when its lane has room for its next step */
+  readonly #paceWakes = new Map<string, Map<string, number>>()
 
   constructor(options: JobRunnerOptions) {
     this.#options = {
@@ -246,6 +248,7 @@ export class JobRunner {
     this.#gathering.clear()
     for (const timer of this.#paceTimers.values()) clearTimeout(timer)
     this.#paceTimers.clear()
+    this.#paceWakes.clear()
     await this.#pumping
     const running = Promise.allSettled([...this.#running.values()].map((r) => r.done))
     await Promise.race([running, new Promise((resolve) => setTimeout(resolve, graceMs).unref())])
@@ -343,23 +346,38 @@ export class JobRunner {
   }
 
   /**
-   * A claim of a paced lane booked its jobs' slots up to the last one's. The next claim is due when the lane's booked
-   * slots reach less than half of PACE_WINDOW_MS ahead (its room for a step of a tenth of a second of its pace): then
-   * the next batch is claimed while the last one still sends, its checks made before its first slot. Waiting for the
-   * running batch to end instead left the lane idle for the next batch's checks, a tenth of its pace at 1,000/s.
-   * PACE_WAKE_MARGIN_MS later than that exactly: the step is counted in slots widened by PACE_GUARD, and a claim a
-   * hair early finds too little room, takes nothing and sets no timer.
+   * A claim of a paced lane booked its jobs' slots up to the last one's. The next claim of that lane is due when its
+   * booked slots reach less than half of PACE_WINDOW_MS ahead (then it has room for a step, see the claim's `step` in
+   * 0083_paced_slots): the next batch is claimed while the last one still sends, its checks made before its first
+   * slot. Waiting for the running batch to end instead left the lane idle for the next batch's checks, a tenth of its
+   * pace at 1,000/s. One timer per queue, at the earliest of its lanes' times; PACE_WAKE_MARGIN_MS late, as a claim a
+   * hair early finds too little room.
    */
   #paceNext(queue: string, claimed: ClaimedJob[]): void {
-    let last = Number.NEGATIVE_INFINITY
-    for (const job of claimed) if (job.slotAt) last = Math.max(last, job.slotAt.getTime())
-    if (last === Number.NEGATIVE_INFINITY) return
+    let wakes = this.#paceWakes.get(queue)
+    for (const job of claimed) {
+      if (!job.slotAt) continue
+      wakes ??= new Map()
+      const at = job.slotAt.getTime() - PACE_WINDOW_MS / 2 + PACE_WAKE_MARGIN_MS
+      wakes.set(job.accountId, Math.max(at, wakes.get(job.accountId) ?? Number.NEGATIVE_INFINITY))
+    }
+    if (!wakes || wakes.size === 0) return
+    this.#paceWakes.set(queue, wakes)
     clearTimeout(this.#paceTimers.get(queue))
-    const wait = Math.max(0, last - PACE_WINDOW_MS / 2 + PACE_WAKE_MARGIN_MS - this.#options.clock.now().getTime())
-    const timer = setTimeout(() => {
-      this.#paceTimers.delete(queue)
-      this.wake([queue])
-    }, wait)
+    const now = this.#options.clock.now().getTime()
+    // the lanes due first wake the queue; the claim then also finds the others that came due meanwhile
+    const next = Math.min(...wakes.values())
+    const timer = setTimeout(
+      () => {
+        this.#paceTimers.delete(queue)
+        const at = this.#options.clock.now().getTime()
+        for (const [account, wake] of wakes) if (wake <= at) wakes.delete(account)
+        this.wake([queue])
+        // lanes still ahead keep their timer (one per queue, at the earliest)
+        if (wakes.size > 0) this.#paceNext(queue, [])
+      },
+      Math.max(0, next - now),
+    )
     timer.unref()
     this.#paceTimers.set(queue, timer)
   }
