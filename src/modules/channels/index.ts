@@ -44,7 +44,7 @@ export function createChannelsService(deps: PlatformDeps, needs: ChannelsNeeds) 
     db,
     clock,
     secrets: secretBoxFor(config),
-    pacer: createPacer(clock, { db, burstMs: config.paceBurstMs }),
+    pacer: createPacer(clock, { db, burstMs: config.paceBurstMs, exclusive: database.kind === 'pglite' }),
     publicUrl: config.publicUrl,
     inbox,
     templateStatuses: needs.templateStatuses,

@@ -270,6 +270,20 @@ describe('fair claims', () => {
     assert.equal(idle?.getTime(), start - 250, 'an idle lane books from the burst too')
   })
 
+  test("the runner's lead puts an idle lane's first slot ahead of now; a lane with slots ahead goes on from them", async () => {
+    const queue = queueName('lead')
+    const lane = `lane-${queue}`
+    await pace(lane, 100)
+    await add(many(big, queue, 100))
+    const start = now()
+    const leading = (limit: number) =>
+      claimJobs(harness.database.orm, harness.clock, { queue, limit, perKey: 1, leaseMs: 30_000, lane, leadMs: 50 })
+    const first = await leading(5)
+    assert.ok(Math.abs(slotsOf(first)[0] - (start + 50)) < 1, 'the first slot 50 ms from now')
+    const next = await leading(5)
+    assert.ok(Math.abs(slotsOf(next)[0] - (slotsOf(first)[4] + interval(100))) < 1, 'then right after the last slot')
+  })
+
   test('a changed pace spaces the next slots; a removed pace frees the lane; no lane, no slot', async () => {
     const queue = queueName('repace')
     const lane = `lane-${queue}`

@@ -202,6 +202,14 @@ export const PACE_LATE_MS = 10
  * from its slot, within PACE_GUARD's 25 ms a second, and a number at 1,000/s sends ten messages a turn, not one.
  */
 export const PACE_TICK_MS = 10
+/**
+ * The job runner's claim puts the first slot of a lane with none booked ahead (idle, or run dry) this far from now
+ * (claimJobs' `leadMs`): the batch's checks
+ * (its send records, quota, daily limit: a few statements) come first, and a first message that reached its slot
+ * more than PACE_LATE_MS late would book a new one, leaving its slot unused. A lane with slots ahead is claimed before
+ * they run out (JobRunner #paceNext) and never waits for this.
+ */
+export const PACE_LEAD_MS = 50
 
 /**
  * Claims up to `limit` due jobs of one queue, fairly across accounts: the account with the fewest jobs of the queue in
@@ -238,9 +246,11 @@ export async function claimJobs(
     lane?: string | null
     /**
      * The burst a paced lane may send at once after an idle spell, in time of its pace (HEROLD_PACE_BURST_MS; default
-     * 0: none, its first slot is now and the next ones one interval apart)
+     * 0: none, its first slot is now, less the burst, plus `leadMs`, and the next ones one interval apart)
      */
     burstMs?: number
+    /** how far from now the first slot of a lane without slots ahead is (the job runner: PACE_LEAD_MS; default 0) */
+    leadMs?: number
     /**
      * A read for the handler in the claim's own statement (JobHandler.claimAlso): a SELECT of one column `also` over
      * the claimed job `c`, joined LATERAL; each job then carries it as `also`. One statement instead of a claim and
@@ -270,7 +280,7 @@ export async function claimJobs(
       SELECT ${columns}
       FROM herold_claim_fair(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int, ${Math.round(options.burstMs ?? 0)}::int, ${PACE_GUARD}::float8) ${joined}`)
+        ${PACE_IN_FLIGHT_MS}::int, ${Math.round((options.burstMs ?? 0) - (options.leadMs ?? 0))}::int, ${PACE_GUARD}::float8) ${joined}`)
     return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   if (options.reap === false && options.exclusive !== false) {
@@ -280,7 +290,7 @@ export async function claimJobs(
       SELECT ${columns}
       FROM herold_claim_fair_locked(${queue}, ${options.limit}::int, ${options.perKey}::int, ${nowSql},
         ${until.toISOString()}::timestamptz, ${options.lane ?? null}::text, ${PACE_WINDOW_MS}::int,
-        ${PACE_IN_FLIGHT_MS}::int, ${Math.round(options.burstMs ?? 0)}::int, ${PACE_GUARD}::float8) ${joined}`)
+        ${PACE_IN_FLIGHT_MS}::int, ${Math.round((options.burstMs ?? 0) - (options.leadMs ?? 0))}::int, ${PACE_GUARD}::float8) ${joined}`)
     return rows<JobRow>(result).map((row) => claimedFrom(row, since))
   }
   return options.exclusive === false && options.reap === false ? claim(db) : db.transaction(claim)

@@ -17,6 +17,7 @@ import {
   killJob,
   LeaseLostError,
   nextDueByQueue,
+  PACE_LEAD_MS,
   PACE_WINDOW_MS,
   parseJobsNotice,
   retryJob,
@@ -332,6 +333,7 @@ export class JobRunner {
           exclusive: this.#options.database.kind === 'postgres',
           lane: handler.lane ?? null,
           burstMs: this.#options.paceBurstMs,
+          leadMs: PACE_LEAD_MS,
           also: handler.claimAlso,
         })
         if (handler.runBatch && claimed.length > 0) this.#launchBatch(claimed, handler)
