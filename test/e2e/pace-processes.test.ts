@@ -75,9 +75,13 @@ describe(SCENE, needsSharedDatabase, () => {
     const arrived = arrivals.map((r) => r.at).sort((x, y) => x - y)
     const templates = arrivals.filter((r) => r.type === 'template').map((r) => r.at)
     const rate = (templates.length - 1) / ((Math.max(...templates) - Math.min(...templates)) / 1000)
+    // every message of the number from the newsletter's first to its last, the replies in between included
+    const inRun = left.filter((at) => at <= Math.max(...templates)).length
+    const all = (inRun - 1) / ((Math.max(...templates) - left[0]) / 1000)
     console.log(
       `# pace ${PACE}/s, ${workers.length} workers, ${replies} replies: busiest second ${busiestSecond(left)} as sent, ` +
-        `${busiestSecond(arrived)} as arrived here; newsletter at ${rate.toFixed(1)}/s (${(rate / PACE).toFixed(3)} of the pace)`,
+        `${busiestSecond(arrived)} as arrived here; newsletter at ${rate.toFixed(1)}/s (${(rate / PACE).toFixed(3)} of the pace), ` +
+        `the number's messages at ${all.toFixed(1)}/s (${(all / PACE).toFixed(3)})`,
     )
     assert.equal(left.length, RECIPIENTS + replies)
     assert.ok(busiestSecond(left) <= PACE, `a second held ${busiestSecond(left)} of the number's messages`)
