@@ -141,6 +141,16 @@ BEGIN
   -- the plan is the primary key's probes (or a scan of a table too small to matter). With the literal, statistics
   -- that say the queue is empty (analyzed before it filled) made a partial index look empty, and the join read every
   -- queued job of the table through it to find the dozen picked.
+  IF p_lane IS NULL THEN
+    -- an unpaced queue: the picked jobs in the order they were picked (a join to the lanes reordered them)
+    RETURN QUERY
+    UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_token = gen_random_uuid(),
+      locked_until = p_until, updated_at = p_now
+    FROM unnest(v_accounts, v_ids) AS p(account_id, id)
+    WHERE jobs.account_id = p.account_id AND jobs.id = p.id AND jobs.state = v_queued
+    RETURNING jobs.*;
+    RETURN;
+  END IF;
   RETURN QUERY
   WITH got AS (
     SELECT a.account_id, count(*)::int AS n FROM unnest(v_accounts) AS a(account_id) GROUP BY a.account_id

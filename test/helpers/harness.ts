@@ -2,12 +2,15 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import { CHAT_LANE } from '../../src/modules/channels/pacer.ts'
+import { TEMPLATE_SEND_QUEUE } from '../../src/modules/messaging/messaging.ports.ts'
 import { sendingSettings } from '../../src/modules/messaging/messaging.tables.ts'
 import { createAccount, createApiKey, setPlan } from '../../src/platform/auth/accounts.service.ts'
 import { SCOPES, type Scope } from '../../src/platform/auth/scopes.ts'
 import { TestClock } from '../../src/platform/clock.ts'
 import { type Database, openDatabase } from '../../src/platform/db/client.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
+import { PACE_WINDOW_MS } from '../../src/platform/jobs/jobs.ts'
 import { type JobRunner, jobRunnerFor } from '../../src/platform/jobs/runner.ts'
 import {
   memoryRateLimiter,
@@ -71,6 +74,7 @@ export async function createHarness(
   const workers = options.workers ? jobRunnerFor({ config, database, clock }, moduleJobs(mounted, services)) : null
   const stopWorkers = workers ? await workers.start() : null
   const accountIds: string[] = []
+  if (workers) drainsAtThePace(workers.runner, database, clock, accountIds)
   return {
     app,
     database,
@@ -155,4 +159,34 @@ export async function createKey(harness: Harness, accountId: string, scopes: Sco
 
 export function json<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
   return response.json() as T
+}
+
+/**
+ * A paced number sends only as time passes: a claim books slots PACE_WINDOW_MS ahead at most, and the test clock
+ * stands still. The harness's `drain()` therefore moves the clock on by PACE_WINDOW_MS while this harness's accounts
+ * still have template sends due and queued behind their number's pace, and drains again, as long as each round sends
+ * some of them (a round that sends none leaves them to the test).
+ */
+function drainsAtThePace(runner: JobRunner, database: Database, clock: TestClock, accountIds: string[]) {
+  const drainOnce = runner.drain.bind(runner)
+  const waiting = async () => {
+    if (accountIds.length === 0) return 0
+    const [row] = await database.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs j
+       WHERE j.account_id = ANY($1::uuid[]) AND j.queue = $2 AND j.state = 'queued' AND j.run_at <= $3::timestamptz
+         AND EXISTS (SELECT 1 FROM job_paces p WHERE p.account_id = j.account_id AND p.lane = $4)`,
+      [accountIds, TEMPLATE_SEND_QUEUE, clock.now().toISOString(), CHAT_LANE],
+    )
+    return row.n
+  }
+  runner.drain = async () => {
+    let before = Number.POSITIVE_INFINITY
+    for (;;) {
+      await drainOnce()
+      const left = await waiting()
+      if (left === 0 || left >= before) return
+      before = left
+      clock.advance(PACE_WINDOW_MS)
+    }
+  }
 }

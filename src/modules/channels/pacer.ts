@@ -68,8 +68,9 @@ export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number; exc
   // more than the pace in any second until the oldest is a second old. A late message (the embedded database runs on
   // this thread, so timers fire late while it works) waits a moment instead of giving up its slot.
   const left = new Map<string, number[]>()
-  const admit = async (number: string, perSecond: number) => {
-    if (!lane.exclusive || burstMs > 0) return
+  /** waits while the last second's window is full; the moment it let the message go (performance.now()), if it kept one */
+  const admit = async (number: string, perSecond: number): Promise<number | undefined> => {
+    if (!lane.exclusive || burstMs > 0) return undefined
     const times = left.get(number) ?? []
     left.set(number, times)
     for (;;) {
@@ -78,7 +79,7 @@ export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number; exc
       while (times.length > 0 && times[0] <= now - 1001) times.shift()
       if (times.length < perSecond) {
         times.push(now)
-        return
+        return now
       }
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(times[0] + 1001 - now))))
     }
@@ -95,9 +96,9 @@ export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number; exc
     /**
      * Books this message's slot on the account's chat lane (every process's) and waits for it. A slot reached more
      * than PACE_LATE_MS late (a busy process) is given up and a new one booked: sent late, the message would crowd the
-     * second of the slots after it, which the lane has already given out.
+     * second of the slots after it, which the lane has already given out. Answers what `admit` answers.
      */
-    async pace(accountId: string, number: string, perSecond: number): Promise<void> {
+    async pace(accountId: string, number: string, perSecond: number): Promise<number | undefined> {
       for (let booking = 1; lane.db; booking++) {
         const slot = await book(lane.db, accountId)
         if (!slot) break
@@ -111,9 +112,9 @@ export function createPacer(clock: Clock, lane: { db?: Db; burstMs?: number; exc
      * Waits for the slot a claimed job got on the lane (ClaimedJob.slotAt); reached too late, the message books a new
      * one as `pace` does.
      */
-    async atSlot(accountId: string, number: string, perSecond: number, slot: Date): Promise<void> {
+    async atSlot(accountId: string, number: string, perSecond: number, slot: Date): Promise<number | undefined> {
       if (await reached(slot)) return admit(number, perSecond)
-      await pacer.pace(accountId, number, perSecond)
+      return pacer.pace(accountId, number, perSecond)
     },
   }
   return pacer
