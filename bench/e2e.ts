@@ -18,6 +18,7 @@
  *   node bench/e2e.ts                             all three set-ups (PostgreSQL: a fresh database on BENCH_ADMIN_URL)
  *   BENCH_SETUPS=embedded,postgres,split          which set-ups (default all three)
  *   BENCH_SENDS=500 BENCH_CONNECTIONS=8           a short run
+ *   BENCH_OFFERED=900                             the clients offer 900 POSTs a second at most (below the pace)
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/e2e.ts   profile the servers
  *
  * The server's statements are counted on PostgreSQL (bench/count-statements.ts preloaded): statements a send,
@@ -41,6 +42,12 @@ import { type Sender, seedSender } from './lib/sender.ts'
 const SENDS = Number(process.env.BENCH_SENDS ?? 2_000)
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+/**
+ * BENCH_OFFERED=N: the clients together start at most N POSTs a second (the n-th no earlier than n / N s after the
+ * first), an integration's steady stream; default: as fast as the clients are answered, which offers more than a
+ * number's pace, so the last sends wait behind it and POST-to-`sent` measures that queue
+ */
+const OFFERED = process.env.BENCH_OFFERED ? Number(process.env.BENCH_OFFERED) : Number.POSITIVE_INFINITY
 const PACE = Number(process.env.BENCH_PACE ?? 1_000)
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const SETUPS = (process.env.BENCH_SETUPS ?? 'embedded,postgres,split').split(',')
@@ -124,6 +131,8 @@ async function post(url: string, sender: Sender, label: string): Promise<Posted>
   const client = async () => {
     while (next < SENDS) {
       const n = next++
+      const due = firstAt + (n * 1000) / OFFERED
+      if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
       const body = JSON.stringify({
         contact_id: sender.contactIds[n % sender.contactIds.length],
         template: { id: sender.templateId, variables: { order: `${label}-${n}` } },
@@ -321,7 +330,9 @@ async function embedded() {
   const sender = await prepare(database)
   await database.close()
   const env = childEnv({ HEROLD_DATA_DIR: dataDir })
-  console.log(`embedded PGlite, role all: ${SENDS} POSTs, ${CONNECTIONS} clients, ${CONTACTS} contacts, pace ${PACE}/s`)
+  console.log(
+    `embedded PGlite, role all: ${SENDS} POSTs, ${CONNECTIONS} clients${OFFERED < Number.POSITIVE_INFINITY ? ` offering ${OFFERED}/s` : ''}, ${CONTACTS} contacts, pace ${PACE}/s`,
+  )
   const acceptRate = await acceptOnly(env, sender)
   const reading = await openDatabase({ dataDir })
   const queued = await queuedIds(reading, sender)
@@ -344,7 +355,9 @@ async function postgres(split: boolean) {
     const sender = await prepare(database)
     const env = childEnv({ DATABASE_URL: scratch.url })
     const label = split ? 'one api and one worker process' : 'role all'
-    console.log(`PostgreSQL, ${label}: ${SENDS} POSTs, ${CONNECTIONS} clients, ${CONTACTS} contacts, pace ${PACE}/s`)
+    console.log(
+      `PostgreSQL, ${label}: ${SENDS} POSTs, ${CONNECTIONS} clients${OFFERED < Number.POSITIVE_INFINITY ? ` offering ${OFFERED}/s` : ''}, ${CONTACTS} contacts, pace ${PACE}/s`,
+    )
     const acceptRate = await acceptOnly(env, sender)
     const queued = await queuedIds(database, sender)
     if (split) {
