@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createHarness, createTestAccount, type Harness } from '../../../test/helpers/harness.ts'
+import { busiestSecond } from '../../../test/helpers/jobs.ts'
 import { isBulkWork } from '../db/work-priority.ts'
 import {
   bookSlot,
@@ -40,16 +41,6 @@ const many = (accountId: string, queue: string, n: number, extra: Partial<Enqueu
 
 const claim = (queue: string, limit: number, lane: string | null = null) =>
   claimJobs(harness.database.orm, harness.clock, { queue, limit, perKey: 1, leaseMs: 30_000, lane })
-
-/** the most of `times` (milliseconds, sorted) in any window [t, t + 1 s) */
-export function busiestSecond(times: number[]): number {
-  let most = 0
-  for (let end = 0, start = 0; end < times.length; end++) {
-    while (times[end] - times[start] >= 1000) start++
-    most = Math.max(most, end - start + 1)
-  }
-  return most
-}
 
 const countBy = (jobs: Array<{ accountId: string }>) => {
   const counts = new Map<string, number>()
